@@ -1,0 +1,52 @@
+// CommonJS jest with @swc/jest. @kubernetes/client-node and some of its dependencies are ESM-only,
+// so every top-level package declaring "type": "module" is let through the transform.
+const fs = require('node:fs');
+const path = require('node:path');
+
+function esmOnlyPackages(root = path.join(__dirname, 'node_modules')) {
+  const names = [];
+  const visit = (dir, scope = '') => {
+    for (const entry of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+      if (entry.startsWith('.')) continue;
+      if (!scope && entry.startsWith('@')) {
+        visit(path.join(dir, entry), entry);
+        continue;
+      }
+      try {
+        const pkg = JSON.parse(fs.readFileSync(path.join(dir, entry, 'package.json'), 'utf8'));
+        if (pkg.type === 'module') names.push(scope ? `${scope}/${entry}` : entry);
+      } catch {
+        // not a package
+      }
+    }
+  };
+  visit(root);
+  return names;
+}
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+const transform = {
+  '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+};
+const transformIgnorePatterns = [`/node_modules/(?!(${esmOnlyPackages().map(escape).join('|')})/)`];
+const common = { testEnvironment: 'node', testTimeout: 120_000, transform, transformIgnorePatterns, testPathIgnorePatterns: ['/node_modules/', '/.steward/'] };
+
+/**
+ * Two projects: `unit` needs nothing running (machines, translators, the in-process MidoNet emulator);
+ * `stack` runs on the embedded stack (deploy/local), which jest starts once, only when a stack test is selected.
+ * @type {import('jest').Config}
+ */
+module.exports = {
+  // Two cores run the whole stack: test files must not compete for them.
+  maxWorkers: 1,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/**/*.test.ts'], testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.stack\\.test\\.ts$'] },
+    {
+      ...common,
+      displayName: 'stack',
+      testMatch: ['<rootDir>/**/*.stack.test.ts'],
+      globalSetup: '<rootDir>/deploy/local/jest/global-setup.ts',
+      globalTeardown: '<rootDir>/deploy/local/jest/global-teardown.ts',
+    },
+  ],
+};
