@@ -1,0 +1,23 @@
+// MidoNet activities: thin, plain-JSON wrappers over the client, one typed input object each (STYLE habit 3).
+// Failures are the client's typed ApplicationFailures, so Temporal retries exactly the retryable ones.
+import type { BackendResource, EnsureResult, MidonetClient, Observation, RemoveResult } from './client';
+import type { MidonetHost } from './kinds';
+
+export interface MidonetActivityDeps {
+  client: MidonetClient;
+}
+
+export interface ResourceInput {
+  resource: BackendResource;
+}
+
+export function createMidonetActivities({ client }: MidonetActivityDeps) {
+  return {
+    midonetEnsure: ({ resource }: ResourceInput): Promise<EnsureResult> => client.ensure(resource),
+    midonetRemove: ({ resource }: ResourceInput): Promise<RemoveResult> => client.remove(resource),
+    midonetObserve: ({ resource }: ResourceInput): Promise<Observation> => client.observe(resource),
+    midonetListHosts: async (_input: Record<string, never> = {}): Promise<{ hosts: MidonetHost[] }> => ({ hosts: await client.listHosts() }),
+  };
+}
+
+export type MidonetActivities = ReturnType<typeof createMidonetActivities>;

@@ -1,0 +1,132 @@
+// The typed MidoNet client. ensure / remove / observe are written once here for every kind; what differs between
+// kinds (paths, media types, PUT or not, what a duplicate answers) is data in kinds.ts.
+import { z } from 'zod';
+import { diffBody, type FieldDiff } from './compare';
+import { midonetFailure, missingFailure, replyFailure, type Reply } from './errors';
+import { createTransport, type MidonetConnection, type Send } from './http';
+import { bodies, host, hostsCollection, kinds, type KindPaths, type KindSpec, type MidonetBody, type MidonetHost, type MidonetKind } from './kinds';
+
+/** One entry of a Translation's `resources`: `body` is the REST body as a JSON string, `parent` empty or absent when none. */
+export interface BackendResource {
+  kind: string;
+  parent?: string;
+  body: string;
+}
+
+export type EnsureResult =
+  | { outcome: 'created' }
+  | { outcome: 'unchanged' }
+  | { outcome: 'updated'; diff: FieldDiff[] }
+  /** The object exists with another body and cannot be changed in place; the caller decides (delete + create, or an operator). */
+  | { outcome: 'conflict'; diff: FieldDiff[]; reason: string };
+
+/** `deleted` does not prove the object existed: Router, Route and TunnelZone answer 204 for missing ones too. */
+export type RemoveResult = { outcome: 'deleted' } | { outcome: 'absent' };
+
+export type Observation = { exists: false } | { exists: true; upToDate: boolean; diff: FieldDiff[] };
+
+export interface MidonetClient {
+  /** Create, or bring an existing object to the body where the API allows it. Idempotent. */
+  ensure(resource: BackendResource): Promise<EnsureResult>;
+  /** Delete; an object already gone counts as done. */
+  remove(resource: BackendResource): Promise<RemoveResult>;
+  /** Read only: does it exist, and what differs from the body. */
+  observe(resource: BackendResource): Promise<Observation>;
+  listHosts(): Promise<MidonetHost[]>;
+}
+
+/** Builds a Translation entry from a typed body, so callers get the kind's body type checked. */
+export function backendResource<K extends MidonetKind>(kind: K, parent: string, body: MidonetBody<K>): BackendResource {
+  return { kind, parent, body: JSON.stringify(body) };
+}
+
+interface Resolved {
+  kind: MidonetKind;
+  spec: KindSpec<MidonetKind>;
+  parent: string;
+  raw: string;
+  body: Record<string, unknown>;
+  paths: KindPaths;
+}
+
+const isKind = (kind: string): kind is MidonetKind => Object.hasOwn(kinds, kind);
+const ok = (reply: Reply): boolean => reply.status >= 200 && reply.status < 300;
+const observedObject = z.record(z.string(), z.unknown());
+
+function resolve(resource: BackendResource): Resolved {
+  const bad = (why: string) => midonetFailure('MidonetBadResource', `${resource.kind} resource (parent ${resource.parent || 'none'}): ${why}`);
+  if (!isKind(resource.kind)) throw bad(`unknown kind; known kinds are ${Object.keys(kinds).join(', ')}`);
+  const kind = resource.kind;
+  // Widened to any kind: the body is checked against this same kind's schema below, which TypeScript cannot follow.
+  const spec = kinds[kind] as KindSpec<MidonetKind>;
+  const parent = resource.parent ?? '';
+  if (spec.parent !== (parent !== '')) throw bad(spec.parent ? 'a parent is required' : 'this kind has no parent');
+  if (parent && !z.guid().safeParse(parent).success) throw bad('the parent is not a UUID');
+  let json: unknown;
+  try {
+    json = JSON.parse(resource.body);
+  } catch {
+    throw bad(`the body is not JSON: ${resource.body.slice(0, 200)}`);
+  }
+  const body = bodies[kind].safeParse(json);
+  if (!body.success) throw bad(`invalid body: ${z.prettifyError(body.error)}`);
+  return { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) };
+}
+
+export function createMidonetClient(connection: MidonetConnection): MidonetClient {
+  const send: Send = createTransport(connection);
+
+  async function observeResolved(r: Resolved): Promise<Observation> {
+    const { path, media } = r.paths.observe ?? { path: r.paths.item, media: r.spec.media };
+    const reply = await send({ method: 'GET', path, media });
+    if (reply.status === 404) return { exists: false };
+    if (!ok(reply)) throw replyFailure('GET', path, reply);
+    const observed = observedObject.safeParse(reply.json);
+    if (!observed.success) throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path} answered ${reply.status} without a JSON object`, { method: 'GET', path, status: reply.status });
+    if (r.spec.present && !r.spec.present(observed.data)) return { exists: false };
+    const diff = diffBody(r.body, observed.data, r.spec.ignore);
+    return { exists: true, upToDate: diff.length === 0, diff };
+  }
+
+  async function ensure(resource: BackendResource): Promise<EnsureResult> {
+    const r = resolve(resource);
+    const { create, item } = r.paths;
+    const posted = await send({ method: 'POST', path: create, media: r.spec.media, body: r.raw });
+    if (ok(posted)) return { outcome: 'created' };
+    if (posted.status === 404) throw missingFailure('POST', create, posted, r.parent);
+    if (!r.spec.duplicate.includes(posted.status)) throw replyFailure('POST', create, posted);
+
+    const seen = await observeResolved(r);
+    // "Already exists" but nothing there: a 409 for another reason (e.g. a host not yet in a tunnel zone), or a real 500.
+    if (!seen.exists) throw replyFailure('POST', create, posted);
+    if (seen.upToDate) return { outcome: 'unchanged' };
+    if (!r.spec.put) return { outcome: 'conflict', diff: seen.diff, reason: `MidoNet cannot update a ${r.kind} in place (no PUT)` };
+
+    const put = await send({ method: 'PUT', path: item, media: r.spec.media, body: r.raw });
+    if (ok(put)) return { outcome: 'updated', diff: seen.diff };
+    // e.g. a TunnelZone PUT that keeps its name always clashes with itself (MNA-1293).
+    if (put.status === 409) return { outcome: 'conflict', diff: seen.diff, reason: replyFailure('PUT', item, put).message };
+    if (put.status === 404) throw missingFailure('PUT', item, put, r.parent, typeof r.body.id === 'string' ? r.body.id : undefined);
+    throw replyFailure('PUT', item, put);
+  }
+
+  async function remove(resource: BackendResource): Promise<RemoveResult> {
+    const { item } = resolve(resource).paths;
+    const reply = await send({ method: 'DELETE', path: item });
+    if (ok(reply)) return { outcome: 'deleted' };
+    // Cascades routinely take later resources with them (a chain its rules, a bridge its ports).
+    if (reply.status === 404) return { outcome: 'absent' };
+    throw replyFailure('DELETE', item, reply);
+  }
+
+  async function listHosts(): Promise<MidonetHost[]> {
+    const { path, media } = hostsCollection;
+    const reply = await send({ method: 'GET', path, media });
+    if (!ok(reply)) throw replyFailure('GET', path, reply);
+    const hosts = z.array(host).safeParse(reply.json);
+    if (!hosts.success) throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path}: ${z.prettifyError(hosts.error)}`, { method: 'GET', path, status: reply.status });
+    return hosts.data;
+  }
+
+  return { ensure, remove, observe: (resource) => observeResolved(resolve(resource)), listHosts };
+}

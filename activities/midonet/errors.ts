@@ -1,0 +1,112 @@
+// One error vocabulary for MidoNet calls (STYLE habit 8): a short CamelCase reason that becomes the Temporal
+// failure type, whether Temporal may retry it, and the backend's own words in the message.
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+
+/** Reason → retryable. Retryable means "the same call can succeed later without anyone changing the request". */
+export const midonetFailures = {
+  /** 5xx, connection refused or reset, backend down. */
+  MidonetUnavailable: true,
+  /** No answer within the per-call timeout. */
+  MidonetTimeout: true,
+  /** 401 even after logging in again: credentials or the auth service may recover. */
+  MidonetUnauthorized: true,
+  /** 409 for an object that is not there, e.g. a binding before its host joins a tunnel zone: resolves once the other side is pushed. */
+  MidonetConflict: true,
+  /** 400, with the violations. */
+  MidonetValidation: false,
+  /** 404 on create: the parent is not there. */
+  MidonetParentMissing: false,
+  /** 404 on create naming another referenced object (a filter chain, a jump target, a bound port). */
+  MidonetReferenceMissing: false,
+  /** 405: the API has no such operation for the kind. */
+  MidonetUnsupported: false,
+  /** 406 / 415: the media type was refused. */
+  MidonetMediaType: false,
+  /** Any other 4xx. */
+  MidonetRejected: false,
+  /** The input resource is not a valid MidoNet resource (unknown kind, body not JSON, parent where none belongs). */
+  MidonetBadResource: false,
+  /** A success reply the client cannot read. */
+  MidonetBadResponse: false,
+} as const;
+
+export type MidonetFailureType = keyof typeof midonetFailures;
+
+/** Plain JSON carried as the failure's details, for the machine and the Temporal UI. */
+export interface MidonetFailureDetails {
+  method?: string;
+  path?: string;
+  status?: number;
+  violations?: Violation[];
+  missingId?: string;
+}
+
+export function midonetFailure(type: MidonetFailureType, message: string, details: MidonetFailureDetails = {}, cause?: Error): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: !midonetFailures[type], details: [details], cause });
+}
+
+const violation = z.object({ property: z.string().nullish(), message: z.string() });
+type Violation = z.infer<typeof violation>;
+// Error-v1 bodies; several errors (405/406/415, TunnelZoneHost 404/409) come with an empty body.
+const errorBody = z.object({ message: z.string().nullish(), violations: z.array(violation).nullish() });
+
+export interface Reply {
+  status: number;
+  /** Parsed JSON body, or undefined when empty or not JSON. */
+  json: unknown;
+  text: string;
+}
+
+function statusType(status: number): MidonetFailureType {
+  if (status >= 500) return 'MidonetUnavailable';
+  switch (status) {
+    case 400:
+      return 'MidonetValidation';
+    case 401:
+      return 'MidonetUnauthorized';
+    case 404:
+      return 'MidonetReferenceMissing';
+    case 405:
+      return 'MidonetUnsupported';
+    case 406:
+    case 415:
+      return 'MidonetMediaType';
+    case 409:
+      return 'MidonetConflict';
+    default:
+      return 'MidonetRejected';
+  }
+}
+
+/** The backend's message (with violations) for an error reply. */
+export function backendMessage(reply: Reply): { message: string; violations?: Violation[] } {
+  const parsed = errorBody.safeParse(reply.json);
+  const body = parsed.success ? parsed.data : undefined;
+  const violations = body?.violations ?? undefined;
+  const text = body?.message ?? (reply.text.trim() || '(empty body)');
+  const listed = violations?.length ? `: ${violations.map((v) => (v.property ? `${v.property}: ${v.message}` : v.message)).join('; ')}` : '';
+  return { message: `${text}${listed}`, violations };
+}
+
+/** A failure for an error reply; `type` overrides the reason the status alone would give. */
+export function replyFailure(method: string, path: string, reply: Reply, type: MidonetFailureType = statusType(reply.status), extra: MidonetFailureDetails = {}): ApplicationFailure {
+  const { message, violations } = backendMessage(reply);
+  return midonetFailure(type, `MidoNet ${method} ${path} answered ${reply.status}: ${message}`, { method, path, status: reply.status, violations, ...extra });
+}
+
+// ZOOM's 404 text: "There is no <Class> with ID <uuid>."
+const missingIdPattern = /with ID ([0-9a-fA-F-]{36})/;
+
+/**
+ * A 404 on create or update: the parent, or another referenced object, does not exist. `self` is the object's own
+ * id when it is known: its absence on an update means it vanished meanwhile, and a new ensure will create it.
+ */
+export function missingFailure(method: string, path: string, reply: Reply, parent: string, self?: string): ApplicationFailure {
+  const missingId = missingIdPattern.exec(backendMessage(reply).message)?.[1]?.toLowerCase();
+  const extra = missingId === undefined ? {} : { missingId };
+  if (missingId !== undefined && missingId === self?.toLowerCase()) return replyFailure(method, path, reply, 'MidonetConflict', extra);
+  // An empty 404 (e.g. a tunnel zone that is not there) can only be about what the path names.
+  const parentMissing = parent !== '' && (missingId === undefined || missingId === parent.toLowerCase());
+  return replyFailure(method, path, reply, parentMissing ? 'MidonetParentMissing' : 'MidonetReferenceMissing', extra);
+}

@@ -1,0 +1,83 @@
+// HTTP exchange with the MidoNet API: login, one token shared by all calls, one re-login on 401, a per-call
+// timeout. HTTP statuses are returned, not thrown; only transport failures (timeout, connection) throw here.
+import { z } from 'zod';
+import { midonetFailure, replyFailure, type Reply } from './errors';
+import { tokenMedia } from './kinds';
+
+export interface MidonetConnection {
+  /** Root URI, e.g. `http://127.0.0.1:8181/midonet-api`. */
+  baseUrl: string;
+  username: string;
+  password: string;
+  /** Sent as `X-Auth-Project` on login (midonet-kubernetes' `MIDONETKUBE_MIDONET_PROJECT`). */
+  tenant?: string;
+  /** Per HTTP exchange, login included. Default 10 s. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export interface Call {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  /** Content-Type when there is a body, else Accept. */
+  media?: string;
+  body?: string;
+}
+
+export type Send = (call: Call) => Promise<Reply>;
+
+const token = z.object({ key: z.string().min(1) });
+
+export function createTransport({ baseUrl, username, password, tenant, timeoutMs = 10_000, fetch: fetchImpl = fetch }: MidonetConnection): Send {
+  const root = baseUrl.replace(/\/+$/, '');
+
+  async function exchange(call: Call, headers: Record<string, string>): Promise<Reply> {
+    if (call.media) headers[call.body === undefined ? 'Accept' : 'Content-Type'] = call.media;
+    try {
+      const res = await fetchImpl(root + call.path, { method: call.method, headers, body: call.body, signal: AbortSignal.timeout(timeoutMs) });
+      // Reading the body is part of the exchange: a connection cut mid-body fails here, under the same timeout.
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, json, text };
+    } catch (err) {
+      const where = `MidoNet ${call.method} ${call.path}`;
+      const details = { method: call.method, path: call.path };
+      const error = err instanceof Error ? err : new Error(String(err));
+      if (error.name === 'TimeoutError') throw midonetFailure('MidonetTimeout', `${where}: no answer within ${timeoutMs} ms`, details, error);
+      const code = (error.cause as { code?: string } | undefined)?.code;
+      throw midonetFailure('MidonetUnavailable', `${where}: ${error.message}${code ? ` (${code})` : ''}`, details, error);
+    }
+  }
+
+  async function login(): Promise<string> {
+    const headers: Record<string, string> = { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` };
+    if (tenant) headers['X-Auth-Project'] = tenant;
+    const reply = await exchange({ method: 'POST', path: '/login', media: tokenMedia }, headers);
+    if (reply.status !== 200) throw replyFailure('POST', '/login', reply);
+    const parsed = token.safeParse(reply.json);
+    if (!parsed.success) throw midonetFailure('MidonetBadResponse', `MidoNet POST /login answered without a token: ${reply.text.slice(0, 200)}`, { method: 'POST', path: '/login', status: 200 });
+    return parsed.data.key;
+  }
+
+  // One login in flight at a time, shared by every call; forgotten on failure so the next call tries again.
+  let current: Promise<string> | undefined;
+  const session = (): Promise<string> =>
+    (current ??= login().catch((err: unknown) => {
+      current = undefined;
+      throw err;
+    }));
+
+  return async (call) => {
+    const used = session();
+    const reply = await exchange(call, { 'X-Auth-Token': await used });
+    if (reply.status !== 401) return reply;
+    // Log in again unless a concurrent call already did; then retry once. A second 401 is the caller's to report.
+    if (current === used) current = undefined;
+    return exchange(call, { 'X-Auth-Token': await session() });
+  };
+}

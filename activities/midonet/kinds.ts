@@ -1,0 +1,199 @@
+// MidoNet resource kinds as data: body shape, vendor media type, paths (with parents) and what the API allows.
+// Everything generic (ensure / remove / observe) lives in client.ts and reads only this table.
+// Facts: ../shared/ref/midonet-api.md §1.3 (media types), §1.4 (paths), §2.5 (how midonet-kubernetes maps kinds).
+import { z } from 'zod';
+
+const vendor = (name: string): string => `application/vnd.org.midonet.${name}+json`;
+
+const id = z.guid();
+const ipv4 = z.ipv4();
+// MidoNet prints MACs lower-case with colons; URL keys use dashes instead (§1.4 MAC/ARP tables).
+const mac = z.string().regex(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/, 'a lower-case MAC like ac:ca:ba:12:34:56');
+const dashes = (m: string): string => m.replaceAll(':', '-');
+const seg = encodeURIComponent;
+
+const natTarget = z.looseObject({ addressFrom: ipv4, addressTo: ipv4, portFrom: z.number().int(), portTo: z.number().int() });
+const range = z.looseObject({ start: z.number().int(), end: z.number().int() });
+
+/** Request bodies, one per kind. Loose: fields the client does not need pass through untouched. */
+export const bodies = {
+  TunnelZone: z.looseObject({ id, name: z.string(), type: z.enum(['gre', 'vxlan', 'vtep']) }),
+  TunnelZoneHost: z.looseObject({ hostId: id, ipAddress: ipv4 }),
+  Router: z.looseObject({ id, name: z.string().optional(), tenantId: z.string().optional(), adminStateUp: z.boolean().optional() }),
+  Bridge: z.looseObject({
+    id,
+    name: z.string().optional(),
+    tenantId: z.string().optional(),
+    adminStateUp: z.boolean().optional(),
+    inboundFilterId: id.nullish(),
+    outboundFilterId: id.nullish(),
+  }),
+  Port: z.looseObject({
+    id,
+    type: z.enum(['Bridge', 'Router', 'ExteriorBridge', 'InteriorBridge', 'ExteriorRouter', 'InteriorRouter']),
+    inboundFilterId: id.nullish(),
+    outboundFilterId: id.nullish(),
+    portSubnet: z.array(z.string()).optional(),
+    portMac: mac.optional(),
+  }),
+  // portId is null on purpose upstream (MNA-1249); the server only uses peerId.
+  PortLink: z.looseObject({ portId: id.nullish(), peerId: id }),
+  Route: z.looseObject({
+    id,
+    type: z.enum(['Normal', 'BlackHole', 'Reject', 'Local', 'Fip64']),
+    srcNetworkAddr: ipv4,
+    srcNetworkLength: z.number().int(),
+    dstNetworkAddr: ipv4,
+    dstNetworkLength: z.number().int(),
+    nextHopPort: id.nullish(),
+    nextHopGateway: ipv4.nullish(),
+  }),
+  Chain: z.looseObject({ id, name: z.string().optional(), tenantId: z.string().optional() }),
+  Rule: z.looseObject({
+    id,
+    type: z.enum(['accept', 'drop', 'reject', 'return', 'jump', 'dnat', 'snat', 'rev_dnat', 'rev_snat', 'l2_transform', 'trace']),
+    jumpChainId: id.optional(),
+    flowAction: z.enum(['accept', 'continue', 'return']).optional(),
+    natTargets: z.array(natTarget).optional(),
+    position: z.number().int().optional(),
+    nwDstAddress: ipv4.optional(),
+    nwSrcAddress: ipv4.optional(),
+    tpDst: range.optional(),
+    tpSrc: range.optional(),
+  }),
+  HostInterfacePort: z.looseObject({ hostId: id.optional(), portId: id, interfaceName: z.string() }),
+  MACPort: z.looseObject({ macAddr: mac, portId: id, vlanId: z.number().int().optional() }),
+  IPv4MACPair: z.looseObject({ ip: ipv4, mac }),
+} as const;
+
+export type MidonetKind = keyof typeof bodies;
+export type MidonetBody<K extends MidonetKind> = z.infer<(typeof bodies)[K]>;
+
+export interface KindPaths {
+  /** POST target. */
+  create: string;
+  /** The object itself: PUT and DELETE. */
+  item: string;
+  /** Where its state is read, when that is not `item` (a link is read on its port). */
+  observe?: { path: string; media: string };
+}
+
+export interface KindSpec<K extends MidonetKind> {
+  /** Item media type: Content-Type of POST/PUT, Accept of GET. */
+  media: string;
+  /** Whether the kind lives under a parent (the Translation's `parent`); a parent on any other kind is an error. */
+  parent: boolean;
+  /** The real API has PUT for it; otherwise a changed body can only be reported as a conflict. */
+  put: boolean;
+  /** Statuses a POST answers when the object already exists. */
+  duplicate: readonly number[];
+  /** Body fields the server does not keep as sent, so they never count as a difference. */
+  ignore?: readonly string[];
+  /** Whether the observed object holds this resource (a port exists unlinked: the link does not). */
+  present?: (observed: Record<string, unknown>) => boolean;
+  paths: (parent: string, body: MidonetBody<K>) => KindPaths;
+}
+
+const portMedia = vendor('Port-v3');
+
+export const kinds: { [K in MidonetKind]: KindSpec<K> } = {
+  TunnelZone: {
+    media: vendor('TunnelZone-v1'),
+    parent: false,
+    put: true,
+    duplicate: [409],
+    paths: (_, b) => ({ create: '/tunnel_zones', item: `/tunnel_zones/${seg(b.id)}` }),
+  },
+  TunnelZoneHost: {
+    media: vendor('TunnelZoneHost-v1'),
+    parent: true,
+    put: false,
+    duplicate: [409],
+    paths: (p, b) => ({ create: `/tunnel_zones/${seg(p)}/hosts`, item: `/tunnel_zones/${seg(p)}/hosts/${seg(b.hostId)}` }),
+  },
+  Router: {
+    media: vendor('Router-v3'),
+    parent: false,
+    put: true,
+    duplicate: [409],
+    paths: (_, b) => ({ create: '/routers', item: `/routers/${seg(b.id)}` }),
+  },
+  Bridge: {
+    media: vendor('Bridge-v4'),
+    parent: false,
+    put: true,
+    duplicate: [409],
+    paths: (_, b) => ({ create: '/bridges', item: `/bridges/${seg(b.id)}` }),
+  },
+  Port: {
+    media: portMedia,
+    parent: true,
+    put: true,
+    duplicate: [409],
+    paths: (p, b) => ({ create: `/${b.type.endsWith('Bridge') ? 'bridges' : 'routers'}/${seg(p)}/ports`, item: `/ports/${seg(b.id)}` }),
+  },
+  PortLink: {
+    media: vendor('PortLink-v1'),
+    parent: true,
+    put: false,
+    duplicate: [409],
+    ignore: ['portId'],
+    present: (port) => port.peerId != null,
+    paths: (p) => ({ create: `/ports/${seg(p)}/link`, item: `/ports/${seg(p)}/link`, observe: { path: `/ports/${seg(p)}`, media: portMedia } }),
+  },
+  Route: {
+    media: vendor('Route-v1'),
+    parent: true,
+    put: false,
+    duplicate: [409],
+    paths: (p, b) => ({ create: `/routers/${seg(p)}/routes`, item: `/routes/${seg(b.id)}` }),
+  },
+  Chain: {
+    media: vendor('Chain-v1'),
+    parent: false,
+    put: false,
+    duplicate: [409],
+    paths: (_, b) => ({ create: '/chains', item: `/chains/${seg(b.id)}` }),
+  },
+  Rule: {
+    media: vendor('Rule-v2'),
+    parent: true,
+    put: false,
+    duplicate: [409],
+    // Every later head insert into the chain moves a rule, so its position is not part of what was asked for.
+    ignore: ['position'],
+    paths: (p, b) => ({ create: `/chains/${seg(p)}/rules`, item: `/rules/${seg(b.id)}` }),
+  },
+  HostInterfacePort: {
+    media: vendor('HostInterfacePort-v1'),
+    parent: true,
+    put: false,
+    duplicate: [409],
+    // The path names the host; a hostId in the body is ignored by the server.
+    ignore: ['hostId'],
+    paths: (p, b) => ({ create: `/hosts/${seg(p)}/ports`, item: `/hosts/${seg(p)}/ports/${seg(b.portId)}` }),
+  },
+  MACPort: {
+    // The server's own spelling; midonet-kubernetes sends `MACPort-v2`, accepted only because matching ignores case.
+    media: vendor('MacPort-v2'),
+    parent: true,
+    put: false,
+    // A duplicate MAC or ARP entry answers 500, not 409 (MNA-1315).
+    duplicate: [409, 500],
+    paths: (p, b) => ({ create: `/bridges/${seg(p)}/mac_table`, item: `/bridges/${seg(p)}/mac_table/${seg(`${dashes(b.macAddr)}_${b.portId}`)}` }),
+  },
+  IPv4MACPair: {
+    media: vendor('IP4Mac-v1'),
+    parent: true,
+    put: false,
+    duplicate: [409, 500],
+    paths: (p, b) => ({ create: `/bridges/${seg(p)}/arp_table`, item: `/bridges/${seg(p)}/arp_table/${seg(`${b.ip}_${dashes(b.mac)}`)}` }),
+  },
+};
+
+/** Hosts are registered by agents, never by Steward: read-only, listed as midonet-kubernetes' node annotator does. */
+export const hostsCollection = { path: '/hosts', media: vendor('collection.Host-v3') } as const;
+export const host = z.looseObject({ id, name: z.string(), alive: z.boolean().optional(), addresses: z.array(z.string()).optional() });
+export type MidonetHost = z.infer<typeof host>;
+
+export const tokenMedia = vendor('Token-v1');
