@@ -15,16 +15,19 @@ const seg = encodeURIComponent;
 const natTarget = z.looseObject({ addressFrom: ipv4, addressTo: ipv4, portFrom: z.number().int(), portTo: z.number().int() });
 const range = z.looseObject({ start: z.number().int(), end: z.number().int() });
 
-/** Request bodies, one per kind. Loose: fields the client does not need pass through untouched. */
+/**
+ * Request bodies, one per kind. Loose: fields the client does not need pass through untouched. Optional fields
+ * accept null, as Go's encoding of midonet-kubernetes' structs writes them.
+ */
 export const bodies = {
   TunnelZone: z.looseObject({ id, name: z.string(), type: z.enum(['gre', 'vxlan', 'vtep']) }),
   TunnelZoneHost: z.looseObject({ hostId: id, ipAddress: ipv4 }),
-  Router: z.looseObject({ id, name: z.string().optional(), tenantId: z.string().optional(), adminStateUp: z.boolean().optional() }),
+  Router: z.looseObject({ id, name: z.string().nullish(), tenantId: z.string().nullish(), adminStateUp: z.boolean().nullish() }),
   Bridge: z.looseObject({
     id,
-    name: z.string().optional(),
-    tenantId: z.string().optional(),
-    adminStateUp: z.boolean().optional(),
+    name: z.string().nullish(),
+    tenantId: z.string().nullish(),
+    adminStateUp: z.boolean().nullish(),
     inboundFilterId: id.nullish(),
     outboundFilterId: id.nullish(),
   }),
@@ -33,8 +36,8 @@ export const bodies = {
     type: z.enum(['Bridge', 'Router', 'ExteriorBridge', 'InteriorBridge', 'ExteriorRouter', 'InteriorRouter']),
     inboundFilterId: id.nullish(),
     outboundFilterId: id.nullish(),
-    portSubnet: z.array(z.string()).optional(),
-    portMac: mac.optional(),
+    portSubnet: z.array(z.string()).nullish(),
+    portMac: mac.nullish(),
   }),
   // portId is null on purpose upstream (MNA-1249); the server only uses peerId.
   PortLink: z.looseObject({ portId: id.nullish(), peerId: id }),
@@ -48,21 +51,21 @@ export const bodies = {
     nextHopPort: id.nullish(),
     nextHopGateway: ipv4.nullish(),
   }),
-  Chain: z.looseObject({ id, name: z.string().optional(), tenantId: z.string().optional() }),
+  Chain: z.looseObject({ id, name: z.string().nullish(), tenantId: z.string().nullish() }),
   Rule: z.looseObject({
     id,
     type: z.enum(['accept', 'drop', 'reject', 'return', 'jump', 'dnat', 'snat', 'rev_dnat', 'rev_snat', 'l2_transform', 'trace']),
-    jumpChainId: id.optional(),
-    flowAction: z.enum(['accept', 'continue', 'return']).optional(),
-    natTargets: z.array(natTarget).optional(),
-    position: z.number().int().optional(),
-    nwDstAddress: ipv4.optional(),
-    nwSrcAddress: ipv4.optional(),
-    tpDst: range.optional(),
-    tpSrc: range.optional(),
+    jumpChainId: id.nullish(),
+    flowAction: z.enum(['accept', 'continue', 'return']).nullish(),
+    natTargets: z.array(natTarget).nullish(),
+    position: z.number().int().nullish(),
+    nwDstAddress: ipv4.nullish(),
+    nwSrcAddress: ipv4.nullish(),
+    tpDst: range.nullish(),
+    tpSrc: range.nullish(),
   }),
-  HostInterfacePort: z.looseObject({ hostId: id.optional(), portId: id, interfaceName: z.string() }),
-  MACPort: z.looseObject({ macAddr: mac, portId: id, vlanId: z.number().int().optional() }),
+  HostInterfacePort: z.looseObject({ hostId: id.nullish(), portId: id, interfaceName: z.string() }),
+  MACPort: z.looseObject({ macAddr: mac, portId: id, vlanId: z.number().int().nullish() }),
   IPv4MACPair: z.looseObject({ ip: ipv4, mac }),
 } as const;
 
@@ -193,7 +196,7 @@ export const kinds: { [K in MidonetKind]: KindSpec<K> } = {
 
 /** Hosts are registered by agents, never by Steward: read-only, listed as midonet-kubernetes' node annotator does. */
 export const hostsCollection = { path: '/hosts', media: vendor('collection.Host-v3') } as const;
-export const host = z.looseObject({ id, name: z.string(), alive: z.boolean().optional(), addresses: z.array(z.string()).optional() });
+export const host = z.looseObject({ id, name: z.string(), alive: z.boolean().nullish(), addresses: z.array(z.string()).nullish() });
 export type MidonetHost = z.infer<typeof host>;
 
 export const tokenMedia = vendor('Token-v1');
