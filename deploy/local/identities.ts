@@ -1,0 +1,60 @@
+import * as k8s from '@kubernetes/client-node';
+import { writeFileSync } from 'node:fs';
+import { kubeconfigYaml } from './kubernetes';
+
+/**
+ * Least-privilege identities for running Steward (and tests) as a real ServiceAccount: the admin creates the account,
+ * its role and binding, then asks the TokenRequest API for a token and writes a kubeconfig for it.
+ */
+export interface ServiceAccountIdentity {
+  namespace: string;
+  name: string;
+  /** Rules of a namespaced Role in `namespace`. */
+  rules?: k8s.V1PolicyRule[];
+  /** Rules of a ClusterRole bound cluster-wide. */
+  clusterRules?: k8s.V1PolicyRule[];
+}
+
+export async function createServiceAccountKubeconfig(
+  adminKubeconfigPath: string,
+  identity: ServiceAccountIdentity,
+  outputPath: string,
+): Promise<k8s.KubeConfig> {
+  const admin = new k8s.KubeConfig();
+  admin.loadFromFile(adminKubeconfigPath);
+  const objects = k8s.KubernetesObjectApi.makeApiClient(admin);
+  const apply = (object: k8s.KubernetesObject) =>
+    objects.patch(object, undefined, undefined, 'steward', true, k8s.PatchStrategy.ServerSideApply);
+  const { namespace, name } = identity;
+  const subject = { kind: 'ServiceAccount', name, namespace };
+  const roleName = `steward:${namespace}:${name}`;
+
+  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  if (identity.rules) {
+    await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace }, rules: identity.rules } as k8s.V1Role);
+    await apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: roleName, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName }, subjects: [subject],
+    } as k8s.V1RoleBinding);
+  }
+  if (identity.clusterRules) {
+    await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName }, rules: identity.clusterRules } as k8s.V1ClusterRole);
+    await apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: roleName },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName }, subjects: [subject],
+    } as k8s.V1ClusterRoleBinding);
+  }
+  const core = admin.makeApiClient(k8s.CoreV1Api);
+  const tokenRequest = await core.createNamespacedServiceAccountToken({
+    name,
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } },
+  });
+  const cluster = admin.getCurrentCluster();
+  if (!cluster?.caData || !tokenRequest.status?.token) throw new Error(`no token issued for ServiceAccount ${namespace}/${name}`);
+  writeFileSync(outputPath, kubeconfigYaml({ server: cluster.server, caData: cluster.caData, user: `system:serviceaccount:${namespace}:${name}`, token: tokenRequest.status.token }), { mode: 0o600 });
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(outputPath);
+  return kc;
+}

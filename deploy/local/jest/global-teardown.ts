@@ -1,0 +1,5 @@
+import type { Stack } from '..';
+
+export default async function globalTeardown(): Promise<void> {
+  await (globalThis as { stewardStack?: Stack }).stewardStack?.stop();
+}

@@ -1,0 +1,98 @@
+import { appendFileSync, chmodSync, chownSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { capture, commandExists, ManagedProcess, runLogged, waitUntil } from './process';
+import { MissingPrerequisite, type Reporter, step } from './progress';
+
+/**
+ * libvirt with QEMU from Debian, for peer-pod VMs (domain type `qemu`, no KVM needed). As root, the stack installs
+ * and configures it as ref/peerpods.md §11 describes, then runs `libvirtd` in the foreground as its own child.
+ */
+export const SYSTEM_URI = 'qemu:///system';
+const PACKAGES = ['libvirt-daemon-system', 'libvirt-clients', 'qemu-system-x86'];
+const LIBVIRTD = '/usr/sbin/libvirtd';
+const QEMU_CONF = '/etc/libvirt/qemu.conf';
+const QEMU_SETTINGS: Record<string, string> = {
+  // QEMU logs to files, so virtlogd (normally socket-activated by systemd) is not needed.
+  stdio_handler: '"file"',
+  // No cgroup management: works where cgroups are read-only or systemd-machined is absent.
+  cgroup_controllers: '[ ]',
+};
+
+export interface Libvirt {
+  uri: string;
+  /** Present only when this stack started the daemon (and so stops it). */
+  process?: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+export const virsh = (uri: string, ...args: string[]) => capture('virsh', ['-c', uri, ...args]);
+
+async function answers(uri: string): Promise<boolean> {
+  try {
+    await virsh(uri, 'uri');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+export async function ensureLibvirtInstalled(report: Reporter, logFile: string): Promise<void> {
+  if ((await commandExists('virsh')) && existsSync(LIBVIRTD) && (await commandExists('qemu-system-x86_64'))) return;
+  const install = `apt-get install -y --no-install-recommends ${PACKAGES.join(' ')}`;
+  if (!isRoot() || !(await commandExists('apt-get'))) {
+    throw new MissingPrerequisite('libvirt and QEMU are not installed.', `sudo apt-get update && sudo ${install}   (or set LIBVIRT_URI to an existing libvirt)`);
+  }
+  await step(report, `install libvirt and QEMU (apt-get: ${PACKAGES.join(' ')})`, async () => {
+    const env = { DEBIAN_FRONTEND: 'noninteractive' };
+    await runLogged('apt-get', ['update', '-q'], { step: 'apt-get update', logFile, env });
+    await runLogged('apt-get', install.split(' ').slice(1), { step: 'apt-get install libvirt', logFile, env });
+  });
+}
+
+/** Idempotent host settings; without the /dev/kvm fix every libvirt call re-probes QEMU (~30 s each). */
+function configureHost(): void {
+  if (existsSync('/dev/kvm')) {
+    const kvmGid = groupId('kvm');
+    if (kvmGid !== undefined) {
+      chownSync('/dev/kvm', 0, kvmGid);
+      chmodSync('/dev/kvm', 0o660);
+    }
+  }
+  const conf = existsSync(QEMU_CONF) ? readFileSync(QEMU_CONF, 'utf8') : '';
+  for (const [key, value] of Object.entries(QEMU_SETTINGS)) {
+    if (!new RegExp(`^\\s*${key}\\s*=`, 'm').test(conf)) appendFileSync(QEMU_CONF, `\n${key} = ${value}\n`);
+  }
+}
+
+function groupId(name: string): number | undefined {
+  const line = readFileSync('/etc/group', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+  return line ? Number(line.split(':')[2]) : undefined;
+}
+
+export async function startLibvirt(options: { stateDir: string; report: Reporter }): Promise<Libvirt> {
+  const logFile = join(options.stateDir, 'logs', 'libvirtd.log');
+  await ensureLibvirtInstalled(options.report, join(options.stateDir, 'logs', 'provision-libvirt.log'));
+  if (await answers(SYSTEM_URI)) return { uri: SYSTEM_URI, stop: async () => {} };
+  if (!isRoot()) {
+    throw new MissingPrerequisite('libvirtd is not running, and starting it needs root.', 'run as root, or start libvirtd yourself and set LIBVIRT_URI=qemu:///system');
+  }
+  configureHost();
+  // Foreground (no -d), so it stays this stack's child and dies with it.
+  const daemon = ManagedProcess.start('libvirtd', LIBVIRTD, ['--pid-file', join(options.stateDir, 'libvirtd.pid')], { logFile });
+  await waitUntil('libvirtd answers', () => answers(SYSTEM_URI), { timeoutMs: 20_000, intervalMs: 100, process: daemon });
+  // The first QEMU capability probe takes seconds; do it now rather than in the first test.
+  await virsh(SYSTEM_URI, 'domcapabilities', '--virttype', 'qemu');
+  return {
+    uri: SYSTEM_URI,
+    process: daemon,
+    async stop() {
+      if (!daemon.running) return;
+      // Running domains outlive the daemon: destroy the ones started through it so no QEMU process is left.
+      const running = (await virsh(SYSTEM_URI, 'list', '--state-running', '--uuid')).split('\n').filter(Boolean);
+      await Promise.all(running.map((uuid) => virsh(SYSTEM_URI, 'destroy', uuid).catch(() => undefined)));
+      await daemon.stop();
+    },
+  };
+}

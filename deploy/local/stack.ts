@@ -1,0 +1,118 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { installCrds, kubernetesReachable, startKubernetes } from './kubernetes';
+import { startLibvirt } from './libvirt';
+import { defaultStateDir } from './paths';
+import type { ManagedProcess } from './process';
+import { MissingPrerequisite, type Reporter, stderrReporter, step } from './progress';
+import { startTemporal, temporalHealthy } from './temporal';
+
+/**
+ * The embedded stack: starts what is missing, waits until each part really answers, and stops everything it
+ * started. A part the user points at (TEMPORAL_ADDRESS, KUBECONFIG, LIBVIRT_URI) is reused, never started or stopped.
+ */
+export interface StackOptions {
+  /** Data, logs, kubeconfig and stack.json; default `.steward/` in the repository. */
+  stateDir?: string;
+  /** `default`: the well-known ports (Temporal 7233, UI 8233, API server 6443) when free; `free`: any free ports. */
+  ports?: 'default' | 'free';
+  report?: Reporter;
+}
+
+/** What a user or a test needs to reach the stack; written to `<stateDir>/stack.json`. */
+export interface StackInfo {
+  stateDir: string;
+  temporal: { address: string; namespace: string; uiUrl?: string; external: boolean };
+  kubernetes: { kubeconfig: string; server?: string; external: boolean };
+  libvirt: { uri: string; external: boolean };
+  /** PIDs of the processes this stack started, by name. */
+  pids: Record<string, number>;
+}
+
+export interface Stack {
+  info: StackInfo;
+  stop(): Promise<void>;
+}
+
+interface Part<T> {
+  value: T;
+  processes: ManagedProcess[];
+  stop(): Promise<void>;
+}
+
+const stopAll = (processes: ManagedProcess[]) => async () => {
+  for (const p of [...processes].reverse()) await p.stop();
+};
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const stateDir = options.stateDir ?? defaultStateDir;
+  const report = options.report ?? stderrReporter;
+  const fixedPorts = (options.ports ?? 'default') === 'default';
+  mkdirSync(stateDir, { recursive: true });
+
+  const temporal = async (): Promise<Part<StackInfo['temporal']>> => {
+    const address = process.env.TEMPORAL_ADDRESS;
+    if (address) {
+      if (!(await temporalHealthy(address).catch(() => false))) {
+        throw new MissingPrerequisite(`TEMPORAL_ADDRESS=${address} does not answer.`, 'start that server, or unset TEMPORAL_ADDRESS to use the embedded one');
+      }
+      const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
+      return { value: { address, namespace, external: true }, processes: [], stop: async () => {} };
+    }
+    const server = await step(report, 'start Temporal dev server', () =>
+      startTemporal({ stateDir: join(stateDir, 'temporal'), port: fixedPorts ? 7233 : 0, uiPort: fixedPorts ? 8233 : 0, report }),
+    );
+    const { address: a, namespace, uiUrl } = server;
+    return { value: { address: a, namespace, uiUrl, external: false }, processes: [server.process], stop: stopAll([server.process]) };
+  };
+
+  const kubernetes = async (): Promise<Part<StackInfo['kubernetes']>> => {
+    const kubeconfig = process.env.KUBECONFIG;
+    if (kubeconfig) {
+      if (!(await kubernetesReachable(kubeconfig))) {
+        throw new MissingPrerequisite(`The cluster in KUBECONFIG=${kubeconfig} does not answer.`, 'fix that cluster, or unset KUBECONFIG to use the embedded one');
+      }
+      await step(report, 'install Steward CRDs into the existing cluster', () => installCrds(kubeconfig));
+      return { value: { kubeconfig, external: true }, processes: [], stop: async () => {} };
+    }
+    const cluster = await step(report, 'start Kubernetes control plane', () =>
+      startKubernetes({ stateDir, apiPort: fixedPorts ? 6443 : 0, report }),
+    );
+    return {
+      value: { kubeconfig: cluster.kubeconfigPath, server: cluster.server, external: false },
+      processes: cluster.processes,
+      stop: stopAll(cluster.processes),
+    };
+  };
+
+  const libvirt = async (): Promise<Part<StackInfo['libvirt']>> => {
+    const uri = process.env.LIBVIRT_URI;
+    if (uri) return { value: { uri, external: true }, processes: [], stop: async () => {} };
+    const started = await step(report, 'start libvirt', () => startLibvirt({ stateDir, report }));
+    return { value: { uri: started.uri, external: !started.process }, processes: started.process ? [started.process] : [], stop: () => started.stop() };
+  };
+
+  const pending = [temporal(), kubernetes(), libvirt()] as const;
+  const results = await Promise.allSettled(pending);
+  const parts = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value as Part<unknown>] : []));
+  const stop = async () => {
+    for (const part of [...parts].reverse()) await part.stop().catch((error: unknown) => report(`stop failed: ${String(error)}`));
+  };
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) {
+    await stop();
+    throw failure.reason;
+  }
+  const [t, k, l] = await Promise.all(pending);
+  const info: StackInfo = {
+    stateDir,
+    temporal: t.value,
+    kubernetes: k.value,
+    libvirt: l.value,
+    pids: Object.fromEntries(parts.flatMap((p) => p.processes).map((p) => [p.name, p.pid])),
+  };
+  writeFileSync(stackFile(stateDir), JSON.stringify(info, null, 2) + '\n');
+  return { info, stop };
+}
+
+export const stackFile = (stateDir: string) => join(stateDir, 'stack.json');
