@@ -1,0 +1,64 @@
+// The translation never throws on bad input: every function returns a TranslationResult, and a failure is a
+// plain-JSON TranslationError (it crosses Temporal's payload converter intact, unlike an Error subclass)
+// naming the object, the field path inside it, and a short CamelCase reason shared with conditions, events
+// and the workflow's last error.
+import type { KubernetesKind, Translation } from './types';
+
+export type TranslationErrorReason =
+  /** The projection does not have the shape of a Kubernetes object of that kind. */
+  | 'MalformedObject'
+  | 'MissingHostId'
+  | 'InvalidHostId'
+  | 'MissingPodCIDR'
+  | 'InvalidPodCIDR'
+  | 'InvalidNodeAddress'
+  | 'InvalidTunnelZoneId'
+  | 'InvalidTunnelEndpointIP'
+  | 'InvalidMacAddress'
+  /** A Pod is scheduled to a Node the caller did not supply; retry once the Node is known. */
+  | 'NodeNotFound'
+  | 'InvalidPodIP'
+  | 'MissingClusterIP'
+  | 'InvalidClusterIP'
+  | 'UnsupportedProtocol'
+  | 'InvalidPort'
+  | 'InvalidEndpointAddress';
+
+export interface ObjectRef {
+  /** `Unknown` only for a MalformedObject without a recognizable kind. */
+  kind: KubernetesKind | 'Unknown';
+  /** Absent for Nodes. */
+  namespace?: string;
+  name: string;
+}
+
+export interface TranslationError {
+  reason: TranslationErrorReason;
+  /** The object holding the bad field; for a Pod on a Node without host-id, that is the Node. */
+  object: ObjectRef;
+  /** Path inside that object, e.g. `metadata.annotations["midonet.org/host-id"]`, `spec.ports[1].protocol`. */
+  field: string;
+  message: string;
+}
+
+export interface TranslationFailure {
+  ok: false;
+  error: TranslationError;
+}
+
+export type TranslationResult = { ok: true; translations: Translation[] } | TranslationFailure;
+
+export function failure(object: ObjectRef, reason: TranslationErrorReason, field: string, message: string): TranslationFailure {
+  return { ok: false, error: { reason, object, field, message } };
+}
+
+/** Helpers return either their value or a failure; this tells them apart. */
+export function isFailure(value: unknown): value is TranslationFailure {
+  return typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false;
+}
+
+export function success(translations: Translation[]): TranslationResult {
+  return { ok: true, translations };
+}
+
+export const annotationField = (key: string): string => `metadata.annotations["${key}"]`;

@@ -1,0 +1,167 @@
+// What a Kubernetes Node becomes in MidoNet (MK `pkg/converter/node/*.go`, seed 001 "Kubernetes Node").
+//
+// The node gets a bridge linked to the cluster router, a route for its PodCIDR, and a port bound to the
+// host's `midokube-mido` interface so the node itself can reach pods and services. Further Translations
+// ("subs") route to each node address, put the host into a tunnel zone, and seed the bridge's MAC and ARP
+// tables. Translations are returned in an order that can be pushed one after another without retries
+// (after the globals): the tunnel-zone membership first, because MidoNet refuses to bind a port on a host
+// that is in no tunnel zone.
+import { DEFAULT_TENANT, NODE_INTERFACE_NAME, globalIds, macForKey, nodeAddressRouteId, nodeIds } from './ids';
+import { looksLikeIPv6, parseIPv4, parseMAC, parsePodCIDR, parseUUID } from './net';
+import { ETHERTYPE_IPV4, SNAT_PORTS, bridge, chain, hostInterfacePort, ipv4MacPair, macPort, port, portLink, route, rule, tunnelZoneHost } from './resources';
+import { annotationField, failure, isFailure, success, type TranslationFailure, type TranslationResult } from './errors';
+import { owned, refOf, uniqueByName, type Part } from './translation';
+import { ANNOTATIONS, type NodeProjection, type TranslationContext } from './types';
+
+/** The host-id annotation, parsed; shared with pod.ts, whose ports bind to the same host. */
+export function nodeHostId(node: NodeProjection): { hostId: string } | TranslationFailure {
+  const text = node.metadata.annotations[ANNOTATIONS.hostId];
+  const field = annotationField(ANNOTATIONS.hostId);
+  if (text === undefined || text === '') {
+    return failure(refOf(node), 'MissingHostId', field, `Node ${node.metadata.name} has no ${ANNOTATIONS.hostId} annotation yet`);
+  }
+  const hostId = parseUUID(text);
+  if (hostId === undefined) {
+    return failure(refOf(node), 'InvalidHostId', field, `"${text}" is not a UUID`);
+  }
+  return { hostId };
+}
+
+export function translateNode(node: NodeProjection, context: Pick<TranslationContext, 'tenant'> = {}): TranslationResult {
+  const tenant = context.tenant ?? DEFAULT_TENANT;
+  const nodeName = node.metadata.name;
+  const ref = refOf(node);
+
+  // MK exits (log.Fatal) on a missing or bad PodCIDR; here it is an error the Node's workflow can wait on.
+  if (!node.spec.podCIDR) return failure(ref, 'MissingPodCIDR', 'spec.podCIDR', `Node ${nodeName} has no PodCIDR yet`);
+  const subnet = parsePodCIDR(node.spec.podCIDR);
+  if (subnet === undefined) {
+    return failure(ref, 'InvalidPodCIDR', 'spec.podCIDR', `"${node.spec.podCIDR}" is not an IPv4 CIDR with room for a gateway and a node address (prefix ≤ 30)`);
+  }
+  // Without a host MK writes no Translation at all (deleting any it wrote before); we report why instead.
+  const host = nodeHostId(node);
+  if (isFailure(host)) return host;
+  const { hostId } = host;
+
+  const id = nodeIds(tenant, nodeName);
+  const { clusterRouter, mainChain } = globalIds(tenant);
+
+  const tunnel = tunnelEndpoint(node, tenant, hostId);
+  if (isFailure(tunnel)) return tunnel;
+  const addresses = addressRoutes(node, tenant, id.routerPort, subnet.nodeIP);
+  if (isFailure(addresses)) return addresses;
+  const tables = macAndArp(node, id.bridge, id.nodePort, subnet.nodeIP);
+  if (isFailure(tables)) return tables;
+
+  const main: Part = {
+    kind: 'Node',
+    name: nodeName,
+    resources: [
+      bridge({ id: id.bridge, tenantId: tenant, name: nodeName, inboundFilterId: mainChain }),
+      port(id.bridge, { id: id.bridgePort, type: 'Bridge' }),
+      // A deterministic MAC: MidoNet picks a random one on POST but clears it on a PUT without one (MNA-1251).
+      port(clusterRouter, {
+        id: id.routerPort,
+        type: 'Router',
+        portSubnet: [`${subnet.gatewayIP}/${subnet.prefixLength}`],
+        portMac: macForKey(nodeName),
+      }),
+      route(clusterRouter, {
+        id: id.subnetRoute,
+        dstNetworkAddr: subnet.network,
+        dstNetworkLength: subnet.prefixLength,
+        nextHopPort: id.routerPort,
+        srcNetworkAddr: '0.0.0.0',
+        srcNetworkLength: 0,
+        type: 'Normal',
+      }),
+      portLink(id.bridgePort, { peerId: id.routerPort }),
+      chain({ id: id.nodePortChain, tenantId: tenant, name: `KUBE-NODE-${nodeName}` }),
+      port(id.bridge, { id: id.nodePort, type: 'Bridge', outboundFilterId: id.nodePortChain }),
+      hostInterfacePort(hostId, { portId: id.nodePort, interfaceName: NODE_INTERFACE_NAME }),
+      // Traffic from the node leaves with the gateway IP as its source, so replies come back through
+      // MidoNet, where REV_DNAT undoes the service DNAT.
+      rule(id.nodePortChain, {
+        id: id.nodePortSNATRule,
+        type: 'snat',
+        dlType: ETHERTYPE_IPV4,
+        nwSrcAddress: subnet.nodeIP,
+        nwSrcLength: 32,
+        flowAction: 'continue',
+        natTargets: [{ addressFrom: subnet.gatewayIP, addressTo: subnet.gatewayIP, ...SNAT_PORTS }],
+      }),
+    ],
+  };
+  return success(owned(node, [...tunnel, main, ...addresses, ...tables]));
+}
+
+/**
+ * `Node-Tunnel-Endpoint`: the host joins the tunnel zone at the annotated IP. No IP annotation yet means no
+ * membership yet (MK's node annotator fills it from the first InternalIP); an empty zone means the default.
+ */
+function tunnelEndpoint(node: NodeProjection, tenant: string, hostId: string): Part[] | TranslationFailure {
+  const { annotations, name } = node.metadata;
+  const ipText = annotations[ANNOTATIONS.tunnelEndpointIP];
+  if (ipText === undefined || ipText === '') return [];
+  // MK silently skips the membership when either annotation does not parse; a visible error is easier to fix.
+  const ip = parseIPv4(ipText);
+  if (ip === undefined) return failure(refOf(node), 'InvalidTunnelEndpointIP', annotationField(ANNOTATIONS.tunnelEndpointIP), `"${ipText}" is not an IPv4 address`);
+  const zoneText = annotations[ANNOTATIONS.tunnelZoneId] ?? '';
+  const zone = zoneText === '' ? globalIds(tenant).defaultTunnelZone : parseUUID(zoneText);
+  if (zone === undefined) return failure(refOf(node), 'InvalidTunnelZoneId', annotationField(ANNOTATIONS.tunnelZoneId), `"${zoneText}" is not a UUID`);
+  // IP, zone and host are all in the name: changing any of them makes a new Translation (TunnelZoneHost has no PUT).
+  return [{ kind: 'Node-Tunnel-Endpoint', name: `${name}/${ip}/${zone}/${hostId}`, resources: [tunnelZoneHost(zone, { hostId, ipAddress: ip })] }];
+}
+
+/** `Node-Address`: a route to each InternalIP/ExternalIP via the node, assuming the node network forwards it. */
+function addressRoutes(node: NodeProjection, tenant: string, routerPortId: string, nodeIP: string): Part[] | TranslationFailure {
+  const { clusterRouter } = globalIds(tenant);
+  const parts: Part[] = [];
+  const addresses = node.status.addresses ?? [];
+  for (const [index, { type, address }] of addresses.entries()) {
+    if (type !== 'InternalIP' && type !== 'ExternalIP') continue;
+    const ip = parseIPv4(address);
+    if (ip === undefined) {
+      // MK would post an IPv6 route that MidoNet rejects, blocking the Translation forever; dual-stack nodes
+      // keep working if their IPv6 addresses are left out.
+      if (looksLikeIPv6(address)) continue;
+      return failure(refOf(node), 'InvalidNodeAddress', `status.addresses[${index}].address`, `"${address}" is not an IP address`);
+    }
+    const subName = `${node.metadata.name}/${type}/${ip}`;
+    parts.push({
+      kind: 'Node-Address',
+      name: subName,
+      resources: [
+        route(clusterRouter, {
+          id: nodeAddressRouteId(tenant, subName),
+          dstNetworkAddr: ip,
+          dstNetworkLength: 32,
+          nextHopGateway: nodeIP,
+          nextHopPort: routerPortId,
+          srcNetworkAddr: '0.0.0.0',
+          srcNetworkLength: 0,
+          type: 'Normal',
+        }),
+      ],
+    });
+  }
+  return uniqueByName(parts);
+}
+
+/**
+ * `Node-MAC` and `Node-ARP`, once midonet-kube-node has annotated the MAC of `midokube-node`: static MAC
+ * and ARP entries save flooding and ARP on the bridge. MAC and ARP entries have no ID, so the MAC is part
+ * of each name.
+ */
+function macAndArp(node: NodeProjection, bridgeId: string, nodePortId: string, nodeIP: string): Part[] | TranslationFailure {
+  const text = node.metadata.annotations[ANNOTATIONS.macAddress];
+  if (text === undefined) return [];
+  const mac = parseMAC(text);
+  if (mac === undefined) return failure(refOf(node), 'InvalidMacAddress', annotationField(ANNOTATIONS.macAddress), `"${text}" is not a MAC address`);
+  const hex = mac.replace(/:/g, '');
+  const name = node.metadata.name;
+  return [
+    { kind: 'Node-MAC', name: `${name}/mac/${hex}`, resources: [macPort(bridgeId, { macAddr: mac, portId: nodePortId })] },
+    { kind: 'Node-ARP', name: `${name}/ip/${nodeIP}/${hex}`, resources: [ipv4MacPair(bridgeId, { ip: nodeIP, mac })] },
+  ];
+}
