@@ -88,7 +88,7 @@ describe('optional subs and tolerated input', () => {
 });
 
 describe('tenant', () => {
-  test('another tenant changes every ID and tenantId, and nothing else', () => {
+  test('another tenant changes the IDs and the tenantId (checked on the cluster router)', () => {
     const result = translateGlobals({ tenant: 'acme' });
     if (!result.ok) throw new Error(result.error.reason);
     const router = result.translations[1]!.resources[0]!;
