@@ -57,6 +57,7 @@ export function refOf(object: KubernetesProjection): ObjectRef {
 
 /** Several parts can yield the same sub name (the same address listed twice); MK keys them in a map, so keep the first. */
 export function uniqueByName(parts: Part[]): Part[] {
-  const seen = new Set<string>();
-  return parts.filter((part) => !seen.has(`${part.kind}/${part.name}`) && seen.add(`${part.kind}/${part.name}`));
+  const byName = new Map<string, Part>();
+  for (const part of parts) if (!byName.has(part.name)) byName.set(part.name, part);
+  return [...byName.values()];
 }
