@@ -88,6 +88,7 @@ export function registerKind(router: ApiRouter, ctx: Ctx, b: AnyBehaviour): void
   };
 
   for (const collection of decl.collections) {
+    router.declare(collection.path, b.kind);
     if (collection.list !== false) {
       router.add('GET', collection.path, b.kind, async (req, reply) => {
         const type = negotiate(req, decl.media, 'collection');

@@ -34,6 +34,11 @@ export class ApiRouter {
     this.app.route({ method, url: API_PREFIX + path, config: { kind }, handler });
   }
 
+  /** A path the server knows but offers no method on (every method → 405). */
+  declare(path: string, kind: string): void {
+    if (!this.paths.has(path)) this.paths.set(path, { kind, methods: new Set<Method>() });
+  }
+
   /** Call once, after every add. */
   finish(): void {
     for (const [path, { kind, methods }] of this.paths) {
