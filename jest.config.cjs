@@ -29,7 +29,7 @@ const transform = {
   '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
 };
 const transformIgnorePatterns = [`/node_modules/(?!(${esmOnlyPackages().map(escape).join('|')})/)`];
-const common = { testEnvironment: 'node', testTimeout: 120_000, transform, transformIgnorePatterns, testPathIgnorePatterns: ['/node_modules/', '/.steward/'] };
+const common = { testEnvironment: 'node', transform, transformIgnorePatterns, testPathIgnorePatterns: ['/node_modules/', '/.steward/'] };
 
 /**
  * Two projects: `unit` needs nothing running (machines, translators, the in-process MidoNet emulator);
@@ -37,8 +37,13 @@ const common = { testEnvironment: 'node', testTimeout: 120_000, transform, trans
  * @type {import('jest').Config}
  */
 module.exports = {
+  // Applies to every project (jest reads it only at the top level).
+  testTimeout: 180_000,
   // Two cores run the whole stack: test files must not compete for them.
   maxWorkers: 1,
+  // Also keeps test files out of jest's own process (it never runs in band with a limit set): native handles of the
+  // Temporal SDK then end with the worker process instead of keeping jest alive.
+  workerIdleMemoryLimit: '2GB',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/**/*.test.ts'], testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.stack\\.test\\.ts$'] },
     {
