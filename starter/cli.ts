@@ -6,7 +6,7 @@ const program = new Command('steward').description('Drive Kubernetes object life
 
 program
   .command('up')
-  .description('start the embedded stack (Temporal with UI, Kubernetes control plane, libvirt) and keep it up until Ctrl-C')
+  .description('start the embedded stack (Temporal with UI, Kubernetes control plane, libvirt, MidoNet API emulator) and keep it up until Ctrl-C')
   .option('--state-dir <dir>', 'where data, logs, the kubeconfig and stack.json go (default: .steward/)')
   .option('--free-ports', 'use any free ports instead of the well-known ones')
   .action(async (options: { stateDir?: string; freePorts?: boolean }) => {
@@ -19,6 +19,7 @@ program
       `  Temporal address:  ${info.temporal.address} (namespace ${info.temporal.namespace})`,
       `  kubeconfig:        ${info.kubernetes.kubeconfig}`,
       `  libvirt URI:       ${info.libvirt.uri}`,
+      `  MidoNet API:       ${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}`,
       `  stack.json:        ${stackFile(info.stateDir)}`,
       'Press Ctrl-C to stop.',
     ];

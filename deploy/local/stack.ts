@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installCrds, kubernetesReachable, startKubernetes } from './kubernetes';
 import { startLibvirt } from './libvirt';
+import { startMidonet } from './midonet-process';
 import { defaultStateDir } from './paths';
 import type { ManagedProcess } from './process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from './progress';
@@ -9,12 +10,13 @@ import { startTemporal, temporalHealthy } from './temporal';
 
 /**
  * The embedded stack: starts what is missing, waits until each part really answers, and stops everything it
- * started. A part the user points at (TEMPORAL_ADDRESS, KUBECONFIG, LIBVIRT_URI) is reused, never started or stopped.
+ * started. A part the user points at (TEMPORAL_ADDRESS, KUBECONFIG, LIBVIRT_URI, MIDONET_API_URL) is reused, never
+ * started or stopped.
  */
 export interface StackOptions {
   /** Data, logs, kubeconfig and stack.json; default `.steward/` in the repository. */
   stateDir?: string;
-  /** `default`: the well-known ports (Temporal 7233, UI 8233, API server 6443) when free; `free`: any free ports. */
+  /** `default`: the well-known ports (Temporal 7233, UI 8233, API server 6443, MidoNet 8181) when free; `free`: any. */
   ports?: 'default' | 'free';
   report?: Reporter;
 }
@@ -25,6 +27,8 @@ export interface StackInfo {
   temporal: { address: string; namespace: string; uiUrl?: string; external: boolean };
   kubernetes: { kubeconfig: string; server?: string; external: boolean };
   libvirt: { uri: string; external: boolean };
+  /** `adminUrl` (seeding, counters, fault injection) exists only on the emulator. */
+  midonet: { url: string; adminUrl?: string; external: boolean };
   /** PIDs of the processes this stack started, by name. */
   pids: Record<string, number>;
 }
@@ -92,7 +96,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return { value: { uri: started.uri, external: !started.process }, processes: started.process ? [started.process] : [], stop: () => started.stop() };
   };
 
-  const pending = [temporal(), kubernetes(), libvirt()] as const;
+  const midonet = async (): Promise<Part<StackInfo['midonet']>> => {
+    const url = process.env.MIDONET_API_URL;
+    if (url) return { value: { url, external: true }, processes: [], stop: async () => {} };
+    const server = await step(report, 'start MidoNet API emulator', () => startMidonet({ stateDir, port: fixedPorts ? 8181 : 0 }));
+    return { value: { url: server.url, adminUrl: server.adminUrl, external: false }, processes: [server.process], stop: stopAll([server.process]) };
+  };
+
+  const pending = [temporal(), kubernetes(), libvirt(), midonet()] as const;
   const results = await Promise.allSettled(pending);
   const parts = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value as Part<unknown>] : []));
   const stop = async () => {
@@ -103,12 +114,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await stop();
     throw failure.reason;
   }
-  const [t, k, l] = await Promise.all(pending);
+  const [t, k, l, m] = await Promise.all(pending);
   const info: StackInfo = {
     stateDir,
     temporal: t.value,
     kubernetes: k.value,
     libvirt: l.value,
+    midonet: m.value,
     pids: Object.fromEntries(parts.flatMap((p) => p.processes).map((p) => [p.name, p.pid])),
   };
   writeFileSync(stackFile(stateDir), JSON.stringify(info, null, 2) + '\n');
