@@ -106,11 +106,9 @@ export class ManagedProcess {
   async stop(graceMs = 10_000): Promise<void> {
     if (!this.running) return;
     this.child.kill('SIGTERM');
-    const timedOut = await Promise.race([this.exited.then(() => false), sleep(graceMs).then(() => true)]);
-    if (timedOut) {
-      this.child.kill('SIGKILL');
-      await this.exited;
-    }
+    const escalate = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(escalate);
   }
 }
 
