@@ -47,10 +47,12 @@ export function createTransport({ baseUrl, username, password, tenant, timeoutMs
     } catch (err) {
       const where = `MidoNet ${call.method} ${call.path}`;
       const details = { method: call.method, path: call.path };
-      const error = err instanceof Error ? err : new Error(String(err));
-      if (error.name === 'TimeoutError') throw midonetFailure('MidonetTimeout', `${where}: no answer within ${timeoutMs} ms`, details, error);
-      const code = (error.cause as { code?: string } | undefined)?.code;
-      throw midonetFailure('MidonetUnavailable', `${where}: ${error.message}${code ? ` (${code})` : ''}`, details, error);
+      // Read by name, not instanceof: fetch's DOMException may come from another realm (e.g. under jest).
+      const error = err as Partial<Error> & { cause?: { code?: unknown } };
+      const cause = err instanceof Error ? err : undefined;
+      if (error.name === 'TimeoutError') throw midonetFailure('MidonetTimeout', `${where}: no answer within ${timeoutMs} ms`, details, cause);
+      const code = typeof error.cause?.code === 'string' ? ` (${error.cause.code})` : '';
+      throw midonetFailure('MidonetUnavailable', `${where}: ${error.message ?? String(err)}${code}`, details, cause);
     }
   }
 
