@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.5 (cascades) and §1.4 per-kind DELETE notes; checklist §4.7.
 import { id, startHarness, T, topology, type Harness } from './test-support';
 

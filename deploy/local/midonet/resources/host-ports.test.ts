@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.4 HostInterfacePort (the five POST checks in order, DELETE semantics); checklist §4.10.
 import { id, startHarness, T, type Harness } from '../test-support';
 

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.4 Port (polymorphic type, router-port side effects, PUT keeps binding and peer); checklist §4.9.
 import { id, startHarness, T, type Harness } from '../test-support';
 
@@ -14,7 +15,7 @@ beforeEach(async () => {
 });
 
 describe('§1.4 Port type', () => {
-  test.each([
+  test.each<[string, string, Record<string, unknown>, number]>([
     ['a router port POSTed to a bridge → 400 "Not a bridge port."', `/bridges/${id(2)}/ports`, { type: 'Router' }, 400],
     ['a bridge port POSTed to a router → 400', `/routers/${id(1)}/ports`, { type: 'Bridge' }, 400],
     ['a missing type → 400', `/bridges/${id(2)}/ports`, {}, 400],
