@@ -1,0 +1,102 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { z } from 'zod';
+import type { ObjectRef } from './naming';
+
+/**
+ * Every signal, update and query of the lifecycle workflows, defined once and used by workflows, starter, CLI and
+ * tests alike. Operator actions are Updates (validated, answered) and also Signals of the same name, so that
+ * `temporal workflow signal --name cleanup --input '{...}'` works too.
+ */
+
+/** What the watcher saw: a trimmed projection of the object, sent only when that projection changed. */
+export interface Observation<P = unknown> {
+  ref: ObjectRef;
+  uid: string;
+  /** `metadata.generation` where the kind has one, else 0. */
+  generation: number;
+  /** `metadata.deletionTimestamp` is set. */
+  deleting: boolean;
+  /** The object is gone from the API server (a watch DELETED event). */
+  gone: boolean;
+  finalizers: string[];
+  projection: P;
+}
+
+export const observedSignal = defineSignal<[Observation]>('observed');
+
+/** A dependency (the Node of a Pod, the Service of Endpoints) changed: referrers re-read it and repair. */
+export interface DependencyChanged {
+  dependency: ObjectRef;
+  uid: string;
+}
+export const dependencyChangedSignal = defineSignal<[DependencyChanged]>('dependencyChanged');
+
+const operatorRequest = {
+  reason: z.string().trim().min(1, 'a reason is required'),
+  requestedBy: z.string().trim().min(1, 'requestedBy is required'),
+};
+export const cleanupModes = ['retry', 'orphan', 'force'] as const;
+export const cleanupRequest = z.object({
+  ...operatorRequest,
+  mode: z.enum(cleanupModes, { error: `mode must be one of ${cleanupModes.join(', ')}` }),
+});
+export const operatorRequestSchema = z.object(operatorRequest);
+
+export type CleanupMode = (typeof cleanupModes)[number];
+export type CleanupRequest = z.infer<typeof cleanupRequest>;
+export type OperatorRequest = z.infer<typeof operatorRequestSchema>;
+
+/** The answer to an accepted operator action. */
+export interface ActionResult {
+  accepted: true;
+  /** Machine state when the action was taken. */
+  state: string;
+  message: string;
+}
+
+export const cleanupUpdate = defineUpdate<ActionResult, [CleanupRequest]>('cleanup');
+export const pauseUpdate = defineUpdate<ActionResult, [OperatorRequest]>('pause');
+export const resumeUpdate = defineUpdate<ActionResult, [OperatorRequest]>('resume');
+export const refreshUpdate = defineUpdate<ActionResult, [OperatorRequest]>('refresh');
+
+export const cleanupSignal = defineSignal<[CleanupRequest]>('cleanup');
+export const pauseSignal = defineSignal<[OperatorRequest]>('pause');
+export const resumeSignal = defineSignal<[OperatorRequest]>('resume');
+export const refreshSignal = defineSignal<[OperatorRequest]>('refresh');
+
+/** One backend resource as the workflow knows it (the Translation's `status.childResources` mirrors this). */
+export interface ResourceView {
+  kind: string;
+  id: string;
+  /** e.g. `pending`, `synced`, `deleted`, `orphaned`, `failed`. */
+  state: string;
+  lastTransitionTime?: string;
+}
+
+export interface LifecycleError {
+  /** Short CamelCase reason shared with the condition, the Event and this record. */
+  reason: string;
+  message: string;
+  at: string;
+}
+
+/** An operator action as recorded in the workflow. */
+export interface ActionRecord {
+  action: 'cleanup' | 'pause' | 'resume' | 'refresh';
+  mode?: CleanupMode;
+  requestedBy: string;
+  reason: string;
+  at: string;
+}
+
+export interface LifecycleStateView {
+  ref: ObjectRef;
+  uid?: string;
+  /** Machine state value, e.g. `synced`, `stuck`, `paused`. */
+  state: string;
+  resources: ResourceView[];
+  lastError?: LifecycleError;
+  actions: ActionRecord[];
+}
+
+export const stateQuery = defineQuery<LifecycleStateView>('state');

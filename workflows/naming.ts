@@ -1,0 +1,37 @@
+/**
+ * Names shared by workflows, worker, starter, CLI and tests: the task queue, the lifecycle kinds and the readable
+ * workflow ids (`pod/<ns>/<name>`, `node/<name>`, `translation/<ns>/<name>` …) the Temporal UI shows.
+ */
+export const TASK_QUEUE = 'steward';
+
+export const LIFECYCLE_KINDS = ['Node', 'Pod', 'Service', 'Endpoints', 'Translation', 'PeerPod'] as const;
+export type LifecycleKind = (typeof LIFECYCLE_KINDS)[number];
+
+/** The object a lifecycle workflow is about. Nodes have no namespace. */
+export interface ObjectRef {
+  kind: LifecycleKind;
+  namespace?: string;
+  name: string;
+}
+
+export const GLOBAL_MIDONET_WORKFLOW_ID = 'global/midonet';
+
+export function workflowId(ref: ObjectRef): string {
+  const kind = ref.kind.toLowerCase();
+  return ref.namespace ? `${kind}/${ref.namespace}/${ref.name}` : `${kind}/${ref.name}`;
+}
+
+/** `default/web` or `node-1` (for Nodes), as the CLI takes it, into an ObjectRef; throws with the reason. */
+export function parseObjectRef(kind: string, target: string): ObjectRef {
+  const lifecycleKind = LIFECYCLE_KINDS.find((k) => k.toLowerCase() === kind.toLowerCase());
+  if (!lifecycleKind) throw new Error(`unknown kind "${kind}": expected one of ${LIFECYCLE_KINDS.join(', ')}`);
+  const parts = target.split('/');
+  if (lifecycleKind === 'Node') {
+    if (parts.length !== 1 || !parts[0]) throw new Error(`a Node is named without a namespace, e.g. "node-1" (got "${target}")`);
+    return { kind: lifecycleKind, name: parts[0] };
+  }
+  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new Error(`a ${lifecycleKind} is named <namespace>/<name> (got "${target}")`);
+  return { kind: lifecycleKind, namespace: parts[0], name: parts[1] };
+}
+
+export const describeRef = (ref: ObjectRef) => `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
