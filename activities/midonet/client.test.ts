@@ -214,13 +214,17 @@ describe('failures', () => {
     expect(failure).toMatchObject({ type: 'MidonetReferenceMissing', nonRetryable: true, details: [expect.objectContaining({ missingId: MISSING })] });
   });
 
-  it('no answer within timeoutMs → retryable MidonetTimeout', async () => {
+  it('no answer within timeoutMs → retryable MidonetTimeout; the retry is safe whether or not the lost call was carried out', async () => {
     const quick = connect({ timeoutMs: 100 });
     await quick.observe(bridge()); // logged in before the latency
-    await admin.injectFault({ path: '/bridges', action: 'latency', latencyMs: 1000 });
+    await admin.injectFault({ path: '/bridges', action: 'latency', latencyMs: 400, times: 1 });
     const failure = await failureOf(quick.ensure(bridge()));
     expect(failure).toMatchObject({ type: 'MidonetTimeout', nonRetryable: false });
     expect(failure.message).toMatch('MidoNet POST /bridges: no answer within 100 ms');
+    // Let the emulator finish with the abandoned request (its delay is a plain timer) before the retry.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await expect(quick.ensure(bridge())).resolves.toEqual({ outcome: expect.stringMatching(/^(created|unchanged)$/) as string });
+    expect((await admin.dump()).Bridge).toHaveLength(1);
   });
 
   it('a failure of the next call only: the retry Temporal would make succeeds', async () => {

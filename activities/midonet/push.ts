@@ -1,0 +1,109 @@
+// The pusher's two batched activities: a whole Translation is pushed (or deleted) in one activity, in order, with
+// a heartbeat after each resource, so a Translation costs a constant number of history events whatever its size,
+// and a retry resumes after the last resource done. Both use the workflow's own record of what it pushed, which
+// is what makes removing a resource, or changing one MidoNet cannot update, safe (seed 000's first two limits).
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { BackendResource, MidonetClient } from './client';
+
+/** One backend resource as the pusher recorded it. */
+export interface PushedResource extends BackendResource {
+  /** Stable identity: kind plus its ID (or its identifying body for kinds without one). */
+  key: string;
+  id: string;
+  state: 'synced' | 'deleted' | 'absent';
+}
+
+export interface PushInput {
+  /** Who asks, for messages: `translation/<ns>/<name>`. */
+  owner: string;
+  resources: BackendResource[];
+  /** What this Translation pushed before (its workflow's record). */
+  previous: PushedResource[];
+}
+
+export interface PushResult {
+  pushed: PushedResource[];
+  /** Resources of `previous` no longer wanted, deleted in reverse order. */
+  removed: PushedResource[];
+  /** Resources MidoNet cannot update in place that were deleted and created again. */
+  recreated: string[];
+}
+
+export interface DeleteInput {
+  owner: string;
+  /** Deleted in reverse order. */
+  resources: BackendResource[];
+}
+
+export function identify(resource: BackendResource): { key: string; id: string } {
+  const body = JSON.parse(resource.body) as Record<string, unknown>;
+  // Links, bindings and table entries have no ID of their own: their body is what they are.
+  const id = typeof body.id === 'string' && body.id ? body.id : `${resource.parent ?? ''}/${resource.body}`;
+  return { id, key: `${resource.kind}:${id}` };
+}
+
+const record = (resource: BackendResource, state: PushedResource['state']): PushedResource => ({
+  kind: resource.kind,
+  parent: resource.parent ?? '',
+  body: resource.body,
+  ...identify(resource),
+  state,
+});
+
+export function createPushActivities({ client }: { client: MidonetClient }) {
+  async function removeInReverse(resources: BackendResource[], startAt: number, progress: (done: number) => void): Promise<PushedResource[]> {
+    const removed: PushedResource[] = [];
+    const reversed = [...resources].reverse();
+    for (let i = startAt; i < reversed.length; i++) {
+      const resource = reversed[i]!;
+      const { outcome } = await client.remove(resource);
+      removed.push(record(resource, outcome === 'deleted' ? 'deleted' : 'absent'));
+      progress(i + 1);
+    }
+    return removed;
+  }
+
+  return {
+    async pushTranslation({ owner, resources, previous }: PushInput): Promise<PushResult> {
+      const ctx = Context.current();
+      const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
+      const wanted = new Set(resources.map((r) => identify(r).key));
+      const stale = previous.filter((p) => !wanted.has(p.key) && p.state === 'synced');
+      const removed = await removeInReverse(stale, 0, () => ctx.heartbeat(resumeAt));
+      const ours = new Map(previous.map((p) => [p.key, p]));
+      const pushed: PushedResource[] = [];
+      const recreated: string[] = [];
+      for (const [index, resource] of resources.entries()) {
+        if (index >= resumeAt) {
+          const result = await client.ensure(resource);
+          if (result.outcome === 'conflict') {
+            const { key, id } = identify(resource);
+            // Only what this Translation itself pushed may be deleted and created again; anything else may belong to
+            // another Translation (seed 000's third limit), which an operator must resolve.
+            if (!ours.has(key)) {
+              throw ApplicationFailure.nonRetryable(
+                `${owner}: ${resource.kind} ${id} exists in MidoNet with another body and was not pushed by this Translation (${result.reason}); differences: ${JSON.stringify(result.diff)}`,
+                'ResourceConflict',
+              );
+            }
+            await client.remove(resource);
+            await client.ensure(resource);
+            recreated.push(key);
+          }
+          ctx.heartbeat(index + 1);
+        }
+        pushed.push(record(resource, 'synced'));
+      }
+      return { pushed, removed, recreated };
+    },
+
+    async deleteTranslation({ resources }: DeleteInput): Promise<{ removed: PushedResource[] }> {
+      const ctx = Context.current();
+      const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
+      return { removed: await removeInReverse(resources, resumeAt, (done) => ctx.heartbeat(done)) };
+    },
+  };
+}
+
+export type PushActivities = ReturnType<typeof createPushActivities>;
