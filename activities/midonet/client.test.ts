@@ -165,6 +165,13 @@ describe('auth', () => {
     expect(await logins()).toBe(2);
   });
 
+  it('logs in again only once when concurrent calls all meet the invalidated token', async () => {
+    await client.ensure(bridge());
+    await admin.revokeTokens();
+    await Promise.all([client.observe(bridge()), client.observe(chain()), client.listHosts()]);
+    expect(await logins()).toBe(2);
+  });
+
   it('fails retryably with MidonetUnauthorized when the call is refused even after one re-login', async () => {
     await admin.injectFault({ method: 'GET', path: '/bridges/*', action: 'error', status: 401, message: 'nope' });
     const failure = await failureOf(client.observe(bridge()));
