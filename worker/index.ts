@@ -1,2 +1,139 @@
-/** Worker: the process that polls Temporal and runs workflows and activities (configuration, connection, health, metrics). */
-export {};
+/**
+ * Worker: the process that polls Temporal and runs Steward's workflows and activities. `runWorker` takes a validated
+ * configuration (config.ts: flags and environment), connects through the project's one connection factory
+ * (connection.ts), builds the activities from their factories, times each one for Prometheus (metrics.ts), serves
+ * /healthz, /readyz and /metrics (http.ts) and stops gracefully on SIGINT or SIGTERM.
+ */
+import type { Client } from '@temporalio/client';
+import type { UntypedActivities } from '@temporalio/common';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import pino, { type Logger } from 'pino';
+import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
+import { secretPaths, type LogLevel, type WorkerConfig } from './config';
+import { checkTemporal, connectClient, connectWorker } from './connection';
+import { startHttpServer } from './http';
+import { activityMetricsInterceptor, countObjectsByState, createMetrics, metricsText } from './metrics';
+import { installRuntime } from './runtime';
+
+export { ConfigError, loadTemporalConfig, loadWorkerConfig, type TemporalConfig, type WorkerConfig } from './config';
+export { connectClient, connectWorker, TemporalUnreachableError } from './connection';
+
+/** Activities by backend (the `backend` label of the metrics). */
+export interface ActivityGroups {
+  midonet?: MidonetActivities;
+  /** `createKubernetesActivities(...)` from activities/kubernetes, which does not exist yet: inject it here. */
+  kubernetes?: UntypedActivities;
+  [backend: string]: UntypedActivities | undefined;
+}
+
+export interface RunWorkerOptions {
+  /** Replace or add groups; the rest are built from the configuration. */
+  activities?: ActivityGroups;
+  /** The workflow module; defaults to workflows/index.ts, the project's only one. Tests give their own. */
+  workflowsPath?: string;
+  log?: Logger;
+  /** Period of the objects-per-state count; 30 s by default. */
+  objectCountIntervalMs?: number;
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  client: Client;
+  /** Where /healthz, /readyz and /metrics answer (useful with port 0). */
+  httpPort: number;
+  /** Resolves once the worker stopped and every connection and server is closed; rejects if the worker failed. */
+  done: Promise<void>;
+  /** Graceful stop, as on SIGTERM. */
+  shutdown(): Promise<void>;
+}
+
+export const createLogger = (level: LogLevel) =>
+  pino({ level, redact: { paths: secretPaths.map((path) => `config.${path}`), censor: '[redacted]' } });
+
+function activitiesFromConfig(config: WorkerConfig): ActivityGroups {
+  return config.midonet ? { midonet: createMidonetActivities({ client: createMidonetClient(config.midonet) }) } : {};
+}
+
+/** One flat activity object for the Worker and, for the metrics, the backend of each activity name. */
+function flatten(groups: ActivityGroups) {
+  const activities: UntypedActivities = {};
+  const backends = new Map<string, string>();
+  for (const [backend, group] of Object.entries(groups)) {
+    for (const [name, fn] of Object.entries(group ?? {})) {
+      const other = backends.get(name);
+      if (other) throw new Error(`activity ${name} is registered by both ${other} and ${backend}`);
+      backends.set(name, backend);
+      activities[name] = fn;
+    }
+  }
+  return { activities, backendOf: (name: string) => backends.get(name) ?? 'unknown' };
+}
+
+export async function runWorker(config: WorkerConfig, options: RunWorkerOptions = {}): Promise<RunningWorker> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const groups = { ...activitiesFromConfig(config), ...options.activities };
+  const { activities, backendOf } = flatten(groups);
+  log.info({ config, backends: Object.keys(groups) }, 'starting the worker');
+  if (!groups.midonet) log.warn('no MidoNet activities: MIDONET_API_URL is not set');
+
+  const sdkMetricsUrl = await installRuntime(log);
+  const client = await connectClient(config.temporal);
+  const closing: (() => Promise<void>)[] = [() => client.connection.close()];
+  const closeAll = async () => {
+    for (const close of closing.reverse()) await close().catch((error: unknown) => log.warn({ err: error }, 'close failed'));
+  };
+  try {
+    const connection: NativeConnection = await connectWorker(config.temporal);
+    closing.push(() => connection.close());
+    const metrics = createMetrics();
+    const worker = await Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.taskQueue,
+      workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
+      activities,
+      interceptors: { activity: [activityMetricsInterceptor(metrics, backendOf)] },
+      ...config.concurrency,
+      // Server side, so the cap holds across every worker replica: the backend sees their sum.
+      maxTaskQueueActivitiesPerSecond: config.rateLimits.midonetCallsPerSecond,
+      // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
+      shutdownGraceTime: '10s',
+    });
+    const counter = countObjectsByState({ client, metrics, log, intervalMs: options.objectCountIntervalMs });
+    closing.push(() => Promise.resolve(counter.stop()));
+    const http = await startHttpServer(
+      config.http.host,
+      config.http.port,
+      {
+        problems: async () => {
+          const problems = worker.getState() === 'RUNNING' ? [] : [`worker is ${worker.getState()}`];
+          await checkTemporal(client.connection, config.temporal, 2_000).catch((error: Error) => problems.push(error.message));
+          return problems;
+        },
+        ready: () => worker.getState() === 'RUNNING',
+        metrics: () => metricsText(metrics, sdkMetricsUrl, log),
+      },
+      log,
+    );
+    closing.push(() => http.close());
+    log.info({ taskQueue: config.taskQueue, namespace: config.temporal.namespace, httpPort: http.port }, 'worker running');
+    void counter.refresh();
+    const done = worker.run().finally(async () => {
+      log.info('worker stopped');
+      await closeAll();
+    });
+    return {
+      worker,
+      client,
+      httpPort: http.port,
+      done,
+      shutdown: async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await done;
+      },
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}

@@ -1,0 +1,60 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+
+/**
+ * The worker's HTTP endpoints: `/healthz` (the worker runs and Temporal answers), `/readyz` (the worker polls) and
+ * `/metrics` (Prometheus text). node:http is enough for three routes.
+ */
+export interface HttpHandlers {
+  /** Empty when healthy, else the problems. */
+  problems(): Promise<string[]>;
+  ready(): boolean;
+  metrics(): Promise<string>;
+}
+
+export interface HttpServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+const send = (res: ServerResponse, status: number, contentType: string, body: string) => {
+  res.writeHead(status, { 'content-type': contentType }).end(body);
+};
+
+export async function startHttpServer(host: string, port: number, handlers: HttpHandlers, log: Logger): Promise<HttpServer> {
+  const server = createServer((req, res) => {
+    const route = async () => {
+      switch (req.url?.split('?')[0]) {
+        case '/healthz': {
+          const problems = await handlers.problems();
+          return send(res, problems.length ? 503 : 200, 'application/json', JSON.stringify({ ok: problems.length === 0, problems }));
+        }
+        case '/readyz': {
+          const ready = handlers.ready();
+          return send(res, ready ? 200 : 503, 'application/json', JSON.stringify({ ready }));
+        }
+        case '/metrics':
+          return send(res, 200, 'text/plain; version=0.0.4; charset=utf-8', await handlers.metrics());
+        default:
+          return send(res, 404, 'text/plain', 'not found: try /healthz, /readyz or /metrics\n');
+      }
+    };
+    route().catch((error: unknown) => {
+      log.error({ err: error, url: req.url }, 'HTTP handler failed');
+      if (!res.headersSent) send(res, 500, 'text/plain', 'internal error\n');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

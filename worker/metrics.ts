@@ -1,0 +1,146 @@
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LIFECYCLE_KINDS } from '../workflows/naming';
+import { K8sKind, LifecycleState } from '../workflows/search-attributes';
+
+/**
+ * The worker's Prometheus metrics: backend call latency and errors (every activity, timed by an interceptor),
+ * objects per lifecycle state (counted in Temporal's visibility store), process metrics, and the SDK's own
+ * `temporal_*` metrics, which Rust core serves on a loopback port and `/metrics` appends (one scrape target).
+ */
+export interface WorkerMetrics {
+  registry: Registry;
+  backendCallSeconds: Histogram<'backend' | 'operation'>;
+  backendCallErrors: Counter<'backend' | 'operation' | 'type'>;
+  objects: Gauge<'kind' | 'state'>;
+}
+
+export function createMetrics(): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    backendCallSeconds: new Histogram({
+      name: 'steward_backend_call_duration_seconds',
+      help: 'Duration of backend calls (one activity execution, failed ones included), by backend and activity',
+      labelNames: ['backend', 'operation'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    backendCallErrors: new Counter({
+      name: 'steward_backend_call_errors_total',
+      help: 'Failed backend calls, by backend, activity and failure type (e.g. MidonetUnavailable)',
+      labelNames: ['backend', 'operation', 'type'],
+      registers: [registry],
+    }),
+    objects: new Gauge({
+      name: 'steward_objects',
+      help: 'Kubernetes objects with a running lifecycle workflow, by kind and machine state (LifecycleState search attribute)',
+      labelNames: ['kind', 'state'],
+      registers: [registry],
+    }),
+  };
+}
+
+/** The failure vocabulary (ApplicationFailure types) keeps the `type` label's cardinality small. */
+const failureType = (error: unknown) => {
+  if (error instanceof ApplicationFailure) return error.type ?? 'ApplicationFailure';
+  if (error instanceof CancelledFailure) return 'Cancelled';
+  return error instanceof Error ? error.name : 'Unknown';
+};
+
+/** Times every activity (local ones too) under the backend its factory belongs to. */
+export function activityMetricsInterceptor(metrics: WorkerMetrics, backendOf: (activityType: string) => string): ActivityInterceptorsFactory {
+  return (ctx) => {
+    const operation = ctx.info.activityType;
+    const labels = { backend: backendOf(operation), operation };
+    return {
+      inbound: {
+        execute: async (input, next) => {
+          const end = metrics.backendCallSeconds.startTimer(labels);
+          try {
+            return await next(input);
+          } catch (error) {
+            metrics.backendCallErrors.inc({ ...labels, type: failureType(error) });
+            throw error;
+          } finally {
+            end();
+          }
+        },
+      },
+    };
+  };
+}
+
+/**
+ * Machine states named in DESIGN §3. States not listed here still show, summed as `other`, so a new machine state
+ * is visible before this list learns it.
+ */
+export const lifecycleStates = [
+  'observing', 'translating', 'ready', 'updating', 'finalizing', 'done', 'waiting-for-dependency', 'paused',
+  'pending', 'pushing', 'synced', 'deleting', 'releasing', 'stuck', 'tracking', 'deleting-vm',
+] as const;
+
+export interface ObjectCountOptions {
+  client: Client;
+  metrics: WorkerMetrics;
+  log: Logger;
+  intervalMs?: number;
+  states?: readonly string[];
+}
+
+/**
+ * Feeds `steward_objects` from visibility count queries, every 30 s by default. Temporal groups counts only by
+ * ExecutionStatus, so it is one query per kind, then one per state for kinds that have objects. A server without
+ * count support (or unreachable) leaves the last values and is logged once until it answers again.
+ */
+export function countObjectsByState({ client, metrics, log, intervalMs = 30_000, states = lifecycleStates }: ObjectCountOptions) {
+  let failing = false;
+  const count = async (...conditions: string[]) => (await client.workflow.count(['ExecutionStatus="Running"', ...conditions].join(' AND '))).count;
+
+  async function refresh(): Promise<void> {
+    try {
+      const values: { kind: string; state: string; value: number }[] = [];
+      for (const kind of LIFECYCLE_KINDS) {
+        const byKind = `${K8sKind.name}="${kind}"`;
+        const total = await count(byKind);
+        if (total === 0) continue;
+        let known = 0;
+        for (const state of states) {
+          const value = await count(byKind, `${LifecycleState.name}="${state}"`);
+          known += value;
+          if (value > 0) values.push({ kind, state, value });
+        }
+        if (total > known) values.push({ kind, state: 'other', value: total - known });
+      }
+      // Swapped in one synchronous step, so a scrape never sees half a refresh.
+      metrics.objects.reset();
+      for (const { kind, state, value } of values) metrics.objects.set({ kind, state }, value);
+      if (failing) log.info('counting objects per lifecycle state works again');
+      failing = false;
+    } catch (error) {
+      if (!failing) log.warn({ err: error }, 'cannot count objects per lifecycle state in Temporal visibility; keeping the last values');
+      failing = true;
+    }
+  }
+
+  const timer = setInterval(() => void refresh(), intervalMs);
+  timer.unref();
+  return { refresh, stop: () => clearInterval(timer) };
+}
+
+/** Our registry followed by the SDK's metrics, when Rust core exports them; a core that does not answer costs only its part. */
+export async function metricsText(metrics: WorkerMetrics, sdkMetricsUrl: string | undefined, log: Logger): Promise<string> {
+  const own = await metrics.registry.metrics();
+  if (!sdkMetricsUrl) return own;
+  try {
+    const reply = await fetch(sdkMetricsUrl, { signal: AbortSignal.timeout(2_000) });
+    return `${own}\n${await reply.text()}`;
+  } catch (error) {
+    log.warn({ err: error }, 'SDK metrics unavailable');
+    return own;
+  }
+}
