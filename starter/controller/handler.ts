@@ -1,0 +1,133 @@
+import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type WorkflowClient } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
+import type { Logger } from 'pino';
+import { observedSignal, type Observation } from '../../workflows/messages';
+import { describeRef, TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
+import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
+import { backoffDelay, sleep, type Backoff } from './backoff';
+import type { WatchedKind } from './kinds';
+import type { Work } from './queue';
+
+/** The part of the Temporal client the handler uses. */
+export interface SignalClient {
+  workflow: Pick<WorkflowClient, 'signalWithStart' | 'getHandle'>;
+}
+
+export interface HandlerOptions {
+  client: SignalClient;
+  workflowTypes: Readonly<Record<WatchedKind, string>>;
+  backoff: Backoff;
+  logger: Logger;
+  /** Checked before every attempt: a starter that is not the leader sends nothing. */
+  isLeader: () => boolean;
+  onSent?: (obs: Observation) => void;
+  /** Every failed attempt; `permanent` ones are not retried (the next change or re-list sends the object again). */
+  onFailure?: (obs: Observation, error: unknown, permanent: boolean) => void;
+}
+
+export interface Handler {
+  /** Sends the latest Observation of one incarnation, retrying transient failures; see `createHandler`. */
+  deliver(pending: Map<string, Observation>, uid: string, signal: AbortSignal): Promise<void>;
+  /** The queue's work: `deliver` each incarnation of one workflow id, in order. */
+  drain: Work;
+}
+
+/** gRPC codes worth retrying: the server or the network may recover. Anything else is our mistake or config. */
+const TRANSIENT_CODES = new Set([
+  1, // CANCELLED
+  2, // UNKNOWN
+  4, // DEADLINE_EXCEEDED
+  8, // RESOURCE_EXHAUSTED
+  10, // ABORTED
+  13, // INTERNAL
+  14, // UNAVAILABLE
+]);
+
+export function isTransient(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if (isGrpcServiceError(e)) return TRANSIENT_CODES.has(e.code);
+  }
+  // A ServiceError with no gRPC status is the connection failing underneath the call.
+  return error instanceof ServiceError;
+}
+
+function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
+  return [
+    { key: K8sKind, value: ref.kind },
+    ...(ref.namespace ? [{ key: K8sNamespace, value: ref.namespace }] : []),
+    { key: K8sName, value: ref.name },
+    { key: K8sUID, value: uid },
+  ];
+}
+
+/**
+ * The handler: turns an Observation into a signal to the object's workflow.
+ *
+ * - An object that exists is sent with signal-with-start, so its workflow starts on first sight.
+ * - A `gone` object is only signalled: when no workflow is running for it there is nothing left to finalize
+ *   (its Translations carry their own finalizers), and starting one just to tell it so would leave a stray run.
+ *
+ * Retries re-read `pending` before every attempt, so a retry sends the newest Observation of the incarnation and a
+ * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
+ */
+export function createHandler({ client, workflowTypes, backoff, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
+  async function sendOnce(obs: Observation): Promise<void> {
+    const id = workflowId(obs.ref);
+    if (obs.gone) {
+      try {
+        await client.workflow.getHandle(id).signal(observedSignal, obs);
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        logger.debug({ workflowId: id }, 'gone object has no running workflow: nothing to tell');
+      }
+      return;
+    }
+    await client.workflow.signalWithStart(workflowTypes[obs.ref.kind as WatchedKind], {
+      workflowId: id,
+      taskQueue: TASK_QUEUE,
+      signal: observedSignal,
+      signalArgs: [obs],
+      args: [{ ref: obs.ref }],
+      staticSummary: describeRef(obs.ref),
+      typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
+    });
+  }
+
+  async function deliver(pending: Map<string, Observation>, uid: string, signal: AbortSignal): Promise<void> {
+    for (let attempt = 0; ; ) {
+      const obs = pending.get(uid);
+      if (!obs || signal.aborted) return;
+      if (!isLeader()) {
+        // The next leader re-sends every object it knows; a follower keeps nothing.
+        pending.delete(uid);
+        return;
+      }
+      try {
+        await sendOnce(obs);
+        onSent?.(obs);
+        if (pending.get(uid) === obs) pending.delete(uid);
+        attempt = 0;
+      } catch (error) {
+        const permanent = !isTransient(error);
+        onFailure?.(obs, error, permanent);
+        const fields = { workflowId: workflowId(obs.ref), uid, err: error };
+        if (permanent) {
+          logger.error(fields, 'signal failed and will not be retried; the object is sent again on its next change or re-list');
+          if (pending.get(uid) === obs) pending.delete(uid);
+          return;
+        }
+        const delay = backoffDelay(backoff, attempt++);
+        logger.warn({ ...fields, attempt, delayMs: delay }, 'signal failed; retrying');
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  return {
+    deliver,
+    async drain(pending, signal) {
+      // Map iteration visits entries added meanwhile, so a new incarnation queued during a send goes in this run.
+      for (const uid of pending.keys()) await deliver(pending, uid, signal);
+    },
+  };
+}

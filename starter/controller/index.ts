@@ -1,0 +1,11 @@
+/**
+ * The starter's controller, in the controller-runtime style: a source (informers for Nodes, Pods, Services,
+ * Endpoints and Translations, restarted with backoff and re-listed periodically), a projection (the trimmed
+ * Observation each workflow reads), a predicate (send only what changed), a per-workflow work queue that coalesces
+ * bursts, and a handler that delivers each Observation to its object's workflow with signal-with-start. A Lease
+ * decides which starter sends. `createStarter` assembles them; each piece is small and tested alone.
+ */
+export { createStarter, type Starter, type StarterOptions, type StarterStats } from './starter';
+export { defaultWorkflowTypes, WATCHED_KINDS, type WatchedKind } from './kinds';
+export { DEFAULT_LEASE, type LeaseOptions } from './leader';
+export { observe, project, type InvalidProjection, type ObservedProjection, type TranslationProjection } from './projection';
