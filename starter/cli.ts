@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { startStack, stackFile } from '../deploy/local';
+import { registerOperatorCommands } from './commands';
 
 /** The `steward` command. Subcommands are added as the project grows (worker, starter, operator actions). */
 const program = new Command('steward').description('Drive Kubernetes object lifecycles into backends, durably.');
@@ -33,6 +34,8 @@ program
       process.once('SIGTERM', () => shutdown('SIGTERM'));
     });
   });
+
+registerOperatorCommands(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
