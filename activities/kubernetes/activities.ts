@@ -1,0 +1,93 @@
+// The Kubernetes activities (STYLE habit 3): one factory over the kubeconfig, plain async functions taking one
+// typed input and returning plain JSON. Failures are typed ApplicationFailures (errors.ts).
+import * as k8s from '@kubernetes/client-node';
+import type { ObjectRef } from '../../workflows/naming';
+import { createEventRecorder, type EventInput } from './events';
+import { createObjects, type KubeObject, update } from './objects';
+import { createReferrerActivities } from './referrers';
+import { createTranslationActivities } from './translations';
+
+export interface KubernetesActivityDeps {
+  kubeConfig: k8s.KubeConfig;
+  /** Server-side apply and every patch write under this manager. */
+  fieldManager?: string;
+  /** Event and condition times; tests pin it. */
+  clock?: () => Date;
+}
+
+export type ReadObjectResult =
+  | { found: false }
+  | {
+      found: true;
+      uid: string;
+      /** `metadata.generation`, 0 for kinds without one (Nodes). */
+      generation: number;
+      deleting: boolean;
+      finalizers: string[];
+      /** The object as the API server sent it; the workflow projects it. */
+      object: KubeObject;
+    };
+
+export interface ReleaseFinalizerInput {
+  ref: ObjectRef;
+  /** The incarnation the caller finalized; another one with the same name is never touched. */
+  uid: string;
+  finalizer: string;
+}
+
+export type ReleaseFinalizerResult = { released: true } | { released: false; reason: 'NotFound' | 'UidMismatch' | 'FinalizerAbsent' };
+
+export interface RecordObjectEventInput extends EventInput {
+  ref: ObjectRef;
+}
+
+export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward', clock = () => new Date() }: KubernetesActivityDeps) {
+  const objects = createObjects(kubeConfig, fieldManager);
+  const recordEvent = createEventRecorder(objects, clock);
+
+  async function readObject({ ref }: { ref: ObjectRef }): Promise<ReadObjectResult> {
+    const object = await objects.accessor(ref).read();
+    if (!object) return { found: false };
+    const { uid, generation = 0, deletionTimestamp, finalizers = [] } = object.metadata;
+    return { found: true, uid, generation, deleting: deletionTimestamp !== undefined, finalizers, object };
+  }
+
+  /**
+   * A JSON patch that tests the UID and the finalizer at its index before removing it, so neither a new incarnation
+   * nor a finalizer list changed since the read is ever hit; a failed test re-reads and tries again.
+   */
+  function releaseFinalizer({ ref, uid, finalizer }: ReleaseFinalizerInput): Promise<ReleaseFinalizerResult> {
+    return update<ReleaseFinalizerResult>(objects.accessor(ref), (current) => {
+      if (!current) return { done: { released: false, reason: 'NotFound' } };
+      if (current.metadata.uid !== uid) return { done: { released: false, reason: 'UidMismatch' } };
+      const index = current.metadata.finalizers?.indexOf(finalizer) ?? -1;
+      if (index < 0) return { done: { released: false, reason: 'FinalizerAbsent' } };
+      return {
+        patch: [
+          { op: 'test', path: '/metadata/uid', value: uid },
+          { op: 'test', path: `/metadata/finalizers/${index}`, value: finalizer },
+          { op: 'remove', path: `/metadata/finalizers/${index}` },
+        ],
+        strategy: k8s.PatchStrategy.JsonPatch,
+        then: () => ({ released: true }),
+      };
+    });
+  }
+
+  async function recordObjectEvent({ ref, ...event }: RecordObjectEventInput): Promise<{ found: boolean }> {
+    const object = await objects.accessor(ref).read();
+    if (!object) return { found: false };
+    await recordEvent(ref, object, event);
+    return { found: true };
+  }
+
+  return {
+    ...createTranslationActivities(objects, fieldManager, clock, recordEvent),
+    ...createReferrerActivities(objects),
+    readObject,
+    releaseFinalizer,
+    recordObjectEvent,
+  };
+}
+
+export type KubernetesActivities = ReturnType<typeof createKubernetesActivities>;

@@ -1,0 +1,139 @@
+// Reading and patching the kinds Steward touches, by ObjectRef, as plain JSON; and the read → decide → patch loop
+// that every optimistic-concurrency write goes through.
+import * as k8s from '@kubernetes/client-node';
+import { describeRef, type LifecycleKind, type ObjectRef } from '../../workflows/naming';
+import { kubernetesFailure, statusOf, toFailure } from './errors';
+
+/** An object as the API server sends it (JSON), with the metadata fields Steward reads typed. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid: string;
+    resourceVersion: string;
+    generation?: number;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  [field: string]: unknown;
+}
+
+export type PatchStrategy = (typeof k8s.PatchStrategy)[keyof typeof k8s.PatchStrategy];
+
+/** One object's read and patch; `read` gives undefined for 404. */
+export interface Accessor {
+  what: string;
+  read(): Promise<KubeObject | undefined>;
+  patch(body: unknown, strategy: PatchStrategy): Promise<KubeObject>;
+}
+
+interface KindApi {
+  apiVersion: string;
+  namespaced: boolean;
+  read(name: string, namespace: string): Promise<unknown>;
+  patch(name: string, namespace: string, body: unknown, options: k8s.ConfigurationOptions): Promise<unknown>;
+}
+
+export const TRANSLATION_API = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
+const PEERPOD_API = { group: 'confidentialcontainers.org', version: 'v1alpha1', plural: 'peerpods' } as const;
+
+// The typed core API hands back class instances (Dates for timestamps); activities return plain JSON.
+const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as KubeObject;
+
+export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) {
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+  const customKind = (api: { group: string; version: string; plural: string }): KindApi => ({
+    apiVersion: `${api.group}/${api.version}`,
+    namespaced: true,
+    read: (name, namespace) => custom.getNamespacedCustomObject({ ...api, namespace, name }),
+    patch: (name, namespace, body, options) =>
+      custom.patchNamespacedCustomObject({ ...api, namespace, name, body, fieldManager }, options),
+  });
+  const kinds: Record<LifecycleKind, KindApi> = {
+    Node: {
+      apiVersion: 'v1',
+      namespaced: false,
+      read: (name) => core.readNode({ name }),
+      patch: (name, _namespace, body, options) => core.patchNode({ name, body, fieldManager }, options),
+    },
+    Pod: {
+      apiVersion: 'v1',
+      namespaced: true,
+      read: (name, namespace) => core.readNamespacedPod({ name, namespace }),
+      patch: (name, namespace, body, options) => core.patchNamespacedPod({ name, namespace, body, fieldManager }, options),
+    },
+    Service: {
+      apiVersion: 'v1',
+      namespaced: true,
+      read: (name, namespace) => core.readNamespacedService({ name, namespace }),
+      patch: (name, namespace, body, options) => core.patchNamespacedService({ name, namespace, body, fieldManager }, options),
+    },
+    Endpoints: {
+      apiVersion: 'v1',
+      namespaced: true,
+      read: (name, namespace) => core.readNamespacedEndpoints({ name, namespace }),
+      patch: (name, namespace, body, options) => core.patchNamespacedEndpoints({ name, namespace, body, fieldManager }, options),
+    },
+    Translation: customKind(TRANSLATION_API),
+    PeerPod: customKind(PEERPOD_API),
+  };
+
+  function kindOf(ref: ObjectRef): KindApi & { namespace: string } {
+    const api = kinds[ref.kind];
+    if (!api) throw kubernetesFailure('KubernetesBadRequest', `${describeRef(ref)}: Steward does not handle kind ${String(ref.kind)}`);
+    if (api.namespaced && !ref.namespace) throw kubernetesFailure('KubernetesBadRequest', `${describeRef(ref)}: a ${ref.kind} needs a namespace`);
+    return { ...api, namespace: api.namespaced ? (ref.namespace ?? '') : '' };
+  }
+
+  function accessor(ref: ObjectRef): Accessor {
+    const api = kindOf(ref);
+    const what = describeRef(ref);
+    return {
+      what,
+      read: async () => {
+        try {
+          return plain(await api.read(ref.name, api.namespace));
+        } catch (error) {
+          if (statusOf(error) === 404) return undefined;
+          throw toFailure(error, `read ${what}`);
+        }
+      },
+      patch: async (body, strategy) => plain(await api.patch(ref.name, api.namespace, body, k8s.setHeaderOptions('Content-Type', strategy))),
+    };
+  }
+
+  /** What an Event or an ownerReference says about the object. */
+  const typeMeta = (ref: ObjectRef) => ({ apiVersion: kindOf(ref).apiVersion, kind: ref.kind });
+
+  return { core, custom, accessor, typeMeta };
+}
+
+export type Objects = ReturnType<typeof createObjects>;
+
+/** What a step of `update` decided: finish with a result, or send a patch and finish with what it returned. */
+export type Decision<R> = { done: R } | { patch: unknown; strategy: PatchStrategy; then: (patched: KubeObject) => R };
+
+const ATTEMPTS = 8;
+
+/**
+ * Read → decide → patch, again from a fresh read when the object changed meanwhile: a 409 (the patch carried the
+ * resourceVersion it was computed from), a 404 (gone since the read), or a failed JSON-patch `test` (422).
+ */
+export async function update<R>(object: Accessor, decide: (current: KubeObject | undefined) => Decision<R>): Promise<R> {
+  for (let attempt = 1; ; attempt++) {
+    const decision = decide(await object.read());
+    if ('done' in decision) return decision.done;
+    try {
+      return decision.then(await object.patch(decision.patch, decision.strategy));
+    } catch (error) {
+      const status = statusOf(error);
+      const changed = status === 409 || status === 404 || (status === 422 && decision.strategy === k8s.PatchStrategy.JsonPatch);
+      if (!changed || attempt === ATTEMPTS) throw toFailure(error, `patch ${object.what}`);
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import * as k8s from '@kubernetes/client-node';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServiceAccountKubeconfig } from '../../deploy/local';
+import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { TRANSLATION_FINALIZER } from '../../workflows/translation/types';
+import { createKubernetesActivities } from './activities';
+import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';
+
+const clusterRole = k8s.loadYaml<k8s.V1ClusterRole>(readFileSync(join(__dirname, '../../deploy/rbac/steward-clusterrole.yaml'), 'utf8'));
+
+async function serviceAccount(name: string, clusterRules: k8s.V1PolicyRule[]) {
+  const kubeConfig = await createServiceAccountKubeconfig(
+    stackInfo().kubernetes.kubeconfig,
+    { namespace: await createNamespace(adminConfig(), 'k8sact-sa'), name, clusterRules },
+    join(mkdtempSync(join(tmpdir(), 'steward-k8sact-')), 'kubeconfig'),
+  );
+  return createKubernetesActivities({ kubeConfig });
+}
+
+describe('RBAC', () => {
+  it('runs every activity as a ServiceAccount bound to exactly deploy/rbac/steward-clusterrole.yaml', async () => {
+    const admin = adminConfig();
+    const namespace = await createNamespace(admin, 'k8sact-rbac');
+    const k = await serviceAccount('steward', clusterRole.rules ?? []);
+    const node = (await admin.makeApiClient(k8s.CoreV1Api).createNode({ body: { metadata: { name: uniqueName('node') } } })).metadata!.name!;
+    // RBAC bindings reach the authorizer's cache asynchronously.
+    await eventually(async () => (await k.readObject({ ref: { kind: 'Node', name: node } }).catch(() => ({ found: false }))).found, 'the binding is effective', 30_000);
+
+    const owner = await createService(admin, namespace);
+    const [a, b] = ['a', 'b'].map((n) => translationOf(owner, `service.4.${owner.name}-${n}`, [bridgeId(1)])) as [ReturnType<typeof translationOf>, ReturnType<typeof translationOf>];
+    const ref = { kind: 'Translation' as const, namespace, name: a.name };
+    await k.applyTranslations({ owner, translations: [a, b] });
+    await k.applyTranslations({ owner, translations: [a, b] });
+    expect(await k.applyTranslations({ owner, translations: [a] })).toMatchObject({ deleted: [`${namespace}/${b.name}`] });
+
+    for (const kind of ['Pod', 'Service', 'Endpoints', 'Translation', 'PeerPod'] as const) await k.readObject({ ref: { kind, namespace, name: 'missing' } });
+    for (const dependency of [{ kind: 'Node' as const, name: node }, owner]) {
+      await k.addReferrer({ dependency, referrer: ref });
+      expect(await k.listReferrers({ dependency })).toMatchObject({ referrers: [ref] });
+      await k.removeReferrer({ dependency, referrer: ref });
+    }
+
+    const ready = { status: 'True', reason: 'Pushed', message: 'pushed' } as const;
+    const event = { type: 'Normal', reason: 'Pushed', message: 'pushed' } as const;
+    for (let i = 0; i < 2; i++) await k.recordTranslationStatus({ ref, generation: 1, childResources: [], ready, synced: ready, event });
+    expect(await k.recordObjectEvent({ ref: owner, ...event })).toEqual({ found: true });
+
+    const read = await k.readObject({ ref });
+    expect(await k.releaseFinalizer({ ref, uid: read.found ? read.uid : '', finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
+  });
+
+  it('fails non-retryable KubernetesForbidden, naming the object, where the role grants nothing', async () => {
+    const k = await serviceAccount('nobody', []);
+    const ref = { kind: 'Node' as const, name: 'node-1' };
+    await expect(k.readObject({ ref })).rejects.toMatchObject({ type: 'KubernetesForbidden', nonRetryable: true, message: expect.stringContaining('Node node-1') as unknown });
+  });
+});

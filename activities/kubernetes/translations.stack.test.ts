@@ -1,0 +1,180 @@
+import * as k8s from '@kubernetes/client-node';
+import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation, TRANSLATION_FINALIZER } from '../../workflows/translation/types';
+import { createKubernetesActivities } from './activities';
+import type { RecordTranslationStatusInput } from './translations';
+import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';
+
+const kc = adminConfig();
+const core = kc.makeApiClient(k8s.CoreV1Api);
+let now = new Date('2030-01-01T10:00:00Z');
+const k = createKubernetesActivities({ kubeConfig: kc, clock: () => now });
+const ref = (t: Translation) => ({ kind: 'Translation' as const, namespace: t.namespace, name: t.name });
+const key = (t: Translation) => `${t.namespace}/${t.name}`;
+
+describe('applyTranslations', () => {
+  let namespace: string;
+  beforeAll(async () => {
+    namespace = await createNamespace(kc, 'k8sact-tr');
+  });
+
+  it('applies labels, ownerReferences, finalizers and resources; re-applying changes nothing; a smaller set deletes the stale one', async () => {
+    const owner = await createService(kc, namespace);
+    const [a, b, c] = ['a', 'b', 'c'].map((n, i) => translationOf(owner, `service.4.${owner.name}-${n}`, [bridgeId(i)])) as [Translation, Translation, Translation];
+    const bystander = translationOf(await createService(kc, namespace), uniqueName('bystander'), [bridgeId(9)]);
+    await k.applyTranslations({ owner: { kind: 'Service', namespace, name: bystander.ownerReferences[0]!.name, uid: bystander.ownerReferences[0]!.uid }, translations: [bystander] });
+
+    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toEqual({ applied: [a, b, c].map(key), deleted: [], terminating: [] });
+    const read = await k.readObject({ ref: ref(a) });
+    if (!read.found) throw new Error('Translation a not written');
+    expect(read.object.metadata).toMatchObject({ labels: a.labels, finalizers: [TRANSLATION_FINALIZER], ownerReferences: a.ownerReferences });
+    expect(read.object.resources).toEqual(a.resources);
+
+    // Idempotent: the same apply again is a no-op for the API server too (same resourceVersion).
+    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toEqual({ applied: [a, b, c].map(key), deleted: [], terminating: [] });
+    expect(await k.readObject({ ref: ref(a) })).toMatchObject({ object: { metadata: { resourceVersion: read.object.metadata.resourceVersion } } });
+
+    const grownB = { ...b, resources: [...b.resources, ...translationOf(owner, b.name, [bridgeId(7)]).resources] };
+    expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toEqual({ applied: [a, b].map(key), deleted: [key(c)], terminating: [] });
+    expect(await k.readObject({ ref: ref(b) })).toMatchObject({ object: { resources: grownB.resources } });
+    // The finalizer holds the stale Translation until the pusher releases it.
+    const staleC = await k.readObject({ ref: ref(c) });
+    expect(staleC).toMatchObject({ found: true, deleting: true, finalizers: [TRANSLATION_FINALIZER] });
+    // Asked again, the stale one is still reported (its deletion was requested earlier).
+    expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toMatchObject({ deleted: [key(c)] });
+    expect(await k.releaseFinalizer({ ref: ref(c), uid: staleC.found ? staleC.uid : '', finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
+    expect(await k.readObject({ ref: ref(c) })).toEqual({ found: false });
+    expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toMatchObject({ deleted: [] });
+    // Another owner's Translation in the same namespace is never stale for this owner.
+    expect(await k.readObject({ ref: ref(bystander) })).toMatchObject({ found: true, deleting: false });
+  });
+
+  it('lets the real garbage collector delete Translations after the owner goes; the finalizer holds each until releaseFinalizer', async () => {
+    const owner = await createService(kc, namespace);
+    const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
+    await k.applyTranslations({ owner, translations: [t] });
+    const before = await k.readObject({ ref: ref(t) });
+    if (!before.found) throw new Error('Translation not written');
+
+    await core.deleteNamespacedService({ name: owner.name, namespace });
+    await eventually(async () => {
+      const current = await k.readObject({ ref: ref(t) });
+      return current.found && current.deleting;
+    }, 'the garbage collector deleted the Translation');
+    expect(await k.readObject({ ref: ref(t) })).toMatchObject({ found: true, deleting: true, finalizers: [TRANSLATION_FINALIZER] });
+
+    expect(await k.releaseFinalizer({ ref: ref(t), uid: 'not-this-incarnation', finalizer: TRANSLATION_FINALIZER })).toEqual({ released: false, reason: 'UidMismatch' });
+    expect(await k.readObject({ ref: ref(t) })).toMatchObject({ found: true, finalizers: [TRANSLATION_FINALIZER] });
+    expect(await k.releaseFinalizer({ ref: ref(t), uid: before.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
+    await eventually(async () => !(await k.readObject({ ref: ref(t) })).found, 'the Translation is gone');
+    expect(await k.releaseFinalizer({ ref: ref(t), uid: before.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({ released: false, reason: 'NotFound' });
+  });
+
+  it('handles the global Translations by the midonet.org/global label, without an owner object', async () => {
+    const global = (name: string): Translation => ({
+      name,
+      namespace: GLOBAL_NAMESPACE,
+      labels: { [GLOBAL_LABEL]: '' },
+      ownerReferences: [],
+      finalizers: [TRANSLATION_FINALIZER],
+      resources: [{ kind: 'Chain', parent: '', body: JSON.stringify({ id: bridgeId(3), name }) }],
+    });
+    const [x, y] = [global(uniqueName('midonet-global.4.x')), global(uniqueName('midonet-global.4.y'))] as [Translation, Translation];
+    expect(await k.applyTranslations({ owner: { kind: 'Global' }, translations: [x, y] })).toMatchObject({ applied: [key(x), key(y)], deleted: [] });
+    expect(await k.applyTranslations({ owner: { kind: 'Global' }, translations: [x] })).toMatchObject({ applied: [key(x)], deleted: [key(y)] });
+    expect(await k.readObject({ ref: ref(y) })).toMatchObject({ found: true, deleting: true });
+  });
+
+  it('refuses, writing nothing, a Translation that does not carry its owner label: it could never be found stale', async () => {
+    const owner = await createService(kc, namespace);
+    const other = await createService(kc, namespace);
+    const t = translationOf(other, uniqueName('service.4.mismatch'), [bridgeId(2)]);
+    await expect(k.applyTranslations({ owner, translations: [t] })).rejects.toMatchObject({ type: 'TranslationOwnerMismatch', nonRetryable: true });
+    expect(await k.readObject({ ref: ref(t) })).toEqual({ found: false });
+  });
+});
+
+describe('recordTranslationStatus', () => {
+  let namespace: string;
+  beforeAll(async () => {
+    namespace = await createNamespace(kc, 'k8sact-st');
+  });
+
+  const pushed = { status: 'True', reason: 'Pushed', message: 'all 1 resources are in MidoNet' } as const;
+  const eventsOf = async (uid: string) =>
+    (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.uid=${uid}` })).items;
+
+  it('writes observedGeneration, childResources and conditions whose lastTransitionTime changes only with the status', async () => {
+    const owner = await createService(kc, namespace);
+    const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
+    await k.applyTranslations({ owner, translations: [t] });
+    const child = { kind: 'Bridge', id: bridgeId(1), state: 'synced' };
+
+    now = new Date('2030-01-01T10:00:00Z');
+    expect(await k.recordTranslationStatus({ ref: ref(t), generation: 1, childResources: [child], ready: pushed, synced: pushed })).toMatchObject({ found: true, changed: true });
+    const first = await k.readObject({ ref: ref(t) });
+    expect(first.found && first.object.status).toEqual({
+      observedGeneration: 1,
+      childResources: [{ ...child, lastTransitionTime: '2030-01-01T10:00:00Z', observedGeneration: 1 }],
+      conditions: [
+        { type: 'Ready', ...pushed, lastTransitionTime: '2030-01-01T10:00:00Z', observedGeneration: 1 },
+        { type: 'Synced', ...pushed, lastTransitionTime: '2030-01-01T10:00:00Z', observedGeneration: 1 },
+      ],
+    });
+
+    now = new Date('2030-01-01T10:05:00Z');
+    expect(await k.recordTranslationStatus({ ref: ref(t), generation: 1, childResources: [child], ready: pushed, synced: pushed })).toMatchObject({ changed: false });
+    const failing = { status: 'False', reason: 'MidonetUnavailable', message: 'MidoNet answered 503' } as const;
+    expect(await k.recordTranslationStatus({ ref: ref(t), generation: 1, childResources: [child], ready: pushed, synced: failing })).toMatchObject({ changed: true });
+    const second = await k.readObject({ ref: ref(t) });
+    expect(second.found && second.object.status).toMatchObject({
+      childResources: [{ lastTransitionTime: '2030-01-01T10:00:00Z' }],
+      conditions: [
+        { type: 'Ready', lastTransitionTime: '2030-01-01T10:00:00Z' },
+        { type: 'Synced', status: 'False', reason: 'MidonetUnavailable', lastTransitionTime: '2030-01-01T10:05:00Z' },
+      ],
+    });
+
+    // The status subresource keeps status out of server-side apply: applying the Translation again leaves it.
+    await k.applyTranslations({ owner, translations: [t] });
+    expect(await k.readObject({ ref: ref(t) })).toMatchObject({ object: { status: { conditions: [{ type: 'Ready' }, { type: 'Synced', status: 'False' }] } } });
+  });
+
+  it('emits an Event on the Translation, and an identical one again bumps its count instead of adding another', async () => {
+    const owner = await createService(kc, namespace);
+    const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
+    await k.applyTranslations({ owner, translations: [t] });
+    const event = { type: 'Warning', reason: 'MidonetUnavailable', message: 'MidoNet answered 503' } as const;
+    const input = { ref: ref(t), generation: 1, childResources: [], ready: pushed, synced: pushed, event };
+
+    const recorded = await k.recordTranslationStatus(input);
+    if (!recorded.found) throw new Error('Translation not found');
+    expect(await eventsOf(recorded.uid)).toMatchObject([{ type: 'Warning', reason: 'MidonetUnavailable', count: 1, source: { component: 'steward' }, involvedObject: { kind: 'Translation', apiVersion: 'midonet.org/v1', name: t.name } }]);
+    now = new Date('2030-01-01T11:00:00Z');
+    await k.recordTranslationStatus(input);
+    const [bumped, ...others] = await eventsOf(recorded.uid);
+    expect(others).toEqual([]);
+    expect(bumped).toMatchObject({ count: 2, lastTimestamp: new Date('2030-01-01T11:00:00Z') });
+
+    await k.recordTranslationStatus({ ...input, event: { type: 'Normal', reason: 'Pushed', message: 'pushed' } });
+    expect((await eventsOf(recorded.uid)).map((e) => e.reason).sort()).toEqual(['MidonetUnavailable', 'Pushed']);
+  });
+
+  it('emits Events on any object with recordObjectEvent', async () => {
+    const owner = await createService(kc, namespace);
+    expect(await k.recordObjectEvent({ ref: owner, type: 'Normal', reason: 'TranslationCreated', message: 'Translation created' })).toEqual({ found: true });
+    expect(await eventsOf(owner.uid)).toMatchObject([{ reason: 'TranslationCreated', involvedObject: { kind: 'Service', apiVersion: 'v1', name: owner.name, namespace } }]);
+    expect(await k.recordObjectEvent({ ref: { ...owner, name: 'missing' }, type: 'Normal', reason: 'X', message: 'x' })).toEqual({ found: false });
+  });
+
+  it('does nothing for a missing Translation or another incarnation of it', async () => {
+    const owner = await createService(kc, namespace);
+    const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
+    const input: RecordTranslationStatusInput = { ref: ref(t), generation: 1, childResources: [], ready: pushed, synced: pushed, event: { type: 'Normal', reason: 'Pushed', message: 'pushed' } };
+    expect(await k.recordTranslationStatus(input)).toEqual({ found: false });
+    await k.applyTranslations({ owner, translations: [t] });
+    expect(await k.recordTranslationStatus({ ...input, uid: 'an-older-incarnation' })).toEqual({ found: false });
+    const read = await k.readObject({ ref: ref(t) });
+    expect(read.found && read.object.status).toBeUndefined();
+    expect(read.found && (await eventsOf(read.uid))).toEqual([]);
+  });
+});
