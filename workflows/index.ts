@@ -1,6 +1,7 @@
 /**
- * Workflows: deterministic code only. The XState machines (pure data), the small interpreter that runs a
- * machine inside a Temporal workflow, and one workflow per lifecycle kind. This module is the worker's only
- * `workflowsPath`; everything here must replay identically.
+ * Workflows: deterministic code only. The XState machines (pure data, `machines/`), the small interpreter that runs a
+ * machine inside a Temporal workflow (`interpreter.ts`), the translation of Kubernetes objects into MidoNet resources
+ * (`translation/`), and one workflow per lifecycle kind. This module is the worker's only `workflowsPath`;
+ * everything here must replay identically.
  */
-export {};
+export { translationLifecycle } from './translation-lifecycle';

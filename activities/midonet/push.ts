@@ -36,6 +36,18 @@ export interface DeleteInput {
   resources: BackendResource[];
 }
 
+/**
+ * A missing parent or referenced object usually belongs to another Translation not pushed yet (a Pod's port needs
+ * its Node's bridge): midonet-kubernetes retries those, and so do we, until the retries run out and the machine
+ * shows `stuck`.
+ */
+function waitForOtherTranslations(error: unknown): never {
+  if (error instanceof ApplicationFailure && (error.type === 'MidonetParentMissing' || error.type === 'MidonetReferenceMissing')) {
+    throw ApplicationFailure.retryable(error.message, 'MidonetDependencyMissing', ...error.details ?? []);
+  }
+  throw error;
+}
+
 export function identify(resource: BackendResource): { key: string; id: string } {
   const body = JSON.parse(resource.body) as Record<string, unknown>;
   // Links, bindings and table entries have no ID of their own: their body is what they are.
@@ -76,7 +88,7 @@ export function createPushActivities({ client }: { client: MidonetClient }) {
       const recreated: string[] = [];
       for (const [index, resource] of resources.entries()) {
         if (index >= resumeAt) {
-          const result = await client.ensure(resource);
+          const result = await client.ensure(resource).catch(waitForOtherTranslations);
           if (result.outcome === 'conflict') {
             const { key, id } = identify(resource);
             // Only what this Translation itself pushed may be deleted and created again; anything else may belong to

@@ -1,0 +1,26 @@
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { KubernetesActivities } from '../activities/kubernetes';
+import type { PushActivities } from '../activities/midonet/push';
+
+/**
+ * The few option presets every workflow calls activities through (activities are imported as types only).
+ * Retries are bounded on purpose: when they run out the machine shows `stuck` and keeps retrying slowly, which an
+ * operator can see and act on, instead of an activity retrying invisibly forever.
+ */
+const bounded = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 };
+
+/** A whole Translation pushed or deleted in one call: heartbeats after each resource, resumes where it stopped. */
+export const midonet = proxyActivities<PushActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: bounded,
+});
+
+/**
+ * Quick, idempotent Kubernetes calls as local activities: one marker event instead of three, and no round trip
+ * through the server's task queue (ref/performance.md 5b).
+ */
+export const kubernetes = proxyLocalActivities<KubernetesActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: bounded,
+});

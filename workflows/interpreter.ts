@@ -1,0 +1,142 @@
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, sleep } from '@temporalio/workflow';
+import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject, type StateValue } from 'xstate';
+
+/**
+ * Runs a pure XState machine inside a Temporal workflow. The machine only decides; this loop takes the next
+ * event, asks `transition` for the next snapshot and its actions, runs each action through an executor (usually
+ * an activity) and feeds what the executor returns back as events. Two actions are built in, because timers
+ * belong to Temporal, not to the machine: `startTimer` ({ id, delayMs, event, jitter? }) schedules a durable timer
+ * that sends `event` when it fires, and `cancelTimer` ({ id }) cancels it.
+ */
+
+/** What survives continue-as-new: plain JSON only (a Map or class instance would arrive as `{}`). */
+export interface PersistedMachine<TContext = unknown> {
+  version: number;
+  value: StateValue;
+  context: TContext;
+}
+
+/** An action that failed after its retries, as an event the machine can handle. */
+export interface ActionFailedEvent {
+  type: 'actionFailed';
+  action: string;
+  reason: string;
+  message: string;
+}
+
+/** An event as executors and signal handlers produce it; the interpreter adds `at`. */
+export type Unstamped<E> = E extends unknown ? Omit<E, 'at'> : never;
+
+export type Executor<TEvent> = (params: never, context: never) => Promise<Unstamped<TEvent> | Unstamped<TEvent>[] | void>;
+
+export interface TimerParams<TEvent> {
+  id: string;
+  delayMs: number;
+  event: TEvent;
+  /** Spread re-observations of many objects: the delay varies by up to this fraction (deterministic in workflows). */
+  jitter?: number;
+}
+
+export class Interpreter<TContext, TEvent extends EventObject> {
+  private readonly queue: TEvent[] = [];
+  private readonly timers = new Map<string, CancellationScope>();
+  private pending: { type: string; params?: unknown }[];
+  snapshot: AnyMachineSnapshot;
+
+  constructor(
+    private readonly machine: AnyStateMachine,
+    start: { persisted: PersistedMachine } | { input: unknown },
+  ) {
+    if ('persisted' in start) {
+      this.snapshot = machine.resolveState({ value: start.persisted.value, context: start.persisted.context }) as AnyMachineSnapshot;
+      this.pending = [];
+    } else {
+      [this.snapshot, this.pending] = initialTransition(machine, start.input);
+    }
+  }
+
+  /** Queues an event, stamped with the workflow time (`at`), which is deterministic on replay. */
+  send(event: Unstamped<TEvent>): void {
+    this.queue.push({ ...event, at: new Date().toISOString() } as unknown as TEvent);
+  }
+
+  get context(): TContext {
+    return this.snapshot.context as TContext;
+  }
+
+  get done(): boolean {
+    return this.snapshot.status === 'done';
+  }
+
+  persisted(version: number): PersistedMachine {
+    return { version, value: this.snapshot.value as StateValue, context: this.snapshot.context as unknown };
+  }
+
+  /**
+   * Runs until the machine is done or `shouldStop` says so (e.g. continue-as-new is due); `onSnapshot` sees every
+   * new snapshot (state query, search attributes, current details).
+   */
+  async run(
+    executors: Record<string, Executor<TEvent>>,
+    hooks: { onSnapshot?: (snapshot: AnyMachineSnapshot) => void; shouldStop?: () => boolean } = {},
+  ): Promise<void> {
+    for (;;) {
+      const actions = this.pending;
+      this.pending = [];
+      for (const action of actions) await this.execute(action, executors);
+      hooks.onSnapshot?.(this.snapshot);
+      if (this.done) return;
+      await condition(() => this.queue.length > 0 || (hooks.shouldStop?.() ?? false));
+      const event = this.queue.shift();
+      if (!event) return;
+      [this.snapshot, this.pending] = transition(this.machine, this.snapshot, event);
+    }
+  }
+
+  private async execute(
+    action: { type: string; params?: unknown },
+    executors: Record<string, Executor<TEvent>>,
+  ): Promise<void> {
+    if (action.type === 'startTimer') return this.startTimer(action.params as TimerParams<Unstamped<TEvent>>);
+    if (action.type === 'cancelTimer') return this.cancelTimer((action.params as { id: string }).id);
+    const executor = executors[action.type];
+    if (!executor) throw ApplicationFailure.nonRetryable(`no executor for action ${action.type}`, 'MachineMisconfigured');
+    try {
+      const produced = await executor(action.params as never, this.snapshot.context as never);
+      for (const event of ([] as Unstamped<TEvent>[]).concat(produced ?? [])) this.send(event);
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      this.send(actionFailed(action.type, error) as unknown as Unstamped<TEvent>);
+    }
+  }
+
+  private startTimer({ id, delayMs, event, jitter = 0 }: TimerParams<Unstamped<TEvent>>): void {
+    this.cancelTimer(id);
+    // Math.random is seeded per workflow run by the SDK, so this replays identically.
+    const delay = Math.round(delayMs * (1 + jitter * (Math.random() * 2 - 1)));
+    const scope = new CancellationScope();
+    this.timers.set(id, scope);
+    void scope.run(() => sleep(delay)).then(
+      () => {
+        this.timers.delete(id);
+        this.send(event);
+      },
+      (error: unknown) => {
+        if (!isCancellation(error)) throw error;
+      },
+    );
+  }
+
+  private cancelTimer(id: string): void {
+    this.timers.get(id)?.cancel();
+    this.timers.delete(id);
+  }
+}
+
+/** The failure's type (our CamelCase reason vocabulary) and message, from an activity or a workflow-side error. */
+export function actionFailed(action: string, error: unknown): ActionFailedEvent {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure) return { type: 'actionFailed', action, reason: cause.type ?? 'ActionFailed', message: cause.message };
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return { type: 'actionFailed', action, reason: error instanceof ActivityFailure ? 'ActivityTimedOut' : 'ActionFailed', message };
+}

@@ -1,0 +1,120 @@
+import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition, type Workflow } from '@temporalio/workflow';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { z } from 'zod';
+import type { Interpreter, Unstamped } from './interpreter';
+import {
+  cleanupRequest,
+  cleanupSignal,
+  cleanupUpdate,
+  observedSignal,
+  operatorRequestSchema,
+  pauseSignal,
+  pauseUpdate,
+  refreshSignal,
+  refreshUpdate,
+  resumeSignal,
+  resumeUpdate,
+  stateQuery,
+  type ActionResult,
+  type LifecycleStateView,
+  type Observation,
+} from './messages';
+import { LifecycleState } from './search-attributes';
+
+/**
+ * What every lifecycle workflow shares: the watcher's observations and the operator's actions turned into machine
+ * events, the `state` query, the Temporal UI's current details and `LifecycleState` search attribute, and
+ * continue-as-new at a safe point.
+ */
+
+/** The events every lifecycle machine understands. */
+type LifecycleEvent =
+  | { type: 'observed'; observation: Observation }
+  | { type: 'cleanup'; request: z.infer<typeof cleanupRequest> }
+  | { type: 'pause' | 'resume' | 'refresh'; request: z.infer<typeof operatorRequestSchema> };
+
+const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+export function handleLifecycleMessages<TContext, TEvent extends { type: string }>(
+  interpreter: Interpreter<TContext, TEvent>,
+  view: () => LifecycleStateView,
+): void {
+  const send = (event: LifecycleEvent) => interpreter.send(event as unknown as Unstamped<TEvent>);
+  setHandler(observedSignal, (observation) => send({ type: 'observed', observation }));
+  setHandler(stateQuery, view, { description: 'Machine state, backend resources with their status, the last error and operator actions.' });
+
+  const operatorActions = [
+    { type: 'cleanup', update: cleanupUpdate, signal: cleanupSignal, schema: cleanupRequest },
+    { type: 'pause', update: pauseUpdate, signal: pauseSignal, schema: operatorRequestSchema },
+    { type: 'resume', update: resumeUpdate, signal: resumeSignal, schema: operatorRequestSchema },
+    { type: 'refresh', update: refreshUpdate, signal: refreshSignal, schema: operatorRequestSchema },
+  ] as const;
+  for (const { type, update, signal, schema } of operatorActions) {
+    /** The reason an action is refused, or undefined when the current state accepts it. */
+    const refusal = (request: unknown): string | undefined => {
+      const parsed = schema.safeParse(request);
+      if (!parsed.success) return `invalid ${type} request: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; ')}`;
+      const event = { type, request: parsed.data, at: '' };
+      if (!interpreter.snapshot.can(event)) return `${type} is not possible while the lifecycle is ${stateName(interpreter.snapshot.value)}${hint(type)}`;
+      return undefined;
+    };
+    setHandler(
+      update as UpdateDefinition<ActionResult, [unknown]>,
+      (request: unknown): ActionResult => {
+        const state = stateName(interpreter.snapshot.value);
+        send({ type, request } as LifecycleEvent);
+        return { accepted: true, state, message: `${type} accepted in state ${state}` };
+      },
+      {
+        validator: (request: unknown) => {
+          const reason = refusal(request);
+          if (reason) throw new Error(reason);
+        },
+        description: `Operator action ${type}, validated against the current state; records who asked and why.`,
+      },
+    );
+    // A signal cannot be refused, so an invalid one is only logged: use the update to get the reason back.
+    setHandler(signal as SignalDefinition<[unknown]>, (request: unknown) => {
+      const reason = refusal(request);
+      if (reason) log.warn(`ignored ${type} signal: ${reason}`);
+      else send({ type, request } as LifecycleEvent);
+    });
+  }
+}
+
+function hint(type: string): string {
+  if (type === 'cleanup') return ' (cleanup acts on a stuck or paused lifecycle)';
+  if (type === 'resume') return ' (only a paused lifecycle resumes)';
+  if (type === 'refresh') return ' (refresh acts on a synced or stuck lifecycle)';
+  return '';
+}
+
+/** Current details (markdown) and the coarse `LifecycleState` search attribute, upserted only when it changes. */
+export function publishState(view: LifecycleStateView, lastPublished: { state?: string }): void {
+  const rows = view.resources.map((r) => `| ${r.kind} | \`${r.id}\` | ${r.state} |`);
+  setCurrentDetails(
+    [
+      `**State:** ${view.state}`,
+      view.lastError ? `**Last error:** ${view.lastError.reason}: ${view.lastError.message}` : '',
+      rows.length ? ['| kind | id | state |', '|---|---|---|', ...rows].join('\n') : '_no backend resources_',
+    ]
+      .filter(Boolean)
+      .join('\n\n'),
+  );
+  if (lastPublished.state !== view.state) {
+    upsertSearchAttributes([{ key: LifecycleState, value: view.state }]);
+    lastPublished.state = view.state;
+  }
+}
+
+const HISTORY_BOUND = 2_000;
+
+export const continueAsNewDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_BOUND;
+
+/** Continue as new once every handler finished, carrying only plain JSON. */
+export async function continueAsNewWith<F extends Workflow>(...args: Parameters<F>): Promise<never> {
+  await condition(allHandlersFinished);
+  return continueAsNew<F>(...args);
+}
+
+export { stateName };

@@ -1,0 +1,320 @@
+import { assign, setup } from 'xstate';
+import type { BackendResource } from '../../activities/midonet/client';
+import type { PushedResource } from '../../activities/midonet/push';
+import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../messages';
+import type { ObjectRef } from '../naming';
+import { TRANSLATION_FINALIZER } from '../translation/types';
+
+/**
+ * The pusher (seed 000): one machine per Translation resource. It pushes the Translation's backend resources in
+ * order, keeps them there (a periodic re-observation repairs drift), and when the Translation is being deleted with
+ * our finalizer it deletes them in reverse order and then releases the finalizer. Failures that outlast the
+ * activity retries park the machine in `stuck`, visible everywhere, where it retries slowly and waits for an
+ * operator (`cleanup retry | orphan | force`).
+ */
+export const TRANSLATION_MACHINE_VERSION = 1;
+
+/** Timers, in ms; the workflow may shorten them (tests) through its input. */
+export interface TranslationTimings {
+  driftCheckMs: number;
+  stuckRetryMs: number;
+}
+export const defaultTranslationTimings: TranslationTimings = { driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
+
+export interface TranslationProjection {
+  resources: BackendResource[];
+}
+
+export interface TranslationContext {
+  ref: ObjectRef;
+  timings: TranslationTimings;
+  uid?: string;
+  generation: number;
+  /** Resources the Translation asks for, in order. */
+  desired: BackendResource[];
+  /** The generation `desired` had when last pushed successfully. */
+  pushedGeneration: number;
+  /** What this workflow knows to be in MidoNet: its own record, which makes removals and re-creations safe. */
+  pushed: PushedResource[];
+  /** Resources left in MidoNet on purpose by `cleanup --mode orphan`. */
+  orphaned: PushedResource[];
+  deleting: boolean;
+  finalizerPresent: boolean;
+  gone: boolean;
+  /** Where `stuck` returns to on retry, and where `paused` resumes. */
+  resumeTo: 'pushing' | 'deleting' | 'releasing';
+  force: boolean;
+  lastError?: LifecycleError;
+  actions: ActionRecord[];
+  /** A newer object with the same name: handled once this one is fully finalized. */
+  nextIncarnation?: Observation<TranslationProjection>;
+}
+
+/** Every event carries `at`, the workflow time it was taken in (stamped by the interpreter: machines read no clock). */
+export type TranslationEvent = (
+  | { type: 'observed'; observation: Observation<TranslationProjection> }
+  | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[] }
+  | { type: 'backendDeleted'; removed: PushedResource[] }
+  | { type: 'released' }
+  | { type: 'statusRecorded' }
+  | { type: 'actionFailed'; action: string; reason: string; message: string }
+  | { type: 'retry' }
+  | { type: 'driftCheck' }
+  | { type: 'cleanup'; request: CleanupRequest }
+  | { type: 'pause'; request: OperatorRequest }
+  | { type: 'resume'; request: OperatorRequest }
+  | { type: 'refresh'; request: OperatorRequest }
+  | { type: 'resumed' }
+) & { at: string };
+
+export interface TranslationInput {
+  ref: ObjectRef;
+  timings?: Partial<TranslationTimings>;
+}
+
+/** Parameters of the actions the interpreter executes, shared with the workflow's executors. */
+export interface TranslationActionParams {
+  push: { owner: string; resources: BackendResource[]; previous: PushedResource[] };
+  deleteBackend: { owner: string; resources: BackendResource[]; force: boolean };
+  releaseFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
+  recordStatus: { ref: ObjectRef; generation: number; state: string; resources: PushedResource[]; error?: LifecycleError; eventReason: string; eventMessage: string };
+}
+
+const record = (action: ActionRecord['action'], request: OperatorRequest, at: string, mode?: CleanupRequest['mode']): ActionRecord => ({
+  action,
+  ...(mode ? { mode } : {}),
+  requestedBy: request.requestedBy,
+  reason: request.reason,
+  at,
+});
+
+export const translationMachine = setup({
+  types: { context: {} as TranslationContext, events: {} as TranslationEvent, input: {} as TranslationInput },
+  actions: {
+    // Executed by the workflow's interpreter (activities and timers); the machine only names them.
+    push: (_, _params: TranslationActionParams['push']) => {},
+    deleteBackend: (_, _params: TranslationActionParams['deleteBackend']) => {},
+    releaseFinalizer: (_, _params: TranslationActionParams['releaseFinalizer']) => {},
+    recordStatus: (_, _params: TranslationActionParams['recordStatus']) => {},
+    startTimer: (_, _params: { id: string; delayMs: number; event: { type: string }; jitter?: number }) => {},
+    cancelTimer: (_, _params: { id: string }) => {},
+    observe: assign(({ context, event }) => {
+      if (event.type !== 'observed') return {};
+      const o = event.observation;
+      if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o };
+      return {
+        uid: o.uid,
+        generation: o.generation,
+        desired: o.projection.resources,
+        deleting: o.deleting,
+        gone: o.gone,
+        finalizerPresent: o.finalizers.includes(TRANSLATION_FINALIZER),
+      };
+    }),
+    recordPushed: assign(({ context, event }) => (event.type === 'pushed' ? { pushed: event.pushed, pushedGeneration: context.generation, lastError: undefined } : {})),
+    recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined } : {})),
+    recordFailure: assign(({ event }) => (event.type === 'actionFailed' ? { lastError: { reason: event.reason, message: `${event.action}: ${event.message}`, at: event.at } } : {})),
+    recordAction: assign(({ context, event }) => {
+      if (event.type === 'cleanup') return { actions: [...context.actions, record('cleanup', event.request, event.at, event.request.mode)] };
+      if (event.type === 'pause' || event.type === 'resume' || event.type === 'refresh') return { actions: [...context.actions, record(event.type, event.request, event.at)] };
+      return {};
+    }),
+    orphanResources: assign(({ context }) => ({ orphaned: [...context.orphaned, ...context.pushed], pushed: [] })),
+    forceDelete: assign({ force: true }),
+    resumeToPushing: assign({ resumeTo: 'pushing' as const }),
+    resumeToDeleting: assign({ resumeTo: 'deleting' as const }),
+    resumeToReleasing: assign({ resumeTo: 'releasing' as const }),
+  },
+  guards: {
+    isForOtherIncarnation: ({ context, event }) => event.type === 'observed' && context.uid !== undefined && event.observation.uid !== context.uid,
+    /** Being deleted and still ours to clean: our finalizer holds the object. */
+    mustDelete: ({ context }) => context.deleting && context.finalizerPresent,
+    /** Deleted without our finalizer (it was removed by hand): nothing may be assumed about the backend any more. */
+    isGoneWithoutUs: ({ context }) => context.gone || (context.deleting && !context.finalizerPresent),
+    hasUnpushedChange: ({ context }) => context.generation !== context.pushedGeneration,
+    resumesPushing: ({ context }) => context.resumeTo === 'pushing',
+    resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
+    isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
+    isOrphan: ({ event }) => event.type === 'cleanup' && event.request.mode === 'orphan',
+    isForce: ({ event }) => event.type === 'cleanup' && event.request.mode === 'force',
+  },
+}).createMachine({
+  id: 'translation',
+  context: ({ input }) => ({
+    ref: input.ref,
+    timings: { ...defaultTranslationTimings, ...input.timings },
+    generation: 0,
+    desired: [],
+    pushedGeneration: -1,
+    pushed: [],
+    orphaned: [],
+    deleting: false,
+    finalizerPresent: false,
+    gone: false,
+    resumeTo: 'pushing',
+    force: false,
+    actions: [],
+  }),
+  initial: 'pending',
+  on: {
+    // Observations are always taken in; each state decides whether they call for work.
+    observed: { actions: 'observe' },
+    pause: { target: '.paused', actions: 'recordAction' },
+  },
+  states: {
+    pending: {
+      on: {
+        observed: [
+          { guard: 'isForOtherIncarnation', actions: 'observe' },
+          { actions: 'observe', target: 'deciding' },
+        ],
+      },
+    },
+    /** Picks the work the latest observation calls for. */
+    deciding: {
+      always: [
+        { guard: 'isGoneWithoutUs', target: 'done' },
+        { guard: 'mustDelete', target: 'deleting' },
+        { guard: 'hasUnpushedChange', target: 'pushing' },
+        { target: 'synced' },
+      ],
+    },
+    pushing: {
+      entry: [
+        'resumeToPushing',
+        { type: 'push', params: ({ context }) => ({ owner: `translation/${context.ref.namespace}/${context.ref.name}`, resources: context.desired, previous: context.pushed }) },
+      ],
+      on: {
+        pushed: { target: 'reporting', actions: 'recordPushed' },
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    /** Status, conditions and the Event after a push: one activity, so they never disagree. */
+    reporting: {
+      entry: {
+        type: 'recordStatus',
+        params: ({ context }) => ({
+          ref: context.ref,
+          generation: context.generation,
+          state: 'synced',
+          resources: context.pushed,
+          eventReason: 'Synced',
+          eventMessage: `pushed ${context.pushed.length} MidoNet resources (generation ${context.generation})`,
+        }),
+      },
+      on: {
+        statusRecorded: 'synced',
+        // Status is informative: failing to write it must not stop the lifecycle.
+        actionFailed: { target: 'synced', actions: 'recordFailure' },
+      },
+    },
+    synced: {
+      tags: ['continueAsNewSafe'],
+      entry: { type: 'startTimer', params: ({ context }) => ({ id: 'drift', delayMs: context.timings.driftCheckMs, event: { type: 'driftCheck' }, jitter: 0.2 }) },
+      exit: { type: 'cancelTimer', params: { id: 'drift' } },
+      on: {
+        observed: { actions: 'observe', target: 'deciding' },
+        driftCheck: 'pushing',
+        refresh: { target: 'pushing', actions: 'recordAction' },
+        resumed: { target: 'synced', reenter: true },
+      },
+    },
+    deleting: {
+      entry: [
+        'resumeToDeleting',
+        {
+          type: 'deleteBackend',
+          params: ({ context }) => ({
+            owner: `translation/${context.ref.namespace}/${context.ref.name}`,
+            // Everything we pushed plus everything asked for: a push may have been cut short.
+            resources: mergeByKey(context.pushed, context.desired),
+            force: context.force,
+          }),
+        },
+      ],
+      on: {
+        backendDeleted: { target: 'releasing', actions: 'recordDeleted' },
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    releasing: {
+      entry: [
+        'resumeToReleasing',
+        { type: 'releaseFinalizer', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', finalizer: TRANSLATION_FINALIZER }) },
+      ],
+      on: {
+        released: 'done',
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    stuck: {
+      tags: ['continueAsNewSafe'],
+      entry: [
+        {
+          type: 'recordStatus',
+          params: ({ context }) => ({
+            ref: context.ref,
+            generation: context.generation,
+            state: 'stuck',
+            resources: context.pushed,
+            ...(context.lastError ? { error: context.lastError } : {}),
+            eventReason: context.lastError?.reason ?? 'Stuck',
+            eventMessage: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}; retrying every ${context.timings.stuckRetryMs / 1000}s, or run steward cleanup`,
+          }),
+        },
+        { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
+      ],
+      exit: { type: 'cancelTimer', params: { id: 'stuckRetry' } },
+      on: {
+        // Status writes fail too when the API server is the problem; the stuck state itself is what matters.
+        statusRecorded: {},
+        actionFailed: {},
+        retry: '#translation.resuming',
+        refresh: { target: '#translation.resuming', actions: 'recordAction' },
+        resumed: { target: 'stuck', reenter: true },
+        cleanup: [
+          { guard: 'isRetry', target: '#translation.resuming', actions: 'recordAction' },
+          { guard: 'isOrphan', target: 'releasing', actions: ['recordAction', 'orphanResources'] },
+          { guard: 'isForce', target: 'deleting', actions: ['recordAction', 'forceDelete'] },
+        ],
+        // New desired resources: the next retry pushes them.
+        observed: { actions: 'observe' },
+      },
+    },
+    resuming: {
+      always: [
+        { guard: 'isGoneWithoutUs', target: 'done' },
+        { guard: 'mustDelete', target: 'deleting' },
+        { guard: 'resumesPushing', target: 'pushing' },
+        { guard: 'resumesDeleting', target: 'deleting' },
+        { target: 'releasing' },
+      ],
+    },
+    paused: {
+      tags: ['continueAsNewSafe'],
+      on: {
+        pause: {},
+        resume: { target: 'resuming', actions: 'recordAction' },
+        observed: { actions: 'observe' },
+        // A pause can arrive while an activity runs: its result still counts.
+        pushed: { actions: 'recordPushed' },
+        backendDeleted: { actions: ['recordDeleted', 'resumeToReleasing'] },
+        released: 'done',
+        actionFailed: { actions: 'recordFailure' },
+        statusRecorded: {},
+        cleanup: [
+          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
+          { guard: 'isOrphan', target: 'releasing', actions: ['recordAction', 'orphanResources'] },
+          { guard: 'isForce', target: 'deleting', actions: ['recordAction', 'forceDelete'] },
+        ],
+      },
+    },
+    done: { type: 'final' },
+  },
+});
+
+function mergeByKey(pushed: PushedResource[], desired: BackendResource[]): BackendResource[] {
+  const key = (r: BackendResource) => `${r.kind}|${r.parent ?? ''}|${r.body}`;
+  const seen = new Set(pushed.map(key));
+  return [...pushed.map(({ kind, parent, body }) => ({ kind, parent, body })), ...desired.filter((d) => !seen.has(key(d)))];
+}
