@@ -1,0 +1,179 @@
+import { ServiceError, WorkflowNotFoundError, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
+import type { Observation } from '../../workflows/messages';
+import { createHandler, isTransient, type HandlerOptions, type SignalClient } from './handler';
+import { defaultWorkflowTypes } from './kinds';
+import { observation, partialFake, silentLogger } from './test-support';
+
+/** What the Temporal client throws when the server answers with a gRPC status. */
+const grpcError = (code: number) =>
+  new ServiceError('Failed to signalWithStart', { cause: Object.assign(new Error(`${code} grpc`), { code, details: 'x', metadata: {} }) });
+const UNAVAILABLE = 14;
+const INVALID_ARGUMENT = 3;
+
+function temporal(workflow: Partial<SignalClient['workflow']>): SignalClient {
+  return { workflow: partialFake<SignalClient['workflow']>('client.workflow', workflow) };
+}
+
+function handlerWith(client: SignalClient, overrides: Partial<HandlerOptions> = {}) {
+  const sent: Observation[] = [];
+  const failures: { permanent: boolean }[] = [];
+  const handler = createHandler({
+    client,
+    workflowTypes: defaultWorkflowTypes,
+    backoff: { initialMs: 1, maxMs: 4 },
+    logger: silentLogger,
+    isLeader: () => true,
+    onSent: (obs) => sent.push(obs),
+    onFailure: (_obs, _error, permanent) => failures.push({ permanent }),
+    ...overrides,
+  });
+  return { handler, sent, failures };
+}
+
+/** A client verb that runs `fn` and answers like the real one: resolves, or rejects with what `fn` threw. */
+const verb = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A): Promise<void> => new Promise((resolve) => resolve(fn(...args)));
+
+const pendingOf = (...list: Observation[]) => new Map(list.map((o) => [o.uid, o]));
+const live = () => new AbortController().signal;
+
+describe('handler', () => {
+  it('starts or signals the object workflow with its type, id, task queue, summary and search attributes', async () => {
+    const calls: unknown[][] = [];
+    const client = temporal({ signalWithStart: verb((...args: unknown[]) => void calls.push(args)) as unknown as WorkflowClient['signalWithStart'] });
+    const { handler, sent } = handlerWith(client);
+    const node = observation({ ref: { kind: 'Node', name: 'node-1' }, uid: 'n-1' });
+    const pending = pendingOf(node);
+    await handler.drain(pending, live());
+
+    expect(sent).toEqual([node]);
+    expect(pending.size).toBe(0);
+    const [type, options] = calls[0] as [string, Record<string, unknown>];
+    expect(type).toBe('nodeLifecycle');
+    expect(options).toMatchObject({ workflowId: 'node/node-1', taskQueue: 'steward', signalArgs: [node], args: [{ ref: node.ref }], staticSummary: 'Node node-1' });
+    expect((options.signal as { name: string }).name).toBe('observed');
+    // A Node has no namespace: no K8sNamespace attribute rather than an empty one.
+    expect((options.typedSearchAttributes as { key: { name: string }; value: string }[]).map((p) => `${p.key.name}=${p.value}`)).toEqual([
+      'K8sKind=Node',
+      'K8sName=node-1',
+      'K8sUID=n-1',
+    ]);
+  });
+
+  it('retries transient failures with backoff until the signal goes through, and sends it once', async () => {
+    let calls = 0;
+    const client = temporal({
+      signalWithStart: verb(() => {
+        if (++calls < 3) throw grpcError(UNAVAILABLE);
+      }) as unknown as WorkflowClient['signalWithStart'],
+    });
+    const { handler, sent, failures } = handlerWith(client);
+    const pending = pendingOf(observation());
+    await handler.drain(pending, live());
+    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual({ calls: 3, sent: 1, failures: [{ permanent: false }, { permanent: false }], left: 0 });
+  });
+
+  it('sends the newest Observation of the object on retry, never an outdated one, and never drops the newest', async () => {
+    const pending = pendingOf(observation({ projection: { v: 1 } }));
+    const attempted: unknown[] = [];
+    const client = temporal({
+      signalWithStart: verb((_type: string, options: { signalArgs: [Observation] }) => {
+        attempted.push(options.signalArgs[0].projection);
+        if (attempted.length === 1) {
+          // The object changed while the server was unavailable.
+          pending.set('uid-1', observation({ projection: { v: 2 } }));
+          throw grpcError(UNAVAILABLE);
+        }
+      }) as unknown as WorkflowClient['signalWithStart'],
+    });
+    const { handler, sent } = handlerWith(client);
+    await handler.drain(pending, live());
+    expect(attempted).toEqual([{ v: 1 }, { v: 2 }]);
+    expect(sent.map((o) => o.projection)).toEqual([{ v: 2 }]);
+    expect(pending.size).toBe(0);
+  });
+
+  it('sends again when a newer Observation arrived while the previous one was in flight', async () => {
+    const pending = pendingOf(observation({ projection: { v: 1 } }));
+    const client = temporal({
+      signalWithStart: verb((_type: string, options: { signalArgs: [Observation] }) => {
+        if ((options.signalArgs[0].projection as { v: number }).v === 1) pending.set('uid-1', observation({ projection: { v: 2 } }));
+      }) as unknown as WorkflowClient['signalWithStart'],
+    });
+    const { handler, sent } = handlerWith(client);
+    await handler.drain(pending, live());
+    expect(sent.map((o) => o.projection)).toEqual([{ v: 1 }, { v: 2 }]);
+  });
+
+  it('does not retry a permanent failure, and reports it so the predicate lets the object through next time', async () => {
+    let calls = 0;
+    const client = temporal({
+      signalWithStart: verb(() => {
+        calls++;
+        throw grpcError(INVALID_ARGUMENT);
+      }) as unknown as WorkflowClient['signalWithStart'],
+    });
+    const { handler, sent, failures } = handlerWith(client);
+    const pending = pendingOf(observation());
+    await handler.drain(pending, live());
+    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual({ calls: 1, sent: 0, failures: [{ permanent: true }], left: 0 });
+  });
+
+  it('tells a gone object with a plain signal, and a workflow that is not running means nothing to tell', async () => {
+    const signalled: unknown[] = [];
+    const handle = (id: string) =>
+      partialFake<WorkflowHandle>(`handle(${id})`, {
+        signal: verb((_def: unknown, obs: Observation) => {
+          signalled.push([id, obs.gone]);
+          if (id === 'pod/default/never-started') throw new WorkflowNotFoundError('not found', id, undefined);
+        }) as unknown as WorkflowHandle['signal'],
+      });
+    // No signalWithStart: a gone object must never start a workflow.
+    const client = temporal({ getHandle: handle });
+    const { handler, sent, failures } = handlerWith(client);
+    const pending = pendingOf(
+      observation({ gone: true }),
+      observation({ gone: true, uid: 'uid-2', ref: { kind: 'Pod', namespace: 'default', name: 'never-started' } }),
+    );
+    await handler.drain(pending, live());
+    expect(signalled).toEqual([
+      ['pod/default/web', true],
+      ['pod/default/never-started', true],
+    ]);
+    expect({ sent: sent.length, failures: failures.length, left: pending.size }).toEqual({ sent: 2, failures: 0, left: 0 });
+  });
+
+  it('sends nothing when not the leader (the fake client has no verbs at all) and keeps nothing', async () => {
+    const { handler, sent } = handlerWith(temporal({}), { isLeader: () => false });
+    const pending = pendingOf(observation());
+    await handler.drain(pending, live());
+    expect({ sent: sent.length, left: pending.size }).toEqual({ sent: 0, left: 0 });
+  });
+
+  it('stops retrying when aborted (leadership lost, shutdown) and leaves the Observation where it was', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const client = temporal({
+      signalWithStart: verb(() => {
+        calls++;
+        controller.abort();
+        throw grpcError(UNAVAILABLE);
+      }) as unknown as WorkflowClient['signalWithStart'],
+    });
+    const { handler } = handlerWith(client, { backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    const pending = pendingOf(observation());
+    await handler.drain(pending, controller.signal);
+    expect({ calls, left: pending.size }).toEqual({ calls: 1, left: 1 });
+  });
+
+  it.each([
+    { what: 'UNAVAILABLE (server down or restarting) is transient', error: grpcError(14), transient: true },
+    { what: 'DEADLINE_EXCEEDED is transient', error: grpcError(4), transient: true },
+    { what: 'RESOURCE_EXHAUSTED (rate limited) is transient', error: grpcError(8), transient: true },
+    { what: 'INVALID_ARGUMENT (e.g. an unregistered search attribute) is permanent', error: grpcError(3), transient: false },
+    { what: 'NOT_FOUND (no such Temporal namespace) is permanent', error: grpcError(5), transient: false },
+    { what: 'a ServiceError with no gRPC status (connection failed underneath) is transient', error: new ServiceError('boom'), transient: true },
+    { what: 'any other error (a bug of ours, a payload that does not convert) is permanent', error: new TypeError('x'), transient: false },
+  ])('$what', ({ error, transient }) => {
+    expect(isTransient(error)).toBe(transient);
+  });
+});

@@ -1,0 +1,109 @@
+import { observe } from './projection';
+
+const meta = (extra: Record<string, unknown> = {}) => ({ name: 'web', namespace: 'default', uid: 'u-1', resourceVersion: '7', labels: { app: 'web' }, ...extra });
+
+describe('projection per kind', () => {
+  it('Pod: keeps node, IPs and the MAC annotation; drops labels, containers and other annotations', () => {
+    const pod = {
+      metadata: meta({ annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01', 'kubectl.kubernetes.io/restartedAt': 'now' } }),
+      spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'nginx' }] },
+      status: { phase: 'Running', podIP: '10.0.0.5', conditions: [{ type: 'Ready' }] },
+    };
+    expect(observe('Pod', pod)).toEqual({
+      ref: { kind: 'Pod', namespace: 'default', name: 'web' },
+      uid: 'u-1',
+      generation: 0,
+      deleting: false,
+      gone: false,
+      finalizers: [],
+      projection: {
+        kind: 'Pod',
+        metadata: { name: 'web', namespace: 'default', uid: 'u-1', annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' } },
+        spec: { nodeName: 'node-1' },
+        status: { phase: 'Running', podIP: '10.0.0.5' },
+      },
+    });
+  });
+
+  it('Node: cluster-scoped ref, host annotations, podCIDR and addresses', () => {
+    const node = {
+      metadata: { name: 'node-1', uid: 'n-1', annotations: { 'midonet.org/host-id': 'h', 'node.alpha/x': 'y' } },
+      spec: { podCIDR: '10.1.0.0/24', taints: [] },
+      status: { addresses: [{ type: 'InternalIP', address: '192.168.0.1' }], capacity: { cpu: '2' } },
+    };
+    const obs = observe('Node', node);
+    expect(obs.ref).toEqual({ kind: 'Node', name: 'node-1' });
+    expect(obs.projection).toEqual({
+      kind: 'Node',
+      metadata: { name: 'node-1', uid: 'n-1', annotations: { 'midonet.org/host-id': 'h' } },
+      spec: { podCIDR: '10.1.0.0/24' },
+      status: { addresses: [{ type: 'InternalIP', address: '192.168.0.1' }] },
+    });
+  });
+
+  it('Service: type, ClusterIP and ports with the API server defaults', () => {
+    const service = { metadata: meta({ generation: 3 }), spec: { clusterIP: '10.96.0.10', ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } } };
+    const obs = observe('Service', service);
+    expect(obs.generation).toBe(3);
+    expect(obs.projection).toEqual({
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default', uid: 'u-1' },
+      spec: { type: 'ClusterIP', clusterIP: '10.96.0.10', ports: [{ name: '', protocol: 'TCP', port: 80 }] },
+    });
+  });
+
+  it('Endpoints: ready addresses and ports only', () => {
+    const endpoints = {
+      metadata: meta(),
+      subsets: [{ addresses: [{ ip: '10.0.0.5', nodeName: 'node-1' }], notReadyAddresses: [{ ip: '10.0.0.6' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }],
+    };
+    expect(observe('Endpoints', endpoints).projection).toEqual({
+      kind: 'Endpoints',
+      metadata: { name: 'web', namespace: 'default', uid: 'u-1' },
+      subsets: [{ addresses: [{ ip: '10.0.0.5' }], ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] }],
+    });
+  });
+
+  it('Translation: resources, generation, finalizers and the deletion time; status is left out', () => {
+    const translation = {
+      metadata: meta({ generation: 2, finalizers: ['midonet.org/deleter'], deletionTimestamp: '2025-01-02T03:04:05Z' }),
+      resources: [{ kind: 'Bridge', body: '{"id":"b"}' }, { kind: 'Port', parent: 'p', body: '{}' }],
+      status: { conditions: [{ type: 'Ready' }] },
+    };
+    const obs = observe('Translation', translation);
+    expect({ deleting: obs.deleting, finalizers: obs.finalizers, generation: obs.generation }).toEqual({
+      deleting: true,
+      finalizers: ['midonet.org/deleter'],
+      generation: 2,
+    });
+    expect(obs.projection).toEqual({
+      resources: [
+        { kind: 'Bridge', parent: '', body: '{"id":"b"}' },
+        { kind: 'Port', parent: 'p', body: '{}' },
+      ],
+      generation: 2,
+      finalizers: ['midonet.org/deleter'],
+      deletionTimestamp: '2025-01-02T03:04:05.000Z',
+    });
+  });
+
+  it('the same deletion time reads the same whether it came as a Date (typed list) or a string (watch)', () => {
+    const at = '2025-01-02T03:04:05Z';
+    const asString = observe('Translation', { metadata: meta({ deletionTimestamp: at }) });
+    const asDate = observe('Translation', { metadata: meta({ deletionTimestamp: new Date(at) }) });
+    expect(asDate.projection).toEqual(asString.projection);
+  });
+
+  it('an object the schema rejects is still forwarded, its projection naming the field', () => {
+    const service = { metadata: meta(), spec: { ports: [{ port: 'eighty' }] } };
+    expect(observe('Service', service).projection).toEqual({
+      invalid: { ok: false, error: { reason: 'MalformedObject', object: { kind: 'Service', namespace: 'default', name: 'web' }, field: 'spec.ports[0].port', message: expect.any(String) as string } },
+    });
+  });
+
+  it('a deleted object is observed as gone with its last state', () => {
+    const pod = { metadata: meta(), spec: {}, status: {} };
+    const obs = observe('Pod', pod, true);
+    expect({ gone: obs.gone, uid: obs.uid }).toEqual({ gone: true, uid: 'u-1' });
+  });
+});

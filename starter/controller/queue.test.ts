@@ -1,0 +1,139 @@
+import type { Observation } from '../../workflows/messages';
+import { sleep } from './backoff';
+import { createWorkQueue, type Work } from './queue';
+import { observation } from './test-support';
+
+interface Delivery {
+  at: number;
+  name: string;
+  uid: string;
+  v: number;
+  gone?: boolean;
+}
+
+const obs = (name: string, v: number, extra: Partial<Observation> = {}) =>
+  observation({ ref: { kind: 'Pod', namespace: 'default', name }, projection: { v }, ...extra });
+
+/** A work function that "sends" each pending Observation for `sendMs`, following the queue's contract. */
+function recordingWork(t0: number, sendMs: number, deliveries: Delivery[]): Work {
+  return async (pending, signal) => {
+    for (const uid of pending.keys()) {
+      for (let o = pending.get(uid); o && !signal.aborted; o = pending.get(uid)) {
+        deliveries.push({ at: Date.now() - t0, name: o.ref.name, uid, v: (o.projection as { v: number }).v, ...(o.gone ? { gone: true } : {}) });
+        await (sendMs ? sleep(sendMs) : Promise.resolve());
+        if (pending.get(uid) === o) pending.delete(uid);
+      }
+    }
+  };
+}
+
+describe('work queue (debounce and coalescing, window 200 ms)', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  const cases: { what: string; sendMs?: number; events: { at: number; obs: Observation }[]; expected: Omit<Delivery, 'uid'>[] }[] = [
+    { what: 'one event goes out when its window closes, not before', events: [{ at: 0, obs: obs('web', 1) }], expected: [{ at: 200, name: 'web', v: 1 }] },
+    {
+      what: 'a burst of updates of one object becomes one delivery with the latest',
+      events: [
+        { at: 0, obs: obs('web', 1) },
+        { at: 50, obs: obs('web', 2) },
+        { at: 150, obs: obs('web', 3) },
+      ],
+      expected: [{ at: 200, name: 'web', v: 3 }],
+    },
+    {
+      what: 'the window is not extended by later events: an event after it closed opens a new one',
+      events: [
+        { at: 0, obs: obs('web', 1) },
+        { at: 100, obs: obs('web', 2) },
+        { at: 250, obs: obs('web', 3) },
+      ],
+      expected: [
+        { at: 200, name: 'web', v: 2 },
+        { at: 450, name: 'web', v: 3 },
+      ],
+    },
+    {
+      what: 'different objects have their own windows',
+      events: [
+        { at: 0, obs: obs('web', 1) },
+        { at: 100, obs: obs('db', 1) },
+      ],
+      expected: [
+        { at: 200, name: 'web', v: 1 },
+        { at: 300, name: 'db', v: 1 },
+      ],
+    },
+    {
+      what: 'an event during a send waits for it, then goes out at once with the latest',
+      sendMs: 100,
+      events: [
+        { at: 0, obs: obs('web', 1) },
+        { at: 220, obs: obs('web', 2) },
+        { at: 250, obs: obs('web', 3) },
+      ],
+      expected: [
+        { at: 200, name: 'web', v: 1 },
+        { at: 300, name: 'web', v: 3 },
+      ],
+    },
+    {
+      what: 'a new incarnation of the same name queues behind the gone of the old one instead of replacing it',
+      events: [
+        { at: 0, obs: obs('web', 1, { gone: true }) },
+        { at: 50, obs: obs('web', 2, { uid: 'uid-2' }) },
+      ],
+      expected: [
+        { at: 200, name: 'web', v: 1, gone: true },
+        { at: 200, name: 'web', v: 2 },
+      ],
+    },
+  ];
+
+  it.each(cases)('$what', async ({ events, expected, sendMs = 0 }) => {
+    const t0 = Date.now();
+    const deliveries: Delivery[] = [];
+    const queue = createWorkQueue({ debounceMs: 200, work: recordingWork(t0, sendMs, deliveries) });
+    for (const event of events) {
+      await jest.advanceTimersByTimeAsync(event.at - (Date.now() - t0));
+      queue.offer(event.obs);
+    }
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(deliveries.map(({ uid: _uid, ...rest }) => rest)).toEqual(expected);
+    expect(queue.size()).toBe(0);
+  });
+
+  it('counts an Observation replaced before it was sent as coalesced', async () => {
+    let coalesced = 0;
+    const queue = createWorkQueue({ debounceMs: 200, work: recordingWork(Date.now(), 0, []), onCoalesced: () => coalesced++ });
+    queue.offer(obs('web', 1));
+    queue.offer(obs('web', 2));
+    queue.offer(obs('db', 1));
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(coalesced).toBe(1);
+  });
+
+  it('clear() drops what waits and aborts the work in flight; stop() then refuses new offers', async () => {
+    const deliveries: Delivery[] = [];
+    const signals: AbortSignal[] = [];
+    const queue = createWorkQueue({
+      debounceMs: 200,
+      work: async (pending, signal) => {
+        signals.push(signal);
+        await recordingWork(0, 1_000, deliveries)(pending, signal);
+      },
+    });
+    queue.offer(obs('web', 1));
+    await jest.advanceTimersByTimeAsync(300);
+    queue.offer(obs('db', 1));
+    queue.clear();
+    expect(signals[0]?.aborted).toBe(true);
+    expect(queue.size()).toBe(0);
+    const stopped = queue.stop();
+    queue.offer(obs('web', 2));
+    await jest.advanceTimersByTimeAsync(2_000);
+    await stopped;
+    expect(deliveries.map((d) => `${d.name}:${d.v}`)).toEqual(['web:1']);
+  });
+});
