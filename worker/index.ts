@@ -48,7 +48,12 @@ export interface RunningWorker {
 }
 
 export const createLogger = (level: LogLevel) =>
-  pino({ level, redact: { paths: secretPaths.map((path) => `config.${path}`), censor: '[redacted]' } });
+  pino({
+    level,
+    redact: { paths: secretPaths.map((path) => `config.${path}`), censor: '[redacted]' },
+    // The SDK puts errors under `error`; without a serializer an Error logs as {}.
+    serializers: { error: pino.stdSerializers.err },
+  });
 
 function activitiesFromConfig(config: WorkerConfig): ActivityGroups {
   return config.midonet ? { midonet: createMidonetActivities({ client: createMidonetClient(config.midonet) }) } : {};

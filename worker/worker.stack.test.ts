@@ -1,0 +1,125 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import pino from 'pino';
+import { stackInfo } from '../deploy/local/jest/stack-info';
+import { freePort } from '../deploy/local/ports';
+import { LifecycleState, K8sKind } from '../workflows/search-attributes';
+import { loadWorkerConfig } from './config';
+import { checkTemporal } from './connection';
+import { runWorker, type RunningWorker } from '.';
+import { testActivities } from './testing/activities';
+import { echoOnce, failOnce, finish, operatorStandIn } from './testing/workflows';
+
+const log = pino({ level: 'warn' });
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+describe('the worker on the embedded stack', () => {
+  const { address } = stackInfo().temporal;
+  const taskQueue = `worker-test-${Date.now()}`;
+  let running: RunningWorker;
+  const url = (path: string) => `http://127.0.0.1:${running.httpPort}${path}`;
+
+  beforeAll(async () => {
+    const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
+    running = await runWorker(config, {
+      activities: { test: testActivities },
+      workflowsPath: require.resolve('./testing/workflows'),
+      log,
+      objectCountIntervalMs: 500,
+    });
+  });
+
+  afterAll(async () => {
+    await running?.shutdown();
+  });
+
+  it('answers /healthz and /readyz once it polls', async () => {
+    const health = await fetch(url('/healthz'));
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true, problems: [] });
+    expect((await fetch(url('/readyz'))).status).toBe(200);
+    expect((await fetch(url('/nope'))).status).toBe(404);
+  });
+
+  it('times each activity under its backend and counts failures by type, next to the SDK metrics', async () => {
+    const { client } = running;
+    expect(await client.workflow.execute(echoOnce, { taskQueue, workflowId: `${taskQueue}/echo`, args: ['hi'] })).toBe('hi');
+    await expect(client.workflow.execute(failOnce, { taskQueue, workflowId: `${taskQueue}/fail` })).rejects.toBeInstanceOf(WorkflowFailedError);
+
+    const metrics = await (await fetch(url('/metrics'))).text();
+    expect(metrics).toContain('steward_backend_call_duration_seconds_count{backend="test",operation="testEcho"} 1');
+    expect(metrics).toMatch(/steward_backend_call_duration_seconds_bucket\{le="0.005",backend="test",operation="testEcho"\} [01]/);
+    expect(metrics).toContain('steward_backend_call_errors_total{backend="test",operation="testFail",type="TestFailure"} 1');
+    // The SDK's own metrics, from Rust core, on the same page.
+    expect(metrics).toMatch(new RegExp(`^temporal_activity_execution_failed_total\\{.*task_queue="${taskQueue}".*\\} 1$`, 'm'));
+    expect(metrics).toMatch(/^process_resident_memory_bytes \d+/m);
+  });
+
+  it('counts running lifecycle workflows by kind and LifecycleState', async () => {
+    const handle = await running.client.workflow.start(operatorStandIn, {
+      taskQueue,
+      workflowId: `pod/${taskQueue}/counted`,
+      args: [{ kind: 'Pod', namespace: taskQueue, name: 'counted' }],
+      typedSearchAttributes: [
+        { key: K8sKind, value: 'Pod' },
+        { key: LifecycleState, value: 'stuck' },
+      ],
+    });
+    try {
+      await waitFor('steward_objects for the stuck Pod', async () => {
+        const metrics = await (await fetch(url('/metrics'))).text();
+        return /^steward_objects\{kind="Pod",state="stuck"\} [1-9]/m.test(metrics) || undefined;
+      });
+    } finally {
+      await handle.signal(finish);
+    }
+  });
+
+  it("fails the health check with the address and namespace when Temporal does not serve the namespace", async () => {
+    await expect(checkTemporal(running.client.connection, { address, namespace: 'no-such-namespace' }, 2_000)).rejects.toThrow(
+      `Temporal at ${address} (namespace no-such-namespace) is not reachable`,
+    );
+  });
+});
+
+describe('steward worker as a process', () => {
+  it('starts with the project workflows, becomes ready, and exits 0 on SIGTERM after a graceful stop', async () => {
+    const { address } = stackInfo().temporal;
+    const port = await freePort();
+    const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'worker', '--task-queue', `worker-process-${Date.now()}`, '--http-host', '127.0.0.1'], {
+      env: { ...process.env, TEMPORAL_ADDRESS: address, STEWARD_HTTP_PORT: String(port), STEWARD_LOG_LEVEL: 'info', TEMPORAL_API_KEY: '', MIDONET_PASSWORD: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor('the worker process to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok ? true : undefined), 60_000);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(output).toContain('"msg":"worker stopped"');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('exits 1 at once with the address when Temporal is not there', async () => {
+    const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'worker', '--address', '127.0.0.1:1', '--http-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain('Temporal at 127.0.0.1:1 (namespace default) is not reachable');
+  });
+});
