@@ -41,6 +41,8 @@ describe('applyTranslations', () => {
     expect(staleC).toMatchObject({ found: true, deleting: true, finalizers: [TRANSLATION_FINALIZER] });
     // Asked again, the stale one is still reported (its deletion was requested earlier).
     expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toMatchObject({ deleted: [key(c)] });
+    // Applying it while it is being deleted says so: the caller must apply again once it is gone.
+    expect(await k.applyTranslations({ owner, translations: [a, grownB, c] })).toEqual({ applied: [a, b, c].map(key), deleted: [], terminating: [key(c)] });
     expect(await k.releaseFinalizer({ ref: ref(c), uid: staleC.found ? staleC.uid : '', finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
     expect(await k.readObject({ ref: ref(c) })).toEqual({ found: false });
     expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toMatchObject({ deleted: [] });
