@@ -1,0 +1,59 @@
+import { Command } from 'commander';
+import type { LifecycleStateView } from '../workflows/messages';
+import { formatStatus, registerOperatorCommands } from './commands';
+import { connectClient } from '../worker/connection';
+import { runWorker } from '../worker';
+
+jest.mock('../worker/connection', () => ({ connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))) }));
+jest.mock('../worker', () => ({ runWorker: jest.fn() }));
+
+function steward(...args: string[]): Promise<unknown> {
+  const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  registerOperatorCommands(program);
+  return program.parseAsync(args, { from: 'user' });
+}
+
+describe('operator command arguments, checked before any call to Temporal', () => {
+  afterEach(() => {
+    expect(connectClient).not.toHaveBeenCalled();
+    expect(runWorker).not.toHaveBeenCalled();
+  });
+
+  it.each<[string, string[], string | RegExp]>([
+    ['an unknown kind lists the kinds', ['cleanup', 'pods', 'default/web', '--reason', 'r'], 'unknown kind "pods": expected one of Node, Pod, Service, Endpoints, Translation, PeerPod'],
+    ['an unknown kind is rejected by status too', ['status', 'deployment', 'default/web'], 'unknown kind "deployment"'],
+    ['a Pod needs <namespace>/<name>', ['pause', 'pod', 'web', '--reason', 'r'], 'a Pod is named <namespace>/<name> (got "web")'],
+    ['a Node has no namespace', ['refresh', 'node', 'default/node-1', '--reason', 'r'], 'a Node is named without a namespace'],
+    ['an unknown cleanup mode lists the modes', ['cleanup', 'pod', 'default/web', '--mode', 'nuke', '--reason', 'r'], 'cleanup pod/default/web: --mode: mode must be one of retry, orphan, force'],
+    ['a cleanup without a reason is refused', ['cleanup', 'pod', 'default/web', '--mode', 'orphan'], 'cleanup pod/default/web: --reason: a reason is required'],
+    ['a blank reason counts as none', ['pause', 'service', 'default/web', '--reason', '   '], 'pause service/default/web: --reason: a reason is required'],
+    ['both problems are reported at once', ['cleanup', 'pod', 'default/web', '--mode', 'x'], /--reason: a reason is required; --mode: mode must be one of/],
+    ['an empty requester is refused', ['resume', 'pod', 'default/web', '--reason', 'r', '--by', ''], 'resume pod/default/web: --by: requestedBy is required'],
+    ['a bad Temporal address is named by its flag and variable', ['status', 'pod', 'default/web', '--address', 'nowhere'], /--address \/ TEMPORAL_ADDRESS: must be host:port/],
+    ['a bad worker setting stops the worker before it starts', ['worker', '--http-port', 'eighty'], /--http-port \/ STEWARD_HTTP_PORT: must be a whole number, got "eighty"/],
+  ])('%s', async (_sentence, args, expected) => {
+    await expect(steward(...args)).rejects.toThrow(expected);
+  });
+
+  it('rejects an unknown flag through commander', async () => {
+    await expect(steward('status', 'pod', 'default/web', '--mode', 'retry')).rejects.toThrow(/unknown option '--mode'/);
+  });
+});
+
+describe('status output', () => {
+  const view: LifecycleStateView = { ref: { kind: 'Node', name: 'node-1' }, state: 'synced', resources: [], actions: [] };
+
+  it('says when there are no resources, no error and no actions', () => {
+    expect(formatStatus('node/node-1', view)).toBe(
+      ['node/node-1', '  state:       synced', '  last error:  none', '', 'resources: none', '', 'recent operator actions: none', ''].join('\n'),
+    );
+  });
+
+  it('shows only the ten most recent operator actions, oldest first', () => {
+    const actions = Array.from({ length: 12 }, (_, i) => ({ action: 'refresh' as const, requestedBy: 'bob', reason: `round ${i}`, at: `t${i}` }));
+    const out = formatStatus('node/node-1', { ...view, actions });
+    expect(out).not.toContain('round 1\n');
+    expect(out.indexOf('round 2')).toBeLessThan(out.indexOf('round 11'));
+    expect(out.match(/refresh/g)).toHaveLength(10);
+  });
+});
