@@ -1,6 +1,7 @@
 // Reading and patching the kinds Steward touches, by ObjectRef, as plain JSON; and the read → decide → patch loop
 // that every optimistic-concurrency write goes through.
 import * as k8s from '@kubernetes/client-node';
+import { setTimeout } from 'node:timers/promises';
 import { describeRef, type LifecycleKind, type ObjectRef } from '../../workflows/naming';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 
@@ -134,6 +135,8 @@ export async function update<R>(object: Accessor, decide: (current: KubeObject |
       const status = statusOf(error);
       const changed = status === 409 || status === 404 || (status === 422 && decision.strategy === k8s.PatchStrategy.JsonPatch);
       if (!changed || attempt === ATTEMPTS) throw toFailure(error, `patch ${object.what}`);
+      // Writers that collided would collide again in lockstep; a growing random pause spreads them out.
+      await setTimeout(Math.random() * 25 * attempt);
     }
   }
 }
