@@ -59,11 +59,11 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
   let stopped = false;
 
   const isLeader = () => leading && now() - renewedAt < renewDeadlineMs;
-  const setLeading = (value: boolean, why: string) => {
+  const setLeading = (value: boolean, why: string, level: 'info' | 'warn' = 'warn') => {
     if (value === leading) return;
     leading = value;
     if (value) log.info('acquired leadership: sending signals');
-    else log.warn({ why }, 'lost leadership: no signals until it is acquired again');
+    else log[level]({ why }, 'lost leadership: no signals until it is acquired again');
     onChange?.(value);
   };
   const spec = (previous: k8s.V1LeaseSpec | undefined, at: number): k8s.V1LeaseSpec => {
@@ -136,7 +136,7 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
       clearTimeout(timer);
       await running;
       if (!leading) return;
-      setLeading(false, 'shutting down');
+      setLeading(false, 'shutting down', 'info');
       try {
         const current = await api.readNamespacedLease({ name, namespace });
         if (current.spec?.holderIdentity !== identity) return;

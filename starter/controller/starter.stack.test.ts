@@ -1,0 +1,193 @@
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import pino from 'pino';
+import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { sleep } from '../../deploy/local/process';
+import type { Observation } from '../../workflows/messages';
+import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
+import { createLeaderElector } from './leader';
+import { createStarter, type Starter } from './starter';
+
+// Short leases so a takeover fits in a test; debounce short so each step settles fast.
+const LEASE = { namespace: 'kube-system', leaseDurationSeconds: 3, renewSeconds: 1 };
+const SETTLE_MS = 1_500;
+const logger = pino({ level: process.env.STARTER_TEST_LOG ?? 'warn' });
+
+const suffix = Date.now().toString(36);
+const kubeConfig = new k8s.KubeConfig();
+let core: k8s.CoreV1Api;
+let client: Client;
+let connection: Connection;
+const starters: Starter[] = [];
+
+beforeAll(async () => {
+  const info = stackInfo();
+  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  connection = await Connection.connect({ address: info.temporal.address });
+  client = new Client({ connection, namespace: info.temporal.namespace });
+});
+
+afterAll(async () => {
+  await Promise.all(starters.map((s) => s.stop()));
+  // No worker runs here: every workflow these tests started is still running. End them.
+  for await (const wf of client.workflow.list({ query: 'ExecutionStatus="Running"' })) {
+    if (wf.workflowId.includes(suffix)) await client.workflow.getHandle(wf.workflowId).terminate('starter stack test done');
+  }
+  await connection.close();
+});
+
+function starter(namespace: string, identity: string, leaseName: string): Starter {
+  const s = createStarter({ kubeConfig, temporalClient: client, namespace, identity, debounceMs: 100, lease: { ...LEASE, name: leaseName }, logger });
+  starters.push(s);
+  s.start();
+  return s;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const GRPC_NOT_FOUND = 5;
+
+/** The `observed` signals in a workflow's history, decoded, oldest first. */
+async function observed(workflowId: string): Promise<Observation[]> {
+  try {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    return (history.events ?? []).flatMap((event) => {
+      const signal = event.workflowExecutionSignaledEventAttributes;
+      if (signal?.signalName !== 'observed') return [];
+      return [defaultPayloadConverter.fromPayload<Observation>(signal.input!.payloads![0]!)];
+    });
+  } catch (error) {
+    // fetchHistory passes the server's NOT_FOUND through as a raw gRPC error.
+    if (error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === GRPC_NOT_FOUND)) return [];
+    throw error;
+  }
+}
+
+const signalCount = (workflowId: string, n: number) => waitFor(`${n} observed signal(s) on ${workflowId}`, async () => ((await observed(workflowId)).length >= n ? true : undefined));
+
+async function namespace(name: string) {
+  await core.createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+const podBody = (name: string) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] } });
+
+describe('starter controller on the embedded stack', () => {
+  it('sends one signal per created object, nothing for a change outside the projection, and gone on delete', async () => {
+    const ns = await namespace(`starter-${suffix}-a`);
+    const s = starter(ns, `solo-${suffix}`, `steward-starter-${suffix}-a`);
+    await waitFor('leadership', () => s.stats().isLeader);
+
+    const nodeName = `node-${suffix}`;
+    const node = await core.createNode({ body: { metadata: { name: nodeName }, spec: { podCIDR: '10.1.0.0/24' } } });
+    const pod = await core.createNamespacedPod({ namespace: ns, body: podBody('web') });
+    await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'web' }, spec: { ports: [{ port: 80 }] } } });
+    await core.createNamespacedEndpoints({ namespace: ns, body: { metadata: { name: 'web' }, subsets: [{ addresses: [{ ip: '10.1.0.5' }], ports: [{ port: 8080 }] }] } });
+
+    const ids = { pod: `pod/${ns}/web`, node: `node/${nodeName}`, service: `service/${ns}/web`, endpoints: `endpoints/${ns}/web` };
+    for (const id of Object.values(ids)) await signalCount(id, 1);
+    await sleep(SETTLE_MS);
+    for (const id of Object.values(ids)) expect({ id, signals: (await observed(id)).length }).toEqual({ id, signals: 1 });
+
+    const description = await client.workflow.getHandle(ids.pod).describe();
+    expect(description.type).toBe('podLifecycle');
+    expect(description.status.name).toBe('RUNNING');
+    expect(await description.staticSummary()).toBe(`Pod ${ns}/web`);
+    const sa = description.typedSearchAttributes;
+    expect([sa.get(K8sKind), sa.get(K8sNamespace), sa.get(K8sName), sa.get(K8sUID)]).toEqual(['Pod', ns, 'web', pod.metadata!.uid]);
+    const [first] = await observed(ids.node);
+    expect(first).toMatchObject({ ref: { kind: 'Node', name: nodeName }, uid: node.metadata!.uid, gone: false, projection: { kind: 'Node', spec: { podCIDR: '10.1.0.0/24' } } });
+
+    // A label is not in the projection: the API server sees an update, the workflow hears nothing.
+    const suppressedBefore = s.stats().suppressed;
+    const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+    await core.patchNamespacedPod({ name: 'web', namespace: ns, body: { metadata: { labels: { tier: 'front' } } } }, merge);
+    await waitFor('the label update to reach the predicate', () => s.stats().suppressed > suppressedBefore);
+    await sleep(SETTLE_MS);
+    expect((await observed(ids.pod)).length).toBe(1);
+
+    // The MAC annotation is in the projection: one more signal, carrying it.
+    await core.patchNamespacedPod({ name: 'web', namespace: ns, body: { metadata: { annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' } } } }, merge);
+    await signalCount(ids.pod, 2);
+    expect((await observed(ids.pod))[1]?.projection).toMatchObject({ metadata: { annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' } } });
+
+    await core.deleteNamespacedPod({ name: 'web', namespace: ns, gracePeriodSeconds: 0 });
+    await signalCount(ids.pod, 3);
+    await sleep(SETTLE_MS);
+    const signals = await observed(ids.pod);
+    expect(signals.map((o) => o.gone)).toEqual([false, false, true]);
+    expect(signals[2]?.uid).toBe(pod.metadata!.uid);
+
+    // A gone object whose workflow is not running is not started again just to be told.
+    await client.workflow.getHandle(ids.node).terminate('testing a gone without a workflow');
+    const sentBefore = s.stats().signalsSent;
+    await core.deleteNode({ name: nodeName });
+    await waitFor('the Node deletion to be handled', () => s.stats().signalsSent > sentBefore);
+    expect((await client.workflow.getHandle(ids.node).describe()).status.name).toBe('TERMINATED');
+    expect(s.stats().errors).toBe(0);
+  });
+
+  it('two starters on one Lease: only the leader sends; when it stops, the other takes over and sends', async () => {
+    const ns = await namespace(`starter-${suffix}-b`);
+    const lease = `steward-starter-${suffix}-b`;
+    const both = [starter(ns, `one-${suffix}`, lease), starter(ns, `two-${suffix}`, lease)];
+    const leader = await waitFor('one leader', () => both.find((s) => s.stats().isLeader));
+    const follower = both.find((s) => s !== leader)!;
+    await sleep(LEASE.renewSeconds * 1_000 * 2);
+    expect(both.map((s) => s.stats().isLeader).filter(Boolean)).toHaveLength(1);
+
+    await core.createNamespacedPod({ namespace: ns, body: podBody('first') });
+    await signalCount(`pod/${ns}/first`, 1);
+    await sleep(SETTLE_MS);
+    expect((await observed(`pod/${ns}/first`)).length).toBe(1);
+    expect(follower.stats()).toMatchObject({ signalsSent: 0, isLeader: false });
+    expect(follower.stats().known.Pod).toBe(1);
+
+    const stoppedAt = Date.now();
+    await leader.stop();
+    await waitFor('the follower to take over', () => follower.stats().isLeader, LEASE.leaseDurationSeconds * 1_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(LEASE.leaseDurationSeconds * 1_000);
+
+    await core.createNamespacedPod({ namespace: ns, body: podBody('second') });
+    await signalCount(`pod/${ns}/second`, 1);
+    // A new leader cannot know what its predecessor got out, so it sends every object it knows once.
+    await signalCount(`pod/${ns}/first`, 2);
+    await sleep(SETTLE_MS);
+    expect((await observed(`pod/${ns}/second`)).length).toBe(1);
+    expect((await observed(`pod/${ns}/first`)).length).toBe(2);
+  });
+
+  it('a Lease left by a crashed holder is taken over once it has not changed for the lease duration, not before', async () => {
+    const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    const name = `steward-starter-${suffix}-c`;
+    const now = new k8s.V1MicroTime(Date.now());
+    await coordination.createNamespacedLease({
+      namespace: LEASE.namespace,
+      body: { metadata: { name }, spec: { holderIdentity: 'crashed', leaseDurationSeconds: LEASE.leaseDurationSeconds, renewTime: now, acquireTime: now } },
+    });
+    const elector = createLeaderElector({ api: coordination, identity: `heir-${suffix}`, lease: { ...LEASE, name }, logger });
+    const startedAt = Date.now();
+    elector.start();
+    try {
+      await waitFor('the takeover', () => elector.isLeader(), LEASE.leaseDurationSeconds * 3_000);
+      const waited = Date.now() - startedAt;
+      expect(waited).toBeGreaterThanOrEqual(LEASE.leaseDurationSeconds * 1_000);
+      expect(waited).toBeLessThan((LEASE.leaseDurationSeconds + 2 * LEASE.renewSeconds) * 1_000);
+      const lease = await coordination.readNamespacedLease({ name, namespace: LEASE.namespace });
+      expect(lease.spec).toMatchObject({ holderIdentity: `heir-${suffix}`, leaseTransitions: 1 });
+    } finally {
+      await elector.stop();
+    }
+    expect((await coordination.readNamespacedLease({ name, namespace: LEASE.namespace })).spec?.holderIdentity).toBeUndefined();
+  });
+});
