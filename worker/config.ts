@@ -40,7 +40,7 @@ export const workerSettings = {
     arg: 'n',
     description: "cap on activities per second on the task queue (Temporal's maxTaskQueueActivitiesPerSecond, enforced by the server across all workers)",
   },
-  kubeconfig: { env: 'KUBECONFIG', arg: 'file', description: 'kubeconfig of the cluster; in-cluster service account when unset' },
+  kubeconfig: { env: 'KUBECONFIG', arg: 'file', description: 'kubeconfig of the cluster; else ~/.kube/config, else the in-cluster service account' },
   midonetUrl: { env: 'MIDONET_API_URL', arg: 'url', description: 'MidoNet REST API root, e.g. http://midonet:8181/midonet-api; no MidoNet activities when unset' },
   midonetUsername: { env: 'MIDONET_USERNAME', arg: 'name', description: 'MidoNet user (needed with the URL)' },
   midonetPassword: { env: 'MIDONET_PASSWORD', secret: true, description: 'MidoNet password (needed with the URL)' },

@@ -8,7 +8,10 @@ import type { Client } from '@temporalio/client';
 import type { UntypedActivities } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
+import * as k8s from '@kubernetes/client-node';
+import { createKubernetesActivities, type KubernetesActivities } from '../activities/kubernetes';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
+import { createPushActivities, type PushActivities } from '../activities/midonet/push';
 import { secretPaths, type LogLevel, type WorkerConfig } from './config';
 import { checkTemporal, connectClient, connectWorker } from './connection';
 import { startHttpServer } from './http';
@@ -20,9 +23,8 @@ export { connectClient, connectWorker, TemporalUnreachableError } from './connec
 
 /** Activities by backend (the `backend` label of the metrics). */
 export interface ActivityGroups {
-  midonet?: MidonetActivities;
-  /** `createKubernetesActivities(...)` from activities/kubernetes, which does not exist yet: inject it here. */
-  kubernetes?: UntypedActivities;
+  midonet?: MidonetActivities & PushActivities;
+  kubernetes?: KubernetesActivities;
   [backend: string]: UntypedActivities | undefined;
 }
 
@@ -55,8 +57,24 @@ export const createLogger = (level: LogLevel) =>
     serializers: { error: pino.stdSerializers.err },
   });
 
-function activitiesFromConfig(config: WorkerConfig): ActivityGroups {
-  return config.midonet ? { midonet: createMidonetActivities({ client: createMidonetClient(config.midonet) }) } : {};
+/** The kubeconfig given, else the default places (~/.kube/config, then the in-cluster service account); none: undefined. */
+function kubeConfigFrom(path: string | undefined): k8s.KubeConfig | undefined {
+  const kubeConfig = new k8s.KubeConfig();
+  if (path) kubeConfig.loadFromFile(path);
+  else kubeConfig.loadFromDefault();
+  return kubeConfig.getCurrentCluster() ? kubeConfig : undefined;
+}
+
+function activitiesFromConfig(config: WorkerConfig, log: Logger): ActivityGroups {
+  const groups: ActivityGroups = {};
+  if (config.midonet) {
+    const client = createMidonetClient(config.midonet);
+    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client }) };
+  } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
+  const kubeConfig = kubeConfigFrom(config.kubeconfig);
+  if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig });
+  else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');
+  return groups;
 }
 
 /** One flat activity object for the Worker and, for the metrics, the backend of each activity name. */
@@ -76,10 +94,9 @@ function flatten(groups: ActivityGroups) {
 
 export async function runWorker(config: WorkerConfig, options: RunWorkerOptions = {}): Promise<RunningWorker> {
   const log = options.log ?? createLogger(config.logLevel);
-  const groups = { ...activitiesFromConfig(config), ...options.activities };
+  const groups = { ...activitiesFromConfig(config, log), ...options.activities };
   const { activities, backendOf } = flatten(groups);
   log.info({ config, backends: Object.keys(groups) }, 'starting the worker');
-  if (!groups.midonet) log.warn('no MidoNet activities: MIDONET_API_URL is not set');
 
   const sdkMetricsUrl = await installRuntime(log);
   const client = await connectClient(config.temporal);

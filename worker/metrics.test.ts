@@ -2,7 +2,7 @@ import type { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
-import { activityMetricsInterceptor, countObjectsByState, createMetrics } from './metrics';
+import { activityMetricsInterceptor, countObjectsByState, createMetrics, lifecycleStates } from './metrics';
 
 const log = pino({ level: 'silent' });
 
@@ -44,6 +44,10 @@ describe('the activity metrics interceptor', () => {
 });
 
 describe('objects per lifecycle state', () => {
+  it("counts the states of the lifecycle machines, taken from the machines themselves", () => {
+    expect(lifecycleStates).toEqual(expect.arrayContaining(['pending', 'pushing', 'synced', 'stuck', 'paused', 'done']));
+  });
+
   /** A partial fake: only `workflow.count`, answering from a table of query → count. */
   const fakeClient = (counts: Record<string, number>, calls: string[] = []) =>
     ({

@@ -3,6 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { translationMachine } from '../workflows/machines/translation';
 import { LIFECYCLE_KINDS } from '../workflows/naming';
 import { K8sKind, LifecycleState } from '../workflows/search-attributes';
 
@@ -75,14 +76,11 @@ export function activityMetricsInterceptor(metrics: WorkerMetrics, backendOf: (a
   };
 }
 
-/**
- * Machine states named in DESIGN §3. States not listed here still show, summed as `other`, so a new machine state
- * is visible before this list learns it.
- */
-export const lifecycleStates = [
-  'observing', 'translating', 'ready', 'updating', 'finalizing', 'done', 'waiting-for-dependency', 'paused',
-  'pending', 'pushing', 'synced', 'deleting', 'releasing', 'stuck', 'tracking', 'deleting-vm',
-] as const;
+/** The lifecycle machines whose states `steward_objects` counts; add each new one here. */
+const lifecycleMachines = [translationMachine];
+
+/** Their top-level states. A state not listed (a machine not added yet) still shows, summed as `other`. */
+export const lifecycleStates: readonly string[] = [...new Set(lifecycleMachines.flatMap((machine) => Object.keys(machine.root.states)))];
 
 export interface ObjectCountOptions {
   client: Client;

@@ -93,11 +93,21 @@ describe('the worker on the embedded stack', () => {
 });
 
 describe('steward worker as a process', () => {
-  it('starts with the project workflows, becomes ready, and exits 0 on SIGTERM after a graceful stop', async () => {
-    const { address } = stackInfo().temporal;
+  it('starts with the project workflows and the MidoNet and Kubernetes activities, becomes ready, and exits 0 on SIGTERM after a graceful stop', async () => {
+    const { temporal, kubernetes, midonet } = stackInfo();
     const port = await freePort();
     const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'worker', '--task-queue', `worker-process-${Date.now()}`, '--http-host', '127.0.0.1'], {
-      env: { ...process.env, TEMPORAL_ADDRESS: address, STEWARD_HTTP_PORT: String(port), STEWARD_LOG_LEVEL: 'info', TEMPORAL_API_KEY: '', MIDONET_PASSWORD: '' },
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: temporal.address,
+        STEWARD_HTTP_PORT: String(port),
+        STEWARD_LOG_LEVEL: 'info',
+        KUBECONFIG: kubernetes.kubeconfig,
+        MIDONET_API_URL: midonet.url,
+        MIDONET_USERNAME: 'admin',
+        MIDONET_PASSWORD: 'the-midonet-password',
+        TEMPORAL_API_KEY: '',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -108,7 +118,9 @@ describe('steward worker as a process', () => {
       await waitFor('the worker process to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok ? true : undefined), 60_000);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+      expect(output).toContain('"backends":["midonet","kubernetes"]');
       expect(output).toContain('"msg":"worker stopped"');
+      expect(output).not.toContain('the-midonet-password');
     } finally {
       child.kill('SIGKILL');
     }
