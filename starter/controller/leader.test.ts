@@ -1,0 +1,75 @@
+import * as k8s from '@kubernetes/client-node';
+import { createLeaderElector, type LeaseApi } from './leader';
+import { partialFake, silentLogger } from './test-support';
+
+/** One Lease in memory, with the API server's optimistic concurrency; `down` makes every call fail. */
+function leaseStore() {
+  const state: { lease?: k8s.V1Lease; version: number; down: boolean } = { version: 0, down: false };
+  const fail = (code: number) => Promise.reject(new k8s.ApiException(code, 'fake', {}, {}));
+  const api = partialFake<LeaseApi>('CoordinationV1Api', {
+    readNamespacedLease: () => (state.down ? fail(503) : state.lease ? Promise.resolve(structuredClone(state.lease)) : fail(404)),
+    createNamespacedLease: ({ body }) => {
+      if (state.down) return fail(503);
+      if (state.lease) return fail(409);
+      state.lease = { ...body, metadata: { ...body.metadata, resourceVersion: String(++state.version) } };
+      return Promise.resolve(state.lease);
+    },
+    replaceNamespacedLease: ({ body }) => {
+      if (state.down) return fail(503);
+      if (body.metadata?.resourceVersion !== state.lease?.metadata?.resourceVersion) return fail(409);
+      state.lease = { ...body, metadata: { ...body.metadata, resourceVersion: String(++state.version) } };
+      return Promise.resolve(state.lease);
+    },
+  });
+  return { state, api };
+}
+
+describe('leader election', () => {
+  const lease = { name: 'steward-starter', namespace: 'kube-system', leaseDurationSeconds: 15, renewSeconds: 5 };
+  let clock = 0;
+  const now = () => clock;
+  const elector = (api: LeaseApi, identity: string) => createLeaderElector({ api, identity, lease, logger: silentLogger, now });
+  beforeEach(() => (clock = 1_000_000));
+
+  it('the first candidate creates the Lease and leads; the second waits while the holder renews', async () => {
+    const { api } = leaseStore();
+    const [a, b] = [elector(api, 'a'), elector(api, 'b')];
+    await a.tick();
+    await b.tick();
+    for (let i = 0; i < 5; i++) {
+      clock += 5_000;
+      await a.tick();
+      await b.tick();
+    }
+    expect([a.isLeader(), b.isLeader()]).toEqual([true, false]);
+  });
+
+  it('a holder that cannot renew stops counting itself leader before anyone else may take over', async () => {
+    const { api, state } = leaseStore();
+    const [a, b] = [elector(api, 'a'), elector(api, 'b')];
+    await a.tick();
+    await b.tick();
+    state.down = true;
+    clock += 9_999;
+    await a.tick();
+    expect(a.isLeader()).toBe(true);
+    // renew deadline = lease duration − renew period = 10 s after the last renewal.
+    clock += 1;
+    expect(a.isLeader()).toBe(false);
+    state.down = false;
+    clock += 4_999;
+    await b.tick();
+    expect(b.isLeader()).toBe(false);
+    clock += 1;
+    await b.tick();
+    expect(b.isLeader()).toBe(true);
+    await a.tick();
+    expect(a.isLeader()).toBe(false);
+  });
+
+  it('rejects a renew period that is not below the lease duration', () => {
+    expect(() => createLeaderElector({ api: leaseStore().api, identity: 'a', lease: { leaseDurationSeconds: 5, renewSeconds: 5 }, logger: silentLogger })).toThrow(
+      /renewSeconds \(5\) must be below leaseDurationSeconds \(5\)/,
+    );
+  });
+});
