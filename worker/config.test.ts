@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, flagOf, loadTemporalConfig, loadWorkerConfig, workerSettings, type Flags } from './config';
+import { ConfigError, flagOf, loadTemporalConfig, loadWorkerConfig, workerSettings, type Flags, type Setting } from './config';
 
 const dir = mkdtempSync(join(tmpdir(), 'steward-config-'));
 const pem = (name: string) => {
@@ -36,7 +36,7 @@ describe('worker configuration', () => {
     });
     expect(config.http).toEqual({ host: '0.0.0.0', port: 9464 });
     expect(config.midonet).toBeUndefined();
-    expect(config.rateLimits.midonetCallsPerSecond).toBeUndefined();
+    expect(config.rateLimits.midonetActivitiesPerSecond).toBeUndefined();
   });
 
   it('takes a flag over the environment variable, and the variable over the default', () => {
@@ -66,7 +66,7 @@ describe('worker configuration', () => {
   });
 
   it('takes the MidoNet rate limit as a positive number per second', () => {
-    expect(loadWorkerConfig({ midonetCallsPerSecond: '12.5' }, {}).rateLimits.midonetCallsPerSecond).toBe(12.5);
+    expect(loadWorkerConfig({ midonetActivitiesPerSecond: '12.5' }, {}).rateLimits.midonetActivitiesPerSecond).toBe(12.5);
   });
 
   it('reads the Temporal settings alone for the operator commands, ignoring worker variables', () => {
@@ -85,8 +85,8 @@ describe('worker configuration', () => {
     ['a MidoNet URL needs a user, named by its flag and variable', {}, { MIDONET_API_URL: 'http://m/api', MIDONET_PASSWORD: 'pw' }, /^--midonet-username \/ MIDONET_USERNAME: is required with --midonet-url \/ MIDONET_API_URL$/],
     ['a MidoNet URL needs a password, named by its variable only (it has no flag)', {}, { MIDONET_API_URL: 'http://m/api', MIDONET_USERNAME: 'u' }, /^MIDONET_PASSWORD: is required/],
     ['the MidoNet URL must be http(s)', { midonetUrl: 'ftp://m' }, { MIDONET_USERNAME: 'u', MIDONET_PASSWORD: 'p' }, /^--midonet-url \/ MIDONET_API_URL: must be an http\(s\) URL$/],
-    ['a zero rate limit is rejected', { midonetCallsPerSecond: '0' }, {}, /^--midonet-calls-per-second \/ STEWARD_MIDONET_CALLS_PER_SECOND: must be more than 0$/],
-    ['a rate limit that is not a number is rejected', { midonetCallsPerSecond: 'fast' }, {}, /STEWARD_MIDONET_CALLS_PER_SECOND: must be a number$/],
+    ['a zero rate limit is rejected', { midonetActivitiesPerSecond: '0' }, {}, /^--midonet-activities-per-second \/ STEWARD_MIDONET_ACTIVITIES_PER_SECOND: must be more than 0$/],
+    ['a rate limit that is not a number is rejected', { midonetActivitiesPerSecond: 'fast' }, {}, /STEWARD_MIDONET_ACTIVITIES_PER_SECOND: must be a number$/],
     ['fewer than two workflow task slots is rejected (the SDK needs a sticky and a normal poller)', { maxConcurrentWorkflowTasks: '1' }, {}, /^--max-concurrent-workflow-tasks \/ STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS: must be at least 2$/],
     ['an unknown log level lists the accepted ones', {}, { STEWARD_LOG_LEVEL: 'loud' }, /^--log-level \/ STEWARD_LOG_LEVEL: must be one of trace, debug, info, warn, error$/],
     ['a kubeconfig that cannot be read is rejected', {}, { KUBECONFIG: join(dir, 'nope') }, /^--kubeconfig \/ KUBECONFIG: cannot read file/],
@@ -102,5 +102,15 @@ describe('worker configuration', () => {
 
   it('never takes a secret from a flag, since a command line shows in ps', () => {
     expect(loadWorkerConfig({ apiKey: 'from-flag' }, {}).temporal.apiKey).toBeUndefined();
+  });
+});
+
+describe('the README configuration table', () => {
+  it('lists every setting with its flag and variable, so neither drifts from config.ts', () => {
+    const readme = readFileSync(join(__dirname, 'README.md'), 'utf8');
+    for (const [key, setting] of Object.entries(workerSettings) as [string, Setting][]) {
+      const flag = setting.secret ? '—' : `\`${flagOf(key, setting)}\``;
+      expect(readme).toContain(`| ${flag} | \`${setting.env}\` | ${setting.default === undefined ? '' : `\`${setting.default}\``} |`);
+    }
   });
 });

@@ -35,10 +35,11 @@ export const workerSettings = {
   maxConcurrentActivities: { env: 'STEWARD_MAX_CONCURRENT_ACTIVITIES', arg: 'n', default: '50', description: 'activity slots, sized to what the backends take' },
   maxConcurrentLocalActivities: { env: 'STEWARD_MAX_CONCURRENT_LOCAL_ACTIVITIES', arg: 'n', default: '50', description: 'local activity slots' },
   maxCachedWorkflows: { env: 'STEWARD_MAX_CACHED_WORKFLOWS', arg: 'n', default: '200', description: 'sticky cache size: ~1 MB each, keeps memory flat (SDK default grows with the heap)' },
-  midonetCallsPerSecond: {
-    env: 'STEWARD_MIDONET_CALLS_PER_SECOND',
+  midonetActivitiesPerSecond: {
+    env: 'STEWARD_MIDONET_ACTIVITIES_PER_SECOND',
     arg: 'n',
-    description: "cap on activities per second on the task queue (Temporal's maxTaskQueueActivitiesPerSecond, enforced by the server across all workers)",
+    description:
+      "cap on MidoNet activities started per second, across every worker (Temporal's maxTaskQueueActivitiesPerSecond on the task queue, where MidoNet's are the only regular activities)",
   },
   kubeconfig: { env: 'KUBECONFIG', arg: 'file', description: 'kubeconfig of the cluster; else ~/.kube/config, else the in-cluster service account' },
   midonetUrl: { env: 'MIDONET_API_URL', arg: 'url', description: 'MidoNet REST API root, e.g. http://midonet:8181/midonet-api; no MidoNet activities when unset' },
@@ -86,7 +87,7 @@ export interface WorkerConfig {
     maxConcurrentLocalActivityExecutions: number;
     maxCachedWorkflows: number;
   };
-  rateLimits: { midonetCallsPerSecond?: number };
+  rateLimits: { midonetActivitiesPerSecond?: number };
   kubeconfig?: string;
   /** Absent: the worker registers no MidoNet activities. */
   midonet?: MidonetConnection;
@@ -135,7 +136,7 @@ const workerShape = {
   maxConcurrentActivities: whole(1),
   maxConcurrentLocalActivities: whole(1),
   maxCachedWorkflows: whole(0),
-  midonetCallsPerSecond: z
+  midonetActivitiesPerSecond: z
     .string()
     .transform(Number)
     .pipe(z.number({ error: 'must be a number' }).positive('must be more than 0'))
@@ -216,7 +217,7 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
       maxConcurrentLocalActivityExecutions: v.maxConcurrentLocalActivities,
       maxCachedWorkflows: v.maxCachedWorkflows,
     },
-    rateLimits: { midonetCallsPerSecond: v.midonetCallsPerSecond },
+    rateLimits: { midonetActivitiesPerSecond: v.midonetActivitiesPerSecond },
     kubeconfig: v.kubeconfig,
     midonet:
       v.midonetUrl && v.midonetUsername && v.midonetPassword
