@@ -34,7 +34,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
   beforeAll(async () => {
     const taskQueue = `cli-test-${Date.now()}`;
     const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
-    running = await runWorker(config, { activities: { test: testActivities }, workflowsPath: require.resolve('../worker/testing/workflows'), log: pino({ level: 'warn' }) });
+    running = await runWorker(config, { activities: { test: testActivities }, workflowsPath: require.resolve('../worker/testing/workflows'), log: pino({ level: 'error' }) });
     handle = await running.client.workflow.start(operatorStandIn, { taskQueue, workflowId: id, args: [parseObjectRef('pod', target)] });
   });
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, flagOf, loadTemporalConfig, loadWorkerConfig, workerSettings, type Flags, type Setting } from './config';
+import { ConfigError, flagOf, loadTemporalConfig, loadWorkerConfig, redacted, workerSettings, type Flags, type Setting } from './config';
 
 const dir = mkdtempSync(join(tmpdir(), 'steward-config-'));
 const pem = (name: string) => {
@@ -98,6 +98,14 @@ describe('worker configuration', () => {
 
   it('reports every problem at once, one line each', () => {
     expect(() => loadWorkerConfig({ httpPort: 'x', address: 'nope' }, {})).toThrow(/invalid configuration:\n {2}--address .*\n {2}--http-port /);
+  });
+
+  it('hides the API key and the MidoNet password in the configuration it logs', () => {
+    const env = { TEMPORAL_API_KEY: 'key-123', MIDONET_API_URL: 'http://m/api', MIDONET_USERNAME: 'u', MIDONET_PASSWORD: 'pw-456' };
+    const logged = JSON.stringify(redacted(loadWorkerConfig({}, env)));
+    expect(logged).not.toMatch(/key-123|pw-456/);
+    expect(logged).toContain('"apiKey":"[redacted]"');
+    expect(redacted(loadWorkerConfig({}, {})).temporal.apiKey).toBeUndefined();
   });
 
   it('never takes a secret from a flag, since a command line shows in ps', () => {

@@ -228,5 +228,13 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
   };
 }
 
-/** Paths of the secrets in a WorkerConfig, for the logger's redaction: credentials never reach a log line. */
-export const secretPaths = ['temporal.apiKey', 'midonet.password'] as const;
+const hidden = '[redacted]';
+
+/** The configuration as it may be logged: credentials never reach a log line, whatever logger is used. */
+export function redacted(config: WorkerConfig): WorkerConfig {
+  return {
+    ...config,
+    temporal: { ...config.temporal, apiKey: config.temporal.apiKey && hidden },
+    midonet: config.midonet && { ...config.midonet, password: hidden },
+  };
+}

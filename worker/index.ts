@@ -12,7 +12,7 @@ import * as k8s from '@kubernetes/client-node';
 import { createKubernetesActivities, type KubernetesActivities } from '../activities/kubernetes';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
 import { createPushActivities, type PushActivities } from '../activities/midonet/push';
-import { secretPaths, type LogLevel, type WorkerConfig } from './config';
+import { redacted, type LogLevel, type WorkerConfig } from './config';
 import { checkTemporal, connectClient, connectWorker } from './connection';
 import { startHttpServer } from './http';
 import { activityMetricsInterceptor, countObjectsByState, createMetrics, metricsText } from './metrics';
@@ -49,13 +49,8 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
-export const createLogger = (level: LogLevel) =>
-  pino({
-    level,
-    redact: { paths: secretPaths.map((path) => `config.${path}`), censor: '[redacted]' },
-    // The SDK puts errors under `error`; without a serializer an Error logs as {}.
-    serializers: { error: pino.stdSerializers.err },
-  });
+// The SDK puts errors under `error`; without a serializer an Error logs as {}.
+export const createLogger = (level: LogLevel) => pino({ level, serializers: { error: pino.stdSerializers.err } });
 
 /** The kubeconfig given, else the default places (~/.kube/config, then the in-cluster service account); none: undefined. */
 function kubeConfigFrom(path: string | undefined): k8s.KubeConfig | undefined {
@@ -96,7 +91,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
   const log = options.log ?? createLogger(config.logLevel);
   const groups = { ...activitiesFromConfig(config, log), ...options.activities };
   const { activities, backendOf } = flatten(groups);
-  log.info({ config, backends: Object.keys(groups) }, 'starting the worker');
+  log.info({ config: redacted(config), backends: Object.keys(groups) }, 'starting the worker');
 
   const sdkMetricsUrl = await installRuntime(log);
   const client = await connectClient(config.temporal);

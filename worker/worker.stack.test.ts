@@ -11,7 +11,7 @@ import { runWorker, type RunningWorker } from '.';
 import { testActivities } from './testing/activities';
 import { echoOnce, failOnce, finish, operatorStandIn } from './testing/workflows';
 
-const log = pino({ level: 'warn' });
+const log = pino({ level: 'error' });
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
