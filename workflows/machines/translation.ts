@@ -134,6 +134,9 @@ export const translationMachine = setup({
     hasUnpushedChange: ({ context }) => context.generation !== context.pushedGeneration,
     resumesPushing: ({ context }) => context.resumeTo === 'pushing',
     resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
+    resumesReleasing: ({ context }) => context.resumeTo === 'releasing',
+    /** No observation yet: nothing to resume but waiting for one. */
+    isUnobserved: ({ context }) => context.uid === undefined,
     isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
     isOrphan: ({ event }) => event.type === 'cleanup' && event.request.mode === 'orphan',
     isForce: ({ event }) => event.type === 'cleanup' && event.request.mode === 'force',
@@ -283,6 +286,7 @@ export const translationMachine = setup({
     },
     resuming: {
       always: [
+        { guard: 'isUnobserved', target: 'pending' },
         { guard: 'isGoneWithoutUs', target: 'done' },
         { guard: 'mustDelete', target: 'deleting' },
         { guard: 'resumesPushing', target: 'pushing' },
@@ -297,9 +301,9 @@ export const translationMachine = setup({
         resume: { target: 'resuming', actions: 'recordAction' },
         observed: { actions: 'observe' },
         // A pause can arrive while an activity runs: its result still counts.
-        pushed: { actions: 'recordPushed' },
-        backendDeleted: { actions: ['recordDeleted', 'resumeToReleasing'] },
-        released: 'done',
+        pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
+        backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
+        released: { guard: 'resumesReleasing', target: 'done' },
         actionFailed: { actions: 'recordFailure' },
         statusRecorded: {},
         cleanup: [
