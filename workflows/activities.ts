@@ -1,5 +1,6 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { KubernetesActivities } from '../activities/kubernetes';
+import type { MidonetActivities } from '../activities/midonet';
 import type { PushActivities } from '../activities/midonet/push';
 
 /**
@@ -21,6 +22,12 @@ export const midonet = proxyActivities<PushActivities>({
  * through the server's task queue (ref/performance.md 5b).
  */
 export const kubernetes = proxyLocalActivities<KubernetesActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: bounded,
+});
+
+/** Single MidoNet calls (observe the cluster router). */
+export const midonetCalls = proxyActivities<MidonetActivities>({
   startToCloseTimeout: '30 seconds',
   retry: bounded,
 });

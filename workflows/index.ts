@@ -5,3 +5,5 @@
  * everything here must replay identically.
  */
 export { translationLifecycle } from './translation-lifecycle';
+export { endpointsLifecycle, nodeLifecycle, podLifecycle, serviceLifecycle } from './object-lifecycle';
+export { globalMidonet } from './global-setup';

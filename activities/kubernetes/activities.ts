@@ -81,8 +81,26 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
     return { found: true };
   }
 
+  /**
+   * Whether the named Translations exist and report Ready=True: a referrer (a Pod) waits for its dependency's
+   * Translations (its Node's bridge) to be pushed before writing its own, which would otherwise fail on a missing
+   * parent. One call for all of them keeps the referrer's history short.
+   */
+  async function translationsReady({ translations }: { translations: { namespace: string; name: string }[] }): Promise<{ ready: boolean; notReady: string[] }> {
+    const notReady: string[] = [];
+    for (const { namespace, name } of translations) {
+      const object = (await objects.accessor({ kind: 'Translation', namespace, name }).read()) as
+        | (KubeObject & { status?: { conditions?: { type: string; status: string }[] } })
+        | undefined;
+      const ready = object?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      if (!ready || object?.metadata.deletionTimestamp) notReady.push(`${namespace}/${name}`);
+    }
+    return { ready: notReady.length === 0, notReady };
+  }
+
   return {
     ...createTranslationActivities(objects, fieldManager, clock, recordEvent),
+    translationsReady,
     ...createReferrerActivities(objects),
     readObject,
     releaseFinalizer,

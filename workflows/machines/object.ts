@@ -1,0 +1,272 @@
+import { assign, setup } from 'xstate';
+import type { ActionRecord, CleanupRequest, DependencyChanged, LifecycleError, Observation, OperatorRequest } from '../messages';
+import type { ObjectRef } from '../naming';
+
+/**
+ * The lifecycle of a Kubernetes object that Steward translates (Node, Pod, Service, Endpoints): translate it into
+ * Translation resources and apply them (owned by the object, so the real garbage collector deletes them after it),
+ * keep them current as the object and its dependency change, and on deletion drop the back-reference it left on
+ * its dependency (seed 003). The backend itself is the Translations' business (machines/translation.ts).
+ */
+export const OBJECT_MACHINE_VERSION = 1;
+
+export interface ObjectTimings {
+  /** How long to wait before looking at a missing dependency (or a terminating Translation) again. */
+  dependencyRetryMs: number;
+  /** Periodic re-apply: repairs Translations changed or deleted by hand. */
+  driftCheckMs: number;
+  stuckRetryMs: number;
+}
+export const defaultObjectTimings: ObjectTimings = { dependencyRetryMs: 5_000, driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
+
+export interface ObjectContext {
+  ref: ObjectRef;
+  timings: ObjectTimings;
+  uid?: string;
+  /** The watcher's trimmed projection (or `{ invalid }` when the object could not be projected). */
+  projection?: unknown;
+  /** Projection of the last successful apply: referrers are told only when it changes. */
+  appliedProjection?: string;
+  deleting: boolean;
+  gone: boolean;
+  /** `<namespace>/<name>` of the Translations applied last. */
+  translations: string[];
+  /** The dependency this object registered itself on as a referrer (to be removed when it goes). */
+  dependency?: ObjectRef;
+  waitingFor?: string;
+  resumeTo: 'translating' | 'finalizing';
+  lastError?: LifecycleError;
+  actions: ActionRecord[];
+  nextIncarnation?: Observation;
+}
+
+/** Every event carries `at`, the workflow time it was taken in (stamped by the interpreter). */
+export type ObjectEvent = (
+  | { type: 'observed'; observation: Observation }
+  | { type: 'dependencyChanged'; change: DependencyChanged }
+  | { type: 'applied'; translations: string[]; dependency?: ObjectRef }
+  | { type: 'mustWait'; reason: string }
+  | { type: 'invalid'; error: Omit<LifecycleError, 'at'> }
+  | { type: 'referrersNotified' }
+  | { type: 'finalized' }
+  | { type: 'eventRecorded' }
+  | { type: 'actionFailed'; action: string; reason: string; message: string }
+  | { type: 'retry' }
+  | { type: 'driftCheck' }
+  | { type: 'cleanup'; request: CleanupRequest }
+  | { type: 'pause'; request: OperatorRequest }
+  | { type: 'resume'; request: OperatorRequest }
+  | { type: 'refresh'; request: OperatorRequest }
+  | { type: 'resumed' }
+) & { at: string };
+
+export interface ObjectInput {
+  ref: ObjectRef;
+  timings?: Partial<ObjectTimings>;
+}
+
+/** Parameters of the actions the workflow executes. */
+export interface ObjectActionParams {
+  apply: { ref: ObjectRef; uid: string; projection: unknown; previousDependency?: ObjectRef };
+  notifyReferrers: { ref: ObjectRef; uid: string };
+  finalize: { ref: ObjectRef; dependency?: ObjectRef };
+  recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
+}
+
+const record = (action: ActionRecord['action'], request: OperatorRequest, at: string, mode?: CleanupRequest['mode']): ActionRecord => ({
+  action,
+  ...(mode ? { mode } : {}),
+  requestedBy: request.requestedBy,
+  reason: request.reason,
+  at,
+});
+
+export const objectMachine = setup({
+  types: { context: {} as ObjectContext, events: {} as ObjectEvent, input: {} as ObjectInput },
+  actions: {
+    apply: (_, _params: ObjectActionParams['apply']) => {},
+    notifyReferrers: (_, _params: ObjectActionParams['notifyReferrers']) => {},
+    finalize: (_, _params: ObjectActionParams['finalize']) => {},
+    recordEvent: (_, _params: ObjectActionParams['recordEvent']) => {},
+    startTimer: (_, _params: { id: string; delayMs: number; event: { type: string }; jitter?: number }) => {},
+    cancelTimer: (_, _params: { id: string }) => {},
+    observe: assign(({ context, event }) => {
+      if (event.type !== 'observed') return {};
+      const o = event.observation;
+      if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o };
+      return { uid: o.uid, projection: o.projection, deleting: o.deleting, gone: o.gone };
+    }),
+    recordApplied: assign(({ context, event }) =>
+      event.type === 'applied'
+        ? { translations: event.translations, dependency: event.dependency, appliedProjection: JSON.stringify(context.projection), waitingFor: undefined, lastError: undefined }
+        : {},
+    ),
+    recordWait: assign(({ event }) => (event.type === 'mustWait' ? { waitingFor: event.reason } : {})),
+    recordInvalid: assign(({ event }) => (event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {})),
+    recordFailure: assign(({ event }) => (event.type === 'actionFailed' ? { lastError: { reason: event.reason, message: `${event.action}: ${event.message}`, at: event.at } } : {})),
+    recordAction: assign(({ context, event }) => {
+      if (event.type === 'cleanup') return { actions: [...context.actions, record('cleanup', event.request, event.at, event.request.mode)] };
+      if (event.type === 'pause' || event.type === 'resume' || event.type === 'refresh') return { actions: [...context.actions, record(event.type, event.request, event.at)] };
+      return {};
+    }),
+    resumeToTranslating: assign({ resumeTo: 'translating' as const }),
+    resumeToFinalizing: assign({ resumeTo: 'finalizing' as const }),
+  },
+  guards: {
+    isGone: ({ context }) => context.gone || context.deleting,
+    isInvalid: ({ context }) => typeof context.projection === 'object' && context.projection !== null && 'invalid' in context.projection,
+    /** Only a change of what the translation reads is worth telling the referrers about. */
+    changedSinceApplied: ({ context }) => context.appliedProjection !== JSON.stringify(context.projection),
+    isUnobserved: ({ context }) => context.uid === undefined,
+    resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
+    isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
+    /** The object has no backend resources of its own (its Translations do): orphan and force just finish it. */
+    isGiveUp: ({ event }) => event.type === 'cleanup' && event.request.mode !== 'retry',
+  },
+}).createMachine({
+  id: 'object',
+  context: ({ input }) => ({
+    ref: input.ref,
+    timings: { ...defaultObjectTimings, ...input.timings },
+    deleting: false,
+    gone: false,
+    translations: [],
+    resumeTo: 'translating',
+    actions: [],
+  }),
+  initial: 'observing',
+  on: {
+    observed: { actions: 'observe' },
+    pause: { target: '.paused', actions: 'recordAction' },
+  },
+  states: {
+    observing: {
+      on: { observed: { actions: 'observe', target: 'deciding' } },
+    },
+    deciding: {
+      always: [
+        { guard: 'isGone', target: 'finalizing' },
+        { guard: 'isInvalid', target: 'invalid' },
+        { target: 'translating' },
+      ],
+    },
+    translating: {
+      entry: [
+        'resumeToTranslating',
+        { type: 'apply', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', projection: context.projection, ...(context.dependency ? { previousDependency: context.dependency } : {}) }) },
+      ],
+      on: {
+        applied: [
+          { guard: 'changedSinceApplied', target: 'notifying', actions: 'recordApplied' },
+          { target: 'ready', actions: 'recordApplied' },
+        ],
+        mustWait: { target: 'waitingForDependency', actions: 'recordWait' },
+        invalid: { target: 'invalid', actions: 'recordInvalid' },
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    /** A dependency (Node, Service) tells its referrers (Pods, Endpoints) to repair their resources. */
+    notifying: {
+      entry: { type: 'notifyReferrers', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '' }) },
+      on: {
+        referrersNotified: 'ready',
+        // Referrers also re-check on their own timer; a failed notification must not block this object.
+        actionFailed: { target: 'ready', actions: 'recordFailure' },
+      },
+    },
+    ready: {
+      tags: ['continueAsNewSafe'],
+      entry: { type: 'startTimer', params: ({ context }) => ({ id: 'drift', delayMs: context.timings.driftCheckMs, event: { type: 'driftCheck' }, jitter: 0.2 }) },
+      exit: { type: 'cancelTimer', params: { id: 'drift' } },
+      on: {
+        observed: { actions: 'observe', target: 'deciding' },
+        dependencyChanged: 'translating',
+        driftCheck: 'translating',
+        refresh: { target: 'translating', actions: 'recordAction' },
+        resumed: { target: 'ready', reenter: true },
+      },
+    },
+    waitingForDependency: {
+      tags: ['continueAsNewSafe'],
+      entry: { type: 'startTimer', params: ({ context }) => ({ id: 'dependency', delayMs: context.timings.dependencyRetryMs, event: { type: 'retry' } }) },
+      exit: { type: 'cancelTimer', params: { id: 'dependency' } },
+      on: {
+        observed: { actions: 'observe', target: 'deciding' },
+        dependencyChanged: 'translating',
+        retry: 'translating',
+        refresh: { target: 'translating', actions: 'recordAction' },
+        resumed: { target: 'waitingForDependency', reenter: true },
+      },
+    },
+    /** The object cannot be translated (e.g. a Node without its host-id annotation): shown until it changes. */
+    invalid: {
+      tags: ['continueAsNewSafe'],
+      entry: {
+        type: 'recordEvent',
+        params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? 'Invalid', message: context.lastError?.message ?? 'cannot be translated' }),
+      },
+      on: {
+        eventRecorded: {},
+        actionFailed: {},
+        observed: { actions: 'observe', target: 'deciding' },
+        dependencyChanged: 'translating',
+        refresh: { target: 'translating', actions: 'recordAction' },
+      },
+    },
+    finalizing: {
+      entry: ['resumeToFinalizing', { type: 'finalize', params: ({ context }) => ({ ref: context.ref, ...(context.dependency ? { dependency: context.dependency } : {}) }) }],
+      on: {
+        finalized: 'done',
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    stuck: {
+      tags: ['continueAsNewSafe'],
+      entry: [
+        {
+          type: 'recordEvent',
+          params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? 'Stuck', message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}` }),
+        },
+        { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
+      ],
+      exit: { type: 'cancelTimer', params: { id: 'stuckRetry' } },
+      on: {
+        eventRecorded: {},
+        actionFailed: {},
+        observed: { actions: 'observe' },
+        retry: 'resuming',
+        refresh: { target: 'resuming', actions: 'recordAction' },
+        resumed: { target: 'stuck', reenter: true },
+        cleanup: [
+          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
+          { guard: 'isGiveUp', target: 'done', actions: 'recordAction' },
+        ],
+      },
+    },
+    resuming: {
+      always: [
+        { guard: 'isUnobserved', target: 'observing' },
+        { guard: 'isGone', target: 'finalizing' },
+        { guard: 'resumesFinalizing', target: 'finalizing' },
+        { target: 'deciding' },
+      ],
+    },
+    paused: {
+      tags: ['continueAsNewSafe'],
+      on: {
+        pause: {},
+        resume: { target: 'resuming', actions: 'recordAction' },
+        observed: { actions: 'observe' },
+        // A pause can arrive while an action runs: its result still counts.
+        applied: { actions: 'recordApplied' },
+        finalized: { guard: 'resumesFinalizing', target: 'done' },
+        actionFailed: { actions: 'recordFailure' },
+        cleanup: [
+          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
+          { guard: 'isGiveUp', target: 'done', actions: 'recordAction' },
+        ],
+      },
+    },
+    done: { type: 'final' },
+  },
+});

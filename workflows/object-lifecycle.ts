@@ -1,0 +1,107 @@
+import { getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
+import { kubernetes } from './activities';
+import { Interpreter, type PersistedMachine, type Unstamped } from './interpreter';
+import { continueAsNewDue, continueAsNewWith, handleLifecycleMessages, publishState, stateName } from './lifecycle';
+import { dependencyChangedSignal, type LifecycleStateView, type Observation } from './messages';
+import { OBJECT_MACHINE_VERSION, objectMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
+import { describeRef, workflowId, type ObjectRef } from './naming';
+import { dependencyOf, translateWithDependency } from './object-translation';
+
+/**
+ * One workflow per translated Kubernetes object (`node/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`,
+ * `endpoints/<ns>/<name>`), driven by the watcher's observations. The machine (machines/object.ts) decides; this
+ * function wires its actions to activities.
+ */
+export interface ObjectLifecycleInput {
+  ref: ObjectRef;
+  timings?: Partial<ObjectTimings>;
+  persisted?: PersistedMachine<ObjectContext>;
+  observation?: Observation;
+}
+
+export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void> {
+  const interpreter = new Interpreter<ObjectContext, ObjectEvent>(
+    objectMachine,
+    input.persisted ? { persisted: input.persisted } : { input: { ref: input.ref, timings: input.timings } },
+  );
+  const view = (): LifecycleStateView => {
+    const c = interpreter.context;
+    return {
+      ref: c.ref,
+      ...(c.uid ? { uid: c.uid } : {}),
+      state: stateName(interpreter.snapshot.value),
+      resources: c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
+      ...(c.lastError ? { lastError: c.lastError } : c.waitingFor ? { lastError: { reason: 'WaitingForDependency', message: c.waitingFor, at: '' } } : {}),
+      actions: c.actions,
+    };
+  };
+  handleLifecycleMessages(interpreter, view);
+  setHandler(dependencyChangedSignal, (change) => interpreter.send({ type: 'dependencyChanged', change }));
+  if (input.persisted) interpreter.send({ type: 'resumed' });
+  if (input.observation) interpreter.send({ type: 'observed', observation: input.observation });
+
+  const published: { state?: string } = {};
+  await interpreter.run(
+    {
+      apply: (p: ObjectActionParams['apply']) => apply(p),
+      notifyReferrers: async ({ ref, uid }: ObjectActionParams['notifyReferrers']) => {
+        const { referrers } = await kubernetes.listReferrers({ dependency: ref });
+        await Promise.all(
+          referrers.map((referrer) =>
+            // A referrer whose workflow is gone has nothing to repair.
+            getExternalWorkflowHandle(workflowId(referrer)).signal(dependencyChangedSignal, { dependency: ref, uid }).catch(() => undefined),
+          ),
+        );
+        return { type: 'referrersNotified' };
+      },
+      finalize: async ({ ref, dependency }: ObjectActionParams['finalize']) => {
+        if (dependency) await kubernetes.removeReferrer({ dependency, referrer: ref });
+        return { type: 'finalized' };
+      },
+      recordEvent: async (p: ObjectActionParams['recordEvent']) => {
+        await kubernetes.recordObjectEvent(p);
+        return { type: 'eventRecorded' };
+      },
+    },
+    {
+      onSnapshot: () => publishState(view(), published),
+      shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
+    },
+  );
+  if (!interpreter.done) {
+    return continueAsNewWith<typeof objectLifecycle>({ ref: input.ref, timings: input.timings, persisted: interpreter.persisted(OBJECT_MACHINE_VERSION) as PersistedMachine<ObjectContext> });
+  }
+  const next = interpreter.context.nextIncarnation;
+  if (next) return continueAsNewWith<typeof objectLifecycle>({ ref: input.ref, timings: input.timings, observation: next });
+}
+
+/** Translate (pure, here in the workflow) once the dependency is there and pushed, then write the Translations. */
+async function apply({ ref, uid, projection, previousDependency }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
+  const dependency = dependencyOf(projection);
+  let dependencyProjection: unknown;
+  if (dependency) {
+    const read = await kubernetes.readObject({ ref: dependency });
+    if (!read.found || read.deleting) return { type: 'mustWait', reason: `${describeRef(dependency)} does not exist (yet)` };
+    dependencyProjection = { ...read.object, kind: dependency.kind };
+  }
+  const translated = translateWithDependency(projection, dependencyProjection);
+  if (translated.outcome === 'wait') return { type: 'mustWait', reason: translated.reason };
+  if (translated.outcome === 'invalid') return { type: 'invalid', error: translated.error };
+  if (translated.dependencyTranslations.length > 0) {
+    const { ready, notReady } = await kubernetes.translationsReady({ translations: translated.dependencyTranslations });
+    if (!ready) return { type: 'mustWait', reason: `waiting for ${describeRef(dependency!)}'s Translations to be pushed: ${notReady.join(', ')}` };
+  }
+  const { kind, metadata } = translated.projection;
+  const result = await kubernetes.applyTranslations({ owner: { kind, ...('namespace' in metadata ? { namespace: metadata.namespace } : {}), name: metadata.name, uid }, translations: translated.translations });
+  if (dependency) await kubernetes.addReferrer({ dependency, referrer: ref });
+  if (previousDependency && previousDependency.name !== dependency?.name) await kubernetes.removeReferrer({ dependency: previousDependency, referrer: ref });
+  // A Translation of the previous incarnation (same name) is still being finalized: apply again once it is gone.
+  if (result.terminating.length > 0) return { type: 'mustWait', reason: `Translations of a previous incarnation are being finalized: ${result.terminating.join(', ')}` };
+  return { type: 'applied', translations: result.applied, ...(dependency ? { dependency } : {}) };
+}
+
+// One workflow type per kind: the Temporal UI lists and filters by type.
+export const nodeLifecycle = objectLifecycle;
+export const podLifecycle = objectLifecycle;
+export const serviceLifecycle = objectLifecycle;
+export const endpointsLifecycle = objectLifecycle;
