@@ -94,7 +94,8 @@ export const objectMachine = setup({
       if (event.type !== 'observed') return {};
       const o = event.observation;
       if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o };
-      return { uid: o.uid, projection: o.projection, deleting: o.deleting, gone: o.gone };
+      // Deletion cannot be undone: a late or replayed observation without it does not resurrect the object.
+      return { uid: o.uid, projection: o.projection, deleting: context.deleting || o.deleting, gone: context.gone || o.gone };
     }),
     recordApplied: assign(({ context, event }) =>
       event.type === 'applied'
@@ -156,12 +157,14 @@ export const objectMachine = setup({
         { type: 'apply', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', projection: context.projection, ...(context.dependency ? { previousDependency: context.dependency } : {}) }) },
       ],
       on: {
+        // Deletion may be observed while the apply runs: its result then only matters for the back-reference.
         applied: [
+          { guard: 'isGone', target: 'finalizing', actions: 'recordApplied' },
           { guard: 'changedSinceApplied', target: 'notifying', actions: 'recordApplied' },
           { target: 'ready', actions: 'recordApplied' },
         ],
-        mustWait: { target: 'waitingForDependency', actions: 'recordWait' },
-        invalid: { target: 'invalid', actions: 'recordInvalid' },
+        mustWait: [{ guard: 'isGone', target: 'finalizing' }, { target: 'waitingForDependency', actions: 'recordWait' }],
+        invalid: [{ guard: 'isGone', target: 'finalizing' }, { target: 'invalid', actions: 'recordInvalid' }],
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
@@ -169,9 +172,9 @@ export const objectMachine = setup({
     notifying: {
       entry: { type: 'notifyReferrers', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '' }) },
       on: {
-        referrersNotified: 'ready',
+        referrersNotified: [{ guard: 'isGone', target: 'finalizing' }, { target: 'ready' }],
         // Referrers also re-check on their own timer; a failed notification must not block this object.
-        actionFailed: { target: 'ready', actions: 'recordFailure' },
+        actionFailed: [{ guard: 'isGone', target: 'finalizing' }, { target: 'ready', actions: 'recordFailure' }],
       },
     },
     ready: {
@@ -180,9 +183,9 @@ export const objectMachine = setup({
       exit: { type: 'cancelTimer', params: { id: 'drift' } },
       on: {
         observed: { actions: 'observe', target: 'deciding' },
-        dependencyChanged: 'translating',
-        driftCheck: 'translating',
-        refresh: { target: 'translating', actions: 'recordAction' },
+        dependencyChanged: 'deciding',
+        driftCheck: 'deciding',
+        refresh: { target: 'deciding', actions: 'recordAction' },
         resumed: { target: 'ready', reenter: true },
       },
     },
@@ -192,9 +195,9 @@ export const objectMachine = setup({
       exit: { type: 'cancelTimer', params: { id: 'dependency' } },
       on: {
         observed: { actions: 'observe', target: 'deciding' },
-        dependencyChanged: 'translating',
-        retry: 'translating',
-        refresh: { target: 'translating', actions: 'recordAction' },
+        dependencyChanged: 'deciding',
+        retry: 'deciding',
+        refresh: { target: 'deciding', actions: 'recordAction' },
         resumed: { target: 'waitingForDependency', reenter: true },
       },
     },
@@ -209,8 +212,8 @@ export const objectMachine = setup({
         eventRecorded: {},
         actionFailed: {},
         observed: { actions: 'observe', target: 'deciding' },
-        dependencyChanged: 'translating',
-        refresh: { target: 'translating', actions: 'recordAction' },
+        dependencyChanged: 'deciding',
+        refresh: { target: 'deciding', actions: 'recordAction' },
       },
     },
     finalizing: {

@@ -1,6 +1,7 @@
 import { initialTransition, transition } from 'xstate';
 import type { PushedResource } from '../../activities/midonet/push';
 import type { Observation } from '../messages';
+import { exploreTransitions } from './explore';
 import { translationMachine, type TranslationEvent, type TranslationProjection } from './translation';
 
 const ref = { kind: 'Translation' as const, namespace: 'default', name: 'pod.4.web' };
@@ -54,32 +55,7 @@ const serializeState = (s: Snapshot) => {
 
 const allStates = Object.keys(translationMachine.root.states);
 
-/**
- * Every transition of the machine's reachable state space: a breadth-first walk that sends every sample event in
- * every state, through the same pure `transition` the workflows use (so eventless `always` steps settle as they do
- * there).
- */
-function explore() {
-  const [initial] = initialTransition(translationMachine, { ref });
-  const seen = new Map([[serializeState(initial), initial]]);
-  const queue = [initial];
-  const found: { from: Snapshot; event: TranslationEvent; to: Snapshot }[] = [];
-  for (let from = queue.shift(); from; from = queue.shift()) {
-    if (from.status === 'done') continue;
-    for (const event of events) {
-      const [to]: [Snapshot, unknown] = transition(translationMachine, from, event);
-      if (to === from) continue;
-      found.push({ from, event, to });
-      const key = serializeState(to);
-      if (!seen.has(key)) {
-        seen.set(key, to);
-        queue.push(to);
-      }
-    }
-  }
-  return found;
-}
-const edges = explore();
+const edges = exploreTransitions(translationMachine, { ref }, events, (s) => serializeState(s as Snapshot)) as { from: Snapshot; event: TranslationEvent; to: Snapshot }[];
 const value = (s: Snapshot) => String(s.value);
 
 describe('Translation machine: every transition', () => {

@@ -106,8 +106,9 @@ export const translationMachine = setup({
         uid: o.uid,
         generation: o.generation,
         desired: o.projection.resources,
-        deleting: o.deleting,
-        gone: o.gone,
+        // Deletion cannot be undone: a late or replayed observation without it does not resurrect the object.
+        deleting: context.deleting || o.deleting,
+        gone: context.gone || o.gone,
         finalizerPresent: o.finalizers.includes(TRANSLATION_FINALIZER),
       };
     }),

@@ -1,0 +1,40 @@
+import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+
+/**
+ * Model-based testing support: every transition of a machine's reachable state space, found breadth-first by
+ * sending every sample event in every state, through the same pure `transition` the workflows use (so eventless
+ * `always` steps settle exactly as they do there). States are told apart by `key`, which should keep only what
+ * guards read, so the space stays finite.
+ */
+export interface Edge<TEvent> {
+  from: AnyMachineSnapshot;
+  event: TEvent;
+  to: AnyMachineSnapshot;
+  /** Types of the actions the transition asks the interpreter to run. */
+  actions: string[];
+}
+
+export function exploreTransitions<TEvent extends EventObject>(
+  machine: AnyStateMachine,
+  input: unknown,
+  events: readonly TEvent[],
+  key: (snapshot: AnyMachineSnapshot) => string,
+): Edge<TEvent>[] {
+  const [initial] = initialTransition(machine, input);
+  const seen = new Set([key(initial)]);
+  const queue: AnyMachineSnapshot[] = [initial];
+  const edges: Edge<TEvent>[] = [];
+  for (let from = queue.shift(); from; from = queue.shift()) {
+    if (from.status === 'done') continue;
+    for (const event of events) {
+      const [to, actions]: [AnyMachineSnapshot, { type: string }[]] = transition(machine, from, event);
+      if (to === from) continue;
+      edges.push({ from, event, to, actions: actions.map((a) => a.type) });
+      if (!seen.has(key(to))) {
+        seen.add(key(to));
+        queue.push(to);
+      }
+    }
+  }
+  return edges;
+}

@@ -1,0 +1,133 @@
+import { initialTransition, transition } from 'xstate';
+import type { Observation } from '../messages';
+import { exploreTransitions } from './explore';
+import { objectMachine, type ObjectEvent } from './object';
+
+const ref = { kind: 'Pod' as const, namespace: 'default', name: 'web' };
+const at = '2026-01-01T00:00:00.000Z';
+const request = { requestedBy: 'bob', reason: 'test' };
+const node = { kind: 'Node' as const, name: 'node-1' };
+
+const observation = (overrides: Partial<Observation> = {}): Observation => ({
+  ref,
+  uid: 'u1',
+  generation: 0,
+  deleting: false,
+  gone: false,
+  finalizers: [],
+  projection: { kind: 'Pod', metadata: { name: 'web', namespace: 'default', uid: 'u1' }, spec: { nodeName: 'node-1' } },
+  ...overrides,
+});
+
+/** One sample of every event, with the variations that lead to different transitions. */
+const events: ObjectEvent[] = [
+  { type: 'observed', observation: observation(), at },
+  { type: 'observed', observation: observation({ projection: { kind: 'Pod', metadata: { name: 'web', namespace: 'default', uid: 'u1' }, spec: { nodeName: 'node-2' } } }), at },
+  { type: 'observed', observation: observation({ projection: { invalid: { reason: 'MalformedObject' } } }), at },
+  { type: 'observed', observation: observation({ deleting: true }), at },
+  { type: 'observed', observation: observation({ gone: true }), at },
+  { type: 'observed', observation: observation({ uid: 'u2' }), at },
+  { type: 'dependencyChanged', change: { dependency: node, uid: 'n1' }, at },
+  { type: 'applied', translations: ['default/pod.4.web'], dependency: node, at },
+  { type: 'mustWait', reason: 'Node node-1 does not exist (yet)', at },
+  { type: 'invalid', error: { reason: 'InvalidPodIP', message: 'bad' }, at },
+  { type: 'referrersNotified', at },
+  { type: 'finalized', at },
+  { type: 'eventRecorded', at },
+  { type: 'actionFailed', action: 'apply', reason: 'KubernetesUnavailable', message: 'down', at },
+  { type: 'retry', at },
+  { type: 'driftCheck', at },
+  { type: 'cleanup', request: { ...request, mode: 'retry' }, at },
+  { type: 'cleanup', request: { ...request, mode: 'orphan' }, at },
+  { type: 'pause', request, at },
+  { type: 'resume', request, at },
+  { type: 'refresh', request, at },
+  { type: 'resumed', at },
+];
+
+type Snapshot = ReturnType<typeof initialTransition<typeof objectMachine>>[0];
+const key = (s: Snapshot) => {
+  const c = s.context;
+  return JSON.stringify([s.value, c.uid, c.projection, c.appliedProjection, c.deleting, c.gone, c.dependency, c.resumeTo, !!c.nextIncarnation, !!c.lastError, c.translations.length]);
+};
+const edges = exploreTransitions(objectMachine, { ref }, events, (s) => key(s as Snapshot)) as { from: Snapshot; event: ObjectEvent; to: Snapshot; actions: string[] }[];
+const value = (s: Snapshot) => String(s.value);
+
+describe('object machine: every transition', () => {
+  it('reaches every state it declares (deciding and resuming are passed through)', () => {
+    const reached = new Set(edges.map((e) => value(e.to)));
+    const declared = Object.keys(objectMachine.root.states).filter((s) => s !== 'deciding' && s !== 'resuming');
+    expect([...reached].sort()).toEqual(declared.sort());
+    expect(edges.length).toBeGreaterThan(100);
+  });
+
+  it('finishes only through finalizing (back-reference removed) or an operator giving up', () => {
+    for (const e of edges.filter((e) => value(e.to) === 'done')) {
+      const viaFinalize = e.event.type === 'finalized';
+      const operator = e.event.type === 'cleanup' && e.event.request.mode !== 'retry';
+      expect({ event: e.event.type, from: value(e.from), ok: viaFinalize || operator }).toEqual({ event: e.event.type, from: value(e.from), ok: true });
+    }
+  });
+
+  it('once deletion is observed, it never writes Translations again for that incarnation', () => {
+    const afterDeletion = edges.filter((e) => (e.from.context.deleting || e.from.context.gone) && e.actions.includes('apply'));
+    expect(afterDeletion.map((e) => `${value(e.from)} --${e.event.type}-->`)).toEqual([]);
+  });
+
+  it('once deletion is observed, it reaches finalizing after the step in flight', () => {
+    const stuckAfterDeletion = edges.filter(
+      (e) => e.to.context.deleting && ['ready', 'waitingForDependency', 'invalid'].includes(value(e.to)) && !e.from.context.deleting,
+    );
+    expect(stuckAfterDeletion.map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
+  });
+
+  it('records every operator action it accepts, with who asked and why', () => {
+    for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
+      const grew = e.to.context.actions.length - e.from.context.actions.length;
+      expect([0, 1]).toContain(grew);
+      if (grew === 1) expect(e.to.context.actions.at(-1)).toMatchObject({ action: e.event.type, requestedBy: 'bob', reason: 'test', at });
+    }
+  });
+});
+
+function run(...sequence: ObjectEvent[]) {
+  let [snapshot, actions] = initialTransition(objectMachine, { ref });
+  for (const event of sequence) [snapshot, actions] = transition(objectMachine, snapshot, event);
+  return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
+}
+const [observed, moved, invalidObserved, deleting, , otherIncarnation, dependencyChanged, applied, mustWait, invalid, notified, finalized, , failed, retry] = events as [ObjectEvent, ...ObjectEvent[]];
+
+describe('object machine: scenarios', () => {
+  it.each([
+    ['a first observation translates and applies', [observed], 'translating', ['apply']],
+    ['a first apply tells the referrers (the projection is new)', [observed, applied!], 'notifying', ['notifyReferrers']],
+    ['then it is ready, with a drift timer', [observed, applied!, notified!], 'ready', ['startTimer']],
+    ['a missing dependency makes it wait, with a timer', [observed, mustWait!], 'waitingForDependency', ['startTimer']],
+    ['the wait ends when the dependency changes', [observed, mustWait!, dependencyChanged!], 'translating', ['cancelTimer', 'apply']],
+    ['an object that cannot be translated is shown invalid with a Warning Event', [observed, invalid!], 'invalid', ['recordEvent']],
+    ['a projection the watcher could not build goes straight to invalid', [invalidObserved!], 'invalid', ['recordEvent']],
+    ['a change of the object re-applies', [observed, applied!, notified!, moved!], 'translating', ['cancelTimer', 'apply']],
+    ['deletion finalizes (drops the back-reference)', [observed, applied!, notified!, deleting!], 'finalizing', ['cancelTimer', 'finalize']],
+    ['finalized ends it', [observed, applied!, notified!, deleting!, finalized!], 'done', []],
+    ['a failed apply is stuck, retried by a timer', [observed, failed!], 'stuck', ['recordEvent', 'startTimer']],
+    ['the stuck timer retries', [observed, failed!, retry!], 'translating', ['cancelTimer', 'apply']],
+  ] as const)('%s', (_, sequence, state, actions) => {
+    const result = run(...(sequence as unknown as ObjectEvent[]));
+    expect(result.state).toBe(state);
+    expect(result.actions).toEqual(actions);
+  });
+
+  it('an unchanged re-apply (drift check) does not bother the referrers again', () => {
+    expect(run(observed!, applied!, notified!, { type: 'driftCheck', at }, applied!).state).toBe('ready');
+  });
+
+  it('keeps a new incarnation for after this one is finalized', () => {
+    const { context } = run(observed!, otherIncarnation!);
+    expect(context.uid).toBe('u1');
+    expect(context.nextIncarnation?.uid).toBe('u2');
+  });
+
+  it('remembers its dependency, to drop the back-reference when it goes', () => {
+    expect(run(observed!, applied!).context.dependency).toEqual(node);
+  });
+});
