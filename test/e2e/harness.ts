@@ -1,0 +1,369 @@
+// The shared harness of the end-to-end tests: on the embedded stack that jest's global setup started, it runs the
+// real worker (runWorker, configured by loadWorkerConfig) and the real starter (createStarter, Translations only) in
+// the test process, next to a Temporal client, a Kubernetes client, the MidoNet client and the emulator's admin.
+// Each test file gets its own Kubernetes namespace, its own Lease, and an emulator seeded as a deployer would.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Command } from 'commander';
+import pino from 'pino';
+import { createMidonetClient, type BackendResource, type MidonetClient } from '../../activities/midonet';
+import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
+import { sleep } from '../../deploy/local/process';
+import type { StackInfo } from '../../deploy/local/stack';
+import { createStarter, type Starter } from '../../starter/controller';
+import { registerOperatorCommands } from '../../starter/commands';
+import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
+import type { Flags } from '../../worker/config';
+import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
+import type { TranslationTimings } from '../../workflows/machines/translation';
+import { TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
+import { K8sKind, K8sName, K8sNamespace } from '../../workflows/search-attributes';
+import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
+import { TRANSLATION_FINALIZER, type Translation } from '../../workflows/translation/types';
+import type { translationLifecycle } from '../../workflows/translation-lifecycle';
+
+export const repoRoot = join(__dirname, '..', '..');
+const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
+// The emulator accepts any well-formed credentials unless configured otherwise.
+const MIDONET_USER = { username: 'admin', password: 'secret' };
+export const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
+
+/** The deployer's cluster router (seed 001): seeded directly, never a Translation of ours, never removed. */
+export const ROUTER_TRANSLATION = 'midonet-global.4.cluster-router';
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
+    await sleep(250);
+  }
+}
+
+/** Settings of the real worker, as flags (secrets have none: the password comes from the environment). */
+export function workerFlags(info: StackInfo): Flags {
+  return {
+    address: info.temporal.address,
+    namespace: info.temporal.namespace,
+    kubeconfig: info.kubernetes.kubeconfig,
+    midonetUrl: info.midonet.url,
+    midonetUsername: MIDONET_USER.username,
+    httpHost: '127.0.0.1',
+    httpPort: '0',
+    logLevel: 'error',
+  };
+}
+
+/** The same settings as environment variables, for `steward worker` run as a process. */
+export function workerEnv(info: StackInfo): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    TEMPORAL_ADDRESS: info.temporal.address,
+    TEMPORAL_NAMESPACE: info.temporal.namespace,
+    KUBECONFIG: info.kubernetes.kubeconfig,
+    MIDONET_API_URL: info.midonet.url,
+    MIDONET_USERNAME: MIDONET_USER.username,
+    MIDONET_PASSWORD: MIDONET_USER.password,
+    STEWARD_HTTP_HOST: '127.0.0.1',
+    STEWARD_HTTP_PORT: '0',
+    STEWARD_LOG_LEVEL: 'error',
+  };
+}
+
+export interface Harness {
+  info: StackInfo;
+  /** This file's Kubernetes namespace: every Translation of the file lives here. */
+  namespace: string;
+  kubeConfig: k8s.KubeConfig;
+  core: k8s.CoreV1Api;
+  custom: k8s.CustomObjectsApi;
+  client: Client;
+  admin: EmulatorAdmin;
+  midonet: MidonetClient;
+  starter: Starter;
+  worker?: RunningWorker;
+  startWorker(): Promise<RunningWorker>;
+  stopWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the harness. `worker: false` leaves the worker to the test (e.g. one run as a process and killed).
+ * The emulator is reset and seeded: the sample cluster's hosts (their agents register them) and the cluster router.
+ */
+export async function startHarness({ prefix, worker = true }: { prefix: string; worker?: boolean }): Promise<Harness> {
+  const info = stackInfo();
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+  const namespace = `${prefix}-${Date.now().toString(36)}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+
+  if (!info.midonet.adminUrl) throw new Error('the end-to-end tests need the MidoNet emulator (its admin endpoint)');
+  const admin = new EmulatorAdmin(info.midonet.adminUrl);
+  const midonet = createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER });
+  await seedEmulator(admin, midonet);
+
+  const connection = await Connection.connect({ address: info.temporal.address });
+  const client = new Client({ connection, namespace: info.temporal.namespace });
+  const starter = createStarter({
+    kubeConfig,
+    temporalClient: client,
+    namespace,
+    kinds: ['Translation'],
+    identity: `e2e-${namespace}`,
+    debounceMs: 100,
+    // A Lease of this file's own, short, so no other starter (nor a previous file's) delays this one.
+    lease: { name: `steward-${namespace}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 },
+    logger: log,
+  });
+  starter.start();
+
+  const harness: Harness = {
+    info,
+    namespace,
+    kubeConfig,
+    core,
+    custom,
+    client,
+    admin,
+    midonet,
+    starter,
+    async startWorker() {
+      harness.worker = await runWorker(loadWorkerConfig(workerFlags(info), { MIDONET_PASSWORD: MIDONET_USER.password }), { log });
+      return harness.worker;
+    },
+    async stopWorker() {
+      await harness.worker?.shutdown();
+      harness.worker = undefined;
+    },
+    async stop() {
+      await starter.stop();
+      // Workflows of this file left running (synced ones wait on a drift timer) would act on the next file's emulator.
+      for await (const wf of client.workflow.list({ query: `K8sNamespace="${namespace}" AND ExecutionStatus="Running"` })) {
+        await client.workflow.getHandle(wf.workflowId).terminate('end-to-end test file done').catch(() => undefined);
+      }
+      await harness.stopWorker();
+      await connection.close();
+    },
+  };
+  if (worker) await harness.startWorker().catch(async (error: unknown) => {
+    await harness.stop();
+    throw error;
+  });
+  return harness;
+}
+
+/** As a deployer would: an empty MidoNet with the agents' hosts registered and the cluster router created. */
+export async function seedEmulator(admin: EmulatorAdmin, midonet: MidonetClient): Promise<void> {
+  await admin.reset();
+  for (const host of sampleCluster().hosts) await admin.seedHost(host);
+  await midonet.ensure(routerResource());
+}
+
+export function routerResource(): BackendResource {
+  return sampleClusterTranslations().find((t) => t.name === ROUTER_TRANSLATION)!.resources[0]!;
+}
+
+/**
+ * The sample cluster's Translations in `namespace`, grouped in the order a cluster converges in (globals, Nodes, Pods,
+ * the Service, its Endpoints: each group's parents exist once the previous group is synced). Without their
+ * ownerReferences: the sample owners do not exist here and the garbage collector would delete the Translations.
+ */
+export function sampleGroups(namespace: string): { group: string; translations: Translation[] }[] {
+  const order = ['Global', 'Node', 'Pod', 'Service', 'Endpoints'];
+  const all = sampleClusterTranslations()
+    .filter((t) => t.name !== ROUTER_TRANSLATION)
+    .map((t) => ({ ...t, namespace, ownerReferences: [], group: t.ownerReferences[0]?.kind ?? 'Global' }));
+  return order.map((group) => ({ group, translations: all.filter((t) => t.group === group).map(({ group: _, ...t }) => t) }));
+}
+
+/** A small Translation of Bridges with the given IDs. */
+export function bridgeTranslation(namespace: string, name: string, bridgeIds: string[]): Translation {
+  return {
+    name,
+    namespace,
+    labels: {},
+    ownerReferences: [],
+    finalizers: [TRANSLATION_FINALIZER],
+    resources: bridgeIds.map((id, i) => ({ kind: 'Bridge', parent: '', body: JSON.stringify({ id, name: `${name}-${i}`, tenantId: 'midonetkube' }) })),
+  };
+}
+
+export const bridgeId = (n: number) => `e2e00000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+
+/** Creates `t`; `owners` replace its ownerReferences (any kind, e.g. a ConfigMap). */
+export async function createTranslation(h: Harness, t: Translation, owners: k8s.V1OwnerReference[] = t.ownerReferences): Promise<void> {
+  await h.custom.createNamespacedCustomObject({
+    ...TRANSLATIONS,
+    namespace: t.namespace,
+    body: {
+      apiVersion: `${TRANSLATIONS.group}/${TRANSLATIONS.version}`,
+      kind: 'Translation',
+      metadata: { name: t.name, namespace: t.namespace, labels: t.labels, finalizers: t.finalizers, ownerReferences: owners },
+      resources: t.resources,
+    },
+  });
+}
+
+export interface TranslationObject {
+  metadata: { name: string; uid: string; generation: number; finalizers?: string[]; deletionTimestamp?: string };
+  resources: BackendResource[];
+  status?: {
+    observedGeneration?: number;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+    childResources?: { kind: string; id: string; state: string }[];
+  };
+}
+
+/** The Translation, or undefined once it is gone from the API server. */
+export async function readTranslation(h: Harness, name: string): Promise<TranslationObject | undefined> {
+  try {
+    return (await h.custom.getNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name })) as TranslationObject;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+export async function patchResources(h: Harness, name: string, resources: BackendResource[]): Promise<void> {
+  await h.custom.patchNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name, body: { resources } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+}
+
+export async function deleteTranslation(h: Harness, name: string): Promise<void> {
+  await h.custom.deleteNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name });
+}
+
+export const translationRef = (h: Harness, name: string): ObjectRef => ({ kind: 'Translation', namespace: h.namespace, name });
+export const handleOf = (h: Harness, name: string): WorkflowHandle<typeof translationLifecycle> => h.client.workflow.getHandle(workflowId(translationRef(h, name)));
+export const stateOf = (h: Harness, name: string): Promise<LifecycleStateView> => handleOf(h, name).query(stateQuery);
+
+/** Waits until the workflow's `state` query answers `state`. */
+export const waitForState = (h: Harness, name: string, state: string, timeoutMs = 60_000) =>
+  waitFor(`translation ${name} in state ${state}`, async () => ((await stateOf(h, name)).state === state ? stateOf(h, name) : undefined), timeoutMs);
+
+/**
+ * Starts a Translation's workflow before the starter sees the object, as its signal-with-start would, but with
+ * `timings`: the only way to shorten (or lengthen) the machine's timers is the workflow's input.
+ */
+export async function startWithTimings(h: Harness, name: string, timings: Partial<TranslationTimings>): Promise<void> {
+  const ref = translationRef(h, name);
+  await h.client.workflow.start('translationLifecycle', {
+    workflowId: workflowId(ref),
+    taskQueue: TASK_QUEUE,
+    args: [{ ref, timings }],
+    typedSearchAttributes: [
+      { key: K8sKind, value: ref.kind },
+      { key: K8sNamespace, value: h.namespace },
+      { key: K8sName, value: name },
+    ],
+  });
+}
+
+/** Workflow ids that visibility lists for `query` (eventually consistent: poll). */
+export async function listWorkflowIds(h: Harness, query: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const wf of h.client.workflow.list({ query })) ids.push(wf.workflowId);
+  return ids.sort();
+}
+
+export async function eventsOf(h: Harness, name: string): Promise<k8s.CoreV1Event[]> {
+  const list = await h.core.listNamespacedEvent({ namespace: h.namespace, fieldSelector: `involvedObject.name=${name}` });
+  return list.items;
+}
+
+/** IDs per kind in the emulator, sorted; Routes MidoNet adds itself (`Local`) are left out. */
+export async function emulatorIds(h: Harness): Promise<Record<string, string[]>> {
+  const dump: StateDump = await h.admin.dump();
+  const out: Record<string, string[]> = {};
+  for (const [kind, entries] of Object.entries(dump)) {
+    const kept = kind === 'Route' ? entries.filter((e) => e.type !== 'Local') : entries;
+    out[kind] = kept.map((e) => (typeof e.id === 'string' ? e.id : JSON.stringify(e))).sort();
+  }
+  return out;
+}
+
+/** The IDs `translations` give each kind that has IDs of its own (what the admin dump is checked against). */
+export function expectedIds(translations: Translation[], extra: BackendResource[] = []): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const r of [...translations.flatMap((t) => t.resources), ...extra]) {
+    const id = (JSON.parse(r.body) as { id?: string }).id;
+    if (id) (out[r.kind] ??= []).push(id);
+  }
+  for (const ids of Object.values(out)) ids.sort();
+  return out;
+}
+
+/** Number of entries per kind in the emulator (for kinds without IDs: links, bindings, table entries). */
+export async function emulatorCounts(h: Harness): Promise<Record<string, number>> {
+  const dump = await h.admin.dump();
+  return Object.fromEntries(Object.entries(dump).map(([kind, entries]) => [kind, kind === 'Route' ? entries.filter((e) => e.type !== 'Local').length : entries.length]));
+}
+
+/** `steward <args…>` in this process (the commander program), against the stack's Temporal; resolves its output. */
+export async function steward(h: Harness, ...args: string[]): Promise<string> {
+  let out = '';
+  const program = new Command('steward').exitOverride().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
+  registerOperatorCommands(program);
+  await program.parseAsync([...args, '--address', h.info.temporal.address], { from: 'user' });
+  return out;
+}
+
+/** `node bin/steward.cjs <args…>` as a process with TEMPORAL_ADDRESS set: exit code, stdout and stderr. */
+export async function stewardProcess(h: Harness, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const run = promisify(execFile);
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), ...args], {
+      env: { ...process.env, TEMPORAL_ADDRESS: h.info.temporal.address, TEMPORAL_NAMESPACE: h.info.temporal.namespace },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** `steward worker` as a child process (so a test can SIGKILL it). Resolves once it polls. */
+export async function spawnWorker(h: Harness): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'worker'], { env: workerEnv(h.info), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`steward worker exited (${code}): ${stderr}`))));
+  // Polling shows as a worker on the task queue's pollers.
+  const polling = waitFor('the worker process to poll', async () => {
+    const { pollers } = await h.client.workflowService.describeTaskQueue({ namespace: h.info.temporal.namespace, taskQueue: { name: TASK_QUEUE }, taskQueueType: 1 });
+    return (pollers ?? []).some((p) => p.identity?.startsWith(`${child.pid}@`)) || undefined;
+  });
+  await Promise.race([polling, exited]);
+  return child;
+}
+
+/**
+ * Behind `STEWARD_RECORD_HISTORIES=1`: writes the workflow's history as JSON to test/replay/histories/<name>.json, the
+ * fixtures of the replay tests.
+ */
+export async function recordHistory(h: Harness, name: string, translation: string): Promise<void> {
+  if (process.env.STEWARD_RECORD_HISTORIES !== '1') return;
+  const dir = join(repoRoot, 'test', 'replay', 'histories');
+  mkdirSync(dir, { recursive: true });
+  const history = await handleOf(h, translation).fetchHistory();
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+}
+
+/** Number of events in the history of the workflow's latest run. */
+export async function historyLength(h: Harness, translation: string): Promise<number> {
+  return (await handleOf(h, translation).fetchHistory()).events?.length ?? 0;
+}

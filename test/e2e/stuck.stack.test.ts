@@ -1,0 +1,107 @@
+// MidoNet down (fault injection): the pusher's bounded retries run out, the lifecycle shows `stuck` everywhere an
+// operator looks, and the operator's cleanup finishes it: `retry` once the backend is back, `orphan` to let go.
+import { cleanupUpdate, stateQuery } from '../../workflows/messages';
+import {
+  bridgeId,
+  bridgeTranslation,
+  createTranslation,
+  deleteTranslation,
+  emulatorIds,
+  eventsOf,
+  handleOf,
+  listWorkflowIds,
+  readTranslation,
+  recordHistory,
+  startHarness,
+  startWithTimings,
+  stateOf,
+  stewardProcess,
+  waitFor,
+  waitForState,
+  type Harness,
+} from './harness';
+
+// Retries of a stuck lifecycle pushed out of the test's reach: only the operator's cleanup may move it on.
+const NO_AUTOMATIC_RETRY = { stuckRetryMs: 60 * 60_000 };
+// The activities' bounded retries (1 + 2 + 4 + 8 s between five attempts) and a margin.
+const STUCK_WITHIN_MS = 60_000;
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ prefix: 'e2e-stuck' });
+});
+afterAll(async () => {
+  await h?.admin.setDown(false);
+  await h?.stop();
+});
+
+/** Stuck in the state query, the LifecycleState search attribute, the Translation's conditions and a Warning Event. */
+async function expectStuckEverywhere(name: string): Promise<void> {
+  const view = await stateOf(h, name);
+  expect(view.state).toBe('stuck');
+  expect(view.lastError?.reason).toMatch(/^Midonet/);
+  await waitFor(
+    'visibility to list the workflow as stuck',
+    async () => (await listWorkflowIds(h, `K8sNamespace="${h.namespace}" AND K8sName="${name}" AND LifecycleState="stuck"`)).length === 1 || undefined,
+    30_000,
+  );
+  const object = (await readTranslation(h, name))!;
+  const conditions = Object.fromEntries((object.status?.conditions ?? []).map((c) => [c.type, [c.status, c.reason]]));
+  expect(conditions.Ready).toEqual(['False', view.lastError?.reason]);
+  const warnings = (await eventsOf(h, name)).filter((e) => e.type === 'Warning');
+  expect(warnings.map((e) => e.reason)).toContain(view.lastError?.reason);
+  expect(warnings.map((e) => e.message).join('\n')).toContain('stuck while');
+}
+
+describe('MidoNet down', () => {
+  it('while a Translation is created: stuck after the bounded retries, then `steward cleanup --mode retry` after recovery syncs it', async () => {
+    const name = 'down-on-create';
+    await h.admin.setDown(true);
+    await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
+    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(51), bridgeId(52)]));
+
+    await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+    await expectStuckEverywhere(name);
+
+    await h.admin.setDown(false);
+    const run = await stewardProcess(h, 'cleanup', 'translation', `${h.namespace}/${name}`, '--mode', 'retry', '--reason', 'MidoNet is back', '--by', 'oncall');
+    expect([run.code, run.stdout]).toEqual([0, expect.stringContaining('accepted in state stuck')]);
+
+    const view = await waitForState(h, name, 'synced');
+    expect(view.actions).toEqual([expect.objectContaining({ action: 'cleanup', mode: 'retry', requestedBy: 'oncall', reason: 'MidoNet is back' })]);
+    expect(view.lastError).toBeUndefined();
+    expect((await emulatorIds(h)).Bridge).toEqual(expect.arrayContaining([bridgeId(51), bridgeId(52)]));
+    await waitFor('the Translation to report Ready again', async () => (await readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
+    await recordHistory(h, 'stuck-retry', name);
+  });
+
+  it('while a Translation is deleted: stuck, then `--mode orphan` releases the finalizer and records the resources left in MidoNet', async () => {
+    const name = 'down-on-delete';
+    await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
+    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(61), bridgeId(62)]));
+    await waitForState(h, name, 'synced');
+
+    await h.admin.setDown(true);
+    await deleteTranslation(h, name);
+    await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+    await expectStuckEverywhere(name);
+
+    // Orphaning needs no backend: MidoNet stays down until the Translation is gone.
+    await handleOf(h, name).executeUpdate(cleanupUpdate, { args: [{ mode: 'orphan', reason: 'MidoNet is being rebuilt', requestedBy: 'oncall' }] });
+    await waitFor('the Translation to be gone from the API server', async () => (await readTranslation(h, name)) === undefined);
+    await expect(handleOf(h, name).result()).resolves.toBeUndefined();
+
+    // The closed workflow still answers the query (replayed from its history): its record lists what it left behind.
+    const view = await handleOf(h, name).query(stateQuery);
+    expect(view.state).toBe('done');
+    expect(view.resources.map((r) => [r.kind, r.id, r.state])).toEqual([
+      ['Bridge', bridgeId(61), 'orphaned'],
+      ['Bridge', bridgeId(62), 'orphaned'],
+    ]);
+    expect(view.actions).toEqual([expect.objectContaining({ action: 'cleanup', mode: 'orphan', requestedBy: 'oncall' })]);
+
+    await h.admin.setDown(false);
+    expect((await emulatorIds(h)).Bridge).toEqual(expect.arrayContaining([bridgeId(61), bridgeId(62)]));
+    await recordHistory(h, 'stuck-orphan', name);
+  });
+});
