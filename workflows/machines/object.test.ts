@@ -118,16 +118,16 @@ describe('object machine: scenarios', () => {
   });
 
   it('an unchanged re-apply (drift check) does not bother the referrers again', () => {
-    expect(run(observed!, applied!, notified!, { type: 'driftCheck', at }, applied!).state).toBe('ready');
+    expect(run(observed, applied!, notified!, { type: 'driftCheck', at }, applied!).state).toBe('ready');
   });
 
   it('keeps a new incarnation for after this one is finalized', () => {
-    const { context } = run(observed!, otherIncarnation!);
+    const { context } = run(observed, otherIncarnation!);
     expect(context.uid).toBe('u1');
     expect(context.nextIncarnation?.uid).toBe('u2');
   });
 
   it('remembers its dependency, to drop the back-reference when it goes', () => {
-    expect(run(observed!, applied!).context.dependency).toEqual(node);
+    expect(run(observed, applied!).context.dependency).toEqual(node);
   });
 });
