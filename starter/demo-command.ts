@@ -150,6 +150,8 @@ class Demo {
 
   constructor(
     private readonly stack: StackInfo,
+    /** ` --stack <file>` when not the default one, for the hints printed. */
+    private readonly stackArg: string,
     private readonly out: (text: string) => void,
   ) {
     const kubeConfig = new k8s.KubeConfig();
@@ -239,7 +241,7 @@ class Demo {
       table(
         ready.value.map((t) => {
           const owner = owners.get(t.metadata!.ownerReferences!.find((o) => owners.has(o.uid))!.uid)!;
-          return [refKey(t.metadata as { namespace: string; name: string }), `${owner.kind} ${refKey(owner)}`, `${t.resources?.length ?? 0} resources`, 'Ready=True'];
+          return [`${owner.kind} ${refKey(owner)}`, 'Ready=True', `${t.resources?.length ?? 0} resources`, refKey(t.metadata as { namespace: string; name: string })];
         }),
       ),
     );
@@ -248,12 +250,12 @@ class Demo {
       const counts = Object.entries(dump).filter(([, items]) => items.length > 0);
       this.out(`\nMidoNet resources in the emulator (all, the cluster's globals included):\n${table(counts.map(([kind, items]) => [kind, String(items.length)]))}`);
     }
-    const workflows: ObjectRef[] = [
-      ...live.map(({ ref }) => ref),
-      ...ready.value.map((t) => ({ kind: 'Translation' as const, namespace: t.metadata!.namespace!, name: t.metadata!.name! })),
-    ];
-    this.printLinks([GLOBAL_MIDONET_WORKFLOW_ID, ...workflows.map(workflowId)]);
-    this.out('\nUndo with: steward demo --cleanup\n');
+    this.printLinks('Lifecycle workflows', [GLOBAL_MIDONET_WORKFLOW_ID, ...live.map(({ ref }) => workflowId(ref))]);
+    this.printLinks(
+      'Translation workflows (the pushers)',
+      ready.value.map((t) => workflowId({ kind: 'Translation', namespace: t.metadata!.namespace!, name: t.metadata!.name! })),
+    );
+    this.out(`\nUndo with: steward demo --cleanup${this.stackArg}\n`);
   }
 
   async cleanup(timeoutMs: number): Promise<void> {
@@ -306,10 +308,14 @@ class Demo {
     }
   }
 
-  private printLinks(ids: string[]): void {
+  /** The UI links alone: the workflow id is in each, and a long Translation name would widen a table past reading. */
+  private printLinks(title: string, ids: string[]): void {
     const { uiUrl, namespace } = this.stack.temporal;
-    this.out(`\nTemporal workflows${uiUrl ? '' : ' (external Temporal: open them in its own UI)'}:\n`);
-    this.out(table(ids.map((id) => [id, uiUrl ? `${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(id)}` : ''])));
+    if (!uiUrl) {
+      this.out(`\n${title} (external Temporal: open them in its own UI):\n${ids.map((id) => `  ${id}\n`).join('')}`);
+      return;
+    }
+    this.out(`\n${title} in the Temporal UI:\n${ids.map((id) => `  ${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(id)}\n`).join('')}`);
   }
 }
 
@@ -345,7 +351,8 @@ export function registerDemoCommand(program: Command): void {
     .option('--cleanup', 'delete what demo created and wait until their Translations are gone')
     .action(async (flags: { stack?: string; timeout?: string; cleanup?: boolean }, self: Command) => {
       const options = parseDemoOptions(flags);
-      const demo = new Demo(options.stack, (text) => self.configureOutput().writeOut?.(text));
+      const stackArg = flags.stack ? ` --stack ${flags.stack}` : '';
+      const demo = new Demo(options.stack, stackArg, (text) => self.configureOutput().writeOut?.(text));
       if (options.cleanup) await demo.cleanup(options.timeoutMs);
       else await demo.create(options.timeoutMs);
     });

@@ -1,0 +1,64 @@
+import { hostname } from 'node:os';
+import { Command } from 'commander';
+import { connectClient } from '../worker/connection';
+import { loadStarterConfig, registerStarterCommand } from './starter-command';
+
+jest.mock('../worker/connection', () => ({ connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))) }));
+
+function steward(...args: string[]): Promise<unknown> {
+  const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  registerStarterCommand(program);
+  return program.parseAsync(args, { from: 'user' });
+}
+
+describe('starter configuration', () => {
+  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>', () => {
+    expect(loadStarterConfig({}, {})).toEqual({
+      temporal: { address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined },
+      kubeconfig: undefined,
+      watchNamespace: undefined,
+      lease: { namespace: 'kube-system', name: 'steward-starter' },
+      resyncMs: 600_000,
+      debounceMs: 200,
+      identity: `${hostname()}-${process.pid}`,
+      tenant: 'midonetkube',
+      logLevel: 'info',
+    });
+  });
+
+  it('takes a flag over its variable, and the variable over the default', () => {
+    const config = loadStarterConfig(
+      { leaseName: 'from-flag', watchNamespace: 'team-a' },
+      { STEWARD_LEASE_NAME: 'from-env', STEWARD_LEASE_NAMESPACE: 'steward', STEWARD_RESYNC_SECONDS: '30', TEMPORAL_ADDRESS: 'temporal:7233', STEWARD_IDENTITY: 'pod-1' },
+    );
+    expect(config).toMatchObject({ lease: { name: 'from-flag', namespace: 'steward' }, watchNamespace: 'team-a', resyncMs: 30_000, identity: 'pod-1', temporal: { address: 'temporal:7233' } });
+  });
+
+  it.each<[string, Record<string, string>, string | RegExp]>([
+    ['a resync of 0 would re-list in a loop', { resyncSeconds: '0' }, '--resync-seconds / STEWARD_RESYNC_SECONDS: must be at least 1'],
+    ['the debounce is whole milliseconds', { debounceMs: '0.5' }, '--debounce-ms / STEWARD_DEBOUNCE_MS: must be a whole number, got "0.5"'],
+    ['a Lease name must be a Kubernetes name', { leaseName: 'Steward_Starter' }, /--lease-name \/ STEWARD_LEASE_NAME: must be a Kubernetes name/],
+    ['an empty identity is refused', { identity: '' }, '--identity / STEWARD_IDENTITY: must not be empty'],
+    ['a kubeconfig that cannot be read', { kubeconfig: '/nonexistent/kubeconfig' }, '--kubeconfig / KUBECONFIG: cannot read file "/nonexistent/kubeconfig"'],
+    ['an unknown log level lists the levels', { logLevel: 'loud' }, '--log-level / STEWARD_LOG_LEVEL: must be one of trace, debug, info, warn, error'],
+    ['a bad Temporal address is checked by the worker rules', { address: 'nowhere' }, /--address \/ TEMPORAL_ADDRESS: must be host:port/],
+  ])('%s', (_sentence, flags, expected) => {
+    expect(() => loadStarterConfig(flags, {})).toThrow(expected);
+  });
+
+  it('reports every problem at once, Temporal and starter alike', () => {
+    expect(() => loadStarterConfig({ address: 'nowhere', resyncSeconds: 'often' }, {})).toThrow(/--address \/ TEMPORAL_ADDRESS[^]*--resync-seconds \/ STEWARD_RESYNC_SECONDS/);
+  });
+});
+
+describe('steward starter arguments, checked before any connection', () => {
+  afterEach(() => expect(connectClient).not.toHaveBeenCalled());
+
+  it('stops on a bad setting, named by its flag and variable', async () => {
+    await expect(steward('starter', '--debounce-ms', 'soon')).rejects.toThrow(/--debounce-ms \/ STEWARD_DEBOUNCE_MS: must be a whole number, got "soon"/);
+  });
+
+  it('has no flag for the API key (a secret) and rejects unknown flags', async () => {
+    await expect(steward('starter', '--api-key', 'k')).rejects.toThrow(/unknown option '--api-key'/);
+  });
+});
