@@ -89,9 +89,7 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
   async function translationsReady({ translations }: { translations: { namespace: string; name: string }[] }): Promise<{ ready: boolean; notReady: string[] }> {
     const notReady: string[] = [];
     for (const { namespace, name } of translations) {
-      const object = (await objects.accessor({ kind: 'Translation', namespace, name }).read()) as
-        | (KubeObject & { status?: { conditions?: { type: string; status: string }[] } })
-        | undefined;
+      const object = (await objects.accessor({ kind: 'Translation', namespace, name }).read());
       const ready = object?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
       if (!ready || object?.metadata.deletionTimestamp) notReady.push(`${namespace}/${name}`);
     }
