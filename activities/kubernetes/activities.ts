@@ -89,8 +89,9 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
   async function translationsReady({ translations }: { translations: { namespace: string; name: string }[] }): Promise<{ ready: boolean; notReady: string[] }> {
     const notReady: string[] = [];
     for (const { namespace, name } of translations) {
-      const object = (await objects.accessor({ kind: 'Translation', namespace, name }).read());
-      const ready = object?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      const object = await objects.accessor({ kind: 'Translation', namespace, name }).read();
+      const status = object?.status as { conditions?: { type: string; status: string }[] } | undefined;
+      const ready = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
       if (!ready || object?.metadata.deletionTimestamp) notReady.push(`${namespace}/${name}`);
     }
     return { ready: notReady.length === 0, notReady };
