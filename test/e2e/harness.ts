@@ -251,9 +251,15 @@ export const translationRef = (h: Harness, name: string): ObjectRef => ({ kind: 
 export const handleOf = (h: Harness, name: string): WorkflowHandle<typeof translationLifecycle> => h.client.workflow.getHandle(workflowId(translationRef(h, name)));
 export const stateOf = (h: Harness, name: string): Promise<LifecycleStateView> => handleOf(h, name).query(stateQuery);
 
-/** Waits until the workflow's `state` query answers `state`. */
-export const waitForState = (h: Harness, name: string, state: string, timeoutMs = 60_000) =>
-  waitFor(`translation ${name} in state ${state}`, async () => ((await stateOf(h, name)).state === state ? stateOf(h, name) : undefined), timeoutMs);
+/** Waits until the workflow's `state` query answers `state`; on timeout, says what it answered last. */
+export async function waitForState(h: Harness, name: string, state: string, timeoutMs = 60_000): Promise<LifecycleStateView> {
+  let last: LifecycleStateView | undefined;
+  try {
+    return await waitFor(`translation ${name} in state ${state}`, async () => ((last = await stateOf(h, name)).state === state ? last : undefined), timeoutMs);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last answer: ${JSON.stringify(last && { state: last.state, lastError: last.lastError })}`);
+  }
+}
 
 /**
  * Starts a Translation's workflow before the starter sees the object, as its signal-with-start would, but with
