@@ -1,7 +1,8 @@
-import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition, type Workflow } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition } from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { z } from 'zod';
-import type { Interpreter, Unstamped } from './interpreter';
+import type { AnyStateMachine } from 'xstate';
+import { Interpreter, type Executor, type PersistedMachine, type Unstamped } from './interpreter';
 import {
   cleanupRequest,
   cleanupSignal,
@@ -15,10 +16,14 @@ import {
   resumeSignal,
   resumeUpdate,
   stateQuery,
+  type ActionRecord,
   type ActionResult,
+  type LifecycleError,
   type LifecycleStateView,
   type Observation,
+  type ResourceView,
 } from './messages';
+import type { ObjectRef } from './naming';
 import { LifecycleState } from './search-attributes';
 
 /**
@@ -35,7 +40,7 @@ type LifecycleEvent =
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-export function handleLifecycleMessages<TContext, TEvent extends { type: string }>(
+function handleLifecycleMessages<TContext, TEvent extends { type: string }>(
   interpreter: Interpreter<TContext, TEvent>,
   view: () => LifecycleStateView,
 ): void {
@@ -90,7 +95,7 @@ function hint(type: string): string {
 }
 
 /** Current details (markdown) and the coarse `LifecycleState` search attribute, upserted only when it changes. */
-export function publishState(view: LifecycleStateView, lastPublished: { state?: string }): void {
+function publishState(view: LifecycleStateView, lastPublished: { state?: string }): void {
   const rows = view.resources.map((r) => `| ${r.kind} | \`${r.id}\` | ${r.state} |`);
   setCurrentDetails(
     [
@@ -109,12 +114,69 @@ export function publishState(view: LifecycleStateView, lastPublished: { state?: 
 
 const HISTORY_BOUND = 2_000;
 
-export const continueAsNewDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_BOUND;
+const continueAsNewDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_BOUND;
 
-/** Continue as new once every handler finished, carrying only plain JSON. */
-export async function continueAsNewWith<F extends Workflow>(...args: Parameters<F>): Promise<never> {
-  await condition(allHandlersFinished);
-  return continueAsNew<F>(...args);
+/** The input of every lifecycle workflow; `persisted` and `observation` are set only by continue-as-new. */
+export interface LifecycleInput<TContext, TTimings> {
+  ref: ObjectRef;
+  timings?: Partial<TTimings>;
+  persisted?: PersistedMachine<TContext>;
+  /** The next incarnation's first observation, carried when the previous one finished. */
+  observation?: Observation;
 }
 
-export { stateName };
+/** What the lifecycle machines' contexts have in common. */
+interface LifecycleContext {
+  ref: ObjectRef;
+  uid?: string;
+  lastError?: LifecycleError;
+  actions: ActionRecord[];
+  nextIncarnation?: Observation;
+}
+
+/**
+ * Runs one lifecycle machine to its end and continues as new when history grows (at a state tagged
+ * `continueAsNewSafe`, carrying `{ value, context }`) or when a new incarnation of the object waits: incarnations of
+ * one name are handled in order by the same workflow id, the new one once the old one is finalized.
+ */
+export async function runLifecycle<TContext extends LifecycleContext, TEvent extends { type: string }, TTimings>(
+  machine: AnyStateMachine,
+  version: number,
+  input: LifecycleInput<TContext, TTimings>,
+  options: {
+    executors: Record<string, Executor<TEvent>>;
+    resources: (context: TContext) => ResourceView[];
+    /** Extra signal handlers, e.g. dependency changes. */
+    setup?: (interpreter: Interpreter<TContext, TEvent>) => void;
+    /** A lasting condition worth showing as the last error when there is none, e.g. what it waits for. */
+    condition?: (context: TContext) => LifecycleError | undefined;
+  },
+): Promise<void> {
+  const interpreter = new Interpreter<TContext, TEvent>(machine, input.persisted ? { persisted: input.persisted } : { input: { ref: input.ref, timings: input.timings } });
+  const view = (): LifecycleStateView => {
+    const c = interpreter.context;
+    const lastError = c.lastError ?? options.condition?.(c);
+    return { ref: c.ref, ...(c.uid ? { uid: c.uid } : {}), state: stateName(interpreter.snapshot.value), resources: options.resources(c), ...(lastError ? { lastError } : {}), actions: c.actions };
+  };
+  handleLifecycleMessages(interpreter, view);
+  options.setup?.(interpreter);
+  const send = (event: { type: string; observation?: Observation }) => interpreter.send(event as Unstamped<TEvent>);
+  if (input.persisted) send({ type: 'resumed' });
+  if (input.observation) send({ type: 'observed', observation: input.observation });
+
+  const published: { state?: string } = {};
+  await interpreter.run(options.executors, {
+    onSnapshot: () => publishState(view(), published),
+    shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
+  });
+  const next: LifecycleInput<TContext, TTimings> | undefined = !interpreter.done
+    ? { ref: input.ref, timings: input.timings, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
+    : interpreter.context.nextIncarnation
+      ? { ref: input.ref, timings: input.timings, observation: interpreter.context.nextIncarnation }
+      : undefined;
+  if (next) {
+    await condition(allHandlersFinished);
+    // Same workflow type and id: a Pod's lifecycle stays `podLifecycle` across runs.
+    await continueAsNew<(input: LifecycleInput<TContext, TTimings>) => Promise<void>>(next);
+  }
+}

@@ -1,10 +1,10 @@
 import { getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
 import { kubernetes } from './activities';
-import { Interpreter, type PersistedMachine, type Unstamped } from './interpreter';
-import { continueAsNewDue, continueAsNewWith, handleLifecycleMessages, publishState, stateName } from './lifecycle';
-import { dependencyChangedSignal, type LifecycleStateView, type Observation } from './messages';
+import type { Unstamped } from './interpreter';
+import { runLifecycle, type LifecycleInput } from './lifecycle';
+import { dependencyChangedSignal } from './messages';
 import { OBJECT_MACHINE_VERSION, objectMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
-import { describeRef, workflowId, type ObjectRef } from './naming';
+import { describeRef, workflowId } from './naming';
 import { dependencyOf, translateWithDependency } from './object-translation';
 
 /**
@@ -12,37 +12,14 @@ import { dependencyOf, translateWithDependency } from './object-translation';
  * `endpoints/<ns>/<name>`), driven by the watcher's observations. The machine (machines/object.ts) decides; this
  * function wires its actions to activities.
  */
-export interface ObjectLifecycleInput {
-  ref: ObjectRef;
-  timings?: Partial<ObjectTimings>;
-  persisted?: PersistedMachine<ObjectContext>;
-  observation?: Observation;
-}
+export type ObjectLifecycleInput = LifecycleInput<ObjectContext, ObjectTimings>;
 
 export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void> {
-  const interpreter = new Interpreter<ObjectContext, ObjectEvent>(
-    objectMachine,
-    input.persisted ? { persisted: input.persisted } : { input: { ref: input.ref, timings: input.timings } },
-  );
-  const view = (): LifecycleStateView => {
-    const c = interpreter.context;
-    return {
-      ref: c.ref,
-      ...(c.uid ? { uid: c.uid } : {}),
-      state: stateName(interpreter.snapshot.value),
-      resources: c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
-      ...(c.lastError ? { lastError: c.lastError } : c.waitingFor ? { lastError: { reason: 'WaitingForDependency', message: c.waitingFor, at: '' } } : {}),
-      actions: c.actions,
-    };
-  };
-  handleLifecycleMessages(interpreter, view);
-  setHandler(dependencyChangedSignal, (change) => interpreter.send({ type: 'dependencyChanged', change }));
-  if (input.persisted) interpreter.send({ type: 'resumed' });
-  if (input.observation) interpreter.send({ type: 'observed', observation: input.observation });
-
-  const published: { state?: string } = {};
-  await interpreter.run(
-    {
+  await runLifecycle<ObjectContext, ObjectEvent, ObjectTimings>(objectMachine, OBJECT_MACHINE_VERSION, input, {
+    resources: (c) => c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
+    condition: (c) => (c.waitingFor ? { reason: 'WaitingForDependency', message: c.waitingFor, at: '' } : undefined),
+    setup: (interpreter) => setHandler(dependencyChangedSignal, (change) => interpreter.send({ type: 'dependencyChanged', change })),
+    executors: {
       apply: (p: ObjectActionParams['apply']) => apply(p),
       notifyReferrers: async ({ ref, uid }: ObjectActionParams['notifyReferrers']) => {
         const { referrers } = await kubernetes.listReferrers({ dependency: ref });
@@ -63,16 +40,7 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
         return { type: 'eventRecorded' };
       },
     },
-    {
-      onSnapshot: () => publishState(view(), published),
-      shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
-    },
-  );
-  if (!interpreter.done) {
-    return continueAsNewWith<typeof objectLifecycle>({ ref: input.ref, timings: input.timings, persisted: interpreter.persisted(OBJECT_MACHINE_VERSION) as PersistedMachine<ObjectContext> });
-  }
-  const next = interpreter.context.nextIncarnation;
-  if (next) return continueAsNewWith<typeof objectLifecycle>({ ref: input.ref, timings: input.timings, observation: next });
+  });
 }
 
 /** Translate (pure, here in the workflow) once the dependency is there and pushed, then write the Translations. */

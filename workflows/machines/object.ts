@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import { failureOf, withOperatorAction } from './common';
 import type { ActionRecord, CleanupRequest, DependencyChanged, LifecycleError, Observation, OperatorRequest } from '../messages';
 import type { ObjectRef } from '../naming';
 
@@ -73,14 +74,6 @@ export interface ObjectActionParams {
   recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
 }
 
-const record = (action: ActionRecord['action'], request: OperatorRequest, at: string, mode?: CleanupRequest['mode']): ActionRecord => ({
-  action,
-  ...(mode ? { mode } : {}),
-  requestedBy: request.requestedBy,
-  reason: request.reason,
-  at,
-});
-
 export const objectMachine = setup({
   types: { context: {} as ObjectContext, events: {} as ObjectEvent, input: {} as ObjectInput },
   actions: {
@@ -104,12 +97,8 @@ export const objectMachine = setup({
     ),
     recordWait: assign(({ event }) => (event.type === 'mustWait' ? { waitingFor: event.reason } : {})),
     recordInvalid: assign(({ event }) => (event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {})),
-    recordFailure: assign(({ event }) => (event.type === 'actionFailed' ? { lastError: { reason: event.reason, message: `${event.action}: ${event.message}`, at: event.at } } : {})),
-    recordAction: assign(({ context, event }) => {
-      if (event.type === 'cleanup') return { actions: [...context.actions, record('cleanup', event.request, event.at, event.request.mode)] };
-      if (event.type === 'pause' || event.type === 'resume' || event.type === 'refresh') return { actions: [...context.actions, record(event.type, event.request, event.at)] };
-      return {};
-    }),
+    recordFailure: assign(({ event }) => failureOf(event)),
+    recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
     resumeToTranslating: assign({ resumeTo: 'translating' as const }),
     resumeToFinalizing: assign({ resumeTo: 'finalizing' as const }),
   },

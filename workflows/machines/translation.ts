@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import { failureOf, withOperatorAction } from './common';
 import type { BackendResource } from '../../activities/midonet/client';
 import type { PushedResource } from '../../activities/midonet/push';
 import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../messages';
@@ -80,14 +81,6 @@ export interface TranslationActionParams {
   recordStatus: { ref: ObjectRef; generation: number; state: string; resources: PushedResource[]; error?: LifecycleError; eventReason: string; eventMessage: string };
 }
 
-const record = (action: ActionRecord['action'], request: OperatorRequest, at: string, mode?: CleanupRequest['mode']): ActionRecord => ({
-  action,
-  ...(mode ? { mode } : {}),
-  requestedBy: request.requestedBy,
-  reason: request.reason,
-  at,
-});
-
 export const translationMachine = setup({
   types: { context: {} as TranslationContext, events: {} as TranslationEvent, input: {} as TranslationInput },
   actions: {
@@ -114,12 +107,8 @@ export const translationMachine = setup({
     }),
     recordPushed: assign(({ context, event }) => (event.type === 'pushed' ? { pushed: event.pushed, pushedGeneration: context.generation, lastError: undefined } : {})),
     recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined } : {})),
-    recordFailure: assign(({ event }) => (event.type === 'actionFailed' ? { lastError: { reason: event.reason, message: `${event.action}: ${event.message}`, at: event.at } } : {})),
-    recordAction: assign(({ context, event }) => {
-      if (event.type === 'cleanup') return { actions: [...context.actions, record('cleanup', event.request, event.at, event.request.mode)] };
-      if (event.type === 'pause' || event.type === 'resume' || event.type === 'refresh') return { actions: [...context.actions, record(event.type, event.request, event.at)] };
-      return {};
-    }),
+    recordFailure: assign(({ event }) => failureOf(event)),
+    recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
     orphanResources: assign(({ context }) => ({ orphaned: [...context.orphaned, ...context.pushed], pushed: [] })),
     forceDelete: assign({ force: true }),
     resumeToPushing: assign({ resumeTo: 'pushing' as const }),

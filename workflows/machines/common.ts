@@ -1,0 +1,22 @@
+import type { ActionRecord, CleanupRequest, LifecycleError, OperatorRequest } from '../messages';
+
+/**
+ * Pieces every lifecycle machine shares: how an operator action is recorded (who asked, why, when) and how a
+ * failed step becomes the lifecycle's last error.
+ */
+type OperatorEvent =
+  | { type: 'cleanup'; request: CleanupRequest; at: string }
+  | { type: 'pause' | 'resume' | 'refresh'; request: OperatorRequest; at: string };
+
+export function withOperatorAction(actions: ActionRecord[], event: { type: string; at: string }): { actions: ActionRecord[] } | Record<string, never> {
+  if (!['cleanup', 'pause', 'resume', 'refresh'].includes(event.type)) return {};
+  const { type, request, at } = event as OperatorEvent;
+  const mode = 'mode' in request ? request.mode : undefined;
+  return { actions: [...actions, { action: type, ...(mode ? { mode } : {}), requestedBy: request.requestedBy, reason: request.reason, at }] };
+}
+
+export function failureOf(event: { type: string; at: string }): { lastError: LifecycleError } | Record<string, never> {
+  if (event.type !== 'actionFailed') return {};
+  const { action, reason, message, at } = event as unknown as { action: string; reason: string; message: string; at: string };
+  return { lastError: { reason, message: `${action}: ${message}`, at } };
+}
