@@ -1,0 +1,100 @@
+// Which cloud holds peer-pod VMs, and its settings, from environment variables. Every problem names its variable.
+// Credentials are not settings here: the AWS SDK reads them itself (default chain), so no config object holds them.
+import { z } from 'zod';
+import { ConfigError, type Setting } from '../../worker/config';
+import { type AwsSettings, createAwsProvider } from './aws';
+import { createLibvirtProvider, type LibvirtSettings } from './libvirt';
+import { type CloudProvider, DEFAULT_MARKER } from './provider';
+
+export const cloudSettings = {
+  provider: { env: 'STEWARD_CLOUD_PROVIDER', arg: 'name', default: 'libvirt', description: 'where peer-pod VMs are created: libvirt or aws' },
+  marker: {
+    env: 'STEWARD_CLOUD_MARKER',
+    arg: 'value',
+    default: DEFAULT_MARKER,
+    description: "value of the steward.dev/managed-by tag on this installation's VMs; the sweeper touches only VMs with it",
+  },
+  libvirtUri: { env: 'LIBVIRT_URI', arg: 'uri', default: 'qemu:///system', description: 'libvirt connection URI (libvirt)' },
+  libvirtDomainType: { env: 'STEWARD_LIBVIRT_DOMAIN_TYPE', arg: 'type', default: 'qemu', description: 'domain type: qemu (software emulation) or kvm (libvirt)' },
+  libvirtEmulator: { env: 'STEWARD_LIBVIRT_EMULATOR', arg: 'file', default: '/usr/bin/qemu-system-x86_64', description: 'QEMU binary on the libvirt host (libvirt)' },
+  podvmMemory: { env: 'STEWARD_PODVM_MEMORY_MIB', arg: 'MiB', default: '64', description: 'memory of a pod VM (libvirt)' },
+  podvmVcpus: { env: 'STEWARD_PODVM_VCPUS', arg: 'n', default: '1', description: 'vCPUs of a pod VM (libvirt)' },
+  awsRegion: { env: 'AWS_REGION', arg: 'region', description: 'EC2 region (aws; required)' },
+  awsEndpoint: { env: 'AWS_ENDPOINT_URL', arg: 'url', description: 'EC2-compatible endpoint instead of the regional one (aws)' },
+  podvmImage: { env: 'STEWARD_PODVM_IMAGE', arg: 'ami', description: 'image (AMI id) of a pod VM (aws; required)' },
+  podvmInstanceType: { env: 'STEWARD_PODVM_INSTANCE_TYPE', arg: 'type', default: 'm6a.large', description: 'instance type of a pod VM (aws)' },
+  awsSubnetId: { env: 'AWS_SUBNET_ID', arg: 'id', description: 'subnet of pod VMs (aws; default subnet when unset)' },
+  awsSecurityGroupIds: { env: 'AWS_SG_IDS', arg: 'ids', description: 'comma-separated security groups of pod VMs (aws)' },
+} satisfies Record<string, Setting>;
+
+export type CloudConfig = { provider: 'libvirt'; libvirt: LibvirtSettings } | { provider: 'aws'; aws: AwsSettings };
+
+const whole = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const schema = z
+  .object({
+    provider: z.enum(['libvirt', 'aws'], { error: (issue) => `must be libvirt or aws, got "${String(issue.input)}"` }),
+    marker: z.string().regex(/^[A-Za-z0-9_.:/=+@-]{1,63}$/, 'must be 1 to 63 letters, digits or _ . : / = + @ -'),
+    libvirtUri: z.string().regex(/^[a-z0-9+]+:\/\//, { error: (issue) => `must be a libvirt URI such as qemu:///system, got "${String(issue.input)}"` }),
+    libvirtDomainType: z.enum(['qemu', 'kvm'], { error: (issue) => `must be qemu or kvm, got "${String(issue.input)}"` }),
+    libvirtEmulator: z.string().startsWith('/', 'must be an absolute path'),
+    podvmMemory: whole(16, 1024 * 1024),
+    podvmVcpus: whole(1, 256),
+    awsRegion: z.string().regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1').optional(),
+    awsEndpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    podvmImage: z.string().min(1).optional(),
+    podvmInstanceType: z.string().min(1),
+    awsSubnetId: z.string().min(1).optional(),
+    awsSecurityGroupIds: z.string().optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.provider !== 'aws') return;
+    for (const key of ['awsRegion', 'podvmImage'] as const) {
+      if (!v[key]) ctx.addIssue({ code: 'custom', path: [key], message: `is required with ${cloudSettings.provider.env}=aws` });
+    }
+  });
+
+export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConfig {
+  const raw = Object.fromEntries(Object.entries(cloudSettings).map(([key, setting]) => [key, env[setting.env] || ('default' in setting ? setting.default : undefined)]));
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${cloudSettings[issue.path[0] as keyof typeof cloudSettings].env}: ${issue.message}`));
+  }
+  const v = result.data;
+  if (v.provider === 'aws') {
+    return {
+      provider: 'aws',
+      aws: {
+        region: v.awsRegion!,
+        endpoint: v.awsEndpoint,
+        imageId: v.podvmImage!,
+        instanceType: v.podvmInstanceType,
+        subnetId: v.awsSubnetId,
+        securityGroupIds: (v.awsSecurityGroupIds ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+        marker: v.marker,
+      },
+    };
+  }
+  return {
+    provider: 'libvirt',
+    libvirt: {
+      uri: v.libvirtUri,
+      domainType: v.libvirtDomainType,
+      emulator: v.libvirtEmulator,
+      memoryMiB: v.podvmMemory,
+      vcpus: v.podvmVcpus,
+      marker: v.marker,
+      concurrency: 4,
+      timeoutMs: 60_000,
+    },
+  };
+}
+
+export function createCloudProvider(config: CloudConfig): CloudProvider {
+  return config.provider === 'aws' ? createAwsProvider(config.aws) : createLibvirtProvider(config.libvirt);
+}

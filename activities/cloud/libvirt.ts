@@ -1,0 +1,262 @@
+// The libvirt provider: `virsh` against a configured URI (ref/peerpods.md §12: no native build, the whole API,
+// errors recognisable from stderr). A VM is a tiny diskless domain (§11.5); its identity lives in the domain's
+// <metadata> under Steward's own XML namespace, and its instance ID is the domain UUID (stable across crashes).
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cloudFailure, type CloudFailureType } from './errors';
+import { mapLimit } from './limit';
+import type { CloudProvider, CreateInstanceInput, InstanceObservation, InstanceState, MarkedInstance } from './provider';
+
+export const METADATA_NAMESPACE = 'https://steward.dev/xmlns/vm/1';
+
+export interface LibvirtSettings {
+  uri: string;
+  /** `qemu` (software emulation, works anywhere) or `kvm`. */
+  domainType: 'qemu' | 'kvm';
+  memoryMiB: number;
+  vcpus: number;
+  emulator: string;
+  /** The value that marks Steward's VMs (provider.ts). */
+  marker: string;
+  /** Parallel `virsh` calls when listing. */
+  concurrency: number;
+  /** Per `virsh` call; destroy of a TCG domain takes ~1.5 s (§11.6). */
+  timeoutMs: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// Upstream names are [a-z0-9-]; a leading letter or digit also keeps a name from reading as a virsh option.
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+// A request libvirt refuses as such. Everything else (cannot connect, daemon restarting, QEMU failing to start, a
+// timeout) is retryable: libvirt's messages are too varied to call the rest permanent.
+const invalidRequest = /XML error|XML document failed to validate|unsupported configuration|invalid argument|Cannot find .*emulator|Cannot check QEMU binary/i;
+
+class VirshError extends Error {
+  constructor(
+    readonly args: string[],
+    readonly stderr: string,
+    readonly code: string,
+  ) {
+    super(`virsh ${args.join(' ')}: ${stderr || code}`);
+  }
+  matches = (pattern: RegExp) => pattern.test(this.stderr);
+}
+
+const missing = /failed to get domain|Domain not found/;
+
+const xmlEscape = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+const xmlUnescape = (s: string) =>
+  s.replace(/&(#\d+|#x[0-9a-f]+|lt|gt|amp|apos|quot);/gi, (_, e: string) => {
+    const named: Record<string, string> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
+    if (e[0] !== '#') return named[e.toLowerCase()] ?? '';
+    return String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1)));
+  });
+
+interface DomainMetadata {
+  marker?: string;
+  podUid?: string;
+  podNamespace?: string;
+  podName?: string;
+}
+
+const metadataFields = { marker: 'managedBy', podUid: 'podUid', podNamespace: 'podNamespace', podName: 'podName' } as const;
+
+export function domainXml(settings: LibvirtSettings, input: CreateInstanceInput, uuid: string): string {
+  const meta: Record<keyof DomainMetadata, string> = { marker: settings.marker, podUid: input.podUid, podNamespace: input.podNamespace, podName: input.podName };
+  const fields = Object.entries(metadataFields).map(([key, element]) => `<steward:${element}>${xmlEscape(meta[key as keyof DomainMetadata])}</steward:${element}>`);
+  const tags = Object.entries(input.tags ?? {}).map(([k, v]) => `<steward:tag key="${xmlEscape(k)}" value="${xmlEscape(v)}"/>`);
+  return `<domain type='${settings.domainType}'>
+  <name>${xmlEscape(input.name)}</name>
+  <uuid>${uuid}</uuid>
+  <description>Steward peer-pod VM of ${xmlEscape(`${input.podNamespace}/${input.podName}`)}</description>
+  <metadata><steward:vm xmlns:steward="${METADATA_NAMESPACE}">${[...fields, ...tags].join('')}</steward:vm></metadata>
+  <memory unit='MiB'>${settings.memoryMiB}</memory>
+  <vcpu>${settings.vcpus}</vcpu>
+  <os><type arch='x86_64' machine='pc'>hvm</type></os>
+  <devices><emulator>${xmlEscape(settings.emulator)}</emulator><memballoon model='none'/></devices>
+</domain>`;
+}
+
+/** Steward's metadata from `virsh dumpxml`, whatever prefix libvirt writes it with; undefined when there is none. */
+export function parseMetadata(xml: string): DomainMetadata | undefined {
+  const block = /<metadata>([\s\S]*?)<\/metadata>/.exec(xml)?.[1] ?? '';
+  const ns = METADATA_NAMESPACE.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const vm = new RegExp(`<(\\w+:)?vm\\b[^>]*xmlns(:\\w+)?=["']${ns}["'][^>]*>([\\s\\S]*?)</(\\w+:)?vm>`).exec(block)?.[3];
+  if (vm === undefined) return undefined;
+  const field = (element: string) => {
+    const value = new RegExp(`<(?:\\w+:)?${element}>([^<]*)</(?:\\w+:)?${element}>`).exec(vm)?.[1];
+    return value === undefined ? undefined : xmlUnescape(value);
+  };
+  return Object.fromEntries(Object.entries(metadataFields).map(([key, element]) => [key, field(element)]));
+}
+
+const domainName = (xml: string) => {
+  const name = /<name>([^<]*)<\/name>/.exec(xml)?.[1];
+  return name === undefined ? undefined : xmlUnescape(name);
+};
+
+const states: Record<string, InstanceState> = {
+  running: 'running',
+  idle: 'running',
+  blocked: 'running',
+  paused: 'paused',
+  pmsuspended: 'paused',
+  'in shutdown': 'stopping',
+  'shut off': 'stopped',
+  crashed: 'crashed',
+};
+
+export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider {
+  const virsh = (...args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      execFile('virsh', ['-c', settings.uri, ...args], { timeout: settings.timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
+        const code = error.killed ? `timed out after ${settings.timeoutMs} ms` : String(error.code ?? error.signal);
+        reject(new VirshError(args, stderr.replace(/^error: /gm, '').trim().replace(/\n+/g, '; '), code));
+      });
+    });
+
+  /** The failure for a virsh error no caller handled. */
+  const failure = (operation: string, error: unknown, instanceId?: string) => {
+    if (!(error instanceof VirshError)) return error;
+    const type: CloudFailureType = error.matches(invalidRequest) ? 'CloudInvalidRequest' : 'CloudUnavailable';
+    return cloudFailure(type, `libvirt ${operation} (${settings.uri}): ${error.message}`, { provider: 'libvirt', operation, code: error.code, instanceId }, error);
+  };
+
+  const checkUuid = (operation: string, instanceId: string) => {
+    if (!UUID.test(instanceId)) {
+      throw cloudFailure('CloudInvalidRequest', `libvirt ${operation}: instance ID "${instanceId}" is not a domain UUID`, { provider: 'libvirt', operation, instanceId });
+    }
+  };
+
+  /** Name and Steward metadata of one domain; undefined when it is gone. */
+  const readDomain = async (uuid: string) => {
+    try {
+      const xml = await virsh('dumpxml', uuid);
+      return { name: domainName(xml), meta: parseMetadata(xml) };
+    } catch (error) {
+      if (error instanceof VirshError && error.matches(missing)) return undefined;
+      throw error;
+    }
+  };
+
+  const start = async (uuid: string) => {
+    try {
+      await virsh('start', uuid);
+    } catch (error) {
+      if (!(error instanceof VirshError && error.matches(/already active/))) throw error;
+    }
+  };
+
+  /** A define that met an existing name: the earlier attempt's domain when it is this pod's, else an error. */
+  const adopt = async (input: CreateInstanceInput, uuid: string) => {
+    const existing = await readDomain(uuid);
+    if (existing?.meta?.podUid !== input.podUid || existing.meta.marker !== settings.marker) {
+      throw cloudFailure('CloudNameTaken', `libvirt create: domain "${input.name}" (${uuid}) exists and is not Steward's VM of pod ${input.podUid}`, {
+        provider: 'libvirt',
+        operation: 'create',
+        instanceId: uuid,
+      });
+    }
+    return uuid;
+  };
+
+  const list = async (): Promise<MarkedInstance[]> => {
+    try {
+      const uuids = (await virsh('list', '--all', '--uuid')).split('\n').map((l) => l.trim()).filter(Boolean);
+      const domains = await mapLimit(uuids, settings.concurrency, async (uuid) => {
+        const domain = await readDomain(uuid);
+        const meta = domain?.meta;
+        if (meta?.marker !== settings.marker || !meta.podUid) return [];
+        return [{ instanceId: uuid, name: domain?.name, podUid: meta.podUid, podNamespace: meta.podNamespace, podName: meta.podName }];
+      });
+      return domains.flat();
+    } catch (error) {
+      throw failure('list', error);
+    }
+  };
+
+  return {
+    name: 'libvirt',
+
+    async create(input) {
+      if (!NAME.test(input.name)) {
+        throw cloudFailure('CloudInvalidRequest', `libvirt create: "${input.name}" is not a valid domain name (letters, digits, . _ -; at most 63)`, {
+          provider: 'libvirt',
+          operation: 'create',
+        });
+      }
+      const dir = await mkdtemp(join(tmpdir(), 'steward-domain-'));
+      try {
+        const file = join(dir, 'domain.xml');
+        let uuid: string = randomUUID();
+        await writeFile(file, domainXml(settings, input, uuid));
+        try {
+          await virsh('define', file);
+        } catch (error) {
+          // A repeated create (lost reply): libvirt names the UUID of the domain that already holds the name.
+          const existing = error instanceof VirshError ? /already exists with uuid ([0-9a-f-]{36})/.exec(error.stderr)?.[1] : undefined;
+          if (existing === undefined) throw error;
+          uuid = await adopt(input, existing);
+        }
+        // Also after an adopt: the earlier attempt may have stopped between define and start.
+        await start(uuid);
+        return { instanceId: uuid };
+      } catch (error) {
+        throw failure('create', error);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+
+    async delete({ instanceId }) {
+      checkUuid('delete', instanceId);
+      try {
+        try {
+          await virsh('destroy', instanceId);
+        } catch (error) {
+          if (error instanceof VirshError && error.matches(missing)) return { outcome: 'absent' };
+          if (!(error instanceof VirshError && error.matches(/not running/))) throw error;
+        }
+        // --nvram and storage: a domain cloud-api-adaptor made has an EFI store and per-VM volumes (§6).
+        await virsh('undefine', '--nvram', '--remove-all-storage', instanceId).catch((error: unknown) => {
+          if (!(error instanceof VirshError && error.matches(missing))) throw error;
+        });
+        return { outcome: 'deleted' };
+      } catch (error) {
+        throw failure('delete', error, instanceId);
+      }
+    },
+
+    async get({ instanceId }): Promise<InstanceObservation> {
+      checkUuid('get', instanceId);
+      try {
+        const [domain, state] = await Promise.all([
+          readDomain(instanceId),
+          virsh('domstate', instanceId).catch((error: unknown) => {
+            if (error instanceof VirshError && error.matches(missing)) return undefined;
+            throw error;
+          }),
+        ]);
+        if (!domain || state === undefined) return { exists: false };
+        return {
+          exists: true,
+          state: states[state.trim()] ?? 'unknown',
+          name: domain.name,
+          podUid: domain.meta?.podUid,
+          marker: domain.meta?.marker === settings.marker,
+        };
+      } catch (error) {
+        throw failure('get', error, instanceId);
+      }
+    },
+
+    list,
+
+    findByPodUid: async (podUid) => (await list()).filter((instance) => instance.podUid === podUid),
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * One interface for every cloud that holds peer-pod VMs (crossplane's ExternalClient, one resource kind: the VM).
+ * The idempotency contract is written once, here, and every provider keeps it:
+ *
+ * - `create` is safe to repeat: a second call with the same name and pod UID (a lost reply, a retried activity)
+ *   returns the VM the first one made, never a second VM. A name held by another pod's VM is an error.
+ * - `delete` of a VM that is not there, or already terminated, is `absent`: done, not an error.
+ * - `get`, `list` and `findByPodUid` change nothing.
+ * - Every VM Steward creates carries the pod UID and Steward's marker, so it can be found without any record
+ *   (the create guard before a retry, the sweeper for VMs nothing records). VMs without the marker are never listed.
+ *
+ * Failures are `ApplicationFailure`s of the vocabulary in errors.ts. Credentials stay inside the provider.
+ */
+export interface CloudProvider {
+  /** `libvirt` or `aws`: the value of a PeerPod's `spec.cloudProvider`. */
+  readonly name: CloudProviderName;
+  create(input: CreateInstanceInput): Promise<{ instanceId: string }>;
+  delete(input: { instanceId: string }): Promise<{ outcome: 'deleted' | 'absent' }>;
+  get(input: { instanceId: string }): Promise<InstanceObservation>;
+  /** Every VM with Steward's marker. */
+  list(): Promise<MarkedInstance[]>;
+  /** The VMs with Steward's marker tagged with this pod UID (normally none or one). */
+  findByPodUid(podUid: string): Promise<MarkedInstance[]>;
+}
+
+export type CloudProviderName = 'libvirt' | 'aws';
+
+export interface CreateInstanceInput {
+  /** Chosen by the caller, unique per pod VM (upstream: `podvm-<pod name>-<8 chars of the sandbox id>`). */
+  name: string;
+  podUid: string;
+  podNamespace: string;
+  podName: string;
+  /** Extra tags; the provider adds the pod's identity, Steward's marker and the name. */
+  tags?: Record<string, string>;
+}
+
+/** Normalised across providers; `deleting` is EC2's shutting-down. */
+export type InstanceState = 'pending' | 'running' | 'paused' | 'stopping' | 'stopped' | 'crashed' | 'deleting' | 'unknown';
+
+export type InstanceObservation =
+  | { exists: false }
+  | { exists: true; state: InstanceState; name?: string; podUid?: string; marker: boolean };
+
+export interface MarkedInstance {
+  instanceId: string;
+  name?: string;
+  podUid: string;
+  podNamespace?: string;
+  podName?: string;
+}
+
+/**
+ * EC2 tag keys (libvirt keeps the same facts as elements of Steward's metadata namespace). The marker's value is the Steward
+ * installation's own (configurable), so two installations sharing a cloud account never sweep each other's VMs.
+ */
+export const tagKeys = {
+  marker: 'steward.dev/managed-by',
+  podUid: 'steward.dev/pod-uid',
+  podNamespace: 'steward.dev/pod-namespace',
+  podName: 'steward.dev/pod-name',
+} as const;
+
+export const DEFAULT_MARKER = 'steward';
