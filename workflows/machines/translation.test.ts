@@ -50,7 +50,7 @@ type Snapshot = ReturnType<typeof initialTransition<typeof translationMachine>>[
 /** States are told apart by their value and the facts guards read, not by growing lists (actions, records). */
 const serializeState = (s: Snapshot) => {
   const c = s.context;
-  return JSON.stringify([s.value, c.uid, c.generation, c.pushedGeneration, c.deleting, c.finalizerPresent, c.gone, c.resumeTo, c.force, c.pushed.length, c.orphaned.length > 0, !!c.nextIncarnation]);
+  return JSON.stringify([s.value, c.uid, c.generation, c.pushedGeneration, c.inFlightGeneration, c.deleting, c.finalizerPresent, c.gone, c.resumeTo, c.force, c.pushed.length, c.orphaned.length > 0, !!c.nextIncarnation]);
 };
 
 const allStates = Object.keys(translationMachine.root.states);
@@ -82,6 +82,16 @@ describe('Translation machine: every transition', () => {
       const stayed = value(e.to) === value(e.from) && e.to.context === e.from.context;
       expect(grew === 1 || stayed || grew === 0).toBe(true);
       if (grew === 1) expect(e.to.context.actions.at(-1)).toMatchObject({ action: e.event.type, requestedBy: 'alice', reason: 'test', at });
+    }
+  });
+
+  it('a change or deletion observed during a push is acted on after it: never synced with an unpushed generation or a pending deletion', () => {
+    const settled = edges.filter((e) => value(e.to) === 'synced');
+    for (const e of settled) {
+      expect({ state: serializeState(e.to), unpushed: e.to.context.generation !== e.to.context.pushedGeneration || (e.to.context.deleting && e.to.context.finalizerPresent) }).toEqual({
+        state: serializeState(e.to),
+        unpushed: false,
+      });
     }
   });
 

@@ -35,6 +35,8 @@ export interface TranslationContext {
   desired: BackendResource[];
   /** The generation `desired` had when last pushed successfully. */
   pushedGeneration: number;
+  /** The generation of the push in flight: changes observed meanwhile are pushed after it. */
+  inFlightGeneration: number;
   /** What this workflow knows to be in MidoNet: its own record, which makes removals and re-creations safe. */
   pushed: PushedResource[];
   /** Resources left in MidoNet on purpose by `cleanup --mode orphan`. */
@@ -105,7 +107,8 @@ export const translationMachine = setup({
         finalizerPresent: o.finalizers.includes(TRANSLATION_FINALIZER),
       };
     }),
-    recordPushed: assign(({ context, event }) => (event.type === 'pushed' ? { pushed: event.pushed, pushedGeneration: context.generation, lastError: undefined } : {})),
+    recordPushed: assign(({ context, event }) => (event.type === 'pushed' ? { pushed: event.pushed, pushedGeneration: context.inFlightGeneration, lastError: undefined } : {})),
+    startPush: assign(({ context }) => ({ inFlightGeneration: context.generation })),
     recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined } : {})),
     recordFailure: assign(({ event }) => failureOf(event)),
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
@@ -139,6 +142,7 @@ export const translationMachine = setup({
     generation: 0,
     desired: [],
     pushedGeneration: -1,
+    inFlightGeneration: -1,
     pushed: [],
     orphaned: [],
     deleting: false,
@@ -175,6 +179,7 @@ export const translationMachine = setup({
     pushing: {
       entry: [
         'resumeToPushing',
+        'startPush',
         { type: 'push', params: ({ context }) => ({ owner: `translation/${context.ref.namespace}/${context.ref.name}`, resources: context.desired, previous: context.pushed }) },
       ],
       on: {
@@ -195,10 +200,11 @@ export const translationMachine = setup({
           eventMessage: `pushed ${context.pushed.length} MidoNet resources (generation ${context.generation})`,
         }),
       },
+      // Back through deciding: a change or a deletion observed during the push is acted on now.
       on: {
-        statusRecorded: 'synced',
+        statusRecorded: 'deciding',
         // Status is informative: failing to write it must not stop the lifecycle.
-        actionFailed: { target: 'synced', actions: 'recordFailure' },
+        actionFailed: { target: 'deciding', actions: 'recordFailure' },
       },
     },
     synced: {
