@@ -1,5 +1,6 @@
 /**
- * Starter: the watcher that turns Kubernetes watch events into signal-with-start (one leader), and the `steward`
- * command line (`cli.ts`) with the operator commands.
+ * Starter: the watcher that turns Kubernetes watch events into signal-with-start, one leader at a time
+ * (`controller/`), and the `steward` command line (`cli.ts`): `up`, `worker`, `starter`, `demo` and the operator
+ * commands (`commands.ts`).
  */
-export {};
+export { createStarter, type Starter, type StarterOptions } from './controller';

@@ -10,3 +10,4 @@ export type { FieldDiff } from './compare';
 export { midonetFailures, type MidonetFailureDetails, type MidonetFailureType } from './errors';
 export type { MidonetConnection } from './http';
 export { kinds, type MidonetBody, type MidonetHost, type MidonetKind } from './kinds';
+export { createPushActivities, identify, type DeleteInput, type PushActivities, type PushedResource, type PushInput, type PushResult } from './push';
