@@ -1,0 +1,196 @@
+// The object lifecycles end to end: Nodes, Pods, a Service and its Endpoints created, changed and deleted in the real
+// API server; the real starter signals their workflows, which write Translations; the real pusher puts them into the
+// MidoNet emulator; the real garbage collector deletes Translations whose owner is gone.
+import * as k8s from '@kubernetes/client-node';
+import type { temporal } from '@temporalio/proto';
+import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { workflowId, type ObjectRef } from '../../workflows/naming';
+import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
+import type { Translation } from '../../workflows/translation/types';
+import {
+  createEndpoints,
+  createNode,
+  createPod,
+  createService,
+  deletePod,
+  emulatorIds,
+  eventsAbout,
+  expectedIds,
+  listTranslations,
+  readTranslation,
+  readyOf,
+  referrersOf,
+  startObjectsHarness,
+  stateOf,
+  translationsOfOthers,
+  waitFor,
+  waitForState,
+  type ObjectsHarness,
+} from './harness';
+
+// The embedded API server allocates ClusterIPs from 10.0.0.0/24; the sample's 10.96.0.20 is outside it.
+const base = sampleCluster();
+const initial: SampleCluster = { ...base, service: { ...base.service, spec: { ...base.service.spec, clusterIP: '10.0.0.20' } } };
+const sampleRefs: ObjectRef[] = [
+  { kind: 'Service', namespace: 'default', name: 'web' },
+  { kind: 'Endpoints', namespace: 'default', name: 'web' },
+];
+
+let h: ObjectsHarness;
+let others: Translation[];
+beforeAll(async () => {
+  h = await startObjectsHarness(stackInfo(), { hosts: base.hosts, identity: 'e2e-objects' });
+  others = await translationsOfOthers(h, sampleRefs);
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const key = (t: { namespace: string; name: string }) => `${t.namespace}/${t.name}`;
+const liveKey = (t: { metadata: { namespace: string; name: string } }) => key(t.metadata);
+const podRef = (name: string): ObjectRef => ({ kind: 'Pod', namespace: 'default', name });
+const ownedBy = (translations: Translation[], kind: string, name: string) => translations.filter((t) => t.ownerReferences[0]?.kind === kind && t.ownerReferences[0]?.name === name);
+
+/** What the cluster must look like: Translation names in the API server, and the emulator's content. */
+function expectationsOf(cluster: SampleCluster) {
+  const translations = [...sampleClusterTranslations(cluster), ...others];
+  return { translations, names: translations.map(key).sort(), ids: expectedIds(translations, cluster.hosts) };
+}
+
+/** Waits until the API server and the emulator hold exactly what `cluster` translates to, every Translation Ready. */
+async function converged(cluster: SampleCluster, timeoutMs = 120_000): Promise<void> {
+  const wanted = expectationsOf(cluster);
+  const matches = async () => {
+    const live = await listTranslations(h);
+    return JSON.stringify(live.map(liveKey).sort()) === JSON.stringify(wanted.names) && live.every(readyOf) && JSON.stringify(sortedKeys(await emulatorIds(h))) === JSON.stringify(sortedKeys(wanted.ids));
+  };
+  // On a timeout the assertions below show the difference.
+  await waitFor('the cluster to converge', matches, timeoutMs).catch(() => undefined);
+  const live = await listTranslations(h);
+  expect(live.map(liveKey).sort()).toEqual(wanted.names);
+  expect(await emulatorIds(h)).toEqual(sortedKeys(wanted.ids));
+  expect(live.filter((t) => !readyOf(t)).map(liveKey)).toEqual([]);
+}
+const sortedKeys = (o: Record<string, string[]>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+/** Activity types a workflow ran, in order: regular ones by their scheduling, local ones by their marker. */
+async function activitiesRun(id: string): Promise<string[]> {
+  const history = await h.client.workflow.getHandle(id).fetchHistory();
+  return (history.events ?? []).flatMap((e: temporal.api.history.v1.IHistoryEvent) => {
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) return [scheduled];
+    const payloads = Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((p) => p.payloads ?? []);
+    return payloads.flatMap((p) => /"activity_type"\s*:\s*"(\w+)"/.exec(Buffer.from(p.data ?? []).toString())?.[1] ?? []);
+  });
+}
+
+describe('object lifecycles on the embedded stack', () => {
+  let cluster = initial;
+
+  it('2 Nodes, 3 Pods, a Service with 2 ports and its Endpoints give exactly the expected MidoNet resources, each Translation Ready, each workflow ready', async () => {
+    for (const node of cluster.nodes) await createNode(h, node);
+    for (const pod of cluster.pods) await createPod(h, pod);
+    await createService(h, cluster.service);
+    await createEndpoints(h, cluster.endpoints);
+
+    await converged(cluster);
+    for (const node of cluster.nodes) expect((await waitForState(h, { kind: 'Node', name: node.metadata.name }, 'ready')).state).toBe('ready');
+    for (const pod of cluster.pods) expect((await waitForState(h, podRef(pod.metadata.name), 'ready')).state).toBe('ready');
+    for (const ref of sampleRefs) expect((await waitForState(h, ref, 'ready')).state).toBe('ready');
+  });
+
+  it("each Pod's workflow depends on its Node: the Node's referrers annotation lists exactly its Pods", async () => {
+    expect(await referrersOf(h, 'node1')).toEqual(['Pod default/nginx', 'Pod default/web-0']);
+    expect(await referrersOf(h, 'node2')).toEqual(['Pod default/web-1']);
+  });
+
+  it("removing a port from the Service (and from its Endpoints, as the endpoints controller would) removes its Translations and its chain from the API server and the emulator", async () => {
+    const before = expectationsOf(cluster);
+    const endpointsSubsets = cluster.endpoints.subsets!.map((s) => ({ ...s, ports: s.ports!.filter((p) => p.name === 'http') }));
+    cluster = {
+      ...cluster,
+      service: { ...cluster.service, spec: { ...cluster.service.spec, ports: cluster.service.spec.ports!.filter((p) => p.name === 'http') } },
+      endpoints: { ...cluster.endpoints, subsets: endpointsSubsets },
+    };
+    const after = expectationsOf(cluster);
+    const goneNames = before.names.filter((n) => !after.names.includes(n));
+    const goneChains = before.ids.Chain!.filter((id) => !after.ids.Chain!.includes(id));
+    // The syslog port's own Translation and chain, and its Endpoints' Translations.
+    expect(goneNames.length).toBeGreaterThan(0);
+    expect(goneChains.length).toBeGreaterThan(0);
+
+    await h.core.patchNamespacedService(
+      { namespace: 'default', name: 'web', body: { spec: { ports: cluster.service.spec.ports } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await h.core.patchNamespacedEndpoints(
+      { namespace: 'default', name: 'web', body: { subsets: endpointsSubsets } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await converged(cluster);
+    for (const name of goneNames) expect([name, await readTranslation(h, name.split('/')[0]!, name.split('/')[1]!)]).toEqual([name, undefined]);
+    const chains = (await emulatorIds(h)).Chain ?? [];
+    expect(goneChains.filter((id) => chains.includes(id))).toEqual([]);
+  });
+
+  it('deleting a Pod removes its port and binding from the emulator, and the garbage collector deletes its Translations once our finalizer ran; its Node no longer lists it', async () => {
+    const translations = ownedBy(expectationsOf(cluster).translations, 'Pod', 'nginx');
+    expect(translations.map((t) => t.resources[0]!.kind)).toEqual(['Port', 'MACPort', 'IPv4MACPair']);
+    await deletePod(h, 'default', 'nginx');
+    cluster = { ...cluster, pods: cluster.pods.filter((p) => p.metadata.name !== 'nginx') };
+
+    await converged(cluster);
+    for (const t of translations) {
+      expect([t.name, await readTranslation(h, t.namespace, t.name)]).toEqual([t.name, undefined]);
+      // Our finalizer flow: the backend deleted, then the finalizer released; nothing of ours deletes the Translation.
+      const id = workflowId({ kind: 'Translation', namespace: t.namespace, name: t.name });
+      await h.client.workflow.getHandle(id).result();
+      const run = await activitiesRun(id);
+      expect([t.name, run.slice(run.lastIndexOf('deleteTranslation'))]).toEqual([t.name, ['deleteTranslation', 'releaseFinalizer']]);
+    }
+    expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
+    expect((await waitForState(h, podRef('nginx'), 'done')).state).toBe('done');
+  });
+
+  it('a Pod deleted and created again under the same name ends with exactly one port and one Translation, owned by the new Pod', async () => {
+    const old = await h.core.readNamespacedPod({ namespace: 'default', name: 'web-0' });
+    await deletePod(h, 'default', 'web-0');
+    const created = await createPod(h, cluster.pods.find((p) => p.metadata.name === 'web-0')!);
+    expect(created.metadata?.uid).not.toBe(old.metadata?.uid);
+
+    await converged(cluster);
+    const owned = (await listTranslations(h, 'default')).filter((t) => t.metadata.ownerReferences?.[0]?.name === 'web-0');
+    expect(owned.map((t) => [t.metadata.ownerReferences?.[0]?.uid, readyOf(t)])).toEqual([[created.metadata?.uid, true]]);
+    expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
+  });
+
+  // Product bug: the re-created Node's workflow tells the referrers listed on the *new* Node object, which has no
+  // referrers annotation (it went with the old object), and the Pods' workflows stay `ready` until their 30-minute
+  // drift check; their Translations do not change, so the pusher does not push again either. See the report.
+  it.failing("a Node deleted and created again (its bridge re-created) gets its Pods' ports back on the new bridge", async () => {
+    const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
+    const nodeTranslations = ownedBy(expectationsOf(cluster).translations, 'Node', 'node2');
+    await h.core.deleteNode({ name: 'node2' });
+    await waitFor('node2 Translations gone', async () => (await Promise.all(nodeTranslations.map((t) => readTranslation(h, t.namespace, t.name)))).every((t) => t === undefined));
+    await createNode(h, node2);
+
+    await converged(cluster, 60_000);
+    expect((await stateOf(h, podRef('web-1'))).state).toBe('ready');
+  });
+
+  it('a Node without the host-id annotation is invalid: its workflow names the Node and the field, and a Warning Event is on the Node', async () => {
+    const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
+    const annotations = Object.fromEntries(Object.entries(node2.metadata.annotations).filter(([k]) => k !== 'midonet.org/host-id'));
+    await createNode(h, { ...node2, metadata: { ...node2.metadata, name: 'node3', annotations }, spec: { podCIDR: '10.1.3.0/24' } });
+
+    const view = await waitForState(h, { kind: 'Node', name: 'node3' }, 'invalid');
+    expect(view.lastError?.message).toContain('Node node3');
+    expect(view.lastError?.message).toContain('metadata.annotations["midonet.org/host-id"]');
+    const events = await waitFor('a Warning Event on node3', async () => {
+      const found = (await eventsAbout(h, 'Node', 'node3')).filter((e) => e.type === 'Warning');
+      return found.length ? found : undefined;
+    });
+    expect(events[0]!.message).toContain('metadata.annotations["midonet.org/host-id"]');
+    await h.core.deleteNode({ name: 'node3' });
+  });
+});

@@ -1,0 +1,287 @@
+// The object lifecycles end to end, shared by the stack tests of this folder and by bench/: the real worker
+// (runWorker), the real starter (createStarter, every kind, every namespace, as a deployment runs it) and the global
+// setup workflow, on an embedded stack whose MidoNet emulator is seeded as a deployer would (the agents' hosts, the
+// cluster router). Kubernetes objects are created from translation projections, with what a kubelet would report
+// written through the status subresource. test/e2e/harness.ts serves the pusher alone (a Translation-only starter
+// per namespace), which cannot drive Nodes, Pods, Services and Endpoints, hence this one.
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import pino, { type Logger } from 'pino';
+import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
+import { EmulatorAdmin } from '../../deploy/local/midonet';
+import { sleep } from '../../deploy/local/process';
+import type { StackInfo } from '../../deploy/local/stack';
+import { createStarter, type Starter } from '../../starter/controller';
+import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
+import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
+import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
+import { translate, translateGlobals } from '../../workflows/translation';
+import { GLOBAL_LABEL, GLOBAL_NAMESPACE, toProjection, type EndpointsProjection, type NodeProjection, type PodProjection, type ServiceProjection, type Translation } from '../../workflows/translation/types';
+
+export const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
+export const REFERRERS_ANNOTATION = 'steward.midonet.org/referrers';
+// The emulator accepts any well-formed credentials.
+const MIDONET_USER = { username: 'admin', password: 'secret' };
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000, intervalMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
+    await sleep(intervalMs);
+  }
+}
+
+export interface ObjectsHarness {
+  info: StackInfo;
+  core: k8s.CoreV1Api;
+  custom: k8s.CustomObjectsApi;
+  client: Client;
+  admin: EmulatorAdmin;
+  midonet: MidonetClient;
+  worker: RunningWorker;
+  starter: Starter;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  /** MidoNet hosts the Nodes' `midonet.org/host-id` annotations name (their agents register them). */
+  hosts: { id: string; name: string }[];
+  /** Names the starter and its Lease. */
+  identity: string;
+  log?: Logger;
+}
+
+/** The deployer's cluster router (seed 001): the same body as the global Translation's, so the two never differ. */
+const clusterRouter = () => {
+  const result = translateGlobals();
+  if (!result.ok) throw new Error(`the globals do not translate: ${result.error.message}`);
+  return result.translations.flatMap((t) => t.resources).find((r) => r.kind === 'Router')!;
+};
+
+/**
+ * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
+ * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
+ */
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+  if (!info.midonet.adminUrl) throw new Error('these tests need the MidoNet emulator (its admin endpoint)');
+  const admin = new EmulatorAdmin(info.midonet.adminUrl);
+  const midonet = createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER });
+  await admin.reset();
+  for (const host of hosts) await admin.seedHost(host);
+  await midonet.ensure(clusterRouter());
+
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+  const connection = await Connection.connect({ address: info.temporal.address });
+  const client = new Client({ connection, namespace: info.temporal.namespace });
+
+  const worker = await runWorker(
+    loadWorkerConfig(
+      {
+        address: info.temporal.address,
+        namespace: info.temporal.namespace,
+        kubeconfig: info.kubernetes.kubeconfig,
+        midonetUrl: info.midonet.url,
+        midonetUsername: MIDONET_USER.username,
+        httpHost: '127.0.0.1',
+        httpPort: '0',
+        logLevel: 'error',
+      },
+      // Secrets have no flag.
+      { MIDONET_PASSWORD: MIDONET_USER.password },
+    ),
+    { log },
+  );
+  await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [{}], workflowIdConflictPolicy: 'USE_EXISTING' });
+  const starter = createStarter({
+    kubeConfig,
+    temporalClient: client,
+    identity,
+    debounceMs: 50,
+    // A Lease of its own, short, so no other starter (nor a previous run's) delays this one.
+    lease: { name: `steward-${identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 },
+    logger: log,
+  });
+  starter.start();
+  const harness: ObjectsHarness = {
+    info,
+    core,
+    custom,
+    client,
+    admin,
+    midonet,
+    worker,
+    starter,
+    async stop() {
+      await starter.stop();
+      // Running workflows (ready ones wait on a drift timer) would otherwise act on the next run's emulator.
+      for await (const wf of client.workflow.list({ query: 'ExecutionStatus="Running"' })) {
+        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('end-to-end run done').catch(() => undefined);
+      }
+      await worker.shutdown();
+      await connection.close();
+    },
+  };
+  const globals = await listTranslations(harness, GLOBAL_NAMESPACE, GLOBAL_LABEL);
+  await waitFor('the global Translations Ready', async () => (await Promise.all(globals.map((t) => isReady(harness, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean));
+  return harness;
+}
+
+export interface TranslationObject {
+  metadata: { name: string; namespace: string; uid: string; ownerReferences?: { kind: string; name: string; uid: string }[]; deletionTimestamp?: string };
+  resources: Translation['resources'];
+  status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+}
+
+/** Translations of one namespace (every namespace when absent), optionally by label selector. */
+export async function listTranslations(h: Pick<ObjectsHarness, 'custom'>, namespace?: string, labelSelector?: string): Promise<TranslationObject[]> {
+  const list = (namespace
+    ? await h.custom.listNamespacedCustomObject({ ...TRANSLATIONS, namespace, ...(labelSelector ? { labelSelector } : {}) })
+    : await h.custom.listClusterCustomObject({ ...TRANSLATIONS, ...(labelSelector ? { labelSelector } : {}) })) as { items: TranslationObject[] };
+  return list.items;
+}
+
+export async function readTranslation(h: Pick<ObjectsHarness, 'custom'>, namespace: string, name: string): Promise<TranslationObject | undefined> {
+  try {
+    return (await h.custom.getNamespacedCustomObject({ ...TRANSLATIONS, namespace, name })) as TranslationObject;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+export const readyOf = (t: TranslationObject) => t.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+export async function isReady(h: Pick<ObjectsHarness, 'custom'>, namespace: string, name: string): Promise<boolean> {
+  const t = await readTranslation(h, namespace, name);
+  return t !== undefined && readyOf(t) && !t.metadata.deletionTimestamp;
+}
+
+export const stateOf = (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef): Promise<LifecycleStateView> => h.client.workflow.getHandle(workflowId(ref)).query(stateQuery);
+
+/** Waits until the object's workflow answers `state` to the state query. */
+export const waitForState = (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef, state: string, timeoutMs = 90_000) =>
+  waitFor(`${workflowId(ref)} in state ${state}`, async () => {
+    const view = await stateOf(h, ref);
+    return view.state === state ? view : undefined;
+  }, timeoutMs);
+
+// Kubernetes objects from translation projections. What no controller of the embedded stack writes (a kubelet's
+// Pod status) goes through the status subresource, as the kubelet would.
+
+const withoutAnnotations = (annotations: Record<string, string>) => (Object.keys(annotations).length ? { annotations } : {});
+
+export async function createNode(h: Pick<ObjectsHarness, 'core'>, node: NodeProjection): Promise<k8s.V1Node> {
+  return h.core.createNode({
+    body: { metadata: { name: node.metadata.name, ...withoutAnnotations(node.metadata.annotations) }, spec: { podCIDR: node.spec.podCIDR }, status: { addresses: node.status.addresses } },
+  });
+}
+
+export async function createPod(h: Pick<ObjectsHarness, 'core'>, pod: PodProjection): Promise<k8s.V1Pod> {
+  const { name, namespace, annotations } = pod.metadata;
+  const created = await h.core.createNamespacedPod({
+    namespace,
+    body: { metadata: { name, ...withoutAnnotations(annotations) }, spec: { nodeName: pod.spec.nodeName, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
+  });
+  if (!pod.status.podIP && !pod.status.phase) return created;
+  return h.core.patchNamespacedPodStatus(
+    { name, namespace, body: { status: { phase: pod.status.phase, ...(pod.status.podIP ? { podIP: pod.status.podIP, podIPs: [{ ip: pod.status.podIP }] } : {}) } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
+}
+
+/** Without a selector, so no controller writes its Endpoints: the test does. */
+export async function createService(h: Pick<ObjectsHarness, 'core'>, service: ServiceProjection): Promise<k8s.V1Service> {
+  const { name, namespace } = service.metadata;
+  return h.core.createNamespacedService({ namespace, body: { metadata: { name }, spec: { type: service.spec.type, clusterIP: service.spec.clusterIP, ports: service.spec.ports } } });
+}
+
+export async function createEndpoints(h: Pick<ObjectsHarness, 'core'>, endpoints: EndpointsProjection): Promise<k8s.V1Endpoints> {
+  const { name, namespace } = endpoints.metadata;
+  return h.core.createNamespacedEndpoints({ namespace, body: { metadata: { name }, subsets: endpoints.subsets } });
+}
+
+/** A Pod deleted at once: no kubelet confirms a graceful deletion here. */
+export const deletePod = (h: Pick<ObjectsHarness, 'core'>, namespace: string, name: string) => h.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 });
+
+/**
+ * Translations of the live Services and Endpoints that a test did not create (the API server's own `kubernetes`
+ * Service): the starter watches every namespace, so they are pushed too and belong to what the emulator holds.
+ */
+export async function translationsOfOthers(h: Pick<ObjectsHarness, 'core'>, skip: ObjectRef[]): Promise<Translation[]> {
+  const skipped = (kind: string, namespace: string | undefined, name: string | undefined) => skip.some((r) => r.kind === kind && r.namespace === namespace && r.name === name);
+  const services = (await h.core.listServiceForAllNamespaces()).items.filter((s) => !skipped('Service', s.metadata?.namespace, s.metadata?.name));
+  const endpoints = (await h.core.listEndpointsForAllNamespaces()).items.filter((e) => !skipped('Endpoints', e.metadata?.namespace, e.metadata?.name));
+  const out: Translation[] = [];
+  for (const object of [...services.map((s) => ({ ...s, kind: 'Service' })), ...endpoints.map((e) => ({ ...e, kind: 'Endpoints' }))]) {
+    const projection = toProjection(object);
+    if (!projection.ok) throw new Error(`${object.kind} ${object.metadata?.name} does not project: ${projection.error.message}`);
+    const service = projection.projection.kind === 'Endpoints' ? services.find((s) => s.metadata?.namespace === object.metadata?.namespace && s.metadata?.name === object.metadata?.name) : undefined;
+    const serviceProjection = service ? toProjection({ ...service, kind: 'Service' }) : undefined;
+    const result = translate(projection.projection, serviceProjection?.ok && serviceProjection.projection.kind === 'Service' ? { service: serviceProjection.projection } : {});
+    if (!result.ok) throw new Error(`${object.kind} ${object.metadata?.name} does not translate: ${result.error.message}`);
+    out.push(...result.translations);
+  }
+  return out;
+}
+
+/** IDs per kind in the emulator, sorted; Routes MidoNet adds itself (`Local`) are left out. */
+export async function emulatorIds(h: Pick<ObjectsHarness, 'admin'>): Promise<Record<string, string[]>> {
+  const dump = await h.admin.dump();
+  const out: Record<string, string[]> = {};
+  for (const [kind, entries] of Object.entries(dump)) {
+    const kept = kind === 'Route' ? entries.filter((e) => e.type !== 'Local') : entries;
+    if (kept.length) out[kind] = kept.map((e) => (typeof e.id === 'string' ? e.id : keyOf(kind, e))).sort();
+  }
+  return out;
+}
+
+/**
+ * What `translations` must leave in the emulator, in the form of `emulatorIds`: IDs for kinds that have one, a key
+ * of the fields that identify an entry for the others (links, bindings, table entries), plus the seeded hosts.
+ */
+export function expectedIds(translations: Translation[], hosts: { id: string }[]): Record<string, string[]> {
+  const out: Record<string, string[]> = { Host: hosts.map((h) => h.id) };
+  for (const r of translations.flatMap((t) => t.resources)) {
+    const body = JSON.parse(r.body) as Record<string, unknown>;
+    (out[r.kind] ??= []).push(typeof body.id === 'string' ? body.id : keyOf(r.kind, { ...body, ...parentField(r.kind, r.parent) }));
+  }
+  for (const [kind, ids] of Object.entries(out)) out[kind] = [...new Set(ids)].sort();
+  return out;
+}
+
+// The fields that identify an entry of a kind without an ID, as the emulator dumps it; the parent named as it names it.
+const parentFields: Record<string, string> = { PortLink: 'portId', TunnelZoneHost: 'tunnelZoneId', HostInterfacePort: 'hostId', MACPort: 'bridgeId', IPv4MACPair: 'bridgeId' };
+const keyFields: Record<string, string[]> = {
+  PortLink: ['portId', 'peerId'],
+  TunnelZoneHost: ['tunnelZoneId', 'hostId', 'ipAddress'],
+  HostInterfacePort: ['hostId', 'portId', 'interfaceName'],
+  MACPort: ['bridgeId', 'macAddr', 'portId'],
+  IPv4MACPair: ['bridgeId', 'ip', 'mac'],
+};
+const parentField = (kind: string, parent: string) => (parentFields[kind] ? { [parentFields[kind]]: parent } : {});
+function keyOf(kind: string, entry: Record<string, unknown>): string {
+  const fields = (keyFields[kind] ?? Object.keys(entry).sort()).map((f) => String(entry[f]));
+  // A link is symmetric: the dump may list it from either end.
+  return kind === 'PortLink' ? fields.sort().join('↔') : fields.join('/');
+}
+
+export async function eventsAbout(h: Pick<ObjectsHarness, 'core'>, kind: string, name: string): Promise<k8s.CoreV1Event[]> {
+  return (await h.core.listEventForAllNamespaces({ fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` })).items;
+}
+
+/** The referrers annotation of a Node, as `<kind> <namespace>/<name>` strings. */
+export async function referrersOf(h: Pick<ObjectsHarness, 'core'>, nodeName: string): Promise<string[]> {
+  const node = await h.core.readNode({ name: nodeName });
+  const text = node.metadata?.annotations?.[REFERRERS_ANNOTATION];
+  return text ? (JSON.parse(text) as ObjectRef[]).map((r) => `${r.kind} ${r.namespace ?? ''}/${r.name}`) : [];
+}
