@@ -33,6 +33,7 @@ program
       `  kubeconfig:        ${info.kubernetes.kubeconfig}`,
       `  libvirt URI:       ${info.libvirt.uri}`,
       `  MidoNet API:       ${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}`,
+      `  EC2 endpoint:      ${info.ec2.endpoint} (region ${info.ec2.region}${info.ec2.external ? '' : ', moto test server'})`,
       `  stack.json:        ${stackFile(info.stateDir)}`,
       ...(steward?.summary ?? []),
       'Press Ctrl-C to stop.',

@@ -1,7 +1,7 @@
 /**
  * The embedded stack used by `npm start`, the tests and the benchmarks: a Temporal dev server with its UI, a
  * Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager with the garbage collector), and libvirt
- * with QEMU, and the MidoNet API emulator. Each part is provisioned once (cached outside the repository), started, waited on until it answers,
+ * with QEMU, the MidoNet API emulator, and an EC2-compatible test server (moto). Each part is provisioned once (cached outside the repository), started, waited on until it answers,
  * and stopped with the stack; a part the user already runs is reused.
  */
 export { startStack, stackFile, type Stack, type StackInfo, type StackOptions } from './stack';

@@ -45,9 +45,9 @@ describe('steward up (npm start)', () => {
   it('prints where everything is and, on Ctrl-C, stops every process it started', async () => {
     const { child, info, exited, output } = await startUp();
     const pids = Object.values(info.pids);
-    expect(Object.keys(info.pids)).toEqual(expect.arrayContaining(['temporal', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'midonet-emulator']));
+    expect(Object.keys(info.pids)).toEqual(expect.arrayContaining(['temporal', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'midonet-emulator', 'moto']));
     expect(pids.every(alive)).toBe(true);
-    for (const shown of [info.temporal.uiUrl!, info.temporal.address, info.kubernetes.kubeconfig, info.libvirt.uri, info.midonet.url]) expect(output()).toContain(shown);
+    for (const shown of [info.temporal.uiUrl!, info.temporal.address, info.kubernetes.kubeconfig, info.libvirt.uri, info.midonet.url, info.ec2.endpoint]) expect(output()).toContain(shown);
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EC2_REGION, ec2Answers, startEc2 } from './ec2';
 import { installCrds, kubernetesReachable, startKubernetes } from './kubernetes';
 import { startLibvirt } from './libvirt';
 import { startMidonet } from './midonet-process';
@@ -11,12 +12,12 @@ import { startTemporal, temporalHealthy } from './temporal';
 /**
  * The embedded stack: starts what is missing, waits until each part really answers, and stops everything it
  * started. A part the user points at (TEMPORAL_ADDRESS, KUBECONFIG, LIBVIRT_URI, MIDONET_API_URL) is reused, never
- * started or stopped.
+ * started or stopped; so is an EC2-compatible endpoint in AWS_ENDPOINT_URL.
  */
 export interface StackOptions {
   /** Data, logs, kubeconfig and stack.json; default `.steward/` in the repository. */
   stateDir?: string;
-  /** `default`: the well-known ports (Temporal 7233, UI 8233, API server 6443, MidoNet 8181) when free; `free`: any. */
+  /** `default`: the well-known ports (Temporal 7233, UI 8233, API server 6443, MidoNet 8181, EC2 5000) when free; `free`: any. */
   ports?: 'default' | 'free';
   report?: Reporter;
 }
@@ -29,6 +30,8 @@ export interface StackInfo {
   libvirt: { uri: string; external: boolean };
   /** `adminUrl` (seeding, counters, fault injection) exists only on the emulator. */
   midonet: { url: string; adminUrl?: string; external: boolean };
+  /** EC2-compatible API for the aws cloud provider (moto when started by the stack). */
+  ec2: { endpoint: string; region: string; external: boolean };
   /** PIDs of the processes this stack started, by name. */
   pids: Record<string, number>;
 }
@@ -103,7 +106,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return { value: { url: server.url, adminUrl: server.adminUrl, external: false }, processes: [server.process], stop: stopAll([server.process]) };
   };
 
-  const pending = [temporal(), kubernetes(), libvirt(), midonet()] as const;
+  const ec2 = async (): Promise<Part<StackInfo['ec2']>> => {
+    const endpoint = process.env.AWS_ENDPOINT_URL;
+    const region = process.env.AWS_REGION ?? EC2_REGION;
+    if (endpoint) {
+      if (!(await ec2Answers(endpoint).catch(() => false))) {
+        throw new MissingPrerequisite(`AWS_ENDPOINT_URL=${endpoint} does not answer.`, 'start that server, or unset AWS_ENDPOINT_URL to use the embedded one');
+      }
+      return { value: { endpoint, region, external: true }, processes: [], stop: async () => {} };
+    }
+    const server = await step(report, 'start EC2 test server (moto)', () => startEc2({ stateDir, port: fixedPorts ? 5000 : 0, report }));
+    return { value: { endpoint: server.endpoint, region: server.region, external: false }, processes: [server.process], stop: stopAll([server.process]) };
+  };
+
+  const pending = [temporal(), kubernetes(), libvirt(), midonet(), ec2()] as const;
   const results = await Promise.allSettled(pending);
   const parts = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value as Part<unknown>] : []));
   const stop = async () => {
@@ -114,13 +130,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await stop();
     throw failure.reason;
   }
-  const [t, k, l, m] = await Promise.all(pending);
+  const [t, k, l, m, e] = await Promise.all(pending);
   const info: StackInfo = {
     stateDir,
     temporal: t.value,
     kubernetes: k.value,
     libvirt: l.value,
     midonet: m.value,
+    ec2: e.value,
     pids: Object.fromEntries(parts.flatMap((p) => p.processes).map((p) => [p.name, p.pid])),
   };
   writeFileSync(stackFile(stateDir), JSON.stringify(info, null, 2) + '\n');
