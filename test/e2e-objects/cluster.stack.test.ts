@@ -158,15 +158,22 @@ describe('object lifecycles on the embedded stack', () => {
     const created = await createPod(h, cluster.pods.find((p) => p.metadata.name === 'web-0')!);
     expect(created.metadata?.uid).not.toBe(old.metadata?.uid);
 
+    // Until the old Translation is finalized the cluster looks converged already: wait for the new owner first.
+    await waitFor('the Translation of the new web-0', async () => {
+      const owned = (await listTranslations(h, 'default')).filter((t) => t.metadata.ownerReferences?.[0]?.name === 'web-0');
+      return owned.some((t) => t.metadata.ownerReferences?.[0]?.uid === created.metadata?.uid && readyOf(t));
+    });
     await converged(cluster);
     const owned = (await listTranslations(h, 'default')).filter((t) => t.metadata.ownerReferences?.[0]?.name === 'web-0');
     expect(owned.map((t) => [t.metadata.ownerReferences?.[0]?.uid, readyOf(t)])).toEqual([[created.metadata?.uid, true]]);
     expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
   });
 
-  // Product bug: the re-created Node's workflow tells the referrers listed on the *new* Node object, which has no
-  // referrers annotation (it went with the old object), and the Pods' workflows stay `ready` until their 30-minute
-  // drift check; their Translations do not change, so the pusher does not push again either. See the report.
+  // Product bug (seen: web-1's Port and binding missing 60 s after node2 came back, its Translation still Ready): the
+  // re-created Node's workflow tells the referrers listed on the *new* Node object, which has no referrers annotation
+  // (it went with the old object), and nothing tells the Pods when their Node goes; their workflows stay `ready`
+  // until the 30-minute drift check, and their Translations do not change, so the pusher does not push either.
+  // Also seen: node2's address Routes missing while their Translations report Ready.
   it.failing("a Node deleted and created again (its bridge re-created) gets its Pods' ports back on the new bridge", async () => {
     const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
     const nodeTranslations = ownedBy(expectationsOf(cluster).translations, 'Node', 'node2');
