@@ -130,10 +130,12 @@ async function inParallel<T>(items: T[], width: number, work: (item: T) => Promi
   }));
 }
 
-/** Sum of history events of the bench namespace's workflows of one kind (closed runs included). */
-async function eventsOfKind(client: Client, kind: string): Promise<{ workflows: number; events: number }> {
+/** Sum of history events of the bench namespace's workflows of one kind whose id starts with `prefix` (closed runs included). */
+async function eventsOfKind(client: Client, kind: string, prefix: string): Promise<{ workflows: number; events: number }> {
   const out = { workflows: 0, events: 0 };
   for await (const wf of client.workflow.list({ query: `K8sNamespace="${NAMESPACE}" AND K8sKind="${kind}"` })) {
+    // (a)'s Pods live in the same namespace.
+    if (!wf.workflowId.startsWith(prefix)) continue;
     out.workflows++;
     out.events += wf.historyLength;
   }
@@ -173,8 +175,8 @@ async function manyPods(h: ObjectsHarness): Promise<void> {
   const gone = Date.now();
   // Visibility is eventually consistent: let the closed runs' final history lengths land.
   await new Promise((resolve) => setTimeout(resolve, 3_000));
-  const podEvents = await eventsOfKind(h.client, 'Pod');
-  const translationEvents = await eventsOfKind(h.client, 'Translation');
+  const podEvents = await eventsOfKind(h.client, 'Pod', `pod/${NAMESPACE}/p-`);
+  const translationEvents = await eventsOfKind(h.client, 'Translation', `translation/${NAMESPACE}/pod.4.p-`);
   const nodeEventsAfter = await Promise.all(nodes.map((n) => costOf(h.client, `node/${n.metadata.name}`)));
   const nodeExtra = nodeEventsAfter.reduce((sum, after, i) => sum + after.events - nodeEventsBefore[i]!.events, 0);
   const totalEvents = podEvents.events + translationEvents.events + nodeExtra;
