@@ -46,11 +46,9 @@ it('a push slowed by latency ends synced with every resource', async () => {
   expect([view.state, view.resources.map((r) => r.id)]).toEqual(['synced', ids]);
 });
 
-// Product bug (workflows/machines/translation.ts): an observation that arrives while `pushing` (or `reporting`) is
-// only stored by the root `observed` handler; `recordPushed` then stamps `pushedGeneration` with the NEW generation
-// although the push carried the old resources, and `synced` never re-decides. The change is lost until the drift
-// check (30 min), and the status claims Synced for a generation that was never pushed.
-it.failing('a change made during a push is pushed once that push ends', async () => {
+// Regression (found here, fixed in c49c4e5): an observation taken in while `pushing` was only stored, and the push
+// ended in `synced` with the new generation marked pushed, so the change waited for the drift check.
+it('a change made during a push is pushed once that push ends', async () => {
   const name = 'changed-mid-push';
   const ids = await slowPush(name, 71);
   await patchResources(h, name, bridgeTranslation(h.namespace, name, [...ids, bridgeId(74)]).resources);
@@ -60,11 +58,9 @@ it.failing('a change made during a push is pushed once that push ends', async ()
   expect(view.resources.map((r) => r.id)).toEqual([...ids, bridgeId(74)]);
 });
 
-// Product bug (workflows/machines/translation.ts), same cause: a deletion observed while `pushing` is stored, the push
-// ends in `synced`, and nothing there looks at `deleting` again (the drift check goes to `pushing`, not `deciding`).
-// The starter sends nothing more (the projection no longer changes), so the finalizer is never released: the
-// Translation stays Terminating and its resources stay in MidoNet.
-it.failing('a deletion requested during a push deletes the resources and releases the finalizer once that push ends', async () => {
+// Regression, same cause: a deletion seen during a push was never acted on; the starter sends nothing more, so the
+// Translation stayed Terminating with its resources left in MidoNet.
+it('a deletion requested during a push deletes the resources and releases the finalizer once that push ends', async () => {
   const name = 'deleted-mid-push';
   const ids = await slowPush(name, 81);
   await deleteTranslation(h, name);
