@@ -2,9 +2,9 @@ import { getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
 import { kubernetes } from './activities';
 import type { Unstamped } from './interpreter';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
-import { dependencyChangedSignal } from './messages';
+import { dependencyChangedSignal, refreshSignal } from './messages';
 import { OBJECT_MACHINE_VERSION, objectMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
-import { describeRef, workflowId } from './naming';
+import { describeRef, isDependencyKind, REFERRERS_FINALIZER, workflowId, type ObjectRef } from './naming';
 import { dependencyOf, translateWithDependency } from './object-translation';
 
 /**
@@ -22,17 +22,16 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
     executors: {
       apply: (p: ObjectActionParams['apply']) => apply(p),
       notifyReferrers: async ({ ref, uid }: ObjectActionParams['notifyReferrers']) => {
-        const { referrers } = await kubernetes.listReferrers({ dependency: ref });
-        await Promise.all(
-          referrers.map((referrer) =>
-            // A referrer whose workflow is gone has nothing to repair.
-            getExternalWorkflowHandle(workflowId(referrer)).signal(dependencyChangedSignal, { dependency: ref, uid }).catch(() => undefined),
-          ),
-        );
+        await notifyReferrers(ref, uid);
         return { type: 'referrersNotified' };
       },
-      finalize: async ({ ref, dependency }: ObjectActionParams['finalize']) => {
-        if (dependency) await kubernetes.removeReferrer({ dependency, referrer: ref });
+      finalize: async ({ ref, uid, dependency, giveUp }: ObjectActionParams['finalize']) => {
+        if (dependency && !giveUp) await kubernetes.removeReferrer({ dependency, referrer: ref });
+        // A Node or Service going away tells its referrers first (their resources hang off it), then lets go.
+        if (isDependencyKind(ref.kind)) {
+          if (!giveUp) await notifyReferrers(ref, uid);
+          await kubernetes.releaseFinalizer({ ref, uid, finalizer: REFERRERS_FINALIZER });
+        }
         return { type: 'finalized' };
       },
       recordEvent: async (p: ObjectActionParams['recordEvent']) => {
@@ -43,14 +42,26 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
   });
 }
 
+async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
+  const { referrers } = await kubernetes.listReferrers({ dependency: ref });
+  await Promise.all(
+    referrers.map((referrer) =>
+      // A referrer whose workflow is gone has nothing to repair.
+      getExternalWorkflowHandle(workflowId(referrer)).signal(dependencyChangedSignal, { dependency: ref, uid }).catch(() => undefined),
+    ),
+  );
+}
+
 /** Translate (pure, here in the workflow) once the dependency is there and pushed, then write the Translations. */
-async function apply({ ref, uid, projection, previousDependency }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
+async function apply({ ref, uid, projection, previousDependency, previousDependencyUid }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
   const dependency = dependencyOf(projection);
   let dependencyProjection: unknown;
+  let dependencyUid: string | undefined;
   if (dependency) {
     const read = await kubernetes.readObject({ ref: dependency });
     if (!read.found || read.deleting) return { type: 'mustWait', reason: `${describeRef(dependency)} does not exist (yet)` };
     dependencyProjection = { ...read.object, kind: dependency.kind };
+    dependencyUid = read.uid;
   }
   const translated = translateWithDependency(projection, dependencyProjection);
   if (translated.outcome === 'wait') return { type: 'mustWait', reason: translated.reason };
@@ -65,7 +76,16 @@ async function apply({ ref, uid, projection, previousDependency }: ObjectActionP
   if (previousDependency && previousDependency.name !== dependency?.name) await kubernetes.removeReferrer({ dependency: previousDependency, referrer: ref });
   // A Translation of the previous incarnation (same name) is still being finalized: apply again once it is gone.
   if (result.terminating.length > 0) return { type: 'mustWait', reason: `Translations of a previous incarnation are being finalized: ${result.terminating.join(', ')}` };
-  return { type: 'applied', translations: result.applied, ...(dependency ? { dependency } : {}) };
+  // A re-created dependency (a Node's bridge made again) took our backend resources with it, while our Translations
+  // did not change: ask their pushers to repair (a refresh, recorded in their workflows as asked by Steward).
+  if (dependency && previousDependencyUid && dependencyUid !== previousDependencyUid) {
+    const request = { requestedBy: 'steward', reason: `${describeRef(dependency)} was re-created (uid ${dependencyUid ?? '?'})` };
+    await Promise.all(result.applied.map((key) => {
+      const [namespace = '', name = ''] = key.split('/');
+      return getExternalWorkflowHandle(workflowId({ kind: 'Translation', namespace, name })).signal(refreshSignal, request).catch(() => undefined);
+    }));
+  }
+  return { type: 'applied', translations: result.applied, ...(dependency ? { dependency } : {}), ...(dependencyUid ? { dependencyUid } : {}) };
 }
 
 // One workflow type per kind: the Temporal UI lists and filters by type.

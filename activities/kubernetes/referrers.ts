@@ -3,11 +3,12 @@
 // duplicates, so adding twice is harmless and two writers produce the same text.
 import * as k8s from '@kubernetes/client-node';
 import { z } from 'zod';
-import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../workflows/naming';
+import { describeRef, LIFECYCLE_KINDS, REFERRERS_FINALIZER, type ObjectRef } from '../../workflows/naming';
 import { kubernetesFailure } from './errors';
 import { type KubeObject, type Objects, update } from './objects';
 
 export const REFERRERS_ANNOTATION = 'steward.midonet.org/referrers';
+export { REFERRERS_FINALIZER };
 
 const referrer = z.object({ kind: z.enum(LIFECYCLE_KINDS), namespace: z.string().optional(), name: z.string() });
 
@@ -61,13 +62,18 @@ export function createReferrerActivities(objects: Objects) {
       if (!current) return { done: missing() };
       const after = normalizeReferrers(change(readReferrers(current)));
       const text = after.length ? JSON.stringify(after) : undefined;
-      if (current.metadata.annotations?.[REFERRERS_ANNOTATION] === text) return { done: { found: true, referrers: after, changed: false } };
+      const finalizers = current.metadata.finalizers ?? [];
+      const held = finalizers.includes(REFERRERS_FINALIZER);
+      // No finalizer may be added to an object being deleted; one no longer needed goes with the last referrer.
+      const wantHeld = after.length > 0 && (held || !current.metadata.deletionTimestamp);
+      if (current.metadata.annotations?.[REFERRERS_ANNOTATION] === text && held === wantHeld) return { done: { found: true, referrers: after, changed: false } };
       return {
         patch: {
           metadata: {
             resourceVersion: current.metadata.resourceVersion,
             // An empty list removes the annotation (null deletes a key in a merge patch).
             annotations: { [REFERRERS_ANNOTATION]: text ?? null },
+            finalizers: wantHeld ? [...finalizers.filter((f) => f !== REFERRERS_FINALIZER), REFERRERS_FINALIZER] : finalizers.filter((f) => f !== REFERRERS_FINALIZER),
           },
         },
         strategy: k8s.PatchStrategy.MergePatch,

@@ -38,13 +38,15 @@ export interface DeleteInput {
 
 /**
  * A missing parent or referenced object usually belongs to another Translation not pushed yet (a Pod's port needs
- * its Node's bridge): midonet-kubernetes retries those, and so do we, until the retries run out and the machine
- * shows `stuck`.
+ * its Node's bridge; a Node's address routes need the router port of its main Translation, pushed by a sibling
+ * workflow at the same time): midonet-kubernetes retries those, and so do we, until the retries run out and the
+ * machine shows `stuck`. MidoNet answers 400, not 404, for a route whose next-hop port does not exist (ref §1.4).
  */
-function waitForOtherTranslations(error: unknown): never {
-  if (error instanceof ApplicationFailure && (error.type === 'MidonetParentMissing' || error.type === 'MidonetReferenceMissing')) {
-    throw ApplicationFailure.retryable(error.message, 'MidonetDependencyMissing', ...error.details ?? []);
-  }
+function waitForOtherTranslations(error: unknown, resource: BackendResource): never {
+  if (!(error instanceof ApplicationFailure)) throw error;
+  const missing = error.type === 'MidonetParentMissing' || error.type === 'MidonetReferenceMissing';
+  const routeWithoutPort = error.type === 'MidonetValidation' && resource.kind === 'Route' && resource.body.includes('"nextHopPort"');
+  if (missing || routeWithoutPort) throw ApplicationFailure.retryable(error.message, 'MidonetDependencyMissing', ...(error.details ?? []));
   throw error;
 }
 
@@ -88,7 +90,7 @@ export function createPushActivities({ client }: { client: MidonetClient }) {
       const recreated: string[] = [];
       for (const [index, resource] of resources.entries()) {
         if (index >= resumeAt) {
-          const result = await client.ensure(resource).catch(waitForOtherTranslations);
+          const result = await client.ensure(resource).catch((error: unknown) => waitForOtherTranslations(error, resource));
           if (result.outcome === 'conflict') {
             const { key, id } = identify(resource);
             // Only what this Translation itself pushed may be deleted and created again; anything else may belong to

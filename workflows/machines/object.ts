@@ -34,6 +34,8 @@ export interface ObjectContext {
   translations: string[];
   /** The dependency this object registered itself on as a referrer (to be removed when it goes). */
   dependency?: ObjectRef;
+  /** Its UID when last applied: another UID means it was re-created, and our backend resources need a re-push. */
+  dependencyUid?: string;
   waitingFor?: string;
   resumeTo: 'translating' | 'finalizing';
   lastError?: LifecycleError;
@@ -45,7 +47,7 @@ export interface ObjectContext {
 export type ObjectEvent = (
   | { type: 'observed'; observation: Observation }
   | { type: 'dependencyChanged'; change: DependencyChanged }
-  | { type: 'applied'; translations: string[]; dependency?: ObjectRef }
+  | { type: 'applied'; translations: string[]; dependency?: ObjectRef; dependencyUid?: string }
   | { type: 'mustWait'; reason: string }
   | { type: 'invalid'; error: Omit<LifecycleError, 'at'> }
   | { type: 'referrersNotified' }
@@ -68,9 +70,10 @@ export interface ObjectInput {
 
 /** Parameters of the actions the workflow executes. */
 export interface ObjectActionParams {
-  apply: { ref: ObjectRef; uid: string; projection: unknown; previousDependency?: ObjectRef };
+  apply: { ref: ObjectRef; uid: string; projection: unknown; previousDependency?: ObjectRef; previousDependencyUid?: string };
   notifyReferrers: { ref: ObjectRef; uid: string };
-  finalize: { ref: ObjectRef; dependency?: ObjectRef };
+  /** `giveUp` (an operator's cleanup orphan or force): only release what holds the object, skip the rest. */
+  finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; giveUp: boolean };
   recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
 }
 
@@ -92,7 +95,14 @@ export const objectMachine = setup({
     }),
     recordApplied: assign(({ context, event }) =>
       event.type === 'applied'
-        ? { translations: event.translations, dependency: event.dependency, appliedProjection: JSON.stringify(context.projection), waitingFor: undefined, lastError: undefined }
+        ? {
+            translations: event.translations,
+            dependency: event.dependency,
+            dependencyUid: event.dependencyUid,
+            appliedProjection: JSON.stringify(context.projection),
+            waitingFor: undefined,
+            lastError: undefined,
+          }
         : {},
     ),
     recordWait: assign(({ event }) => (event.type === 'mustWait' ? { waitingFor: event.reason } : {})),
@@ -110,7 +120,7 @@ export const objectMachine = setup({
     isUnobserved: ({ context }) => context.uid === undefined,
     resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
     isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
-    /** The object has no backend resources of its own (its Translations do): orphan and force just finish it. */
+    /** The object has no backend resources of its own (its Translations do): orphan and force just release it. */
     isGiveUp: ({ event }) => event.type === 'cleanup' && event.request.mode !== 'retry',
   },
 }).createMachine({
@@ -143,7 +153,16 @@ export const objectMachine = setup({
     translating: {
       entry: [
         'resumeToTranslating',
-        { type: 'apply', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', projection: context.projection, ...(context.dependency ? { previousDependency: context.dependency } : {}) }) },
+        {
+          type: 'apply',
+          params: ({ context }) => ({
+            ref: context.ref,
+            uid: context.uid ?? '',
+            projection: context.projection,
+            ...(context.dependency ? { previousDependency: context.dependency } : {}),
+            ...(context.dependencyUid ? { previousDependencyUid: context.dependencyUid } : {}),
+          }),
+        },
       ],
       on: {
         // Deletion may be observed while the apply runs: its result then only matters for the back-reference.
@@ -206,7 +225,10 @@ export const objectMachine = setup({
       },
     },
     finalizing: {
-      entry: ['resumeToFinalizing', { type: 'finalize', params: ({ context }) => ({ ref: context.ref, ...(context.dependency ? { dependency: context.dependency } : {}) }) }],
+      entry: [
+        'resumeToFinalizing',
+        { type: 'finalize', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', ...(context.dependency ? { dependency: context.dependency } : {}), giveUp: false }) },
+      ],
       on: {
         finalized: 'done',
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
@@ -231,8 +253,16 @@ export const objectMachine = setup({
         resumed: { target: 'stuck', reenter: true },
         cleanup: [
           { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-          { guard: 'isGiveUp', target: 'done', actions: 'recordAction' },
+          { guard: 'isGiveUp', target: 'releasing', actions: 'recordAction' },
         ],
+      },
+    },
+    /** An operator gave up (cleanup orphan or force): release what holds the object, then finish. */
+    releasing: {
+      entry: { type: 'finalize', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', giveUp: true }) },
+      on: {
+        finalized: 'done',
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
     resuming: {
@@ -255,7 +285,7 @@ export const objectMachine = setup({
         actionFailed: { actions: 'recordFailure' },
         cleanup: [
           { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-          { guard: 'isGiveUp', target: 'done', actions: 'recordAction' },
+          { guard: 'isGiveUp', target: 'releasing', actions: 'recordAction' },
         ],
       },
     },
