@@ -169,12 +169,9 @@ describe('object lifecycles on the embedded stack', () => {
     expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
   });
 
-  // Product bug (seen: web-1's Port and binding missing 60 s after node2 came back, its Translation still Ready): the
-  // re-created Node's workflow tells the referrers listed on the *new* Node object, which has no referrers annotation
-  // (it went with the old object), and nothing tells the Pods when their Node goes; their workflows stay `ready`
-  // until the 30-minute drift check, and their Translations do not change, so the pusher does not push either.
-  // 120 s, not less: the Node's address Routes may race its router port and wait out a 60 s stuck retry (see report).
-  it.failing("a Node deleted and created again (its bridge re-created) gets its Pods' ports back on the new bridge", async () => {
+  // A regression test: the Node's referrers finalizer keeps the list readable while it is deleted, its workflow tells
+  // the Pods, and they ask their pushers to repair once the new Node (another UID) is there.
+  it("a Node deleted and created again (its bridge re-created) gets its Pods' ports back on the new bridge", async () => {
     const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
     const nodeTranslations = ownedBy(expectationsOf(cluster).translations, 'Node', 'node2');
     await h.core.deleteNode({ name: 'node2' });
