@@ -41,9 +41,10 @@ module.exports = {
   testTimeout: 180_000,
   // Two cores run the whole stack: test files must not compete for them.
   maxWorkers: 1,
-  // Also keeps test files out of jest's own process (it never runs in band with a limit set): native handles of the
-  // Temporal SDK then end with the worker process instead of keeping jest alive.
-  workerIdleMemoryLimit: '2GB',
+  // A limit every worker exceeds: each test file runs in a fresh process (jest never runs in band with a limit set).
+  // Native handles of the Temporal SDK then end with that process instead of keeping jest alive, and a worker or
+  // starter a failed file could not stop never runs on into the next file.
+  workerIdleMemoryLimit: '1MB',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/**/*.test.ts'], testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.stack\\.test\\.ts$'] },
     {

@@ -20,6 +20,8 @@ export interface StackOptions {
   /** `default`: the well-known ports (Temporal 7233, UI 8233, API server 6443, MidoNet 8181, EC2 5000) when free; `free`: any. */
   ports?: 'default' | 'free';
   report?: Reporter;
+  /** Reuse this libvirt instead of `LIBVIRT_URI` or starting one (libvirtd is one per machine). */
+  libvirtUri?: string;
 }
 
 /** What a user or a test needs to reach the stack; written to `<stateDir>/stack.json`. */
@@ -93,7 +95,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const libvirt = async (): Promise<Part<StackInfo['libvirt']>> => {
-    const uri = process.env.LIBVIRT_URI;
+    const uri = options.libvirtUri ?? process.env.LIBVIRT_URI;
     if (uri) return { value: { uri, external: true }, processes: [], stop: async () => {} };
     const started = await step(report, 'start libvirt', () => startLibvirt({ stateDir, report }));
     return { value: { uri: started.uri, external: !started.process }, processes: started.process ? [started.process] : [], stop: () => started.stop() };

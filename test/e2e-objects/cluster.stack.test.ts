@@ -3,7 +3,8 @@
 // MidoNet emulator; the real garbage collector deletes Translations whose owner is gone.
 import * as k8s from '@kubernetes/client-node';
 import type { temporal } from '@temporalio/proto';
-import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { startPrivateStack } from '../../deploy/local/jest/stack-info';
+import type { Stack } from '../../deploy/local';
 import { workflowId, type ObjectRef } from '../../workflows/naming';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
 import type { Translation } from '../../workflows/translation/types';
@@ -37,13 +38,17 @@ const sampleRefs: ObjectRef[] = [
 ];
 
 let h: ObjectsHarness;
+let stack: Stack;
 let others: Translation[];
 beforeAll(async () => {
-  h = await startObjectsHarness(stackInfo(), { hosts: base.hosts, identity: 'e2e-objects' });
+  // Its own stack: its starter watches every object in the cluster and the test compares all that MidoNet holds.
+  stack = await startPrivateStack();
+  h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'e2e-objects' });
   others = await translationsOfOthers(h, sampleRefs);
 });
 afterAll(async () => {
   await h?.stop();
+  await stack?.stop();
 });
 
 const key = (t: { namespace: string; name: string }) => `${t.namespace}/${t.name}`;

@@ -12,7 +12,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Command } from 'commander';
 import pino from 'pino';
 import { createMidonetClient, type BackendResource, type MidonetClient } from '../../activities/midonet';
-import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
 import { sleep } from '../../deploy/local/process';
 import type { StackInfo } from '../../deploy/local/stack';
@@ -104,7 +104,8 @@ export interface Harness {
  * The emulator is reset and seeded: the sample cluster's hosts (their agents register them) and the cluster router.
  */
 export async function startHarness({ prefix, worker = true }: { prefix: string; worker?: boolean }): Promise<Harness> {
-  const info = stackInfo();
+  const stack = await startPrivateStack();
+  const { info } = stack;
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
@@ -158,6 +159,7 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
       }
       await harness.stopWorker();
       await connection.close();
+      await stack.stop();
     },
   };
   if (worker) await harness.startWorker().catch(async (error: unknown) => {

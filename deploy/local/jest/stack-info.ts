@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultStateDir } from '../paths';
-import { stackFile, type StackInfo } from '../stack';
+import { stackFile, startStack, type Stack, type StackInfo } from '../stack';
 
 /** `STEWARD_TEST_STATE_DIR` lets two test runs on one machine keep apart (each gets its own stack). */
 export const testStateDir = process.env.STEWARD_TEST_STATE_DIR ?? join(defaultStateDir, 'test');
@@ -9,4 +10,13 @@ export const testStateDir = process.env.STEWARD_TEST_STATE_DIR ?? join(defaultSt
 /** The stack that jest's global setup started (tests run in other processes, so it is read from stack.json). */
 export function stackInfo(): StackInfo {
   return JSON.parse(readFileSync(stackFile(testStateDir), 'utf8')) as StackInfo;
+}
+
+/**
+ * A stack of the test file's own (fresh etcd, Temporal, MidoNet emulator, EC2 server) for end-to-end files that
+ * assert exactly what the backends hold: nothing another file left running can write there. It reuses the shared
+ * stack's libvirt daemon, which is one per machine. About ten seconds to start.
+ */
+export function startPrivateStack(): Promise<Stack> {
+  return startStack({ stateDir: mkdtempSync(join(tmpdir(), 'steward-e2e-')), ports: 'free', libvirtUri: stackInfo().libvirt.uri, report: () => {} });
 }
