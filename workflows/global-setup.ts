@@ -33,7 +33,7 @@ export async function globalMidonet({ tenant, recheckMs = 30_000 }: GlobalSetupI
     show('waitingForClusterRouter', `**Waiting for the cluster router** \`${routerId}\`: the deployer creates it in MidoNet (seed 001); checking again every ${recheckMs / 1000}s.`);
     await sleep(recheckMs);
   }
-  const applied = await kubernetes.applyTranslations({ owner: { kind: 'Global' }, translations: result.translations });
+  const applied = await kubernetes.applyTranslations.executeWithOptions({ summary: `apply the ${result.translations.length} global Translations` }, [{ owner: { kind: 'Global' }, translations: result.translations }]);
   show('done', `Cluster router \`${routerId}\` found; global Translations written: ${applied.applied.join(', ')}`);
   return { translations: applied.applied };
 }

@@ -26,16 +26,16 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
         return { type: 'referrersNotified' };
       },
       finalize: async ({ ref, uid, dependency, giveUp }: ObjectActionParams['finalize']) => {
-        if (dependency && !giveUp) await kubernetes.removeReferrer({ dependency, referrer: ref });
+        if (dependency && !giveUp) await kubernetes.removeReferrer.executeWithOptions({ summary: `remove ${describeRef(ref)} from the referrers of ${describeRef(dependency)}` }, [{ dependency, referrer: ref }]);
         // A Node or Service going away tells its referrers first (their resources hang off it), then lets go.
         if (isDependencyKind(ref.kind)) {
           if (!giveUp) await notifyReferrers(ref, uid);
-          await kubernetes.releaseFinalizer({ ref, uid, finalizer: REFERRERS_FINALIZER });
+          await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release the referrers finalizer of ${describeRef(ref)}` }, [{ ref, uid, finalizer: REFERRERS_FINALIZER }]);
         }
         return { type: 'finalized' };
       },
       recordEvent: async (p: ObjectActionParams['recordEvent']) => {
-        await kubernetes.recordObjectEvent(p);
+        await kubernetes.recordObjectEvent.executeWithOptions({ summary: `${p.type} Event ${p.reason} on ${describeRef(p.ref)}` }, [p]);
         return { type: 'eventRecorded' };
       },
     },
@@ -43,7 +43,7 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
 }
 
 async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
-  const { referrers } = await kubernetes.listReferrers({ dependency: ref });
+  const { referrers } = await kubernetes.listReferrers.executeWithOptions({ summary: `read the referrers of ${describeRef(ref)}` }, [{ dependency: ref }]);
   await Promise.all(
     referrers.map((referrer) =>
       // A referrer whose workflow is gone has nothing to repair.
@@ -58,7 +58,7 @@ async function apply({ ref, uid, projection, previousDependency, previousDepende
   let dependencyProjection: unknown;
   let dependencyUid: string | undefined;
   if (dependency) {
-    const read = await kubernetes.readObject({ ref: dependency });
+    const read = await kubernetes.readObject.executeWithOptions({ summary: `read ${describeRef(dependency)}, which ${describeRef(ref)} depends on` }, [{ ref: dependency }]);
     if (!read.found || read.deleting) return { type: 'mustWait', reason: `${describeRef(dependency)} does not exist (yet)` };
     dependencyProjection = { ...read.object, kind: dependency.kind };
     dependencyUid = read.uid;
@@ -67,13 +67,19 @@ async function apply({ ref, uid, projection, previousDependency, previousDepende
   if (translated.outcome === 'wait') return { type: 'mustWait', reason: translated.reason };
   if (translated.outcome === 'invalid') return { type: 'invalid', error: translated.error };
   if (translated.dependencyTranslations.length > 0) {
-    const { ready, notReady } = await kubernetes.translationsReady({ translations: translated.dependencyTranslations });
+    const { ready, notReady } = await kubernetes.translationsReady.executeWithOptions(
+      { summary: `are the ${translated.dependencyTranslations.length} Translations of ${describeRef(dependency!)} pushed?` },
+      [{ translations: translated.dependencyTranslations }],
+    );
     if (!ready) return { type: 'mustWait', reason: `waiting for ${describeRef(dependency!)}'s Translations to be pushed: ${notReady.join(', ')}` };
   }
   const { kind, metadata } = translated.projection;
-  const result = await kubernetes.applyTranslations({ owner: { kind, ...('namespace' in metadata ? { namespace: metadata.namespace } : {}), name: metadata.name, uid }, translations: translated.translations });
-  if (dependency) await kubernetes.addReferrer({ dependency, referrer: ref });
-  if (previousDependency && previousDependency.name !== dependency?.name) await kubernetes.removeReferrer({ dependency: previousDependency, referrer: ref });
+  const owner = { kind, ...('namespace' in metadata ? { namespace: metadata.namespace } : {}), name: metadata.name, uid };
+  const result = await kubernetes.applyTranslations.executeWithOptions({ summary: `apply ${translated.translations.length} Translations of ${describeRef(ref)}, delete stale ones` }, [{ owner, translations: translated.translations }]);
+  if (dependency) await kubernetes.addReferrer.executeWithOptions({ summary: `add ${describeRef(ref)} to the referrers of ${describeRef(dependency)}` }, [{ dependency, referrer: ref }]);
+  if (previousDependency && previousDependency.name !== dependency?.name) {
+    await kubernetes.removeReferrer.executeWithOptions({ summary: `remove ${describeRef(ref)} from the referrers of ${describeRef(previousDependency)}` }, [{ dependency: previousDependency, referrer: ref }]);
+  }
   // A Translation of the previous incarnation (same name) is still being finalized: apply again once it is gone.
   if (result.terminating.length > 0) return { type: 'mustWait', reason: `Translations of a previous incarnation are being finalized: ${result.terminating.join(', ')}` };
   // A re-created dependency (a Node's bridge made again) took our backend resources with it, while our Translations

@@ -24,7 +24,7 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
         ...(await midonet.deleteTranslation.executeWithOptions({ summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` }, [p])),
       }),
       releaseFinalizer: async (p: TranslationActionParams['releaseFinalizer']) => {
-        await kubernetes.releaseFinalizer(p);
+        await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release the finalizer ${p.finalizer} of ${what}` }, [p]);
         return { type: 'released' };
       },
       recordStatus: async (p: TranslationActionParams['recordStatus']) => {
@@ -32,14 +32,14 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
         const condition = synced
           ? { status: 'True' as const, reason: 'Synced', message: p.eventMessage }
           : { status: 'False' as const, reason: p.error?.reason ?? 'Stuck', message: p.eventMessage };
-        await kubernetes.recordTranslationStatus({
+        await kubernetes.recordTranslationStatus.executeWithOptions({ summary: `status ${p.state} and a ${p.eventReason} Event on ${what}` }, [{
           ref: p.ref,
           generation: p.generation,
           childResources: p.resources.map(({ kind, id, state }) => ({ kind, id, state })),
           ready: condition,
           synced: condition,
           event: { type: synced ? 'Normal' : 'Warning', reason: p.eventReason, message: p.eventMessage },
-        });
+        }]);
         return { type: 'statusRecorded' };
       },
     },

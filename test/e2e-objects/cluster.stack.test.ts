@@ -4,6 +4,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { temporal } from '@temporalio/proto';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
+import { recordHistory } from '../replay/record';
 import type { Stack } from '../../deploy/local';
 import { workflowId, type ObjectRef } from '../../workflows/naming';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
@@ -155,6 +156,8 @@ describe('object lifecycles on the embedded stack', () => {
     }
     expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
     expect((await waitForState(h, podRef('nginx'), 'done')).state).toBe('done');
+    await recordHistory(h.client, workflowId(podRef('nginx')), 'pod-deleted');
+    await recordHistory(h.client, workflowId({ kind: 'Node', name: 'node1' }), 'node-ready');
   });
 
   it('a Pod deleted and created again under the same name ends with exactly one port and one Translation, owned by the new Pod', async () => {

@@ -3,16 +3,15 @@
 // the test process, next to a Temporal client, a Kubernetes client, the MidoNet client and the emulator's admin.
 // Each test file gets its own Kubernetes namespace, its own Lease, and an emulator seeded as a deployer would.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Command } from 'commander';
 import pino from 'pino';
 import { createMidonetClient, type BackendResource, type MidonetClient } from '../../activities/midonet';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
+import { recordHistory } from '../replay/record';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
 import { sleep } from '../../deploy/local/process';
 import type { StackInfo } from '../../deploy/local/stack';
@@ -359,17 +358,7 @@ export async function spawnWorker(h: Harness): Promise<ChildProcess> {
   return child;
 }
 
-/**
- * Behind `STEWARD_RECORD_HISTORIES=1`: writes the workflow's history as JSON to test/replay/histories/<name>.json, the
- * fixtures of the replay tests.
- */
-export async function recordHistory(h: Harness, name: string, translation: string): Promise<void> {
-  if (process.env.STEWARD_RECORD_HISTORIES !== '1') return;
-  const dir = join(repoRoot, 'test', 'replay', 'histories');
-  mkdirSync(dir, { recursive: true });
-  const history = await handleOf(h, translation).fetchHistory();
-  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-}
+export const recordTranslationHistory = (h: Harness, name: string, translation: string) => recordHistory(h.client, handleOf(h, translation).workflowId, name);
 
 /** Number of events in the history of the workflow's latest run. */
 export async function historyLength(h: Harness, translation: string): Promise<number> {

@@ -17,7 +17,7 @@ import {
   listWorkflowIds,
   patchResources,
   readTranslation,
-  recordHistory,
+  recordTranslationHistory,
   routerResource,
   sampleGroups,
   startHarness,
@@ -86,7 +86,7 @@ describe('the sample cluster pushed through Translation resources', () => {
       async () => (JSON.stringify(await listWorkflowIds(h, `K8sNamespace="${h.namespace}" AND LifecycleState="synced"`)) === JSON.stringify(wanted) ? true : undefined),
       30_000,
     );
-    await recordHistory(h, 'synced', all[0]!.name);
+    await recordTranslationHistory(h, 'synced', all[0]!.name);
   });
 
   it('deleting a Pod Translation removes its port and binding from MidoNet, then releases the finalizer so the Translation is gone', async () => {
@@ -107,7 +107,7 @@ describe('the sample cluster pushed through Translation resources', () => {
     const events = await historyLength(h, pod.name);
     process.stdout.write(`history events for one Translation's whole life (create → synced → delete → done): ${events}\n`);
     expect(events).toBeLessThan(60);
-    await recordHistory(h, 'deleted', pod.name);
+    await recordTranslationHistory(h, 'deleted', pod.name);
   });
 });
 

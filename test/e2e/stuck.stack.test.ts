@@ -11,7 +11,7 @@ import {
   handleOf,
   listWorkflowIds,
   readTranslation,
-  recordHistory,
+  recordTranslationHistory,
   startHarness,
   startWithTimings,
   stateOf,
@@ -72,7 +72,7 @@ describe('MidoNet down', () => {
     expect(view.lastError).toBeUndefined();
     expect((await emulatorIds(h)).Bridge).toEqual(expect.arrayContaining([bridgeId(51), bridgeId(52)]));
     await waitFor('the Translation to report Ready again', async () => (await readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
-    await recordHistory(h, 'stuck-retry', name);
+    await recordTranslationHistory(h, 'stuck-retry', name);
   });
 
   it('while a Translation is deleted: stuck, then `--mode orphan` releases the finalizer and records the resources left in MidoNet', async () => {
@@ -102,6 +102,6 @@ describe('MidoNet down', () => {
 
     await h.admin.setDown(false);
     expect((await emulatorIds(h)).Bridge).toEqual(expect.arrayContaining([bridgeId(61), bridgeId(62)]));
-    await recordHistory(h, 'stuck-orphan', name);
+    await recordTranslationHistory(h, 'stuck-orphan', name);
   });
 });

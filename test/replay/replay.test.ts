@@ -1,4 +1,4 @@
-// Replay of histories recorded from the end-to-end runs (test/e2e, STEWARD_RECORD_HISTORIES=1) against the current
+// Replay of histories recorded from the end-to-end runs (test/e2e, test/e2e-objects; STEWARD_RECORD_HISTORIES=1) against the current
 // workflows: a change that would break the workflows already running fails here, with no server needed.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +12,8 @@ const cases: Record<string, string> = {
   deleted: 'a Translation created, synced, deleted: backend emptied, finalizer released, done',
   'stuck-retry': 'MidoNet down at creation: stuck after the bounded retries, then cleanup retry, synced',
   'stuck-orphan': 'MidoNet down at deletion: stuck, then cleanup orphan, finalizer released with the resources recorded as orphaned',
+  'pod-deleted': 'a Pod translated once its Node was pushed, registered on its Node, then deleted: back-reference removed, done',
+  'node-ready': 'a Node translated and applied, its referrers told, then told again as its Pods changed; ready on its drift timer',
 };
 
 let bundle: WorkflowBundleWithSourceMap;
