@@ -8,6 +8,17 @@ type OperatorEvent =
   | { type: 'cleanup'; request: CleanupRequest; at: string }
   | { type: 'pause' | 'resume' | 'refresh'; request: OperatorRequest; at: string };
 
+/** Events every lifecycle machine handles: a failed step, its timers, the operator's actions, a continue-as-new. */
+export type CommonLifecycleEvent =
+  | { type: 'actionFailed'; action: string; reason: string; message: string }
+  | { type: 'retry' }
+  | { type: 'driftCheck' }
+  | { type: 'cleanup'; request: CleanupRequest }
+  | { type: 'pause'; request: OperatorRequest }
+  | { type: 'resume'; request: OperatorRequest }
+  | { type: 'refresh'; request: OperatorRequest }
+  | { type: 'resumed' };
+
 export function withOperatorAction(actions: ActionRecord[], event: { type: string; at: string }): { actions: ActionRecord[] } | Record<string, never> {
   if (!['cleanup', 'pause', 'resume', 'refresh'].includes(event.type)) return {};
   const { type, request, at } = event as OperatorEvent;

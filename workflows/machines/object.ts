@@ -1,6 +1,6 @@
 import { assign, setup } from 'xstate';
-import { failureOf, withOperatorAction } from './common';
-import type { ActionRecord, CleanupRequest, DependencyChanged, LifecycleError, Observation, OperatorRequest } from '../messages';
+import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
+import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 
 /**
@@ -53,14 +53,7 @@ export type ObjectEvent = (
   | { type: 'referrersNotified' }
   | { type: 'finalized' }
   | { type: 'eventRecorded' }
-  | { type: 'actionFailed'; action: string; reason: string; message: string }
-  | { type: 'retry' }
-  | { type: 'driftCheck' }
-  | { type: 'cleanup'; request: CleanupRequest }
-  | { type: 'pause'; request: OperatorRequest }
-  | { type: 'resume'; request: OperatorRequest }
-  | { type: 'refresh'; request: OperatorRequest }
-  | { type: 'resumed' }
+  | CommonLifecycleEvent
 ) & { at: string };
 
 export interface ObjectInput {

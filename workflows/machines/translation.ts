@@ -1,8 +1,8 @@
 import { assign, setup } from 'xstate';
-import { failureOf, withOperatorAction } from './common';
+import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { BackendResource } from '../../activities/midonet/client';
 import type { PushedResource } from '../../activities/midonet/push';
-import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../messages';
+import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import { TRANSLATION_FINALIZER } from '../translation/types';
 
@@ -60,14 +60,7 @@ export type TranslationEvent = (
   | { type: 'backendDeleted'; removed: PushedResource[] }
   | { type: 'released' }
   | { type: 'statusRecorded' }
-  | { type: 'actionFailed'; action: string; reason: string; message: string }
-  | { type: 'retry' }
-  | { type: 'driftCheck' }
-  | { type: 'cleanup'; request: CleanupRequest }
-  | { type: 'pause'; request: OperatorRequest }
-  | { type: 'resume'; request: OperatorRequest }
-  | { type: 'refresh'; request: OperatorRequest }
-  | { type: 'resumed' }
+  | CommonLifecycleEvent
 ) & { at: string };
 
 export interface TranslationInput {
