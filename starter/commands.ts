@@ -3,7 +3,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { flagOf, loadTemporalConfig, loadWorkerConfig, temporalSettings, workerSettings, type Flags, type Setting, type TemporalConfig } from '../worker/config';
+import { addSettingFlags, loadTemporalConfig, loadWorkerConfig, temporalSettings, workerSettings, type Flags, type TemporalConfig } from '../worker/config';
 import { connectClient } from '../worker/connection';
 import { runWorker } from '../worker';
 import {
@@ -27,14 +27,6 @@ import { parseObjectRef, workflowId } from '../workflows/naming';
  */
 
 /** Flags without defaults: a given flag wins over the variable, and config.ts applies the defaults. */
-function addSettings(command: Command, settings: Record<string, Setting>): Command {
-  for (const [key, setting] of Object.entries(settings)) {
-    if (setting.secret) continue;
-    command.option(flagOf(key, setting), `${setting.description} [${setting.env}${setting.default ? `, default ${setting.default}` : ''}]`);
-  }
-  return command;
-}
-
 const defaultRequester = () => `${process.env.USER || userInfo().username}@${hostname()}`;
 
 const requestFlags: Record<string, string> = { reason: '--reason', requestedBy: '--by', mode: '--mode' };
@@ -64,7 +56,7 @@ function registerAction<R>(program: Command, name: string, description: string, 
     .option('--reason <text>', 'why (recorded in the workflow with who asked)')
     .option('--by <who>', 'who asks (default $USER@hostname)');
   if (name === 'cleanup') command.option('--mode <mode>', `${cleanupModes.join(' | ')} (default retry)`);
-  addSettings(command, temporalSettings).action(async (kind: string, target: string, options: ActionOptions, self: Command) => {
+  addSettingFlags(command, temporalSettings).action(async (kind: string, target: string, options: ActionOptions, self: Command) => {
     const id = workflowId(parseObjectRef(kind, target));
     const request = schema.safeParse({ reason: options.reason ?? '', requestedBy: options.by ?? defaultRequester(), mode: options.mode ?? 'retry' });
     if (!request.success) {
@@ -111,7 +103,7 @@ export function formatStatus(id: string, view: LifecycleStateView): string {
 }
 
 export function registerOperatorCommands(program: Command): void {
-  addSettings(program.command('worker').description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics'), workerSettings).action(
+  addSettingFlags(program.command('worker').description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics'), workerSettings).action(
     async (options: Flags) => {
       const running = await runWorker(loadWorkerConfig(options));
       await running.done;
@@ -123,7 +115,7 @@ export function registerOperatorCommands(program: Command): void {
   registerAction(program, 'resume', "resume a paused object's lifecycle workflow", resumeUpdate, operatorRequestSchema);
   registerAction(program, 'refresh', 're-observe the backend now and repair drift', refreshUpdate, operatorRequestSchema);
 
-  addSettings(program.command('status <kind> <target>').description("show an object's lifecycle state, resources, last error and recent operator actions").option('--json', 'print the raw state as JSON'), temporalSettings).action(
+  addSettingFlags(program.command('status <kind> <target>').description("show an object's lifecycle state, resources, last error and recent operator actions").option('--json', 'print the raw state as JSON'), temporalSettings).action(
     async (kind: string, target: string, options: Flags & { json?: boolean }, self: Command) => {
       const id = workflowId(parseObjectRef(kind, target));
       const view = await withWorkflow(loadTemporalConfig(options), id, (client) => client.workflow.getHandle(id).query(stateQuery));

@@ -1,4 +1,3 @@
-import { accessSync, constants } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -12,12 +11,15 @@ import { defaultStateDir } from '../deploy/local/paths';
 import { freePort } from '../deploy/local/ports';
 import { createLogger, runWorker, type RunningWorker } from '../worker';
 import {
+  addSettingFlags,
   ConfigError,
-  flagOf,
   loadTemporalConfig,
   loadWorkerConfig,
-  settingLabel,
+  logLevels,
+  parseSettings,
+  readableFile,
   temporalSettings,
+  whole,
   workerSettings,
   type Flags,
   type LogLevel,
@@ -70,27 +72,9 @@ export interface StarterConfig {
   logLevel: LogLevel;
 }
 
-const whole = (min: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`));
 const name = z.string().min(1, 'must not be empty');
 // Kubernetes object names (RFC 1123 subdomain): caught here rather than as a 422 on the first Lease request.
 const objectName = name.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: (issue) => `must be a Kubernetes name (lower case, digits, '-', '.'), got "${String(issue.input)}"` });
-const readableFile = z.string().refine(
-  (file) => {
-    try {
-      accessSync(file, constants.R_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { error: (issue) => `cannot read file "${String(issue.input)}"` },
-);
-const levels = ['trace', 'debug', 'info', 'warn', 'error'] as const satisfies readonly LogLevel[];
 
 const starterSchema = z.object({
   kubeconfig: readableFile.optional(),
@@ -101,34 +85,24 @@ const starterSchema = z.object({
   debounceMs: whole(0),
   identity: name.optional(),
   tenant: name,
-  logLevel: z.enum(levels, { error: `must be one of ${levels.join(', ')}` }),
+  logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
 });
 
 /** Flag, else environment variable, else default; every problem (Temporal's too) named by its flag and variable. */
 export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): StarterConfig {
   const issues: string[] = [];
-  let temporal: TemporalConfig | undefined;
-  try {
-    temporal = loadTemporalConfig(flags, env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    issues.push(...error.issues);
-  }
-  const raw = Object.fromEntries(
-    Object.entries(starterSettings).map(([key, setting]: [string, Setting]) => {
-      const fromFlag = flags[key];
-      return [key, typeof fromFlag === 'boolean' ? String(fromFlag) : (fromFlag ?? (env[setting.env] || undefined) ?? setting.default)];
-    }),
-  );
-  const parsed = starterSchema.safeParse(raw);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const key = String(issue.path[0]) as keyof typeof starterSettings;
-      issues.push(`${settingLabel(key, starterSettings[key])}: ${issue.message}`);
+  const collect = <T>(load: () => T): T | undefined => {
+    try {
+      return load();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      issues.push(...error.issues);
+      return undefined;
     }
-  }
-  if (!parsed.success || !temporal) throw new ConfigError(issues);
-  const v = parsed.data;
+  };
+  const temporal = collect(() => loadTemporalConfig(flags, env));
+  const v = collect(() => parseSettings(starterSettings, starterSchema, flags, env));
+  if (!temporal || !v) throw new ConfigError(issues);
   return {
     temporal,
     kubeconfig: v.kubeconfig,
@@ -140,15 +114,6 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
     tenant: v.tenant,
     logLevel: v.logLevel,
   };
-}
-
-/** Flags without defaults: a given flag wins over the variable, and the loader applies the defaults. */
-export function addSettingFlags(command: Command, settings: Record<string, Setting>): Command {
-  for (const [key, setting] of Object.entries(settings)) {
-    if (setting.secret) continue;
-    command.option(flagOf(key, setting), `${setting.description} [${setting.env}${setting.default ? `, default ${setting.default}` : ''}]`);
-  }
-  return command;
 }
 
 /** Starts the global setup workflow unless it runs already: every starter asks, the first one wins. */

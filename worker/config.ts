@@ -1,4 +1,5 @@
 import { accessSync, constants } from 'node:fs';
+import type { Command } from 'commander';
 import { z } from 'zod';
 import type { MidonetConnection } from '../activities/midonet';
 import { TASK_QUEUE } from '../workflows/naming';
@@ -95,7 +96,7 @@ export interface WorkerConfig {
   logLevel: LogLevel;
 }
 
-const logLevels = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export const logLevels = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof logLevels)[number];
 
 /** Flag values as commander gives them (camelCase keys). */
@@ -109,8 +110,8 @@ const readable = (file: string) => {
     return false;
   }
 };
-const file = z.string().refine(readable, { error: (issue) => `cannot read file "${String(issue.input)}"` });
-const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+export const readableFile = z.string().refine(readable, { error: (issue) => `cannot read file "${String(issue.input)}"` });
+export const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()
     .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
@@ -122,9 +123,9 @@ const temporalShape = {
   address: z.string().regex(/^[^\s:/]+:\d{1,5}$/, { error: (issue) => `must be host:port, got "${String(issue.input)}"` }),
   namespace: z.string().min(1, 'must not be empty'),
   tls: flag.optional(),
-  tlsCert: file.optional(),
-  tlsKey: file.optional(),
-  tlsCa: file.optional(),
+  tlsCert: readableFile.optional(),
+  tlsKey: readableFile.optional(),
+  tlsCa: readableFile.optional(),
   tlsServerName: z.string().min(1).optional(),
   apiKey: z.string().min(1, 'must not be empty').optional(),
 };
@@ -141,7 +142,7 @@ const workerShape = {
     .transform(Number)
     .pipe(z.number({ error: 'must be a number' }).positive('must be more than 0'))
     .optional(),
-  kubeconfig: file.optional(),
+  kubeconfig: readableFile.optional(),
   midonetUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   midonetUsername: z.string().min(1).optional(),
   midonetPassword: z.string().min(1).optional(),
@@ -173,7 +174,8 @@ function temporalConfig(v: TemporalValues): TemporalConfig {
 }
 
 /** Flag, else environment variable, else default; then validated, every problem named by its flag and variable. */
-function parse<S extends Record<string, Setting>, T>(settings: S, schema: z.ZodType<T>, flags: Flags, env: NodeJS.ProcessEnv): T {
+/** Flag, else environment variable, else default, validated by `schema`; every problem named by its flag and variable. */
+export function parseSettings<S extends Record<string, Setting>, T>(settings: S, schema: z.ZodType<T>, flags: Flags, env: NodeJS.ProcessEnv): T {
   const raw = Object.fromEntries(
     Object.entries(settings).map(([key, setting]) => {
       const fromFlag = setting.secret ? undefined : flags[key];
@@ -195,7 +197,7 @@ function parse<S extends Record<string, Setting>, T>(settings: S, schema: z.ZodT
 /** The Temporal connection settings alone, as the operator commands take them. */
 export function loadTemporalConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
   const schema = z.object(temporalShape).superRefine(tlsRules);
-  return temporalConfig(parse(temporalSettings, schema, flags, env));
+  return temporalConfig(parseSettings(temporalSettings, schema, flags, env));
 }
 
 export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): WorkerConfig {
@@ -207,7 +209,7 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
       if (!v.midonetPassword) ctx.addIssue({ code: 'custom', path: ['midonetPassword'], message: `is required ${because}` });
     }
   });
-  const v = parse(workerSettings, schema, flags, env);
+  const v = parseSettings(workerSettings, schema, flags, env);
   return {
     temporal: temporalConfig(v),
     taskQueue: v.taskQueue,
@@ -237,4 +239,13 @@ export function redacted(config: WorkerConfig): WorkerConfig {
     temporal: { ...config.temporal, apiKey: config.temporal.apiKey && hidden },
     midonet: config.midonet && { ...config.midonet, password: hidden },
   };
+}
+
+/** Flags without defaults: a given flag wins over the variable, and the loader applies the defaults. Secrets have no flag. */
+export function addSettingFlags(command: Command, settings: Record<string, Setting>): Command {
+  for (const [key, setting] of Object.entries(settings)) {
+    if (setting.secret) continue;
+    command.option(flagOf(key, setting), `${setting.description} [${setting.env}${setting.default ? `, default ${setting.default}` : ''}]`);
+  }
+  return command;
 }
