@@ -9,7 +9,8 @@ import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
-import { sleep } from '../../deploy/local/process';
+import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
+import { waitFor as waitUntilValue } from '../support';
 import type { StackInfo } from '../../deploy/local/stack';
 import { createStarter, type Starter } from '../../starter/controller';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
@@ -19,24 +20,11 @@ import { translate, translateGlobals } from '../../workflows/translation';
 import { GLOBAL_LABEL, GLOBAL_NAMESPACE, toProjection, type EndpointsProjection, type NodeProjection, type PodProjection, type ServiceProjection, type Translation } from '../../workflows/translation/types';
 
 export const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
-export const REFERRERS_ANNOTATION = 'steward.midonet.org/referrers';
 // The emulator accepts any well-formed credentials.
 const MIDONET_USER = { username: 'admin', password: 'secret' };
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000, intervalMs = 250): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
-    await sleep(intervalMs);
-  }
-}
+export const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000, intervalMs = 250) =>
+  waitUntilValue(what, probe, timeoutMs, intervalMs);
 
 export interface ObjectsHarness {
   info: StackInfo;

@@ -13,7 +13,7 @@ import { createMidonetClient, type BackendResource, type MidonetClient } from '.
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
-import { sleep } from '../../deploy/local/process';
+import { waitFor as waitUntilValue } from '../support';
 import type { StackInfo } from '../../deploy/local/stack';
 import { createStarter, type Starter } from '../../starter/controller';
 import { registerOperatorCommands } from '../../starter/commands';
@@ -36,20 +36,7 @@ export const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
 /** The deployer's cluster router (seed 001): seeded directly, never a Translation of ours, never removed. */
 export const ROUTER_TRANSLATION = 'midonet-global.4.cluster-router';
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
-    await sleep(250);
-  }
-}
+export const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000) => waitUntilValue(what, probe, timeoutMs);
 
 /** Settings of the real worker, as flags (secrets have none: the password comes from the environment). */
 export function workerFlags(info: StackInfo): Flags {
