@@ -37,6 +37,15 @@ export interface TimerParams<TEvent> {
   jitter?: number;
 }
 
+/**
+ * The two built-in actions, for a machine's `setup({ actions })`: declared there so machines name them with typed
+ * params; this interpreter, not xstate, carries them out.
+ */
+export const timerActions = {
+  startTimer: (_: unknown, _params: TimerParams<{ type: string }>) => {},
+  cancelTimer: (_: unknown, _params: { id: string }) => {},
+};
+
 export class Interpreter<TContext, TEvent extends EventObject> {
   private readonly queue: TEvent[] = [];
   private readonly timers = new Map<string, CancellationScope>();

@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import { timerActions } from '../interpreter';
 import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
@@ -77,8 +78,7 @@ export const objectMachine = setup({
     notifyReferrers: (_, _params: ObjectActionParams['notifyReferrers']) => {},
     finalize: (_, _params: ObjectActionParams['finalize']) => {},
     recordEvent: (_, _params: ObjectActionParams['recordEvent']) => {},
-    startTimer: (_, _params: { id: string; delayMs: number; event: { type: string }; jitter?: number }) => {},
-    cancelTimer: (_, _params: { id: string }) => {},
+    ...timerActions,
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;

@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import { timerActions } from '../interpreter';
 import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { BackendResource } from '../../activities/midonet/client';
 import type { PushedResource } from '../../activities/midonet/push';
@@ -84,8 +85,7 @@ export const translationMachine = setup({
     deleteBackend: (_, _params: TranslationActionParams['deleteBackend']) => {},
     releaseFinalizer: (_, _params: TranslationActionParams['releaseFinalizer']) => {},
     recordStatus: (_, _params: TranslationActionParams['recordStatus']) => {},
-    startTimer: (_, _params: { id: string; delayMs: number; event: { type: string }; jitter?: number }) => {},
-    cancelTimer: (_, _params: { id: string }) => {},
+    ...timerActions,
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
