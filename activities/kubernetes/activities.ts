@@ -3,6 +3,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { ObjectRef } from '../../workflows/naming';
 import { createEventRecorder, type EventInput } from './events';
+import { createInventoryActivities } from './inventory';
 import { createObjects, type KubeObject, update } from './objects';
 import { createReferrerActivities } from './referrers';
 import { createTranslationActivities } from './translations';
@@ -101,6 +102,7 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
     ...createTranslationActivities(objects, fieldManager, clock, recordEvent),
     translationsReady,
     ...createReferrerActivities(objects),
+    ...createInventoryActivities(objects),
     readObject,
     releaseFinalizer,
     recordObjectEvent,

@@ -40,7 +40,7 @@ interface KindApi {
 }
 
 export const TRANSLATION_API = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
-const PEERPOD_API = { group: 'confidentialcontainers.org', version: 'v1alpha1', plural: 'peerpods' } as const;
+export const PEERPOD_API = { group: 'confidentialcontainers.org', version: 'v1alpha1', plural: 'peerpods' } as const;
 
 // The typed core API hands back class instances (Dates for timestamps); activities return plain JSON.
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as KubeObject;

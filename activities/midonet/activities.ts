@@ -1,6 +1,7 @@
 // MidoNet activities: thin, plain-JSON wrappers over the client, one typed input object each (STYLE habit 3).
 // Failures are the client's typed ApplicationFailures, so Temporal retries exactly the retryable ones.
 import type { BackendResource, EnsureResult, MidonetClient, Observation, RemoveResult } from './client';
+import { createMidonetInventoryActivities } from './inventory';
 import type { MidonetHost } from './kinds';
 
 export interface MidonetActivityDeps {
@@ -17,6 +18,7 @@ export function createMidonetActivities({ client }: MidonetActivityDeps) {
     midonetRemove: ({ resource }: ResourceInput): Promise<RemoveResult> => client.remove(resource),
     midonetObserve: ({ resource }: ResourceInput): Promise<Observation> => client.observe(resource),
     midonetListHosts: async (_input: Record<string, never> = {}): Promise<{ hosts: MidonetHost[] }> => ({ hosts: await client.listHosts() }),
+    ...createMidonetInventoryActivities(client),
   };
 }
 

@@ -4,7 +4,20 @@ import { z } from 'zod';
 import { diffBody, type FieldDiff } from './compare';
 import { midonetFailure, missingFailure, replyFailure, type Reply } from './errors';
 import { createTransport, type MidonetConnection, type Send } from './http';
-import { bodies, host, hostsCollection, kinds, type KindPaths, type KindSpec, type MidonetBody, type MidonetHost, type MidonetKind } from './kinds';
+import {
+  bodies,
+  host,
+  hostsCollection,
+  kinds,
+  tenantCollections,
+  tenantResource,
+  type KindPaths,
+  type KindSpec,
+  type MidonetBody,
+  type MidonetHost,
+  type MidonetKind,
+  type TenantKind,
+} from './kinds';
 
 /** One entry of a Translation's `resources`: `body` is the REST body as a JSON string, `parent` empty or absent when none. */
 export interface BackendResource {
@@ -33,6 +46,14 @@ export interface MidonetClient {
   /** Read only: does it exist, and what differs from the body. */
   observe(resource: BackendResource): Promise<Observation>;
   listHosts(): Promise<MidonetHost[]>;
+  /** The Bridges, Routers or Chains whose `tenantId` is this tenant. */
+  listTenant(kind: TenantKind, tenant: string): Promise<TenantResource[]>;
+}
+
+export interface TenantResource {
+  kind: TenantKind;
+  id: string;
+  name?: string;
 }
 
 /** Builds a Translation entry from a typed body, so callers get the kind's body type checked. */
@@ -119,14 +140,22 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
     throw replyFailure('DELETE', item, reply);
   }
 
-  async function listHosts(): Promise<MidonetHost[]> {
-    const { path, media } = hostsCollection;
+  async function list<T>(path: string, media: string, item: z.ZodType<T>): Promise<T[]> {
     const reply = await send({ method: 'GET', path, media });
     if (!ok(reply)) throw replyFailure('GET', path, reply);
-    const hosts = z.array(host).safeParse(reply.json);
-    if (!hosts.success) throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path}: ${z.prettifyError(hosts.error)}`, { method: 'GET', path, status: reply.status });
-    return hosts.data;
+    const items = z.array(item).safeParse(reply.json);
+    if (!items.success) throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path}: ${z.prettifyError(items.error)}`, { method: 'GET', path, status: reply.status });
+    return items.data;
   }
 
-  return { ensure, remove, observe: (resource) => observeResolved(resolve(resource)), listHosts };
+  const listHosts = () => list(hostsCollection.path, hostsCollection.media, host);
+
+  async function listTenant(kind: TenantKind, tenant: string): Promise<TenantResource[]> {
+    const { path, media } = tenantCollections[kind];
+    const listed = await list(`${path}?tenant_id=${encodeURIComponent(tenant)}`, media, tenantResource);
+    // Checked again here: a server that ignored the filter must not hand the sweeper another tenant's objects.
+    return listed.filter((r) => r.tenantId === tenant).map((r) => ({ kind, id: r.id, ...(r.name ? { name: r.name } : {}) }));
+  }
+
+  return { ensure, remove, observe: (resource) => observeResolved(resolve(resource)), listHosts, listTenant };
 }

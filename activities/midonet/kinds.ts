@@ -194,6 +194,21 @@ export const kinds: { [K in MidonetKind]: KindSpec<K> } = {
   },
 };
 
+/**
+ * The top-level kinds the API lists by `?tenant_id=` (ref §1.2): what the sweeper inventories in Steward's tenant.
+ * Everything else Steward writes hangs below one of them (ports, routes, rules) or is not a tenant's (hosts,
+ * tunnel zones), and deleting a bridge, router or chain cascades to what hangs below it.
+ */
+export const tenantCollections = {
+  Router: { path: '/routers', media: vendor('collection.Router-v3') },
+  Bridge: { path: '/bridges', media: vendor('collection.Bridge-v4') },
+  Chain: { path: '/chains', media: vendor('collection.Chain-v1') },
+} as const satisfies Partial<Record<MidonetKind, { path: string; media: string }>>;
+export type TenantKind = keyof typeof tenantCollections;
+export const tenantKinds = Object.keys(tenantCollections) as TenantKind[];
+/** A listed Bridge, Router or Chain: only what the sweeper reads. */
+export const tenantResource = z.looseObject({ id, name: z.string().nullish(), tenantId: z.string().nullish() });
+
 /** Hosts are registered by agents, never by Steward: read-only, listed as midonet-kubernetes' node annotator does. */
 export const hostsCollection = { path: '/hosts', media: vendor('collection.Host-v3') } as const;
 export const host = z.looseObject({ id, name: z.string(), alive: z.boolean().nullish(), addresses: z.array(z.string()).nullish() });

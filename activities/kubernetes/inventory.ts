@@ -1,0 +1,106 @@
+// What the sweeper asks Kubernetes: which of the backend's resources no record holds. The records are read here and
+// only the unrecorded ids go back to the workflow, so its history grows with the orphans, not with the cluster.
+import { z } from 'zod';
+import { toFailure } from './errors';
+import { type Objects, PEERPOD_API, TRANSLATION_API } from './objects';
+
+/** A VM as the sweeper checks it: its id and the pod UID it is tagged with. */
+export interface VmToCheck {
+  instanceId: string;
+  podUid: string;
+}
+
+/** What records VMs: the PeerPods (by instance id, and by the Pod that owns them) and the live Pods. */
+export interface VmRecords {
+  peerPods: { instanceId?: string; ownerUids: string[] }[];
+  podUids: Iterable<string>;
+}
+
+/**
+ * The VMs nothing records. A VM is recorded when a PeerPod has its instance id or is owned by its pod, or when its
+ * pod is alive (the VM is being created and its PeerPod is not written yet). Any PeerPod counts, whatever its
+ * `cloudProvider`: a sweeper that keeps too much is safe, one that deletes too much is not.
+ */
+export function unrecordedVms(vms: VmToCheck[], records: VmRecords): string[] {
+  const instanceIds = new Set(records.peerPods.flatMap((p) => (p.instanceId ? [p.instanceId] : [])));
+  const podUids = new Set([...records.podUids, ...records.peerPods.flatMap((p) => p.ownerUids)]);
+  return vms.filter((vm) => !instanceIds.has(vm.instanceId) && !podUids.has(vm.podUid)).map((vm) => vm.instanceId);
+}
+
+const translationResources = z.looseObject({ resources: z.array(z.looseObject({ body: z.string() })).nullish() });
+const bodyId = z.looseObject({ id: z.string() });
+
+/**
+ * Every MidoNet id the Translations list (a resource body's `id`). An entry whose body does not parse adds nothing:
+ * the pusher cannot push it either, so no MidoNet object exists because of it.
+ */
+export function recordedMidonetIds(translations: unknown[]): Set<string> {
+  const ids = new Set<string>();
+  for (const translation of translations) {
+    for (const { body } of translationResources.safeParse(translation).data?.resources ?? []) {
+      try {
+        const parsed = bodyId.safeParse(JSON.parse(body));
+        if (parsed.success) ids.add(parsed.data.id);
+      } catch {
+        // not JSON: see above
+      }
+    }
+  }
+  return ids;
+}
+
+const PAGE = 500;
+
+/** Every item of a paged list call; `page` maps a continue token to the items and the next token. */
+async function listAll<T>(what: string, page: (token?: string) => Promise<{ items: T[]; next?: string }>): Promise<T[]> {
+  const items: T[] = [];
+  let token: string | undefined;
+  try {
+    do {
+      const reply = await page(token);
+      items.push(...reply.items);
+      token = reply.next || undefined;
+    } while (token);
+  } catch (error) {
+    throw toFailure(error, `list ${what}`);
+  }
+  return items;
+}
+
+const peerPod = z.looseObject({
+  metadata: z.looseObject({ ownerReferences: z.array(z.looseObject({ uid: z.string() })).nullish() }),
+  spec: z.looseObject({ instanceID: z.string().nullish() }).nullish(),
+});
+type CustomList = { items: unknown[]; metadata?: { continue?: string } };
+
+export function createInventoryActivities({ core, custom }: Objects) {
+  const listCustom = (api: typeof PEERPOD_API | typeof TRANSLATION_API, what: string) =>
+    listAll(what, async (token) => {
+      const list = (await custom.listCustomObjectForAllNamespaces({ group: api.group, version: api.version, resourcePlural: api.plural, limit: PAGE, _continue: token })) as CustomList;
+      return { items: list.items, next: list.metadata?.continue };
+    });
+
+  async function findUnrecordedVms({ vms }: { vms: VmToCheck[] }): Promise<{ unrecorded: string[]; peerPods: number; pods: number }> {
+    const [peerPods, podUids] = await Promise.all([
+      listCustom(PEERPOD_API, 'PeerPods in all namespaces (is the PeerPod CRD installed?)').then((items) =>
+        items.map((item) => {
+          const parsed = peerPod.parse(item);
+          return { instanceId: parsed.spec?.instanceID ?? undefined, ownerUids: (parsed.metadata.ownerReferences ?? []).map((o) => o.uid) };
+        }),
+      ),
+      listAll('Pods in all namespaces', async (token) => {
+        const list = await core.listPodForAllNamespaces({ limit: PAGE, _continue: token });
+        return { items: list.items.map((pod) => pod.metadata?.uid ?? ''), next: list.metadata?._continue };
+      }),
+    ]);
+    return { unrecorded: unrecordedVms(vms, { peerPods, podUids }), peerPods: peerPods.length, pods: podUids.length };
+  }
+
+  async function findUnrecordedMidonetIds({ ids }: { ids: string[] }): Promise<{ unrecorded: string[]; translations: number }> {
+    const translations = await listCustom(TRANSLATION_API, 'Translations in all namespaces');
+    const recorded = recordedMidonetIds(translations);
+    return { unrecorded: ids.filter((id) => !recorded.has(id)), translations: translations.length };
+  }
+
+  return { findUnrecordedVms, findUnrecordedMidonetIds };
+}
