@@ -1,7 +1,10 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { CloudActivities } from '../activities/cloud';
 import type { KubernetesActivities } from '../activities/kubernetes';
 import type { MidonetActivities } from '../activities/midonet';
 import type { PushActivities } from '../activities/midonet/push';
+
+type SweepActivities = Pick<CloudActivities, 'cloudListVms' | 'cloudDeleteVm'> & Pick<MidonetActivities, 'midonetListTenantResources' | 'midonetDeleteResources'>;
 
 /**
  * The few option presets every workflow calls activities through (activities are imported as types only).
@@ -30,4 +33,26 @@ export const kubernetes = proxyLocalActivities<KubernetesActivities>({
 export const midonetCalls = proxyActivities<MidonetActivities>({
   startToCloseTimeout: '30 seconds',
   retry: bounded,
+});
+
+/**
+ * Cloud VM calls. A create or delete takes a second or two and heartbeats; a worker that dies mid-call is noticed
+ * after the heartbeat timeout and the call is retried elsewhere (the provider's create finds the VM an earlier
+ * attempt made, by name and tag, so a lost reply never makes a second VM).
+ */
+export const cloud = proxyActivities<CloudActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: bounded,
+});
+
+/**
+ * The sweeper's cloud and MidoNet calls: listing a whole backend and deleting a batch can take a while, so they
+ * heartbeat. A worker without that backend answers NotFoundError (activity not registered): not retried, the sweep
+ * says which backend is not configured.
+ */
+export const sweepCalls = proxyActivities<SweepActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { ...bounded, nonRetryableErrorTypes: ['NotFoundError'] },
 });

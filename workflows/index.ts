@@ -7,3 +7,5 @@
 export { translationLifecycle } from './translation-lifecycle';
 export { endpointsLifecycle, nodeLifecycle, podLifecycle, serviceLifecycle } from './object-lifecycle';
 export { globalMidonet } from './global-setup';
+export { peerPodLifecycle } from './peerpod-lifecycle';
+export { sweep } from './sweep';

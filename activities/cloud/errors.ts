@@ -16,6 +16,8 @@ export const cloudFailures = {
   CloudUnauthorized: false,
   /** The chosen name belongs to a VM of another pod. */
   CloudNameTaken: false,
+  /** A PeerPod names a cloud this worker is not configured for. */
+  CloudProviderNotConfigured: false,
   /** A success reply the provider cannot read. */
   CloudBadResponse: false,
 } as const;

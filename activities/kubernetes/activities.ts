@@ -5,6 +5,7 @@ import type { ObjectRef } from '../../workflows/naming';
 import { createEventRecorder, type EventInput } from './events';
 import { createInventoryActivities } from './inventory';
 import { createObjects, type KubeObject, update } from './objects';
+import { createPeerPodActivities } from './peerpods';
 import { createReferrerActivities } from './referrers';
 import { createTranslationActivities } from './translations';
 
@@ -103,6 +104,7 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
     translationsReady,
     ...createReferrerActivities(objects),
     ...createInventoryActivities(objects),
+    ...createPeerPodActivities(objects, fieldManager, recordEvent),
     readObject,
     releaseFinalizer,
     recordObjectEvent,

@@ -1,0 +1,91 @@
+// The PeerPod record of a peer pod's VM (seed 002), written as cloud-api-adaptor writes it (same name scheme aside,
+// owner, finalizer and spec), so peerpod-ctrl and Steward read each other's; and the Pod marked with its VM.
+import * as k8s from '@kubernetes/client-node';
+import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
+import type { ObjectRef } from '../../workflows/naming';
+import { statusOf, toFailure } from './errors';
+import type { EventInput } from './events';
+import { PEERPOD_API, type KubeObject, type Objects } from './objects';
+
+/** Annotations on the Pod, so `kubectl get pod -o yaml` says which VM runs it. */
+export const podVmAnnotations = { instance: 'steward.dev/podvm-instance', name: 'steward.dev/podvm-name' } as const;
+
+export interface RecordPeerPodInput {
+  namespace: string;
+  podName: string;
+  podUid: string;
+  vm: { provider: string; instanceId: string };
+  vmName: string;
+}
+
+export interface RecordPeerPodResult {
+  /** The PeerPod's name (the Pod's: one PeerPod per Pod) and UID. */
+  name: string;
+  uid: string;
+  /** False when the Pod was deleted meanwhile: the PeerPod is then the garbage collector's, and ours to release. */
+  podFound: boolean;
+}
+
+export function createPeerPodActivities(objects: Objects, fieldManager: string, recordEvent: (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>) {
+  const apply = async (what: string, call: () => Promise<unknown>): Promise<KubeObject | undefined> => {
+    try {
+      return JSON.parse(JSON.stringify(await call())) as KubeObject;
+    } catch (error) {
+      // The Pod (this incarnation) is gone: 404, or 409 from the UID precondition.
+      if (statusOf(error) === 404 || statusOf(error) === 409) return undefined;
+      throw toFailure(error, what);
+    }
+  };
+  const applyOptions = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
+
+  /**
+   * Server-side apply of the PeerPod (owner: the Pod, as a controller reference, with `blockOwnerDeletion` as
+   * upstream sets it; finalizer `peer.pod/finalizer`), then the Pod's annotations and a Normal Event. Repeating it
+   * changes nothing. The owner reference makes the garbage collector delete the PeerPod after the Pod, so even a
+   * Pod deleted in between leaves no PeerPod behind.
+   */
+  async function recordPeerPod({ namespace, podName, podUid, vm, vmName }: RecordPeerPodInput): Promise<RecordPeerPodResult> {
+    const { custom, core } = objects;
+    const body = {
+      apiVersion: `${PEERPOD_API.group}/${PEERPOD_API.version}`,
+      kind: 'PeerPod',
+      metadata: {
+        name: podName,
+        namespace,
+        finalizers: [PEERPOD_FINALIZER],
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true }],
+        labels: { 'app.kubernetes.io/managed-by': 'steward' },
+      },
+      spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
+    };
+    const what = `apply PeerPod ${namespace}/${podName}`;
+    const peerPod = await apply(what, () => custom.patchNamespacedCustomObject({ ...PEERPOD_API, namespace, name: podName, body, fieldManager, force: true }, applyOptions));
+    if (!peerPod) throw toFailure(new Error('the API server lost the PeerPod it just accepted'), what);
+    const pod = await apply(`annotate Pod ${namespace}/${podName}`, () =>
+      core.patchNamespacedPod(
+        {
+          namespace,
+          name: podName,
+          fieldManager,
+          force: true,
+          body: {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: podName, namespace, uid: podUid, annotations: { [podVmAnnotations.instance]: `${vm.provider}/${vm.instanceId}`, [podVmAnnotations.name]: vmName } },
+          },
+        },
+        applyOptions,
+      ),
+    );
+    if (pod) {
+      await recordEvent({ kind: 'Pod', namespace, name: podName }, pod, {
+        type: 'Normal',
+        reason: 'PodVmCreated',
+        message: `VM ${vmName} (${vm.provider} ${vm.instanceId}) runs this pod; recorded in PeerPod ${namespace}/${podName}`,
+      });
+    }
+    return { name: podName, uid: peerPod.metadata.uid, podFound: pod !== undefined };
+  }
+
+  return { recordPeerPod };
+}

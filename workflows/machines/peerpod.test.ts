@@ -1,0 +1,186 @@
+import { initialTransition, transition } from 'xstate';
+import type { Observation } from '../messages';
+import { exploreTransitions } from './explore';
+import { PEERPOD_FINALIZER, peerPodMachine, vmName, type PeerPodEvent } from './peerpod';
+
+const ref = { kind: 'PeerPod' as const, namespace: 'default', name: 'web' };
+const at = '2026-01-01T00:00:00.000Z';
+const request = { requestedBy: 'bob', reason: 'test' };
+const vm = { provider: 'libvirt', instanceId: '0b0c6c39-5d3a-4b3e-9d0e-3f7f1c2a4e10' };
+
+const pod = (overrides: Partial<Observation> = {}): Observation => ({
+  ref,
+  uid: 'pod-u1',
+  generation: 0,
+  deleting: false,
+  gone: false,
+  finalizers: [],
+  projection: { source: 'Pod', runtimeClassName: 'kata-remote' },
+  ...overrides,
+});
+const peerPod = (overrides: Partial<Observation> = {}, spec: { instanceID?: string; ownerUid?: string } = { instanceID: vm.instanceId, ownerUid: 'pod-u1' }): Observation => ({
+  ref,
+  uid: 'pp-u1',
+  generation: 1,
+  deleting: false,
+  gone: false,
+  finalizers: [PEERPOD_FINALIZER],
+  projection: { source: 'PeerPod', cloudProvider: 'libvirt', ...spec },
+  ...overrides,
+});
+
+/** One sample of every event, with the variations that lead to different transitions. */
+const events: PeerPodEvent[] = [
+  { type: 'observed', observation: pod(), at },
+  { type: 'observed', observation: pod({ deleting: true }), at },
+  { type: 'observed', observation: pod({ gone: true }), at },
+  { type: 'observed', observation: pod({ uid: 'pod-u2' }), at },
+  { type: 'observed', observation: peerPod(), at },
+  { type: 'observed', observation: peerPod({ deleting: true }), at },
+  { type: 'observed', observation: peerPod({ deleting: true, finalizers: [] }), at },
+  { type: 'observed', observation: peerPod({ gone: true, finalizers: [] }), at },
+  { type: 'vmCreated', vm, at },
+  { type: 'peerPodRecorded', name: 'web', uid: 'pp-u1', at },
+  { type: 'vmObserved', exists: true, at },
+  { type: 'vmObserved', exists: false, at },
+  { type: 'vmDeleted', at },
+  { type: 'released', at },
+  { type: 'eventRecorded', at },
+  { type: 'actionFailed', action: 'deleteVm', reason: 'CloudUnavailable', message: 'libvirtd is down', at },
+  { type: 'retry', at },
+  { type: 'driftCheck', at },
+  { type: 'cleanup', request: { ...request, mode: 'retry' }, at },
+  { type: 'cleanup', request: { ...request, mode: 'orphan' }, at },
+  { type: 'pause', request, at },
+  { type: 'resume', request, at },
+  { type: 'refresh', request, at },
+  { type: 'resumed', at },
+];
+
+type Snapshot = ReturnType<typeof initialTransition<typeof peerPodMachine>>[0];
+const key = (s: Snapshot) => {
+  const c = s.context;
+  return JSON.stringify([s.value, c.uid, c.pod, c.peerPod, !!c.intent, !!c.vm, c.recorded, !!c.orphanedVm, c.resumeTo, !!c.nextIncarnation, !!c.lastError]);
+};
+const edges = exploreTransitions(peerPodMachine, { ref }, events, (s) => key(s as Snapshot)) as { from: Snapshot; event: PeerPodEvent; to: Snapshot; actions: string[] }[];
+const value = (s: Snapshot) => String(s.value);
+/** The VM may exist: created, recorded by a PeerPod, or asked for with the reply still out. */
+const mayHaveVm = (s: Snapshot) => s.context.vm !== undefined || s.context.intent !== undefined;
+/** Someone else (cloud-api-adaptor) removed the finalizer of a PeerPod we never served: its VM is theirs. */
+const givenUp = (s: Snapshot) => s.context.actions.some((a) => a.action === 'cleanup' && a.mode !== 'retry');
+const releasedByOthers = (s: Snapshot) => s.context.pod === undefined && s.context.peerPod !== undefined && !s.context.peerPod.held;
+const ending = (s: Snapshot) => (s.context.pod?.gone ?? false) || (s.context.peerPod?.deleting ?? false) || (s.context.peerPod?.gone ?? false);
+
+describe('peer-pod machine: every transition', () => {
+  it('reaches every state it declares (deciding, ending and resuming are passed through)', () => {
+    const reached = new Set(edges.map((e) => value(e.to)));
+    const declared = Object.keys(peerPodMachine.root.states).filter((s) => !['deciding', 'ending', 'resuming'].includes(s));
+    expect([...reached].sort()).toEqual(declared.sort());
+    expect(edges.length).toBeGreaterThan(200);
+  });
+
+  it('never finishes while a VM may exist, unless an operator gave it up (then it is recorded as orphaned)', () => {
+    const leaks = edges.filter((e) => value(e.to) === 'done' && mayHaveVm(e.to) && !releasedByOthers(e.to) && !givenUp(e.to));
+    expect(leaks.map((e) => `${value(e.from)} --${e.event.type}-->`)).toEqual([]);
+    const orphaned = edges.filter((e) => value(e.to) === 'done' && e.to.context.orphanedVm);
+    for (const e of orphaned) expect(e.to.context.actions.some((a) => a.action === 'cleanup' && a.mode !== 'retry')).toBe(true);
+  });
+
+  it('releases the PeerPod only once the VM is deleted, or given up by an operator', () => {
+    const early = edges.filter((e) => e.actions.includes('release') && mayHaveVm(e.to) && !givenUp(e.to));
+    expect(early.map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
+  });
+
+  it('never creates a VM for a pod that is going, nor for a PeerPod alone', () => {
+    const creates = edges.filter((e) => e.actions.includes('createVm'));
+    expect(creates.length).toBeGreaterThan(0);
+    for (const e of creates) {
+      expect(ending(e.to)).toBe(false);
+      expect(e.to.context.pod).toBeDefined();
+      // The intent (the name) is recorded before the cloud is called, and it is the same name on every retry.
+      expect(e.to.context.intent?.name).toBe(vmName('web', e.to.context.uid ?? ''));
+    }
+  });
+
+  it('once the pod goes, it deletes the VM after the step in flight', () => {
+    const idle = edges.filter((e) => ending(e.to) && mayHaveVm(e.to) && value(e.to) === 'tracking');
+    expect(idle.map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
+  });
+
+  it('records every operator action it accepts, with who asked and why', () => {
+    for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
+      const grew = e.to.context.actions.length - e.from.context.actions.length;
+      expect([0, 1]).toContain(grew);
+      if (grew === 1) expect(e.to.context.actions.at(-1)).toMatchObject({ action: e.event.type, requestedBy: 'bob', reason: 'test', at });
+    }
+  });
+});
+
+function run(...sequence: PeerPodEvent[]) {
+  let [snapshot, actions] = initialTransition(peerPodMachine, { ref });
+  for (const event of sequence) [snapshot, actions] = transition(peerPodMachine, snapshot, event);
+  return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => ({ type: a.type, params: a.params })) };
+}
+const types = (r: ReturnType<typeof run>) => r.actions.map((a) => a.type);
+const [podSeen, podDeleting, , otherPod, peerPodSeen, peerPodDeleting, peerPodReleasedByOthers, , created, recorded, , vmMissing, deleted, released, , failed, retry, driftCheck] =
+  events as [PeerPodEvent, ...PeerPodEvent[]];
+const cleanup = (mode: 'retry' | 'orphan'): PeerPodEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
+
+describe('peer-pod machine: scenarios', () => {
+  it.each([
+    ['a peer pod gets a VM under the name recorded first', [podSeen], 'creatingVm', ['createVm']],
+    ['then its PeerPod', [podSeen, created!], 'recordingPeerPod', ['recordPeerPod']],
+    ['then it is tracked, with a drift timer', [podSeen, created!, recorded!], 'tracking', ['startTimer']],
+    ['the pod going deletes the VM', [podSeen, created!, recorded!, podDeleting!], 'deletingVm', ['cancelTimer', 'deleteVm']],
+    ['then releases the PeerPod', [podSeen, created!, recorded!, podDeleting!, deleted!], 'releasing', ['release']],
+    ['and ends', [podSeen, created!, recorded!, podDeleting!, deleted!, released!], 'done', []],
+    ['a pod deleted while its VM is created still gets it deleted', [podSeen, podDeleting!, created!], 'deletingVm', ['deleteVm']],
+    ['a pod deleted before its PeerPod was written: the VM is deleted, nothing to release', [podSeen, created!, podDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
+    ['a PeerPod alone (cloud-api-adaptor) is tracked, never given a VM', [peerPodSeen!], 'tracking', ['startTimer']],
+    ['its deletion with the finalizer still there deletes the VM it names (the failure path)', [peerPodSeen!, peerPodDeleting!], 'deletingVm', ['cancelTimer', 'deleteVm']],
+    ['a PeerPod released by someone else needs nothing', [peerPodSeen!, peerPodReleasedByOthers!], 'done', ['cancelTimer']],
+    ['a failed VM deletion is stuck, shown by a Warning Event, retried by a timer', [peerPodSeen!, peerPodDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
+    ['the stuck timer retries the deletion', [peerPodSeen!, peerPodDeleting!, failed!, retry!], 'deletingVm', ['cancelTimer', 'deleteVm']],
+    ['cleanup retry retries now', [peerPodSeen!, peerPodDeleting!, failed!, cleanup('retry')], 'deletingVm', ['cancelTimer', 'deleteVm']],
+    ['cleanup orphan leaves the VM to the sweeper, says so, and releases', [peerPodSeen!, peerPodDeleting!, failed!, cleanup('orphan')], 'givingUp', ['cancelTimer', 'recordEvent']],
+    ['a drift check looks at the VM', [podSeen, created!, recorded!, driftCheck!], 'checkingVm', ['cancelTimer', 'observeVm']],
+    ['a VM gone from the cloud under a live pod is made again', [podSeen, created!, recorded!, driftCheck!, vmMissing!], 'creatingVm', ['recordEvent', 'createVm']],
+  ] as const)('%s', (_, sequence, state, actions) => {
+    const result = run(...(sequence as unknown as PeerPodEvent[]));
+    expect(result.state).toBe(state);
+    expect(types(result)).toEqual(actions);
+  });
+
+  it('a failed create keeps its intent: the retry asks for the same name (the provider finds the VM a lost reply made)', () => {
+    const first = run(podSeen);
+    const retried = run(podSeen, { ...failed!, action: 'createVm' } as PeerPodEvent, retry!);
+    expect(retried.actions.find((a) => a.type === 'createVm')?.params).toEqual(first.actions.find((a) => a.type === 'createVm')?.params);
+    expect(retried.context.intent?.at).toBe(at);
+  });
+
+  it('deletes by record and by the pod UID tag, so a VM whose create reply was lost is found too', () => {
+    const result = run(podSeen, podDeleting!, { ...failed!, action: 'createVm' } as PeerPodEvent, retry!);
+    expect(result.actions.find((a) => a.type === 'deleteVm')?.params).toEqual({ podUid: 'pod-u1' });
+  });
+
+  it('releases the PeerPod it wrote, by its UID', () => {
+    const result = run(podSeen, created!, recorded!, podDeleting!, deleted!);
+    expect(result.actions.find((a) => a.type === 'release')?.params).toEqual({ namespace: 'default', name: 'web', uid: 'pp-u1' });
+  });
+
+  it('keeps a new Pod with the same name for after this one is finished', () => {
+    const { context } = run(podSeen, otherPod!);
+    expect(context.uid).toBe('pod-u1');
+    expect(context.nextIncarnation?.uid).toBe('pod-u2');
+  });
+
+  it('ignores a PeerPod owned by another incarnation of the Pod', () => {
+    const { context } = run(podSeen, { type: 'observed', observation: peerPod({ uid: 'pp-old' }, { instanceID: 'other', ownerUid: 'pod-u0' }), at });
+    expect(context.peerPod).toBeUndefined();
+  });
+
+  it('names VMs as cloud-api-adaptor does, within 63 characters', () => {
+    expect(vmName('Web_1', '0b0c6c39-5d3a-4b3e')).toBe('podvm-web-1-0b0c6c39');
+    expect(vmName('x'.repeat(80), 'abcdef12-3456').length).toBeLessThanOrEqual(63);
+  });
+});

@@ -1,0 +1,349 @@
+import { and, assign, not, setup } from 'xstate';
+import { timerActions } from '../interpreter';
+import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
+import type { ActionRecord, LifecycleError, Observation } from '../messages';
+import type { ObjectRef } from '../naming';
+
+/**
+ * The lifecycle of one peer pod's cloud VM (seed 002), in the workflow `peerpod/<ns>/<name>`. Two objects feed it:
+ *
+ * - a Pod of the peer-pod runtime class (the workflow is named after it): Steward creates the VM behind a create
+ *   guard (the VM's name is chosen and recorded before the cloud is called, and every retry finds the VM by its
+ *   pod-UID tag), records it in a PeerPod (owned by the Pod, held by `peer.pod/finalizer`), and deletes the VM when
+ *   the Pod goes, then releases the PeerPod — the normal path;
+ * - a PeerPod, Steward's or cloud-api-adaptor's: when the garbage collector deletes one whose finalizer is still
+ *   there, the VM named by its fields is deleted and the finalizer released — the failure path.
+ *
+ * One workflow per peer pod makes both paths one writer, so they never race. A VM deletion that outlasts the
+ * activity's retries parks the machine in `stuck` (retried slowly, shown everywhere) until the cloud recovers or an
+ * operator acts: `cleanup --mode retry` tries again now; `orphan` and `force` release the PeerPod and leave the VM,
+ * which keeps its Steward tags, so the sweeper still removes it once the cloud answers: nothing leaks.
+ */
+export const PEERPOD_MACHINE_VERSION = 1;
+
+/** The finalizer cloud-api-adaptor and peerpod-ctrl put on PeerPods (upstream's constant). */
+export const PEERPOD_FINALIZER = 'peer.pod/finalizer';
+
+export interface PeerPodTimings {
+  /** Periodic check that the VM of a live pod is still there (re-created when it vanished). */
+  driftCheckMs: number;
+  stuckRetryMs: number;
+}
+export const defaultPeerPodTimings: PeerPodTimings = { driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
+
+/** What the watcher sends: a Pod of the peer-pod runtime class, or a PeerPod. */
+export type PeerPodProjection =
+  | { source: 'Pod'; runtimeClassName: string }
+  | { source: 'PeerPod'; cloudProvider?: string; instanceID?: string; ownerUid?: string };
+
+export interface VmRecord {
+  provider: string;
+  instanceId: string;
+}
+
+export interface PeerPodContext {
+  ref: ObjectRef;
+  timings: PeerPodTimings;
+  /** The pod's UID: the incarnation this lifecycle serves (a PeerPod without a Pod: its owner's UID, if any). */
+  uid?: string;
+  pod?: { uid: string; gone: boolean };
+  peerPod?: { uid: string; name: string; held: boolean; deleting: boolean; gone: boolean };
+  /** The create intent: the VM's name, chosen before the cloud is called, and when. */
+  intent?: { name: string; at: string };
+  vm?: VmRecord;
+  /** The PeerPod that records `vm` was written. */
+  recorded: boolean;
+  /** Released by an operator (cleanup orphan/force) without being deleted. */
+  orphanedVm?: VmRecord;
+  /** The last VM deleted, given up or found missing: a PeerPod still naming it does not bring it back. */
+  settledVmId?: string;
+  resumeTo: 'creating' | 'deleting';
+  lastError?: LifecycleError;
+  actions: ActionRecord[];
+  nextIncarnation?: Observation;
+}
+
+export type PeerPodEvent = (
+  | { type: 'observed'; observation: Observation }
+  | { type: 'vmCreated'; vm: VmRecord }
+  | { type: 'peerPodRecorded'; name: string; uid: string }
+  | { type: 'vmObserved'; exists: boolean }
+  | { type: 'vmDeleted' }
+  | { type: 'released' }
+  | { type: 'eventRecorded' }
+  | CommonLifecycleEvent
+) & { at: string };
+
+export interface PeerPodInput {
+  ref: ObjectRef;
+  timings?: Partial<PeerPodTimings>;
+}
+
+/** Parameters of the actions the workflow executes. */
+export interface PeerPodActionParams {
+  createVm: { name: string; podUid: string; namespace: string; podName: string };
+  recordPeerPod: { namespace: string; podName: string; podUid: string; vm: VmRecord; vmName: string };
+  observeVm: { vm: VmRecord };
+  /** Deletes `vm` and any other VM tagged with the pod's UID (a create whose reply was lost). */
+  deleteVm: { vm?: VmRecord; podUid?: string };
+  /** Removes only `peer.pod/finalizer`, from this incarnation of the PeerPod. */
+  release: { namespace: string; name: string; uid: string };
+  recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
+}
+
+/** `podvm-<pod name>-<8 chars of the pod UID>`, at most 63 characters (cloud-api-adaptor's scheme, the pod UID for the sandbox id). */
+export function vmName(podName: string, podUid: string): string {
+  const clean = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  return `podvm-${clean(podName).slice(0, 48)}-${clean(podUid).replace(/-/g, '').slice(0, 8)}`;
+}
+
+const isPod = (o: Observation) => (o.projection as PeerPodProjection | undefined)?.source === 'Pod';
+
+/** The object an Event about this lifecycle is attached to: the Pod while it lives, else the PeerPod. */
+function eventTarget(context: PeerPodContext): ObjectRef {
+  const { ref } = context;
+  if (context.pod && !context.pod.gone) return { kind: 'Pod', namespace: ref.namespace, name: ref.name };
+  return { kind: 'PeerPod', namespace: ref.namespace, name: context.peerPod?.name ?? ref.name };
+}
+
+export const peerPodMachine = setup({
+  types: { context: {} as PeerPodContext, events: {} as PeerPodEvent, input: {} as PeerPodInput },
+  actions: {
+    createVm: (_, _params: PeerPodActionParams['createVm']) => {},
+    recordPeerPod: (_, _params: PeerPodActionParams['recordPeerPod']) => {},
+    observeVm: (_, _params: PeerPodActionParams['observeVm']) => {},
+    deleteVm: (_, _params: PeerPodActionParams['deleteVm']) => {},
+    release: (_, _params: PeerPodActionParams['release']) => {},
+    recordEvent: (_, _params: PeerPodActionParams['recordEvent']) => {},
+    ...timerActions,
+    observe: assign(({ context, event }) => {
+      if (event.type !== 'observed') return {};
+      const o = event.observation;
+      if (isPod(o)) {
+        // Another Pod with this name: served once this one's VM is gone.
+        if (context.pod && context.pod.uid !== o.uid) return context.nextIncarnation ? {} : { nextIncarnation: o };
+        // Deletion cannot be undone: a late observation without it does not bring the Pod back.
+        return { uid: o.uid, pod: { uid: o.uid, gone: (context.pod?.gone ?? false) || o.deleting || o.gone } };
+      }
+      const p = o.projection as Extract<PeerPodProjection, { source: 'PeerPod' }>;
+      // A record of another incarnation of the Pod is that incarnation's business.
+      if (context.uid && p.ownerUid && p.ownerUid !== context.uid) return {};
+      const previous = context.peerPod?.uid === o.uid ? context.peerPod : undefined;
+      const recordedVm = p.instanceID && p.cloudProvider ? { provider: p.cloudProvider, instanceId: p.instanceID } : undefined;
+      return {
+        uid: context.uid ?? p.ownerUid,
+        peerPod: {
+          uid: o.uid,
+          name: o.ref.name,
+          held: o.finalizers.includes(PEERPOD_FINALIZER) && !o.gone,
+          deleting: (previous?.deleting ?? false) || o.deleting,
+          gone: (previous?.gone ?? false) || o.gone,
+        },
+        // The PeerPod is the record of a VM this workflow did not create (cloud-api-adaptor's, or a lost run's).
+        ...(context.vm || !recordedVm || recordedVm.instanceId === context.settledVmId ? {} : { vm: recordedVm, recorded: true }),
+      };
+    }),
+    recordIntent: assign(({ context, event }) => (context.intent ? {} : { intent: { name: vmName(context.ref.name, context.uid ?? ''), at: event.at } })),
+    recordVm: assign(({ event }) => (event.type === 'vmCreated' ? { vm: event.vm, lastError: undefined } : {})),
+    rememberPeerPod: assign(({ context, event }) =>
+      event.type === 'peerPodRecorded'
+        ? { recorded: true, peerPod: { uid: event.uid, name: event.name, held: true, deleting: false, gone: false, ...context.peerPod }, lastError: undefined }
+        : {},
+    ),
+    forgetVm: assign(({ context }) => ({ vm: undefined, intent: undefined, recorded: false, settledVmId: context.vm?.instanceId ?? context.settledVmId })),
+    orphanVm: assign(({ context }) => ({ orphanedVm: context.vm, vm: undefined, intent: undefined, settledVmId: context.vm?.instanceId ?? context.settledVmId })),
+    clearError: assign({ lastError: undefined }),
+    recordFailure: assign(({ event }) => failureOf(event)),
+    recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
+    resumeToCreating: assign({ resumeTo: 'creating' as const }),
+    resumeToDeleting: assign({ resumeTo: 'deleting' as const }),
+  },
+  guards: {
+    /** The Pod went, or the PeerPod is being deleted while it still holds our finalizer. */
+    isEnding: ({ context }) => (context.pod?.gone ?? false) || (context.peerPod ? context.peerPod.deleting || context.peerPod.gone : false),
+    /** Only a Pod makes a VM; a PeerPod alone (cloud-api-adaptor's) is only tracked. */
+    needsVm: ({ context }) => context.pod !== undefined && context.vm === undefined,
+    needsRecord: ({ context }) => context.pod !== undefined && !context.recorded,
+    /** A VM may exist: created, recorded by a PeerPod, or asked for (its reply may have been lost). */
+    mayHaveVm: ({ context }) => context.vm !== undefined || context.intent !== undefined,
+    /** A PeerPod whose finalizer someone else removed (cloud-api-adaptor's normal path): nothing left to do. */
+    releasedByOthers: ({ context }) => context.pod === undefined && context.peerPod !== undefined && !context.peerPod.held,
+    holdsPeerPod: ({ context }) => context.peerPod !== undefined && context.peerPod.held && !context.peerPod.gone,
+    isUnobserved: ({ context }) => context.pod === undefined && context.peerPod === undefined,
+    resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
+    isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
+    isGiveUp: ({ event }) => event.type === 'cleanup' && event.request.mode !== 'retry',
+    knowsVm: ({ context }) => context.vm !== undefined,
+    vmMissing: ({ event }) => event.type === 'vmObserved' && !event.exists,
+  },
+}).createMachine({
+  id: 'peerpod',
+  context: ({ input }) => ({ ref: input.ref, timings: { ...defaultPeerPodTimings, ...input.timings }, recorded: false, resumeTo: 'creating', actions: [] }),
+  initial: 'observing',
+  on: {
+    observed: { actions: 'observe' },
+    pause: { target: '.paused', actions: 'recordAction' },
+  },
+  states: {
+    observing: {
+      on: { observed: { actions: 'observe', target: 'deciding' } },
+    },
+    deciding: {
+      always: [
+        { guard: 'releasedByOthers', target: 'done' },
+        { guard: 'isEnding', target: 'ending' },
+        { guard: 'needsVm', target: 'creatingVm' },
+        { guard: 'needsRecord', target: 'recordingPeerPod' },
+        { target: 'tracking' },
+      ],
+    },
+    ending: {
+      always: [{ guard: 'mayHaveVm', target: 'deletingVm' }, { guard: 'holdsPeerPod', target: 'releasing' }, { target: 'done' }],
+    },
+    creatingVm: {
+      entry: [
+        'resumeToCreating',
+        'recordIntent',
+        {
+          type: 'createVm',
+          params: ({ context }) => ({ name: context.intent?.name ?? '', podUid: context.uid ?? '', namespace: context.ref.namespace ?? '', podName: context.ref.name }),
+        },
+      ],
+      on: {
+        vmCreated: { target: 'deciding', actions: 'recordVm' },
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    recordingPeerPod: {
+      entry: {
+        type: 'recordPeerPod',
+        params: ({ context }) => ({
+          namespace: context.ref.namespace ?? '',
+          podName: context.ref.name,
+          podUid: context.uid ?? '',
+          vm: context.vm ?? { provider: '', instanceId: '' },
+          vmName: context.intent?.name ?? '',
+        }),
+      },
+      on: {
+        peerPodRecorded: { target: 'deciding', actions: 'rememberPeerPod' },
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    tracking: {
+      tags: ['continueAsNewSafe'],
+      entry: { type: 'startTimer', params: ({ context }) => ({ id: 'drift', delayMs: context.timings.driftCheckMs, event: { type: 'driftCheck' }, jitter: 0.2 }) },
+      exit: { type: 'cancelTimer', params: { id: 'drift' } },
+      on: {
+        observed: { actions: 'observe', target: 'deciding' },
+        driftCheck: [{ guard: 'knowsVm', target: 'checkingVm' }, { target: 'deciding' }],
+        refresh: [
+          { guard: 'knowsVm', target: 'checkingVm', actions: 'recordAction' },
+          { target: 'deciding', actions: 'recordAction' },
+        ],
+        resumed: { target: 'tracking', reenter: true },
+      },
+    },
+    /** Level-based repair: a live pod whose VM vanished (deleted by hand, lost by the cloud) gets a new one. */
+    checkingVm: {
+      entry: { type: 'observeVm', params: ({ context }) => ({ vm: context.vm ?? { provider: '', instanceId: '' } }) },
+      on: {
+        vmObserved: [
+          { guard: 'vmMissing', target: 'deciding', actions: ['forgetVm', { type: 'recordEvent', params: ({ context }: { context: PeerPodContext }) => ({ ref: eventTarget(context), type: 'Warning' as const, reason: 'VmMissing', message: 'the VM of this peer pod is gone from the cloud; creating it again' }) }] },
+          { target: 'deciding' },
+        ],
+        eventRecorded: {},
+        actionFailed: { target: 'deciding', actions: 'recordFailure' },
+      },
+    },
+    deletingVm: {
+      entry: ['resumeToDeleting', { type: 'deleteVm', params: ({ context }) => ({ ...(context.vm ? { vm: context.vm } : {}), ...(context.uid ? { podUid: context.uid } : {}) }) }],
+      on: {
+        vmDeleted: { target: 'ending', actions: ['forgetVm', 'clearError'] },
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    releasing: {
+      entry: { type: 'release', params: ({ context }) => ({ namespace: context.ref.namespace ?? '', name: context.peerPod?.name ?? context.ref.name, uid: context.peerPod?.uid ?? '' }) },
+      on: {
+        // A VM learned meanwhile (a PeerPod naming another one) is deleted first.
+        released: [{ guard: 'mayHaveVm', target: 'ending' }, { target: 'done' }],
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    stuck: {
+      tags: ['continueAsNewSafe'],
+      entry: [
+        {
+          type: 'recordEvent',
+          params: ({ context }) => ({
+            ref: eventTarget(context),
+            type: 'Warning' as const,
+            reason: context.lastError?.reason ?? 'Stuck',
+            message: `stuck while ${context.resumeTo === 'deleting' ? 'deleting' : 'creating'} the VM: ${context.lastError?.message ?? 'unknown error'}`,
+          }),
+        },
+        { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
+      ],
+      exit: { type: 'cancelTimer', params: { id: 'stuckRetry' } },
+      on: {
+        eventRecorded: {},
+        actionFailed: {},
+        observed: { actions: 'observe' },
+        retry: 'resuming',
+        refresh: { target: 'resuming', actions: 'recordAction' },
+        resumed: { target: 'stuck', reenter: true },
+        cleanup: [
+          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
+          { guard: 'isGiveUp', target: 'givingUp', actions: 'recordAction' },
+        ],
+      },
+    },
+    /** An operator gave up on the VM: say which VM is left (the sweeper still removes it), then release the PeerPod. */
+    givingUp: {
+      entry: [
+        'orphanVm',
+        {
+          type: 'recordEvent',
+          params: ({ context }) => ({
+            ref: eventTarget(context),
+            type: 'Warning' as const,
+            reason: 'VmOrphaned',
+            message: `released without deleting VM ${context.orphanedVm?.instanceId ?? '(never created)'}: left to the sweeper, which removes it once nothing records it`,
+          }),
+        },
+      ],
+      on: {
+        eventRecorded: [{ guard: 'holdsPeerPod', target: 'releasing' }, { target: 'done' }],
+        actionFailed: [{ guard: 'holdsPeerPod', target: 'releasing' }, { target: 'done' }],
+      },
+    },
+    resuming: {
+      always: [
+        { guard: 'isUnobserved', target: 'observing' },
+        { guard: 'isEnding', target: 'ending' },
+        { guard: 'resumesDeleting', target: 'ending' },
+        { target: 'deciding' },
+      ],
+    },
+    paused: {
+      tags: ['continueAsNewSafe'],
+      on: {
+        pause: {},
+        resume: { target: 'resuming', actions: 'recordAction' },
+        observed: { actions: 'observe' },
+        // A pause can arrive while an action runs: its result still counts.
+        vmCreated: { actions: 'recordVm' },
+        peerPodRecorded: { actions: 'rememberPeerPod' },
+        vmDeleted: { actions: 'forgetVm' },
+        released: { guard: and(['resumesDeleting', not('mayHaveVm')]), target: 'done' },
+        actionFailed: { actions: 'recordFailure' },
+        cleanup: [
+          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
+          { guard: 'isGiveUp', target: 'givingUp', actions: 'recordAction' },
+        ],
+      },
+    },
+    done: { type: 'final' },
+  },
+});

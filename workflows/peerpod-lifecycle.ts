@@ -1,0 +1,57 @@
+import { cloud, kubernetes } from './activities';
+import { runLifecycle, type LifecycleInput } from './lifecycle';
+import type { ResourceView } from './messages';
+import { PEERPOD_FINALIZER, PEERPOD_MACHINE_VERSION, peerPodMachine, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
+import { describeRef } from './naming';
+
+/**
+ * One workflow per peer pod (`peerpod/<ns>/<name>`), fed by its Pod and its PeerPod. The machine
+ * (machines/peerpod.ts) decides; this function wires its actions to the cloud and Kubernetes activities.
+ */
+export type PeerPodLifecycleInput = LifecycleInput<PeerPodContext, PeerPodTimings>;
+
+export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<void> {
+  await runLifecycle<PeerPodContext, PeerPodEvent, PeerPodTimings>(peerPodMachine, PEERPOD_MACHINE_VERSION, input, {
+    resources,
+    executors: {
+      createVm: async ({ name, podUid, namespace, podName }: PeerPodActionParams['createVm']) => {
+        const vm = await cloud.cloudCreateVm.executeWithOptions({ summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made)` }, [
+          { name, podUid, podNamespace: namespace, podName },
+        ]);
+        return { type: 'vmCreated', vm: { provider: vm.provider, instanceId: vm.instanceId } };
+      },
+      recordPeerPod: async (p: PeerPodActionParams['recordPeerPod']) => {
+        const recorded = await kubernetes.recordPeerPod.executeWithOptions({ summary: `record VM ${p.vm.instanceId} in PeerPod ${p.namespace}/${p.podName}` }, [p]);
+        return { type: 'peerPodRecorded', name: recorded.name, uid: recorded.uid };
+      },
+      observeVm: async ({ vm }: PeerPodActionParams['observeVm']) => {
+        const seen = await cloud.cloudObserveRecordedVm.executeWithOptions({ summary: `is ${vm.provider} VM ${vm.instanceId} still there?` }, [vm]);
+        return { type: 'vmObserved', exists: seen.exists };
+      },
+      deleteVm: async ({ vm, podUid }: PeerPodActionParams['deleteVm']) => {
+        const what = [vm ? `${vm.provider} VM ${vm.instanceId}` : '', podUid ? `VMs tagged with pod ${podUid}` : ''].filter(Boolean).join(' and ');
+        await cloud.cloudDeletePodVms.executeWithOptions({ summary: `delete ${what}` }, [{ ...(vm ? { vm } : {}), ...(podUid ? { podUid } : {}) }]);
+        return { type: 'vmDeleted' };
+      },
+      release: async ({ namespace, name, uid }: PeerPodActionParams['release']) => {
+        const ref = { kind: 'PeerPod' as const, namespace, name };
+        await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release ${PEERPOD_FINALIZER} of ${describeRef(ref)}` }, [{ ref, uid, finalizer: PEERPOD_FINALIZER }]);
+        return { type: 'released' };
+      },
+      recordEvent: async (p: PeerPodActionParams['recordEvent']) => {
+        await kubernetes.recordObjectEvent.executeWithOptions({ summary: `${p.type} Event ${p.reason} on ${describeRef(p.ref)}` }, [p]);
+        return { type: 'eventRecorded' };
+      },
+    },
+  });
+}
+
+/** The VM and its PeerPod, as the `state` query and the Temporal UI's current details show them. */
+function resources(c: PeerPodContext): ResourceView[] {
+  const rows: ResourceView[] = [];
+  if (c.vm) rows.push({ kind: `VM (${c.vm.provider})`, id: c.vm.instanceId, state: c.intent ? `${c.intent.name}, created` : 'recorded by the PeerPod' });
+  else if (c.intent) rows.push({ kind: 'VM', id: c.intent.name, state: `create asked at ${c.intent.at}` });
+  if (c.orphanedVm) rows.push({ kind: `VM (${c.orphanedVm.provider})`, id: c.orphanedVm.instanceId, state: 'orphaned (left to the sweeper)' });
+  if (c.peerPod) rows.push({ kind: 'PeerPod', id: `${c.ref.namespace ?? ''}/${c.peerPod.name}`, state: c.peerPod.gone ? 'gone' : c.peerPod.deleting ? 'deleting' : c.peerPod.held ? 'held' : 'released' });
+  return rows;
+}
