@@ -10,7 +10,7 @@ import { GLOBAL_MIDONET_WORKFLOW_ID, workflowId, type ObjectRef } from '../workf
 import { translate, type NodeProjection, type ServiceProjection } from '../workflows/translation';
 import { sampleCluster, type SampleCluster } from '../workflows/translation/sample-cluster';
 import { project } from './controller';
-import { TRANSLATION_API } from './controller/kinds';
+import { TRANSLATION_API } from '../workflows/naming';
 
 /**
  * `steward demo`: the sample cluster of the translation tests (2 Nodes, 3 Pods, a Service with two ports and its

@@ -9,7 +9,7 @@ import { repoRoot } from '../deploy/local/paths';
 import { sleep } from '../deploy/local/process';
 import { globalIds, DEFAULT_TENANT } from '../workflows/translation/ids';
 import { sampleCluster } from '../workflows/translation/sample-cluster';
-import { TRANSLATION_API } from './controller/kinds';
+import { TRANSLATION_API } from '../workflows/naming';
 
 // `npm start` and `steward demo` as a user runs them: two processes, the second reading the first's stack.json. The
 // stack is this test's own (not jest's shared one) and leaves libvirt alone, since other runs share the machine.

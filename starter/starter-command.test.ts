@@ -12,7 +12,7 @@ function steward(...args: string[]): Promise<unknown> {
 }
 
 describe('starter configuration', () => {
-  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>', () => {
+  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, kata-remote peer pods', () => {
     expect(loadStarterConfig({}, {})).toEqual({
       temporal: { address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined },
       kubeconfig: undefined,
@@ -22,8 +22,16 @@ describe('starter configuration', () => {
       debounceMs: 200,
       identity: `${hostname()}-${process.pid}`,
       tenant: 'midonetkube',
+      peerPodRuntimeClasses: ['kata-remote'],
       logLevel: 'info',
     });
+  });
+
+  it.each([
+    ['kata-remote, kata-qemu-remote', ['kata-remote', 'kata-qemu-remote']],
+    ['none', []],
+  ])('peer-pod runtime classes %j', (list, expected) => {
+    expect(loadStarterConfig({}, { STEWARD_PEERPOD_RUNTIME_CLASSES: list }).peerPodRuntimeClasses).toEqual(expected);
   });
 
   it('takes a flag over its variable, and the variable over the default', () => {
@@ -35,6 +43,7 @@ describe('starter configuration', () => {
   });
 
   it.each<[string, Record<string, string>, string | RegExp]>([
+    ['a runtime class must be a Kubernetes name', { peerPodRuntimeClasses: 'kata-remote,Kata_Remote' }, /--peer-pod-runtime-classes \/ STEWARD_PEERPOD_RUNTIME_CLASSES: .*Kata_Remote/],
     ['a resync of 0 would re-list in a loop', { resyncSeconds: '0' }, '--resync-seconds / STEWARD_RESYNC_SECONDS: must be at least 1'],
     ['the debounce is whole milliseconds', { debounceMs: '0.5' }, '--debounce-ms / STEWARD_DEBOUNCE_MS: must be a whole number, got "0.5"'],
     ['a Lease name must be a Kubernetes name', { leaseName: 'Steward_Starter' }, /--lease-name \/ STEWARD_LEASE_NAME: must be a Kubernetes name/],

@@ -29,7 +29,7 @@ import {
 import { connectClient } from '../worker/connection';
 import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE } from '../workflows/naming';
 import { DEFAULT_TENANT, globalIds } from '../workflows/translation/ids';
-import { createStarter, DEFAULT_LEASE, type Starter } from './controller';
+import { createStarter, DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES, type Starter } from './controller';
 
 /**
  * `steward starter`: the watcher that turns Kubernetes events into signal-with-start, configured from flags and
@@ -56,6 +56,12 @@ export const starterSettings = {
     default: DEFAULT_TENANT,
     description: "MidoNet tenant of the cluster's objects (midonet-kubernetes' MIDONETKUBE_TENANT), given to the global setup workflow",
   },
+  peerPodRuntimeClasses: {
+    env: 'STEWARD_PEERPOD_RUNTIME_CLASSES',
+    arg: 'names',
+    default: DEFAULT_PEERPOD_RUNTIME_CLASSES.join(','),
+    description: "comma-separated runtime classes whose Pods are peer pods (Steward makes their cloud VMs); 'none' for none",
+  },
   logLevel: workerSettings.logLevel,
 } satisfies Record<string, Setting>;
 
@@ -69,6 +75,7 @@ export interface StarterConfig {
   debounceMs: number;
   identity: string;
   tenant: string;
+  peerPodRuntimeClasses: string[];
   logLevel: LogLevel;
 }
 
@@ -85,6 +92,10 @@ const starterSchema = z.object({
   debounceMs: whole(0),
   identity: name.optional(),
   tenant: name,
+  peerPodRuntimeClasses: z
+    .string()
+    .transform((list) => (list.trim() === 'none' ? [] : list.split(',').map((s) => s.trim()).filter(Boolean)))
+    .pipe(z.array(objectName)),
   logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
 });
 
@@ -112,6 +123,7 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
     debounceMs: v.debounceMs,
     identity: v.identity ?? `${hostname()}-${process.pid}`,
     tenant: v.tenant,
+    peerPodRuntimeClasses: v.peerPodRuntimeClasses,
     logLevel: v.logLevel,
   };
 }
@@ -151,6 +163,7 @@ export async function runStarter(config: StarterConfig, log: Logger): Promise<Ru
       debounceMs: config.debounceMs,
       lease: config.lease,
       logger: log,
+      peerPodRuntimeClasses: config.peerPodRuntimeClasses,
     });
     starter.start();
     return {
@@ -217,6 +230,8 @@ export async function runOnStack(info: StackInfo, options: { freePorts: boolean 
     MIDONET_API_URL: info.midonet.url,
     // The emulator takes any credentials; a real MidoNet needs the user's.
     ...(info.midonet.external ? {} : { MIDONET_USERNAME: env.MIDONET_USERNAME || 'admin', MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' }),
+    // Peer-pod VMs go to the stack's libvirt unless another cloud is configured.
+    ...(env.STEWARD_CLOUD_PROVIDER ? {} : { STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: info.libvirt.uri }),
     STEWARD_HTTP_HOST: env.STEWARD_HTTP_HOST || '127.0.0.1',
     STEWARD_HTTP_PORT: env.STEWARD_HTTP_PORT || String(options.freePorts ? 0 : await freePort(Number(workerSettings.httpPort.default))),
   };

@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { loadCloudConfig, type CloudConfig } from '../activities/cloud/config';
 import type { MidonetConnection } from '../activities/midonet';
 import { TASK_QUEUE } from '../workflows/naming';
 
@@ -92,6 +93,8 @@ export interface WorkerConfig {
   kubeconfig?: string;
   /** Absent: the worker registers no MidoNet activities. */
   midonet?: MidonetConnection;
+  /** Where peer-pod VMs are made (activities/cloud/config.ts); absent unless STEWARD_CLOUD_PROVIDER is set. */
+  cloud?: CloudConfig;
   http: { host: string; port: number };
   logLevel: LogLevel;
 }
@@ -225,10 +228,14 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
       v.midonetUrl && v.midonetUsername && v.midonetPassword
         ? { baseUrl: v.midonetUrl, username: v.midonetUsername, password: v.midonetPassword, tenant: v.midonetTenant }
         : undefined,
+    // Opt-in, like MidoNet: a worker without the variable runs no cloud activities (`steward up` sets it).
+    cloud: env[CLOUD_PROVIDER_ENV] ? loadCloudConfig(env) : undefined,
     http: { host: v.httpHost, port: v.httpPort },
     logLevel: v.logLevel,
   };
 }
+
+const CLOUD_PROVIDER_ENV = 'STEWARD_CLOUD_PROVIDER';
 
 const hidden = '[redacted]';
 

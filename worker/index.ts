@@ -9,6 +9,7 @@ import type { UntypedActivities } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
 import * as k8s from '@kubernetes/client-node';
+import { createCloudActivities, createCloudProvider, type CloudActivities } from '../activities/cloud';
 import { createKubernetesActivities, type KubernetesActivities } from '../activities/kubernetes';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
 import { createPushActivities, type PushActivities } from '../activities/midonet/push';
@@ -25,6 +26,7 @@ export { connectClient, connectWorker, TemporalUnreachableError } from './connec
 export interface ActivityGroups {
   midonet?: MidonetActivities & PushActivities;
   kubernetes?: KubernetesActivities;
+  cloud?: CloudActivities;
   [backend: string]: UntypedActivities | undefined;
 }
 
@@ -66,6 +68,8 @@ function activitiesFromConfig(config: WorkerConfig, log: Logger): ActivityGroups
     const client = createMidonetClient(config.midonet);
     groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client }) };
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
+  if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
+  else log.warn('no cloud activities (peer-pod VMs): STEWARD_CLOUD_PROVIDER is not set');
   const kubeConfig = kubeConfigFrom(config.kubeconfig);
   if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig });
   else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');

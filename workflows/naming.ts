@@ -14,7 +14,15 @@ export interface ObjectRef {
   name: string;
 }
 
+/** Where the custom resources Steward reads and writes live in the API. */
+export const TRANSLATION_API = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
+export const PEERPOD_API = { group: 'confidentialcontainers.org', version: 'v1alpha1', plural: 'peerpods' } as const;
+
 export const GLOBAL_MIDONET_WORKFLOW_ID = 'global/midonet';
+
+/** The orphan sweeper's Schedule; the workflows it starts are `gc/sweep-<time>`, manual ones `gc/sweep/manual-<time>`. */
+export const SWEEP_SCHEDULE_ID = 'gc/sweep';
+export const manualSweepId = (at: Date) => `${SWEEP_SCHEDULE_ID}/manual-${at.toISOString()}`;
 
 export function workflowId(ref: ObjectRef): string {
   const kind = ref.kind.toLowerCase();

@@ -2,7 +2,7 @@
 // that every optimistic-concurrency write goes through.
 import * as k8s from '@kubernetes/client-node';
 import { setTimeout } from 'node:timers/promises';
-import { describeRef, type LifecycleKind, type ObjectRef } from '../../workflows/naming';
+import { describeRef, PEERPOD_API, TRANSLATION_API, type LifecycleKind, type ObjectRef } from '../../workflows/naming';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 
 /** An object as the API server sends it (JSON), with the metadata fields Steward reads typed. */
@@ -39,8 +39,6 @@ interface KindApi {
   patch(name: string, namespace: string, body: unknown, options: k8s.ConfigurationOptions): Promise<unknown>;
 }
 
-export const TRANSLATION_API = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
-export const PEERPOD_API = { group: 'confidentialcontainers.org', version: 'v1alpha1', plural: 'peerpods' } as const;
 
 // The typed core API hands back class instances (Dates for timestamps); activities return plain JSON.
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as KubeObject;

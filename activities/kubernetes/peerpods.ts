@@ -2,10 +2,10 @@
 // owner, finalizer and spec), so peerpod-ctrl and Steward read each other's; and the Pod marked with its VM.
 import * as k8s from '@kubernetes/client-node';
 import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
-import type { ObjectRef } from '../../workflows/naming';
+import { PEERPOD_API, type ObjectRef } from '../../workflows/naming';
 import { statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
-import { PEERPOD_API, type KubeObject, type Objects } from './objects';
+import type { KubeObject, Objects } from './objects';
 
 /** Annotations on the Pod, so `kubectl get pod -o yaml` says which VM runs it. */
 export const podVmAnnotations = { instance: 'steward.dev/podvm-instance', name: 'steward.dev/podvm-name' } as const;

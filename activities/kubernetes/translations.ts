@@ -7,7 +7,8 @@ import { describeRef, type ObjectRef } from '../../workflows/naming';
 import { GLOBAL_LABEL, type KubernetesKind, OWNER_UID_LABEL, type Translation } from '../../workflows/translation/types';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
-import { type KubeObject, type Objects, TRANSLATION_API, update } from './objects';
+import { TRANSLATION_API } from '../../workflows/naming';
+import { type KubeObject, type Objects, update } from './objects';
 import { type ChildResourceInput, type ConditionInput, kubeTime, nextStatus, type TranslationStatus } from './status';
 
 /**

@@ -82,7 +82,7 @@ export function createHandler({ client, workflowTypes, backoff, logger, isLeader
       }
       return;
     }
-    await client.workflow.signalWithStart(workflowTypes[obs.ref.kind as WatchedKind], {
+    await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
       workflowId: id,
       taskQueue: TASK_QUEUE,
       signal: observedSignal,

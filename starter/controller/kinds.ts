@@ -1,8 +1,8 @@
 import * as k8s from '@kubernetes/client-node';
-import type { LifecycleKind } from '../../workflows/naming';
+import { PEERPOD_API, TRANSLATION_API, type LifecycleKind } from '../../workflows/naming';
 
 /** The kinds the starter watches; each has one lifecycle workflow per object. */
-export const WATCHED_KINDS = ['Node', 'Pod', 'Service', 'Endpoints', 'Translation'] as const satisfies readonly LifecycleKind[];
+export const WATCHED_KINDS = ['Node', 'Pod', 'Service', 'Endpoints', 'Translation', 'PeerPod'] as const satisfies readonly LifecycleKind[];
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
 /** Workflow type started for each kind. Injected into the starter so tests and deployments can point elsewhere. */
@@ -12,9 +12,9 @@ export const defaultWorkflowTypes: Readonly<Record<WatchedKind, string>> = {
   Service: 'serviceLifecycle',
   Endpoints: 'endpointsLifecycle',
   Translation: 'translationLifecycle',
+  PeerPod: 'peerPodLifecycle',
 };
 
-export const TRANSLATION_API = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
 
 /** What an informer needs for one kind: the watch path and the matching list call. */
 export interface ListWatchSpec {
@@ -44,9 +44,10 @@ export function listWatchSpec(kubeConfig: k8s.KubeConfig, kind: WatchedKind, nam
         path: `/api/v1${prefix}/endpoints`,
         list: () => (namespace ? core.listNamespacedEndpoints({ namespace }) : core.listEndpointsForAllNamespaces()),
       };
-    case 'Translation': {
+    case 'Translation':
+    case 'PeerPod': {
       const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
-      const { group, version, plural } = TRANSLATION_API;
+      const { group, version, plural } = kind === 'Translation' ? TRANSLATION_API : PEERPOD_API;
       const list = namespace
         ? () => custom.listNamespacedCustomObject({ group, version, plural, namespace })
         : () => custom.listClusterCustomObject({ group, version, plural });

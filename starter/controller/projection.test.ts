@@ -1,4 +1,4 @@
-import { observe } from './projection';
+import { observe, observePeerPodOfPod } from './projection';
 
 const meta = (extra: Record<string, unknown> = {}) => ({ name: 'web', namespace: 'default', uid: 'u-1', resourceVersion: '7', labels: { app: 'web' }, ...extra });
 
@@ -105,5 +105,49 @@ describe('projection per kind', () => {
     const pod = { metadata: meta(), spec: {}, status: {} };
     const obs = observe('Pod', pod, true);
     expect({ gone: obs.gone, uid: obs.uid }).toEqual({ gone: true, uid: 'u-1' });
+  });
+});
+
+describe('peer pods', () => {
+  const runtimeClasses = new Set(['kata-remote']);
+  const pod = (runtimeClassName?: string) => ({
+    metadata: { name: 'web', namespace: 'default', uid: 'pod-u1', deletionTimestamp: new Date('2026-01-01T00:00:00Z') },
+    spec: { containers: [], ...(runtimeClassName ? { runtimeClassName } : {}) },
+  });
+
+  it('a Pod of a peer-pod runtime class also goes to its peer pod workflow, with only the runtime class', () => {
+    expect(observePeerPodOfPod(pod('kata-remote'), runtimeClasses)).toEqual({
+      ref: { kind: 'PeerPod', namespace: 'default', name: 'web' },
+      uid: 'pod-u1',
+      generation: 0,
+      deleting: true,
+      gone: false,
+      finalizers: [],
+      projection: { source: 'Pod', runtimeClassName: 'kata-remote' },
+    });
+  });
+
+  it('other Pods do not', () => {
+    expect(observePeerPodOfPod(pod(), runtimeClasses)).toBeUndefined();
+    expect(observePeerPodOfPod(pod('runc'), runtimeClasses)).toBeUndefined();
+  });
+
+  it("a PeerPod (cloud-api-adaptor's or Steward's) gives its VM and its Pod's UID (the controller reference)", () => {
+    const peerPod = {
+      metadata: {
+        name: 'web-resource-q7z9r',
+        namespace: 'default',
+        uid: 'pp-u1',
+        finalizers: ['peer.pod/finalizer'],
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'pod-u1', controller: true }],
+      },
+      spec: { cloudProvider: 'aws', instanceID: 'i-0123' },
+    };
+    expect(observe('PeerPod', peerPod)).toMatchObject({
+      ref: { kind: 'PeerPod', namespace: 'default', name: 'web-resource-q7z9r' },
+      finalizers: ['peer.pod/finalizer'],
+      projection: { source: 'PeerPod', cloudProvider: 'aws', instanceID: 'i-0123', ownerUid: 'pod-u1' },
+    });
+    expect(observe('PeerPod', { metadata: { name: 'x', namespace: 'default', uid: 'pp-2' } }).projection).toEqual({ source: 'PeerPod' });
   });
 });

@@ -1,4 +1,5 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { PeerPodProjection } from '../../workflows/machines/peerpod';
 import type { Observation } from '../../workflows/messages';
 import type { ObjectRef } from '../../workflows/naming';
 import type { TranslationFailure } from '../../workflows/translation/errors';
@@ -25,7 +26,12 @@ export interface InvalidProjection {
   invalid: TranslationFailure;
 }
 
-export type ObservedProjection = KubernetesProjection | TranslationProjection | InvalidProjection;
+export type ObservedProjection = KubernetesProjection | TranslationProjection | InvalidProjection | PeerPodProjection;
+
+/** A PeerPod as the API server returns it (upstream's fields: both optional). */
+interface PeerPodObject extends KubernetesObject {
+  spec?: { cloudProvider?: string; instanceID?: string };
+}
 
 /** A Translation as the API server returns it; the CRD's schema has validated `resources` already. */
 interface TranslationObject extends KubernetesObject {
@@ -44,6 +50,12 @@ export function project(kind: WatchedKind, object: KubernetesObject): ObservedPr
       ...(metadata.deletionTimestamp ? { deletionTimestamp: timestamp(metadata.deletionTimestamp) } : {}),
     };
   }
+  if (kind === 'PeerPod') {
+    const { cloudProvider, instanceID } = (object as PeerPodObject).spec ?? {};
+    // Upstream compares ownerReferences[0]; the controller reference is the one that means "owned by".
+    const owner = (metadata.ownerReferences ?? []).find((o) => o.kind === 'Pod' && o.controller) ?? metadata.ownerReferences?.[0];
+    return { source: 'PeerPod', ...(cloudProvider ? { cloudProvider } : {}), ...(instanceID ? { instanceID } : {}), ...(owner ? { ownerUid: owner.uid } : {}) };
+  }
   // List items come without `kind`; the informer's kind is authoritative anyway.
   const result = toProjection({ ...object, kind });
   return result.ok ? result.projection : { invalid: result };
@@ -51,6 +63,11 @@ export function project(kind: WatchedKind, object: KubernetesObject): ObservedPr
 
 /** The signal payload for one watch event; `gone` for a DELETED event (or an object a re-list no longer finds). */
 export function observe(kind: WatchedKind, object: KubernetesObject, gone = false): Observation<ObservedProjection> {
+  return { ...envelope(kind, object, gone), projection: project(kind, object) };
+}
+
+/** What every observation says of its object, addressed to the workflow of `kind` with the object's name. */
+function envelope(kind: WatchedKind, object: KubernetesObject, gone: boolean): Omit<Observation, 'projection'> {
   const metadata = object.metadata ?? {};
   const ref: ObjectRef = kind === 'Node' ? { kind, name: metadata.name ?? '' } : { kind, namespace: metadata.namespace ?? '', name: metadata.name ?? '' };
   return {
@@ -60,8 +77,17 @@ export function observe(kind: WatchedKind, object: KubernetesObject, gone = fals
     deleting: metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null,
     gone,
     finalizers: metadata.finalizers ?? [],
-    projection: project(kind, object),
   };
+}
+
+/**
+ * A Pod of a peer-pod runtime class also feeds its peer pod's lifecycle (`peerpod/<ns>/<pod name>`), which makes and
+ * deletes its cloud VM. Only the runtime class and the envelope (UID, deletion) matter there.
+ */
+export function observePeerPodOfPod(pod: KubernetesObject, runtimeClasses: ReadonlySet<string>, gone = false): Observation<PeerPodProjection> | undefined {
+  const runtimeClassName = (pod as V1Pod).spec?.runtimeClassName;
+  if (!runtimeClassName || !runtimeClasses.has(runtimeClassName)) return undefined;
+  return { ...envelope('PeerPod', pod, gone), projection: { source: 'Pod', runtimeClassName } };
 }
 
 /** Typed as a `Date`, though custom objects carry the raw string: one form either way, so the hash is stable. */

@@ -5,7 +5,7 @@ import { createHandler, type SignalClient } from './handler';
 import { defaultWorkflowTypes, WATCHED_KINDS, type WatchedKind } from './kinds';
 import { createLeaderElector, type LeaseOptions } from './leader';
 import { createChangePredicate } from './predicate';
-import { observe } from './projection';
+import { observe, observePeerPodOfPod } from './projection';
 import { createWorkQueue } from './queue';
 import { createSource, informerFactory, kubernetesListWatch, type SourceEvent } from './source';
 
@@ -27,6 +27,8 @@ export interface StarterOptions {
   workflowTypes?: Readonly<Record<WatchedKind, string>>;
   /** Kinds to watch. Default all of `WATCHED_KINDS`. */
   kinds?: readonly WatchedKind[];
+  /** Pods of these runtime classes are peer pods: their lifecycle also makes a cloud VM. Default `kata-remote`. */
+  peerPodRuntimeClasses?: readonly string[];
 }
 
 export interface StarterStats {
@@ -51,6 +53,9 @@ export interface Starter {
   stop(): Promise<void>;
   stats(): StarterStats;
 }
+
+/** The runtime class cloud-api-adaptor installs for peer pods. */
+export const DEFAULT_PEERPOD_RUNTIME_CLASSES = ['kata-remote'];
 
 const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
@@ -101,12 +106,16 @@ export function createStarter(options: StarterOptions): Starter {
     onError: () => counters.errors++,
   });
 
+  const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   function onEvent(event: SourceEvent) {
     counters.events++;
     if (!elector.isLeader()) return;
-    const obs = observe(event.kind, event.object, event.type === 'delete');
-    if (predicate.accept(obs)) queue.offer(obs);
-    else counters.suppressed++;
+    const gone = event.type === 'delete';
+    const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
+    for (const obs of [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])]) {
+      if (predicate.accept(obs)) queue.offer(obs);
+      else counters.suppressed++;
+    }
   }
 
   return {
