@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { ObjectRef } from './naming';
+import type { SweepProgress } from './sweep-report';
 
 /**
  * Every signal, update and query of the lifecycle workflows, defined once and used by workflows, starter, CLI and
@@ -100,3 +101,6 @@ export interface LifecycleStateView {
 }
 
 export const stateQuery = defineQuery<LifecycleStateView>('state');
+
+/** The orphan sweeper's progress (phase, units done of total), which `steward sweep` draws as a bar. */
+export const sweepProgressQuery = defineQuery<SweepProgress>('progress');

@@ -1,0 +1,246 @@
+// The orphan sweeper on the real stack: the sweep workflow on Temporal, VMs on real libvirt and on moto's EC2, PeerPods,
+// Pods and Translations in the real API server, MidoNet objects in the emulator. Each describe has its own marker or
+// tenant, so what other test files leave on the shared daemons is never in its lists.
+import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
+import * as k8s from '@kubernetes/client-node';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { createAwsProvider } from '../activities/cloud/aws';
+import { createCloudActivities } from '../activities/cloud/activities';
+import { createLibvirtProvider } from '../activities/cloud/libvirt';
+import { tagKeys, type CloudProvider } from '../activities/cloud/provider';
+import { createKubernetesActivities } from '../activities/kubernetes';
+import { adminConfig, createNamespace, createService, translationOf } from '../activities/kubernetes/stack-fixtures';
+import { backendResource, createMidonetClient } from '../activities/midonet';
+import { stackInfo } from '../deploy/local/jest/stack-info';
+import { virsh } from '../deploy/local/libvirt';
+import { sleep } from '../deploy/local/process';
+import { runWorker, type RunningWorker } from '../worker';
+import { loadWorkerConfig } from '../worker/config';
+import { sweepProgressQuery } from './messages';
+import type { SweepInput } from './sweep';
+import type { BackendReport, SweepReport } from './sweep-report';
+import { globalIds } from './translation/ids';
+
+process.env.AWS_ACCESS_KEY_ID ??= 'steward-test';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'steward-test';
+
+const info = stackInfo();
+const run = Date.now().toString(36);
+const MIDONET_USER = { username: 'admin', password: 'admin' };
+const PEERPOD = { group: 'confidentialcontainers.org', version: 'v1alpha1', plural: 'peerpods' };
+
+const kc = adminConfig();
+const core = kc.makeApiClient(k8s.CoreV1Api);
+const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+let namespace: string;
+
+/** A worker on a task queue of its own, with these cloud activities (none: `undefined`). */
+async function startWorker(taskQueue: string, cloud: ReturnType<typeof createCloudActivities> | undefined): Promise<RunningWorker> {
+  const config = loadWorkerConfig(
+    { address: info.temporal.address, taskQueue, httpHost: '127.0.0.1', httpPort: '0', kubeconfig: info.kubernetes.kubeconfig, midonetUrl: info.midonet.url, midonetUsername: 'admin' },
+    { MIDONET_PASSWORD: 'admin' },
+  );
+  return runWorker(config, { activities: { cloud }, log: pino({ level: 'error' }) });
+}
+
+const execute = (worker: RunningWorker, taskQueue: string, input: SweepInput) =>
+  worker.client.workflow.execute<(input: SweepInput) => Promise<SweepReport>>('sweep', { taskQueue, workflowId: `gc/sweep/test-${randomUUID()}`, args: [input] });
+
+/** Starts a sweep, runs `during` once it waits out its grace period, and resolves its report. */
+async function sweepWithGrace(worker: RunningWorker, taskQueue: string, input: SweepInput, during: () => Promise<void>): Promise<SweepReport> {
+  const handle = await worker.client.workflow.start<(input: SweepInput) => Promise<SweepReport>>('sweep', { taskQueue, workflowId: `gc/sweep/test-${randomUUID()}`, args: [input] });
+  for (let i = 0; (await handle.query(sweepProgressQuery)).phase !== 'waiting'; i++) {
+    if (i > 200) throw new Error('the sweep never reached its grace period');
+    await sleep(100);
+  }
+  await during();
+  return handle.result();
+}
+
+const row = (report: SweepReport, backend: string) => report.backends.find((b) => b.backend === backend) as BackendReport;
+
+beforeAll(async () => {
+  namespace = await createNamespace(kc, 'steward-test-sweep');
+});
+afterAll(async () => {
+  await core.deleteNamespace({ name: namespace });
+});
+
+/** What each cloud case needs besides the provider: a VM made without Steward's marker, bypassing Steward. */
+interface Cloud {
+  provider: CloudProvider;
+  createUnmarked(name: string): Promise<string>;
+  deleteUnmarked(id: string): Promise<void>;
+}
+
+const xmlDir = mkdtempSync(join(tmpdir(), 'steward-sweep-test-'));
+afterAll(() => rmSync(xmlDir, { recursive: true, force: true }));
+
+function libvirt(marker: string): Cloud {
+  const { uri } = info.libvirt;
+  return {
+    provider: createLibvirtProvider({ uri, domainType: 'qemu', memoryMiB: 64, vcpus: 1, emulator: '/usr/bin/qemu-system-x86_64', marker, concurrency: 4, timeoutMs: 60_000 }),
+    async createUnmarked(name) {
+      const file = join(xmlDir, `${name}.xml`);
+      writeFileSync(
+        file,
+        `<domain type='qemu'><name>${name}</name><memory unit='MiB'>64</memory><vcpu>1</vcpu><os><type arch='x86_64' machine='pc'>hvm</type></os>
+  <devices><emulator>/usr/bin/qemu-system-x86_64</emulator><memballoon model='none'/></devices></domain>`,
+      );
+      await virsh(uri, 'define', file);
+      return (await virsh(uri, 'domuuid', name)).trim();
+    },
+    deleteUnmarked: async (id) => void (await virsh(uri, 'undefine', id)),
+  };
+}
+
+function aws(marker: string): Cloud {
+  const { endpoint, region } = info.ec2;
+  const settings = { region, endpoint, imageId: 'ami-12c6146b', instanceType: 't3.micro', securityGroupIds: [], marker };
+  const ec2 = new EC2Client({ region, endpoint });
+  const provider = createAwsProvider(settings);
+  return {
+    provider,
+    async createUnmarked(name) {
+      // Tagged with a pod UID like Steward's VMs, only the marker is missing.
+      const tags = [{ Key: 'Name', Value: name }, { Key: tagKeys.podUid, Value: randomUUID() }];
+      const reply = await ec2.send(new RunInstancesCommand({ ImageId: settings.imageId, MinCount: 1, MaxCount: 1, TagSpecifications: [{ ResourceType: 'instance', Tags: tags }] }));
+      return reply.Instances![0]!.InstanceId!;
+    },
+    deleteUnmarked: async (id) => void (await provider.delete({ instanceId: id })),
+  };
+}
+
+describe.each([
+  { name: 'libvirt', make: libvirt },
+  { name: 'aws', make: aws },
+])('sweeping $name VMs', ({ name, make }) => {
+  const taskQueue = `sweep-test-${name}-${run}`;
+  const marker = `steward-sweep-test-${run}`;
+  const cloud = make(marker);
+  const made: string[] = [];
+  let unmarked: string;
+  let worker: RunningWorker;
+  let serial = 0;
+
+  /** A VM with Steward's marker, for a pod that does not exist unless `podUid` is given. */
+  const markedVm = async (podUid: string = randomUUID()) => {
+    const { instanceId } = await cloud.provider.create({ name: `steward-sweep-${run}-${name}-${serial++}`, podUid, podNamespace: namespace, podName: `web-${serial}` });
+    made.push(instanceId);
+    return instanceId;
+  };
+  const peerPodFor = (instanceId: string) =>
+    custom.createNamespacedCustomObject({
+      ...PEERPOD,
+      namespace,
+      body: { apiVersion: `${PEERPOD.group}/${PEERPOD.version}`, kind: 'PeerPod', metadata: { name: `pp-${name}-${serial++}` }, spec: { cloudProvider: cloud.provider.name, instanceID: instanceId } },
+    });
+  const exists = async (instanceId: string) => (await cloud.provider.get({ instanceId })).exists;
+
+  beforeAll(async () => {
+    worker = await startWorker(taskQueue, createCloudActivities({ provider: cloud.provider }));
+    unmarked = await cloud.createUnmarked(`steward-sweep-unmarked-${run}-${name}`);
+  });
+  afterAll(async () => {
+    await worker?.shutdown();
+    for (const instanceId of made) await cloud.provider.delete({ instanceId }).catch(() => undefined);
+    if (unmarked) await cloud.deleteUnmarked(unmarked).catch(() => undefined);
+  });
+
+  it('dry run: reports the VM nothing records and deletes nothing', async () => {
+    const orphan = await markedVm();
+    const report = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['cloud'] });
+    expect(row(report, 'cloud')).toEqual(
+      expect.objectContaining({ outcome: 'dryRun', counts: { found: 1, candidates: 1, orphans: 1, deleted: 0, kept: 0 }, orphans: [expect.objectContaining({ kind: 'VM', id: orphan })] }),
+    );
+    expect(await exists(orphan)).toBe(true);
+    expect(await exists(unmarked)).toBe(true);
+  });
+
+  it('after the grace period deletes the VM nothing records; keeps the ones a PeerPod, a live Pod or a PeerPod written during the grace period records; never touches a VM without the marker', async () => {
+    const [orphan] = made;
+    const recorded = await markedVm();
+    await peerPodFor(recorded);
+    const pod = await core.createNamespacedPod({ namespace, body: { metadata: { name: `live-${name}` }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] } } });
+    const ofLivePod = await markedVm(pod.metadata!.uid);
+    const claimedLate = await markedVm();
+
+    const report = await sweepWithGrace(worker, taskQueue, { graceMs: 3_000, backends: ['cloud'] }, () => peerPodFor(claimedLate).then(() => undefined));
+    expect(row(report, 'cloud')).toEqual(
+      expect.objectContaining({ outcome: 'swept', counts: { found: 4, candidates: 2, orphans: 1, deleted: 1, kept: 1 }, orphans: [expect.objectContaining({ id: orphan })] }),
+    );
+    expect(await exists(orphan!)).toBe(false);
+    for (const kept of [recorded, ofLivePod, claimedLate, unmarked]) expect({ kept, exists: await exists(kept) }).toEqual({ kept, exists: true });
+
+    const metrics = await (await fetch(`http://127.0.0.1:${worker.httpPort}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`^steward_sweep_orphans_deleted_total\\{(?=.*backend="cloud")(?=.*taskQueue="${taskQueue}").*\\} 1$`, 'm'));
+    expect(metrics).toMatch(new RegExp(`^steward_sweep_orphans_found\\{(?=.*backend="cloud")(?=.*taskQueue="${taskQueue}").*\\} 1$`, 'm'));
+  });
+});
+
+describe('sweeping MidoNet', () => {
+  const taskQueue = `sweep-test-midonet-${run}`;
+  const tenant = `sweep-test-${run}`;
+  const midonet = createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER });
+  const k8sActivities = createKubernetesActivities({ kubeConfig: kc });
+  const stamp = Date.now().toString(16).slice(-8);
+  const id = (n: number) => `5eeb0000-0000-4000-8000-${stamp}${String(n).padStart(4, '0')}`;
+  const ids = { listed: id(1), orphan: id(2), otherTenant: id(3), claimedLate: id(4), orphanPort: id(5), noTenant: id(6) };
+  const clusterRouter = globalIds(tenant).clusterRouter;
+  let worker: RunningWorker;
+  let owner: Awaited<ReturnType<typeof createService>>;
+
+  /** The test's Translation lists these bridges (no finalizer: no pusher runs here to release it). */
+  const listBridges = (...bridgeIds: string[]) =>
+    k8sActivities.applyTranslations({ owner, translations: [{ ...translationOf(owner, `sweep-test-${run}`, bridgeIds), finalizers: [] }] });
+  const present = async (bridge: string) => (await midonet.observe(backendResource('Bridge', '', { id: bridge }))).exists;
+
+  beforeAll(async () => {
+    worker = await startWorker(taskQueue, undefined);
+    owner = await createService(kc, namespace);
+    await listBridges(ids.listed);
+    for (const bridge of [ids.listed, ids.orphan, ids.claimedLate]) await midonet.ensure(backendResource('Bridge', '', { id: bridge, name: bridge.slice(-4), tenantId: tenant }));
+    await midonet.ensure(backendResource('Port', ids.orphan, { id: ids.orphanPort, type: 'Bridge' }));
+    await midonet.ensure(backendResource('Bridge', '', { id: ids.otherTenant, tenantId: `${tenant}-other` }));
+    await midonet.ensure(backendResource('Bridge', '', { id: ids.noTenant }));
+    // The deployer's router: no Translation lists it here, and it is still never swept.
+    await midonet.ensure(backendResource('Router', '', { id: clusterRouter, name: 'ClusterRouter', tenantId: tenant }));
+  });
+  afterAll(() => worker?.shutdown());
+
+  it("dry run: reports the bridge of Steward's tenant that no Translation lists, deletes nothing", async () => {
+    const report = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['midonet'], tenant });
+    const midonetRow = row(report, 'midonet');
+    expect(midonetRow).toEqual(expect.objectContaining({ outcome: 'dryRun', counts: { found: 4, candidates: 2, orphans: 2, deleted: 0, kept: 1 }, message: 'the cluster router is never swept' }));
+    expect(midonetRow.orphans.map((o) => o.id).sort()).toEqual([ids.orphan, ids.claimedLate].sort());
+    for (const bridge of Object.values(ids).filter((i) => i !== ids.orphanPort)) expect({ bridge, present: await present(bridge) }).toEqual({ bridge, present: true });
+  });
+
+  it('after the grace period deletes it (its port with it); keeps what a Translation lists, lists during the grace period, the cluster router, and objects of other tenants or none', async () => {
+    const report = await sweepWithGrace(worker, taskQueue, { graceMs: 3_000, backends: ['midonet'], tenant }, () => listBridges(ids.listed, ids.claimedLate).then(() => undefined));
+    expect(row(report, 'midonet')).toEqual(
+      expect.objectContaining({ outcome: 'swept', counts: { found: 4, candidates: 2, orphans: 1, deleted: 1, kept: 2 }, orphans: [expect.objectContaining({ kind: 'Bridge', id: ids.orphan })] }),
+    );
+    expect(await present(ids.orphan)).toBe(false);
+    expect((await midonet.observe(backendResource('Port', ids.orphan, { id: ids.orphanPort, type: 'Bridge' }))).exists).toBe(false);
+    for (const bridge of [ids.listed, ids.claimedLate, ids.otherTenant, ids.noTenant]) expect({ bridge, present: await present(bridge) }).toEqual({ bridge, present: true });
+    expect((await midonet.observe(backendResource('Router', '', { id: clusterRouter }))).exists).toBe(true);
+  });
+
+  it('on a worker without cloud activities, says so for the cloud and still sweeps MidoNet; the sweep then fails with its report', async () => {
+    const failure = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, tenant }).then(
+      () => undefined,
+      (error: unknown) => error as { cause?: { type?: string; message: string; details?: unknown[] } },
+    );
+    expect(failure?.cause?.type).toBe('SweepIncomplete');
+    expect(failure?.cause?.message).toMatch(/^cloud: the worker has no cloud activities \(cloudListVms is not registered\): configure a cloud provider/);
+    const report = failure?.cause?.details?.[0] as SweepReport;
+    expect(row(report, 'cloud').outcome).toBe('failed');
+    expect(row(report, 'midonet').outcome).toBe('dryRun');
+    expect(row(report, 'midonet').counts).toEqual({ found: 3, candidates: 0, orphans: 0, deleted: 0, kept: 1 });
+  });
+});
