@@ -3,6 +3,7 @@ import { startStack, stackFile } from '../deploy/local';
 import { registerOperatorCommands } from './commands';
 import { registerDemoCommand } from './demo-command';
 import { registerStarterCommand, runOnStack, untilStopSignal, type StewardOnStack } from './starter-command';
+import { registerSweepCommand } from './sweep-command';
 
 /** The `steward` command. Subcommands are added as the project grows (worker, starter, operator actions). */
 const program = new Command('steward').description('Drive Kubernetes object lifecycles into backends, durably.');
@@ -55,6 +56,7 @@ program
 registerOperatorCommands(program);
 registerStarterCommand(program);
 registerDemoCommand(program);
+registerSweepCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

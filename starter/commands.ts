@@ -75,7 +75,7 @@ function registerAction<R>(program: Command, name: string, description: string, 
   });
 }
 
-function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}`).join('\n');
 }

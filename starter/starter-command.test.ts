@@ -23,8 +23,16 @@ describe('starter configuration', () => {
       identity: `${hostname()}-${process.pid}`,
       tenant: 'midonetkube',
       peerPodRuntimeClasses: ['kata-remote'],
+      sweep: { intervalMs: 600_000, graceMs: 600_000, backends: ['cloud', 'midonet'], dryRun: false },
       logLevel: 'info',
     });
+  });
+
+  it.each<[string, Record<string, string>, object]>([
+    ['every hour, 90 s grace, MidoNet only, dry run', { STEWARD_SWEEP_INTERVAL: '1h', STEWARD_SWEEP_GRACE: '90s', STEWARD_SWEEP_BACKENDS: 'midonet', STEWARD_SWEEP_DRY_RUN: 'true' }, { intervalMs: 3_600_000, graceMs: 90_000, backends: ['midonet'], dryRun: true }],
+    ['no grace at all, and none removes the Schedule', { STEWARD_SWEEP_GRACE: '0', STEWARD_SWEEP_BACKENDS: 'none' }, { graceMs: 0, backends: [] }],
+  ])('sweeper Schedule: %s', (_sentence, env, expected) => {
+    expect(loadStarterConfig({}, env).sweep).toMatchObject(expected);
   });
 
   it.each([
@@ -50,6 +58,9 @@ describe('starter configuration', () => {
     ['an empty identity is refused', { identity: '' }, '--identity / STEWARD_IDENTITY: must not be empty'],
     ['a kubeconfig that cannot be read', { kubeconfig: '/nonexistent/kubeconfig' }, '--kubeconfig / KUBECONFIG: cannot read file "/nonexistent/kubeconfig"'],
     ['an unknown log level lists the levels', { logLevel: 'loud' }, '--log-level / STEWARD_LOG_LEVEL: must be one of trace, debug, info, warn, error'],
+    ['a sweep interval under a minute', { sweepInterval: '30s' }, '--sweep-interval / STEWARD_SWEEP_INTERVAL: must be at least 1m'],
+    ['a grace period needs its unit', { sweepGrace: '10' }, '--sweep-grace / STEWARD_SWEEP_GRACE: must be a duration such as 90s, 10m or 1h, got "10"'],
+    ['an unknown sweep backend', { sweepBackends: 'cloud,aws' }, /--sweep-backends \/ STEWARD_SWEEP_BACKENDS: must be a comma-separated list of cloud, midonet, or none/],
     ['a bad Temporal address is checked by the worker rules', { address: 'nowhere' }, /--address \/ TEMPORAL_ADDRESS: must be host:port/],
   ])('%s', (_sentence, flags, expected) => {
     expect(() => loadStarterConfig(flags, {})).toThrow(expected);

@@ -28,8 +28,10 @@ import {
 } from '../worker/config';
 import { connectClient } from '../worker/connection';
 import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE } from '../workflows/naming';
+import type { SweepBackend } from '../workflows/sweep-report';
 import { DEFAULT_TENANT, globalIds } from '../workflows/translation/ids';
 import { createStarter, DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES, type Starter } from './controller';
+import { backendList, duration, ensureSweepSchedule } from './sweep-schedule';
 
 /**
  * `steward starter`: the watcher that turns Kubernetes events into signal-with-start, configured from flags and
@@ -62,6 +64,15 @@ export const starterSettings = {
     default: DEFAULT_PEERPOD_RUNTIME_CLASSES.join(','),
     description: "comma-separated runtime classes whose Pods are peer pods (Steward makes their cloud VMs); 'none' for none",
   },
+  sweepInterval: { env: 'STEWARD_SWEEP_INTERVAL', arg: 'duration', default: '10m', description: 'how often the orphan sweeper runs (Schedule gc/sweep), e.g. 10m or 1h' },
+  sweepGrace: { env: 'STEWARD_SWEEP_GRACE', arg: 'duration', default: '10m', description: 'how long a resource must stay unrecorded before the sweeper deletes it' },
+  sweepBackends: {
+    env: 'STEWARD_SWEEP_BACKENDS',
+    arg: 'list',
+    default: 'cloud,midonet',
+    description: 'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
+  },
+  sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
   logLevel: workerSettings.logLevel,
 } satisfies Record<string, Setting>;
 
@@ -76,6 +87,7 @@ export interface StarterConfig {
   identity: string;
   tenant: string;
   peerPodRuntimeClasses: string[];
+  sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean };
   logLevel: LogLevel;
 }
 
@@ -96,6 +108,10 @@ const starterSchema = z.object({
     .string()
     .transform((list) => (list.trim() === 'none' ? [] : list.split(',').map((s) => s.trim()).filter(Boolean)))
     .pipe(z.array(objectName)),
+  sweepInterval: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
+  sweepGrace: duration,
+  sweepBackends: backendList,
+  sweepDryRun: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
   logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
 });
 
@@ -124,6 +140,7 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
     identity: v.identity ?? `${hostname()}-${process.pid}`,
     tenant: v.tenant,
     peerPodRuntimeClasses: v.peerPodRuntimeClasses,
+    sweep: { intervalMs: v.sweepInterval, graceMs: v.sweepGrace, backends: v.sweepBackends, dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1' },
     logLevel: v.logLevel,
   };
 }
@@ -154,6 +171,9 @@ export async function runStarter(config: StarterConfig, log: Logger): Promise<Ru
   const client = await connectClient(config.temporal);
   try {
     await ensureGlobalSetup(client, config.tenant, log);
+    const { intervalMs, graceMs, backends, dryRun } = config.sweep;
+    const schedule = await ensureSweepSchedule(client, { intervalMs, input: { graceMs, backends, dryRun, tenant: config.tenant } });
+    log.info({ schedule, intervalMs, graceMs, backends, dryRun }, 'orphan sweeper Schedule gc/sweep');
     const starter = createStarter({
       kubeConfig,
       temporalClient: client,

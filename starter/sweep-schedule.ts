@@ -1,0 +1,75 @@
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import { z } from 'zod';
+import { SWEEP_SCHEDULE_ID, TASK_QUEUE } from '../workflows/naming';
+import type { sweep, SweepInput } from '../workflows/sweep';
+import { SWEEP_BACKENDS, type SweepBackend } from '../workflows/sweep-report';
+
+/**
+ * The orphan sweeper's Temporal Schedule (`gc/sweep`): every interval it starts a sweep workflow (`gc/sweep-<time>`),
+ * skipping a tick while the previous sweep still runs. Every starter ensures it at start (`steward up` runs one), so
+ * changed settings reach the Schedule; a pause set by an operator (`temporal schedule toggle --pause`) is kept.
+ */
+export interface SweepScheduleOptions {
+  intervalMs: number;
+  /** The sweep's input; an empty backend list removes the Schedule. */
+  input: SweepInput & { backends: SweepBackend[] };
+  taskQueue?: string;
+}
+
+/** `90s`, `10m`, `1h`, `500ms`, or `0`: how the sweep's durations are written on the command line and in variables. */
+export const duration = z.string().transform((text, ctx) => {
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match?.[2] ?? (match?.[1] === '0' ? 'ms' : '')];
+  if (!match || unit === undefined) {
+    ctx.addIssue({ code: 'custom', message: `must be a duration such as 90s, 10m or 1h, got "${text}"` });
+    return z.NEVER;
+  }
+  return Number(match[1]) * unit;
+});
+
+/** `cloud,midonet`, one of them, or `none`. */
+export const backendList = z.string().transform((text, ctx) => {
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 1 && names[0] === 'none') return [];
+  const unknown = names.filter((n) => !(SWEEP_BACKENDS as readonly string[]).includes(n));
+  if (unknown.length || names.length === 0) {
+    ctx.addIssue({ code: 'custom', message: `must be a comma-separated list of ${SWEEP_BACKENDS.join(', ')}, or none; got "${text}"` });
+    return z.NEVER;
+  }
+  return [...new Set(names)] as SweepBackend[];
+});
+
+export type EnsureOutcome = 'created' | 'updated' | 'removed' | 'absent';
+
+/** Creates the Schedule, or brings an existing one to these settings; idempotent, so every starter may call it. */
+export async function ensureSweepSchedule(client: Client, { intervalMs, input, taskQueue = TASK_QUEUE }: SweepScheduleOptions): Promise<EnsureOutcome> {
+  const handle = client.schedule.getHandle(SWEEP_SCHEDULE_ID);
+  if (input.backends.length === 0) {
+    try {
+      await handle.delete();
+      return 'removed';
+    } catch (error) {
+      if (error instanceof ScheduleNotFoundError) return 'absent';
+      throw error;
+    }
+  }
+  const spec = { intervals: [{ every: intervalMs }] };
+  const action: ScheduleOptionsStartWorkflowAction<typeof sweep> = {
+    type: 'startWorkflow',
+    workflowType: 'sweep',
+    workflowId: SWEEP_SCHEDULE_ID,
+    taskQueue,
+    args: [input],
+    staticSummary: `Orphan sweep of ${input.backends.join(' and ')}${input.dryRun ? ' (dry run)' : ''}`,
+  };
+  // A missed tick (server or workers down) is not made up: the next one sweeps all the same.
+  const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: intervalMs };
+  try {
+    await client.schedule.create({ scheduleId: SWEEP_SCHEDULE_ID, spec, action, policies });
+    return 'created';
+  } catch (error) {
+    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+  }
+  await handle.update((previous) => ({ ...previous, spec, action, policies }));
+  return 'updated';
+}
