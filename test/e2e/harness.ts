@@ -317,7 +317,7 @@ export async function steward(h: Harness, ...args: string[]): Promise<string> {
 }
 
 /** `node bin/steward.cjs <args…>` as a process with TEMPORAL_ADDRESS set: exit code, stdout and stderr. */
-export async function stewardProcess(h: Harness, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function stewardProcess(h: Pick<Harness, 'info'>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const run = promisify(execFile);
   try {
     const { stdout, stderr } = await run(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), ...args], {
@@ -331,8 +331,8 @@ export async function stewardProcess(h: Harness, ...args: string[]): Promise<{ c
 }
 
 /** `steward worker` as a child process (so a test can SIGKILL it). Resolves once it polls. */
-export async function spawnWorker(h: Harness): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'worker'], { env: workerEnv(h.info), stdio: ['ignore', 'ignore', 'pipe'] });
+export async function spawnWorker(h: Pick<Harness, 'info' | 'client'>, env: NodeJS.ProcessEnv = workerEnv(h.info)): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`steward worker exited (${code}): ${stderr}`))));
