@@ -1,4 +1,4 @@
-// Replay of histories recorded from the end-to-end runs (test/e2e, test/e2e-objects; STEWARD_RECORD_HISTORIES=1) against the current
+// Replay of histories recorded from the end-to-end runs (test/e2e, test/e2e-objects, test/e2e-peerpods; STEWARD_RECORD_HISTORIES=1) against the current
 // workflows: a change that would break the workflows already running fails here, with no server needed.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +14,11 @@ const cases: Record<string, string> = {
   'stuck-orphan': 'MidoNet down at deletion: stuck, then cleanup orphan, finalizer released with the resources recorded as orphaned',
   'pod-deleted': 'a Pod translated once its Node was pushed, registered on its Node, then deleted: back-reference removed, done',
   'node-ready': 'a Node translated and applied, its referrers told, then told again as its Pods changed; ready on its drift timer',
+  'peerpod-libvirt-pod-deleted': 'a peer pod: libvirt VM created, PeerPod written, Pod deleted: VM deleted, PeerPod released, done',
+  'peerpod-aws-pod-deleted': 'the same on EC2 (the moto server)',
+  'peerpod-libvirt-failure-path': "a PeerPod of cloud-api-adaptor tracked, deleted by the garbage collector: its VM deleted from its fields, released",
+  'peerpod-aws-failure-path': 'the same on EC2',
+  'peerpod-stuck-cleanup-retry': 'libvirt unreachable at deletion: stuck after the bounded retries, then cleanup retry, VM deleted, PeerPod released',
 };
 
 let bundle: WorkflowBundleWithSourceMap;

@@ -158,9 +158,13 @@ describe('peer-pod machine: scenarios', () => {
     expect(retried.context.intent?.at).toBe(at);
   });
 
-  it('deletes by record and by the pod UID tag, so a VM whose create reply was lost is found too', () => {
+  it('deletes by the pod UID tag when no VM is recorded, so a VM whose create reply was lost is found too', () => {
     const result = run(podSeen, podDeleting!, { ...failed!, action: 'createVm' } as PeerPodEvent, retry!);
     expect(result.actions.find((a) => a.type === 'deleteVm')?.params).toEqual({ podUid: 'pod-u1' });
+  });
+
+  it('deletes the recorded VM by its id', () => {
+    expect(run(podSeen, created!, recorded!, podDeleting!).actions.find((a) => a.type === 'deleteVm')?.params).toEqual({ vm });
   });
 
   it('releases the PeerPod it wrote, by its UID', () => {

@@ -84,7 +84,7 @@ export interface PeerPodActionParams {
   createVm: { name: string; podUid: string; namespace: string; podName: string };
   recordPeerPod: { namespace: string; podName: string; podUid: string; vm: VmRecord; vmName: string };
   observeVm: { vm: VmRecord };
-  /** Deletes `vm` and any other VM tagged with the pod's UID (a create whose reply was lost). */
+  /** Deletes `vm`, or when none is recorded (a create whose reply was lost), the VMs tagged with the pod's UID. */
   deleteVm: { vm?: VmRecord; podUid?: string };
   /** Removes only `peer.pod/finalizer`, from this incarnation of the PeerPod. */
   release: { namespace: string; name: string; uid: string };
@@ -257,7 +257,8 @@ export const peerPodMachine = setup({
       },
     },
     deletingVm: {
-      entry: ['resumeToDeleting', { type: 'deleteVm', params: ({ context }) => ({ ...(context.vm ? { vm: context.vm } : {}), ...(context.uid ? { podUid: context.uid } : {}) }) }],
+      // A recorded VM is the only one (create is idempotent by name); without a record, the pod UID tag finds it.
+      entry: ['resumeToDeleting', { type: 'deleteVm', params: ({ context }) => (context.vm ? { vm: context.vm } : context.uid ? { podUid: context.uid } : {}) }],
       on: {
         vmDeleted: { target: 'ending', actions: ['forgetVm', 'clearError'] },
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
