@@ -6,26 +6,30 @@ import { stackFile, type StackInfo } from '../deploy/local';
 import { EmulatorAdmin } from '../deploy/local/midonet';
 import { defaultStateDir } from '../deploy/local/paths';
 import { sleep } from '../deploy/local/process';
-import { GLOBAL_MIDONET_WORKFLOW_ID, workflowId, type ObjectRef } from '../workflows/naming';
+import { GLOBAL_MIDONET_WORKFLOW_ID, PEERPOD_API, TRANSLATION_API, workflowId, type ObjectRef } from '../workflows/naming';
 import { translate, type NodeProjection, type ServiceProjection } from '../workflows/translation';
 import { sampleCluster, type SampleCluster } from '../workflows/translation/sample-cluster';
 import { project } from './controller';
-import { TRANSLATION_API } from '../workflows/naming';
 
 /**
  * `steward demo`: the sample cluster of the translation tests (2 Nodes, 3 Pods, a Service with two ports and its
- * Endpoints) created as real objects on the running `npm start` stack, then followed until every Translation they
- * own is Ready, and printed with the Temporal UI links of their workflows. `--cleanup` undoes it.
+ * Endpoints) created as real objects on the running `npm start` stack, plus a peer pod (runtime class `kata-remote`)
+ * that gets a cloud VM, then followed until every Translation they own is Ready and the peer pod's PeerPod names its
+ * VM, and printed with the Temporal UI links of their workflows. `--cleanup` undoes it.
  */
 
 /** Marks what the demo created, so `--cleanup` never deletes a same-named object of someone else's. */
 const DEMO_LABELS = { 'app.kubernetes.io/managed-by': 'steward-demo' };
+const PEER_POD = 'web-peer';
+const PEER_RUNTIME_CLASS = 'kata-remote';
 const POLL_MS = 1_000;
 
 export interface DemoOptions {
   stackFile: string;
   timeoutMs: number;
   cleanup: boolean;
+  /** Also a peer pod, which needs a worker with cloud activities (`steward up` has libvirt). */
+  peerPod: boolean;
 }
 
 const stackSchema = z.looseObject({
@@ -35,7 +39,7 @@ const stackSchema = z.looseObject({
 });
 
 /** Checks the flags and reads the stack before anything is created. */
-export function parseDemoOptions(flags: { stack?: string; timeout?: string; cleanup?: boolean }): DemoOptions & { stack: StackInfo } {
+export function parseDemoOptions(flags: { stack?: string; timeout?: string; cleanup?: boolean; peerPod?: boolean }): DemoOptions & { stack: StackInfo } {
   const file = flags.stack ?? stackFile(defaultStateDir);
   const timeout = flags.timeout ?? '180';
   if (!/^\d+$/.test(timeout) || Number(timeout) < 1) throw new Error(`--timeout: must be a whole number of seconds, at least 1 (got "${timeout}")`);
@@ -48,13 +52,16 @@ export function parseDemoOptions(flags: { stack?: string; timeout?: string; clea
   }
   const stack = stackSchema.safeParse(json);
   if (!stack.success) throw new Error(`--stack ${file}: not a stack.json written by \`steward up\`: ${z.prettifyError(stack.error)}`);
-  return { stackFile: file, timeoutMs: Number(timeout) * 1000, cleanup: flags.cleanup ?? false, stack: stack.data as unknown as StackInfo };
+  return { stackFile: file, timeoutMs: Number(timeout) * 1000, cleanup: flags.cleanup ?? false, peerPod: flags.peerPod ?? true, stack: stack.data as unknown as StackInfo };
 }
 
 /** The sample projections as real objects. */
 interface DemoObjects {
   nodes: k8s.V1Node[];
   pods: k8s.V1Pod[];
+  /** The runtime class cloud-api-adaptor installs, and a Pod of it beside the sample's (a peer pod has a MidoNet port too). */
+  runtimeClass: k8s.V1RuntimeClass;
+  peerPod: k8s.V1Pod;
   service: k8s.V1Service;
   endpoints: k8s.V1Endpoints;
 }
@@ -63,18 +70,22 @@ export function demoObjects(cluster: SampleCluster = sampleCluster()): DemoObjec
   const endpointPorts = cluster.endpoints.subsets?.[0]?.ports ?? [];
   const addresses = cluster.endpoints.subsets?.[0]?.addresses ?? [];
   const podOf = (ip: string) => cluster.pods.find((pod) => pod.status.podIP === ip);
+  const pod = ({ metadata, spec, status }: SampleCluster['pods'][number]): k8s.V1Pod => ({
+    metadata: { name: metadata.name, namespace: metadata.namespace, labels: DEMO_LABELS, annotations: metadata.annotations },
+    // Never runs: there is no kubelet. The status below is what one would report.
+    spec: { nodeName: spec.nodeName, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+    status: { phase: status.phase, podIP: status.podIP, podIPs: status.podIP ? [{ ip: status.podIP }] : undefined },
+  });
+  const peer = pod({ kind: 'Pod', metadata: { name: PEER_POD, namespace: 'default', uid: '', annotations: {} }, spec: { nodeName: 'node2' }, status: { phase: 'Running', podIP: '10.1.2.6' } });
   return {
+    runtimeClass: { metadata: { name: PEER_RUNTIME_CLASS, labels: DEMO_LABELS }, handler: PEER_RUNTIME_CLASS },
+    peerPod: { ...peer, spec: { ...peer.spec!, runtimeClassName: PEER_RUNTIME_CLASS } },
     nodes: cluster.nodes.map(({ metadata, spec, status }) => ({
       metadata: { name: metadata.name, labels: DEMO_LABELS, annotations: metadata.annotations },
       spec: { podCIDR: spec.podCIDR, podCIDRs: spec.podCIDR ? [spec.podCIDR] : undefined },
       status: { addresses: status.addresses },
     })),
-    pods: cluster.pods.map(({ metadata, spec, status }) => ({
-      metadata: { name: metadata.name, namespace: metadata.namespace, labels: DEMO_LABELS, annotations: metadata.annotations },
-      // Never runs: there is no kubelet. The status below is what one would report.
-      spec: { nodeName: spec.nodeName, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
-      status: { phase: status.phase, podIP: status.podIP, podIPs: status.podIP ? [{ ip: status.podIP }] : undefined },
-    })),
+    pods: cluster.pods.map(pod),
     service: {
       metadata: { name: cluster.service.metadata.name, namespace: cluster.service.metadata.namespace, labels: DEMO_LABELS },
       // No clusterIP: the fixture's may lie outside this cluster's service range, so the API server picks one.
@@ -106,6 +117,10 @@ interface Condition {
   status: string;
   reason?: string;
   message?: string;
+}
+
+interface PeerPodObject extends k8s.KubernetesObject {
+  spec?: { cloudProvider?: string; instanceID?: string };
 }
 
 interface TranslationObject extends k8s.KubernetesObject {
@@ -145,6 +160,7 @@ const refKey = (ref: { namespace?: string; name: string }) => (ref.namespace ? `
 class Demo {
   private readonly core: k8s.CoreV1Api;
   private readonly custom: k8s.CustomObjectsApi;
+  private readonly node: k8s.NodeV1Api;
   private readonly admin?: EmulatorAdmin;
   private readonly objects = demoObjects();
 
@@ -153,18 +169,21 @@ class Demo {
     /** ` --stack <file>` when not the default one, for the hints printed. */
     private readonly stackArg: string,
     private readonly out: (text: string) => void,
+    private readonly withPeerPod: boolean,
   ) {
     const kubeConfig = new k8s.KubeConfig();
     kubeConfig.loadFromFile(stack.kubernetes.kubeconfig);
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+    this.node = kubeConfig.makeApiClient(k8s.NodeV1Api);
     this.admin = stack.midonet.adminUrl ? new EmulatorAdmin(stack.midonet.adminUrl) : undefined;
   }
 
   /** Each demo object: its ref, how to read it now, and how to delete it. */
   private entries(): DemoEntry[] {
     const { core } = this;
-    const { nodes, pods, service, endpoints } = this.objects;
+    const { nodes, service, endpoints } = this.objects;
+    const pods = [...this.objects.pods, ...(this.withPeerPod ? [this.objects.peerPod] : [])];
     const name = (o: { metadata?: k8s.V1ObjectMeta }) => o.metadata!.name!;
     const namespace = (o: { metadata?: k8s.V1ObjectMeta }) => o.metadata!.namespace!;
     const nodeEntries = nodes.map((n) => ({
@@ -206,7 +225,8 @@ class Demo {
       const current = await core.readNode({ name: node.metadata!.name! });
       await core.replaceNodeStatus({ name: node.metadata!.name!, body: { ...current, status: { ...current.status, ...node.status } } });
     }
-    for (const pod of objects.pods) {
+    if (this.withPeerPod) await createOrKeep(() => this.node.createRuntimeClass({ body: objects.runtimeClass }));
+    for (const pod of [...objects.pods, ...(this.withPeerPod ? [objects.peerPod] : [])]) {
       const { name, namespace } = pod.metadata as { name: string; namespace: string };
       await createOrKeep(() => core.createNamespacedPod({ namespace, body: pod }));
       const current = await core.readNamespacedPod({ name, namespace });
@@ -250,7 +270,21 @@ class Demo {
       const counts = Object.entries(dump).filter(([, items]) => items.length > 0);
       this.out(`\nMidoNet resources in the emulator (all, the cluster's globals included):\n${table(counts.map(([kind, items]) => [kind, String(items.length)]))}`);
     }
-    this.printLinks('Lifecycle workflows', [GLOBAL_MIDONET_WORKFLOW_ID, ...live.map(({ ref }) => workflowId(ref))]);
+    const peerPodRef = { kind: 'PeerPod' as const, namespace: 'default', name: PEER_POD };
+    if (this.withPeerPod) {
+      this.out(`\nWaiting until peer pod ${refKey(peerPodRef)} has its VM (runtime class ${PEER_RUNTIME_CLASS})…\n`);
+      const recorded = await this.poll(timeoutMs, async () => {
+        const peerPod = await this.peerPod();
+        return peerPod?.spec?.instanceID
+          ? { done: true as const, value: peerPod }
+          : { done: false as const, problems: [`PeerPod ${refKey(peerPodRef)}: ${peerPod ? 'no instance yet' : 'not created yet'} (\`steward status peerpod ${refKey(peerPodRef)}\` tells why)`] };
+      });
+      if (!recorded.done) throw new Error(`timed out after ${timeoutMs / 1000} s; ${recorded.problems.join('; ')}`);
+      const { cloudProvider = '?', instanceID = '?' } = recorded.value.spec ?? {};
+      this.out(`\nPeer pod VM:\n${table([[`Pod ${refKey(peerPodRef)}`, `PeerPod ${refKey(peerPodRef)}`, `${cloudProvider} VM ${instanceID}`]])}`);
+      if (cloudProvider === 'libvirt') this.out(`  see it: virsh -c ${this.stack.libvirt.uri} dominfo ${instanceID}\n`);
+    }
+    this.printLinks('Lifecycle workflows', [GLOBAL_MIDONET_WORKFLOW_ID, ...live.map(({ ref }) => workflowId(ref)), ...(this.withPeerPod ? [workflowId(peerPodRef)] : [])]);
     this.printLinks(
       'Translation workflows (the pushers)',
       ready.value.map((t) => workflowId({ kind: 'Translation', namespace: t.metadata!.namespace!, name: t.metadata!.name! })),
@@ -272,7 +306,7 @@ class Demo {
       await readOrAbsent(entry.remove);
       this.out(`deleted ${entry.ref.kind} ${refKey(entry.ref)}\n`);
     }
-    this.out(`\nWaiting up to ${timeoutMs / 1000} s until their Translations are gone…\n`);
+    this.out(`\nWaiting up to ${timeoutMs / 1000} s until their Translations${this.withPeerPod ? ' and the peer pod\'s VM and PeerPod' : ''} are gone…\n`);
     const gone = await this.poll(timeoutMs, async () => {
       const left = (await this.translations()).filter((t) => t.metadata?.ownerReferences?.some((o) => uids.has(o.uid)));
       const problems = left.map((t) => {
@@ -280,14 +314,27 @@ class Demo {
         const finalizers = t.metadata?.finalizers?.join(', ') || 'none';
         return `${refKey(t.metadata as { namespace: string; name: string })}: finalizers ${finalizers}${ready ? `; Ready=${ready.status} ${ready.reason}: ${ready.message}` : ''}`;
       });
+      const peerPod = this.withPeerPod ? await this.peerPod() : undefined;
+      if (peerPod) problems.push(`PeerPod default/${PEER_POD}: finalizers ${peerPod.metadata?.finalizers?.join(', ') || 'none'} (its VM is being deleted)`);
       return problems.length ? { done: false as const, problems } : { done: true as const, value: undefined };
     });
-    if (!gone.done) throw new Error(`timed out after ${timeoutMs / 1000} s; Translations still there:\n  ${gone.problems.join('\n  ')}`);
+    if (!gone.done) throw new Error(`timed out after ${timeoutMs / 1000} s; still there:\n  ${gone.problems.join('\n  ')}`);
+    if (this.withPeerPod) {
+      const runtimeClass = await readOrAbsent(() => this.node.readRuntimeClass({ name: PEER_RUNTIME_CLASS }));
+      if (runtimeClass?.metadata?.labels?.[Object.keys(DEMO_LABELS)[0]!] === Object.values(DEMO_LABELS)[0]) {
+        await readOrAbsent(() => this.node.deleteRuntimeClass({ name: PEER_RUNTIME_CLASS }));
+        this.out(`deleted RuntimeClass ${PEER_RUNTIME_CLASS}\n`);
+      }
+    }
     if (this.admin) {
       for (const host of sampleCluster().hosts) await this.admin.removeHost(host.id).catch(() => undefined);
       this.out('Removed the seeded MidoNet hosts from the emulator.\n');
     }
     this.out('Translations gone: the demo is cleaned up.\n');
+  }
+
+  private peerPod(): Promise<PeerPodObject | undefined> {
+    return readOrAbsent(async () => (await this.custom.getNamespacedCustomObject({ ...PEERPOD_API, namespace: 'default', name: PEER_POD })) as PeerPodObject);
   }
 
   private async translations(): Promise<TranslationObject[]> {
@@ -344,15 +391,16 @@ export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
     .description(
-      'on the running stack (npm start): create sample Nodes, Pods, a Service with two ports and its Endpoints, wait until their Translations are Ready, and print them with the Temporal UI links of their workflows',
+      'on the running stack (npm start): create sample Nodes, Pods, a Service with two ports and its Endpoints, and a peer pod with a cloud VM, wait until their Translations are Ready and the VM is recorded, and print them with the Temporal UI links of their workflows',
     )
     .option('--stack <file>', `stack.json of the running stack (default ${stackFile(defaultStateDir)})`)
     .option('--timeout <seconds>', 'how long to wait for the Translations (default 180)')
     .option('--cleanup', 'delete what demo created and wait until their Translations are gone')
-    .action(async (flags: { stack?: string; timeout?: string; cleanup?: boolean }, self: Command) => {
+    .option('--no-peer-pod', 'leave out the peer pod (for a worker without cloud activities)')
+    .action(async (flags: { stack?: string; timeout?: string; cleanup?: boolean; peerPod?: boolean }, self: Command) => {
       const options = parseDemoOptions(flags);
       const stackArg = flags.stack ? ` --stack ${flags.stack}` : '';
-      const demo = new Demo(options.stack, stackArg, (text) => self.configureOutput().writeOut?.(text));
+      const demo = new Demo(options.stack, stackArg, (text) => self.configureOutput().writeOut?.(text), options.peerPod);
       if (options.cleanup) await demo.cleanup(options.timeoutMs);
       else await demo.create(options.timeoutMs);
     });

@@ -9,6 +9,7 @@ import { repoRoot } from '../deploy/local/paths';
 import { sleep } from '../deploy/local/process';
 import { globalIds, DEFAULT_TENANT } from '../workflows/translation/ids';
 import { sampleCluster } from '../workflows/translation/sample-cluster';
+import { virsh } from '../deploy/local/libvirt';
 import { TRANSLATION_API } from '../workflows/naming';
 
 // `npm start` and `steward demo` as a user runs them: two processes, the second reading the first's stack.json. The
@@ -46,13 +47,16 @@ const alive = (pid: number) => {
 
 const demoOwners = (() => {
   const cluster = sampleCluster();
-  return new Set([...cluster.nodes, ...cluster.pods, cluster.service, cluster.endpoints].map((o) => `${o.kind}/${o.metadata.name}`));
+  // and the peer pod the demo adds beside the sample cluster
+  return new Set([...[...cluster.nodes, ...cluster.pods, cluster.service, cluster.endpoints].map((o) => `${o.kind}/${o.metadata.name}`), 'Pod/web-peer']);
 })();
 
 const stateDir = mkdtempSync(join(tmpdir(), 'steward-demo-'));
 const file = stackFile(stateDir);
 let up: ReturnType<typeof run>;
 let info: StackInfo;
+/** The UUID of the peer pod's libvirt domain, as the demo printed it. */
+let peerPodVm: string | undefined;
 
 /** Translations owned by the demo's objects, as `namespace/name`. */
 async function demoTranslations(): Promise<string[]> {
@@ -98,6 +102,11 @@ describe('npm start + steward demo', () => {
     expect(demo.output()).toContain(`${info.temporal.uiUrl}/namespaces/default/workflows/pod%2Fdefault%2Fnginx`);
     expect(demo.output()).toContain(`${info.temporal.uiUrl}/namespaces/default/workflows/global%2Fmidonet`);
     expect(demo.output()).toMatch(/MidoNet resources in the emulator[^]*Bridge +2/);
+    // The peer pod: a running libvirt domain whose UUID its PeerPod records.
+    peerPodVm = /libvirt VM ([0-9a-f-]{36})/.exec(demo.output())?.[1];
+    expect(peerPodVm).toBeDefined();
+    expect(await virsh(info.libvirt.uri, 'domstate', peerPodVm!)).toMatch(/running/);
+    expect(demo.output()).toContain(`${info.temporal.uiUrl}/namespaces/default/workflows/peerpod%2Fdefault%2Fweb-peer`);
   }, 300_000);
 
   it('steward demo --cleanup deletes it and waits until its Translations are gone', async () => {
@@ -108,6 +117,7 @@ describe('npm start + steward demo', () => {
     expect(await demoTranslations()).toEqual([]);
     const dump = await new EmulatorAdmin(info.midonet.adminUrl!).dump();
     expect({ bridges: dump.Bridge.length, ports: dump.Port.length, hosts: dump.Host.length }).toEqual({ bridges: 0, ports: 0, hosts: 0 });
+    await expect(virsh(info.libvirt.uri, 'domstate', peerPodVm!)).rejects.toThrow(/failed to get domain/);
   }, 200_000);
 
   it('Ctrl-C stops the starter, the worker and the stack, and exits 0', async () => {

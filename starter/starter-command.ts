@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { z } from 'zod';
+import type { CloudConfig } from '../activities/cloud';
 import { backendResource, createMidonetClient } from '../activities/midonet';
 import { stackFile, type StackInfo } from '../deploy/local';
 import { defaultStateDir } from '../deploy/local/paths';
@@ -199,6 +200,12 @@ export async function runStarter(config: StarterConfig, log: Logger): Promise<Ru
   }
 }
 
+function peerPodSummary(cloud: CloudConfig | undefined, runtimeClasses: string[]): string {
+  if (!cloud) return 'none (STEWARD_CLOUD_PROVIDER is not set)';
+  const where = cloud.provider === 'libvirt' ? `libvirt ${cloud.libvirt.uri}` : `aws ${cloud.aws.region}${cloud.aws.endpoint ? ` at ${cloud.aws.endpoint}` : ''}`;
+  return `${where}, for Pods of runtime class ${runtimeClasses.join(', ') || '(none)'}`;
+}
+
 /** Resolves with the name of the first SIGINT or SIGTERM. */
 export function untilStopSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -280,6 +287,7 @@ export async function runOnStack(info: StackInfo, options: { freePorts: boolean 
     summary: [
       `  Worker metrics:    http://${workerConfig.http.host}:${worker.httpPort}/metrics (health: /healthz, /readyz)`,
       `  Starter:           ${starterConfig.identity} (Lease ${starterConfig.lease.namespace}/${starterConfig.lease.name})`,
+      `  Peer-pod VMs:      ${peerPodSummary(workerConfig.cloud, starterConfig.peerPodRuntimeClasses)}`,
       `  Steward log:       ${logFile}`,
       `  Try it:            npx steward demo${info.stateDir === defaultStateDir ? '' : ` --stack ${stackFile(info.stateDir)}`} (in a second terminal)`,
     ],
