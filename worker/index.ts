@@ -116,7 +116,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       interceptors: { activity: [activityMetricsInterceptor(metrics, backendOf)] },
       ...config.concurrency,
       // Server side, so the cap holds across every worker replica: the backend sees their sum. It limits the task
-      // queue's regular activities, which are MidoNet's alone (Kubernetes calls are local activities, never limited).
+      // queue's regular activities: MidoNet's and the cloud's (Kubernetes calls are local activities, never limited).
       maxTaskQueueActivitiesPerSecond: config.rateLimits.midonetActivitiesPerSecond,
       // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
       shutdownGraceTime: '10s',

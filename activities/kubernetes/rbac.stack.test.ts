@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServiceAccountKubeconfig } from '../../deploy/local';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
 import { TRANSLATION_FINALIZER } from '../../workflows/translation/types';
 import { createKubernetesActivities } from './activities';
 import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';
@@ -49,6 +50,12 @@ describe('RBAC', () => {
 
     const read = await k.readObject({ ref });
     expect(await k.releaseFinalizer({ ref, uid: read.found ? read.uid : '', finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
+
+    const pod = await admin.makeApiClient(k8s.CoreV1Api).createNamespacedPod({ namespace, body: { metadata: { name: 'peer' }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } });
+    const vm = { provider: 'libvirt', instanceId: '0b0c6c39-5d3a-4b3e-9d0e-3f7f1c2a4e10' };
+    const peerPod = await k.recordPeerPod({ namespace, podName: 'peer', podUid: pod.metadata!.uid!, vm, vmName: 'podvm-peer-0b0c6c39' });
+    expect(peerPod).toMatchObject({ name: 'peer', podFound: true });
+    expect(await k.releaseFinalizer({ ref: { kind: 'PeerPod', namespace, name: 'peer' }, uid: peerPod.uid, finalizer: PEERPOD_FINALIZER })).toEqual({ released: true });
   });
 
   it('fails non-retryable KubernetesForbidden, naming the object, where the role grants nothing', async () => {
