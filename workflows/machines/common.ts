@@ -31,3 +31,22 @@ export function failureOf(event: { type: string; at: string }): { lastError: Lif
   const { action, reason, message, at } = event as unknown as { action: string; reason: string; message: string; at: string };
   return { lastError: { reason, message: `${action}: ${message}`, at } };
 }
+
+/**
+ * `stuck`'s transitions in the lifecycles whose actions report back with `eventRecorded`: the retry timer, a refresh
+ * and `cleanup --mode retry` resume the failed step (through `resuming`); `orphan` and `force` go to `giveUpTarget`.
+ * Everything else only updates what is known: a stuck lifecycle waits.
+ */
+export const stuckTransitions = <TGiveUp extends string>(giveUpTarget: TGiveUp) =>
+  ({
+    eventRecorded: {},
+    actionFailed: {},
+    observed: { actions: 'observe' },
+    retry: 'resuming',
+    refresh: { target: 'resuming', actions: 'recordAction' },
+    resumed: { target: 'stuck', reenter: true },
+    cleanup: [
+      { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
+      { guard: 'isGiveUp', target: giveUpTarget, actions: 'recordAction' },
+    ],
+  }) as const;

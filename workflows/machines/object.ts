@@ -1,6 +1,6 @@
 import { assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { failureOf, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 
@@ -237,18 +237,7 @@ export const objectMachine = setup({
         { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
       ],
       exit: { type: 'cancelTimer', params: { id: 'stuckRetry' } },
-      on: {
-        eventRecorded: {},
-        actionFailed: {},
-        observed: { actions: 'observe' },
-        retry: 'resuming',
-        refresh: { target: 'resuming', actions: 'recordAction' },
-        resumed: { target: 'stuck', reenter: true },
-        cleanup: [
-          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-          { guard: 'isGiveUp', target: 'releasing', actions: 'recordAction' },
-        ],
-      },
+      on: stuckTransitions('releasing'),
     },
     /** An operator gave up (cleanup orphan or force): release what holds the object, then finish. */
     releasing: {

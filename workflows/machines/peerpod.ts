@@ -1,6 +1,6 @@
 import { and, assign, not, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { failureOf, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 
@@ -287,18 +287,7 @@ export const peerPodMachine = setup({
         { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
       ],
       exit: { type: 'cancelTimer', params: { id: 'stuckRetry' } },
-      on: {
-        eventRecorded: {},
-        actionFailed: {},
-        observed: { actions: 'observe' },
-        retry: 'resuming',
-        refresh: { target: 'resuming', actions: 'recordAction' },
-        resumed: { target: 'stuck', reenter: true },
-        cleanup: [
-          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-          { guard: 'isGiveUp', target: 'givingUp', actions: 'recordAction' },
-        ],
-      },
+      on: stuckTransitions('givingUp'),
     },
     /** An operator gave up on the VM: say which VM is left (the sweeper still removes it), then release the PeerPod. */
     givingUp: {
