@@ -45,7 +45,9 @@ describe('the activity metrics interceptor', () => {
 
 describe('objects per lifecycle state', () => {
   it("counts the states of the lifecycle machines, taken from the machines themselves", () => {
-    expect(lifecycleStates).toEqual(expect.arrayContaining(['pending', 'pushing', 'synced', 'stuck', 'paused', 'done']));
+    expect(lifecycleStates('Translation')).toEqual(expect.arrayContaining(['pending', 'pushing', 'synced', 'stuck', 'paused', 'done']));
+    expect(lifecycleStates('Pod')).toEqual(expect.arrayContaining(['translating', 'ready', 'finalizing', 'stuck']));
+    expect(lifecycleStates('PeerPod')).toEqual(expect.arrayContaining(['creatingVm', 'tracking', 'deletingVm', 'stuck']));
   });
 
   /** A partial fake: only `workflow.count`, answering from a table of query → count. */
@@ -71,7 +73,7 @@ describe('objects per lifecycle state', () => {
       },
       calls,
     );
-    const counter = countObjectsByState({ client, metrics, log, states: ['synced', 'stuck'] });
+    const counter = countObjectsByState({ client, metrics, log, states: () => ['synced', 'stuck'] });
     await counter.refresh();
     counter.stop();
     expect((await valuesOf(metrics, 'steward_objects')).map(({ labels, value }) => ({ ...labels, value }))).toEqual([

@@ -3,8 +3,11 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AnyStateMachine } from 'xstate';
+import { objectMachine } from '../workflows/machines/object';
+import { peerPodMachine } from '../workflows/machines/peerpod';
 import { translationMachine } from '../workflows/machines/translation';
-import { LIFECYCLE_KINDS } from '../workflows/naming';
+import { LIFECYCLE_KINDS, type LifecycleKind } from '../workflows/naming';
 import { K8sKind, LifecycleState } from '../workflows/search-attributes';
 
 /**
@@ -76,18 +79,25 @@ export function activityMetricsInterceptor(metrics: WorkerMetrics, backendOf: (a
   };
 }
 
-/** The lifecycle machines whose states `steward_objects` counts; add each new one here. */
-const lifecycleMachines = [translationMachine];
+/** The machine of each lifecycle kind, whose states `steward_objects` counts. */
+const lifecycleMachines: Record<LifecycleKind, AnyStateMachine> = {
+  Node: objectMachine,
+  Pod: objectMachine,
+  Service: objectMachine,
+  Endpoints: objectMachine,
+  Translation: translationMachine,
+  PeerPod: peerPodMachine,
+};
 
-/** Their top-level states. A state not listed (a machine not added yet) still shows, summed as `other`. */
-export const lifecycleStates: readonly string[] = [...new Set(lifecycleMachines.flatMap((machine) => Object.keys(machine.root.states)))];
+/** A kind's top-level states, one count query each. A state not listed still shows, summed as `other`. */
+export const lifecycleStates = (kind: LifecycleKind): readonly string[] => Object.keys(lifecycleMachines[kind].root.states);
 
 export interface ObjectCountOptions {
   client: Client;
   metrics: WorkerMetrics;
   log: Logger;
   intervalMs?: number;
-  states?: readonly string[];
+  states?: (kind: LifecycleKind) => readonly string[];
 }
 
 /**
@@ -107,7 +117,7 @@ export function countObjectsByState({ client, metrics, log, intervalMs = 30_000,
         const total = await count(byKind);
         if (total === 0) continue;
         let known = 0;
-        for (const state of states) {
+        for (const state of states(kind)) {
           const value = await count(byKind, `${LifecycleState.name}="${state}"`);
           known += value;
           if (value > 0) values.push({ kind, state, value });
