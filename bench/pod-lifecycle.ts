@@ -4,16 +4,13 @@
 //   (b) 200 Pods on 4 Nodes: seconds from creating them to every Translation Ready, and from deleting them to
 //       everything gone, with the events all their workflows took.
 // Usage: node --import tsx bench/pod-lifecycle.ts [path/to/stack.json]
-// Without a stack.json it starts its own stack (free ports) in $STEWARD_BENCH_STATE_DIR (default /tmp/steward-bench).
-import { readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Without a stack.json it starts its own stack (free ports) in $STEWARD_BENCH_STATE_DIR/steward-bench (default in /tmp).
 import type { Client } from '@temporalio/client';
-import { startStack, type Stack, type StackInfo } from '../deploy/local';
 import { nodeIds, podPortId } from '../workflows/translation/ids';
 import { translate } from '../workflows/translation';
 import type { NodeProjection, PodProjection } from '../workflows/translation/types';
 import { createNode, createPod, isReady, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/e2e-objects/harness';
+import { benchStack, costOf, inParallel, noneRunning, printTable, seconds, type RunCost } from './support';
 
 const NAMESPACE = 'bench';
 const TENANT = 'midonetkube';
@@ -47,37 +44,9 @@ function translationNames(pod: PodProjection): string[] {
   return result.translations.map((t) => t.name);
 }
 
-interface RunCost {
-  runs: number;
-  events: number;
-  stateTransitions: number;
-}
 
-/** Events and state transitions of every run of a workflow id (continue-as-new and incarnations included). */
-async function costOf(client: Client, workflowId: string): Promise<RunCost> {
-  const cost: RunCost = { runs: 0, events: 0, stateTransitions: 0 };
-  for await (const run of client.workflow.list({ query: `WorkflowId="${workflowId}"` })) {
-    const described = await client.workflow.getHandle(workflowId, run.runId).describe();
-    cost.runs++;
-    cost.events += described.historyLength;
-    cost.stateTransitions += Number(described.raw.workflowExecutionInfo?.stateTransitionCount ?? 0);
-  }
-  return cost;
-}
 
-async function noneRunning(client: Client, query: string): Promise<boolean> {
-  for await (const _ of client.workflow.list({ query: `${query} AND ExecutionStatus="Running"` })) return false;
-  return true;
-}
 
-function printTable(title: string, header: string[], rows: (string | number)[][]): void {
-  const cells = [header, ...rows.map((r) => r.map(String))];
-  const widths = header.map((_, c) => Math.max(...cells.map((r) => r[c]!.length)));
-  const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
-  console.log(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${cells.slice(1).map(line).join('\n')}`);
-}
-
-const seconds = (ms: number) => (ms / 1000).toFixed(1);
 const emulatorPortIds = async (h: ObjectsHarness) => new Set(((await h.admin.dump()).Port ?? []).map((p) => p.id as string));
 
 /** (a) One Pod, created on a ready Node, pushed, deleted, gone; its own workflows' events and its Node's extra. */
@@ -122,13 +91,6 @@ async function onePod(h: ObjectsHarness, pod: PodProjection, label: string): Pro
   );
 }
 
-/** Runs `work` over `items`, `width` at a time. */
-async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
-}
 
 /** Sum of history events of the bench namespace's workflows of one kind whose id starts with `prefix` (closed runs included). */
 async function eventsOfKind(client: Client, kind: string, prefix: string): Promise<{ workflows: number; events: number }> {
@@ -205,16 +167,7 @@ async function manyPods(h: ObjectsHarness): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const stackJson = process.argv[2];
-  let stack: Stack | undefined;
-  let info: StackInfo;
-  if (stackJson) info = JSON.parse(readFileSync(stackJson, 'utf8')) as StackInfo;
-  else {
-    const stateDir = process.env.STEWARD_BENCH_STATE_DIR ?? join(tmpdir(), 'steward-bench');
-    rmSync(stateDir, { recursive: true, force: true });
-    stack = await startStack({ ports: 'free', stateDir });
-    info = stack.info;
-  }
+  const { info, stop } = await benchStack('steward-bench');
   const h = await startObjectsHarness(info, { hosts, identity: 'bench' });
   try {
     await h.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
@@ -233,7 +186,7 @@ async function main(): Promise<void> {
     await manyPods(h);
   } finally {
     await h.stop();
-    await stack?.stop();
+    await stop();
   }
 }
 

@@ -1,0 +1,60 @@
+// What the benchmarks share: their stack (their own, or a running one's stack.json), the cost of a workflow in history
+// events and state transitions, and the tables they print.
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { startStack, type StackInfo } from '../deploy/local';
+
+/**
+ * The stack of `path/to/stack.json` when given as the first argument, else one of the benchmark's own (free ports) in
+ * $STEWARD_BENCH_STATE_DIR/<name> (default in the temporary directory), started afresh.
+ */
+export async function benchStack(name: string): Promise<{ info: StackInfo; stop: () => Promise<void> }> {
+  const stackJson = process.argv[2];
+  if (stackJson) return { info: JSON.parse(readFileSync(stackJson, 'utf8')) as StackInfo, stop: () => Promise.resolve() };
+  const stateDir = join(process.env.STEWARD_BENCH_STATE_DIR ?? tmpdir(), name);
+  rmSync(stateDir, { recursive: true, force: true });
+  const stack = await startStack({ ports: 'free', stateDir });
+  return { info: stack.info, stop: () => stack.stop() };
+}
+
+export interface RunCost {
+  runs: number;
+  events: number;
+  stateTransitions: number;
+}
+
+/** Events and state transitions of every run of a workflow id (continue-as-new and incarnations included). */
+export async function costOf(client: Client, workflowId: string): Promise<RunCost> {
+  const cost: RunCost = { runs: 0, events: 0, stateTransitions: 0 };
+  for await (const run of client.workflow.list({ query: `WorkflowId="${workflowId}"` })) {
+    const described = await client.workflow.getHandle(workflowId, run.runId).describe();
+    cost.runs++;
+    cost.events += described.historyLength;
+    cost.stateTransitions += Number(described.raw.workflowExecutionInfo?.stateTransitionCount ?? 0);
+  }
+  return cost;
+}
+
+export async function noneRunning(client: Client, query: string): Promise<boolean> {
+  for await (const _ of client.workflow.list({ query: `${query} AND ExecutionStatus="Running"` })) return false;
+  return true;
+}
+
+export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, c) => Math.max(...cells.map((r) => r[c]!.length)));
+  const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  console.log(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${cells.slice(1).map(line).join('\n')}`);
+}
+
+export const seconds = (ms: number) => (ms / 1000).toFixed(1);
+
+/** Runs `work` over `items`, `width` at a time. */
+export async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) await work(items[next++]!);
+  }));
+}

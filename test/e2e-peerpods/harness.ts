@@ -1,0 +1,245 @@
+// Peer pods on an embedded stack, for the end-to-end tests of this folder and for bench/: the real starter (Pods and
+// PeerPods), a worker with the cloud activities of one provider, the API server's Pods and PeerPods, and relays that
+// put the clouds within the test's reach (cut libvirt off, swallow an EC2 reply).
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { rmSync } from 'node:fs';
+import { createServer as createHttpServer, request, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from '../../activities/cloud/testing/backends';
+import type { StackInfo } from '../../deploy/local/stack';
+import { createStarter, type Starter } from '../../starter/controller';
+import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
+import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
+import { PEERPOD_API, workflowId } from '../../workflows/naming';
+import { waitFor } from '../support';
+
+export const namespace = 'default';
+
+export interface PeerPodObject {
+  metadata: { name: string; uid: string; finalizers?: string[]; deletionTimestamp?: string; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
+  spec: { cloudProvider?: string; instanceID?: string };
+}
+
+/**
+ * libvirtd as the worker reaches it: a Unix-socket relay to the daemon that the test can cut and restore, so "libvirt
+ * is down" is seen by Steward alone (the daemon and its VMs stay up for everything else).
+ */
+export class LibvirtRelay {
+  readonly path: string;
+  private server?: Server;
+  private readonly open = new Set<Socket>();
+  constructor(
+    marker: string,
+    private readonly daemon = '/run/libvirt/libvirt-sock',
+  ) {
+    this.path = `/tmp/${marker}-libvirt.sock`;
+  }
+  get uri() {
+    return `qemu+unix:///system?socket=${this.path}`;
+  }
+  async start(): Promise<void> {
+    rmSync(this.path, { force: true });
+    this.server = createServer((socket) => {
+      const upstream = connect(this.daemon);
+      for (const s of [socket, upstream]) {
+        this.open.add(s);
+        s.on('close', () => this.open.delete(s));
+        s.on('error', () => undefined);
+      }
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.path, resolve));
+  }
+  async stop(): Promise<void> {
+    for (const s of this.open) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server = undefined;
+  }
+}
+
+/**
+ * The EC2 endpoint as the worker reaches it: an HTTP relay to the test server that can swallow the reply of the next
+ * RunInstances after the server made the instance: a lost reply, exactly.
+ */
+export class Ec2Relay {
+  private server?: HttpServer;
+  private swallow?: () => void;
+  url = '';
+  async start(target: string): Promise<void> {
+    const upstream = new URL(target);
+    const body = (stream: IncomingMessage) =>
+      new Promise<Buffer>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+      });
+    this.server = createHttpServer((req, res) => {
+      void body(req).then((sent) => {
+        const forward = request(new URL(req.url ?? '/', upstream), { method: req.method, headers: { ...req.headers, host: upstream.host } }, (reply) => {
+          void body(reply).then((answer) => {
+            const swallow = this.swallow;
+            if (swallow && sent.toString().includes('Action=RunInstances')) {
+              this.swallow = undefined;
+              res.socket?.destroy();
+              swallow();
+              return;
+            }
+            res.writeHead(reply.statusCode ?? 502, reply.headers);
+            res.end(answer);
+          });
+        });
+        forward.on('error', () => res.socket?.destroy());
+        forward.end(sent);
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+  /** Resolves once the next RunInstances was carried out by the server and its reply dropped. */
+  swallowNextCreateReply(): Promise<void> {
+    return new Promise((resolve) => (this.swallow = resolve));
+  }
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+export type ProviderName = 'libvirt' | 'aws';
+
+export interface PeerPodHarness {
+  info: StackInfo;
+  /** This run's cloud marker: the sweeper of another run never takes these VMs for its own. */
+  marker: string;
+  client: Client;
+  core: k8s.CoreV1Api;
+  custom: k8s.CustomObjectsApi;
+  libvirtRelay: LibvirtRelay;
+  ec2Relay: Ec2Relay;
+  /** The worker environment for a provider: its cloud reached through the relays unless `direct`. */
+  env(provider: ProviderName, options?: { direct?: boolean }): NodeJS.ProcessEnv;
+  /** The cloud as the test reads it, bypassing Steward. */
+  backend(provider: ProviderName): Backend;
+  /** Runs the in-process worker for a provider (stopping the one running). */
+  startWorker(provider: ProviderName, options?: { direct?: boolean }): Promise<RunningWorker>;
+  stopWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startPeerPodHarness(info: StackInfo, { identity, log }: { identity: string; log: Logger }): Promise<PeerPodHarness> {
+  const marker = `steward-${identity}-${Date.now().toString(36)}`;
+  const libvirtRelay = new LibvirtRelay(marker);
+  const ec2Relay = new Ec2Relay();
+  await libvirtRelay.start();
+  await ec2Relay.start(info.ec2.endpoint);
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  // As cloud-api-adaptor's installation creates it.
+  await kubeConfig
+    .makeApiClient(k8s.NodeV1Api)
+    .createRuntimeClass({ body: { metadata: { name: 'kata-remote' }, handler: 'kata-remote' } })
+    .catch((error: { code?: number }) => {
+      if (error.code !== 409) throw error;
+    });
+  const connection = await Connection.connect({ address: info.temporal.address });
+  const client = new Client({ connection, namespace: info.temporal.namespace });
+  const starter: Starter = createStarter({
+    kubeConfig,
+    temporalClient: client,
+    identity,
+    debounceMs: 50,
+    kinds: ['Pod', 'PeerPod'],
+    lease: { name: `steward-${identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 },
+    logger: log,
+  });
+  starter.start();
+  let worker: RunningWorker | undefined;
+
+  const env = (provider: ProviderName, { direct = false } = {}): NodeJS.ProcessEnv => {
+    const base = {
+      ...process.env,
+      TEMPORAL_ADDRESS: info.temporal.address,
+      TEMPORAL_NAMESPACE: info.temporal.namespace,
+      KUBECONFIG: info.kubernetes.kubeconfig,
+      STEWARD_HTTP_HOST: '127.0.0.1',
+      STEWARD_HTTP_PORT: '0',
+      STEWARD_LOG_LEVEL: 'error',
+      STEWARD_CLOUD_MARKER: marker,
+    };
+    if (provider === 'libvirt') return { ...base, STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: direct ? info.libvirt.uri : libvirtRelay.uri };
+    return {
+      ...base,
+      STEWARD_CLOUD_PROVIDER: 'aws',
+      AWS_REGION: info.ec2.region,
+      AWS_ENDPOINT_URL: direct ? info.ec2.endpoint : ec2Relay.url,
+      STEWARD_PODVM_IMAGE: TEST_AMI,
+      STEWARD_PODVM_INSTANCE_TYPE: 't3.micro',
+    };
+  };
+  const stopWorker = async () => {
+    await worker?.shutdown();
+    worker = undefined;
+  };
+  return {
+    info,
+    marker,
+    client,
+    core: kubeConfig.makeApiClient(k8s.CoreV1Api),
+    custom: kubeConfig.makeApiClient(k8s.CustomObjectsApi),
+    libvirtRelay,
+    ec2Relay,
+    env,
+    backend: (provider) => (provider === 'libvirt' ? libvirtBackend(info, marker) : awsBackend(info, marker)),
+    async startWorker(provider, options) {
+      await stopWorker();
+      worker = await runWorker(loadWorkerConfig({}, env(provider, options)), { log });
+      return worker;
+    },
+    stopWorker,
+    async stop() {
+      await starter.stop();
+      for await (const wf of client.workflow.list({ query: 'ExecutionStatus="Running"' })) {
+        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('end-to-end run done').catch(() => undefined);
+      }
+      await stopWorker();
+      await connection.close();
+      await libvirtRelay.stop();
+      await ec2Relay.stop();
+    },
+  };
+}
+
+/** A Pod of the peer-pod runtime class; never runs (no kubelet), which the VM lifecycle does not need. */
+export async function createPeerPodPod(h: Pick<PeerPodHarness, 'core'>, name: string): Promise<string> {
+  const pod = await h.core.createNamespacedPod({
+    namespace,
+    body: { metadata: { name }, spec: { runtimeClassName: 'kata-remote', containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
+  });
+  return pod.metadata!.uid!;
+}
+
+export async function readPeerPod(h: Pick<PeerPodHarness, 'custom'>, name: string): Promise<PeerPodObject | undefined> {
+  try {
+    return (await h.custom.getNamespacedCustomObject({ ...PEERPOD_API, namespace, name })) as PeerPodObject;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+export const recordedPeerPod = (h: Pick<PeerPodHarness, 'custom'>, name: string, timeoutMs = 60_000, intervalMs = 250) =>
+  waitFor(
+    `PeerPod ${name} naming its VM`,
+    async () => {
+      const peerPod = await readPeerPod(h, name);
+      return peerPod?.spec.instanceID ? peerPod : undefined;
+    },
+    timeoutMs,
+    intervalMs,
+  );
+export const peerPodGone = (h: Pick<PeerPodHarness, 'custom'>, name: string, timeoutMs = 60_000) =>
+  waitFor(`PeerPod ${name} to be gone`, async () => (await readPeerPod(h, name)) === undefined, timeoutMs);
+export const handleOf = (h: Pick<PeerPodHarness, 'client'>, name: string) => h.client.workflow.getHandle(workflowId({ kind: 'PeerPod', namespace, name }));
+export const stateOf = (h: Pick<PeerPodHarness, 'client'>, name: string): Promise<LifecycleStateView> => handleOf(h, name).query(stateQuery);
+export const completed = (h: Pick<PeerPodHarness, 'client'>, name: string) =>
+  waitFor(`workflow of ${name} to complete`, async () => (await handleOf(h, name).describe()).status.name === 'COMPLETED', 30_000);
