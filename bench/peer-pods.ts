@@ -2,8 +2,8 @@
 //   (a) one peer pod (create → its PeerPod names a running VM → Pod deleted → VM and PeerPod gone): seconds, and the
 //       history events and state transitions of its workflow;
 //   (b) 20 peer pods at once: seconds until every PeerPod names its VM, and from deleting them until every VM is
-//       gone; the baseline is the same number of domains defined+started, then destroyed+undefined, with virsh, 4 at
-//       a time as the libvirt provider calls it.
+//       gone; the baseline is the same number of domains defined+started, then destroyed+undefined, with virsh, all at
+//       once, as Steward's workflows call the cloud (one activity per peer pod, in parallel).
 // Usage: node --import tsx bench/peer-pods.ts [path/to/stack.json]
 // Without a stack.json it starts its own stack (free ports) in $STEWARD_BENCH_STATE_DIR/steward-bench-peerpods.
 import pino from 'pino';
@@ -15,8 +15,6 @@ import { workflowId } from '../workflows/naming';
 import { benchStack, costOf, inParallel, noneRunning, printTable, seconds } from './support';
 
 const MANY = 20;
-/** The libvirt provider's concurrency (activities/cloud/config.ts): the baseline calls virsh as wide. */
-const WIDTH = 4;
 
 const timed = async (call: () => Promise<unknown>): Promise<number> => {
   const start = Date.now();
@@ -60,12 +58,12 @@ async function manyPeerPods(h: PeerPodHarness): Promise<void> {
 
   const { uri } = h.info.libvirt;
   const domains = names.map((name) => `${h.marker}-virsh-${name}`);
-  const virshCreate = await timed(() => inParallel(domains, WIDTH, async (domain) => (await virsh(uri, 'define', plainDomainFile(domain)), await virsh(uri, 'start', domain))));
-  const virshDelete = await timed(() => inParallel(domains, WIDTH, async (domain) => (await virsh(uri, 'destroy', domain), await virsh(uri, 'undefine', domain))));
+  const virshCreate = await timed(() => inParallel(domains, MANY, async (domain) => (await virsh(uri, 'define', plainDomainFile(domain)), await virsh(uri, 'start', domain))));
+  const virshDelete = await timed(() => inParallel(domains, MANY, async (domain) => (await virsh(uri, 'destroy', domain), await virsh(uri, 'undefine', domain))));
 
   const row = (what: string, steward: number, direct: number) => [what, seconds(steward), seconds(direct), seconds(steward - direct), (steward / direct).toFixed(2)];
   printTable(
-    `(b) ${MANY} peer pods at once on libvirt (qemu, 64 MiB diskless domains), Steward vs virsh ${WIDTH} at a time (same run)`,
+    `(b) ${MANY} peer pods at once on libvirt (qemu, 64 MiB diskless domains), Steward vs virsh, all at once (same run)`,
     ['phase', 'Steward s', 'virsh s', 'difference s', 'ratio'],
     [
       row('create: Pods created → every PeerPod names a running VM (virsh: define+start)', stewardCreate, virshCreate),
