@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { cacheRoot, repoRoot } from './paths';
-import { freePort } from './ports';
+import { freePort, onFreePort } from './ports';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 
@@ -91,7 +91,7 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
   const logs = join(options.stateDir, 'logs');
   const pki = join(dir, 'pki');
   const tokens = ensureCredentials(pki);
-  const [etcdPort, peerPort, apiPort, kcmPort] = [await freePort(), await freePort(), await freePort(options.apiPort), await freePort()];
+  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort(options.apiPort)];
   const server = `https://127.0.0.1:${apiPort}`;
   const processes: ManagedProcess[] = [];
   try {
@@ -143,21 +143,24 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
     // re-reads discovery every 30 s.
     await installCrds(kubeconfigPath);
 
-    const kcm = ManagedProcess.start('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
-      `--kubeconfig=${kcmKubeconfig}`,
-      '--controllers=garbage-collector-controller,namespace-controller',
-      '--leader-elect=false',
-      '--use-service-account-credentials=true',
-      '--bind-address=127.0.0.1', `--secure-port=${kcmPort}`,
-      '--authorization-always-allow-paths=/healthz,/readyz,/livez',
-      '--concurrent-gc-syncs=5', '--concurrent-namespace-syncs=2',
-      '--v=1',
-    ], { logFile: join(logs, 'kube-controller-manager.log') });
-    processes.push(kcm);
-    await waitUntil('kube-controller-manager healthy', async () => (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`)).status === 200, {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-      process: kcm,
+    const kcmLog = join(logs, 'kube-controller-manager.log');
+    await onFreePort(kcmLog, async (kcmPort) => {
+      const kcm = ManagedProcess.start('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
+        `--kubeconfig=${kcmKubeconfig}`,
+        '--controllers=garbage-collector-controller,namespace-controller',
+        '--leader-elect=false',
+        '--use-service-account-credentials=true',
+        '--bind-address=127.0.0.1', `--secure-port=${kcmPort}`,
+        '--authorization-always-allow-paths=/healthz,/readyz,/livez',
+        '--concurrent-gc-syncs=5', '--concurrent-namespace-syncs=2',
+        '--v=1',
+      ], { logFile: kcmLog });
+      processes.push(kcm);
+      await waitUntil('kube-controller-manager healthy', async () => (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`)).status === 200, {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        process: kcm,
+      });
     });
     return { server, kubeconfigPath, processes };
   } catch (error) {
