@@ -57,7 +57,7 @@ export const starterSettings = {
     env: 'MIDONETKUBE_TENANT',
     arg: 'name',
     default: DEFAULT_TENANT,
-    description: "MidoNet tenant of the cluster's objects (midonet-kubernetes' MIDONETKUBE_TENANT), given to the global setup workflow",
+    description: "MidoNet tenant of the cluster's objects (midonet-kubernetes' MIDONETKUBE_TENANT), given to every object's workflow and the global setup workflow",
   },
   peerPodRuntimeClasses: {
     env: 'STEWARD_PEERPOD_RUNTIME_CLASSES',
@@ -185,6 +185,7 @@ export async function runStarter(config: StarterConfig, log: Logger): Promise<Ru
       lease: config.lease,
       logger: log,
       peerPodRuntimeClasses: config.peerPodRuntimeClasses,
+      tenant: config.tenant,
     });
     starter.start();
     return {

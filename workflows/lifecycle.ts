@@ -120,6 +120,8 @@ const continueAsNewDue = () => workflowInfo().continueAsNewSuggested || workflow
 export interface LifecycleInput<TContext, TTimings> {
   ref: ObjectRef;
   timings?: Partial<TTimings>;
+  /** MidoNet tenant of the object's resources (MIDONETKUBE_TENANT); the default tenant when absent. */
+  tenant?: string;
   persisted?: PersistedMachine<TContext>;
   /** The next incarnation's first observation, carried when the previous one finished. */
   observation?: Observation;
@@ -152,7 +154,10 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
     condition?: (context: TContext) => LifecycleError | undefined;
   },
 ): Promise<void> {
-  const interpreter = new Interpreter<TContext, TEvent>(machine, input.persisted ? { persisted: input.persisted } : { input: { ref: input.ref, timings: input.timings } });
+  const interpreter = new Interpreter<TContext, TEvent>(
+    machine,
+    input.persisted ? { persisted: input.persisted } : { input: { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) } },
+  );
   const view = (): LifecycleStateView => {
     const c = interpreter.context;
     const lastError = c.lastError ?? options.condition?.(c);
@@ -169,10 +174,11 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
     onSnapshot: () => publishState(view(), published),
     shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
   });
+  const carried = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };
   const next: LifecycleInput<TContext, TTimings> | undefined = !interpreter.done
-    ? { ref: input.ref, timings: input.timings, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
+    ? { ...carried, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
     : interpreter.context.nextIncarnation
-      ? { ref: input.ref, timings: input.timings, observation: interpreter.context.nextIncarnation }
+      ? { ...carried, observation: interpreter.context.nextIncarnation }
       : undefined;
   if (next) {
     await condition(allHandlersFinished);

@@ -53,7 +53,7 @@ async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
 }
 
 /** Translate (pure, here in the workflow) once the dependency is there and pushed, then write the Translations. */
-async function apply({ ref, uid, projection, previousDependency, previousDependencyUid }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
+async function apply({ ref, uid, projection, tenant, previousDependency, previousDependencyUid }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
   const dependency = dependencyOf(projection);
   let dependencyProjection: unknown;
   let dependencyUid: string | undefined;
@@ -63,7 +63,7 @@ async function apply({ ref, uid, projection, previousDependency, previousDepende
     dependencyProjection = { ...read.object, kind: dependency.kind };
     dependencyUid = read.uid;
   }
-  const translated = translateWithDependency(projection, dependencyProjection);
+  const translated = translateWithDependency(projection, dependencyProjection, tenant);
   if (translated.outcome === 'wait') return { type: 'mustWait', reason: translated.reason };
   if (translated.outcome === 'invalid') return { type: 'invalid', error: translated.error };
   if (translated.dependencyTranslations.length > 0) {

@@ -26,7 +26,7 @@ const describeError = (error: TranslationError): Omit<LifecycleError, 'at'> => (
   message: `${error.object.kind} ${error.object.namespace ? `${error.object.namespace}/` : ''}${error.object.name}: field ${error.field}: ${error.message}`,
 });
 
-export function translateWithDependency(projection: unknown, dependencyObject?: unknown): Translated {
+export function translateWithDependency(projection: unknown, dependencyObject?: unknown, tenant?: string): Translated {
   // Checked again here: a signal may also come from `temporal workflow signal`, not only from the watcher.
   const parsed = toProjection(projection);
   if (!parsed.ok) return { outcome: 'invalid', error: describeError(parsed.error) };
@@ -36,14 +36,16 @@ export function translateWithDependency(projection: unknown, dependencyObject?: 
     if (!dep.ok) return { outcome: 'wait', reason: `its dependency cannot be translated: ${describeError(dep.error).message}` };
     dependency = dep.projection;
   }
+  const context = tenant ? { tenant } : {};
   const result = translate(parsed.projection, {
+    ...context,
     ...(dependency?.kind === 'Node' ? { node: dependency } : {}),
     ...(dependency?.kind === 'Service' ? { service: dependency } : {}),
   });
   if (!result.ok) {
     return result.error.reason === 'NodeNotFound' ? { outcome: 'wait', reason: describeError(result.error).message } : { outcome: 'invalid', error: describeError(result.error) };
   }
-  const dependencyResult = dependency ? translate(dependency) : undefined;
+  const dependencyResult = dependency ? translate(dependency, context) : undefined;
   return {
     outcome: 'translated',
     projection: parsed.projection,

@@ -50,6 +50,7 @@ describe('handler', () => {
     const [type, options] = calls[0] as [string, Record<string, unknown>];
     expect(type).toBe('nodeLifecycle');
     expect(options).toMatchObject({ workflowId: 'node/node-1', taskQueue: 'steward', signalArgs: [node], args: [{ ref: node.ref }], staticSummary: 'Node node-1' });
+    expect((options.args as unknown[])[0]).toEqual({ ref: node.ref });
     expect((options.signal as { name: string }).name).toBe('observed');
     // A Node has no namespace: no K8sNamespace attribute rather than an empty one.
     expect((options.typedSearchAttributes as { key: { name: string }; value: string }[]).map((p) => `${p.key.name}=${p.value}`)).toEqual([
@@ -57,6 +58,15 @@ describe('handler', () => {
       'K8sName=node-1',
       'K8sUID=n-1',
     ]);
+  });
+
+  it("gives the workflow the cluster's MidoNet tenant when one is configured", async () => {
+    const calls: unknown[][] = [];
+    const client = temporal({ signalWithStart: verb((...args: unknown[]) => void calls.push(args)) as unknown as WorkflowClient['signalWithStart'] });
+    const { handler } = handlerWith(client, { tenant: 'team-a' });
+    const pod = observation({ ref: { kind: 'Pod', namespace: 'default', name: 'web' }, uid: 'p-1' });
+    await handler.drain(pendingOf(pod), live());
+    expect((calls[0] as [string, { args: unknown[] }])[1].args).toEqual([{ ref: pod.ref, tenant: 'team-a' }]);
   });
 
   it('retries transient failures with backoff until the signal goes through, and sends it once', async () => {

@@ -16,6 +16,8 @@ export interface SignalClient {
 export interface HandlerOptions {
   client: SignalClient;
   workflowTypes: Readonly<Record<WatchedKind, string>>;
+  /** MidoNet tenant given to every workflow it starts; the default tenant when absent. */
+  tenant?: string;
   backoff: Backoff;
   logger: Logger;
   /** Checked before every attempt: a starter that is not the leader sends nothing. */
@@ -70,7 +72,7 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
  * Retries re-read `pending` before every attempt, so a retry sends the newest Observation of the incarnation and a
  * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
  */
-export function createHandler({ client, workflowTypes, backoff, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
+export function createHandler({ client, workflowTypes, tenant, backoff, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
   async function sendOnce(obs: Observation): Promise<void> {
     const id = workflowId(obs.ref);
     if (obs.gone) {
@@ -87,7 +89,7 @@ export function createHandler({ client, workflowTypes, backoff, logger, isLeader
       taskQueue: TASK_QUEUE,
       signal: observedSignal,
       signalArgs: [obs],
-      args: [{ ref: obs.ref }],
+      args: [{ ref: obs.ref, ...(tenant ? { tenant } : {}) }],
       staticSummary: describeRef(obs.ref),
       typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
     });

@@ -23,6 +23,8 @@ export interface StarterOptions {
   debounceMs?: number;
   lease?: LeaseOptions;
   logger: Logger;
+  /** MidoNet tenant of the cluster's objects, given to their workflows. Default: the default tenant. */
+  tenant?: string;
   /** Workflow type per kind. Default `defaultWorkflowTypes`. */
   workflowTypes?: Readonly<Record<WatchedKind, string>>;
   /** Kinds to watch. Default all of `WATCHED_KINDS`. */
@@ -85,6 +87,7 @@ export function createStarter(options: StarterOptions): Starter {
   const handler = createHandler({
     client: temporalClient,
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
+    tenant: options.tenant,
     backoff: SIGNAL_BACKOFF,
     logger: log,
     isLeader: () => elector.isLeader(),

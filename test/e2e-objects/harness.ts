@@ -43,12 +43,14 @@ export interface HarnessOptions {
   hosts: { id: string; name: string }[];
   /** Names the starter and its Lease. */
   identity: string;
+  /** MidoNet tenant of the cluster (MIDONETKUBE_TENANT); the default one when absent. */
+  tenant?: string;
   log?: Logger;
 }
 
 /** The deployer's cluster router (seed 001): the same body as the global Translation's, so the two never differ. */
-const clusterRouter = () => {
-  const result = translateGlobals();
+const clusterRouter = (tenant?: string) => {
+  const result = translateGlobals(tenant ? { tenant } : {});
   if (!result.ok) throw new Error(`the globals do not translate: ${result.error.message}`);
   return result.translations.flatMap((t) => t.resources).find((r) => r.kind === 'Router')!;
 };
@@ -57,13 +59,13 @@ const clusterRouter = () => {
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
   if (!info.midonet.adminUrl) throw new Error('these tests need the MidoNet emulator (its admin endpoint)');
   const admin = new EmulatorAdmin(info.midonet.adminUrl);
   const midonet = createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER });
   await admin.reset();
   for (const host of hosts) await admin.seedHost(host);
-  await midonet.ensure(clusterRouter());
+  await midonet.ensure(clusterRouter(tenant));
 
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
@@ -89,11 +91,12 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, lo
     ),
     { log },
   );
-  await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [{}], workflowIdConflictPolicy: 'USE_EXISTING' });
+  await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [tenant ? { tenant } : {}], workflowIdConflictPolicy: 'USE_EXISTING' });
   const starter = createStarter({
     kubeConfig,
     temporalClient: client,
     identity,
+    ...(tenant ? { tenant } : {}),
     debounceMs: 50,
     // A Lease of its own, short, so no other starter (nor a previous run's) delays this one.
     lease: { name: `steward-${identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 },

@@ -24,6 +24,8 @@ export const defaultObjectTimings: ObjectTimings = { dependencyRetryMs: 5_000, d
 export interface ObjectContext {
   ref: ObjectRef;
   timings: ObjectTimings;
+  /** MidoNet tenant of the translation; the default one when absent. */
+  tenant?: string;
   uid?: string;
   /** The watcher's trimmed projection (or `{ invalid }` when the object could not be projected). */
   projection?: unknown;
@@ -60,11 +62,12 @@ export type ObjectEvent = (
 export interface ObjectInput {
   ref: ObjectRef;
   timings?: Partial<ObjectTimings>;
+  tenant?: string;
 }
 
 /** Parameters of the actions the workflow executes. */
 export interface ObjectActionParams {
-  apply: { ref: ObjectRef; uid: string; projection: unknown; previousDependency?: ObjectRef; previousDependencyUid?: string };
+  apply: { ref: ObjectRef; uid: string; projection: unknown; tenant?: string; previousDependency?: ObjectRef; previousDependencyUid?: string };
   notifyReferrers: { ref: ObjectRef; uid: string };
   /** `giveUp` (an operator's cleanup orphan or force): only release what holds the object, skip the rest. */
   finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; giveUp: boolean };
@@ -121,6 +124,7 @@ export const objectMachine = setup({
   context: ({ input }) => ({
     ref: input.ref,
     timings: { ...defaultObjectTimings, ...input.timings },
+    ...(input.tenant ? { tenant: input.tenant } : {}),
     deleting: false,
     gone: false,
     translations: [],
@@ -152,6 +156,7 @@ export const objectMachine = setup({
             ref: context.ref,
             uid: context.uid ?? '',
             projection: context.projection,
+            ...(context.tenant ? { tenant: context.tenant } : {}),
             ...(context.dependency ? { previousDependency: context.dependency } : {}),
             ...(context.dependencyUid ? { previousDependencyUid: context.dependencyUid } : {}),
           }),
