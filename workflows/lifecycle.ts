@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, patched, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition } from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { z } from 'zod';
 import type { AnyStateMachine } from 'xstate';
@@ -24,7 +24,7 @@ import {
   type ResourceView,
 } from './messages';
 import type { ObjectRef } from './naming';
-import { LifecycleState } from './search-attributes';
+import { K8sUID, LifecycleState } from './search-attributes';
 
 /**
  * What every lifecycle workflow shares: the watcher's observations and the operator's actions turned into machine
@@ -110,6 +110,17 @@ function publishState(view: LifecycleStateView, lastPublished: { state?: string 
     upsertSearchAttributes([{ key: LifecycleState, value: view.state }]);
     lastPublished.state = view.state;
   }
+  publishUid(view.uid);
+}
+
+/**
+ * `K8sUID` follows the incarnation: the starter sets it when it starts the workflow, and a later incarnation of the
+ * same name (continued as new in the same workflow id) would otherwise still be found under the first one's UID.
+ * Behind a patch, since histories recorded before it have no such upsert.
+ */
+function publishUid(uid: string | undefined): void {
+  if (!uid || workflowInfo().typedSearchAttributes.get(K8sUID) === uid) return;
+  if (patched('k8s-uid-per-incarnation')) upsertSearchAttributes([{ key: K8sUID, value: uid }]);
 }
 
 const HISTORY_BOUND = 2_000;

@@ -7,6 +7,7 @@ import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
 import type { Stack } from '../../deploy/local';
 import { workflowId, type ObjectRef } from '../../workflows/naming';
+import { K8sUID } from '../../workflows/search-attributes';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
 import type { Translation } from '../../workflows/translation/types';
 import {
@@ -175,6 +176,9 @@ describe('object lifecycles on the embedded stack', () => {
     const owned = (await listTranslations(h, 'default')).filter((t) => t.metadata.ownerReferences?.[0]?.name === 'web-0');
     expect(owned.map((t) => [t.metadata.ownerReferences?.[0]?.uid, readyOf(t)])).toEqual([[created.metadata?.uid, true]]);
     expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
+    // Found in the Temporal UI under the new incarnation's UID (the workflow id stays the same).
+    const described = await h.client.workflow.getHandle(workflowId(podRef('web-0'))).describe();
+    expect(described.typedSearchAttributes.get(K8sUID)).toBe(created.metadata?.uid);
   });
 
   // A regression test: the Node's referrers finalizer keeps the list readable while it is deleted, its workflow tells
