@@ -107,6 +107,9 @@ export class Ec2Relay {
 
 export type ProviderName = 'libvirt' | 'aws';
 
+/** The worker's EC2 credentials (moto takes any): distinctive, so a test can look for them where they must not be. */
+export const AWS_TEST_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIASTEWARDE2ETEST01', AWS_SECRET_ACCESS_KEY: 'steward-e2e-secret-0f1e2d3c' } as const;
+
 export interface PeerPodHarness {
   info: StackInfo;
   /** This run's cloud marker: the sweeper of another run never takes these VMs for its own. */
@@ -170,6 +173,7 @@ export async function startPeerPodHarness(info: StackInfo, { identity, log }: { 
     return {
       ...base,
       STEWARD_CLOUD_PROVIDER: 'aws',
+      ...AWS_TEST_CREDENTIALS,
       AWS_REGION: info.ec2.region,
       AWS_ENDPOINT_URL: direct ? info.ec2.endpoint : ec2Relay.url,
       STEWARD_PODVM_IMAGE: TEST_AMI,

@@ -13,7 +13,7 @@ import { spawnWorker, stewardProcess } from '../e2e/harness';
 import { recordHistory } from '../replay/record';
 import { waitFor } from '../support';
 import * as peerPods from './harness';
-import { namespace, type PeerPodHarness, type ProviderName } from './harness';
+import { AWS_TEST_CREDENTIALS, namespace, type PeerPodHarness, type ProviderName } from './harness';
 
 const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
 let serial = 0;
@@ -37,6 +37,18 @@ const peerPodGone = (name: string) => peerPods.peerPodGone(h, name);
 const handleOf = (name: string) => peerPods.handleOf(h, name);
 const stateOf = (name: string) => peerPods.stateOf(h, name);
 const completed = (name: string) => peerPods.completed(h, name);
+
+/** Every string and payload (decoded) of a history, joined: what anyone reading the history could see. */
+function historyText(history: unknown): string {
+  const texts: string[] = [];
+  const walk = (value: unknown): void => {
+    if (value instanceof Uint8Array) texts.push(Buffer.from(value).toString('utf8'));
+    else if (typeof value === 'string') texts.push(value);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(history);
+  return texts.join('\n');
+}
 
 /** How each cloud's create is caught between the VM being made and its reply reaching Temporal. */
 const vmMade: Record<ProviderName, (backend: Backend, uid: () => string) => Promise<unknown>> = {
@@ -78,6 +90,10 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     expect(await backend.countForPod(uid)).toBe(0);
     await completed(name);
     await recordHistory(h.client, workflowId({ kind: 'PeerPod', namespace, name }), `peerpod-${provider}-pod-deleted`);
+    // Credentials stay in the worker: no input, result or failure in the history carries them.
+    const history = historyText(await handleOf(name).fetchHistory());
+    for (const secret of Object.values(AWS_TEST_CREDENTIALS)) expect(history).not.toContain(secret);
+    expect(history).toContain(peerPod.spec.instanceID);
   });
 
   it('a VM deleted out of band: deleting the Pod still completes (not found is done)', async () => {
