@@ -8,7 +8,7 @@ import { virsh } from '../../deploy/local/libvirt';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
-import { PEERPOD_API, workflowId } from '../../workflows/naming';
+import { PEERPOD_API, TASK_QUEUE, workflowId } from '../../workflows/naming';
 import { spawnWorker, stewardProcess } from '../e2e/harness';
 import { recordHistory } from '../replay/record';
 import { waitFor } from '../support';
@@ -267,5 +267,23 @@ describe('VM deletion fails: libvirt unreachable', () => {
     expect(await backend.countForPod(uid)).toBe(0);
     await completed(name);
     await recordHistory(h.client, workflowId({ kind: 'PeerPod', namespace, name }), 'peerpod-stuck-cleanup-retry');
+  });
+
+  it('after recovery the stuck retry timer finishes it without an operator: VM deleted, PeerPod released', async () => {
+    const name = `pp-recover-${serial++}`;
+    const ref = { kind: 'PeerPod' as const, namespace, name };
+    // Started ahead of the starter with a short stuck retry (the starter's signal then finds it running).
+    await h.client.workflow.start('peerPodLifecycle', { workflowId: workflowId(ref), taskQueue: TASK_QUEUE, args: [{ ref, timings: { stuckRetryMs: 3_000 } }] });
+    const uid = await createPeerPodPod(name);
+    await recordedPeerPod(name);
+    await h.libvirtRelay.stop();
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await waitFor('the workflow to be stuck', async () => (await stateOf(name)).state === 'stuck' || undefined, 90_000);
+    expect((await readPeerPod(name))?.metadata.finalizers).toEqual([PEERPOD_FINALIZER]);
+
+    await h.libvirtRelay.start();
+    await peerPodGone(name);
+    expect(await backend.countForPod(uid)).toBe(0);
+    await completed(name);
   });
 });
