@@ -1,4 +1,7 @@
+import type { Client } from '@temporalio/client';
 import { sleep } from '../deploy/local/process';
+import type { StackInfo } from '../deploy/local/stack';
+import { createStarter, type Starter, type StarterOptions } from '../starter/controller';
 
 /**
  * Polls `probe` until it gives a value (not undefined or false) and returns it; on timeout the error names what was
@@ -21,5 +24,38 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
     await sleep(intervalMs);
+  }
+}
+
+/** The stack's Temporal and Kubernetes for a worker run from the environment (`steward worker`, `loadWorkerConfig`). */
+export function baseWorkerEnv(info: StackInfo): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    TEMPORAL_ADDRESS: info.temporal.address,
+    TEMPORAL_NAMESPACE: info.temporal.namespace,
+    KUBECONFIG: info.kubernetes.kubeconfig,
+    STEWARD_HTTP_HOST: '127.0.0.1',
+    STEWARD_HTTP_PORT: '0',
+    STEWARD_LOG_LEVEL: 'error',
+  };
+}
+
+/**
+ * A started starter for a harness, with a short Lease named after `identity`, so no other starter (nor a previous
+ * run's) delays this one.
+ */
+export function startTestStarter(options: Omit<StarterOptions, 'lease'>): Starter {
+  const starter = createStarter({ ...options, lease: { name: `steward-${options.identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 } });
+  starter.start();
+  return starter;
+}
+
+/**
+ * Terminates the running workflows `query` selects: left running (ready ones wait on a drift timer), they would act
+ * on the backends of the next run.
+ */
+export async function terminateRunning(client: Client, reason: string, query = 'ExecutionStatus="Running"'): Promise<void> {
+  for await (const wf of client.workflow.list({ query })) {
+    await client.workflow.getHandle(wf.workflowId, wf.runId).terminate(reason).catch(() => undefined);
   }
 }

@@ -10,9 +10,9 @@ import pino, { type Logger } from 'pino';
 import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
 import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
-import { waitFor as waitUntilValue } from '../support';
+import { startTestStarter, terminateRunning, waitFor as waitUntilValue } from '../support';
 import type { StackInfo } from '../../deploy/local/stack';
-import { createStarter, type Starter } from '../../starter/controller';
+import type { Starter } from '../../starter/controller';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
@@ -92,17 +92,7 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
     { log },
   );
   await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [tenant ? { tenant } : {}], workflowIdConflictPolicy: 'USE_EXISTING' });
-  const starter = createStarter({
-    kubeConfig,
-    temporalClient: client,
-    identity,
-    ...(tenant ? { tenant } : {}),
-    debounceMs: 50,
-    // A Lease of its own, short, so no other starter (nor a previous run's) delays this one.
-    lease: { name: `steward-${identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 },
-    logger: log,
-  });
-  starter.start();
+  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), debounceMs: 50, logger: log });
   const harness: ObjectsHarness = {
     info,
     core,
@@ -114,10 +104,7 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
     starter,
     async stop() {
       await starter.stop();
-      // Running workflows (ready ones wait on a drift timer) would otherwise act on the next run's emulator.
-      for await (const wf of client.workflow.list({ query: 'ExecutionStatus="Running"' })) {
-        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('end-to-end run done').catch(() => undefined);
-      }
+      await terminateRunning(client, 'end-to-end run done');
       await worker.shutdown();
       await connection.close();
     },

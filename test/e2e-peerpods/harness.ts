@@ -9,11 +9,10 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import type { Logger } from 'pino';
 import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from '../../activities/cloud/testing/backends';
 import type { StackInfo } from '../../deploy/local/stack';
-import { createStarter, type Starter } from '../../starter/controller';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { PEERPOD_API, workflowId } from '../../workflows/naming';
-import { waitFor } from '../support';
+import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor } from '../support';
 
 export const namespace = 'default';
 
@@ -146,29 +145,11 @@ export async function startPeerPodHarness(info: StackInfo, { identity, log }: { 
     });
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
-  const starter: Starter = createStarter({
-    kubeConfig,
-    temporalClient: client,
-    identity,
-    debounceMs: 50,
-    kinds: ['Pod', 'PeerPod'],
-    lease: { name: `steward-${identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 },
-    logger: log,
-  });
-  starter.start();
+  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, debounceMs: 50, kinds: ['Pod', 'PeerPod'], logger: log });
   let worker: RunningWorker | undefined;
 
   const env = (provider: ProviderName, { direct = false } = {}): NodeJS.ProcessEnv => {
-    const base = {
-      ...process.env,
-      TEMPORAL_ADDRESS: info.temporal.address,
-      TEMPORAL_NAMESPACE: info.temporal.namespace,
-      KUBECONFIG: info.kubernetes.kubeconfig,
-      STEWARD_HTTP_HOST: '127.0.0.1',
-      STEWARD_HTTP_PORT: '0',
-      STEWARD_LOG_LEVEL: 'error',
-      STEWARD_CLOUD_MARKER: marker,
-    };
+    const base = { ...baseWorkerEnv(info), STEWARD_CLOUD_MARKER: marker };
     if (provider === 'libvirt') return { ...base, STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: direct ? info.libvirt.uri : libvirtRelay.uri };
     return {
       ...base,
@@ -202,9 +183,7 @@ export async function startPeerPodHarness(info: StackInfo, { identity, log }: { 
     stopWorker,
     async stop() {
       await starter.stop();
-      for await (const wf of client.workflow.list({ query: 'ExecutionStatus="Running"' })) {
-        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('end-to-end run done').catch(() => undefined);
-      }
+      await terminateRunning(client, 'end-to-end run done');
       await stopWorker();
       await connection.close();
       await libvirtRelay.stop();

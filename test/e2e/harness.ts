@@ -13,9 +13,9 @@ import { createMidonetClient, type BackendResource, type MidonetClient } from '.
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
-import { waitFor as waitUntilValue } from '../support';
+import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor as waitUntilValue } from '../support';
 import type { StackInfo } from '../../deploy/local/stack';
-import { createStarter, type Starter } from '../../starter/controller';
+import type { Starter } from '../../starter/controller';
 import { registerOperatorCommands } from '../../starter/commands';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import type { Flags } from '../../worker/config';
@@ -54,18 +54,7 @@ export function workerFlags(info: StackInfo): Flags {
 
 /** The same settings as environment variables, for `steward worker` run as a process. */
 export function workerEnv(info: StackInfo): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    TEMPORAL_ADDRESS: info.temporal.address,
-    TEMPORAL_NAMESPACE: info.temporal.namespace,
-    KUBECONFIG: info.kubernetes.kubeconfig,
-    MIDONET_API_URL: info.midonet.url,
-    MIDONET_USERNAME: MIDONET_USER.username,
-    MIDONET_PASSWORD: MIDONET_USER.password,
-    STEWARD_HTTP_HOST: '127.0.0.1',
-    STEWARD_HTTP_PORT: '0',
-    STEWARD_LOG_LEVEL: 'error',
-  };
+  return { ...baseWorkerEnv(info), MIDONET_API_URL: info.midonet.url, MIDONET_USERNAME: MIDONET_USER.username, MIDONET_PASSWORD: MIDONET_USER.password };
 }
 
 export interface Harness {
@@ -106,18 +95,7 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
 
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
-  const starter = createStarter({
-    kubeConfig,
-    temporalClient: client,
-    namespace,
-    kinds: ['Translation'],
-    identity: `e2e-${namespace}`,
-    debounceMs: 100,
-    // A Lease of this file's own, short, so no other starter (nor a previous file's) delays this one.
-    lease: { name: `steward-${namespace}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 },
-    logger: log,
-  });
-  starter.start();
+  const starter = startTestStarter({ kubeConfig, temporalClient: client, namespace, kinds: ['Translation'], identity: `e2e-${namespace}`, debounceMs: 100, logger: log });
 
   const harness: Harness = {
     info,
@@ -139,10 +117,7 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
     },
     async stop() {
       await starter.stop();
-      // Workflows of this file left running (synced ones wait on a drift timer) would act on the next file's emulator.
-      for await (const wf of client.workflow.list({ query: `K8sNamespace="${namespace}" AND ExecutionStatus="Running"` })) {
-        await client.workflow.getHandle(wf.workflowId).terminate('end-to-end test file done').catch(() => undefined);
-      }
+      await terminateRunning(client, 'end-to-end test file done', `K8sNamespace="${namespace}" AND ExecutionStatus="Running"`);
       await harness.stopWorker();
       await connection.close();
       await stack.stop();
