@@ -32,10 +32,17 @@ export function failureOf(event: { type: string; at: string }): { lastError: Lif
   return { lastError: { reason, message: `${action}: ${message}`, at } };
 }
 
+/** An operator's cleanup of a stuck or paused lifecycle: `retry` resumes (through `resuming`), `orphan` and `force` go to `giveUpTarget`. */
+const cleanupTransitions = <TGiveUp extends string>(giveUpTarget: TGiveUp) =>
+  [
+    { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
+    { guard: 'isGiveUp', target: giveUpTarget, actions: 'recordAction' },
+  ] as const;
+
 /**
  * `stuck`'s transitions in the lifecycles whose actions report back with `eventRecorded`: the retry timer, a refresh
- * and `cleanup --mode retry` resume the failed step (through `resuming`); `orphan` and `force` go to `giveUpTarget`.
- * Everything else only updates what is known: a stuck lifecycle waits.
+ * and `cleanup --mode retry` resume the failed step; `orphan` and `force` go to `giveUpTarget`. Everything else only
+ * updates what is known: a stuck lifecycle waits.
  */
 export const stuckTransitions = <TGiveUp extends string>(giveUpTarget: TGiveUp) =>
   ({
@@ -45,8 +52,18 @@ export const stuckTransitions = <TGiveUp extends string>(giveUpTarget: TGiveUp) 
     retry: 'resuming',
     refresh: { target: 'resuming', actions: 'recordAction' },
     resumed: { target: 'stuck', reenter: true },
-    cleanup: [
-      { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-      { guard: 'isGiveUp', target: giveUpTarget, actions: 'recordAction' },
-    ],
+    cleanup: cleanupTransitions(giveUpTarget),
+  }) as const;
+
+/**
+ * What `paused` does in those lifecycles besides taking the results of the action in flight (each machine's own):
+ * `resume` and `cleanup` as in `stuck`; observations and failures are recorded, nothing is started.
+ */
+export const pausedTransitions = <TGiveUp extends string>(giveUpTarget: TGiveUp) =>
+  ({
+    pause: {},
+    resume: { target: 'resuming', actions: 'recordAction' },
+    observed: { actions: 'observe' },
+    actionFailed: { actions: 'recordFailure' },
+    cleanup: cleanupTransitions(giveUpTarget),
   }) as const;

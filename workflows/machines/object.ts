@@ -1,6 +1,6 @@
 import { assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { failureOf, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { failureOf, pausedTransitions, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 
@@ -263,17 +263,10 @@ export const objectMachine = setup({
     paused: {
       tags: ['continueAsNewSafe'],
       on: {
-        pause: {},
-        resume: { target: 'resuming', actions: 'recordAction' },
-        observed: { actions: 'observe' },
+        ...pausedTransitions('releasing'),
         // A pause can arrive while an action runs: its result still counts.
         applied: { actions: 'recordApplied' },
         finalized: { guard: 'resumesFinalizing', target: 'done' },
-        actionFailed: { actions: 'recordFailure' },
-        cleanup: [
-          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-          { guard: 'isGiveUp', target: 'releasing', actions: 'recordAction' },
-        ],
       },
     },
     done: { type: 'final' },

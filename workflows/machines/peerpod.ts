@@ -1,6 +1,6 @@
 import { and, assign, not, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { failureOf, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { failureOf, pausedTransitions, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 
@@ -319,19 +319,12 @@ export const peerPodMachine = setup({
     paused: {
       tags: ['continueAsNewSafe'],
       on: {
-        pause: {},
-        resume: { target: 'resuming', actions: 'recordAction' },
-        observed: { actions: 'observe' },
+        ...pausedTransitions('givingUp'),
         // A pause can arrive while an action runs: its result still counts.
         vmCreated: { actions: 'recordVm' },
         peerPodRecorded: { actions: 'rememberPeerPod' },
         vmDeleted: { actions: 'forgetVm' },
         released: { guard: and(['resumesDeleting', not('mayHaveVm')]), target: 'done' },
-        actionFailed: { actions: 'recordFailure' },
-        cleanup: [
-          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-          { guard: 'isGiveUp', target: 'givingUp', actions: 'recordAction' },
-        ],
       },
     },
     done: { type: 'final' },
