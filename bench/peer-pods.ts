@@ -12,7 +12,7 @@ import { virsh } from '../deploy/local/libvirt';
 import { createPeerPodPod, namespace, peerPodGone, readPeerPod, recordedPeerPod, startPeerPodHarness, type PeerPodHarness } from '../test/e2e-peerpods/harness';
 import { waitFor } from '../test/support';
 import { workflowId } from '../workflows/naming';
-import { benchStack, costOf, inParallel, noneRunning, printTable, seconds } from './support';
+import { benchStack, costOf, inParallel, noneRunning, printTable, runBench, seconds } from './support';
 
 const MANY = 20;
 
@@ -86,7 +86,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runBench(main);

@@ -10,7 +10,7 @@ import { nodeIds, podPortId } from '../workflows/translation/ids';
 import { translate } from '../workflows/translation';
 import type { NodeProjection, PodProjection } from '../workflows/translation/types';
 import { createNode, createPod, isReady, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/e2e-objects/harness';
-import { benchStack, costOf, inParallel, noneRunning, printTable, seconds, type RunCost } from './support';
+import { benchStack, costOf, inParallel, noneRunning, printTable, runBench, seconds, type RunCost } from './support';
 
 const NAMESPACE = 'bench';
 const TENANT = 'midonetkube';
@@ -190,7 +190,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runBench(main);

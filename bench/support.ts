@@ -58,3 +58,11 @@ export async function inParallel<T>(items: T[], width: number, work: (item: T) =
     while (next < items.length) await work(items[next++]!);
   }));
 }
+
+/** Runs a benchmark's `main`: a failure is printed and ends the process with a failing exit code. */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
