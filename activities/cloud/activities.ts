@@ -15,10 +15,6 @@ export interface InstanceInput {
   instanceId: string;
 }
 
-export interface PodUidInput {
-  podUid: string;
-}
-
 /**
  * A VM as a PeerPod records it. `provider` is the PeerPod's `spec.cloudProvider`: a worker configured for another
  * cloud refuses it (non-retryable, so the lifecycle shows it) instead of asking the wrong cloud for an unknown id.
@@ -69,7 +65,6 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
     cloudCreateVm: (input: CreateInstanceInput): Promise<{ instanceId: string; provider: string }> =>
       long(async () => ({ ...(await provider.create(input)), provider: provider.name })),
     cloudDeleteVm: ({ instanceId }: InstanceInput): Promise<{ outcome: 'deleted' | 'absent' }> => long(() => provider.delete({ instanceId })),
-    cloudGetVm: ({ instanceId }: InstanceInput): Promise<InstanceObservation> => provider.get({ instanceId }),
     cloudObserveRecordedVm: ({ provider: name, instanceId }: RecordedVmInput): Promise<InstanceObservation> => {
       checkProvider(name, 'get');
       return provider.get({ instanceId });
@@ -87,7 +82,6 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
         };
       }),
     cloudListVms: async (_input: Record<string, never> = {}): Promise<{ instances: MarkedInstance[] }> => ({ instances: await long(() => provider.list()) }),
-    cloudFindVmsByPodUid: async ({ podUid }: PodUidInput): Promise<{ instances: MarkedInstance[] }> => ({ instances: await long(() => provider.findByPodUid(podUid)) }),
   };
 }
 

@@ -5,7 +5,7 @@
  * one from the environment; `createCloudActivities` wraps it for Temporal. Failures carry one vocabulary of reasons
  * (errors.ts) that says which ones Temporal may retry.
  */
-export { createCloudActivities, type CloudActivities, type CloudActivityDeps, type InstanceInput, type PodUidInput } from './activities';
+export { createCloudActivities, type CloudActivities, type CloudActivityDeps, type InstanceInput } from './activities';
 export { clientToken, createAwsProvider, type AwsSettings } from './aws';
 export { cloudSettings, createCloudProvider, loadCloudConfig, type CloudConfig } from './config';
 export { cloudFailures, type CloudFailureDetails, type CloudFailureType } from './errors';
