@@ -27,12 +27,12 @@ export interface RecordPeerPodResult {
 }
 
 export function createPeerPodActivities(objects: Objects, fieldManager: string, recordEvent: (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>) {
-  const apply = async (what: string, call: () => Promise<unknown>): Promise<KubeObject | undefined> => {
+  /** The applied object as plain JSON; `undefined` for the statuses in `absentOn`; any other failure typed, naming `what`. */
+  const apply = async (what: string, call: () => Promise<unknown>, absentOn: number[] = []): Promise<KubeObject | undefined> => {
     try {
       return JSON.parse(JSON.stringify(await call())) as KubeObject;
     } catch (error) {
-      // The Pod (this incarnation) is gone: 404, or 409 from the UID precondition.
-      if (statusOf(error) === 404 || statusOf(error) === 409) return undefined;
+      if (absentOn.includes(statusOf(error) ?? 0)) return undefined;
       throw toFailure(error, what);
     }
   };
@@ -58,9 +58,9 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
       },
       spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
     };
-    const what = `apply PeerPod ${namespace}/${podName}`;
-    const peerPod = await apply(what, () => custom.patchNamespacedCustomObject({ ...PEERPOD_API, namespace, name: podName, body, fieldManager, force: true }, applyOptions));
-    if (!peerPod) throw toFailure(new Error('the API server lost the PeerPod it just accepted'), what);
+    // No absent statuses: the API server answers with the object or with a failure.
+    const peerPod = (await apply(`apply PeerPod ${namespace}/${podName}`, () => custom.patchNamespacedCustomObject({ ...PEERPOD_API, namespace, name: podName, body, fieldManager, force: true }, applyOptions)))!;
+    // The Pod's apply carries its UID as a precondition: this incarnation gone is a 404, another one a 409.
     const pod = await apply(`annotate Pod ${namespace}/${podName}`, () =>
       core.patchNamespacedPod(
         {
@@ -76,6 +76,7 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
         },
         applyOptions,
       ),
+      [404, 409],
     );
     if (pod) {
       await recordEvent({ kind: 'Pod', namespace, name: podName }, pod, {
