@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { loadCloudConfig, type CloudConfig } from '../activities/cloud/config';
+import { cloudSettings, loadCloudConfig, type CloudConfig } from '../activities/cloud/config';
 import type { MidonetConnection } from '../activities/midonet';
 import { TASK_QUEUE } from '../workflows/naming';
 
@@ -229,13 +229,11 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
         ? { baseUrl: v.midonetUrl, username: v.midonetUsername, password: v.midonetPassword, tenant: v.midonetTenant }
         : undefined,
     // Opt-in, like MidoNet: a worker without the variable runs no cloud activities (`steward up` sets it).
-    cloud: env[CLOUD_PROVIDER_ENV] ? loadCloudConfig(env) : undefined,
+    cloud: env[cloudSettings.provider.env] ? loadCloudConfig(env) : undefined,
     http: { host: v.httpHost, port: v.httpPort },
     logLevel: v.logLevel,
   };
 }
-
-const CLOUD_PROVIDER_ENV = 'STEWARD_CLOUD_PROVIDER';
 
 const hidden = '[redacted]';
 

@@ -165,9 +165,11 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
     condition?: (context: TContext) => LifecycleError | undefined;
   },
 ): Promise<void> {
+  // What the machine starts from, and what every next run (continue-as-new) is given again.
+  const settings = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };
   const interpreter = new Interpreter<TContext, TEvent>(
     machine,
-    input.persisted ? { persisted: input.persisted } : { input: { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) } },
+    input.persisted ? { persisted: input.persisted } : { input: settings },
   );
   const view = (): LifecycleStateView => {
     const c = interpreter.context;
@@ -185,11 +187,10 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
     onSnapshot: () => publishState(view(), published),
     shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
   });
-  const carried = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };
   const next: LifecycleInput<TContext, TTimings> | undefined = !interpreter.done
-    ? { ...carried, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
+    ? { ...settings, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
     : interpreter.context.nextIncarnation
-      ? { ...carried, observation: interpreter.context.nextIncarnation }
+      ? { ...settings, observation: interpreter.context.nextIncarnation }
       : undefined;
   if (next) {
     await condition(allHandlersFinished);
