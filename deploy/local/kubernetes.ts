@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { cacheRoot, repoRoot } from './paths';
-import { freePort, onFreePort } from './ports';
+import { freePort, retryWhenPortTaken } from './ports';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 
@@ -144,7 +144,8 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
     await installCrds(kubeconfigPath);
 
     const kcmLog = join(logs, 'kube-controller-manager.log');
-    await onFreePort(kcmLog, async (kcmPort) => {
+    await retryWhenPortTaken(kcmLog, async () => {
+      const kcmPort = await freePort();
       const kcm = ManagedProcess.start('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
         `--kubeconfig=${kcmKubeconfig}`,
         '--controllers=garbage-collector-controller,namespace-controller',

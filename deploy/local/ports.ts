@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** Resolves `preferred` when it is free on 127.0.0.1, else (or when preferred is 0) a port the kernel picks. */
@@ -23,15 +23,17 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /**
- * Runs `start` on a free port, and again on another one when the server could not bind it: a free port is only free
- * when picked, and another process (a parallel test stack) may take it before the server binds it.
+ * Runs `start`, which picks its ports with `freePort` and starts a server logging to `logFile`, again when the server
+ * could not bind one of them (what this attempt wrote to the log says so): a free port is only free when picked, and
+ * another process (another stack starting, a server of the previous one still closing) may take it meanwhile.
  */
-export async function onFreePort(logFile: string, start: (port: number) => Promise<void>, attempts = 3): Promise<void> {
+export async function retryWhenPortTaken<T>(logFile: string, start: () => Promise<T>, attempts = 3): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    const logged = existsSync(logFile) ? statSync(logFile).size : 0;
     try {
-      return await start(await freePort());
+      return await start();
     } catch (error) {
-      const taken = existsSync(logFile) && readFileSync(logFile, 'utf8').includes('address already in use');
+      const taken = existsSync(logFile) && readFileSync(logFile).subarray(logged).toString('utf8').includes('address already in use');
       if (!taken || attempt >= attempts) throw error;
     }
   }

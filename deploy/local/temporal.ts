@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { cacheRoot } from './paths';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
-import { freePort } from './ports';
+import { freePort, retryWhenPortTaken } from './ports';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 
 /**
@@ -75,6 +75,11 @@ export interface TemporalOptions {
 
 export async function startTemporal(options: TemporalOptions): Promise<TemporalServer> {
   const cli = await ensureTemporalCli(options.report);
+  const logFile = join(options.stateDir, 'logs', 'temporal.log');
+  return retryWhenPortTaken(logFile, () => startDevServer(cli, logFile, options));
+}
+
+async function startDevServer(cli: string, logFile: string, options: TemporalOptions): Promise<TemporalServer> {
   const port = await freePort(options.port);
   const uiPort = await freePort(options.uiPort || port + 1000);
   const [httpPort, metricsPort] = [await freePort(), await freePort()];
@@ -93,7 +98,7 @@ export async function startTemporal(options: TemporalOptions): Promise<TemporalS
     '--log-level', 'warn',
   ];
   const server = ManagedProcess.start('temporal', cli, args, {
-    logFile: join(options.stateDir, 'logs', 'temporal.log'),
+    logFile,
     env: { TEMPORAL_VERSION_CHECK_DISABLED: '1' },
   });
   const address = `127.0.0.1:${port}`;
