@@ -1,8 +1,8 @@
-import type { PushedResource } from '../activities/midonet/push';
 import { kubernetes, midonet } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import { TRANSLATION_MACHINE_VERSION, translationMachine, type TranslationActionParams, type TranslationContext, type TranslationEvent, type TranslationTimings } from './machines/translation';
 import { describeRef } from './naming';
+import type { PushedResource } from './translation/types';
 
 /**
  * The pusher (seed 000) as a workflow: one per Translation, id `translation/<ns>/<name>`, driven by the watcher's

@@ -1,6 +1,7 @@
 // The typed MidoNet client. ensure / remove / observe are written once here for every kind; what differs between
 // kinds (paths, media types, PUT or not, what a duplicate answers) is data in kinds.ts.
 import { z } from 'zod';
+import type { BackendKind, BackendResource } from '../../workflows/translation/types';
 import { diffBody, type FieldDiff } from './compare';
 import { midonetFailure, missingFailure, replyFailure, type Reply } from './errors';
 import { createTransport, type MidonetConnection, type Send } from './http';
@@ -15,16 +16,8 @@ import {
   type KindSpec,
   type MidonetBody,
   type MidonetHost,
-  type MidonetKind,
   type TenantKind,
 } from './kinds';
-
-/** One entry of a Translation's `resources`: `body` is the REST body as a JSON string, `parent` empty or absent when none. */
-export interface BackendResource {
-  kind: string;
-  parent?: string;
-  body: string;
-}
 
 export type EnsureResult =
   | { outcome: 'created' }
@@ -57,20 +50,20 @@ export interface TenantResource {
 }
 
 /** Builds a Translation entry from a typed body, so callers get the kind's body type checked. */
-export function backendResource<K extends MidonetKind>(kind: K, parent: string, body: MidonetBody<K>): BackendResource {
+export function backendResource<K extends BackendKind>(kind: K, parent: string, body: MidonetBody<K>): BackendResource {
   return { kind, parent, body: JSON.stringify(body) };
 }
 
 interface Resolved {
-  kind: MidonetKind;
-  spec: KindSpec<MidonetKind>;
+  kind: BackendKind;
+  spec: KindSpec<BackendKind>;
   parent: string;
   raw: string;
   body: Record<string, unknown>;
   paths: KindPaths;
 }
 
-const isKind = (kind: string): kind is MidonetKind => Object.hasOwn(kinds, kind);
+const isKind = (kind: string): kind is BackendKind => Object.hasOwn(kinds, kind);
 const ok = (reply: Reply): boolean => reply.status >= 200 && reply.status < 300;
 const observedObject = z.record(z.string(), z.unknown());
 
@@ -79,7 +72,7 @@ function resolve(resource: BackendResource): Resolved {
   if (!isKind(resource.kind)) throw bad(`unknown kind; known kinds are ${Object.keys(kinds).join(', ')}`);
   const kind = resource.kind;
   // Widened to any kind: the body is checked against this same kind's schema below, which TypeScript cannot follow.
-  const spec = kinds[kind] as KindSpec<MidonetKind>;
+  const spec = kinds[kind] as KindSpec<BackendKind>;
   const parent = resource.parent ?? '';
   if (spec.parent !== (parent !== '')) throw bad(spec.parent ? 'a parent is required' : 'this kind has no parent');
   if (parent && !z.guid().safeParse(parent).success) throw bad('the parent is not a UUID');

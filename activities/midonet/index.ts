@@ -9,7 +9,6 @@ export { createMidonetActivities, type MidonetActivities, type MidonetActivityDe
 export {
   backendResource,
   createMidonetClient,
-  type BackendResource,
   type EnsureResult,
   type MidonetClient,
   type Observation,
@@ -20,5 +19,5 @@ export type { FieldDiff } from './compare';
 export { midonetFailures, type MidonetFailureDetails, type MidonetFailureType } from './errors';
 export type { MidonetConnection } from './http';
 export type { DeleteResourcesInput, DeleteResourcesResult, TenantInput } from './inventory';
-export { kinds, tenantKinds, type MidonetBody, type MidonetHost, type MidonetKind, type TenantKind } from './kinds';
-export { createPushActivities, identify, type DeleteInput, type PushActivities, type PushedResource, type PushInput, type PushResult } from './push';
+export { kinds, tenantKinds, type MidonetBody, type MidonetHost, type TenantKind } from './kinds';
+export { createPushActivities, identify, type DeleteInput, type PushActivities, type PushInput, type PushResult } from './push';

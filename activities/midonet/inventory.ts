@@ -37,7 +37,7 @@ export function createMidonetInventoryActivities(client: MidonetClient) {
     midonetDeleteResources: async ({ resources }: DeleteResourcesInput): Promise<DeleteResourcesResult> => {
       const result = { deleted: 0, absent: 0 };
       for (const { kind, id } of resources) {
-        const { outcome } = await client.remove({ kind, body: JSON.stringify({ id }) });
+        const { outcome } = await client.remove({ kind, parent: '', body: JSON.stringify({ id }) });
         result[outcome === 'deleted' ? 'deleted' : 'absent']++;
         heartbeat(result.deleted + result.absent);
       }

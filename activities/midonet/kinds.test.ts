@@ -1,12 +1,13 @@
 import { backendResource, createMidonetClient } from './client';
-import { kinds, type MidonetKind } from './kinds';
+import type { BackendKind, BackendResource } from '../../workflows/translation/types';
+import { kinds } from './kinds';
 
 const P = '11111111-2222-3333-4444-555555555555';
 const I = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
 
 describe('kind table', () => {
   // [what it checks, kind, parent, body, POST path, item path]
-  const cases: Array<[string, MidonetKind, string, Record<string, unknown>, string, string]> = [
+  const cases: Array<[string, BackendKind, string, Record<string, unknown>, string, string]> = [
     ['a tunnel zone is top level', 'TunnelZone', '', { id: I, name: 'z', type: 'vxlan' }, '/tunnel_zones', `/tunnel_zones/${I}`],
     ['a tunnel zone member is keyed by host id under its zone', 'TunnelZoneHost', P, { hostId: I, ipAddress: '192.0.2.1' }, `/tunnel_zones/${P}/hosts`, `/tunnel_zones/${P}/hosts/${I}`],
     ['a router is top level', 'Router', '', { id: I }, '/routers', `/routers/${I}`],
@@ -33,7 +34,8 @@ describe('kind table', () => {
 });
 
 describe('resource input', () => {
-  // Never reaches the network: input is rejected before any call.
+  // Never reaches the network: input is rejected before any call. The input is what a hand-written Translation may
+  // carry, which the types do not allow: the client checks it at run time.
   const client = createMidonetClient({ baseUrl: 'http://127.0.0.1:1/midonet-api', username: 'u', password: 'p', fetch: () => Promise.reject(new Error('no network in this test')) });
   const cases: Array<[string, { kind: string; parent?: string; body: string }, RegExp]> = [
     ['an unknown kind is named', { kind: 'Vtep', body: '{}' }, /unknown kind/],
@@ -43,7 +45,7 @@ describe('resource input', () => {
     ['a body without the id the paths need is refused, naming the field', { kind: 'Chain', body: '{"name":"x"}' }, /id/],
   ];
   it.each(cases)('%s', async (_what, resource, message) => {
-    const failure = await client.ensure(resource).catch((e: unknown) => e);
+    const failure = await client.ensure(resource as BackendResource).catch((e: unknown) => e);
     expect(failure).toMatchObject({ type: 'MidonetBadResource', nonRetryable: true });
     expect((failure as Error).message).toMatch(message);
   });

@@ -2,6 +2,7 @@
 // Everything generic (ensure / remove / observe) lives in client.ts and reads only this table.
 // Facts: ../shared/ref/midonet-api.md §1.3 (media types), §1.4 (paths), §2.5 (how midonet-kubernetes maps kinds).
 import { z } from 'zod';
+import type { BackendKind } from '../../workflows/translation/types';
 
 const vendor = (name: string): string => `application/vnd.org.midonet.${name}+json`;
 
@@ -67,10 +68,9 @@ export const bodies = {
   HostInterfacePort: z.looseObject({ hostId: id.nullish(), portId: id, interfaceName: z.string() }),
   MACPort: z.looseObject({ macAddr: mac, portId: id, vlanId: z.number().int().nullish() }),
   IPv4MACPair: z.looseObject({ ip: ipv4, mac }),
-} as const;
+} as const satisfies Record<BackendKind, z.ZodType>;
 
-export type MidonetKind = keyof typeof bodies;
-export type MidonetBody<K extends MidonetKind> = z.infer<(typeof bodies)[K]>;
+export type MidonetBody<K extends BackendKind> = z.infer<(typeof bodies)[K]>;
 
 export interface KindPaths {
   /** POST target. */
@@ -81,7 +81,7 @@ export interface KindPaths {
   observe?: { path: string; media: string };
 }
 
-export interface KindSpec<K extends MidonetKind> {
+export interface KindSpec<K extends BackendKind> {
   /** Item media type: Content-Type of POST/PUT, Accept of GET. */
   media: string;
   /** Whether the kind lives under a parent (the Translation's `parent`); a parent on any other kind is an error. */
@@ -99,7 +99,7 @@ export interface KindSpec<K extends MidonetKind> {
 
 const portMedia = vendor('Port-v3');
 
-export const kinds: { [K in MidonetKind]: KindSpec<K> } = {
+export const kinds: { [K in BackendKind]: KindSpec<K> } = {
   TunnelZone: {
     media: vendor('TunnelZone-v1'),
     parent: false,
@@ -203,7 +203,7 @@ export const tenantCollections = {
   Router: { path: '/routers', media: vendor('collection.Router-v3') },
   Bridge: { path: '/bridges', media: vendor('collection.Bridge-v4') },
   Chain: { path: '/chains', media: vendor('collection.Chain-v1') },
-} as const satisfies Partial<Record<MidonetKind, { path: string; media: string }>>;
+} as const satisfies Partial<Record<BackendKind, { path: string; media: string }>>;
 export type TenantKind = keyof typeof tenantCollections;
 export const tenantKinds = Object.keys(tenantCollections) as TenantKind[];
 /** A listed Bridge, Router or Chain: only what the sweeper reads. */

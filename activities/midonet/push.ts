@@ -4,15 +4,8 @@
 // is what makes removing a resource, or changing one MidoNet cannot update, safe (seed 000's first two limits).
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { BackendResource, MidonetClient } from './client';
-
-/** One backend resource as the pusher recorded it. */
-export interface PushedResource extends BackendResource {
-  /** Stable identity: kind plus its ID (or its identifying body for kinds without one). */
-  key: string;
-  id: string;
-  state: 'synced' | 'deleted' | 'absent';
-}
+import type { BackendResource, PushedResource } from '../../workflows/translation/types';
+import type { MidonetClient } from './client';
 
 export interface PushInput {
   /** Who asks, for messages: `translation/<ns>/<name>`. */

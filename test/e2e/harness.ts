@@ -9,7 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { Command } from 'commander';
 import pino from 'pino';
-import { createMidonetClient, type BackendResource, type MidonetClient } from '../../activities/midonet';
+import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
@@ -24,7 +24,7 @@ import type { TranslationTimings } from '../../workflows/machines/translation';
 import { TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
 import { K8sKind, K8sName, K8sNamespace } from '../../workflows/search-attributes';
 import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
-import { TRANSLATION_FINALIZER, type Translation } from '../../workflows/translation/types';
+import { TRANSLATION_FINALIZER, type BackendResource, type Translation } from '../../workflows/translation/types';
 import type { translationLifecycle } from '../../workflows/translation-lifecycle';
 
 export const repoRoot = join(__dirname, '..', '..');

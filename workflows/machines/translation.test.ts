@@ -1,12 +1,12 @@
 import { initialTransition, transition } from 'xstate';
-import type { PushedResource } from '../../activities/midonet/push';
+import type { PushedResource } from '../translation/types';
 import type { Observation } from '../messages';
 import { exploreTransitions } from './explore';
 import { translationMachine, type TranslationEvent, type TranslationProjection } from './translation';
 
 const ref = { kind: 'Translation' as const, namespace: 'default', name: 'pod.4.web' };
 const at = '2026-01-01T00:00:00.000Z';
-const resource = { kind: 'Bridge', parent: '', body: '{"id":"b1"}' };
+const resource = { kind: 'Bridge' as const, parent: '', body: '{"id":"b1"}' };
 const pushedResource: PushedResource = { ...resource, key: 'Bridge:b1', id: 'b1', state: 'synced' };
 const request = { requestedBy: 'alice', reason: 'test' };
 

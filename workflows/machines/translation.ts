@@ -1,11 +1,9 @@
 import { assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
 import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
-import type { BackendResource } from '../../activities/midonet/client';
-import type { PushedResource } from '../../activities/midonet/push';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
-import { TRANSLATION_FINALIZER } from '../translation/types';
+import { TRANSLATION_FINALIZER, type BackendResource, type PushedResource } from '../translation/types';
 
 /**
  * The pusher (seed 000): one machine per Translation resource. It pushes the Translation's backend resources in

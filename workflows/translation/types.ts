@@ -94,27 +94,41 @@ export interface TranslationContext {
   service?: ServiceProjection | null;
 }
 
-/** MidoNet resource kinds as midonet-kubernetes names them in `resources[].kind` (its Go type names). */
-export type BackendKind =
-  | 'TunnelZone'
-  | 'TunnelZoneHost'
-  | 'Router'
-  | 'Bridge'
-  | 'Port'
-  | 'PortLink'
-  | 'Route'
-  | 'Chain'
-  | 'Rule'
-  | 'HostInterfacePort'
-  | 'MACPort'
-  | 'IPv4MACPair';
+/**
+ * MidoNet resource kinds as midonet-kubernetes names them in `resources[].kind` (its Go type names): the one list
+ * the translation writes, the pusher records and the MidoNet client knows how to call (activities/midonet/kinds.ts).
+ */
+export const BACKEND_KINDS = [
+  'TunnelZone',
+  'TunnelZoneHost',
+  'Router',
+  'Bridge',
+  'Port',
+  'PortLink',
+  'Route',
+  'Chain',
+  'Rule',
+  'HostInterfacePort',
+  'MACPort',
+  'IPv4MACPair',
+] as const;
+export type BackendKind = (typeof BACKEND_KINDS)[number];
 
+/** One entry of a Translation's `resources`. */
 export interface BackendResource {
   kind: BackendKind;
   /** The parent's ID (bridge, router, chain, host, tunnel zone, or the port a link starts from), or `""`. */
   parent: string;
   /** The REST request body, JSON-encoded as MK's Go structs encode it; never contains the parent. */
   body: string;
+}
+
+/** One backend resource as the pusher recorded it: its workflow's record of what is in MidoNet. */
+export interface PushedResource extends BackendResource {
+  /** Stable identity: kind plus its ID (or its identifying body for kinds without one). */
+  key: string;
+  id: string;
+  state: 'synced' | 'deleted' | 'absent';
 }
 
 export interface OwnerReference {
