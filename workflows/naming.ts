@@ -7,9 +7,12 @@ export const TASK_QUEUE = 'steward';
 export const LIFECYCLE_KINDS = ['Node', 'Pod', 'Service', 'Endpoints', 'Translation', 'PeerPod'] as const;
 export type LifecycleKind = (typeof LIFECYCLE_KINDS)[number];
 
-/** The object a lifecycle workflow is about. Nodes have no namespace. */
-export interface ObjectRef {
-  kind: LifecycleKind;
+/**
+ * A Kubernetes object by name: the object a lifecycle workflow is about, or (with a narrower kind) the object a
+ * translation error names. Nodes have no namespace.
+ */
+export interface ObjectRef<TKind extends string = LifecycleKind> {
+  kind: TKind;
   namespace?: string;
   name: string;
 }

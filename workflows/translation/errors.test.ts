@@ -1,5 +1,5 @@
 // Bad input gives a TranslationError naming the object and the field, never an exception.
-import { translate, type ObjectRef, type TranslationContext, type TranslationError } from './index';
+import { translate, type TranslatedObjectRef, type TranslationContext, type TranslationError } from './index';
 import { sampleCluster } from './sample-cluster';
 import type { KubernetesProjection } from './types';
 
@@ -15,7 +15,7 @@ function changed<T extends KubernetesProjection>(object: T, edit: (copy: T) => v
   return copy;
 }
 
-const nodeRef: ObjectRef = { kind: 'Node', name: 'node1' };
+const nodeRef: TranslatedObjectRef = { kind: 'Node', name: 'node1' };
 const hostIdField = 'metadata.annotations["midonet.org/host-id"]';
 
 test.each<[string, KubernetesProjection, TranslationContext, Omit<TranslationError, 'message'>]>([

@@ -2,6 +2,7 @@
 // plain-JSON TranslationError (it crosses Temporal's payload converter intact, unlike an Error subclass)
 // naming the object, the field path inside it, and a short CamelCase reason shared with conditions, events
 // and the workflow's last error.
+import type { ObjectRef } from '../naming';
 import type { KubernetesKind, Translation } from './types';
 
 export type TranslationErrorReason =
@@ -24,18 +25,13 @@ export type TranslationErrorReason =
   | 'InvalidPort'
   | 'InvalidEndpointAddress';
 
-export interface ObjectRef {
-  /** `Unknown` only for a MalformedObject without a recognizable kind. */
-  kind: KubernetesKind | 'Unknown';
-  /** Absent for Nodes. */
-  namespace?: string;
-  name: string;
-}
+/** The object a translation error is about; `Unknown` only for a MalformedObject without a recognizable kind. */
+export type TranslatedObjectRef = ObjectRef<KubernetesKind | 'Unknown'>;
 
 export interface TranslationError {
   reason: TranslationErrorReason;
   /** The object holding the bad field; for a Pod on a Node without host-id, that is the Node. */
-  object: ObjectRef;
+  object: TranslatedObjectRef;
   /** Path inside that object, e.g. `metadata.annotations["midonet.org/host-id"]`, `spec.ports[1].protocol`. */
   field: string;
   message: string;
@@ -48,7 +44,7 @@ export interface TranslationFailure {
 
 export type TranslationResult = { ok: true; translations: Translation[] } | TranslationFailure;
 
-export function failure(object: ObjectRef, reason: TranslationErrorReason, field: string, message: string): TranslationFailure {
+export function failure(object: TranslatedObjectRef, reason: TranslationErrorReason, field: string, message: string): TranslationFailure {
   return { ok: false, error: { reason, object, field, message } };
 }
 

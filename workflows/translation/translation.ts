@@ -5,12 +5,13 @@ import {
   CLUSTER_SCOPED_NAMESPACE,
   GLOBAL_LABEL,
   GLOBAL_NAMESPACE,
+  type KubernetesKind,
   type KubernetesProjection,
   OWNER_UID_LABEL,
   type Translation,
   TRANSLATION_FINALIZER,
 } from './types';
-import type { ObjectRef } from './errors';
+import type { ObjectRef } from '../naming';
 
 /** One Translation's worth: its key kind (the object's kind, or a pseudo kind like `Service-Port`), name and resources. */
 export interface Part {
@@ -49,7 +50,7 @@ export function global(parts: Part[]): Translation[] {
   }));
 }
 
-export function refOf(object: KubernetesProjection): ObjectRef {
+export function refOf(object: KubernetesProjection): ObjectRef<KubernetesKind> {
   return 'namespace' in object.metadata
     ? { kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }
     : { kind: object.kind, name: object.metadata.name };
