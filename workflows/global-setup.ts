@@ -2,6 +2,7 @@ import { ApplicationFailure, setCurrentDetails, sleep, upsertSearchAttributes } 
 import { kubernetes, midonetCalls } from './activities';
 import { LifecycleState } from './search-attributes';
 import { translateGlobals } from './translation';
+import { Reason } from './vocabulary';
 
 /**
  * Global setup (`global/midonet`): checks that the cluster router the deployer made is there (seed 001), then
@@ -19,7 +20,7 @@ export async function globalMidonet({ tenant, recheckMs = 30_000 }: GlobalSetupI
   const result = translateGlobals(tenant ? { tenant } : {});
   if (!result.ok) throw ApplicationFailure.nonRetryable(result.error.message, result.error.reason);
   const router = result.translations.flatMap((t) => t.resources).find((r) => r.kind === 'Router');
-  if (!router) throw ApplicationFailure.nonRetryable('the global translation has no cluster router', 'MachineMisconfigured');
+  if (!router) throw ApplicationFailure.nonRetryable('the global translation has no cluster router', Reason.MachineMisconfigured);
   const routerId = (JSON.parse(router.body) as { id: string }).id;
   let published = '';
   const show = (state: string, details: string) => {

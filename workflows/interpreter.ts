@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, sleep } from '@temporalio/workflow';
 import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject, type StateValue } from 'xstate';
+import { Reason } from './vocabulary';
 
 /**
  * Runs a pure XState machine inside a Temporal workflow. The machine only decides; this loop takes the next
@@ -109,7 +110,7 @@ export class Interpreter<TContext, TEvent extends EventObject> {
     if (action.type === 'startTimer') return this.startTimer(action.params as TimerParams<Unstamped<TEvent>>);
     if (action.type === 'cancelTimer') return this.cancelTimer((action.params as { id: string }).id);
     const executor = executors[action.type];
-    if (!executor) throw ApplicationFailure.nonRetryable(`no executor for action ${action.type}`, 'MachineMisconfigured');
+    if (!executor) throw ApplicationFailure.nonRetryable(`no executor for action ${action.type}`, Reason.MachineMisconfigured);
     try {
       const produced = await executor(action.params as never, this.snapshot.context as never);
       for (const event of ([] as Unstamped<TEvent>[]).concat(produced ?? [])) this.send(event);
@@ -145,7 +146,7 @@ export class Interpreter<TContext, TEvent extends EventObject> {
 /** The failure's type (our CamelCase reason vocabulary) and message, from an activity or a workflow-side error. */
 export function actionFailed(action: string, error: unknown): ActionFailedEvent {
   const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure) return { type: 'actionFailed', action, reason: cause.type ?? 'ActionFailed', message: cause.message };
+  if (cause instanceof ApplicationFailure) return { type: 'actionFailed', action, reason: cause.type ?? Reason.ActionFailed, message: cause.message };
   const message = cause instanceof Error ? cause.message : String(cause);
-  return { type: 'actionFailed', action, reason: error instanceof ActivityFailure ? 'ActivityTimedOut' : 'ActionFailed', message };
+  return { type: 'actionFailed', action, reason: error instanceof ActivityFailure ? Reason.ActivityTimedOut : Reason.ActionFailed, message };
 }

@@ -47,11 +47,5 @@ export function parseObjectRef(kind: string, target: string): ObjectRef {
 
 export const describeRef = (ref: ObjectRef) => `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
 
-/**
- * Held on a dependency (a Node, a Service) while it has referrers, so that when it is deleted its workflow can still
- * read the list and tell them (seed 003's finalizer flow); that workflow releases it afterwards.
- */
-export const REFERRERS_FINALIZER = 'steward.midonet.org/referrers';
-
 /** Kinds other objects depend on: a Pod on its Node, Endpoints on their Service. */
 export const isDependencyKind = (kind: LifecycleKind) => kind === 'Node' || kind === 'Service';

@@ -4,8 +4,9 @@ import type { Unstamped } from './interpreter';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import { dependencyChangedSignal, refreshSignal } from './messages';
 import { OBJECT_MACHINE_VERSION, objectMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
-import { describeRef, isDependencyKind, REFERRERS_FINALIZER, workflowId, type ObjectRef } from './naming';
+import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
 import { dependencyOf, translateWithDependency } from './object-translation';
+import { Reason, REFERRERS_FINALIZER } from './vocabulary';
 
 /**
  * One workflow per translated Kubernetes object (`node/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`,
@@ -17,7 +18,7 @@ export type ObjectLifecycleInput = LifecycleInput<ObjectContext, ObjectTimings>;
 export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void> {
   await runLifecycle<ObjectContext, ObjectEvent, ObjectTimings>(objectMachine, OBJECT_MACHINE_VERSION, input, {
     resources: (c) => c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
-    condition: (c) => (c.waitingFor ? { reason: 'WaitingForDependency', message: c.waitingFor, at: '' } : undefined),
+    condition: (c) => (c.waitingFor ? { reason: Reason.WaitingForDependency, message: c.waitingFor, at: '' } : undefined),
     setup: (interpreter) => setHandler(dependencyChangedSignal, (change) => interpreter.send({ type: 'dependencyChanged', change })),
     executors: {
       apply: (p: ObjectActionParams['apply']) => apply(p),

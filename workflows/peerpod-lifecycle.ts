@@ -1,8 +1,9 @@
 import { cloud, kubernetes } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import type { ResourceView } from './messages';
-import { PEERPOD_FINALIZER, PEERPOD_MACHINE_VERSION, peerPodMachine, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
+import { PEERPOD_MACHINE_VERSION, peerPodMachine, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
 import { describeRef } from './naming';
+import { PEERPOD_FINALIZER } from './vocabulary';
 
 /**
  * One workflow per peer pod (`peerpod/<ns>/<name>`), fed by its Pod and its PeerPod. The machine

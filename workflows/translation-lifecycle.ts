@@ -3,6 +3,7 @@ import { runLifecycle, type LifecycleInput } from './lifecycle';
 import { TRANSLATION_MACHINE_VERSION, translationMachine, type TranslationActionParams, type TranslationContext, type TranslationEvent, type TranslationTimings } from './machines/translation';
 import { describeRef } from './naming';
 import type { PushedResource } from './translation/types';
+import { Reason } from './vocabulary';
 
 /**
  * The pusher (seed 000) as a workflow: one per Translation, id `translation/<ns>/<name>`, driven by the watcher's
@@ -30,8 +31,8 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
       recordStatus: async (p: TranslationActionParams['recordStatus']) => {
         const synced = p.state === 'synced';
         const condition = synced
-          ? { status: 'True' as const, reason: 'Synced', message: p.eventMessage }
-          : { status: 'False' as const, reason: p.error?.reason ?? 'Stuck', message: p.eventMessage };
+          ? { status: 'True' as const, reason: Reason.Synced, message: p.eventMessage }
+          : { status: 'False' as const, reason: p.error?.reason ?? Reason.Stuck, message: p.eventMessage };
         await kubernetes.recordTranslationStatus.executeWithOptions({ summary: `status ${p.state} and a ${p.eventReason} Event on ${what}` }, [{
           ref: p.ref,
           generation: p.generation,

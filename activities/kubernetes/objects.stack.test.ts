@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import type { ObjectRef } from '../../workflows/naming';
-import { TRANSLATION_FINALIZER } from '../../workflows/translation/types';
+import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKubernetesActivities } from './activities';
 import { REFERRERS_ANNOTATION } from './referrers';
 import { adminConfig, bridgeId, createNamespace, createService, translationOf, uniqueName } from './stack-fixtures';

@@ -1,7 +1,7 @@
 // The PeerPod record of a peer pod's VM (seed 002), written as cloud-api-adaptor writes it (same name scheme aside,
 // owner, finalizer and spec), so peerpod-ctrl and Steward read each other's; and the Pod marked with its VM.
 import * as k8s from '@kubernetes/client-node';
-import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
+import { PEERPOD_FINALIZER, Reason } from '../../workflows/vocabulary';
 import { PEERPOD_API, type ObjectRef } from '../../workflows/naming';
 import { statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
@@ -81,7 +81,7 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
     if (pod) {
       await recordEvent({ kind: 'Pod', namespace, name: podName }, pod, {
         type: 'Normal',
-        reason: 'PodVmCreated',
+        reason: Reason.PodVmCreated,
         message: `VM ${vmName} (${vm.provider} ${vm.instanceId}) runs this pod; recorded in PeerPod ${namespace}/${podName}`,
       });
     }

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServiceAccountKubeconfig } from '../../deploy/local';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
-import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
-import { TRANSLATION_FINALIZER } from '../../workflows/translation/types';
+import { PEERPOD_FINALIZER, TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKubernetesActivities } from './activities';
 import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';
 

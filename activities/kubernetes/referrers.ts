@@ -3,12 +3,12 @@
 // duplicates, so adding twice is harmless and two writers produce the same text.
 import * as k8s from '@kubernetes/client-node';
 import { z } from 'zod';
-import { describeRef, LIFECYCLE_KINDS, REFERRERS_FINALIZER, type ObjectRef } from '../../workflows/naming';
+import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../workflows/naming';
+import { REFERRERS_FINALIZER } from '../../workflows/vocabulary';
 import { kubernetesFailure } from './errors';
 import { type KubeObject, type Objects, update } from './objects';
 
 export const REFERRERS_ANNOTATION = 'steward.midonet.org/referrers';
-export { REFERRERS_FINALIZER };
 
 const referrer = z.object({ kind: z.enum(LIFECYCLE_KINDS), namespace: z.string().optional(), name: z.string() });
 

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation, TRANSLATION_FINALIZER } from '../../workflows/translation/types';
+import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation } from '../../workflows/translation/types';
+import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKubernetesActivities } from './activities';
 import type { RecordTranslationStatusInput } from './translations';
 import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';

@@ -29,6 +29,10 @@ export const midonetFailures = {
   MidonetBadResource: false,
   /** A success reply the client cannot read. */
   MidonetBadResponse: false,
+  /** The pusher met a missing parent or referenced object: another Translation not pushed yet, retried until it is. */
+  MidonetDependencyMissing: true,
+  /** The pusher met an object with another body that this Translation did not push: an operator must resolve it. */
+  ResourceConflict: false,
 } as const;
 
 export type MidonetFailureType = keyof typeof midonetFailures;

@@ -6,6 +6,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { BackendResource, PushedResource } from '../../workflows/translation/types';
 import type { MidonetClient } from './client';
+import { midonetFailure, type MidonetFailureDetails } from './errors';
 
 export interface PushInput {
   /** Who asks, for messages: `translation/<ns>/<name>`. */
@@ -39,7 +40,7 @@ function waitForOtherTranslations(error: unknown, resource: BackendResource): ne
   if (!(error instanceof ApplicationFailure)) throw error;
   const missing = error.type === 'MidonetParentMissing' || error.type === 'MidonetReferenceMissing';
   const routeWithoutPort = error.type === 'MidonetValidation' && resource.kind === 'Route' && resource.body.includes('"nextHopPort"');
-  if (missing || routeWithoutPort) throw ApplicationFailure.retryable(error.message, 'MidonetDependencyMissing', ...(error.details ?? []));
+  if (missing || routeWithoutPort) throw midonetFailure('MidonetDependencyMissing', error.message, error.details?.[0] as MidonetFailureDetails | undefined);
   throw error;
 }
 
@@ -89,9 +90,9 @@ export function createPushActivities({ client }: { client: MidonetClient }) {
             // Only what this Translation itself pushed may be deleted and created again; anything else may belong to
             // another Translation (seed 000's third limit), which an operator must resolve.
             if (!ours.has(key)) {
-              throw ApplicationFailure.nonRetryable(
-                `${owner}: ${resource.kind} ${id} exists in MidoNet with another body and was not pushed by this Translation (${result.reason}); differences: ${JSON.stringify(result.diff)}`,
+              throw midonetFailure(
                 'ResourceConflict',
+                `${owner}: ${resource.kind} ${id} exists in MidoNet with another body and was not pushed by this Translation (${result.reason}); differences: ${JSON.stringify(result.diff)}`,
               );
             }
             await client.remove(resource);

@@ -7,7 +7,7 @@ import { plainDomainFile, type Backend } from '../../activities/cloud/testing/ba
 import { virsh } from '../../deploy/local/libvirt';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
-import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
+import { PEERPOD_FINALIZER } from '../../workflows/vocabulary';
 import { PEERPOD_API, TASK_QUEUE, workflowId } from '../../workflows/naming';
 import { spawnWorker, stewardProcess } from '../e2e/harness';
 import { recordHistory } from '../replay/record';

@@ -24,7 +24,8 @@ import type { TranslationTimings } from '../../workflows/machines/translation';
 import { TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
 import { K8sKind, K8sName, K8sNamespace } from '../../workflows/search-attributes';
 import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
-import { TRANSLATION_FINALIZER, type BackendResource, type Translation } from '../../workflows/translation/types';
+import type { BackendResource, Translation } from '../../workflows/translation/types';
+import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import type { translationLifecycle } from '../../workflows/translation-lifecycle';
 
 export const repoRoot = join(__dirname, '..', '..');

@@ -3,6 +3,7 @@ import { timerActions } from '../interpreter';
 import { failureOf, pausedTransitions, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
+import { Reason } from '../vocabulary';
 
 /**
  * The lifecycle of a Kubernetes object that Steward translates (Node, Pod, Service, Endpoints): translate it into
@@ -212,7 +213,7 @@ export const objectMachine = setup({
       tags: ['continueAsNewSafe'],
       entry: {
         type: 'recordEvent',
-        params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? 'Invalid', message: context.lastError?.message ?? 'cannot be translated' }),
+        params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? Reason.Invalid, message: context.lastError?.message ?? 'cannot be translated' }),
       },
       on: {
         eventRecorded: {},
@@ -237,7 +238,7 @@ export const objectMachine = setup({
       entry: [
         {
           type: 'recordEvent',
-          params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? 'Stuck', message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}` }),
+          params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? Reason.Stuck, message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}` }),
         },
         { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
       ],

@@ -1,7 +1,8 @@
 import { initialTransition, transition } from 'xstate';
 import type { Observation } from '../messages';
 import { exploreTransitions } from './explore';
-import { PEERPOD_FINALIZER, peerPodMachine, vmName, type PeerPodEvent } from './peerpod';
+import { PEERPOD_FINALIZER } from '../vocabulary';
+import { peerPodMachine, vmName, type PeerPodEvent } from './peerpod';
 
 const ref = { kind: 'PeerPod' as const, namespace: 'default', name: 'web' };
 const at = '2026-01-01T00:00:00.000Z';

@@ -3,6 +3,7 @@ import { timerActions } from '../interpreter';
 import { failureOf, pausedTransitions, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
+import { PEERPOD_FINALIZER, Reason } from '../vocabulary';
 
 /**
  * The lifecycle of one peer pod's cloud VM (seed 002), in the workflow `peerpod/<ns>/<name>`. Two objects feed it:
@@ -20,9 +21,6 @@ import type { ObjectRef } from '../naming';
  * which keeps its Steward tags, so the sweeper still removes it once the cloud answers: nothing leaks.
  */
 export const PEERPOD_MACHINE_VERSION = 1;
-
-/** The finalizer cloud-api-adaptor and peerpod-ctrl put on PeerPods (upstream's constant). */
-export const PEERPOD_FINALIZER = 'peer.pod/finalizer';
 
 export interface PeerPodTimings {
   /** Periodic check that the VM of a live pod is still there (re-created when it vanished). */
@@ -249,7 +247,7 @@ export const peerPodMachine = setup({
       entry: { type: 'observeVm', params: ({ context }) => ({ vm: context.vm ?? { provider: '', instanceId: '' } }) },
       on: {
         vmObserved: [
-          { guard: 'vmMissing', target: 'deciding', actions: ['forgetVm', { type: 'recordEvent', params: ({ context }: { context: PeerPodContext }) => ({ ref: eventTarget(context), type: 'Warning' as const, reason: 'VmMissing', message: 'the VM of this peer pod is gone from the cloud; creating it again' }) }] },
+          { guard: 'vmMissing', target: 'deciding', actions: ['forgetVm', { type: 'recordEvent', params: ({ context }: { context: PeerPodContext }) => ({ ref: eventTarget(context), type: 'Warning' as const, reason: Reason.VmMissing, message: 'the VM of this peer pod is gone from the cloud; creating it again' }) }] },
           { target: 'deciding' },
         ],
         eventRecorded: {},
@@ -280,7 +278,7 @@ export const peerPodMachine = setup({
           params: ({ context }) => ({
             ref: eventTarget(context),
             type: 'Warning' as const,
-            reason: context.lastError?.reason ?? 'Stuck',
+            reason: context.lastError?.reason ?? Reason.Stuck,
             message: `stuck while ${context.resumeTo === 'deleting' ? 'deleting' : 'creating'} the VM: ${context.lastError?.message ?? 'unknown error'}`,
           }),
         },
@@ -298,7 +296,7 @@ export const peerPodMachine = setup({
           params: ({ context }) => ({
             ref: eventTarget(context),
             type: 'Warning' as const,
-            reason: 'VmOrphaned',
+            reason: Reason.VmOrphaned,
             message: `released without deleting VM ${context.orphanedVm?.instanceId ?? '(never created)'}: left to the sweeper, which removes it once nothing records it`,
           }),
         },

@@ -3,7 +3,8 @@ import { timerActions } from '../interpreter';
 import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
-import { TRANSLATION_FINALIZER, type BackendResource, type PushedResource } from '../translation/types';
+import type { BackendResource, PushedResource } from '../translation/types';
+import { Reason, TRANSLATION_FINALIZER } from '../vocabulary';
 
 /**
  * The pusher (seed 000): one machine per Translation resource. It pushes the Translation's backend resources in
@@ -187,7 +188,7 @@ export const translationMachine = setup({
           generation: context.generation,
           state: 'synced',
           resources: context.pushed,
-          eventReason: 'Synced',
+          eventReason: Reason.Synced,
           eventMessage: `pushed ${context.pushed.length} MidoNet resources (generation ${context.generation})`,
         }),
       },
@@ -248,7 +249,7 @@ export const translationMachine = setup({
             state: 'stuck',
             resources: context.pushed,
             ...(context.lastError ? { error: context.lastError } : {}),
-            eventReason: context.lastError?.reason ?? 'Stuck',
+            eventReason: context.lastError?.reason ?? Reason.Stuck,
             eventMessage: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}; retrying every ${context.timings.stuckRetryMs / 1000}s, or run steward cleanup`,
           }),
         },

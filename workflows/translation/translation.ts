@@ -9,8 +9,8 @@ import {
   type KubernetesProjection,
   OWNER_UID_LABEL,
   type Translation,
-  TRANSLATION_FINALIZER,
 } from './types';
+import { TRANSLATION_FINALIZER } from '../vocabulary';
 import type { ObjectRef } from '../naming';
 
 /** One Translation's worth: its key kind (the object's kind, or a pseudo kind like `Service-Port`), name and resources. */

@@ -152,7 +152,6 @@ export interface Translation {
 
 export const OWNER_UID_LABEL = 'midonet.org/owner-uid';
 export const GLOBAL_LABEL = 'midonet.org/global';
-export const TRANSLATION_FINALIZER = 'midonet.org/deleter';
 /** Cluster-scoped owners (Nodes) put their Translations here; globals go to `kube-system`. */
 export const CLUSTER_SCOPED_NAMESPACE = 'default';
 export const GLOBAL_NAMESPACE = 'kube-system';

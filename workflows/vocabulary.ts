@@ -1,0 +1,44 @@
+/**
+ * Steward's words on Kubernetes objects, in one place: the finalizers it puts on or releases, and the CamelCase
+ * reasons of the lifecycles' own Events, conditions and last errors. A failed backend call carries a reason of its
+ * backend's table instead (activities/kubernetes/errors.ts, activities/midonet/errors.ts, activities/cloud/errors.ts)
+ * and a translation error one of `TranslationErrorReason` (translation/errors.ts); a lifecycle shows those as they
+ * come.
+ */
+
+/** midonet-kubernetes' finalizer on every Translation: its pusher deletes the backend resources, then releases it. */
+export const TRANSLATION_FINALIZER = 'midonet.org/deleter';
+
+/** The finalizer cloud-api-adaptor and peerpod-ctrl put on PeerPods (upstream's constant): the VM goes first. */
+export const PEERPOD_FINALIZER = 'peer.pod/finalizer';
+
+/**
+ * Held on a dependency (a Node, a Service) while it has referrers, so that when it is deleted its workflow can still
+ * read the list and tell them (seed 003's finalizer flow); that workflow releases it afterwards.
+ */
+export const REFERRERS_FINALIZER = 'steward.midonet.org/referrers';
+
+/** Reasons a lifecycle gives of its own; each is its own value, as in an enum. */
+export const Reason = {
+  /** A Translation's resources were pushed: its Ready and Synced conditions and a Normal Event. */
+  Synced: 'Synced',
+  /** Retries ran out (when the failure itself has no reason): the lifecycle waits in `stuck` for time or an operator. */
+  Stuck: 'Stuck',
+  /** The object cannot be translated (when the translation error has no reason of its own). */
+  Invalid: 'Invalid',
+  /** An object waits for its dependency (a Pod for its Node's Translations, Endpoints for their Service's). */
+  WaitingForDependency: 'WaitingForDependency',
+  /** A peer pod's VM was made and recorded in its PeerPod. */
+  PodVmCreated: 'PodVmCreated',
+  /** A live peer pod's VM vanished from the cloud: it is made again. */
+  VmMissing: 'VmMissing',
+  /** An operator gave up on a peer pod's VM: released without deleting it, left to the sweeper. */
+  VmOrphaned: 'VmOrphaned',
+  /** A workflow was built wrong (no executor for an action, no cluster router in the global translation): a bug. */
+  MachineMisconfigured: 'MachineMisconfigured',
+  /** An activity failed without a reason of its own: it timed out or its worker went away. */
+  ActivityTimedOut: 'ActivityTimedOut',
+  /** A workflow-side step failed without a reason of its own. */
+  ActionFailed: 'ActionFailed',
+} as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
