@@ -6,7 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AnyStateMachine } from 'xstate';
 import { objectMachine } from '../workflows/machines/object';
 import { peerPodMachine } from '../workflows/machines/peerpod';
-import { translationMachine } from '../workflows/machines/translation';
+import { pusherMachine } from '../workflows/machines/pusher';
 import { LIFECYCLE_KINDS, type LifecycleKind } from '../workflows/naming';
 import { K8sKind, LifecycleState } from '../workflows/search-attributes';
 
@@ -85,7 +85,7 @@ const lifecycleMachines: Record<LifecycleKind, AnyStateMachine> = {
   Pod: objectMachine,
   Service: objectMachine,
   Endpoints: objectMachine,
-  Translation: translationMachine,
+  Translation: pusherMachine,
   PeerPod: peerPodMachine,
 };
 

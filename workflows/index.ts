@@ -1,10 +1,12 @@
 /**
  * Workflows: deterministic code only. The XState machines (pure data, `machines/`), the small interpreter that runs a
  * machine inside a Temporal workflow (`interpreter.ts`), the translation of Kubernetes objects into MidoNet resources
- * (`translation/`), and one workflow per lifecycle kind. This module is the worker's only `workflowsPath`;
- * everything here must replay identically.
+ * (`translation/`), and one workflow per lifecycle kind: `object-lifecycle.ts` (Node, Pod, Service, Endpoints),
+ * `pusher-lifecycle.ts` (the pusher, one per Translation), `peerpod-lifecycle.ts`, `global-setup.ts`, `sweep.ts`.
+ * `vocabulary.ts` holds the finalizers and reasons. This module is the worker's only `workflowsPath`; everything here
+ * must replay identically.
  */
-export { translationLifecycle } from './translation-lifecycle';
+export { translationLifecycle } from './pusher-lifecycle';
 export { endpointsLifecycle, nodeLifecycle, podLifecycle, serviceLifecycle } from './object-lifecycle';
 export { globalMidonet } from './global-setup';
 export { peerPodLifecycle } from './peerpod-lifecycle';

@@ -5,7 +5,7 @@ import { runLifecycle, type LifecycleInput } from './lifecycle';
 import { dependencyChangedSignal, refreshSignal } from './messages';
 import { OBJECT_MACHINE_VERSION, objectMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
 import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
-import { dependencyOf, translateWithDependency } from './object-translation';
+import { dependencyOf, translateWithDependency } from './translation/dependency';
 import { Reason, REFERRERS_FINALIZER } from './vocabulary';
 
 /**

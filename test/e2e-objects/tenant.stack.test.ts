@@ -3,7 +3,7 @@
 // object workflows, their Translations and the pusher.
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
-import { translateWithDependency } from '../../workflows/object-translation';
+import { translateWithDependency } from '../../workflows/translation/dependency';
 import { DEFAULT_TENANT, nodeIds, podPortId } from '../../workflows/translation/ids';
 import { sampleCluster } from '../../workflows/translation/sample-cluster';
 import { createNode, createPod, isReady, startObjectsHarness, waitFor, type ObjectsHarness } from './harness';

@@ -20,13 +20,13 @@ import { registerOperatorCommands } from '../../starter/commands';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import type { Flags } from '../../worker/config';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
-import type { TranslationTimings } from '../../workflows/machines/translation';
+import type { PusherTimings } from '../../workflows/machines/pusher';
 import { TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
 import { K8sKind, K8sName, K8sNamespace } from '../../workflows/search-attributes';
 import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
 import type { BackendResource, Translation } from '../../workflows/translation/types';
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
-import type { translationLifecycle } from '../../workflows/translation-lifecycle';
+import type { translationLifecycle } from '../../workflows/pusher-lifecycle';
 
 export const repoRoot = join(__dirname, '..', '..');
 const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
@@ -229,7 +229,7 @@ export async function waitForState(h: Harness, name: string, state: string, time
  * Starts a Translation's workflow before the starter sees the object, as its signal-with-start would, but with
  * `timings`: the only way to shorten (or lengthen) the machine's timers is the workflow's input.
  */
-export async function startWithTimings(h: Harness, name: string, timings: Partial<TranslationTimings>): Promise<void> {
+export async function startWithTimings(h: Harness, name: string, timings: Partial<PusherTimings>): Promise<void> {
   const ref = translationRef(h, name);
   await h.client.workflow.start('translationLifecycle', {
     workflowId: workflowId(ref),

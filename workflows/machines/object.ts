@@ -9,7 +9,7 @@ import { Reason } from '../vocabulary';
  * The lifecycle of a Kubernetes object that Steward translates (Node, Pod, Service, Endpoints): translate it into
  * Translation resources and apply them (owned by the object, so the real garbage collector deletes them after it),
  * keep them current as the object and its dependency change, and on deletion drop the back-reference it left on
- * its dependency (seed 003). The backend itself is the Translations' business (machines/translation.ts).
+ * its dependency (seed 003). The backend itself is the Translations' business (machines/pusher.ts).
  */
 export const OBJECT_MACHINE_VERSION = 1;
 

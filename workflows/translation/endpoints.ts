@@ -15,7 +15,7 @@ import { parseIPv4 } from './net';
 import { ETHERTYPE_IPV4, SNAT_PORTS, chain, rule } from './resources';
 import { failure, isFailure, success, type TranslationResult } from './errors';
 import { isPortNumber, serviceClusterIP, servicePortKey } from './service';
-import { owned, refOf, uniqueByName, type Part } from './translation';
+import { owned, refOf, uniqueByName, type Part } from './custom-resource';
 import type { EndpointsProjection, TranslationContext } from './types';
 
 /**

@@ -4,7 +4,7 @@
 import { globalIds, DEFAULT_TENANT } from './ids';
 import { chain, router, rule, tunnelZone } from './resources';
 import { success, type TranslationResult } from './errors';
-import { global } from './translation';
+import { global } from './custom-resource';
 import type { TranslationContext } from './types';
 
 export function translateGlobals(context: Pick<TranslationContext, 'tenant'> = {}): TranslationResult {

@@ -10,7 +10,7 @@ import { DEFAULT_TENANT, NODE_INTERFACE_NAME, globalIds, macForKey, nodeAddressR
 import { looksLikeIPv6, parseIPv4, parseMAC, parsePodCIDR, parseUUID } from './net';
 import { ETHERTYPE_IPV4, SNAT_PORTS, bridge, chain, hostInterfacePort, ipv4MacPair, macPort, port, portLink, route, rule, tunnelZoneHost } from './resources';
 import { annotationField, failure, isFailure, success, type TranslationFailure, type TranslationResult } from './errors';
-import { owned, refOf, uniqueByName, type Part } from './translation';
+import { owned, refOf, uniqueByName, type Part } from './custom-resource';
 import { ANNOTATIONS, type NodeProjection, type TranslationContext } from './types';
 
 /** The host-id annotation, parsed; shared with pod.ts, whose ports bind to the same host. */

@@ -8,7 +8,7 @@ import { parseIPv4, parseMAC } from './net';
 import { hostInterfacePort, ipv4MacPair, macPort, port } from './resources';
 import { annotationField, failure, isFailure, success, type TranslationResult } from './errors';
 import { nodeHostId } from './node';
-import { owned, refOf, type Part } from './translation';
+import { owned, refOf, type Part } from './custom-resource';
 import { ANNOTATIONS, type PodProjection, type TranslationContext } from './types';
 
 /**

@@ -12,7 +12,7 @@ import { DEFAULT_TENANT, globalIds, servicePortChainId, servicePortJumpRuleId } 
 import { parseIPv4 } from './net';
 import { ETHERTYPE_IPV4, chain, rule } from './resources';
 import { failure, isFailure, success, type TranslationFailure, type TranslationResult } from './errors';
-import { owned, refOf, type Part } from './translation';
+import { owned, refOf, type Part } from './custom-resource';
 import type { ServiceProjection, TranslationContext } from './types';
 
 const PROTOCOL_NUMBERS: Record<string, number> = { TCP: 6, UDP: 17 };

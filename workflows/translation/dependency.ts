@@ -1,6 +1,8 @@
-import type { LifecycleError } from './messages';
-import type { ObjectRef } from './naming';
-import { toProjection, translate, type KubernetesProjection, type Translation, type TranslationError } from './translation';
+import type { LifecycleError } from '../messages';
+import type { ObjectRef } from '../naming';
+import type { TranslationError } from './errors';
+import { translate } from './index';
+import { toProjection, type KubernetesProjection, type Translation } from './types';
 
 /**
  * The bridge between an object lifecycle and the pure translation: which object a projection depends on, and the

@@ -2,7 +2,7 @@ import { initialTransition, transition } from 'xstate';
 import type { PushedResource } from '../translation/types';
 import type { Observation } from '../messages';
 import { exploreTransitions } from './explore';
-import { translationMachine, type TranslationEvent, type TranslationProjection } from './translation';
+import { pusherMachine, type PusherEvent, type TranslationProjection } from './pusher';
 
 const ref = { kind: 'Translation' as const, namespace: 'default', name: 'pod.4.web' };
 const at = '2026-01-01T00:00:00.000Z';
@@ -22,7 +22,7 @@ const observation = (overrides: Partial<Observation<TranslationProjection>> = {}
 });
 
 /** One sample of every event the machine knows, with the variations that lead to different transitions. */
-const events: TranslationEvent[] = [
+const events: PusherEvent[] = [
   { type: 'observed', observation: observation(), at },
   { type: 'observed', observation: observation({ generation: 2, projection: { resources: [resource, { ...resource, body: '{"id":"b2"}' }] } }), at },
   { type: 'observed', observation: observation({ deleting: true }), at },
@@ -45,7 +45,7 @@ const events: TranslationEvent[] = [
   { type: 'resumed', at },
 ];
 
-type Snapshot = ReturnType<typeof initialTransition<typeof translationMachine>>[0];
+type Snapshot = ReturnType<typeof initialTransition<typeof pusherMachine>>[0];
 
 /** States are told apart by their value and the facts guards read, not by growing lists (actions, records). */
 const serializeState = (s: Snapshot) => {
@@ -53,9 +53,9 @@ const serializeState = (s: Snapshot) => {
   return JSON.stringify([s.value, c.uid, c.generation, c.pushedGeneration, c.inFlightGeneration, c.deleting, c.finalizerPresent, c.gone, c.resumeTo, c.force, c.pushed.length, c.orphaned.length > 0, !!c.nextIncarnation]);
 };
 
-const allStates = Object.keys(translationMachine.root.states);
+const allStates = Object.keys(pusherMachine.root.states);
 
-const edges = exploreTransitions(translationMachine, { ref }, events, (s) => serializeState(s as Snapshot)) as { from: Snapshot; event: TranslationEvent; to: Snapshot }[];
+const edges = exploreTransitions(pusherMachine, { ref }, events, (s) => serializeState(s as Snapshot)) as { from: Snapshot; event: PusherEvent; to: Snapshot }[];
 const value = (s: Snapshot) => String(s.value);
 
 describe('Translation machine: every transition', () => {
@@ -103,15 +103,15 @@ describe('Translation machine: every transition', () => {
 });
 
 /** Runs events from the start and returns the final snapshot and the action types of the last step. */
-function run(...sequence: TranslationEvent[]) {
-  let [snapshot, actions] = initialTransition(translationMachine, { ref });
-  for (const event of sequence) [snapshot, actions] = transition(translationMachine, snapshot, event);
+function run(...sequence: PusherEvent[]) {
+  let [snapshot, actions] = initialTransition(pusherMachine, { ref });
+  for (const event of sequence) [snapshot, actions] = transition(pusherMachine, snapshot, event);
   return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
 }
-const [observed, , deletingObserved, , , otherIncarnation, pushed, backendDeleted, released, statusRecorded, failed, retry, driftCheck] = events as [TranslationEvent, ...TranslationEvent[]];
-const cleanup = (mode: 'retry' | 'orphan' | 'force'): TranslationEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
-const pause: TranslationEvent = { type: 'pause', request, at };
-const resume: TranslationEvent = { type: 'resume', request, at };
+const [observed, , deletingObserved, , , otherIncarnation, pushed, backendDeleted, released, statusRecorded, failed, retry, driftCheck] = events as [PusherEvent, ...PusherEvent[]];
+const cleanup = (mode: 'retry' | 'orphan' | 'force'): PusherEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
+const pause: PusherEvent = { type: 'pause', request, at };
+const resume: PusherEvent = { type: 'resume', request, at };
 
 describe('Translation machine: scenarios', () => {
   it.each([
@@ -130,7 +130,7 @@ describe('Translation machine: scenarios', () => {
     ['resume after such a pause pushes again (idempotent)', [observed, pause, pushed!, resume], 'pushing', ['push']],
     ['a new incarnation waits while the old one is pushed', [observed, otherIncarnation!], 'pushing', []],
   ] as const)('%s', (_, sequence, state, actions) => {
-    const result = run(...(sequence as unknown as TranslationEvent[]));
+    const result = run(...(sequence as unknown as PusherEvent[]));
     expect(result.state).toBe(state);
     expect(result.actions).toEqual(actions);
   });
@@ -148,8 +148,8 @@ describe('Translation machine: scenarios', () => {
   });
 
   it('refuses, by having no transition, what the state does not allow (the update validators rely on it)', () => {
-    const advance = (...sequence: TranslationEvent[]) =>
-      sequence.reduce((snapshot, event) => transition(translationMachine, snapshot, event)[0], initialTransition(translationMachine, { ref })[0]);
+    const advance = (...sequence: PusherEvent[]) =>
+      sequence.reduce((snapshot, event) => transition(pusherMachine, snapshot, event)[0], initialTransition(pusherMachine, { ref })[0]);
     const synced = advance(observed, pushed!, statusRecorded!);
     expect(String(synced.value)).toBe('synced');
     expect(synced.can(cleanup('orphan'))).toBe(false);

@@ -1,6 +1,6 @@
-import { translateWithDependency } from './object-translation';
-import { translate } from './translation';
-import { sampleCluster } from './translation/sample-cluster';
+import { translateWithDependency } from './dependency';
+import { translate } from './index';
+import { sampleCluster } from './sample-cluster';
 
 describe('translateWithDependency', () => {
   const { nodes, pods } = sampleCluster();

@@ -13,22 +13,22 @@ import { Reason, TRANSLATION_FINALIZER } from '../vocabulary';
  * activity retries park the machine in `stuck`, visible everywhere, where it retries slowly and waits for an
  * operator (`cleanup retry | orphan | force`).
  */
-export const TRANSLATION_MACHINE_VERSION = 1;
+export const PUSHER_MACHINE_VERSION = 1;
 
 /** Timers, in ms; the workflow may shorten them (tests) through its input. */
-export interface TranslationTimings {
+export interface PusherTimings {
   driftCheckMs: number;
   stuckRetryMs: number;
 }
-export const defaultTranslationTimings: TranslationTimings = { driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
+export const defaultPusherTimings: PusherTimings = { driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
 
 export interface TranslationProjection {
   resources: BackendResource[];
 }
 
-export interface TranslationContext {
+export interface PusherContext {
   ref: ObjectRef;
-  timings: TranslationTimings;
+  timings: PusherTimings;
   uid?: string;
   generation: number;
   /** Resources the Translation asks for, in order. */
@@ -54,7 +54,7 @@ export interface TranslationContext {
 }
 
 /** Every event carries `at`, the workflow time it was taken in (stamped by the interpreter: machines read no clock). */
-export type TranslationEvent = (
+export type PusherEvent = (
   | { type: 'observed'; observation: Observation<TranslationProjection> }
   | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[] }
   | { type: 'backendDeleted'; removed: PushedResource[] }
@@ -63,27 +63,27 @@ export type TranslationEvent = (
   | CommonLifecycleEvent
 ) & { at: string };
 
-export interface TranslationInput {
+export interface PusherInput {
   ref: ObjectRef;
-  timings?: Partial<TranslationTimings>;
+  timings?: Partial<PusherTimings>;
 }
 
 /** Parameters of the actions the interpreter executes, shared with the workflow's executors. */
-export interface TranslationActionParams {
+export interface PusherActionParams {
   push: { owner: string; resources: BackendResource[]; previous: PushedResource[] };
   deleteBackend: { owner: string; resources: BackendResource[]; force: boolean };
   releaseFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
   recordStatus: { ref: ObjectRef; generation: number; state: string; resources: PushedResource[]; error?: LifecycleError; eventReason: string; eventMessage: string };
 }
 
-export const translationMachine = setup({
-  types: { context: {} as TranslationContext, events: {} as TranslationEvent, input: {} as TranslationInput },
+export const pusherMachine = setup({
+  types: { context: {} as PusherContext, events: {} as PusherEvent, input: {} as PusherInput },
   actions: {
     // Executed by the workflow's interpreter (activities and timers); the machine only names them.
-    push: (_, _params: TranslationActionParams['push']) => {},
-    deleteBackend: (_, _params: TranslationActionParams['deleteBackend']) => {},
-    releaseFinalizer: (_, _params: TranslationActionParams['releaseFinalizer']) => {},
-    recordStatus: (_, _params: TranslationActionParams['recordStatus']) => {},
+    push: (_, _params: PusherActionParams['push']) => {},
+    deleteBackend: (_, _params: PusherActionParams['deleteBackend']) => {},
+    releaseFinalizer: (_, _params: PusherActionParams['releaseFinalizer']) => {},
+    recordStatus: (_, _params: PusherActionParams['recordStatus']) => {},
     ...timerActions,
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
@@ -130,7 +130,7 @@ export const translationMachine = setup({
   id: 'translation',
   context: ({ input }) => ({
     ref: input.ref,
-    timings: { ...defaultTranslationTimings, ...input.timings },
+    timings: { ...defaultPusherTimings, ...input.timings },
     generation: 0,
     desired: [],
     pushedGeneration: -1,

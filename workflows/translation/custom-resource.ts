@@ -1,4 +1,5 @@
-// Translation metadata as midonet-kubernetes' updater writes it (MK `pkg/converter/translation.go`).
+// The Translation custom resources themselves (name, namespace, labels, owner, finalizer) around the resources each
+// kind's file makes, as midonet-kubernetes' updater writes them (MK `pkg/converter/translation.go`).
 import { translationName } from './ids';
 import {
   type BackendResource,

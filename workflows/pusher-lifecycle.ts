@@ -1,34 +1,34 @@
 import { kubernetes, midonet } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
-import { TRANSLATION_MACHINE_VERSION, translationMachine, type TranslationActionParams, type TranslationContext, type TranslationEvent, type TranslationTimings } from './machines/translation';
+import { PUSHER_MACHINE_VERSION, pusherMachine, type PusherActionParams, type PusherContext, type PusherEvent, type PusherTimings } from './machines/pusher';
 import { describeRef } from './naming';
 import type { PushedResource } from './translation/types';
 import { Reason } from './vocabulary';
 
 /**
  * The pusher (seed 000) as a workflow: one per Translation, id `translation/<ns>/<name>`, driven by the watcher's
- * observations. The machine (machines/translation.ts) decides; this function only wires its actions to activities.
+ * observations. The machine (machines/pusher.ts) decides; this function only wires its actions to activities.
  */
-export type TranslationLifecycleInput = LifecycleInput<TranslationContext, TranslationTimings>;
+export type PusherLifecycleInput = LifecycleInput<PusherContext, PusherTimings>;
 
-export async function translationLifecycle(input: TranslationLifecycleInput): Promise<void> {
+export async function translationLifecycle(input: PusherLifecycleInput): Promise<void> {
   const what = describeRef(input.ref);
-  await runLifecycle<TranslationContext, TranslationEvent, TranslationTimings>(translationMachine, TRANSLATION_MACHINE_VERSION, input, {
+  await runLifecycle<PusherContext, PusherEvent, PusherTimings>(pusherMachine, PUSHER_MACHINE_VERSION, input, {
     resources: (c) => [...c.pushed.map(asView), ...c.orphaned.map((r) => ({ ...asView(r), state: 'orphaned' }))],
     executors: {
-      push: async (p: TranslationActionParams['push']) => ({
+      push: async (p: PusherActionParams['push']) => ({
         type: 'pushed',
         ...(await midonet.pushTranslation.executeWithOptions({ summary: `push ${p.resources.length} MidoNet resources of ${what}` }, [p])),
       }),
-      deleteBackend: async (p: TranslationActionParams['deleteBackend']) => ({
+      deleteBackend: async (p: PusherActionParams['deleteBackend']) => ({
         type: 'backendDeleted',
         ...(await midonet.deleteTranslation.executeWithOptions({ summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` }, [p])),
       }),
-      releaseFinalizer: async (p: TranslationActionParams['releaseFinalizer']) => {
+      releaseFinalizer: async (p: PusherActionParams['releaseFinalizer']) => {
         await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release the finalizer ${p.finalizer} of ${what}` }, [p]);
         return { type: 'released' };
       },
-      recordStatus: async (p: TranslationActionParams['recordStatus']) => {
+      recordStatus: async (p: PusherActionParams['recordStatus']) => {
         const synced = p.state === 'synced';
         const condition = synced
           ? { status: 'True' as const, reason: Reason.Synced, message: p.eventMessage }
