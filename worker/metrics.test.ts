@@ -45,7 +45,7 @@ describe('the activity metrics interceptor', () => {
 
 describe('objects per lifecycle state', () => {
   it("counts the states of the lifecycle machines, taken from the machines themselves", () => {
-    expect(lifecycleStates('Translation')).toEqual(expect.arrayContaining(['pending', 'pushing', 'synced', 'stuck', 'paused', 'done']));
+    expect(lifecycleStates('Translation')).toEqual(expect.arrayContaining(['observing', 'pushing', 'synced', 'stuck', 'paused', 'done']));
     expect(lifecycleStates('Pod')).toEqual(expect.arrayContaining(['translating', 'ready', 'finalizing', 'stuck']));
     expect(lifecycleStates('PeerPod')).toEqual(expect.arrayContaining(['creatingVm', 'tracking', 'deletingVm', 'stuck']));
   });

@@ -32,7 +32,7 @@ export async function globalMidonet({ tenant, recheckMs = 30_000 }: GlobalSetupI
     const seen = await midonetCalls.midonetObserve.executeWithOptions({ summary: `look for the cluster router ${routerId}` }, [{ resource: router }]);
     if (seen.exists) break;
     show('waitingForClusterRouter', `**Waiting for the cluster router** \`${routerId}\`: the deployer creates it in MidoNet (seed 001); checking again every ${recheckMs / 1000}s.`);
-    await sleep(recheckMs);
+    await sleep(recheckMs, { summary: 'clusterRouterRecheck' });
   }
   const applied = await kubernetes.applyTranslations.executeWithOptions({ summary: `apply the ${result.translations.length} global Translations` }, [{ owner: { kind: 'Global' }, translations: result.translations }]);
   show('done', `Cluster router \`${routerId}\` found; global Translations written: ${applied.applied.join(', ')}`);

@@ -7,7 +7,8 @@ import { Reason } from './vocabulary';
  * event, asks `transition` for the next snapshot and its actions, runs each action through an executor (usually
  * an activity) and feeds what the executor returns back as events. Two actions are built in, because timers
  * belong to Temporal, not to the machine: `startTimer` ({ id, delayMs, event, jitter? }) schedules a durable timer
- * that sends `event` when it fires, and `cancelTimer` ({ id }) cancels it.
+ * that sends `event` when it fires, and `cancelTimer` ({ id }) cancels it. A timer's id is what it waits for
+ * (`driftCheck`, `stuckRetry` …) and its summary in the Temporal UI.
  */
 
 /** What survives continue-as-new: plain JSON only (a Map or class instance would arrive as `{}`). */
@@ -28,9 +29,12 @@ export interface ActionFailedEvent {
 /** An event as executors and signal handlers produce it; the interpreter adds `at`. */
 export type Unstamped<E> = E extends unknown ? Omit<E, 'at'> : never;
 
-export type Executor<TEvent> = (params: never, context: never) => Promise<Unstamped<TEvent> | Unstamped<TEvent>[] | void>;
+/** One executor per action the machine names (timers aside), typed from its `*ActionParams`: a missing one does not compile. */
+export type Executors<TParams, TEvent> = { [K in keyof TParams]: (params: TParams[K]) => Promise<Produced<TEvent>> };
+type Produced<TEvent> = Unstamped<TEvent> | Unstamped<TEvent>[] | void;
 
 export interface TimerParams<TEvent> {
+  /** What the timer waits for, in camelCase: also its summary in the Temporal UI's timeline. */
   id: string;
   delayMs: number;
   event: TEvent;
@@ -47,7 +51,7 @@ export const timerActions = {
   cancelTimer: (_: unknown, _params: { id: string }) => {},
 };
 
-export class Interpreter<TContext, TEvent extends EventObject> {
+export class Interpreter<TContext, TEvent extends EventObject, TParams> {
   private readonly queue: TEvent[] = [];
   private readonly timers = new Map<string, CancellationScope>();
   private pending: { type: string; params?: unknown }[];
@@ -87,7 +91,7 @@ export class Interpreter<TContext, TEvent extends EventObject> {
    * new snapshot (state query, search attributes, current details).
    */
   async run(
-    executors: Record<string, Executor<TEvent>>,
+    executors: Executors<TParams, TEvent>,
     hooks: { onSnapshot?: (snapshot: AnyMachineSnapshot) => void; shouldStop?: () => boolean } = {},
   ): Promise<void> {
     for (;;) {
@@ -103,16 +107,14 @@ export class Interpreter<TContext, TEvent extends EventObject> {
     }
   }
 
-  private async execute(
-    action: { type: string; params?: unknown },
-    executors: Record<string, Executor<TEvent>>,
-  ): Promise<void> {
+  private async execute(action: { type: string; params?: unknown }, executors: Executors<TParams, TEvent>): Promise<void> {
     if (action.type === 'startTimer') return this.startTimer(action.params as TimerParams<Unstamped<TEvent>>);
     if (action.type === 'cancelTimer') return this.cancelTimer((action.params as { id: string }).id);
-    const executor = executors[action.type];
+    // An action the machine names outside its `*ActionParams` still has no executor.
+    const executor = (executors as Record<string, ((params: unknown) => Promise<Produced<TEvent>>) | undefined>)[action.type];
     if (!executor) throw ApplicationFailure.nonRetryable(`no executor for action ${action.type}`, Reason.MachineMisconfigured);
     try {
-      const produced = await executor(action.params as never, this.snapshot.context as never);
+      const produced = await executor(action.params);
       for (const event of ([] as Unstamped<TEvent>[]).concat(produced ?? [])) this.send(event);
     } catch (error) {
       if (isCancellation(error)) throw error;
@@ -126,7 +128,7 @@ export class Interpreter<TContext, TEvent extends EventObject> {
     const delay = Math.round(delayMs * (1 + jitter * (Math.random() * 2 - 1)));
     const scope = new CancellationScope();
     this.timers.set(id, scope);
-    void scope.run(() => sleep(delay)).then(
+    void scope.run(() => sleep(delay, { summary: id })).then(
       () => {
         this.timers.delete(id);
         this.send(event);

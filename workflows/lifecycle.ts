@@ -1,8 +1,8 @@
 import { allHandlersFinished, condition, continueAsNew, log, patched, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition } from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { z } from 'zod';
-import type { AnyStateMachine } from 'xstate';
-import { Interpreter, type Executor, type PersistedMachine, type Unstamped } from './interpreter';
+import { Interpreter, type Executors, type PersistedMachine, type Unstamped } from './interpreter';
+import type { VersionedMachine } from './machines/common';
 import {
   cleanupRequest,
   cleanupSignal,
@@ -40,8 +40,8 @@ type LifecycleEvent =
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-function handleLifecycleMessages<TContext, TEvent extends { type: string }>(
-  interpreter: Interpreter<TContext, TEvent>,
+function handleLifecycleMessages<TContext, TEvent extends { type: string }, TParams>(
+  interpreter: Interpreter<TContext, TEvent, TParams>,
   view: () => LifecycleStateView,
 ): void {
   const send = (event: LifecycleEvent) => interpreter.send(event as unknown as Unstamped<TEvent>);
@@ -152,24 +152,23 @@ interface LifecycleContext {
  * `continueAsNewSafe`, carrying `{ value, context }`) or when a new incarnation of the object waits: incarnations of
  * one name are handled in order by the same workflow id, the new one once the old one is finalized.
  */
-export async function runLifecycle<TContext extends LifecycleContext, TEvent extends { type: string }, TTimings>(
-  machine: AnyStateMachine,
-  version: number,
+export async function runLifecycle<TContext extends LifecycleContext, TEvent extends { type: string }, TTimings, TParams>(
+  { machine, version, migrate }: VersionedMachine<TContext>,
   input: LifecycleInput<TContext, TTimings>,
   options: {
-    executors: Record<string, Executor<TEvent>>;
+    executors: Executors<TParams, TEvent>;
     resources: (context: TContext) => ResourceView[];
     /** Extra signal handlers, e.g. dependency changes. */
-    setup?: (interpreter: Interpreter<TContext, TEvent>) => void;
+    setup?: (interpreter: Interpreter<TContext, TEvent, TParams>) => void;
     /** A lasting condition worth showing as the last error when there is none, e.g. what it waits for. */
     condition?: (context: TContext) => LifecycleError | undefined;
   },
 ): Promise<void> {
   // What the machine starts from, and what every next run (continue-as-new) is given again.
   const settings = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };
-  const interpreter = new Interpreter<TContext, TEvent>(
+  const interpreter = new Interpreter<TContext, TEvent, TParams>(
     machine,
-    input.persisted ? { persisted: input.persisted } : { input: settings },
+    input.persisted ? { persisted: migrate(input.persisted) } : { input: settings },
   );
   const view = (): LifecycleStateView => {
     const c = interpreter.context;

@@ -3,7 +3,7 @@ import { kubernetes } from './activities';
 import type { Unstamped } from './interpreter';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import { dependencyChangedSignal, refreshSignal } from './messages';
-import { OBJECT_MACHINE_VERSION, objectMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
+import { objectLifecycleMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
 import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
 import { dependencyOf, translateWithDependency } from './translation/dependency';
 import { Reason, REFERRERS_FINALIZER } from './vocabulary';
@@ -16,17 +16,17 @@ import { Reason, REFERRERS_FINALIZER } from './vocabulary';
 export type ObjectLifecycleInput = LifecycleInput<ObjectContext, ObjectTimings>;
 
 export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void> {
-  await runLifecycle<ObjectContext, ObjectEvent, ObjectTimings>(objectMachine, OBJECT_MACHINE_VERSION, input, {
+  await runLifecycle<ObjectContext, ObjectEvent, ObjectTimings, ObjectActionParams>(objectLifecycleMachine, input, {
     resources: (c) => c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
     condition: (c) => (c.waitingFor ? { reason: Reason.WaitingForDependency, message: c.waitingFor, at: '' } : undefined),
     setup: (interpreter) => setHandler(dependencyChangedSignal, (change) => interpreter.send({ type: 'dependencyChanged', change })),
     executors: {
-      apply: (p: ObjectActionParams['apply']) => apply(p),
-      notifyReferrers: async ({ ref, uid }: ObjectActionParams['notifyReferrers']) => {
+      apply,
+      notifyReferrers: async ({ ref, uid }) => {
         await notifyReferrers(ref, uid);
         return { type: 'referrersNotified' };
       },
-      finalize: async ({ ref, uid, dependency, giveUp }: ObjectActionParams['finalize']) => {
+      finalize: async ({ ref, uid, dependency, giveUp }) => {
         if (dependency && !giveUp) await kubernetes.removeReferrer.executeWithOptions({ summary: `remove ${describeRef(ref)} from the referrers of ${describeRef(dependency)}` }, [{ dependency, referrer: ref }]);
         // A Node or Service going away tells its referrers first (their resources hang off it), then lets go.
         if (isDependencyKind(ref.kind)) {
@@ -35,7 +35,7 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
         }
         return { type: 'finalized' };
       },
-      recordEvent: async (p: ObjectActionParams['recordEvent']) => {
+      recordEvent: async (p) => {
         await kubernetes.recordObjectEvent.executeWithOptions({ summary: `${p.type} Event ${p.reason} on ${describeRef(p.ref)}` }, [p]);
         return { type: 'eventRecorded' };
       },

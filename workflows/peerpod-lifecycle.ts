@@ -1,7 +1,7 @@
 import { cloud, kubernetes } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import type { ResourceView } from './messages';
-import { PEERPOD_MACHINE_VERSION, peerPodMachine, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
+import { peerPodLifecycleMachine, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
 import { describeRef } from './naming';
 import { PEERPOD_FINALIZER } from './vocabulary';
 
@@ -12,34 +12,34 @@ import { PEERPOD_FINALIZER } from './vocabulary';
 export type PeerPodLifecycleInput = LifecycleInput<PeerPodContext, PeerPodTimings>;
 
 export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<void> {
-  await runLifecycle<PeerPodContext, PeerPodEvent, PeerPodTimings>(peerPodMachine, PEERPOD_MACHINE_VERSION, input, {
+  await runLifecycle<PeerPodContext, PeerPodEvent, PeerPodTimings, PeerPodActionParams>(peerPodLifecycleMachine, input, {
     resources,
     executors: {
-      createVm: async ({ name, podUid, namespace, podName }: PeerPodActionParams['createVm']) => {
+      createVm: async ({ name, podUid, namespace, podName }) => {
         const vm = await cloud.cloudCreateVm.executeWithOptions({ summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made)` }, [
           { name, podUid, podNamespace: namespace, podName },
         ]);
         return { type: 'vmCreated', vm: { provider: vm.provider, instanceId: vm.instanceId } };
       },
-      recordPeerPod: async (p: PeerPodActionParams['recordPeerPod']) => {
+      recordPeerPod: async (p) => {
         const recorded = await kubernetes.recordPeerPod.executeWithOptions({ summary: `record VM ${p.vm.instanceId} in PeerPod ${p.namespace}/${p.podName}` }, [p]);
         return { type: 'peerPodRecorded', name: recorded.name, uid: recorded.uid };
       },
-      observeVm: async ({ vm }: PeerPodActionParams['observeVm']) => {
+      observeVm: async ({ vm }) => {
         const seen = await cloud.cloudObserveRecordedVm.executeWithOptions({ summary: `is ${vm.provider} VM ${vm.instanceId} still there?` }, [vm]);
         return { type: 'vmObserved', exists: seen.exists };
       },
-      deleteVm: async ({ vm, podUid }: PeerPodActionParams['deleteVm']) => {
+      deleteVm: async ({ vm, podUid }) => {
         const what = [vm ? `${vm.provider} VM ${vm.instanceId}` : '', podUid ? `VMs tagged with pod ${podUid}` : ''].filter(Boolean).join(' and ');
         await cloud.cloudDeletePodVms.executeWithOptions({ summary: `delete ${what}` }, [{ ...(vm ? { vm } : {}), ...(podUid ? { podUid } : {}) }]);
         return { type: 'vmDeleted' };
       },
-      release: async ({ namespace, name, uid }: PeerPodActionParams['release']) => {
+      release: async ({ namespace, name, uid }) => {
         const ref = { kind: 'PeerPod' as const, namespace, name };
         await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release ${PEERPOD_FINALIZER} of ${describeRef(ref)}` }, [{ ref, uid, finalizer: PEERPOD_FINALIZER }]);
         return { type: 'released' };
       },
-      recordEvent: async (p: PeerPodActionParams['recordEvent']) => {
+      recordEvent: async (p) => {
         await kubernetes.recordObjectEvent.executeWithOptions({ summary: `${p.type} Event ${p.reason} on ${describeRef(p.ref)}` }, [p]);
         return { type: 'eventRecorded' };
       },

@@ -1,6 +1,6 @@
 import { kubernetes, midonet } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
-import { PUSHER_MACHINE_VERSION, pusherMachine, type PusherActionParams, type PusherContext, type PusherEvent, type PusherTimings } from './machines/pusher';
+import { pusherLifecycleMachine, type PusherActionParams, type PusherContext, type PusherEvent, type PusherTimings } from './machines/pusher';
 import { describeRef } from './naming';
 import type { PushedResource } from './translation/types';
 import { Reason } from './vocabulary';
@@ -13,22 +13,22 @@ export type PusherLifecycleInput = LifecycleInput<PusherContext, PusherTimings>;
 
 export async function translationLifecycle(input: PusherLifecycleInput): Promise<void> {
   const what = describeRef(input.ref);
-  await runLifecycle<PusherContext, PusherEvent, PusherTimings>(pusherMachine, PUSHER_MACHINE_VERSION, input, {
+  await runLifecycle<PusherContext, PusherEvent, PusherTimings, PusherActionParams>(pusherLifecycleMachine, input, {
     resources: (c) => [...c.pushed.map(asView), ...c.orphaned.map((r) => ({ ...asView(r), state: 'orphaned' }))],
     executors: {
-      push: async (p: PusherActionParams['push']) => ({
+      push: async (p) => ({
         type: 'pushed',
         ...(await midonet.pushTranslation.executeWithOptions({ summary: `push ${p.resources.length} MidoNet resources of ${what}` }, [p])),
       }),
-      deleteBackend: async (p: PusherActionParams['deleteBackend']) => ({
+      deleteBackend: async (p) => ({
         type: 'backendDeleted',
         ...(await midonet.deleteTranslation.executeWithOptions({ summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` }, [p])),
       }),
-      releaseFinalizer: async (p: PusherActionParams['releaseFinalizer']) => {
+      releaseFinalizer: async (p) => {
         await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release the finalizer ${p.finalizer} of ${what}` }, [p]);
         return { type: 'released' };
       },
-      recordStatus: async (p: PusherActionParams['recordStatus']) => {
+      recordStatus: async (p) => {
         const synced = p.state === 'synced';
         const condition = synced
           ? { status: 'True' as const, reason: Reason.Synced, message: p.eventMessage }
@@ -41,7 +41,7 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
           synced: condition,
           event: { type: synced ? 'Normal' : 'Warning', reason: p.eventReason, message: p.eventMessage },
         }]);
-        return { type: 'statusRecorded' };
+        return { type: 'eventRecorded' };
       },
     },
   });

@@ -198,7 +198,7 @@ export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
   // 2. The grace period, then the candidates checked again: what a record claimed meanwhile is kept.
   if (candidates.some((c) => c.length > 0)) {
     show({ phase: 'waiting', total: Math.ceil(graceMs / 1000), done: 0, waitUntil: new Date(Date.now() + graceMs).toISOString() });
-    if (graceMs > 0) await sleep(graceMs);
+    if (graceMs > 0) await sleep(graceMs, { summary: 'sweepGrace' });
     show({ phase: 'checking', total: backends.length, done: 0, waitUntil: undefined });
     await eachBackend(async (backend, row) => {
       const mine = candidates[backends.indexOf(backend)] ?? [];

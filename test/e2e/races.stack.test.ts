@@ -36,7 +36,7 @@ async function slowPush(name: string, first: number): Promise<string[]> {
 }
 
 /** Once the push ended (whatever the machine decided next), the state the workflow settled in. */
-const afterPush = (name: string) => waitFor(`the push of ${name} to end`, async () => (['pending', 'pushing', 'reporting'].includes((await stateOf(h, name)).state) ? undefined : stateOf(h, name)), 30_000);
+const afterPush = (name: string) => waitFor(`the push of ${name} to end`, async () => (['observing', 'pushing', 'reporting'].includes((await stateOf(h, name)).state) ? undefined : stateOf(h, name)), 30_000);
 
 // The precondition of the two tests below: a slowed push ends synced, on its own.
 it('a push slowed by latency ends synced with every resource', async () => {

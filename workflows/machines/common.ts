@@ -1,8 +1,12 @@
+import type { AnyStateMachine } from 'xstate';
+import type { PersistedMachine } from '../interpreter';
 import type { ActionRecord, CleanupRequest, LifecycleError, OperatorRequest } from '../messages';
 
 /**
- * Pieces every lifecycle machine shares: how an operator action is recorded (who asked, why, when) and how a
- * failed step becomes the lifecycle's last error.
+ * Pieces every lifecycle machine shares, so that they speak one language: the first state (`observing`), how an
+ * operator action is recorded (who asked, why, when), how a failed step becomes the lifecycle's last error, what
+ * `stuck` and `paused` do with the operator's actions (`givingUp` is where `cleanup orphan | force` leads in every
+ * machine), and how a persisted record of an older version is read.
  */
 type OperatorEvent =
   | { type: 'cleanup'; request: CleanupRequest; at: string }
@@ -32,38 +36,99 @@ export function failureOf(event: { type: string; at: string }): { lastError: Lif
   return { lastError: { reason, message: `${action}: ${message}`, at } };
 }
 
-/** An operator's cleanup of a stuck or paused lifecycle: `retry` resumes (through `resuming`), `orphan` and `force` go to `giveUpTarget`. */
-const cleanupTransitions = <TGiveUp extends string>(giveUpTarget: TGiveUp) =>
-  [
-    { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-    { guard: 'isGiveUp', target: giveUpTarget, actions: 'recordAction' },
-  ] as const;
+/**
+ * The top of every lifecycle machine: it starts in `observing`, always takes an observation in (each state decides
+ * whether it calls for work), and pauses from any state.
+ */
+export const lifecycleRoot = {
+  initial: 'observing',
+  on: {
+    observed: { actions: 'observe' },
+    pause: { target: '.paused', actions: 'recordAction' },
+  },
+} as const;
+
+/** The first state: waits for the first observation; `deciding` picks the work it calls for. */
+export const observingState = { on: { observed: { actions: 'observe', target: 'deciding' } } } as const;
+
+/** An operator's cleanup of a stuck or paused lifecycle: `retry` resumes (through `resuming`), `orphan` and `force` give up. */
+const cleanupTransitions = [
+  { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
+  { guard: 'isGiveUp', target: 'givingUp', actions: 'recordAction' },
+] as const;
 
 /**
- * `stuck`'s transitions in the lifecycles whose actions report back with `eventRecorded`: the retry timer, a refresh
- * and `cleanup --mode retry` resume the failed step; `orphan` and `force` go to `giveUpTarget`. Everything else only
- * updates what is known: a stuck lifecycle waits.
+ * `stuck`'s transitions: the retry timer, a refresh and `cleanup --mode retry` resume the failed step; `orphan` and
+ * `force` go to `givingUp`. Everything else only updates what is known: a stuck lifecycle waits.
  */
-export const stuckTransitions = <TGiveUp extends string>(giveUpTarget: TGiveUp) =>
-  ({
-    eventRecorded: {},
-    actionFailed: {},
-    observed: { actions: 'observe' },
-    retry: 'resuming',
-    refresh: { target: 'resuming', actions: 'recordAction' },
-    resumed: { target: 'stuck', reenter: true },
-    cleanup: cleanupTransitions(giveUpTarget),
-  }) as const;
+export const stuckTransitions = {
+  eventRecorded: {},
+  actionFailed: {},
+  observed: { actions: 'observe' },
+  retry: 'resuming',
+  refresh: { target: 'resuming', actions: 'recordAction' },
+  resumed: { target: 'stuck', reenter: true },
+  cleanup: cleanupTransitions,
+} as const;
 
 /**
- * What `paused` does in those lifecycles besides taking the results of the action in flight (each machine's own):
- * `resume` and `cleanup` as in `stuck`; observations and failures are recorded, nothing is started.
+ * What `paused` does besides taking the results of the action in flight (each machine's own): `resume` and
+ * `cleanup` as in `stuck`; observations and failures are recorded, nothing is started.
  */
-export const pausedTransitions = <TGiveUp extends string>(giveUpTarget: TGiveUp) =>
+export const pausedTransitions = {
+  pause: {},
+  resume: { target: 'resuming', actions: 'recordAction' },
+  observed: { actions: 'observe' },
+  actionFailed: { actions: 'recordFailure' },
+  cleanup: cleanupTransitions,
+} as const;
+
+/**
+ * The timers every lifecycle rests on, each named for what it waits for (the name is its summary in the Temporal
+ * UI): started on a state's entry, cancelled on its exit.
+ */
+const stateTimer = <TTimings>(id: string, delayMs: (timings: TTimings) => number, event: { type: string }, jitter?: number) =>
   ({
-    pause: {},
-    resume: { target: 'resuming', actions: 'recordAction' },
-    observed: { actions: 'observe' },
-    actionFailed: { actions: 'recordFailure' },
-    cleanup: cleanupTransitions(giveUpTarget),
+    start: { type: 'startTimer', params: ({ context }: { context: { timings: TTimings } }) => ({ id, delayMs: delayMs(context.timings), event, ...(jitter ? { jitter } : {}) }) },
+    cancel: { type: 'cancelTimer', params: { id } },
   }) as const;
+/** Level-based repair: a settled lifecycle re-observes its backend now and then, jittered so many objects spread out. */
+export const driftCheckTimer = stateTimer('driftCheck', (t: { driftCheckMs: number }) => t.driftCheckMs, { type: 'driftCheck' }, 0.2);
+/** A stuck lifecycle retries its failed step slowly until it succeeds or an operator acts. */
+export const stuckRetryTimer = stateTimer('stuckRetry', (t: { stuckRetryMs: number }) => t.stuckRetryMs, { type: 'retry' });
+/** An object waiting for its dependency looks again. */
+export const dependencyRetryTimer = stateTimer('dependencyRetry', (t: { dependencyRetryMs: number }) => t.dependencyRetryMs, { type: 'retry' });
+
+/** One change of a machine's persisted record: reads the record of one version, writes the next version's. */
+export type Migration = (persisted: PersistedMachine) => PersistedMachine;
+
+/** A migration that renames top-level states (the machines are flat: a state value is its name). */
+export const renameStates =
+  (names: Record<string, string>): Migration =>
+  (persisted) => ({ ...persisted, value: typeof persisted.value === 'string' ? (names[persisted.value] ?? persisted.value) : persisted.value });
+
+/** A machine as a lifecycle workflow runs it: its persisted record's version, and how an older record is read. */
+export interface VersionedMachine<TContext> {
+  machine: AnyStateMachine;
+  version: number;
+  /** Pure: a persisted record (continue-as-new input) of this or an earlier version, in this version's shape. */
+  migrate: (persisted: PersistedMachine) => PersistedMachine<TContext>;
+}
+
+/**
+ * `migrations[i]` reads version i + 1, so the machine's version is one more than their number. A record newer than
+ * this code (a worker rolled back) is refused with a plain error: the workflow task fails and is retried until a
+ * worker that knows it picks it up, instead of guessing.
+ */
+export function versioned<TContext>(machine: AnyStateMachine, migrations: readonly Migration[]): VersionedMachine<TContext> {
+  const version = migrations.length + 1;
+  return {
+    machine,
+    version,
+    migrate: (persisted) => {
+      if (persisted.version > version) throw new Error(`persisted ${machine.id} machine of version ${persisted.version}; this worker knows up to ${version}`);
+      const migrated = migrations.slice(persisted.version - 1).reduce((record, step) => ({ ...step(record), version: record.version + 1 }), persisted);
+      return migrated as PersistedMachine<TContext>;
+    },
+  };
+}

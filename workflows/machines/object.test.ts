@@ -1,7 +1,7 @@
 import { initialTransition, transition } from 'xstate';
 import type { Observation } from '../messages';
 import { exploreTransitions } from './explore';
-import { objectMachine, type ObjectEvent } from './object';
+import { objectLifecycleMachine, objectMachine, type ObjectEvent } from './object';
 
 const ref = { kind: 'Pod' as const, namespace: 'default', name: 'web' };
 const at = '2026-01-01T00:00:00.000Z';
@@ -129,5 +129,20 @@ describe('object machine: scenarios', () => {
 
   it('remembers its dependency, to drop the back-reference when it goes', () => {
     expect(run(observed, applied!).context.dependency).toEqual(node);
+  });
+});
+
+describe('object machine: persisted record', () => {
+  it('reads a version 1 record: the state an operator gave up in, `releasing`, is `givingUp` now, and goes on from there', () => {
+    const { context } = run(observed, failed!, { type: 'cleanup', request: { ...request, mode: 'orphan' }, at });
+    const migrated = objectLifecycleMachine.migrate({ version: 1, value: 'releasing', context });
+    expect(migrated).toEqual({ version: 2, value: 'givingUp', context });
+    expect(transition(objectMachine, objectMachine.resolveState(migrated), finalized!)[0].value).toBe('done');
+  });
+
+  it('keeps a record of its own version as it is, and refuses one newer than this code', () => {
+    const record = { version: objectLifecycleMachine.version, value: 'ready', context: run(observed, applied!, notified!).context };
+    expect(objectLifecycleMachine.migrate(record)).toEqual(record);
+    expect(() => objectLifecycleMachine.migrate({ ...record, version: record.version + 1 })).toThrow(/version 3/);
   });
 });

@@ -1,6 +1,6 @@
 import { assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { failureOf, pausedTransitions, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { dependencyRetryTimer, driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import { Reason } from '../vocabulary';
@@ -11,8 +11,6 @@ import { Reason } from '../vocabulary';
  * keep them current as the object and its dependency change, and on deletion drop the back-reference it left on
  * its dependency (seed 003). The backend itself is the Translations' business (machines/pusher.ts).
  */
-export const OBJECT_MACHINE_VERSION = 1;
-
 export interface ObjectTimings {
   /** How long to wait before looking at a missing dependency (or a terminating Translation) again. */
   dependencyRetryMs: number;
@@ -132,15 +130,9 @@ export const objectMachine = setup({
     resumeTo: 'translating',
     actions: [],
   }),
-  initial: 'observing',
-  on: {
-    observed: { actions: 'observe' },
-    pause: { target: '.paused', actions: 'recordAction' },
-  },
+  ...lifecycleRoot,
   states: {
-    observing: {
-      on: { observed: { actions: 'observe', target: 'deciding' } },
-    },
+    observing: observingState,
     deciding: {
       always: [
         { guard: 'isGone', target: 'finalizing' },
@@ -186,8 +178,8 @@ export const objectMachine = setup({
     },
     ready: {
       tags: ['continueAsNewSafe'],
-      entry: { type: 'startTimer', params: ({ context }) => ({ id: 'drift', delayMs: context.timings.driftCheckMs, event: { type: 'driftCheck' }, jitter: 0.2 }) },
-      exit: { type: 'cancelTimer', params: { id: 'drift' } },
+      entry: driftCheckTimer.start,
+      exit: driftCheckTimer.cancel,
       on: {
         observed: { actions: 'observe', target: 'deciding' },
         dependencyChanged: 'deciding',
@@ -198,8 +190,8 @@ export const objectMachine = setup({
     },
     waitingForDependency: {
       tags: ['continueAsNewSafe'],
-      entry: { type: 'startTimer', params: ({ context }) => ({ id: 'dependency', delayMs: context.timings.dependencyRetryMs, event: { type: 'retry' } }) },
-      exit: { type: 'cancelTimer', params: { id: 'dependency' } },
+      entry: dependencyRetryTimer.start,
+      exit: dependencyRetryTimer.cancel,
       on: {
         observed: { actions: 'observe', target: 'deciding' },
         dependencyChanged: 'deciding',
@@ -240,13 +232,13 @@ export const objectMachine = setup({
           type: 'recordEvent',
           params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? Reason.Stuck, message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}` }),
         },
-        { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
+        stuckRetryTimer.start,
       ],
-      exit: { type: 'cancelTimer', params: { id: 'stuckRetry' } },
-      on: stuckTransitions('releasing'),
+      exit: stuckRetryTimer.cancel,
+      on: stuckTransitions,
     },
     /** An operator gave up (cleanup orphan or force): release what holds the object, then finish. */
-    releasing: {
+    givingUp: {
       entry: { type: 'finalize', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', giveUp: true }) },
       on: {
         finalized: 'done',
@@ -264,7 +256,7 @@ export const objectMachine = setup({
     paused: {
       tags: ['continueAsNewSafe'],
       on: {
-        ...pausedTransitions('releasing'),
+        ...pausedTransitions,
         // A pause can arrive while an action runs: its result still counts.
         applied: { actions: 'recordApplied' },
         finalized: { guard: 'resumesFinalizing', target: 'done' },
@@ -273,3 +265,6 @@ export const objectMachine = setup({
     done: { type: 'final' },
   },
 });
+
+/** The persisted record's versions: 2 renamed `releasing` (an operator gave up) to `givingUp`, as the other machines say. */
+export const objectLifecycleMachine = versioned<ObjectContext>(objectMachine, [renameStates({ releasing: 'givingUp' })]);

@@ -2,7 +2,7 @@ import { initialTransition, transition } from 'xstate';
 import type { Observation } from '../messages';
 import { exploreTransitions } from './explore';
 import { PEERPOD_FINALIZER } from '../vocabulary';
-import { peerPodMachine, vmName, type PeerPodEvent } from './peerpod';
+import { peerPodLifecycleMachine, peerPodMachine, vmName, type PeerPodEvent } from './peerpod';
 
 const ref = { kind: 'PeerPod' as const, namespace: 'default', name: 'web' };
 const at = '2026-01-01T00:00:00.000Z';
@@ -187,5 +187,12 @@ describe('peer-pod machine: scenarios', () => {
   it('names VMs as cloud-api-adaptor does, within 63 characters', () => {
     expect(vmName('Web_1', '0b0c6c39-5d3a-4b3e')).toBe('podvm-web-1-0b0c6c39');
     expect(vmName('x'.repeat(80), 'abcdef12-3456').length).toBeLessThanOrEqual(63);
+  });
+});
+
+describe('peer-pod machine: persisted record', () => {
+  it('is still at version 1: a record of it is read as it is', () => {
+    const record = { version: 1, value: 'tracking', context: run(podSeen, created!, recorded!).context };
+    expect(peerPodLifecycleMachine.migrate(record)).toEqual(record);
   });
 });

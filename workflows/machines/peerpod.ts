@@ -1,6 +1,6 @@
 import { and, assign, not, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { failureOf, pausedTransitions, stuckTransitions, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import { PEERPOD_FINALIZER, Reason } from '../vocabulary';
@@ -20,8 +20,6 @@ import { PEERPOD_FINALIZER, Reason } from '../vocabulary';
  * operator acts: `cleanup --mode retry` tries again now; `orphan` and `force` release the PeerPod and leave the VM,
  * which keeps its Steward tags, so the sweeper still removes it once the cloud answers: nothing leaks.
  */
-export const PEERPOD_MACHINE_VERSION = 1;
-
 export interface PeerPodTimings {
   /** Periodic check that the VM of a live pod is still there (re-created when it vanished). */
   driftCheckMs: number;
@@ -177,15 +175,9 @@ export const peerPodMachine = setup({
 }).createMachine({
   id: 'peerpod',
   context: ({ input }) => ({ ref: input.ref, timings: { ...defaultPeerPodTimings, ...input.timings }, recorded: false, resumeTo: 'creating', actions: [] }),
-  initial: 'observing',
-  on: {
-    observed: { actions: 'observe' },
-    pause: { target: '.paused', actions: 'recordAction' },
-  },
+  ...lifecycleRoot,
   states: {
-    observing: {
-      on: { observed: { actions: 'observe', target: 'deciding' } },
-    },
+    observing: observingState,
     deciding: {
       always: [
         { guard: 'releasedByOthers', target: 'done' },
@@ -230,8 +222,8 @@ export const peerPodMachine = setup({
     },
     tracking: {
       tags: ['continueAsNewSafe'],
-      entry: { type: 'startTimer', params: ({ context }) => ({ id: 'drift', delayMs: context.timings.driftCheckMs, event: { type: 'driftCheck' }, jitter: 0.2 }) },
-      exit: { type: 'cancelTimer', params: { id: 'drift' } },
+      entry: driftCheckTimer.start,
+      exit: driftCheckTimer.cancel,
       on: {
         observed: { actions: 'observe', target: 'deciding' },
         driftCheck: [{ guard: 'knowsVm', target: 'checkingVm' }, { target: 'deciding' }],
@@ -282,10 +274,10 @@ export const peerPodMachine = setup({
             message: `stuck while ${context.resumeTo === 'deleting' ? 'deleting' : 'creating'} the VM: ${context.lastError?.message ?? 'unknown error'}`,
           }),
         },
-        { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
+        stuckRetryTimer.start,
       ],
-      exit: { type: 'cancelTimer', params: { id: 'stuckRetry' } },
-      on: stuckTransitions('givingUp'),
+      exit: stuckRetryTimer.cancel,
+      on: stuckTransitions,
     },
     /** An operator gave up on the VM: say which VM is left (the sweeper still removes it), then release the PeerPod. */
     givingUp: {
@@ -317,7 +309,7 @@ export const peerPodMachine = setup({
     paused: {
       tags: ['continueAsNewSafe'],
       on: {
-        ...pausedTransitions('givingUp'),
+        ...pausedTransitions,
         // A pause can arrive while an action runs: its result still counts.
         vmCreated: { actions: 'recordVm' },
         peerPodRecorded: { actions: 'rememberPeerPod' },
@@ -328,3 +320,6 @@ export const peerPodMachine = setup({
     done: { type: 'final' },
   },
 });
+
+/** The persisted record has kept its first shape: version 1, nothing to migrate yet. */
+export const peerPodLifecycleMachine = versioned<PeerPodContext>(peerPodMachine, []);

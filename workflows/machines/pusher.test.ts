@@ -2,7 +2,7 @@ import { initialTransition, transition } from 'xstate';
 import type { PushedResource } from '../translation/types';
 import type { Observation } from '../messages';
 import { exploreTransitions } from './explore';
-import { pusherMachine, type PusherEvent, type TranslationProjection } from './pusher';
+import { pusherLifecycleMachine, pusherMachine, type PusherEvent, type TranslationProjection } from './pusher';
 
 const ref = { kind: 'Translation' as const, namespace: 'default', name: 'pod.4.web' };
 const at = '2026-01-01T00:00:00.000Z';
@@ -32,7 +32,7 @@ const events: PusherEvent[] = [
   { type: 'pushed', pushed: [pushedResource], removed: [], at },
   { type: 'backendDeleted', removed: [pushedResource], at },
   { type: 'released', at },
-  { type: 'statusRecorded', at },
+  { type: 'eventRecorded', at },
   { type: 'actionFailed', action: 'push', reason: 'MidonetUnavailable', message: 'down', at },
   { type: 'retry', at },
   { type: 'driftCheck', at },
@@ -59,9 +59,9 @@ const edges = exploreTransitions(pusherMachine, { ref }, events, (s) => serializ
 const value = (s: Snapshot) => String(s.value);
 
 describe('Translation machine: every transition', () => {
-  it('reaches every state it declares (transient deciding/resuming states are passed through)', () => {
+  it('reaches every state it declares (transient deciding/resuming/givingUp states are passed through)', () => {
     const reached = new Set(edges.map((e) => value(e.to)));
-    expect([...reached].sort()).toEqual(allStates.filter((s) => s !== 'deciding' && s !== 'resuming').sort());
+    expect([...reached].sort()).toEqual(allStates.filter((s) => s !== 'deciding' && s !== 'resuming' && s !== 'givingUp').sort());
     expect(edges.length).toBeGreaterThan(200);
   });
 
@@ -108,7 +108,7 @@ function run(...sequence: PusherEvent[]) {
   for (const event of sequence) [snapshot, actions] = transition(pusherMachine, snapshot, event);
   return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
 }
-const [observed, , deletingObserved, , , otherIncarnation, pushed, backendDeleted, released, statusRecorded, failed, retry, driftCheck] = events as [PusherEvent, ...PusherEvent[]];
+const [observed, , deletingObserved, , , otherIncarnation, pushed, backendDeleted, released, eventRecorded, failed, retry, driftCheck] = events as [PusherEvent, ...PusherEvent[]];
 const cleanup = (mode: 'retry' | 'orphan' | 'force'): PusherEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
 const pause: PusherEvent = { type: 'pause', request, at };
 const resume: PusherEvent = { type: 'resume', request, at };
@@ -116,16 +116,16 @@ const resume: PusherEvent = { type: 'resume', request, at };
 describe('Translation machine: scenarios', () => {
   it.each([
     ['a first observation pushes the resources', [observed], 'pushing', ['push']],
-    ['a successful push records status, then waits in synced with a drift timer', [observed, pushed!, statusRecorded!], 'synced', ['startTimer']],
-    ['the drift timer re-pushes (ensure repairs drift)', [observed, pushed!, statusRecorded!, driftCheck!], 'pushing', ['cancelTimer', 'push']],
-    ['deletion with our finalizer deletes the backend in reverse order', [observed, pushed!, statusRecorded!, deletingObserved!], 'deleting', ['cancelTimer', 'deleteBackend']],
-    ['after the backend is gone the finalizer is released', [observed, pushed!, statusRecorded!, deletingObserved!, backendDeleted!], 'releasing', ['releaseFinalizer']],
-    ['release ends the lifecycle', [observed, pushed!, statusRecorded!, deletingObserved!, backendDeleted!, released!], 'done', []],
+    ['a successful push records status, then waits in synced with a drift timer', [observed, pushed!, eventRecorded!], 'synced', ['startTimer']],
+    ['the drift timer re-pushes (ensure repairs drift)', [observed, pushed!, eventRecorded!, driftCheck!], 'pushing', ['cancelTimer', 'push']],
+    ['deletion with our finalizer deletes the backend in reverse order', [observed, pushed!, eventRecorded!, deletingObserved!], 'deleting', ['cancelTimer', 'deleteBackend']],
+    ['after the backend is gone the finalizer is released', [observed, pushed!, eventRecorded!, deletingObserved!, backendDeleted!], 'releasing', ['releaseFinalizer']],
+    ['release ends the lifecycle', [observed, pushed!, eventRecorded!, deletingObserved!, backendDeleted!, released!], 'done', []],
     ['a failed push parks the machine in stuck with a retry timer and a Warning', [observed, failed!], 'stuck', ['recordStatus', 'startTimer']],
     ['the stuck timer retries the step that failed', [observed, failed!, retry!], 'pushing', ['cancelTimer', 'push']],
     ['cleanup retry retries at once', [observed, failed!, cleanup('retry')], 'pushing', ['cancelTimer', 'push']],
-    ['cleanup orphan releases the finalizer and keeps the record of what stays', [observed, pushed!, statusRecorded!, deletingObserved!, failed!, cleanup('orphan')], 'releasing', ['cancelTimer', 'releaseFinalizer']],
-    ['cleanup force deletes ignoring refusals', [observed, pushed!, statusRecorded!, deletingObserved!, failed!, cleanup('force')], 'deleting', ['cancelTimer', 'deleteBackend']],
+    ['cleanup orphan releases the finalizer and keeps the record of what stays', [observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('orphan')], 'releasing', ['cancelTimer', 'releaseFinalizer']],
+    ['cleanup force deletes ignoring refusals', [observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('force')], 'deleting', ['cancelTimer', 'deleteBackend']],
     ['a pause during a push keeps the push result', [observed, pause, pushed!], 'paused', []],
     ['resume after such a pause pushes again (idempotent)', [observed, pause, pushed!, resume], 'pushing', ['push']],
     ['a new incarnation waits while the old one is pushed', [observed, otherIncarnation!], 'pushing', []],
@@ -136,7 +136,7 @@ describe('Translation machine: scenarios', () => {
   });
 
   it('orphaning keeps the resources recorded as orphaned, not pushed', () => {
-    const { context } = run(observed, pushed!, statusRecorded!, deletingObserved!, failed!, cleanup('orphan'));
+    const { context } = run(observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('orphan'));
     expect(context.orphaned.map((r) => r.id)).toEqual(['b1']);
     expect(context.pushed).toEqual([]);
   });
@@ -150,7 +150,7 @@ describe('Translation machine: scenarios', () => {
   it('refuses, by having no transition, what the state does not allow (the update validators rely on it)', () => {
     const advance = (...sequence: PusherEvent[]) =>
       sequence.reduce((snapshot, event) => transition(pusherMachine, snapshot, event)[0], initialTransition(pusherMachine, { ref })[0]);
-    const synced = advance(observed, pushed!, statusRecorded!);
+    const synced = advance(observed, pushed!, eventRecorded!);
     expect(String(synced.value)).toBe('synced');
     expect(synced.can(cleanup('orphan'))).toBe(false);
     expect(synced.can(resume)).toBe(false);
@@ -158,5 +158,14 @@ describe('Translation machine: scenarios', () => {
     const stuck = advance(observed, failed!);
     expect(String(stuck.value)).toBe('stuck');
     expect(stuck.can(cleanup('orphan'))).toBe(true);
+  });
+});
+
+describe('Translation machine: persisted record', () => {
+  it('reads a version 1 record: its first state, `pending`, is `observing` now, and goes on from there', () => {
+    const { context } = run();
+    const migrated = pusherLifecycleMachine.migrate({ version: 1, value: 'pending', context });
+    expect(migrated).toEqual({ version: 2, value: 'observing', context });
+    expect(transition(pusherMachine, pusherMachine.resolveState(migrated), observed)[0].value).toBe('pushing');
   });
 });

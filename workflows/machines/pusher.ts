@@ -1,6 +1,6 @@
 import { assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { failureOf, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import type { BackendResource, PushedResource } from '../translation/types';
@@ -13,8 +13,6 @@ import { Reason, TRANSLATION_FINALIZER } from '../vocabulary';
  * activity retries park the machine in `stuck`, visible everywhere, where it retries slowly and waits for an
  * operator (`cleanup retry | orphan | force`).
  */
-export const PUSHER_MACHINE_VERSION = 1;
-
 /** Timers, in ms; the workflow may shorten them (tests) through its input. */
 export interface PusherTimings {
   driftCheckMs: number;
@@ -59,7 +57,8 @@ export type PusherEvent = (
   | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[] }
   | { type: 'backendDeleted'; removed: PushedResource[] }
   | { type: 'released' }
-  | { type: 'statusRecorded' }
+  /** Status, conditions and the Event written (recordStatus). */
+  | { type: 'eventRecorded' }
   | CommonLifecycleEvent
 ) & { at: string };
 
@@ -111,7 +110,6 @@ export const pusherMachine = setup({
     resumeToReleasing: assign({ resumeTo: 'releasing' as const }),
   },
   guards: {
-    isForOtherIncarnation: ({ context, event }) => event.type === 'observed' && context.uid !== undefined && event.observation.uid !== context.uid,
     /** Being deleted and still ours to clean: our finalizer holds the object. */
     mustDelete: ({ context }) => context.deleting && context.finalizerPresent,
     /** Deleted without our finalizer (it was removed by hand): nothing may be assumed about the backend any more. */
@@ -123,11 +121,11 @@ export const pusherMachine = setup({
     /** No observation yet: nothing to resume but waiting for one. */
     isUnobserved: ({ context }) => context.uid === undefined,
     isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
-    isOrphan: ({ event }) => event.type === 'cleanup' && event.request.mode === 'orphan',
+    isGiveUp: ({ event }) => event.type === 'cleanup' && event.request.mode !== 'retry',
     isForce: ({ event }) => event.type === 'cleanup' && event.request.mode === 'force',
   },
 }).createMachine({
-  id: 'translation',
+  id: 'pusher',
   context: ({ input }) => ({
     ref: input.ref,
     timings: { ...defaultPusherTimings, ...input.timings },
@@ -144,21 +142,9 @@ export const pusherMachine = setup({
     force: false,
     actions: [],
   }),
-  initial: 'pending',
-  on: {
-    // Observations are always taken in; each state decides whether they call for work.
-    observed: { actions: 'observe' },
-    pause: { target: '.paused', actions: 'recordAction' },
-  },
+  ...lifecycleRoot,
   states: {
-    pending: {
-      on: {
-        observed: [
-          { guard: 'isForOtherIncarnation', actions: 'observe' },
-          { actions: 'observe', target: 'deciding' },
-        ],
-      },
-    },
+    observing: observingState,
     /** Picks the work the latest observation calls for. */
     deciding: {
       always: [
@@ -194,15 +180,15 @@ export const pusherMachine = setup({
       },
       // Back through deciding: a change or a deletion observed during the push is acted on now.
       on: {
-        statusRecorded: 'deciding',
+        eventRecorded: 'deciding',
         // Status is informative: failing to write it must not stop the lifecycle.
         actionFailed: { target: 'deciding', actions: 'recordFailure' },
       },
     },
     synced: {
       tags: ['continueAsNewSafe'],
-      entry: { type: 'startTimer', params: ({ context }) => ({ id: 'drift', delayMs: context.timings.driftCheckMs, event: { type: 'driftCheck' }, jitter: 0.2 }) },
-      exit: { type: 'cancelTimer', params: { id: 'drift' } },
+      entry: driftCheckTimer.start,
+      exit: driftCheckTimer.cancel,
       on: {
         observed: { actions: 'observe', target: 'deciding' },
         driftCheck: 'pushing',
@@ -253,28 +239,27 @@ export const pusherMachine = setup({
             eventMessage: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}; retrying every ${context.timings.stuckRetryMs / 1000}s, or run steward cleanup`,
           }),
         },
-        { type: 'startTimer', params: ({ context }) => ({ id: 'stuckRetry', delayMs: context.timings.stuckRetryMs, event: { type: 'retry' } }) },
+        stuckRetryTimer.start,
       ],
-      exit: { type: 'cancelTimer', params: { id: 'stuckRetry' } },
-      on: {
-        // Status writes fail too when the API server is the problem; the stuck state itself is what matters.
-        statusRecorded: {},
-        actionFailed: {},
-        retry: '#translation.resuming',
-        refresh: { target: '#translation.resuming', actions: 'recordAction' },
-        resumed: { target: 'stuck', reenter: true },
-        cleanup: [
-          { guard: 'isRetry', target: '#translation.resuming', actions: 'recordAction' },
-          { guard: 'isOrphan', target: 'releasing', actions: ['recordAction', 'orphanResources'] },
-          { guard: 'isForce', target: 'deleting', actions: ['recordAction', 'forceDelete'] },
-        ],
-        // New desired resources: the next retry pushes them.
-        observed: { actions: 'observe' },
-      },
+      exit: stuckRetryTimer.cancel,
+      // Status writes fail too when the API server is the problem: the stuck state itself is what matters. New desired
+      // resources observed meanwhile are pushed by the next retry.
+      on: stuckTransitions,
+    },
+    /**
+     * An operator gave up (cleanup orphan or force). Eventless, so the guard reads the cleanup that led here: `force`
+     * deletes the resources ignoring refusals, `orphan` leaves them in MidoNet recorded as orphaned; either way the
+     * finalizer is released after.
+     */
+    givingUp: {
+      always: [
+        { guard: 'isForce', target: 'deleting', actions: 'forceDelete' },
+        { target: 'releasing', actions: 'orphanResources' },
+      ],
     },
     resuming: {
       always: [
-        { guard: 'isUnobserved', target: 'pending' },
+        { guard: 'isUnobserved', target: 'observing' },
         { guard: 'isGoneWithoutUs', target: 'done' },
         { guard: 'mustDelete', target: 'deleting' },
         { guard: 'resumesPushing', target: 'pushing' },
@@ -285,25 +270,20 @@ export const pusherMachine = setup({
     paused: {
       tags: ['continueAsNewSafe'],
       on: {
-        pause: {},
-        resume: { target: 'resuming', actions: 'recordAction' },
-        observed: { actions: 'observe' },
+        ...pausedTransitions,
         // A pause can arrive while an activity runs: its result still counts.
         pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
         backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
         released: { guard: 'resumesReleasing', target: 'done' },
-        actionFailed: { actions: 'recordFailure' },
-        statusRecorded: {},
-        cleanup: [
-          { guard: 'isRetry', target: 'resuming', actions: 'recordAction' },
-          { guard: 'isOrphan', target: 'releasing', actions: ['recordAction', 'orphanResources'] },
-          { guard: 'isForce', target: 'deleting', actions: ['recordAction', 'forceDelete'] },
-        ],
+        eventRecorded: {},
       },
     },
     done: { type: 'final' },
   },
 });
+
+/** The persisted record's versions: 2 renamed the first state `pending` to `observing`, as the other machines say. */
+export const pusherLifecycleMachine = versioned<PusherContext>(pusherMachine, [renameStates({ pending: 'observing' })]);
 
 function mergeByKey(pushed: PushedResource[], desired: BackendResource[]): BackendResource[] {
   const key = (r: BackendResource) => `${r.kind}|${r.parent ?? ''}|${r.body}`;

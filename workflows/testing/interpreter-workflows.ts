@@ -66,7 +66,7 @@ export interface ToyResult {
 }
 
 export async function interpreterToy(input: { fail: boolean; stopAfterWork?: boolean; persisted?: PersistedMachine }): Promise<ToyResult> {
-  const interpreter = new Interpreter<ToyContext, ToyEvent>(toyMachine, input.persisted ? { persisted: input.persisted } : { input: { fail: input.fail } });
+  const interpreter = new Interpreter<ToyContext, ToyEvent, { work: { fail: boolean } }>(toyMachine, input.persisted ? { persisted: input.persisted } : { input: { fail: input.fail } });
   setHandler(goSignal, () => interpreter.send({ type: 'go' }));
   setHandler(cancelSignal, () => interpreter.send({ type: 'cancel' }));
   await interpreter.run(
