@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { createLeaderElector, type LeaseApi } from './leader';
-import { partialFake, silentLogger } from './test-support';
+import { partialFake, silentLogger } from './testing/fakes';
 
 /** One Lease in memory, with the API server's optimistic concurrency; `down` makes every call fail. */
 function leaseStore() {
