@@ -67,6 +67,20 @@ describe('leader election', () => {
     expect(a.isLeader()).toBe(false);
   });
 
+  it('a renewal that comes back late is a lost and regained leadership: both edges reach onChange (the starter re-sends on regaining)', async () => {
+    // Issue 10, defect 0: a renewal slowed past the deadline made isLeader() false for a while without onChange, so
+    // the starter dropped what it saw meanwhile and, when the late renewal succeeded, never re-sent it.
+    const { api } = leaseStore();
+    const changes: boolean[] = [];
+    const a = createLeaderElector({ api, identity: 'a', lease, logger: silentLogger, now, onChange: (leading) => changes.push(leading) });
+    await a.tick();
+    clock += 10_000;
+    expect(a.isLeader()).toBe(false);
+    await a.tick();
+    expect(a.isLeader()).toBe(true);
+    expect(changes).toEqual([true, false, true]);
+  });
+
   it('rejects a renew period that is not below the lease duration', () => {
     expect(() => createLeaderElector({ api: leaseStore().api, identity: 'a', lease: { leaseDurationSeconds: 5, renewSeconds: 5 }, logger: silentLogger })).toThrow(
       /renewSeconds \(5\) must be below leaseDurationSeconds \(5\)/,
