@@ -6,7 +6,7 @@ import { createServiceAccountKubeconfig } from '../../deploy/local';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { PEERPOD_FINALIZER, TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKubernetesActivities } from './activities';
-import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';
+import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from '../../test/support/kubernetes';
 
 const clusterRole = k8s.loadYaml<k8s.V1ClusterRole>(readFileSync(join(__dirname, '../../deploy/rbac/steward-clusterrole.yaml'), 'utf8'));
 

@@ -3,7 +3,7 @@ import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation } from '../../workflow
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKubernetesActivities } from './activities';
 import type { RecordTranslationStatusInput } from './translations';
-import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';
+import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from '../../test/support/kubernetes';
 
 const kc = adminConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);

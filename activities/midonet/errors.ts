@@ -2,6 +2,7 @@
 // failure type, whether Temporal may retry it, and the backend's own words in the message.
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
+import type { InvalidResource } from './validate';
 
 /** Reason → retryable. Retryable means "the same call can succeed later without anyone changing the request". */
 export const midonetFailures = {
@@ -33,6 +34,8 @@ export const midonetFailures = {
   MidonetDependencyMissing: true,
   /** The pusher met an object with another body that this Translation did not push: an operator must resolve it. */
   ResourceConflict: false,
+  /** A Translation refused before any of it is pushed (validate.ts): only a changed Translation can fix it. */
+  InvalidTranslation: false,
 } as const;
 
 export type MidonetFailureType = keyof typeof midonetFailures;
@@ -44,6 +47,8 @@ export interface MidonetFailureDetails {
   status?: number;
   violations?: Violation[];
   missingId?: string;
+  /** InvalidTranslation: the first problems found. */
+  problems?: InvalidResource[];
 }
 
 export function midonetFailure(type: MidonetFailureType, message: string, details: MidonetFailureDetails = {}, cause?: Error): ApplicationFailure {

@@ -1,6 +1,6 @@
 import type { Observation } from '../../workflows/messages';
 import { createChangePredicate, stableHash } from './predicate';
-import { observation } from './test-support';
+import { observation } from './testing/fakes';
 
 const pod = (projection: unknown, overrides: Partial<Observation> = {}) => observation({ projection, ...overrides });
 
@@ -44,6 +44,30 @@ describe('change predicate', () => {
     predicate.accept(other);
     predicate.forget(obs);
     expect([predicate.accept(obs), predicate.accept(other)]).toEqual([true, false]);
+  });
+
+  it('a re-list lets through again what was let through but never confirmed as delivered, and only that', () => {
+    const predicate = createChangePredicate(() => 42);
+    const delivered = pod({ ip: 'a' });
+    const dropped = pod({ ip: 'a' }, { uid: 'uid-2' });
+    predicate.accept(delivered);
+    predicate.accept(dropped);
+    predicate.confirm(delivered);
+    expect([predicate.confirmedAt(delivered), predicate.confirmedAt(dropped), predicate.unconfirmed()]).toEqual([42, undefined, 1]);
+    predicate.forgetUnconfirmed();
+    expect([predicate.accept(delivered), predicate.accept(dropped)]).toEqual([false, true]);
+  });
+
+  it('a confirmation of an older Observation does not confirm the newer one let through since', () => {
+    const predicate = createChangePredicate();
+    const older = pod({ ip: 'a' });
+    const newer = pod({ ip: 'b' });
+    predicate.accept(older);
+    predicate.accept(newer);
+    predicate.confirm(older);
+    expect(predicate.confirmedAt(newer)).toBeUndefined();
+    predicate.forgetUnconfirmed();
+    expect(predicate.accept(newer)).toBe(true);
   });
 
   it('hashes nested objects independently of key order, and arrays by position', () => {

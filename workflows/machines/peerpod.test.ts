@@ -1,6 +1,6 @@
 import { initialTransition, transition } from 'xstate';
 import type { Observation } from '../messages';
-import { exploreTransitions } from './explore';
+import { exploreTransitions } from './testing/explore';
 import { PEERPOD_FINALIZER } from '../vocabulary';
 import { peerPodLifecycleMachine, peerPodMachine, vmName, type PeerPodEvent } from './peerpod';
 

@@ -1,7 +1,7 @@
 import { initialTransition, transition } from 'xstate';
 import type { PushedResource } from '../translation/types';
 import type { Observation } from '../messages';
-import { exploreTransitions } from './explore';
+import { exploreTransitions } from './testing/explore';
 import { pusherLifecycleMachine, pusherMachine, type PusherEvent, type TranslationProjection } from './pusher';
 
 const ref = { kind: 'Translation' as const, namespace: 'default', name: 'pod.4.web' };
