@@ -3,7 +3,9 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { addSettingFlags, loadTemporalConfig, loadWorkerConfig, temporalSettings, workerSettings, type Flags, type TemporalConfig } from '../worker/config';
+import { loadTemporalConfig, loadWorkerConfig, temporalSettings, workerSettings, type TemporalConfig } from '../worker/config';
+import { addSettingFlags, type Flags } from '../worker/settings';
+import { cloudSettings } from '../activities/cloud/config';
 import { connectClient } from '../worker/connection';
 import { runWorker } from '../worker';
 import {
@@ -103,7 +105,8 @@ export function formatStatus(id: string, view: LifecycleStateView): string {
 }
 
 export function registerOperatorCommands(program: Command): void {
-  addSettingFlags(program.command('worker').description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics'), workerSettings).action(
+  const worker = program.command('worker').description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics');
+  addSettingFlags(addSettingFlags(worker, workerSettings), cloudSettings).action(
     async (options: Flags) => {
       const running = await runWorker(loadWorkerConfig(options));
       await running.done;

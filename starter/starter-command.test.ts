@@ -14,7 +14,7 @@ function steward(...args: string[]): Promise<unknown> {
 describe('starter configuration', () => {
   it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, kata-remote peer pods', () => {
     expect(loadStarterConfig({}, {})).toEqual({
-      temporal: { address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined },
+      temporal: { address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined, taskQueue: 'steward' },
       kubeconfig: undefined,
       watchNamespace: undefined,
       lease: { namespace: 'kube-system', name: 'steward-starter' },

@@ -9,24 +9,10 @@ import type { CloudConfig } from '../activities/cloud';
 import { backendResource, createMidonetClient } from '../activities/midonet';
 import { stackFile, type StackInfo } from '../deploy/local';
 import { defaultStateDir } from '../deploy/local/paths';
-import { freePort } from '../deploy/local/ports';
+import { freePort } from '../worker/ports';
 import { createLogger, runWorker, type RunningWorker } from '../worker';
-import {
-  addSettingFlags,
-  ConfigError,
-  loadTemporalConfig,
-  loadWorkerConfig,
-  logLevels,
-  parseSettings,
-  readableFile,
-  temporalSettings,
-  whole,
-  workerSettings,
-  type Flags,
-  type LogLevel,
-  type Setting,
-  type TemporalConfig,
-} from '../worker/config';
+import { loadTemporalConfig, loadWorkerConfig, logLevels, temporalSettings, workerSettings, type LogLevel, type TemporalConfig } from '../worker/config';
+import { addSettingFlags, ConfigError, parseSettings, readableFile, whole, type Flags, type Setting } from '../worker/settings';
 import { connectClient } from '../worker/connection';
 import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE } from '../workflows/naming';
 import type { SweepBackend } from '../workflows/sweep-report';
@@ -202,7 +188,7 @@ export async function runStarter(config: StarterConfig, log: Logger): Promise<Ru
 }
 
 function peerPodSummary(cloud: CloudConfig | undefined, runtimeClasses: string[]): string {
-  if (!cloud) return 'none (STEWARD_CLOUD_PROVIDER is not set)';
+  if (!cloud) return 'none (no --cloud-provider / STEWARD_CLOUD_PROVIDER)';
   const where = cloud.provider === 'libvirt' ? `libvirt ${cloud.libvirt.uri}` : `aws ${cloud.aws.region}${cloud.aws.endpoint ? ` at ${cloud.aws.endpoint}` : ''}`;
   return `${where}, for Pods of runtime class ${runtimeClasses.join(', ') || '(none)'}`;
 }

@@ -18,7 +18,7 @@ import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
 import { registerOperatorCommands } from '../../starter/commands';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
-import type { Flags } from '../../worker/config';
+import type { Flags } from '../../worker/settings';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import type { TranslationTimings } from '../../workflows/machines/translation';
 import { TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
