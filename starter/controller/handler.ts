@@ -2,7 +2,7 @@ import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type WorkflowC
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { observedSignal, type Observation } from '../../workflows/messages';
-import { describeRef, TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
+import { describeRef, workflowId, type ObjectRef } from '../../workflows/naming';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
 import { backoffDelay, sleep, type Backoff } from './backoff';
 import type { WatchedKind } from './kinds';
@@ -15,6 +15,8 @@ export interface SignalClient {
 
 export interface HandlerOptions {
   client: SignalClient;
+  /** Where the workflows it starts run: the workers' task queue. */
+  taskQueue: string;
   workflowTypes: Readonly<Record<WatchedKind, string>>;
   /** MidoNet tenant given to every workflow it starts; the default tenant when absent. */
   tenant?: string;
@@ -72,7 +74,7 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
  * Retries re-read `pending` before every attempt, so a retry sends the newest Observation of the incarnation and a
  * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
  */
-export function createHandler({ client, workflowTypes, tenant, backoff, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
+export function createHandler({ client, taskQueue, workflowTypes, tenant, backoff, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
   async function sendOnce(obs: Observation): Promise<void> {
     const id = workflowId(obs.ref);
     if (obs.gone) {
@@ -86,7 +88,7 @@ export function createHandler({ client, workflowTypes, tenant, backoff, logger, 
     }
     await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
       workflowId: id,
-      taskQueue: TASK_QUEUE,
+      taskQueue,
       signal: observedSignal,
       signalArgs: [obs],
       args: [{ ref: obs.ref, ...(tenant ? { tenant } : {}) }],

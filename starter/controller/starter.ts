@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { TASK_QUEUE } from '../../workflows/naming';
 import type { Backoff } from './backoff';
 import { createHandler, type SignalClient } from './handler';
 import { defaultWorkflowTypes, WATCHED_KINDS, type WatchedKind } from './kinds';
@@ -13,6 +14,8 @@ export interface StarterOptions {
   kubeConfig: k8s.KubeConfig;
   /** A `@temporalio/client` Client (only `workflow.signalWithStart` and `workflow.getHandle` are used). */
   temporalClient: SignalClient;
+  /** The workers' task queue, where the workflows it starts run. Default `TASK_QUEUE`. */
+  taskQueue?: string;
   /** Kubernetes namespace whose namespaced objects are watched; all namespaces when absent. Nodes are always watched. */
   namespace?: string;
   /** Names this starter in the Lease and in logs; unique per process (e.g. the pod name). */
@@ -86,6 +89,7 @@ export function createStarter(options: StarterOptions): Starter {
   });
   const handler = createHandler({
     client: temporalClient,
+    taskQueue: options.taskQueue ?? TASK_QUEUE,
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
     tenant: options.tenant,
     backoff: SIGNAL_BACKOFF,

@@ -16,7 +16,7 @@ import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
 import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor as waitUntilValue } from '../support';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
-import { registerOperatorCommands } from '../../starter/commands';
+import { registerOperatorCommands } from '../../starter/cli/operator';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import type { Flags } from '../../worker/settings';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';

@@ -4,14 +4,14 @@ import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Command } from 'commander';
 import pino from 'pino';
-import { stackInfo } from '../deploy/local/jest/stack-info';
-import { runWorker, type RunningWorker } from '../worker';
-import { loadWorkerConfig } from '../worker/config';
-import { testActivities } from '../worker/testing/activities';
-import { finish, operatorStandIn } from '../worker/testing/workflows';
-import { stateQuery, type LifecycleStateView } from '../workflows/messages';
-import { parseObjectRef, workflowId } from '../workflows/naming';
-import { registerOperatorCommands } from './commands';
+import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { runWorker, type RunningWorker } from '../../worker';
+import { loadWorkerConfig } from '../../worker/config';
+import { testActivities } from '../../worker/testing/activities';
+import { finish, operatorStandIn } from '../../worker/testing/workflows';
+import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
+import { parseObjectRef, workflowId } from '../../workflows/naming';
+import { registerOperatorCommands } from './operator';
 
 const { address } = stackInfo().temporal;
 const namespace = `cli-${Date.now()}`;
@@ -81,7 +81,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
   });
 
   it('works as a process: status exits 0 with the table, a rejected cleanup exits 1 with the reason', async () => {
-    const bin = join(__dirname, '..', 'bin', 'steward.cjs');
+    const bin = join(__dirname, '..', '..', 'bin', 'steward.cjs');
     const run = promisify(execFile);
     const status = await run(process.execPath, [bin, 'status', 'pod', target, '--address', address]);
     expect(status.stdout).toMatch(/state: +pushing/);
