@@ -7,9 +7,9 @@
 // Usage: node --import tsx bench/peer-pods.ts [path/to/stack.json]
 // Without a stack.json it starts its own stack (free ports) in $STEWARD_BENCH_STATE_DIR/steward-bench-peerpods.
 import pino from 'pino';
-import { plainDomainFile } from '../activities/cloud/testing/backends';
+import { plainDomainFile } from '../test/support/cloud-backends';
 import { virsh } from '../deploy/local/libvirt';
-import { createPeerPodPod, namespace, peerPodGone, readPeerPod, recordedPeerPod, startPeerPodHarness, type PeerPodHarness } from '../test/e2e-peerpods/harness';
+import { createPeerPodPod, namespace, peerPodGone, readPeerPod, recordedPeerPod, startPeerPodHarness, type PeerPodHarness } from '../test/support/peerpods-harness';
 import { waitFor } from '../test/support';
 import { workflowId } from '../workflows/naming';
 import { benchStack, costOf, inParallel, noneRunning, printTable, runBench, seconds } from './support';

@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import { nodeIds, podPortId } from '../workflows/translation/ids';
 import { translate } from '../workflows/translation';
 import type { NodeProjection, PodProjection } from '../workflows/translation/types';
-import { createNode, createPod, isReady, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/e2e-objects/harness';
+import { createNode, createPod, isReady, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/support/objects-harness';
 import { benchStack, costOf, inParallel, noneRunning, printTable, runBench, seconds, type RunCost } from './support';
 
 const NAMESPACE = 'bench';

@@ -8,8 +8,8 @@ import { LifecycleState, K8sKind } from '../workflows/search-attributes';
 import { loadWorkerConfig } from './config';
 import { checkTemporal } from './connection';
 import { runWorker, type RunningWorker } from '.';
-import { testActivities } from './testing/activities';
-import { echoOnce, failOnce, finish, operatorStandIn } from './testing/workflows';
+import { testActivities } from '../test/support/probe-activities';
+import { echoOnce, failOnce, finish, operatorStandIn } from '../test/support/probe-workflows';
 
 const log = pino({ level: 'error' });
 
@@ -33,7 +33,7 @@ describe('the worker on the embedded stack', () => {
     const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
     running = await runWorker(config, {
       activities: { test: testActivities },
-      workflowsPath: require.resolve('./testing/workflows'),
+      workflowsPath: require.resolve('../test/support/probe-workflows'),
       log,
       objectCountIntervalMs: 500,
     });

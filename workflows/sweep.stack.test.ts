@@ -13,7 +13,7 @@ import { createCloudActivities } from '../activities/cloud/activities';
 import { createLibvirtProvider } from '../activities/cloud/libvirt';
 import { tagKeys, type CloudProvider } from '../activities/cloud/provider';
 import { createKubernetesActivities } from '../activities/kubernetes';
-import { adminConfig, createNamespace, createService, translationOf } from '../activities/kubernetes/stack-fixtures';
+import { adminConfig, createNamespace, createService, translationOf } from '../test/support/kubernetes';
 import { backendResource, createMidonetClient } from '../activities/midonet';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { virsh } from '../deploy/local/libvirt';

@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { adminConfig, createNamespace } from '../kubernetes/stack-fixtures';
+import { adminConfig, createNamespace } from '../../test/support/kubernetes';
 
 const group = 'confidentialcontainers.org';
 const version = 'v1alpha1';

@@ -5,7 +5,7 @@ import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { virsh } from '../../deploy/local/libvirt';
 import { createCloudActivities } from './activities';
 import { clientToken } from './aws';
-import { awsBackend as awsBackendOf, libvirtBackend as libvirtBackendOf, plainDomainFile, type Backend } from './testing/backends';
+import { awsBackend as awsBackendOf, libvirtBackend as libvirtBackendOf, plainDomainFile, type Backend } from '../../test/support/cloud-backends';
 
 
 /** This run's own marker, so VMs of other test runs on the same daemon or server never show in its lists. */

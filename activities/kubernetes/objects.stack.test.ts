@@ -3,7 +3,7 @@ import type { ObjectRef } from '../../workflows/naming';
 import { TRANSLATION_FINALIZER } from '../../workflows/translation/types';
 import { createKubernetesActivities } from './activities';
 import { REFERRERS_ANNOTATION } from './referrers';
-import { adminConfig, bridgeId, createNamespace, createService, translationOf, uniqueName } from './stack-fixtures';
+import { adminConfig, bridgeId, createNamespace, createService, translationOf, uniqueName } from '../../test/support/kubernetes';
 
 const kc = adminConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);

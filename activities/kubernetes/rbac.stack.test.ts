@@ -7,7 +7,7 @@ import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
 import { TRANSLATION_FINALIZER } from '../../workflows/translation/types';
 import { createKubernetesActivities } from './activities';
-import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';
+import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from '../../test/support/kubernetes';
 
 const clusterRole = k8s.loadYaml<k8s.V1ClusterRole>(readFileSync(join(__dirname, '../../deploy/rbac/steward-clusterrole.yaml'), 'utf8'));
 

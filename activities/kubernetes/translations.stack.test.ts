@@ -2,7 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation, TRANSLATION_FINALIZER } from '../../workflows/translation/types';
 import { createKubernetesActivities } from './activities';
 import type { RecordTranslationStatusInput } from './translations';
-import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from './stack-fixtures';
+import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from '../../test/support/kubernetes';
 
 const kc = adminConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);

@@ -7,8 +7,8 @@ import pino from 'pino';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { runWorker, type RunningWorker } from '../../worker';
 import { loadWorkerConfig } from '../../worker/config';
-import { testActivities } from '../../worker/testing/activities';
-import { finish, operatorStandIn } from '../../worker/testing/workflows';
+import { testActivities } from '../../test/support/probe-activities';
+import { finish, operatorStandIn } from '../../test/support/probe-workflows';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { parseObjectRef, workflowId } from '../../workflows/naming';
 import { registerOperatorCommands } from './operator';
@@ -34,7 +34,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
   beforeAll(async () => {
     const taskQueue = `cli-test-${Date.now()}`;
     const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
-    running = await runWorker(config, { activities: { test: testActivities }, workflowsPath: require.resolve('../worker/testing/workflows'), log: pino({ level: 'error' }) });
+    running = await runWorker(config, { activities: { test: testActivities }, workflowsPath: require.resolve('../../test/support/probe-workflows'), log: pino({ level: 'error' }) });
     handle = await running.client.workflow.start(operatorStandIn, { taskQueue, workflowId: id, args: [parseObjectRef('pod', target)] });
   });
 

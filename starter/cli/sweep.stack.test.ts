@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { Command } from 'commander';
 import pino from 'pino';
-import { adminConfig, createNamespace, createService, translationOf } from '../../activities/kubernetes/stack-fixtures';
+import { adminConfig, createNamespace, createService, translationOf } from '../../test/support/kubernetes';
 import { createKubernetesActivities } from '../../activities/kubernetes';
 import { backendResource, createMidonetClient } from '../../activities/midonet';
 import { stackInfo } from '../../deploy/local/jest/stack-info';

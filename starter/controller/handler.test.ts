@@ -2,7 +2,7 @@ import { ServiceError, WorkflowNotFoundError, type WorkflowClient, type Workflow
 import type { Observation } from '../../workflows/messages';
 import { createHandler, isTransient, type HandlerOptions, type SignalClient } from './handler';
 import { defaultWorkflowTypes } from './kinds';
-import { observation, partialFake, silentLogger } from './test-support';
+import { observation, partialFake, silentLogger } from './testing/fakes';
 
 /** What the Temporal client throws when the server answers with a gRPC status. */
 const grpcError = (code: number) =>

@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { createLeaderElector, type LeaseApi } from './leader';
-import { partialFake, silentLogger } from './test-support';
+import { partialFake, silentLogger } from './testing/fakes';
 
 /** One Lease in memory, with the API server's optimistic concurrency; `down` makes every call fail. */
 function leaseStore() {
@@ -65,6 +65,20 @@ describe('leader election', () => {
     expect(b.isLeader()).toBe(true);
     await a.tick();
     expect(a.isLeader()).toBe(false);
+  });
+
+  it('a renewal that comes back late is a lost and regained leadership: both edges reach onChange (the starter re-sends on regaining)', async () => {
+    // Issue 10, defect 0: a renewal slowed past the deadline made isLeader() false for a while without onChange, so
+    // the starter dropped what it saw meanwhile and, when the late renewal succeeded, never re-sent it.
+    const { api } = leaseStore();
+    const changes: boolean[] = [];
+    const a = createLeaderElector({ api, identity: 'a', lease, logger: silentLogger, now, onChange: (leading) => changes.push(leading) });
+    await a.tick();
+    clock += 10_000;
+    expect(a.isLeader()).toBe(false);
+    await a.tick();
+    expect(a.isLeader()).toBe(true);
+    expect(changes).toEqual([true, false, true]);
   });
 
   it('rejects a renew period that is not below the lease duration', () => {

@@ -58,7 +58,18 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
   let running: Promise<void> | undefined;
   let stopped = false;
 
-  const isLeader = () => leading && now() - renewedAt < renewDeadlineMs;
+  /**
+   * A lapse (no renewal within the deadline, e.g. a renewal slowed by a busy machine) is a loss of leadership even
+   * when the next renewal succeeds: it is reported the moment anyone sees it, so `onChange` always hears both edges
+   * and the starter re-sends what it dropped meanwhile. (Checked only in passing, it dropped observations silently.)
+   */
+  const noticeLapse = () => {
+    if (leading && now() - renewedAt >= renewDeadlineMs) setLeading(false, 'could not renew in time');
+  };
+  const isLeader = () => {
+    noticeLapse();
+    return leading;
+  };
   const setLeading = (value: boolean, why: string, level: 'info' | 'warn' = 'warn') => {
     if (value === leading) return;
     leading = value;
@@ -116,7 +127,7 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
     } catch (error) {
       log.warn({ err: error }, 'lease request failed');
     }
-    if (leading && !isLeader()) setLeading(false, 'could not renew in time');
+    noticeLapse();
   }
 
   const loop = () => {

@@ -1,6 +1,6 @@
 import type { Observation } from '../../workflows/messages';
 import { createChangePredicate, stableHash } from './predicate';
-import { observation } from './test-support';
+import { observation } from './testing/fakes';
 
 const pod = (projection: unknown, overrides: Partial<Observation> = {}) => observation({ projection, ...overrides });
 

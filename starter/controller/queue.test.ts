@@ -1,7 +1,7 @@
 import type { Observation } from '../../workflows/messages';
 import { sleep } from './backoff';
 import { createWorkQueue, type Work } from './queue';
-import { observation } from './test-support';
+import { observation } from './testing/fakes';
 
 interface Delivery {
   at: number;

@@ -1,7 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { ListWatchSpec } from './kinds';
 import { createSource, type SourceEvent } from './source';
-import { silentLogger } from './test-support';
+import { silentLogger } from './testing/fakes';
 
 type Callback = (arg: unknown) => void;
 

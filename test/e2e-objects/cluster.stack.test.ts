@@ -29,7 +29,7 @@ import {
   waitFor,
   waitForState,
   type ObjectsHarness,
-} from './harness';
+} from '../support/objects-harness';
 
 // The embedded API server allocates ClusterIPs from 10.0.0.0/24; the sample's 10.96.0.20 is outside it.
 const base = sampleCluster();

@@ -6,7 +6,7 @@ import type { Stack } from '../../deploy/local';
 import { translateWithDependency } from '../../workflows/object-translation';
 import { DEFAULT_TENANT, nodeIds, podPortId } from '../../workflows/translation/ids';
 import { sampleCluster } from '../../workflows/translation/sample-cluster';
-import { createNode, createPod, isReady, startObjectsHarness, waitFor, type ObjectsHarness } from './harness';
+import { createNode, createPod, isReady, startObjectsHarness, waitFor, type ObjectsHarness } from '../support/objects-harness';
 
 const TENANT = 'team-a';
 const cluster = sampleCluster();

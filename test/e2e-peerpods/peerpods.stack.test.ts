@@ -3,17 +3,17 @@
 // server (moto), PeerPods deleted by the real garbage collector. Each case reads the cloud directly, bypassing Steward.
 import { temporal } from '@temporalio/proto';
 import pino from 'pino';
-import { plainDomainFile, type Backend } from '../../activities/cloud/testing/backends';
+import { plainDomainFile, type Backend } from '../support/cloud-backends';
 import { virsh } from '../../deploy/local/libvirt';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
 import { PEERPOD_API, TASK_QUEUE, workflowId } from '../../workflows/naming';
-import { spawnWorker, stewardProcess } from '../e2e/harness';
+import { spawnWorker, stewardProcess } from '../support/pusher-harness';
 import { recordHistory } from '../replay/record';
 import { waitFor } from '../support';
-import * as peerPods from './harness';
-import { AWS_TEST_CREDENTIALS, namespace, type PeerPodHarness, type ProviderName } from './harness';
+import * as peerPods from '../support/peerpods-harness';
+import { AWS_TEST_CREDENTIALS, namespace, type PeerPodHarness, type ProviderName } from '../support/peerpods-harness';
 
 const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
 let serial = 0;

@@ -27,7 +27,7 @@ import {
   waitFor,
   waitForState,
   type Harness,
-} from './harness';
+} from '../support/pusher-harness';
 
 let h: Harness;
 beforeAll(async () => {

@@ -19,7 +19,7 @@ import {
   waitFor,
   waitForState,
   type Harness,
-} from './harness';
+} from '../support/pusher-harness';
 
 // Retries of a stuck lifecycle pushed out of the test's reach: only the operator's cleanup may move it on.
 const NO_AUTOMATIC_RETRY = { stuckRetryMs: 60 * 60_000 };

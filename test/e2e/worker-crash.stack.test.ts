@@ -15,7 +15,7 @@ import {
   waitFor,
   waitForState,
   type Harness,
-} from './harness';
+} from '../support/pusher-harness';
 
 let h: Harness;
 let child: ChildProcess | undefined;

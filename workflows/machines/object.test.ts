@@ -1,6 +1,6 @@
 import { initialTransition, transition } from 'xstate';
 import type { Observation } from '../messages';
-import { exploreTransitions } from './explore';
+import { exploreTransitions } from './testing/explore';
 import { objectMachine, type ObjectEvent } from './object';
 
 const ref = { kind: 'Pod' as const, namespace: 'default', name: 'web' };

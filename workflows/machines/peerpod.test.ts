@@ -1,6 +1,6 @@
 import { initialTransition, transition } from 'xstate';
 import type { Observation } from '../messages';
-import { exploreTransitions } from './explore';
+import { exploreTransitions } from './testing/explore';
 import { PEERPOD_FINALIZER, peerPodMachine, vmName, type PeerPodEvent } from './peerpod';
 
 const ref = { kind: 'PeerPod' as const, namespace: 'default', name: 'web' };

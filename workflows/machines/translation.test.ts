@@ -1,7 +1,7 @@
 import { initialTransition, transition } from 'xstate';
 import type { PushedResource } from '../../activities/midonet/push';
 import type { Observation } from '../messages';
-import { exploreTransitions } from './explore';
+import { exploreTransitions } from './testing/explore';
 import { translationMachine, type TranslationEvent, type TranslationProjection } from './translation';
 
 const ref = { kind: 'Translation' as const, namespace: 'default', name: 'pod.4.web' };

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // The admin endpoint: host seeding (ref §3 TopologyBackdoor), dump, reset, configuration.
-import { id, startHarness, T, topology, type Harness } from './test-support';
+import { id, startHarness, T, topology, type Harness } from './testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

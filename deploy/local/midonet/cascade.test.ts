@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.5 (cascades) and §1.4 per-kind DELETE notes; checklist §4.7.
-import { id, startHarness, T, topology, type Harness } from './test-support';
+import { id, startHarness, T, topology, type Harness } from './testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.2 (generic CRUD), §1.5 (missing-object DELETE), §1.6 (status cheat sheet); checklist §4.3–4.5.
-import { id, startHarness, T, type Harness } from './test-support';
+import { id, startHarness, T, type Harness } from './testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

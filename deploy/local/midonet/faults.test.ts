@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment -- tests read response JSON loosely */
 // Fault injection and the backend-down switch (admin endpoint; not part of MidoNet, see README).
-import { id, startHarness, T, type Harness } from './test-support';
+import { id, startHarness, T, type Harness } from './testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

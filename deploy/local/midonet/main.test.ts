@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Api, id, T } from './test-support';
+import { Api, id, T } from './testing/conformance';
 
 let dir: string;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 // Ref §1.2 (media-type check, error bodies) and §1.3 (media types); checklist §4.2.
-import { id, startHarness, T, type Harness } from './test-support';
+import { id, startHarness, T, type Harness } from './testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

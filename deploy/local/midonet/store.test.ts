@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMidonetEmulator } from './index';
-import { Api, id, T } from './test-support';
+import { Api, id, T } from './testing/conformance';
 
 let dir: string;
 beforeAll(async () => {

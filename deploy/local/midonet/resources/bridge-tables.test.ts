@@ -1,5 +1,5 @@
 // Ref §1.4 Bridge MAC table and ARP table (keys, MNA-1315); checklist §4.12.
-import { id, startHarness, T, type Harness } from '../test-support';
+import { id, startHarness, T, type Harness } from '../testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 // Ref §1.4 PortLink; checklist §4.8.
-import { id, startHarness, T, type Harness } from '../test-support';
+import { id, startHarness, T, type Harness } from '../testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

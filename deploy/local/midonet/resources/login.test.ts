@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.1 (login, tokens, MockAuthService) and §4.1 (auth in the checklist).
-import { startHarness, T, type Harness } from '../test-support';
+import { startHarness, T, type Harness } from '../testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

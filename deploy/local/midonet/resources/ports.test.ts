@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.4 Port (polymorphic type, router-port side effects, PUT keeps binding and peer); checklist §4.9.
-import { id, startHarness, T, type Harness } from '../test-support';
+import { id, startHarness, T, type Harness } from '../testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

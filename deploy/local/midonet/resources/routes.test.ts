@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call -- tests read response JSON loosely */
 // Ref §1.4 Route (validation, storage on the next-hop port); checklist §4.5.
-import { id, startHarness, T, type Harness } from '../test-support';
+import { id, startHarness, T, type Harness } from '../testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

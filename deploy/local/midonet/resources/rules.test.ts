@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.4 Rule (positions, types, fragmentPolicy defaults) and §2.4 (the rule order midonet-kubernetes
 // relies on); checklist §4.6.
-import { id, startHarness, T, type Harness } from '../test-support';
+import { id, startHarness, T, type Harness } from '../testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {

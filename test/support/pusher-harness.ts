@@ -13,7 +13,7 @@ import { createMidonetClient, type BackendResource, type MidonetClient } from '.
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
-import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor as waitUntilValue } from '../support';
+import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor as waitUntilValue } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
 import { registerOperatorCommands } from '../../starter/cli/operator';

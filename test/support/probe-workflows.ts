@@ -13,7 +13,7 @@ import {
   type OperatorRequest,
 } from '../../workflows/messages';
 import type { ObjectRef } from '../../workflows/naming';
-import type { testActivities } from './activities';
+import type { testActivities } from './probe-activities';
 
 /** Workflows for the worker's and the CLI's tests: the real lifecycle workflows are not needed to test those. */
 const { testEcho, testFail } = proxyActivities<typeof testActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 1 } });

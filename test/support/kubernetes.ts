@@ -1,10 +1,10 @@
-// Shared by the stack tests of this folder: the admin client of the running stack, a fresh namespace, owners and
-// Translations to apply.
+// Kubernetes fixtures for the stack tests of activities/, starter/ and workflows/: the admin client of the running
+// stack, a fresh namespace, owners and Translations to apply.
 import * as k8s from '@kubernetes/client-node';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import { OWNER_UID_LABEL, type Translation, TRANSLATION_FINALIZER } from '../../workflows/translation/types';
-import type { TranslationOwner } from './translations';
+import type { TranslationOwner } from '../../activities/kubernetes/translations';
 
 export function adminConfig(): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();

@@ -1,7 +1,7 @@
 // Helpers for the conformance suite: start an emulator on a free port and talk to it over HTTP as a client
 // would. Media types are spelled out from the ref (§1.3) rather than imported, so the tests check the code.
 import { request as httpRequest } from 'node:http';
-import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type MidonetEmulatorOptions } from './index';
+import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type MidonetEmulatorOptions } from '../index';
 
 const vnd = (name: string): string => `application/vnd.org.midonet.${name}+json`;
 

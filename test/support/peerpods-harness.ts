@@ -1,4 +1,4 @@
-// Peer pods on an embedded stack, for the end-to-end tests of this folder and for bench/: the real starter (Pods and
+// Peer pods on an embedded stack, for test/e2e-peerpods/ and for bench/: the real starter (Pods and
 // PeerPods), a worker with the cloud activities of one provider, the API server's Pods and PeerPods, and relays that
 // put the clouds within the test's reach (cut libvirt off, swallow an EC2 reply).
 import * as k8s from '@kubernetes/client-node';
@@ -7,12 +7,12 @@ import { rmSync } from 'node:fs';
 import { createServer as createHttpServer, request, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from '../../activities/cloud/testing/backends';
+import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from './cloud-backends';
 import type { StackInfo } from '../../deploy/local/stack';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { PEERPOD_API, workflowId } from '../../workflows/naming';
-import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor } from '../support';
+import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor } from './index';
 
 export const namespace = 'default';
 

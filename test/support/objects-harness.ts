@@ -1,8 +1,8 @@
-// The object lifecycles end to end, shared by the stack tests of this folder and by bench/: the real worker
+// The object lifecycles end to end, shared by test/e2e-objects/ and by bench/: the real worker
 // (runWorker), the real starter (createStarter, every kind, every namespace, as a deployment runs it) and the global
 // setup workflow, on an embedded stack whose MidoNet emulator is seeded as a deployer would (the agents' hosts, the
 // cluster router). Kubernetes objects are created from translation projections, with what a kubelet would report
-// written through the status subresource. test/e2e/harness.ts serves the pusher alone (a Translation-only starter
+// written through the status subresource. pusher-harness.ts serves the pusher alone (a Translation-only starter
 // per namespace), which cannot drive Nodes, Pods, Services and Endpoints, hence this one.
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
@@ -10,7 +10,7 @@ import pino, { type Logger } from 'pino';
 import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
 import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
-import { startTestStarter, terminateRunning, waitFor as waitUntilValue } from '../support';
+import { startTestStarter, terminateRunning, waitFor as waitUntilValue } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';

@@ -5,11 +5,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { virsh } from '../../../deploy/local/libvirt';
-import type { StackInfo } from '../../../deploy/local/stack';
-import { createAwsProvider } from '../aws';
-import { createLibvirtProvider, METADATA_NAMESPACE, type LibvirtSettings } from '../libvirt';
-import { type CloudProvider, tagKeys } from '../provider';
+import { virsh } from '../../deploy/local/libvirt';
+import type { StackInfo } from '../../deploy/local/stack';
+import { createAwsProvider } from '../../activities/cloud/aws';
+import { createLibvirtProvider, METADATA_NAMESPACE, type LibvirtSettings } from '../../activities/cloud/libvirt';
+import { type CloudProvider, tagKeys } from '../../activities/cloud/provider';
 
 // moto accepts any credentials; the SDK's default chain reads these.
 process.env.AWS_ACCESS_KEY_ID ??= 'steward-test';

@@ -1,7 +1,10 @@
+// Test helpers used by more than one folder (stack tests, end-to-end suites, bench/). A helper used by one folder's
+// tests only lives next to them, in that folder's testing/ (workflows/machines/testing/, starter/controller/testing/,
+// deploy/local/midonet/testing/, deploy/local/testing/, workflows/testing/). Nothing here is imported by product code.
 import type { Client } from '@temporalio/client';
-import { sleep } from '../deploy/local/process';
-import type { StackInfo } from '../deploy/local/stack';
-import { createStarter, type Starter, type StarterOptions } from '../starter/controller';
+import { sleep } from '../../deploy/local/process';
+import type { StackInfo } from '../../deploy/local/stack';
+import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
 
 /**
  * Polls `probe` until it gives a value (not undefined or false) and returns it; on timeout the error names what was
