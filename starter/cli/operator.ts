@@ -6,18 +6,7 @@ import type { z } from 'zod';
 import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../../worker/config';
 import { connectClient } from '../../worker/connection';
 import { addSettingFlags, type Flags } from '../../worker/settings';
-import {
-  cleanupModes,
-  cleanupRequest,
-  cleanupUpdate,
-  operatorRequestSchema,
-  pauseUpdate,
-  refreshUpdate,
-  resumeUpdate,
-  stateQuery,
-  type ActionResult,
-  type LifecycleStateView,
-} from '../../workflows/messages';
+import { cleanupModes, cleanupRequest, cleanupUpdate, operatorRequestSchema, pauseUpdate, refreshUpdate, resumeUpdate, stateQuery, type ActionResult, type LifecycleStateView } from '../../workflows/messages';
 import { parseObjectRef, workflowId } from '../../workflows/naming';
 
 /**
