@@ -5,8 +5,9 @@ import type { CloudConfig } from '../../activities/cloud';
 import { backendResource, createMidonetClient } from '../../activities/midonet';
 import type { StackInfo } from '../../deploy/local';
 import { runWorker, type RunningWorker } from '../../worker';
-import { loadWorkerConfig, workerSettings } from '../../worker/config';
+import { loadWorkerConfig, temporalSettings, workerSettings } from '../../worker/config';
 import { freePort } from '../../worker/ports';
+import { addSettingFlags, type Flags } from '../../worker/settings';
 import { globalIds } from '../../workflows/translation/ids';
 import { loadStarterConfig } from '../config';
 import { runStarter, untilStopSignal, type RunningStarter } from '../run';
@@ -38,7 +39,7 @@ interface StewardOnStack {
  * MidoNet emulator as a deployer would (seed 001: the deployer creates it, the global setup only checks it). Their
  * logs go to `<stateDir>/logs/steward.log`, so the terminal keeps the summary.
  */
-async function runOnStack(info: StackInfo, options: { freePorts: boolean }, env: NodeJS.ProcessEnv = process.env): Promise<StewardOnStack> {
+async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags: Flags }, env: NodeJS.ProcessEnv = process.env): Promise<StewardOnStack> {
   const { defaultStateDir, stackFile } = loadDevStack('up');
   const stackEnv: NodeJS.ProcessEnv = {
     ...env,
@@ -53,8 +54,8 @@ async function runOnStack(info: StackInfo, options: { freePorts: boolean }, env:
     STEWARD_HTTP_HOST: env.STEWARD_HTTP_HOST || '127.0.0.1',
     STEWARD_HTTP_PORT: env.STEWARD_HTTP_PORT || String(options.freePorts ? 0 : await freePort(Number(workerSettings.httpPort.default))),
   };
-  const workerConfig = loadWorkerConfig({}, stackEnv);
-  const starterConfig = loadStarterConfig({}, stackEnv);
+  const workerConfig = loadWorkerConfig(options.flags, stackEnv);
+  const starterConfig = loadStarterConfig(options.flags, stackEnv);
   const logFile = join(info.stateDir, 'logs', 'steward.log');
   const log = pino({ level: workerConfig.logLevel, serializers: { error: pino.stdSerializers.err } }, pino.destination({ dest: logFile, mkdir: true }));
 
@@ -91,21 +92,23 @@ async function runOnStack(info: StackInfo, options: { freePorts: boolean }, env:
 }
 
 export function registerUpCommand(program: Command): void {
-  program
+  const command = program
     .command('up')
     .description(
       'start the embedded stack (Temporal with UI, Kubernetes control plane, libvirt, MidoNet API emulator) with the worker and the starter, and keep it up until Ctrl-C',
     )
     .option('--state-dir <dir>', 'where data, logs, the kubeconfig and stack.json go (default: .steward/)')
     .option('--free-ports', 'use any free ports instead of the well-known ones')
-    .option('--no-steward', 'start only the stack: no cluster router, worker or starter')
-    .action(async (options: { stateDir?: string; freePorts?: boolean; steward: boolean }) => {
+    .option('--no-steward', 'start only the stack: no cluster router, worker or starter');
+  // The worker's and the starter's task queue: the stack's Temporal gives the rest of the Temporal settings.
+  addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action(
+    async (options: { stateDir?: string; freePorts?: boolean; steward: boolean; taskQueue?: string }) => {
       const { startStack, stackFile } = loadDevStack('up');
       const stack = await startStack({ stateDir: options.stateDir, ports: options.freePorts ? 'free' : 'default' });
       const { info } = stack;
       let steward: StewardOnStack | undefined;
       try {
-        if (options.steward) steward = await runOnStack(info, { freePorts: options.freePorts ?? false });
+        if (options.steward) steward = await runOnStack(info, { freePorts: options.freePorts ?? false, flags: { taskQueue: options.taskQueue } });
       } catch (error) {
         await stack.stop();
         throw error;
@@ -135,5 +138,6 @@ export function registerUpCommand(program: Command): void {
       await steward?.stop().catch((error: unknown) => process.stderr.write(`stopping Steward: ${String(error)}\n`));
       await stack.stop().catch((error: unknown) => process.stderr.write(`stopping the stack: ${String(error)}\n`));
       if (!signalled) process.exitCode = 1;
-    });
+    },
+  );
 }
