@@ -61,7 +61,7 @@ export function backendResource<K extends MidonetKind>(kind: K, parent: string, 
   return { kind, parent, body: JSON.stringify(body) };
 }
 
-interface Resolved {
+export interface Resolved {
   kind: MidonetKind;
   spec: KindSpec<MidonetKind>;
   parent: string;
@@ -74,24 +74,41 @@ const isKind = (kind: string): kind is MidonetKind => Object.hasOwn(kinds, kind)
 const ok = (reply: Reply): boolean => reply.status >= 200 && reply.status < 300;
 const observedObject = z.record(z.string(), z.unknown());
 
-function resolve(resource: BackendResource): Resolved {
-  const bad = (why: string) => midonetFailure('MidonetBadResource', `${resource.kind} resource (parent ${resource.parent || 'none'}): ${why}`);
-  if (!isKind(resource.kind)) throw bad(`unknown kind; known kinds are ${Object.keys(kinds).join(', ')}`);
+/** What is wrong with one resource: the field (`kind`, `parent`, `body`, `body.natTargets[0].addressFrom`) and why. */
+export interface ResourceProblem {
+  field: string;
+  message: string;
+}
+
+/** The resource resolved against its kind's table, or the first problem that keeps it from being sent. */
+export function checkResource(resource: BackendResource): { ok: true; resolved: Resolved } | { ok: false; problem: ResourceProblem } {
+  const problem = (field: string, message: string) => ({ ok: false as const, problem: { field, message } });
+  if (!isKind(resource.kind)) return problem('kind', `unknown kind "${resource.kind}"; known kinds are ${Object.keys(kinds).join(', ')}`);
   const kind = resource.kind;
   // Widened to any kind: the body is checked against this same kind's schema below, which TypeScript cannot follow.
   const spec = kinds[kind] as KindSpec<MidonetKind>;
   const parent = resource.parent ?? '';
-  if (spec.parent !== (parent !== '')) throw bad(spec.parent ? 'a parent is required' : 'this kind has no parent');
-  if (parent && !z.guid().safeParse(parent).success) throw bad('the parent is not a UUID');
+  if (spec.parent !== (parent !== '')) return problem('parent', spec.parent ? `a parent is required (a ${kind} lives under one)` : `this kind has no parent (a ${kind} is top-level)`);
+  if (parent && !z.guid().safeParse(parent).success) return problem('parent', `"${parent}" is not a UUID`);
   let json: unknown;
   try {
     json = JSON.parse(resource.body);
   } catch {
-    throw bad(`the body is not JSON: ${resource.body.slice(0, 200)}`);
+    return problem('body', `not JSON: ${resource.body.slice(0, 200)}`);
   }
   const body = bodies[kind].safeParse(json);
-  if (!body.success) throw bad(`invalid body: ${z.prettifyError(body.error)}`);
-  return { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) };
+  if (!body.success) {
+    const issue = body.error.issues[0]!;
+    return problem(['body', ...issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))].join(''), issue.message);
+  }
+  return { ok: true, resolved: { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) } };
+}
+
+function resolve(resource: BackendResource): Resolved {
+  const checked = checkResource(resource);
+  if (checked.ok) return checked.resolved;
+  const { field, message } = checked.problem;
+  throw midonetFailure('MidonetBadResource', `${resource.kind} resource (parent ${resource.parent || 'none'}): ${field}: ${message}`);
 }
 
 export function createMidonetClient(connection: MidonetConnection): MidonetClient {

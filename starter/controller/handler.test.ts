@@ -10,8 +10,13 @@ const grpcError = (code: number) =>
 const UNAVAILABLE = 14;
 const INVALID_ARGUMENT = 3;
 
-function temporal(workflow: Partial<SignalClient['workflow']>): SignalClient {
-  return { workflow: partialFake<SignalClient['workflow']>('client.workflow', workflow) };
+/** The client's verbs a test names, plus deadline and abort scopes that only record what they were given. */
+function temporal(workflow: Partial<SignalClient['workflow']>, scopes: { deadlines: number[] } = { deadlines: [] }): SignalClient {
+  const scoped: Pick<SignalClient['workflow'], 'withDeadline' | 'withAbortSignal'> = {
+    withDeadline: (deadline, fn) => (scopes.deadlines.push(Number(deadline)), fn()),
+    withAbortSignal: (_signal, fn) => fn(),
+  };
+  return { workflow: partialFake<SignalClient['workflow']>('client.workflow', { ...scoped, ...workflow }) };
 }
 
 function handlerWith(client: SignalClient, overrides: Partial<HandlerOptions> = {}) {
@@ -22,6 +27,7 @@ function handlerWith(client: SignalClient, overrides: Partial<HandlerOptions> = 
     taskQueue: 'steward',
     workflowTypes: defaultWorkflowTypes,
     backoff: { initialMs: 1, maxMs: 4 },
+    callTimeoutMs: 10_000,
     logger: silentLogger,
     isLeader: () => true,
     onSent: (obs) => sent.push(obs),
@@ -59,6 +65,17 @@ describe('handler', () => {
       'K8sName=node-1',
       'K8sUID=n-1',
     ]);
+  });
+
+  it('gives every call to Temporal a deadline, so a call that hangs fails (DEADLINE_EXCEEDED) and is retried', async () => {
+    const scopes = { deadlines: [] as number[] };
+    const client = temporal({ signalWithStart: verb(() => undefined) as unknown as WorkflowClient['signalWithStart'] }, scopes);
+    const { handler } = handlerWith(client);
+    const before = Date.now();
+    await handler.drain(pendingOf(observation()), live());
+    expect(scopes.deadlines).toHaveLength(1);
+    expect(scopes.deadlines[0]).toBeGreaterThanOrEqual(before + 10_000);
+    expect(scopes.deadlines[0]).toBeLessThanOrEqual(Date.now() + 10_000);
   });
 
   it("gives the workflow the cluster's MidoNet tenant when one is configured", async () => {

@@ -8,9 +8,9 @@ import { backoffDelay, sleep, type Backoff } from './backoff';
 import type { WatchedKind } from './kinds';
 import type { Work } from './queue';
 
-/** The part of the Temporal client the handler uses. */
+/** The part of the Temporal client the starter uses. */
 export interface SignalClient {
-  workflow: Pick<WorkflowClient, 'signalWithStart' | 'getHandle'>;
+  workflow: Pick<WorkflowClient, 'signalWithStart' | 'getHandle' | 'list' | 'withDeadline' | 'withAbortSignal'>;
 }
 
 export interface HandlerOptions {
@@ -21,6 +21,8 @@ export interface HandlerOptions {
   /** MidoNet tenant given to every workflow it starts; the default tenant when absent. */
   tenant?: string;
   backoff: Backoff;
+  /** Deadline of each call to Temporal: a call that hangs is retried like one that failed, never waited on for ever. */
+  callTimeoutMs: number;
   logger: Logger;
   /** Checked before every attempt: a starter that is not the leader sends nothing. */
   isLeader: () => boolean;
@@ -74,7 +76,11 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
  * Retries re-read `pending` before every attempt, so a retry sends the newest Observation of the incarnation and a
  * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
  */
-export function createHandler({ client, taskQueue, workflowTypes, tenant, backoff, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
+export function createHandler({ client, taskQueue, workflowTypes, tenant, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
+  /** Ends with `signal` (the queue cleared or stopped) or at the deadline (DEADLINE_EXCEEDED, retried). */
+  const bounded = (signal: AbortSignal, call: () => Promise<unknown>) =>
+    client.workflow.withAbortSignal(signal, () => client.workflow.withDeadline(Date.now() + callTimeoutMs, call));
+
   async function sendOnce(obs: Observation): Promise<void> {
     const id = workflowId(obs.ref);
     if (obs.gone) {
@@ -107,11 +113,12 @@ export function createHandler({ client, taskQueue, workflowTypes, tenant, backof
         return;
       }
       try {
-        await sendOnce(obs);
+        await bounded(signal, () => sendOnce(obs));
         onSent?.(obs);
         if (pending.get(uid) === obs) pending.delete(uid);
         attempt = 0;
       } catch (error) {
+        if (signal.aborted) return;
         const permanent = !isTransient(error);
         onFailure?.(obs, error, permanent);
         const fields = { workflowId: workflowId(obs.ref), uid, err: error };

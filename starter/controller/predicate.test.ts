@@ -46,6 +46,30 @@ describe('change predicate', () => {
     expect([predicate.accept(obs), predicate.accept(other)]).toEqual([true, false]);
   });
 
+  it('a re-list lets through again what was let through but never confirmed as delivered, and only that', () => {
+    const predicate = createChangePredicate(() => 42);
+    const delivered = pod({ ip: 'a' });
+    const dropped = pod({ ip: 'a' }, { uid: 'uid-2' });
+    predicate.accept(delivered);
+    predicate.accept(dropped);
+    predicate.confirm(delivered);
+    expect([predicate.confirmedAt(delivered), predicate.confirmedAt(dropped), predicate.unconfirmed()]).toEqual([42, undefined, 1]);
+    predicate.forgetUnconfirmed();
+    expect([predicate.accept(delivered), predicate.accept(dropped)]).toEqual([false, true]);
+  });
+
+  it('a confirmation of an older Observation does not confirm the newer one let through since', () => {
+    const predicate = createChangePredicate();
+    const older = pod({ ip: 'a' });
+    const newer = pod({ ip: 'b' });
+    predicate.accept(older);
+    predicate.accept(newer);
+    predicate.confirm(older);
+    expect(predicate.confirmedAt(newer)).toBeUndefined();
+    predicate.forgetUnconfirmed();
+    expect(predicate.accept(newer)).toBe(true);
+  });
+
   it('hashes nested objects independently of key order, and arrays by position', () => {
     expect(stableHash({ a: { x: 1, y: [1, 2] }, b: 2 })).toBe(stableHash({ b: 2, a: { y: [1, 2], x: 1 } }));
     expect(stableHash({ a: [1, 2] })).not.toBe(stableHash({ a: [2, 1] }));

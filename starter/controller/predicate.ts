@@ -6,15 +6,26 @@ import { workflowId } from '../../workflows/naming';
  * The change predicate: lets an Observation through only when it differs from the last one let through for the same
  * object incarnation (workflow id + uid). A `gone` Observation always passes and ends the incarnation's record.
  * Status writes, resourceVersion bumps and unrelated annotations never reach the projection, so they stop here.
+ *
+ * What it lets through stays unconfirmed until the handler delivered it. `forgetUnconfirmed` (at every re-list) lets
+ * those through again, so an Observation that was let through but never delivered, for whatever reason, is sent by
+ * the next re-list instead of being suppressed as "unchanged" for ever.
  */
 export interface ChangePredicate {
-  /** True (and remembered) when `obs` should be sent. */
+  /** True (and remembered, unconfirmed) when `obs` should be sent. */
   accept(obs: Observation): boolean;
+  /** `obs` was delivered: while the object does not change, it is not sent again. */
+  confirm(obs: Observation): void;
+  /** When `obs` is the one remembered and was confirmed: the time it was. */
+  confirmedAt(obs: Observation): number | undefined;
   /** Forget one incarnation, so its next Observation passes (after a send that failed for good). */
   forget(obs: Observation): void;
+  /** Forget what was let through but not delivered. */
+  forgetUnconfirmed(): void;
   /** Forget everything (leadership changed hands: what was sent before is not known to be current). */
   reset(): void;
   size(): number;
+  unconfirmed(): number;
 }
 
 export const predicateKey = (obs: Observation): string => `${workflowId(obs.ref)}#${obs.uid}`;
@@ -29,22 +40,35 @@ function sortKeys(_key: string, value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-export function createChangePredicate(): ChangePredicate {
-  const hashes = new Map<string, string>();
+export function createChangePredicate(now: () => number = Date.now): ChangePredicate {
+  const sent = new Map<string, { hash: string; confirmedAt?: number }>();
+  const remembered = (obs: Observation) => {
+    const entry = sent.get(predicateKey(obs));
+    return entry?.hash === stableHash(obs) ? entry : undefined;
+  };
   return {
     accept(obs) {
       const key = predicateKey(obs);
       if (obs.gone) {
-        hashes.delete(key);
+        sent.delete(key);
         return true;
       }
       const hash = stableHash(obs);
-      if (hashes.get(key) === hash) return false;
-      hashes.set(key, hash);
+      if (sent.get(key)?.hash === hash) return false;
+      sent.set(key, { hash });
       return true;
     },
-    forget: (obs) => void hashes.delete(predicateKey(obs)),
-    reset: () => hashes.clear(),
-    size: () => hashes.size,
+    confirm(obs) {
+      const entry = remembered(obs);
+      if (entry) entry.confirmedAt = now();
+    },
+    confirmedAt: (obs) => remembered(obs)?.confirmedAt,
+    forget: (obs) => void sent.delete(predicateKey(obs)),
+    forgetUnconfirmed() {
+      for (const [key, entry] of sent) if (entry.confirmedAt === undefined) sent.delete(key);
+    },
+    reset: () => sent.clear(),
+    size: () => sent.size,
+    unconfirmed: () => [...sent.values()].filter((entry) => entry.confirmedAt === undefined).length,
   };
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Observation } from '../../workflows/messages';
 import { workflowId } from '../../workflows/naming';
 
@@ -35,9 +36,16 @@ interface Group {
   running?: Promise<void>;
 }
 
+/** One controller aborts every call in flight: each adds a listener, many more than the default warning's 10. */
+function abortController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
 export function createWorkQueue({ debounceMs, work, onCoalesced }: WorkQueueOptions): WorkQueue {
   const groups = new Map<string, Group>();
-  let controller = new AbortController();
+  let controller = abortController();
   let stopped = false;
 
   const schedule = (id: string, group: Group) => {
@@ -58,7 +66,7 @@ export function createWorkQueue({ debounceMs, work, onCoalesced }: WorkQueueOpti
 
   const clear = () => {
     controller.abort();
-    controller = new AbortController();
+    controller = abortController();
     for (const group of groups.values()) clearTimeout(group.timer);
     groups.clear();
   };

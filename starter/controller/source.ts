@@ -22,13 +22,15 @@ export interface SourceOptions {
   logger: Logger;
   onEvent: (event: SourceEvent) => void;
   onError?: (kind: WatchedKind, error: unknown) => void;
+  /** Called at every periodic re-list, before the informers list again. */
+  onResync?: () => void;
 }
 
 export interface Source {
   start(): void;
   stop(): Promise<void>;
-  /** Emits an `upsert` for every object currently known (a new leader sends everything once). */
-  replay(): void;
+  /** Emits an `upsert` for every object currently known (a new leader sends everything once), to `visit` if given. */
+  replay(visit?: (event: SourceEvent) => void): void;
   /** Objects known, per kind. */
   counts(): Record<string, number>;
 }
@@ -60,6 +62,7 @@ export function createSource(options: SourceOptions): Source {
       for (const w of watchers) w.restart();
       resync = setInterval(() => {
         logger.debug('periodic re-list');
+        options.onResync?.();
         for (const w of watchers) w.restart();
       }, options.resyncMs);
     },
@@ -67,7 +70,7 @@ export function createSource(options: SourceOptions): Source {
       clearInterval(resync);
       await Promise.all(watchers.map((w) => w.stop()));
     },
-    replay: () => watchers.forEach((w) => w.replay()),
+    replay: (visit = onEvent) => watchers.forEach((w) => w.replay(visit)),
     counts: () => Object.fromEntries(watchers.map((w) => [w.kind, w.known.size])),
   };
 }
@@ -133,7 +136,7 @@ function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, on
     kind,
     known,
     restart,
-    replay: () => known.forEach((object) => onEvent({ type: 'upsert', kind, object })),
+    replay: (visit: (event: SourceEvent) => void) => known.forEach((object) => visit({ type: 'upsert', kind, object })),
     async stop() {
       stopped = true;
       clearTimeout(retry);

@@ -1,6 +1,10 @@
 import * as k8s from '@kubernetes/client-node';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { TASK_QUEUE } from '../../workflows/naming';
+import type { Observation } from '../../workflows/messages';
+import { PEERPOD_FINALIZER } from '../../workflows/machines/peerpod';
+import { REFERRERS_FINALIZER, TASK_QUEUE, workflowId } from '../../workflows/naming';
+import { TRANSLATION_FINALIZER } from '../../workflows/translation/types';
 import type { Backoff } from './backoff';
 import { createHandler, type SignalClient } from './handler';
 import { defaultWorkflowTypes, WATCHED_KINDS, type WatchedKind } from './kinds';
@@ -24,6 +28,8 @@ export interface StarterOptions {
   resyncMs?: number;
   /** Coalescing window per workflow id. Default 200 ms. */
   debounceMs?: number;
+  /** Deadline of each call to Temporal. Default 10 s. */
+  callTimeoutMs?: number;
   lease?: LeaseOptions;
   logger: Logger;
   /** MidoNet tenant of the cluster's objects, given to their workflows. Default: the default tenant. */
@@ -46,6 +52,10 @@ export interface StarterStats {
   coalesced: number;
   /** Failed signal attempts and informer failures. */
   errors: number;
+  /** Objects sent again by a re-list because their workflow was not running (terminated, lost with its namespace). */
+  repaired: number;
+  /** Observations let through but not yet confirmed as delivered. */
+  unconfirmed: number;
   isLeader: boolean;
   /** Observations waiting or in flight. */
   pending: number;
@@ -64,6 +74,10 @@ export const DEFAULT_PEERPOD_RUNTIME_CLASSES = ['kata-remote'];
 
 const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
+const STEWARD_FINALIZERS = new Set([TRANSLATION_FINALIZER, REFERRERS_FINALIZER, PEERPOD_FINALIZER]);
+
+/** A live object needs its workflow running; one being deleted only while a finalizer of ours waits for it. */
+const needsWorkflow = (obs: Observation) => !obs.gone && (!obs.deleting || obs.finalizers.some((f) => STEWARD_FINALIZERS.has(f)));
 
 /**
  * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
@@ -73,7 +87,9 @@ const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
 export function createStarter(options: StarterOptions): Starter {
   const { kubeConfig, temporalClient, namespace, identity, logger } = options;
   const log = logger.child({ component: 'starter', identity });
-  const counters = { events: 0, signalsSent: 0, suppressed: 0, coalesced: 0, errors: 0 };
+  const counters = { events: 0, signalsSent: 0, suppressed: 0, coalesced: 0, errors: 0, repaired: 0 };
+  const callTimeoutMs = options.callTimeoutMs ?? 10_000;
+  const lifetime = new AbortController();
 
   const predicate = createChangePredicate();
   const elector = createLeaderElector({
@@ -93,9 +109,13 @@ export function createStarter(options: StarterOptions): Starter {
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
     tenant: options.tenant,
     backoff: SIGNAL_BACKOFF,
+    callTimeoutMs,
     logger: log,
     isLeader: () => elector.isLeader(),
-    onSent: () => counters.signalsSent++,
+    onSent(obs) {
+      counters.signalsSent++;
+      predicate.confirm(obs);
+    },
     onFailure(obs, _error, permanent) {
       counters.errors++;
       if (permanent) predicate.forget(obs);
@@ -111,17 +131,65 @@ export function createStarter(options: StarterOptions): Starter {
     logger: log,
     onEvent,
     onError: () => counters.errors++,
+    onResync: () => void resync(),
   });
 
   const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
-  function onEvent(event: SourceEvent) {
-    counters.events++;
-    if (!elector.isLeader()) return;
+  function observationsOf(event: SourceEvent): Observation[] {
     const gone = event.type === 'delete';
     const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
-    for (const obs of [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])]) {
-      if (predicate.accept(obs)) queue.offer(obs);
-      else counters.suppressed++;
+    return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
+  }
+  function offer(obs: Observation) {
+    if (predicate.accept(obs)) queue.offer(obs);
+    else counters.suppressed++;
+  }
+  function onEvent(event: SourceEvent) {
+    counters.events++;
+    if (elector.isLeader()) observationsOf(event).forEach(offer);
+  }
+
+  /**
+   * Level-triggered repair, at every periodic re-list: what was let through but never delivered is let through again
+   * by the re-list, and an object whose delivery was confirmed but whose workflow is not running (terminated by hand,
+   * lost with its namespace) is sent again, which starts it anew. Visibility lags (Elasticsearch refreshes every
+   * second), so what it does not list as running is described before it is sent again.
+   */
+  async function resync() {
+    predicate.forgetUnconfirmed();
+    if (!elector.isLeader()) return;
+    const { workflow } = temporalClient;
+    const bounded = <R>(ms: number, call: () => Promise<R>) => workflow.withAbortSignal(AbortSignal.any([lifetime.signal, AbortSignal.timeout(ms)]), call);
+    try {
+      const running = new Set<string>();
+      await bounded(6 * callTimeoutMs, async () => {
+        for await (const execution of workflow.list({ query: 'ExecutionStatus="Running"' })) running.add(execution.workflowId);
+      });
+      const candidates: Observation[] = [];
+      source.replay((event) => {
+        for (const obs of observationsOf(event)) {
+          if (predicate.confirmedAt(obs) !== undefined && needsWorkflow(obs) && !running.has(workflowId(obs.ref))) candidates.push(obs);
+        }
+      });
+      for (const obs of candidates) {
+        const id = workflowId(obs.ref);
+        const status = await bounded(callTimeoutMs, async () => {
+          try {
+            return (await workflow.getHandle(id).describe()).status.name;
+          } catch (error) {
+            if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+            throw error;
+          }
+        });
+        if (status === 'RUNNING' || predicate.confirmedAt(obs) === undefined) continue;
+        log.warn({ workflowId: id, uid: obs.uid, status }, 'object has no running workflow: sending it again');
+        counters.repaired++;
+        predicate.forget(obs);
+        offer(obs);
+      }
+    } catch (error) {
+      counters.errors++;
+      log.warn({ err: error }, 'could not check that every object has its workflow; the next re-list checks again');
     }
   }
 
@@ -132,12 +200,13 @@ export function createStarter(options: StarterOptions): Starter {
       elector.start();
     },
     async stop() {
+      lifetime.abort();
       // Nothing leaves after the Lease is released: the next leader must be the only sender.
       await queue.stop();
       await elector.stop();
       await source.stop();
       log.info(counters, 'stopped');
     },
-    stats: () => ({ ...counters, isLeader: elector.isLeader(), pending: queue.size(), known: source.counts() }),
+    stats: () => ({ ...counters, unconfirmed: predicate.unconfirmed(), isLeader: elector.isLeader(), pending: queue.size(), known: source.counts() }),
   };
 }

@@ -13,6 +13,7 @@ import {
   servicePortJumpRuleId,
   tenantSpace,
   translationName,
+  MAX_TRANSLATION_NAME,
 } from './ids';
 import { parseMAC, parsePodCIDR, parseUUID } from './net';
 
@@ -68,8 +69,23 @@ describe('MACs, interface names and Translation names', () => {
       'service-port.4.default-web-http-10.96.0.20-6-80-a0afcec8cf63bca4237f7042adb79c75f14e4c32',
     ],
     ['makeDNS lower-cases and hashes even without slashes', makeDNS('Foo'), 'foo-201a6b3053cc1422d2c3670b62616221d2290929'],
+    ['a name of exactly 253 characters is kept as MK writes it', translationName('Pod', 'p'.repeat(247)), `pod.4.${'p'.repeat(247)}`],
   ])('%s', (_what, actual, want) => {
     expect(actual).toBe(want);
+  });
+
+  const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+  test.each([
+    ['a 253-character Pod name', 'Pod', 'p'.repeat(253)],
+    ['a 200-character Node name', 'Node', 'n'.repeat(200) + '.'.padEnd(53, 'x')],
+    ['a cut that would end in a dot', 'Pod', `${'a'.repeat(205)}.${'b'.repeat(60)}`],
+    ['a long sub key with slashes', 'Service-Port', `default/${'s'.repeat(250)}/http/10.96.0.20/6/80`],
+  ])('an overlong name (%s) is cut to 253 characters, stays a valid and unique name, and ends in the SHA-1 of the whole', (_what, kind, name) => {
+    const cut = translationName(kind, name);
+    expect(cut.length).toBeLessThanOrEqual(MAX_TRANSLATION_NAME);
+    expect(cut).toMatch(dnsSubdomain);
+    expect(cut).toMatch(/-[0-9a-f]{40}$/);
+    expect(translationName(kind, `${name}x`)).not.toBe(cut);
   });
 });
 

@@ -102,9 +102,22 @@ export function makeDNS(name: string): string {
   return dns === name ? dns : `${dns}-${sha1Hex(name)}`;
 }
 
-/** `<lower(kind)>.<version>.<name>`, through makeDNS (MK `Key.translationName`). */
+/** The longest name the API server accepts (a DNS subdomain). */
+export const MAX_TRANSLATION_NAME = 253;
+
+/**
+ * `<lower(kind)>.<version>.<name>`, through makeDNS (MK `Key.translationName`). MK never truncates, so a name longer
+ * than the API server accepts (a 253-character Pod, a long Service name in a sub's key) was a Translation MK could
+ * never write: such names, and only those, are cut to fit and end in the SHA-1 of the whole untruncated name, which
+ * keeps them unique and stable. Every name MK could write stays exactly its name.
+ */
 export function translationName(kind: string, name: string): string {
-  return makeDNS(`${kind.toLowerCase()}.${TRANSLATION_VERSION}.${name}`);
+  const full = `${kind.toLowerCase()}.${TRANSLATION_VERSION}.${name}`;
+  const dns = makeDNS(full);
+  if (dns.length <= MAX_TRANSLATION_NAME) return dns;
+  const hash = sha1Hex(full);
+  // A DNS label may not end in '.' or '-', so the cut may not either.
+  return `${dns.slice(0, MAX_TRANSLATION_NAME - hash.length - 1).replace(/[.-]+$/, '')}-${hash}`;
 }
 
 /** MK `MACForKey`: Midokura OUI + 24 bits of SHA-256; used as the router port MAC (see MNA-1251 in node.ts). */
