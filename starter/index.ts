@@ -1,6 +1,7 @@
 /**
  * Starter: the watcher that turns Kubernetes watch events into signal-with-start, one leader at a time
- * (`controller/`), and the `steward` command line (`cli.ts`): `up`, `worker`, `starter`, `demo` and the operator
- * commands (`commands.ts`).
+ * (`controller/`), its configuration (`config.ts`) and how a process runs it (`run.ts`: the global setup workflow and
+ * the sweeper's Schedule, `sweep-schedule.ts`, ensured first), and the `steward` command line (`cli/`, one module per
+ * command: `up`, `worker`, `starter`, the operator commands, `demo`, `sweep`).
  */
 export { createStarter, type Starter, type StarterOptions } from './controller';

@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { z } from 'zod';
-import { SWEEP_SCHEDULE_ID, TASK_QUEUE } from '../workflows/naming';
+import { SWEEP_SCHEDULE_ID } from '../workflows/naming';
 import type { sweep, SweepInput } from '../workflows/sweep';
 import { SWEEP_BACKENDS, type SweepBackend } from '../workflows/sweep-report';
 
@@ -13,7 +13,8 @@ export interface SweepScheduleOptions {
   intervalMs: number;
   /** The sweep's input; an empty backend list removes the Schedule. */
   input: SweepInput & { backends: SweepBackend[] };
-  taskQueue?: string;
+  /** The workers' task queue, where each tick's sweep runs. */
+  taskQueue: string;
 }
 
 /** `90s`, `10m`, `1h`, `500ms`, or `0`: how the sweep's durations are written on the command line and in variables. */
@@ -42,7 +43,7 @@ export const backendList = z.string().transform((text, ctx) => {
 export type EnsureOutcome = 'created' | 'updated' | 'removed' | 'absent';
 
 /** Creates the Schedule, or brings an existing one to these settings; idempotent, so every starter may call it. */
-export async function ensureSweepSchedule(client: Client, { intervalMs, input, taskQueue = TASK_QUEUE }: SweepScheduleOptions): Promise<EnsureOutcome> {
+export async function ensureSweepSchedule(client: Client, { intervalMs, input, taskQueue }: SweepScheduleOptions): Promise<EnsureOutcome> {
   const handle = client.schedule.getHandle(SWEEP_SCHEDULE_ID);
   if (input.backends.length === 0) {
     try {

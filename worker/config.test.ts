@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, flagOf, loadTemporalConfig, loadWorkerConfig, redacted, workerSettings, type Flags, type Setting } from './config';
+import { cloudSettings } from '../activities/cloud/config';
+import { loadTemporalConfig, loadWorkerConfig, redacted, workerSettings } from './config';
+import { ConfigError, flagOf, type Flags, type Setting } from './settings';
 
 const dir = mkdtempSync(join(tmpdir(), 'steward-config-'));
 const pem = (name: string) => {
@@ -26,8 +28,7 @@ function issues(flags: Flags, env: NodeJS.ProcessEnv = {}): string[] {
 describe('worker configuration', () => {
   it('defaults to the local server, the steward task queue, 200 cached workflows and port 9464, with no TLS and no MidoNet', () => {
     const config = loadWorkerConfig({}, {});
-    expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined });
-    expect(config.taskQueue).toBe('steward');
+    expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined, taskQueue: 'steward' });
     expect(config.concurrency).toEqual({
       maxConcurrentWorkflowTaskExecutions: 20,
       maxConcurrentActivityTaskExecutions: 50,
@@ -69,8 +70,19 @@ describe('worker configuration', () => {
     expect(loadWorkerConfig({ midonetActivitiesPerSecond: '12.5' }, {}).rateLimits.midonetActivitiesPerSecond).toBe(12.5);
   });
 
+  it('takes the task queue from --task-queue or STEWARD_TASK_QUEUE, for the worker and every command alike', () => {
+    expect(loadWorkerConfig({ taskQueue: 'from-flag' }, { STEWARD_TASK_QUEUE: 'from-env' }).temporal.taskQueue).toBe('from-flag');
+    expect(loadTemporalConfig({}, { STEWARD_TASK_QUEUE: 'from-env' }).taskQueue).toBe('from-env');
+  });
+
+  it('runs cloud activities only when a provider is given, by flag or by variable, with the cloud settings as flags too', () => {
+    expect(loadWorkerConfig({}, {}).cloud).toBeUndefined();
+    expect(loadWorkerConfig({ cloudProvider: 'libvirt', libvirtUri: 'qemu+ssh://host/system' }, {}).cloud).toMatchObject({ provider: 'libvirt', libvirt: { uri: 'qemu+ssh://host/system' } });
+    expect(loadWorkerConfig({}, { STEWARD_CLOUD_PROVIDER: 'libvirt', STEWARD_PODVM_VCPUS: '2' }).cloud).toMatchObject({ provider: 'libvirt', libvirt: { vcpus: 2 } });
+  });
+
   it('reads the Temporal settings alone for the operator commands, ignoring worker variables', () => {
-    expect(loadTemporalConfig({ namespace: 'ops' }, { STEWARD_HTTP_PORT: 'not a port' })).toEqual({ address: '127.0.0.1:7233', namespace: 'ops', tls: undefined, apiKey: undefined });
+    expect(loadTemporalConfig({ namespace: 'ops' }, { STEWARD_HTTP_PORT: 'not a port' })).toEqual({ address: '127.0.0.1:7233', namespace: 'ops', tls: undefined, apiKey: undefined, taskQueue: 'steward' });
   });
 
   it.each<[string, Flags, NodeJS.ProcessEnv, RegExp]>([
@@ -116,7 +128,7 @@ describe('worker configuration', () => {
 describe('the README configuration table', () => {
   it('lists every setting with its flag and variable, so neither drifts from config.ts', () => {
     const readme = readFileSync(join(__dirname, 'README.md'), 'utf8');
-    for (const [key, setting] of Object.entries(workerSettings) as [string, Setting][]) {
+    for (const [key, setting] of Object.entries({ ...workerSettings, ...cloudSettings }) as [string, Setting][]) {
       const flag = setting.secret ? '—' : `\`${flagOf(key, setting)}\``;
       expect(readme).toContain(`| ${flag} | \`${setting.env}\` | ${setting.default === undefined ? '' : `\`${setting.default}\``} |`);
     }

@@ -1,23 +1,13 @@
-import { accessSync, constants } from 'node:fs';
-import type { Command } from 'commander';
 import { z } from 'zod';
 import { cloudSettings, loadCloudConfig, type CloudConfig } from '../activities/cloud/config';
 import type { MidonetConnection } from '../activities/midonet';
 import { TASK_QUEUE } from '../workflows/naming';
+import { flag, parseSettings, readableFile, settingLabel, whole, type Flags, type Setting } from './settings';
 
 /**
- * One setting, as a flag and as an environment variable. The CLI registers its flags from these tables and the
- * README's configuration table lists them, so a setting is named in exactly one place. The flag is `--<kebab key>`.
- * Secrets have no flag: a command line shows in `ps` and in shell history.
+ * The worker's settings and the Temporal ones every command shares (the settings parser is settings.ts). The cloud's
+ * settings are activities/cloud/config.ts's, given to the worker like its own.
  */
-export interface Setting {
-  env: string;
-  description: string;
-  /** Placeholder of the flag's value (`--address <host:port>`); absent for a boolean switch. */
-  arg?: string;
-  default?: string;
-  secret?: boolean;
-}
 
 export const temporalSettings = {
   address: { env: 'TEMPORAL_ADDRESS', arg: 'host:port', default: '127.0.0.1:7233', description: 'Temporal frontend address' },
@@ -28,11 +18,12 @@ export const temporalSettings = {
   tlsCa: { env: 'TEMPORAL_TLS_CA', arg: 'file', description: 'CA certificate (PEM) of the server, when the system does not trust it' },
   tlsServerName: { env: 'TEMPORAL_TLS_SERVER_NAME', arg: 'name', description: 'server name to verify (SNI) when it differs from the address host' },
   apiKey: { env: 'TEMPORAL_API_KEY', secret: true, description: 'API key (Temporal Cloud); implies TLS' },
+  // Here rather than with the worker's: the starter, the Schedule and `steward sweep` start work on it.
+  taskQueue: { env: 'STEWARD_TASK_QUEUE', arg: 'name', default: TASK_QUEUE, description: "task queue of Steward's workflows and activities: the workers poll it, the starter and the commands start work on it" },
 } satisfies Record<string, Setting>;
 
 export const workerSettings = {
   ...temporalSettings,
-  taskQueue: { env: 'STEWARD_TASK_QUEUE', arg: 'name', default: TASK_QUEUE, description: 'task queue the workflows and activities are polled from' },
   maxConcurrentWorkflowTasks: { env: 'STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS', arg: 'n', default: '20', description: 'workflow task slots (SDK default 40; a local server needs few)' },
   maxConcurrentActivities: { env: 'STEWARD_MAX_CONCURRENT_ACTIVITIES', arg: 'n', default: '50', description: 'activity slots, sized to what the backends take' },
   maxConcurrentLocalActivities: { env: 'STEWARD_MAX_CONCURRENT_LOCAL_ACTIVITIES', arg: 'n', default: '50', description: 'local activity slots' },
@@ -53,18 +44,6 @@ export const workerSettings = {
   logLevel: { env: 'STEWARD_LOG_LEVEL', arg: 'level', default: 'info', description: 'trace, debug, info, warn or error' },
 } satisfies Record<string, Setting>;
 
-export const flagOf = (key: string, setting: Setting) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}${setting.arg ? ` <${setting.arg}>` : ''}`;
-
-/** How a setting is named in error messages: both ways of giving it. */
-export const settingLabel = (key: string, setting: Setting) => (setting.secret ? setting.env : `${flagOf(key, setting).split(' ')[0]} / ${setting.env}`);
-
-export class ConfigError extends Error {
-  constructor(readonly issues: string[]) {
-    super(`invalid configuration:\n  ${issues.join('\n  ')}`);
-    this.name = 'ConfigError';
-  }
-}
-
 export interface TlsFiles {
   clientCertFile?: string;
   clientKeyFile?: string;
@@ -72,7 +51,8 @@ export interface TlsFiles {
   serverName?: string;
 }
 
-export interface TemporalConfig {
+/** Where Temporal is and how to reach it: all a connection needs. */
+export interface TemporalConnectionConfig {
   address: string;
   namespace: string;
   /** Absent: plaintext. */
@@ -80,9 +60,13 @@ export interface TemporalConfig {
   apiKey?: string;
 }
 
+export interface TemporalConfig extends TemporalConnectionConfig {
+  /** Where Steward's workflows and activities go: what workers poll and what starters and commands start on. */
+  taskQueue: string;
+}
+
 export interface WorkerConfig {
   temporal: TemporalConfig;
-  taskQueue: string;
   concurrency: {
     maxConcurrentWorkflowTaskExecutions: number;
     maxConcurrentActivityTaskExecutions: number;
@@ -93,7 +77,7 @@ export interface WorkerConfig {
   kubeconfig?: string;
   /** Absent: the worker registers no MidoNet activities. */
   midonet?: MidonetConnection;
-  /** Where peer-pod VMs are made (activities/cloud/config.ts); absent unless STEWARD_CLOUD_PROVIDER is set. */
+  /** Where peer-pod VMs are made (activities/cloud/config.ts); absent unless a cloud provider is given. */
   cloud?: CloudConfig;
   http: { host: string; port: number };
   logLevel: LogLevel;
@@ -101,26 +85,6 @@ export interface WorkerConfig {
 
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof logLevels)[number];
-
-/** Flag values as commander gives them (camelCase keys). */
-export type Flags = Record<string, string | boolean | undefined>;
-
-const readable = (file: string) => {
-  try {
-    accessSync(file, constants.R_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
-export const readableFile = z.string().refine(readable, { error: (issue) => `cannot read file "${String(issue.input)}"` });
-export const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z
-    .string()
-    .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-const flag = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
 
 const temporalShape = {
   address: z.string().regex(/^[^\s:/]+:\d{1,5}$/, { error: (issue) => `must be host:port, got "${String(issue.input)}"` }),
@@ -131,11 +95,11 @@ const temporalShape = {
   tlsCa: readableFile.optional(),
   tlsServerName: z.string().min(1).optional(),
   apiKey: z.string().min(1, 'must not be empty').optional(),
+  taskQueue: z.string().min(1, 'must not be empty'),
 };
 
 const workerShape = {
   ...temporalShape,
-  taskQueue: z.string().min(1, 'must not be empty'),
   maxConcurrentWorkflowTasks: whole(2), // the SDK needs two: one sticky and one normal poller
   maxConcurrentActivities: whole(1),
   maxConcurrentLocalActivities: whole(1),
@@ -173,31 +137,11 @@ function temporalConfig(v: TemporalValues): TemporalConfig {
     namespace: v.namespace,
     tls: useTls ? { clientCertFile: v.tlsCert, clientKeyFile: v.tlsKey, caFile: v.tlsCa, serverName: v.tlsServerName } : undefined,
     apiKey: v.apiKey,
+    taskQueue: v.taskQueue,
   };
 }
 
-/** Flag, else environment variable, else default; then validated, every problem named by its flag and variable. */
-/** Flag, else environment variable, else default, validated by `schema`; every problem named by its flag and variable. */
-export function parseSettings<S extends Record<string, Setting>, T>(settings: S, schema: z.ZodType<T>, flags: Flags, env: NodeJS.ProcessEnv): T {
-  const raw = Object.fromEntries(
-    Object.entries(settings).map(([key, setting]) => {
-      const fromFlag = setting.secret ? undefined : flags[key];
-      const value = typeof fromFlag === 'boolean' ? String(fromFlag) : (fromFlag ?? (env[setting.env] || undefined) ?? setting.default);
-      return [key, value];
-    }),
-  );
-  const result = schema.safeParse(raw);
-  if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => {
-      const key = String(issue.path[0]);
-      const setting = (settings as Record<string, Setting | undefined>)[key];
-      return setting ? `${settingLabel(key, setting)}: ${issue.message}` : issue.message;
-    }),
-  );
-}
-
-/** The Temporal connection settings alone, as the operator commands take them. */
+/** The Temporal settings alone (connection and task queue), as the starter and the operator commands take them. */
 export function loadTemporalConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
   const schema = z.object(temporalShape).superRefine(tlsRules);
   return temporalConfig(parseSettings(temporalSettings, schema, flags, env));
@@ -215,7 +159,6 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
   const v = parseSettings(workerSettings, schema, flags, env);
   return {
     temporal: temporalConfig(v),
-    taskQueue: v.taskQueue,
     concurrency: {
       maxConcurrentWorkflowTaskExecutions: v.maxConcurrentWorkflowTasks,
       maxConcurrentActivityTaskExecutions: v.maxConcurrentActivities,
@@ -228,8 +171,8 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
       v.midonetUrl && v.midonetUsername && v.midonetPassword
         ? { baseUrl: v.midonetUrl, username: v.midonetUsername, password: v.midonetPassword, tenant: v.midonetTenant }
         : undefined,
-    // Opt-in, like MidoNet: a worker without the variable runs no cloud activities (`steward up` sets it).
-    cloud: env[cloudSettings.provider.env] ? loadCloudConfig(env) : undefined,
+    // Opt-in, like MidoNet: a worker given no provider runs no cloud activities (`steward up` gives libvirt).
+    cloud: flags.cloudProvider || env[cloudSettings.cloudProvider.env] ? loadCloudConfig(flags, env) : undefined,
     http: { host: v.httpHost, port: v.httpPort },
     logLevel: v.logLevel,
   };
@@ -244,13 +187,4 @@ export function redacted(config: WorkerConfig): WorkerConfig {
     temporal: { ...config.temporal, apiKey: config.temporal.apiKey && hidden },
     midonet: config.midonet && { ...config.midonet, password: hidden },
   };
-}
-
-/** Flags without defaults: a given flag wins over the variable, and the loader applies the defaults. Secrets have no flag. */
-export function addSettingFlags(command: Command, settings: Record<string, Setting>): Command {
-  for (const [key, setting] of Object.entries(settings)) {
-    if (setting.secret) continue;
-    command.option(flagOf(key, setting), `${setting.description} [${setting.env}${setting.default ? `, default ${setting.default}` : ''}]`);
-  }
-  return command;
 }

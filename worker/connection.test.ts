@@ -1,4 +1,4 @@
-import { freePort } from '../deploy/local/ports';
+import { freePort } from './ports';
 import { connectClient, TemporalUnreachableError } from './connection';
 
 describe('the Temporal connection factory', () => {

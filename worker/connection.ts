@@ -1,16 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { Client, Connection, type ConnectionLike, type TLSConfig } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import type { TemporalConfig, TlsFiles } from './config';
+import type { TemporalConnectionConfig, TlsFiles } from './config';
 
 /**
  * The project's one way to connect to Temporal (worker, starter, CLI, tests): plaintext, TLS, mTLS or API key, from
- * a TemporalConfig. Connections are checked on the spot, because a Worker created against a server that is not
- * there keeps the process alive forever instead of failing.
+ * a TemporalConnectionConfig. Connections are checked on the spot, because a Worker created against a server that is
+ * not there keeps the process alive forever instead of failing.
  */
 
 export class TemporalUnreachableError extends Error {
-  constructor(config: TemporalConfig, cause: unknown) {
+  constructor(config: TemporalConnectionConfig, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     super(`Temporal at ${config.address} (namespace ${config.namespace}${config.tls ? ', TLS' : ''}) is not reachable: ${reason}`, { cause });
     this.name = 'TemporalUnreachableError';
@@ -27,7 +27,7 @@ async function tlsOptions(tls: TlsFiles | undefined): Promise<TLSConfig | undefi
   };
 }
 
-async function connectionOptions(config: TemporalConfig) {
+async function connectionOptions(config: TemporalConnectionConfig) {
   // An empty TLSConfig means "TLS with the system's roots", which is what an API key alone needs.
   return { address: config.address, tls: await tlsOptions(config.tls), apiKey: config.apiKey };
 }
@@ -35,7 +35,7 @@ async function connectionOptions(config: TemporalConfig) {
 const checkTimeoutMs = 5_000;
 
 /** Answers within a few seconds whether the frontend serves this namespace; throws TemporalUnreachableError if not. */
-export async function checkTemporal(connection: ConnectionLike, config: TemporalConfig, timeoutMs = checkTimeoutMs): Promise<void> {
+export async function checkTemporal(connection: ConnectionLike, config: TemporalConnectionConfig, timeoutMs = checkTimeoutMs): Promise<void> {
   try {
     await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.describeNamespace({ namespace: config.namespace }));
   } catch (error) {
@@ -44,7 +44,7 @@ export async function checkTemporal(connection: ConnectionLike, config: Temporal
 }
 
 /** A Client on a checked connection; close it with `client.connection.close()`. */
-export async function connectClient(config: TemporalConfig): Promise<Client> {
+export async function connectClient(config: TemporalConnectionConfig): Promise<Client> {
   let connection: Connection;
   try {
     connection = await Connection.connect({ ...(await connectionOptions(config)), connectTimeout: checkTimeoutMs });
@@ -61,7 +61,7 @@ export async function connectClient(config: TemporalConfig): Promise<Client> {
 }
 
 /** The worker's connection (Rust core). Connect the client first: its check gives the clearer error. */
-export async function connectWorker(config: TemporalConfig): Promise<NativeConnection> {
+export async function connectWorker(config: TemporalConnectionConfig): Promise<NativeConnection> {
   try {
     return await NativeConnection.connect(await connectionOptions(config));
   } catch (error) {

@@ -19,7 +19,8 @@ import { startHttpServer } from './http';
 import { activityMetricsInterceptor, countObjectsByState, createMetrics, metricsText } from './metrics';
 import { installRuntime } from './runtime';
 
-export { ConfigError, loadTemporalConfig, loadWorkerConfig, type TemporalConfig, type WorkerConfig } from './config';
+export { loadTemporalConfig, loadWorkerConfig, type TemporalConfig, type WorkerConfig } from './config';
+export { ConfigError } from './settings';
 export { connectClient, connectWorker, TemporalUnreachableError } from './connection';
 
 /** Activities by backend (the `backend` label of the metrics). */
@@ -69,7 +70,7 @@ function activitiesFromConfig(config: WorkerConfig, log: Logger): ActivityGroups
     groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client }) };
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
   if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
-  else log.warn('no cloud activities (peer-pod VMs): STEWARD_CLOUD_PROVIDER is not set');
+  else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
   const kubeConfig = kubeConfigFrom(config.kubeconfig);
   if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig });
   else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');
@@ -110,7 +111,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
     const worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,
-      taskQueue: config.taskQueue,
+      taskQueue: config.temporal.taskQueue,
       workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
       activities,
       interceptors: { activity: [activityMetricsInterceptor(metrics, backendOf)] },
@@ -138,7 +139,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       log,
     );
     closing.push(() => http.close());
-    log.info({ taskQueue: config.taskQueue, namespace: config.temporal.namespace, httpPort: http.port }, 'worker running');
+    log.info({ taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, httpPort: http.port }, 'worker running');
     void counter.refresh();
     const done = worker.run().finally(async () => {
       log.info('worker stopped');

@@ -1,7 +1,7 @@
 import type { LogLevel as SdkLogLevel } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { freePort } from '../deploy/local/ports';
+import { freePort } from './ports';
 
 let sdkMetrics: { url?: string } | undefined;
 

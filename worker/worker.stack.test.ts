@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import pino from 'pino';
 import { stackInfo } from '../deploy/local/jest/stack-info';
-import { freePort } from '../deploy/local/ports';
+import { freePort } from './ports';
 import { LifecycleState, K8sKind } from '../workflows/search-attributes';
 import { loadWorkerConfig } from './config';
 import { checkTemporal } from './connection';

@@ -1,10 +1,10 @@
-import { ConfigError } from '../../worker/config';
+import { ConfigError } from '../../worker/settings';
 import { loadCloudConfig } from './config';
 import { domainXml, parseMetadata } from './libvirt';
 
 const problems = (env: NodeJS.ProcessEnv) => {
   try {
-    loadCloudConfig(env);
+    loadCloudConfig({}, env);
   } catch (error) {
     if (error instanceof ConfigError) return error.issues;
     throw error;
@@ -14,24 +14,24 @@ const problems = (env: NodeJS.ProcessEnv) => {
 
 describe('cloud configuration', () => {
   it('defaults to libvirt with a tiny qemu domain', () => {
-    const config = loadCloudConfig({});
+    const config = loadCloudConfig({}, {});
     expect(config.provider).toBe('libvirt');
     expect(config).toMatchObject({ libvirt: { uri: 'qemu:///system', domainType: 'qemu', memoryMiB: 64, vcpus: 1, marker: 'steward' } });
   });
 
   it.each([
-    { what: 'an unknown provider names its variable', env: { STEWARD_CLOUD_PROVIDER: 'azure' }, issue: /^STEWARD_CLOUD_PROVIDER: must be libvirt or aws, got "azure"/ },
-    { what: 'aws needs a region', env: { STEWARD_CLOUD_PROVIDER: 'aws', STEWARD_PODVM_IMAGE: 'ami-1' }, issue: /^AWS_REGION: is required with STEWARD_CLOUD_PROVIDER=aws/ },
-    { what: 'aws needs an image', env: { STEWARD_CLOUD_PROVIDER: 'aws', AWS_REGION: 'us-east-1' }, issue: /^STEWARD_PODVM_IMAGE: is required/ },
-    { what: 'a domain type other than qemu or kvm is refused', env: { STEWARD_LIBVIRT_DOMAIN_TYPE: 'xen' }, issue: /^STEWARD_LIBVIRT_DOMAIN_TYPE: must be qemu or kvm/ },
-    { what: 'memory must be a number', env: { STEWARD_PODVM_MEMORY_MIB: 'lots' }, issue: /^STEWARD_PODVM_MEMORY_MIB: must be a whole number/ },
-    { what: 'the endpoint must be a URL', env: { STEWARD_CLOUD_PROVIDER: 'aws', AWS_REGION: 'us-east-1', STEWARD_PODVM_IMAGE: 'ami-1', AWS_ENDPOINT_URL: 'moto' }, issue: /^AWS_ENDPOINT_URL: must be an http\(s\) URL/ },
+    { what: 'an unknown provider names its variable', env: { STEWARD_CLOUD_PROVIDER: 'azure' }, issue: /^--cloud-provider \/ STEWARD_CLOUD_PROVIDER: must be libvirt or aws, got "azure"/ },
+    { what: 'aws needs a region', env: { STEWARD_CLOUD_PROVIDER: 'aws', STEWARD_PODVM_IMAGE: 'ami-1' }, issue: /^--aws-region \/ AWS_REGION: is required with --cloud-provider \/ STEWARD_CLOUD_PROVIDER aws/ },
+    { what: 'aws needs an image', env: { STEWARD_CLOUD_PROVIDER: 'aws', AWS_REGION: 'us-east-1' }, issue: /^--podvm-image \/ STEWARD_PODVM_IMAGE: is required/ },
+    { what: 'a domain type other than qemu or kvm is refused', env: { STEWARD_LIBVIRT_DOMAIN_TYPE: 'xen' }, issue: /^--libvirt-domain-type \/ STEWARD_LIBVIRT_DOMAIN_TYPE: must be qemu or kvm/ },
+    { what: 'memory must be a number', env: { STEWARD_PODVM_MEMORY_MIB: 'lots' }, issue: /^--podvm-memory-mib \/ STEWARD_PODVM_MEMORY_MIB: must be a whole number/ },
+    { what: 'the endpoint must be a URL', env: { STEWARD_CLOUD_PROVIDER: 'aws', AWS_REGION: 'us-east-1', STEWARD_PODVM_IMAGE: 'ami-1', AWS_ENDPOINT_URL: 'moto' }, issue: /^--aws-endpoint-url \/ AWS_ENDPOINT_URL: must be an http\(s\) URL/ },
   ])('$what', ({ env, issue }) => {
     expect(problems(env)).toEqual([expect.stringMatching(issue)]);
   });
 
   it('aws settings carry no credentials, even when the environment has them', () => {
-    const config = loadCloudConfig({
+    const config = loadCloudConfig({}, {
       STEWARD_CLOUD_PROVIDER: 'aws',
       AWS_REGION: 'eu-west-1',
       STEWARD_PODVM_IMAGE: 'ami-0abc',

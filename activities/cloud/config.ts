@@ -1,14 +1,14 @@
-// Which cloud holds peer-pod VMs, and its settings, from environment variables. Every problem names its variable.
+// Which cloud holds peer-pod VMs, and its settings, from flags or environment variables like every other setting.
 // Credentials are not settings here: the AWS SDK reads them itself (default chain), so no config object holds them.
 import { z } from 'zod';
-import { ConfigError, type Setting } from '../../worker/config';
+import { parseSettings, settingLabel, whole, type Flags, type Setting } from '../../worker/settings';
 import { type AwsSettings, createAwsProvider } from './aws';
 import { createLibvirtProvider, type LibvirtSettings } from './libvirt';
 import { type CloudProvider, DEFAULT_MARKER } from './provider';
 
 export const cloudSettings = {
-  provider: { env: 'STEWARD_CLOUD_PROVIDER', arg: 'name', default: 'libvirt', description: 'where peer-pod VMs are created: libvirt or aws' },
-  marker: {
+  cloudProvider: { env: 'STEWARD_CLOUD_PROVIDER', arg: 'name', default: 'libvirt', description: 'where peer-pod VMs are created: libvirt or aws; a worker not given it runs no cloud activities' },
+  cloudMarker: {
     env: 'STEWARD_CLOUD_MARKER',
     arg: 'value',
     default: DEFAULT_MARKER,
@@ -17,10 +17,10 @@ export const cloudSettings = {
   libvirtUri: { env: 'LIBVIRT_URI', arg: 'uri', default: 'qemu:///system', description: 'libvirt connection URI (libvirt)' },
   libvirtDomainType: { env: 'STEWARD_LIBVIRT_DOMAIN_TYPE', arg: 'type', default: 'qemu', description: 'domain type: qemu (software emulation) or kvm (libvirt)' },
   libvirtEmulator: { env: 'STEWARD_LIBVIRT_EMULATOR', arg: 'file', default: '/usr/bin/qemu-system-x86_64', description: 'QEMU binary on the libvirt host (libvirt)' },
-  podvmMemory: { env: 'STEWARD_PODVM_MEMORY_MIB', arg: 'MiB', default: '64', description: 'memory of a pod VM (libvirt)' },
+  podvmMemoryMib: { env: 'STEWARD_PODVM_MEMORY_MIB', arg: 'MiB', default: '64', description: 'memory of a pod VM (libvirt)' },
   podvmVcpus: { env: 'STEWARD_PODVM_VCPUS', arg: 'n', default: '1', description: 'vCPUs of a pod VM (libvirt)' },
   awsRegion: { env: 'AWS_REGION', arg: 'region', description: 'EC2 region (aws; required)' },
-  awsEndpoint: { env: 'AWS_ENDPOINT_URL', arg: 'url', description: 'EC2-compatible endpoint instead of the regional one (aws)' },
+  awsEndpointUrl: { env: 'AWS_ENDPOINT_URL', arg: 'url', description: 'EC2-compatible endpoint instead of the regional one (aws)' },
   podvmImage: { env: 'STEWARD_PODVM_IMAGE', arg: 'ami', description: 'image (AMI id) of a pod VM (aws; required)' },
   podvmInstanceType: { env: 'STEWARD_PODVM_INSTANCE_TYPE', arg: 'type', default: 'm6a.large', description: 'instance type of a pod VM (aws)' },
   awsSubnetId: { env: 'AWS_SUBNET_ID', arg: 'id', description: 'subnet of pod VMs (aws; default subnet when unset)' },
@@ -29,54 +29,42 @@ export const cloudSettings = {
 
 export type CloudConfig = { provider: 'libvirt'; libvirt: LibvirtSettings } | { provider: 'aws'; aws: AwsSettings };
 
-const whole = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-
 const schema = z
   .object({
-    provider: z.enum(['libvirt', 'aws'], { error: (issue) => `must be libvirt or aws, got "${String(issue.input)}"` }),
-    marker: z.string().regex(/^[A-Za-z0-9_.:/=+@-]{1,63}$/, 'must be 1 to 63 letters, digits or _ . : / = + @ -'),
+    cloudProvider: z.enum(['libvirt', 'aws'], { error: (issue) => `must be libvirt or aws, got "${String(issue.input)}"` }),
+    cloudMarker: z.string().regex(/^[A-Za-z0-9_.:/=+@-]{1,63}$/, 'must be 1 to 63 letters, digits or _ . : / = + @ -'),
     libvirtUri: z.string().regex(/^[a-z0-9+]+:\/\//, { error: (issue) => `must be a libvirt URI such as qemu:///system, got "${String(issue.input)}"` }),
     libvirtDomainType: z.enum(['qemu', 'kvm'], { error: (issue) => `must be qemu or kvm, got "${String(issue.input)}"` }),
     libvirtEmulator: z.string().startsWith('/', 'must be an absolute path'),
-    podvmMemory: whole(16, 1024 * 1024),
+    podvmMemoryMib: whole(16, 1024 * 1024),
     podvmVcpus: whole(1, 256),
     awsRegion: z.string().regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1').optional(),
-    awsEndpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    awsEndpointUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     podvmImage: z.string().min(1).optional(),
     podvmInstanceType: z.string().min(1),
     awsSubnetId: z.string().min(1).optional(),
     awsSecurityGroupIds: z.string().optional(),
   })
   .superRefine((v, ctx) => {
-    if (v.provider !== 'aws') return;
+    if (v.cloudProvider !== 'aws') return;
     for (const key of ['awsRegion', 'podvmImage'] as const) {
-      if (!v[key]) ctx.addIssue({ code: 'custom', path: [key], message: `is required with ${cloudSettings.provider.env}=aws` });
+      if (!v[key]) ctx.addIssue({ code: 'custom', path: [key], message: `is required with ${settingLabel('cloudProvider', cloudSettings.cloudProvider)} aws` });
     }
   });
 
-export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConfig {
-  const raw = Object.fromEntries(Object.entries(cloudSettings).map(([key, setting]) => [key, env[setting.env] || ('default' in setting ? setting.default : undefined)]));
-  const result = schema.safeParse(raw);
-  if (!result.success) {
-    throw new ConfigError(result.error.issues.map((issue) => `${cloudSettings[issue.path[0] as keyof typeof cloudSettings].env}: ${issue.message}`));
-  }
-  const v = result.data;
-  if (v.provider === 'aws') {
+export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): CloudConfig {
+  const v = parseSettings(cloudSettings, schema, flags, env);
+  if (v.cloudProvider === 'aws') {
     return {
       provider: 'aws',
       aws: {
         region: v.awsRegion!,
-        endpoint: v.awsEndpoint,
+        endpoint: v.awsEndpointUrl,
         imageId: v.podvmImage!,
         instanceType: v.podvmInstanceType,
         subnetId: v.awsSubnetId,
         securityGroupIds: (v.awsSecurityGroupIds ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-        marker: v.marker,
+        marker: v.cloudMarker,
       },
     };
   }
@@ -86,9 +74,9 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
       uri: v.libvirtUri,
       domainType: v.libvirtDomainType,
       emulator: v.libvirtEmulator,
-      memoryMiB: v.podvmMemory,
+      memoryMiB: v.podvmMemoryMib,
       vcpus: v.podvmVcpus,
-      marker: v.marker,
+      marker: v.cloudMarker,
       concurrency: 4,
       timeoutMs: 60_000,
     },

@@ -2,8 +2,8 @@
  * Cloud VMs for peer pods. One provider interface (provider.ts) states the idempotency contract once: create is
  * safe to repeat, not found on delete is done, and every VM carries the pod UID and Steward's marker so the create
  * guard and the sweeper can find it without any record. `libvirt` drives virsh, `aws` the EC2 API; config.ts picks
- * one from the environment; `createCloudActivities` wraps it for Temporal. Failures carry one vocabulary of reasons
- * (errors.ts) that says which ones Temporal may retry.
+ * one from flags or the environment; `createCloudActivities` wraps it for Temporal. Failures carry one vocabulary of
+ * reasons (errors.ts) that says which ones Temporal may retry.
  */
 export { createCloudActivities, type CloudActivities, type CloudActivityDeps, type InstanceInput } from './activities';
 export { clientToken, createAwsProvider, type AwsSettings } from './aws';

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from './paths';
-import { freePort } from './ports';
+import { freePort } from '../../worker/ports';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 

@@ -7,3 +7,5 @@
 export { startStack, stackFile, type Stack, type StackInfo, type StackOptions } from './stack';
 export { createServiceAccountKubeconfig, type ServiceAccountIdentity } from './identities';
 export { ProvisionError, MissingPrerequisite } from './progress';
+export { EmulatorAdmin } from './midonet';
+export { defaultStateDir } from './paths';

@@ -4,7 +4,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { cacheRoot, repoRoot } from './paths';
-import { freePort, retryWhenPortTaken } from './ports';
+import { freePort } from '../../worker/ports';
+import { retryWhenPortTaken } from './ports';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 

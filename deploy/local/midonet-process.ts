@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { freePort } from './ports';
+import { freePort } from '../../worker/ports';
 import { ManagedProcess, waitUntil } from './process';
 
 /** The MidoNet API emulator (./midonet) as a process of the stack, so tests can stop it like a real backend. */

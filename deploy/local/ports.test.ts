@@ -1,7 +1,8 @@
 import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, retryWhenPortTaken } from './ports';
+import { freePort } from '../../worker/ports';
+import { retryWhenPortTaken } from './ports';
 
 describe('retryWhenPortTaken', () => {
   const log = () => join(mkdtempSync(join(tmpdir(), 'steward-ports-')), 'server.log');

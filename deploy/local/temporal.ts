@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { cacheRoot } from './paths';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
-import { freePort, retryWhenPortTaken } from './ports';
+import { freePort } from '../../worker/ports';
+import { retryWhenPortTaken } from './ports';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 
 /**

@@ -24,6 +24,7 @@ function handlerWith(client: SignalClient, overrides: Partial<HandlerOptions> = 
   const failures: { permanent: boolean }[] = [];
   const handler = createHandler({
     client,
+    taskQueue: 'steward',
     workflowTypes: defaultWorkflowTypes,
     backoff: { initialMs: 1, maxMs: 4 },
     callTimeoutMs: 10_000,

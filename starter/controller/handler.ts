@@ -2,7 +2,7 @@ import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type WorkflowC
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { observedSignal, type Observation } from '../../workflows/messages';
-import { describeRef, TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
+import { describeRef, workflowId, type ObjectRef } from '../../workflows/naming';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
 import { backoffDelay, sleep, type Backoff } from './backoff';
 import type { WatchedKind } from './kinds';
@@ -15,6 +15,8 @@ export interface SignalClient {
 
 export interface HandlerOptions {
   client: SignalClient;
+  /** Where the workflows it starts run: the workers' task queue. */
+  taskQueue: string;
   workflowTypes: Readonly<Record<WatchedKind, string>>;
   /** MidoNet tenant given to every workflow it starts; the default tenant when absent. */
   tenant?: string;
@@ -74,7 +76,7 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
  * Retries re-read `pending` before every attempt, so a retry sends the newest Observation of the incarnation and a
  * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
  */
-export function createHandler({ client, workflowTypes, tenant, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
+export function createHandler({ client, taskQueue, workflowTypes, tenant, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
   /** Ends with `signal` (the queue cleared or stopped) or at the deadline (DEADLINE_EXCEEDED, retried). */
   const bounded = (signal: AbortSignal, call: () => Promise<unknown>) =>
     client.workflow.withAbortSignal(signal, () => client.workflow.withDeadline(Date.now() + callTimeoutMs, call));
@@ -92,7 +94,7 @@ export function createHandler({ client, workflowTypes, tenant, backoff, callTime
     }
     await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
       workflowId: id,
-      taskQueue: TASK_QUEUE,
+      taskQueue,
       signal: observedSignal,
       signalArgs: [obs],
       args: [{ ref: obs.ref, ...(tenant ? { tenant } : {}) }],

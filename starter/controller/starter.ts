@@ -2,7 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Observation } from '../../workflows/messages';
-import { workflowId } from '../../workflows/naming';
+import { TASK_QUEUE, workflowId } from '../../workflows/naming';
 import { PEERPOD_FINALIZER, REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import type { Backoff } from './backoff';
 import { createHandler, type SignalClient } from './handler';
@@ -17,6 +17,8 @@ export interface StarterOptions {
   kubeConfig: k8s.KubeConfig;
   /** A `@temporalio/client` Client (only `workflow.signalWithStart` and `workflow.getHandle` are used). */
   temporalClient: SignalClient;
+  /** The workers' task queue, where the workflows it starts run. Default `TASK_QUEUE`. */
+  taskQueue?: string;
   /** Kubernetes namespace whose namespaced objects are watched; all namespaces when absent. Nodes are always watched. */
   namespace?: string;
   /** Names this starter in the Lease and in logs; unique per process (e.g. the pod name). */
@@ -102,6 +104,7 @@ export function createStarter(options: StarterOptions): Starter {
   });
   const handler = createHandler({
     client: temporalClient,
+    taskQueue: options.taskQueue ?? TASK_QUEUE,
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
     tenant: options.tenant,
     backoff: SIGNAL_BACKOFF,

@@ -7,16 +7,16 @@ import { promisify } from 'node:util';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { Command } from 'commander';
 import pino from 'pino';
-import { adminConfig, createNamespace, createService, translationOf } from '../test/support/kubernetes';
-import { createKubernetesActivities } from '../activities/kubernetes';
-import { backendResource, createMidonetClient } from '../activities/midonet';
-import { stackInfo } from '../deploy/local/jest/stack-info';
-import { runWorker, type RunningWorker } from '../worker';
-import { loadWorkerConfig } from '../worker/config';
-import { SWEEP_SCHEDULE_ID } from '../workflows/naming';
-import type { SweepReport } from '../workflows/sweep-report';
-import { ensureSweepSchedule } from './sweep-schedule';
-import { registerSweepCommand } from './sweep-command';
+import { adminConfig, createNamespace, createService, translationOf } from '../../test/support/kubernetes';
+import { createKubernetesActivities } from '../../activities/kubernetes';
+import { backendResource, createMidonetClient } from '../../activities/midonet';
+import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { runWorker, type RunningWorker } from '../../worker';
+import { loadWorkerConfig } from '../../worker/config';
+import { SWEEP_SCHEDULE_ID } from '../../workflows/naming';
+import type { SweepReport } from '../../workflows/sweep-report';
+import { ensureSweepSchedule } from '../sweep-schedule';
+import { registerSweepCommand } from './sweep';
 
 const info = stackInfo();
 const { address } = info.temporal;
@@ -101,7 +101,7 @@ describe('steward sweep', () => {
   });
 
   it('as a process: plain progress lines on stderr; a backend the worker lacks is named and the exit code is 1; the report still printed', async () => {
-    const bin = join(__dirname, '..', 'bin', 'steward.cjs');
+    const bin = join(__dirname, '..', '..', 'bin', 'steward.cjs');
     const failed = await promisify(execFile)(process.execPath, [bin, 'sweep', '--dry-run', '--grace', '0', ...flags]).then(
       () => undefined,
       (error: { code: number; stdout: string; stderr: string }) => error,

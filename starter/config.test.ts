@@ -1,20 +1,10 @@
 import { hostname } from 'node:os';
-import { Command } from 'commander';
-import { connectClient } from '../worker/connection';
-import { loadStarterConfig, registerStarterCommand } from './starter-command';
-
-jest.mock('../worker/connection', () => ({ connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))) }));
-
-function steward(...args: string[]): Promise<unknown> {
-  const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
-  registerStarterCommand(program);
-  return program.parseAsync(args, { from: 'user' });
-}
+import { loadStarterConfig } from './config';
 
 describe('starter configuration', () => {
   it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, kata-remote peer pods', () => {
     expect(loadStarterConfig({}, {})).toEqual({
-      temporal: { address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined },
+      temporal: { address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined, taskQueue: 'steward' },
       kubeconfig: undefined,
       watchNamespace: undefined,
       lease: { namespace: 'kube-system', name: 'steward-starter' },
@@ -68,17 +58,5 @@ describe('starter configuration', () => {
 
   it('reports every problem at once, Temporal and starter alike', () => {
     expect(() => loadStarterConfig({ address: 'nowhere', resyncSeconds: 'often' }, {})).toThrow(/--address \/ TEMPORAL_ADDRESS[^]*--resync-seconds \/ STEWARD_RESYNC_SECONDS/);
-  });
-});
-
-describe('steward starter arguments, checked before any connection', () => {
-  afterEach(() => expect(connectClient).not.toHaveBeenCalled());
-
-  it('stops on a bad setting, named by its flag and variable', async () => {
-    await expect(steward('starter', '--debounce-ms', 'soon')).rejects.toThrow(/--debounce-ms \/ STEWARD_DEBOUNCE_MS: must be a whole number, got "soon"/);
-  });
-
-  it('has no flag for the API key (a secret) and rejects unknown flags', async () => {
-    await expect(steward('starter', '--api-key', 'k')).rejects.toThrow(/unknown option '--api-key'/);
   });
 });

@@ -1,15 +1,17 @@
 import { Command } from 'commander';
-import type { LifecycleStateView } from '../workflows/messages';
-import { formatStatus, registerOperatorCommands } from './commands';
-import { connectClient } from '../worker/connection';
-import { runWorker } from '../worker';
+import type { LifecycleStateView } from '../../workflows/messages';
+import { formatStatus, registerOperatorCommands } from './operator';
+import { registerWorkerCommand } from './worker';
+import { connectClient } from '../../worker/connection';
+import { runWorker } from '../../worker';
 
-jest.mock('../worker/connection', () => ({ connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))) }));
-jest.mock('../worker', () => ({ runWorker: jest.fn() }));
+jest.mock('../../worker/connection', () => ({ connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))) }));
+jest.mock('../../worker', () => ({ runWorker: jest.fn() }));
 
 function steward(...args: string[]): Promise<unknown> {
   const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
   registerOperatorCommands(program);
+  registerWorkerCommand(program);
   return program.parseAsync(args, { from: 'user' });
 }
 
@@ -37,6 +39,14 @@ describe('operator command arguments, checked before any call to Temporal', () =
 
   it('rejects an unknown flag through commander', async () => {
     await expect(steward('status', 'pod', 'default/web', '--mode', 'retry')).rejects.toThrow(/unknown option '--mode'/);
+  });
+});
+
+describe('the operator commands', () => {
+  it('are the actions and status alone: the worker is a command of its own', () => {
+    const program = new Command('steward');
+    registerOperatorCommands(program);
+    expect(program.commands.map((c) => c.name())).toEqual(['cleanup', 'pause', 'resume', 'refresh', 'status']);
   });
 });
 

@@ -4,14 +4,14 @@ import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Command } from 'commander';
 import pino from 'pino';
-import { stackInfo } from '../deploy/local/jest/stack-info';
-import { runWorker, type RunningWorker } from '../worker';
-import { loadWorkerConfig } from '../worker/config';
-import { testActivities } from '../test/support/probe-activities';
-import { finish, operatorStandIn } from '../test/support/probe-workflows';
-import { stateQuery, type LifecycleStateView } from '../workflows/messages';
-import { parseObjectRef, workflowId } from '../workflows/naming';
-import { registerOperatorCommands } from './commands';
+import { stackInfo } from '../../deploy/local/jest/stack-info';
+import { runWorker, type RunningWorker } from '../../worker';
+import { loadWorkerConfig } from '../../worker/config';
+import { testActivities } from '../../test/support/probe-activities';
+import { finish, operatorStandIn } from '../../test/support/probe-workflows';
+import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
+import { parseObjectRef, workflowId } from '../../workflows/naming';
+import { registerOperatorCommands } from './operator';
 
 const { address } = stackInfo().temporal;
 const namespace = `cli-${Date.now()}`;
@@ -34,7 +34,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
   beforeAll(async () => {
     const taskQueue = `cli-test-${Date.now()}`;
     const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
-    running = await runWorker(config, { activities: { test: testActivities }, workflowsPath: require.resolve('../test/support/probe-workflows'), log: pino({ level: 'error' }) });
+    running = await runWorker(config, { activities: { test: testActivities }, workflowsPath: require.resolve('../../test/support/probe-workflows'), log: pino({ level: 'error' }) });
     handle = await running.client.workflow.start(operatorStandIn, { taskQueue, workflowId: id, args: [parseObjectRef('pod', target)] });
   });
 
@@ -81,7 +81,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
   });
 
   it('works as a process: status exits 0 with the table, a rejected cleanup exits 1 with the reason', async () => {
-    const bin = join(__dirname, '..', 'bin', 'steward.cjs');
+    const bin = join(__dirname, '..', '..', 'bin', 'steward.cjs');
     const run = promisify(execFile);
     const status = await run(process.execPath, [bin, 'status', 'pod', target, '--address', address]);
     expect(status.stdout).toMatch(/state: +pushing/);

@@ -3,14 +3,14 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { stackFile, type StackInfo } from '../deploy/local';
-import { EmulatorAdmin } from '../deploy/local/midonet';
-import { repoRoot } from '../deploy/local/paths';
-import { sleep } from '../deploy/local/process';
-import { globalIds, DEFAULT_TENANT } from '../workflows/translation/ids';
-import { sampleCluster } from '../workflows/translation/sample-cluster';
-import { virsh } from '../deploy/local/libvirt';
-import { TRANSLATION_API } from '../workflows/naming';
+import { stackFile, type StackInfo } from '../../deploy/local';
+import { EmulatorAdmin } from '../../deploy/local/midonet';
+import { repoRoot } from '../../deploy/local/paths';
+import { sleep } from '../../deploy/local/process';
+import { globalIds, DEFAULT_TENANT } from '../../workflows/translation/ids';
+import { sampleCluster } from '../../workflows/translation/sample-cluster';
+import { virsh } from '../../deploy/local/libvirt';
+import { TRANSLATION_API } from '../../workflows/naming';
 
 // `npm start` and `steward demo` as a user runs them: two processes, the second reading the first's stack.json. The
 // stack is this test's own (not jest's shared one) and leaves libvirt alone, since other runs share the machine.

@@ -4,15 +4,16 @@ import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { addSettingFlags, loadTemporalConfig, temporalSettings, type Flags } from '../worker/config';
-import { connectClient } from '../worker/connection';
-import { sweepProgressQuery } from '../workflows/messages';
-import { manualSweepId, TASK_QUEUE } from '../workflows/naming';
-import type { sweep } from '../workflows/sweep';
-import { REPORT_HEADER, reportRows, SWEEP_BACKENDS, type SweepProgress, type SweepReport } from '../workflows/sweep-report';
-import { DEFAULT_TENANT } from '../workflows/translation/ids';
-import { table } from './commands';
-import { backendList, duration } from './sweep-schedule';
+import { loadTemporalConfig, temporalSettings } from '../../worker/config';
+import { connectClient } from '../../worker/connection';
+import { addSettingFlags, type Flags } from '../../worker/settings';
+import { sweepProgressQuery } from '../../workflows/messages';
+import { manualSweepId } from '../../workflows/naming';
+import type { sweep } from '../../workflows/sweep';
+import { REPORT_HEADER, reportRows, SWEEP_BACKENDS, type SweepProgress, type SweepReport } from '../../workflows/sweep-report';
+import { DEFAULT_TENANT } from '../../workflows/translation/ids';
+import { backendList, duration } from '../sweep-schedule';
+import { table } from './operator';
 
 /**
  * `steward sweep`: runs the orphan sweeper now (`gc/sweep/manual-<time>`, the Schedule's workflow), draws its
@@ -27,7 +28,6 @@ const sweepFlags = z.object({
   grace: duration.default(10 * 60_000),
   backends: backendList.default([...SWEEP_BACKENDS]),
   tenant: z.string().min(1, 'must not be empty').default(DEFAULT_TENANT),
-  taskQueue: z.string().min(1, 'must not be empty').default(TASK_QUEUE),
 });
 
 const phaseText: Record<SweepProgress['phase'], string> = {
@@ -97,19 +97,19 @@ export function registerSweepCommand(program: Command): void {
     .option('--grace <duration>', 'how long a resource must stay unrecorded before it is deleted, e.g. 0, 90s, 10m (default 10m)')
     .option('--backends <list>', `comma-separated: ${SWEEP_BACKENDS.join(', ')} (default all)`)
     .option('--tenant <name>', `Steward's MidoNet tenant (default ${DEFAULT_TENANT})`)
-    .option('--task-queue <name>', `task queue of the workers (default ${TASK_QUEUE})`)
     .option('--json', 'print the report as JSON');
   addSettingFlags(command, temporalSettings).action(async (options: Flags & { json?: boolean }, self: Command) => {
     const flags = sweepFlags.safeParse(options);
     if (!flags.success) throw new Error(`sweep: ${flags.error.issues.map((i) => `--${String(i.path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`).join('; ')}`);
-    const { grace, backends, dryRun, tenant, taskQueue } = flags.data;
+    const { grace, backends, dryRun, tenant } = flags.data;
     if (backends.length === 0) throw new Error('sweep: --backends: none leaves nothing to sweep');
-    const client = await connectClient(loadTemporalConfig(options));
+    const temporal = loadTemporalConfig(options);
+    const client = await connectClient(temporal);
     try {
       const id = manualSweepId(new Date());
       const handle = await client.workflow.start<typeof sweep>('sweep', {
         workflowId: id,
-        taskQueue,
+        taskQueue: temporal.taskQueue,
         args: [{ graceMs: grace, dryRun, backends, tenant }],
         staticSummary: `Orphan sweep (manual${dryRun ? ', dry run' : ''})`,
       });

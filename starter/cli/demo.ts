@@ -1,15 +1,14 @@
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as k8s from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { stackFile, type StackInfo } from '../deploy/local';
-import { EmulatorAdmin } from '../deploy/local/midonet';
-import { defaultStateDir } from '../deploy/local/paths';
-import { sleep } from '../deploy/local/process';
-import { GLOBAL_MIDONET_WORKFLOW_ID, PEERPOD_API, TRANSLATION_API, workflowId, type ObjectRef } from '../workflows/naming';
-import { translate, type NodeProjection, type ServiceProjection } from '../workflows/translation';
-import { sampleCluster, type SampleCluster } from '../workflows/translation/sample-cluster';
-import { project } from './controller';
+import type { EmulatorAdmin, StackInfo } from '../../deploy/local';
+import { GLOBAL_MIDONET_WORKFLOW_ID, PEERPOD_API, TRANSLATION_API, workflowId, type ObjectRef } from '../../workflows/naming';
+import { translate, type NodeProjection, type ServiceProjection } from '../../workflows/translation';
+import { sampleCluster, type SampleCluster } from '../../workflows/translation/sample-cluster';
+import { project } from '../controller';
+import { loadDevStack } from './dev-stack';
 
 /**
  * `steward demo`: the sample cluster of the translation tests (2 Nodes, 3 Pods, a Service with two ports and its
@@ -38,9 +37,15 @@ const stackSchema = z.looseObject({
   midonet: z.looseObject({ url: z.string(), adminUrl: z.string().optional() }),
 });
 
+/** Where `steward up` wrote its stack.json when given no --state-dir. */
+function defaultStackFile(): string {
+  const { stackFile, defaultStateDir } = loadDevStack('demo');
+  return stackFile(defaultStateDir);
+}
+
 /** Checks the flags and reads the stack before anything is created. */
 export function parseDemoOptions(flags: { stack?: string; timeout?: string; cleanup?: boolean; peerPod?: boolean }): DemoOptions & { stack: StackInfo } {
-  const file = flags.stack ?? stackFile(defaultStateDir);
+  const file = flags.stack ?? defaultStackFile();
   const timeout = flags.timeout ?? '180';
   if (!/^\d+$/.test(timeout) || Number(timeout) < 1) throw new Error(`--timeout: must be a whole number of seconds, at least 1 (got "${timeout}")`);
   let json: unknown;
@@ -176,7 +181,7 @@ class Demo {
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
     this.node = kubeConfig.makeApiClient(k8s.NodeV1Api);
-    this.admin = stack.midonet.adminUrl ? new EmulatorAdmin(stack.midonet.adminUrl) : undefined;
+    this.admin = stack.midonet.adminUrl ? new (loadDevStack('demo').EmulatorAdmin)(stack.midonet.adminUrl) : undefined;
   }
 
   /** Each demo object: its ref, how to read it now, and how to delete it. */
@@ -393,7 +398,7 @@ export function registerDemoCommand(program: Command): void {
     .description(
       'on the running stack (npm start): create sample Nodes, Pods, a Service with two ports and its Endpoints, and a peer pod with a cloud VM, wait until their Translations are Ready and the VM is recorded, and print them with the Temporal UI links of their workflows',
     )
-    .option('--stack <file>', `stack.json of the running stack (default ${stackFile(defaultStateDir)})`)
+    .option('--stack <file>', 'stack.json of the running stack (default .steward/stack.json, where steward up writes it)')
     .option('--timeout <seconds>', 'how long to wait for the Translations (default 180)')
     .option('--cleanup', 'delete what demo created and wait until their Translations are gone')
     .option('--no-peer-pod', 'leave out the peer pod (for a worker without cloud activities)')

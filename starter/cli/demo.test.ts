@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import * as k8s from '@kubernetes/client-node';
-import { sampleCluster } from '../workflows/translation/sample-cluster';
-import { project } from './controller';
-import { demoObjects, parseDemoOptions, registerDemoCommand } from './demo-command';
+import { sampleCluster } from '../../workflows/translation/sample-cluster';
+import { project } from '../controller';
+import { demoObjects, parseDemoOptions, registerDemoCommand } from './demo';
 
 const dir = mkdtempSync(join(tmpdir(), 'steward-demo-test-'));
 const stackJson = (content: unknown) => {

@@ -3,27 +3,17 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { addSettingFlags, loadTemporalConfig, loadWorkerConfig, temporalSettings, workerSettings, type Flags, type TemporalConfig } from '../worker/config';
-import { connectClient } from '../worker/connection';
-import { runWorker } from '../worker';
-import {
-  cleanupModes,
-  cleanupRequest,
-  cleanupUpdate,
-  operatorRequestSchema,
-  pauseUpdate,
-  refreshUpdate,
-  resumeUpdate,
-  stateQuery,
-  type ActionResult,
-  type LifecycleStateView,
-} from '../workflows/messages';
-import { parseObjectRef, workflowId } from '../workflows/naming';
+import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../../worker/config';
+import { connectClient } from '../../worker/connection';
+import { addSettingFlags, type Flags } from '../../worker/settings';
+import { cleanupModes, cleanupRequest, cleanupUpdate, operatorRequestSchema, pauseUpdate, refreshUpdate, resumeUpdate, stateQuery, type ActionResult, type LifecycleStateView } from '../../workflows/messages';
+import { parseObjectRef, workflowId } from '../../workflows/naming';
 
 /**
- * The operator's commands: `steward worker`, the operator actions (cleanup, pause, resume, refresh: the workflows'
- * Updates, so a rejection comes back with its reason) and `steward status` (the `state` query). Requests are checked
- * here with the workflows' own schemas before any call. Output goes through commander's configured writer.
+ * The operator's commands: the operator actions (cleanup, pause, resume, refresh: the workflows' Updates, so a
+ * rejection comes back with its reason) and `steward status` (the `state` query). Requests are checked here with the
+ * workflows' own schemas before any call. Output goes through commander's configured writer. They take the shared
+ * Temporal settings, task queue included, so one set of flags or variables serves every command.
  */
 
 /** Flags without defaults: a given flag wins over the variable, and config.ts applies the defaults. */
@@ -103,13 +93,6 @@ export function formatStatus(id: string, view: LifecycleStateView): string {
 }
 
 export function registerOperatorCommands(program: Command): void {
-  addSettingFlags(program.command('worker').description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics'), workerSettings).action(
-    async (options: Flags) => {
-      const running = await runWorker(loadWorkerConfig(options));
-      await running.done;
-    },
-  );
-
   registerAction(program, 'cleanup', 'clean up a stuck object: retry now, orphan (release the finalizer, keep backend resources recorded as orphaned) or force', cleanupUpdate, cleanupRequest);
   registerAction(program, 'pause', "pause an object's lifecycle workflow", pauseUpdate, operatorRequestSchema);
   registerAction(program, 'resume', "resume a paused object's lifecycle workflow", resumeUpdate, operatorRequestSchema);

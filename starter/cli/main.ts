@@ -1,0 +1,25 @@
+import { Command } from 'commander';
+import { registerDemoCommand } from './demo';
+import { registerOperatorCommands } from './operator';
+import { registerStarterCommand } from './starter';
+import { registerSweepCommand } from './sweep';
+import { registerUpCommand } from './up';
+import { registerWorkerCommand } from './worker';
+
+/**
+ * The `steward` command line (bin/steward.cjs runs this file): one module per command. `up` and `demo` load the
+ * embedded development stack only when they run, so the other commands work where it is absent (the image).
+ */
+const program = new Command('steward').description('Drive Kubernetes object lifecycles into backends, durably.');
+
+registerUpCommand(program);
+registerWorkerCommand(program);
+registerOperatorCommands(program);
+registerStarterCommand(program);
+registerDemoCommand(program);
+registerSweepCommand(program);
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,143 @@
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import pino from 'pino';
+import type { CloudConfig } from '../../activities/cloud';
+import { backendResource, createMidonetClient } from '../../activities/midonet';
+import type { StackInfo } from '../../deploy/local';
+import { runWorker, type RunningWorker } from '../../worker';
+import { loadWorkerConfig, temporalSettings, workerSettings } from '../../worker/config';
+import { freePort } from '../../worker/ports';
+import { addSettingFlags, type Flags } from '../../worker/settings';
+import { globalIds } from '../../workflows/translation/ids';
+import { loadStarterConfig } from '../config';
+import { runStarter, untilStopSignal, type RunningStarter } from '../run';
+import { loadDevStack } from './dev-stack';
+
+/**
+ * `steward up` (`npm start`): the embedded stack, and the worker and the starter in this process against it, until
+ * Ctrl-C. The stack is loaded only here (dev-stack.ts).
+ */
+
+function peerPodSummary(cloud: CloudConfig | undefined, runtimeClasses: string[]): string {
+  if (!cloud) return 'none (no --cloud-provider / STEWARD_CLOUD_PROVIDER)';
+  const where = cloud.provider === 'libvirt' ? `libvirt ${cloud.libvirt.uri}` : `aws ${cloud.aws.region}${cloud.aws.endpoint ? ` at ${cloud.aws.endpoint}` : ''}`;
+  return `${where}, for Pods of runtime class ${runtimeClasses.join(', ') || '(none)'}`;
+}
+
+/** What `steward up` runs beside the stack. */
+interface StewardOnStack {
+  /** Summary lines, in the style of the stack's. */
+  summary: string[];
+  /** Settles when the worker stops: on its own (rejected with why) or after `stop`. */
+  done: Promise<void>;
+  /** Starter first (no more signals), then the worker. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the worker and the starter in this process against the stack, after creating the cluster router in the
+ * MidoNet emulator as a deployer would (seed 001: the deployer creates it, the global setup only checks it). Their
+ * logs go to `<stateDir>/logs/steward.log`, so the terminal keeps the summary.
+ */
+async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags: Flags }, env: NodeJS.ProcessEnv = process.env): Promise<StewardOnStack> {
+  const { defaultStateDir, stackFile } = loadDevStack('up');
+  const stackEnv: NodeJS.ProcessEnv = {
+    ...env,
+    TEMPORAL_ADDRESS: info.temporal.address,
+    TEMPORAL_NAMESPACE: info.temporal.namespace,
+    KUBECONFIG: info.kubernetes.kubeconfig,
+    MIDONET_API_URL: info.midonet.url,
+    // The emulator takes any credentials; a real MidoNet needs the user's.
+    ...(info.midonet.external ? {} : { MIDONET_USERNAME: env.MIDONET_USERNAME || 'admin', MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' }),
+    // Peer-pod VMs go to the stack's libvirt unless another cloud is configured.
+    ...(env.STEWARD_CLOUD_PROVIDER ? {} : { STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: info.libvirt.uri }),
+    STEWARD_HTTP_HOST: env.STEWARD_HTTP_HOST || '127.0.0.1',
+    STEWARD_HTTP_PORT: env.STEWARD_HTTP_PORT || String(options.freePorts ? 0 : await freePort(Number(workerSettings.httpPort.default))),
+  };
+  const workerConfig = loadWorkerConfig(options.flags, stackEnv);
+  const starterConfig = loadStarterConfig(options.flags, stackEnv);
+  const logFile = join(info.stateDir, 'logs', 'steward.log');
+  const log = pino({ level: workerConfig.logLevel, serializers: { error: pino.stdSerializers.err } }, pino.destination({ dest: logFile, mkdir: true }));
+
+  const { tenant } = starterConfig;
+  if (info.midonet.adminUrl && workerConfig.midonet) {
+    // The same body as the global Translation's router (workflows/translation/global.ts), so the two never differ.
+    const router = backendResource('Router', '', { id: globalIds(tenant).clusterRouter, tenantId: tenant, name: 'ClusterRouter' });
+    const { outcome } = await createMidonetClient(workerConfig.midonet).ensure(router);
+    log.info({ outcome, id: globalIds(tenant).clusterRouter, tenant }, 'cluster router (as the deployer)');
+  }
+
+  const worker: RunningWorker = await runWorker(workerConfig, { log });
+  let starter: RunningStarter;
+  try {
+    starter = await runStarter(starterConfig, log);
+  } catch (error) {
+    await worker.shutdown();
+    throw error;
+  }
+  return {
+    summary: [
+      `  Worker metrics:    http://${workerConfig.http.host}:${worker.httpPort}/metrics (health: /healthz, /readyz)`,
+      `  Starter:           ${starterConfig.identity} (Lease ${starterConfig.lease.namespace}/${starterConfig.lease.name})`,
+      `  Peer-pod VMs:      ${peerPodSummary(workerConfig.cloud, starterConfig.peerPodRuntimeClasses)}`,
+      `  Steward log:       ${logFile}`,
+      `  Try it:            npx steward demo${info.stateDir === defaultStateDir ? '' : ` --stack ${stackFile(info.stateDir)}`} (in a second terminal)`,
+    ],
+    done: worker.done,
+    stop: async () => {
+      await starter.stop();
+      await worker.shutdown();
+    },
+  };
+}
+
+export function registerUpCommand(program: Command): void {
+  const command = program
+    .command('up')
+    .description(
+      'start the embedded stack (Temporal with UI, Kubernetes control plane, libvirt, MidoNet API emulator) with the worker and the starter, and keep it up until Ctrl-C',
+    )
+    .option('--state-dir <dir>', 'where data, logs, the kubeconfig and stack.json go (default: .steward/)')
+    .option('--free-ports', 'use any free ports instead of the well-known ones')
+    .option('--no-steward', 'start only the stack: no cluster router, worker or starter');
+  // The worker's and the starter's task queue: the stack's Temporal gives the rest of the Temporal settings.
+  addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action(
+    async (options: { stateDir?: string; freePorts?: boolean; steward: boolean; taskQueue?: string }) => {
+      const { startStack, stackFile } = loadDevStack('up');
+      const stack = await startStack({ stateDir: options.stateDir, ports: options.freePorts ? 'free' : 'default' });
+      const { info } = stack;
+      let steward: StewardOnStack | undefined;
+      try {
+        if (options.steward) steward = await runOnStack(info, { freePorts: options.freePorts ?? false, flags: { taskQueue: options.taskQueue } });
+      } catch (error) {
+        await stack.stop();
+        throw error;
+      }
+      const lines = [
+        '',
+        `Steward embedded stack is up${steward ? ', with the worker and the starter' : ''}.`,
+        `  Temporal UI:       ${info.temporal.uiUrl ?? '(external server: see its own UI)'}`,
+        `  Temporal address:  ${info.temporal.address} (namespace ${info.temporal.namespace})`,
+        `  kubeconfig:        ${info.kubernetes.kubeconfig}`,
+        `  libvirt URI:       ${info.libvirt.uri}`,
+        `  MidoNet API:       ${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}`,
+        `  EC2 endpoint:      ${info.ec2.endpoint} (region ${info.ec2.region}${info.ec2.external ? '' : ', moto test server'})`,
+        `  stack.json:        ${stackFile(info.stateDir)}`,
+        ...(steward?.summary ?? []),
+        'Press Ctrl-C to stop.',
+      ];
+      process.stdout.write(lines.join('\n') + '\n');
+      // The worker ending on its own (it failed) stops everything too, with exit code 1.
+      const workerEnded = steward?.done.then(
+        () => 'the worker stopped',
+        (error: unknown) => `the worker failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      const why = await Promise.race([untilStopSignal(), ...(workerEnded ? [workerEnded] : [])]);
+      const signalled = why === 'SIGINT' || why === 'SIGTERM';
+      process.stdout.write(`\n${why}: stopping ${steward ? 'the starter, the worker and ' : ''}the stack…\n`);
+      await steward?.stop().catch((error: unknown) => process.stderr.write(`stopping Steward: ${String(error)}\n`));
+      await stack.stop().catch((error: unknown) => process.stderr.write(`stopping the stack: ${String(error)}\n`));
+      if (!signalled) process.exitCode = 1;
+    },
+  );
+}

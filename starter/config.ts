@@ -1,0 +1,119 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { loadTemporalConfig, logLevels, workerSettings, type LogLevel, type TemporalConfig } from '../worker/config';
+import { ConfigError, parseSettings, readableFile, whole, type Flags, type Setting } from '../worker/settings';
+import type { SweepBackend } from '../workflows/sweep-report';
+import { DEFAULT_TENANT } from '../workflows/translation/ids';
+import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
+import { backendList, duration } from './sweep-schedule';
+
+/**
+ * The starter's configuration, from flags and environment like the worker's (the Temporal settings, task queue
+ * included, are the worker's own): `steward starter` and `steward up` load it, run.ts runs it.
+ */
+
+/** The starter's own settings; the Temporal ones come from worker/config.ts. */
+export const starterSettings = {
+  kubeconfig: workerSettings.kubeconfig,
+  watchNamespace: {
+    env: 'STEWARD_WATCH_NAMESPACE',
+    arg: 'name',
+    description: 'namespace whose Pods, Services, Endpoints and Translations are watched (Nodes always are); all namespaces when unset',
+  },
+  leaseNamespace: { env: 'STEWARD_LEASE_NAMESPACE', arg: 'name', default: DEFAULT_LEASE.namespace, description: 'namespace of the leader-election Lease' },
+  leaseName: { env: 'STEWARD_LEASE_NAME', arg: 'name', default: DEFAULT_LEASE.name, description: 'leader-election Lease: of the starters sharing it, only the holder sends' },
+  resyncSeconds: { env: 'STEWARD_RESYNC_SECONDS', arg: 'seconds', default: '600', description: 'period of the full re-list of every watched kind' },
+  debounceMs: { env: 'STEWARD_DEBOUNCE_MS', arg: 'ms', default: '200', description: "window in which an object's changes are coalesced into one signal" },
+  identity: { env: 'STEWARD_IDENTITY', arg: 'name', description: 'this starter in the Lease and the logs, unique per process (e.g. the pod name); default <hostname>-<pid>' },
+  tenant: {
+    env: 'MIDONETKUBE_TENANT',
+    arg: 'name',
+    default: DEFAULT_TENANT,
+    description: "MidoNet tenant of the cluster's objects (midonet-kubernetes' MIDONETKUBE_TENANT), given to every object's workflow and the global setup workflow",
+  },
+  peerPodRuntimeClasses: {
+    env: 'STEWARD_PEERPOD_RUNTIME_CLASSES',
+    arg: 'names',
+    default: DEFAULT_PEERPOD_RUNTIME_CLASSES.join(','),
+    description: "comma-separated runtime classes whose Pods are peer pods (Steward makes their cloud VMs); 'none' for none",
+  },
+  sweepInterval: { env: 'STEWARD_SWEEP_INTERVAL', arg: 'duration', default: '10m', description: 'how often the orphan sweeper runs (Schedule gc/sweep), e.g. 10m or 1h' },
+  sweepGrace: { env: 'STEWARD_SWEEP_GRACE', arg: 'duration', default: '10m', description: 'how long a resource must stay unrecorded before the sweeper deletes it' },
+  sweepBackends: {
+    env: 'STEWARD_SWEEP_BACKENDS',
+    arg: 'list',
+    default: 'cloud,midonet',
+    description: 'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
+  },
+  sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
+  logLevel: workerSettings.logLevel,
+} satisfies Record<string, Setting>;
+
+export interface StarterConfig {
+  temporal: TemporalConfig;
+  kubeconfig?: string;
+  /** Absent: all namespaces. */
+  watchNamespace?: string;
+  lease: { namespace: string; name: string };
+  resyncMs: number;
+  debounceMs: number;
+  identity: string;
+  tenant: string;
+  peerPodRuntimeClasses: string[];
+  sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean };
+  logLevel: LogLevel;
+}
+
+const name = z.string().min(1, 'must not be empty');
+// Kubernetes object names (RFC 1123 subdomain): caught here rather than as a 422 on the first Lease request.
+const objectName = name.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: (issue) => `must be a Kubernetes name (lower case, digits, '-', '.'), got "${String(issue.input)}"` });
+
+const starterSchema = z.object({
+  kubeconfig: readableFile.optional(),
+  watchNamespace: objectName.optional(),
+  leaseNamespace: objectName,
+  leaseName: objectName,
+  resyncSeconds: whole(1),
+  debounceMs: whole(0),
+  identity: name.optional(),
+  tenant: name,
+  peerPodRuntimeClasses: z
+    .string()
+    .transform((list) => (list.trim() === 'none' ? [] : list.split(',').map((s) => s.trim()).filter(Boolean)))
+    .pipe(z.array(objectName)),
+  sweepInterval: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
+  sweepGrace: duration,
+  sweepBackends: backendList,
+  sweepDryRun: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+  logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
+});
+
+/** Flag, else environment variable, else default; every problem (Temporal's too) named by its flag and variable. */
+export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): StarterConfig {
+  const issues: string[] = [];
+  const collect = <T>(load: () => T): T | undefined => {
+    try {
+      return load();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      issues.push(...error.issues);
+      return undefined;
+    }
+  };
+  const temporal = collect(() => loadTemporalConfig(flags, env));
+  const v = collect(() => parseSettings(starterSettings, starterSchema, flags, env));
+  if (!temporal || !v) throw new ConfigError(issues);
+  return {
+    temporal,
+    kubeconfig: v.kubeconfig,
+    watchNamespace: v.watchNamespace,
+    lease: { namespace: v.leaseNamespace, name: v.leaseName },
+    resyncMs: v.resyncSeconds * 1000,
+    debounceMs: v.debounceMs,
+    identity: v.identity ?? `${hostname()}-${process.pid}`,
+    tenant: v.tenant,
+    peerPodRuntimeClasses: v.peerPodRuntimeClasses,
+    sweep: { intervalMs: v.sweepInterval, graceMs: v.sweepGrace, backends: v.sweepBackends, dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1' },
+    logLevel: v.logLevel,
+  };
+}

@@ -1,0 +1,104 @@
+// The task queue is one setting: a worker and a starter given STEWARD_TASK_QUEUE (loaded and run as `steward worker`
+// and `steward starter` do) drive a Node created in the real API server to Ready Translations in the MidoNet emulator,
+// and every workflow and the sweeper's Schedule go to that queue, none to the default one. A stack of its own, so
+// nothing another file left running is on either queue.
+import * as k8s from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import pino from 'pino';
+import { createMidonetClient } from '../activities/midonet';
+import type { Stack } from '../deploy/local';
+import { EmulatorAdmin } from '../deploy/local/midonet';
+import { startPrivateStack } from '../deploy/local/jest/stack-info';
+import { createNode, listTranslations, readyOf, waitFor } from '../test/support/objects-harness';
+import { runWorker, type RunningWorker } from '../worker';
+import { loadWorkerConfig } from '../worker/config';
+import { GLOBAL_MIDONET_WORKFLOW_ID, SWEEP_SCHEDULE_ID, TASK_QUEUE, workflowId } from '../workflows/naming';
+import { translate, translateGlobals } from '../workflows/translation';
+import { sampleCluster } from '../workflows/translation/sample-cluster';
+import { loadStarterConfig } from './config';
+import { runStarter, type RunningStarter } from './run';
+
+const taskQueue = `steward-elsewhere-${Date.now().toString(36)}`;
+const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
+const cluster = sampleCluster();
+const node = cluster.nodes[0]!;
+
+let stack: Stack;
+let worker: RunningWorker | undefined;
+let starter: RunningStarter | undefined;
+let client: Client;
+let core: k8s.CoreV1Api;
+let custom: k8s.CustomObjectsApi;
+
+beforeAll(async () => {
+  stack = await startPrivateStack();
+  const { info } = stack;
+  // As a deployer would: the agents' hosts registered, the cluster router created.
+  const admin = new EmulatorAdmin(info.midonet.adminUrl!);
+  await admin.reset();
+  for (const host of cluster.hosts) await admin.seedHost(host);
+  const env: NodeJS.ProcessEnv = {
+    STEWARD_TASK_QUEUE: taskQueue,
+    TEMPORAL_ADDRESS: info.temporal.address,
+    TEMPORAL_NAMESPACE: info.temporal.namespace,
+    KUBECONFIG: info.kubernetes.kubeconfig,
+    MIDONET_API_URL: info.midonet.url,
+    MIDONET_USERNAME: 'admin',
+    MIDONET_PASSWORD: 'admin',
+    STEWARD_HTTP_HOST: '127.0.0.1',
+    STEWARD_HTTP_PORT: '0',
+    STEWARD_LOG_LEVEL: 'error',
+  };
+  const workerConfig = loadWorkerConfig({}, env);
+  await createMidonetClient(workerConfig.midonet!).ensure(clusterRouter());
+  worker = await runWorker(workerConfig, { log });
+  client = worker.client;
+  starter = await runStarter(loadStarterConfig({}, env), log);
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+});
+
+afterAll(async () => {
+  await starter?.stop();
+  await worker?.shutdown();
+  await stack?.stop();
+});
+
+/** The deployer's cluster router: the body of the global Translation's, so the two never differ. */
+function clusterRouter() {
+  const result = translateGlobals({});
+  if (!result.ok) throw new Error(`the globals do not translate: ${result.error.message}`);
+  return result.translations.flatMap((t) => t.resources).find((r) => r.kind === 'Router')!;
+}
+
+/** Workflow ids on a task queue, as visibility lists them. */
+async function idsOn(queue: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const wf of client.workflow.list({ query: `TaskQueue = "${queue}"` })) ids.push(wf.workflowId);
+  return ids.sort();
+}
+
+describe('worker and starter on a task queue other than the default', () => {
+  it('bring a Node created in the API server to Ready Translations, every workflow and the Schedule on that queue, none on the default one', async () => {
+    const created = await createNode({ core }, node);
+    const translation = translate(node, {});
+    if (!translation.ok) throw new Error(`the sample Node does not translate: ${translation.error.message}`);
+    const owned = await waitFor(`the ${translation.translations.length} Translations of Node ${node.metadata.name} Ready`, async () => {
+      const mine = (await listTranslations({ custom })).filter((t) => t.metadata.ownerReferences?.some((o) => o.uid === created.metadata!.uid));
+      return mine.length === translation.translations.length && mine.every(readyOf) && mine;
+    });
+    expect(owned.map((t) => t.metadata.name).sort()).toEqual(translation.translations.map((t) => t.name).sort());
+
+    const started = [GLOBAL_MIDONET_WORKFLOW_ID, workflowId({ kind: 'Node', name: node.metadata.name })];
+    const onQueue = await waitFor('the workflows listed on the task queue', async () => {
+      const ids = await idsOn(taskQueue);
+      return started.every((id) => ids.includes(id)) && ids;
+    });
+    for (const t of owned) expect(onQueue).toContain(workflowId({ kind: 'Translation', namespace: t.metadata.namespace, name: t.metadata.name }));
+    expect((await client.workflow.getHandle(started[1]!).describe()).taskQueue).toBe(taskQueue);
+    expect((await client.schedule.getHandle(SWEEP_SCHEDULE_ID).describe()).action).toMatchObject({ type: 'startWorkflow', taskQueue });
+    expect(await idsOn(TASK_QUEUE)).toEqual([]);
+  });
+});
