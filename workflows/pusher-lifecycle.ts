@@ -24,6 +24,10 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
         type: 'backendDeleted',
         ...(await midonet.deleteTranslation.executeWithOptions({ summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` }, [p])),
       }),
+      addFinalizer: async (p) => ({
+        type: 'finalizerAdded',
+        ...(await kubernetes.addFinalizer.executeWithOptions({ summary: `put the finalizer ${p.finalizer} on ${what} before pushing` }, [p])),
+      }),
       releaseFinalizer: async (p) => {
         await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release the finalizer ${p.finalizer} of ${what}` }, [p]);
         return { type: 'released' };

@@ -24,6 +24,12 @@ export const Reason = {
   Synced: 'Synced',
   /** Retries ran out (when the failure itself has no reason): the lifecycle waits in `stuck` for time or an operator. */
   Stuck: 'Stuck',
+  /**
+   * A Translation refused whole before any of it was pushed (a resource of unknown kind, a body that is not JSON, a
+   * missing parent, an ID listed twice, over the size limits): the MidoNet activity's failure, which the pusher waits
+   * out in `invalid` instead of `stuck`.
+   */
+  InvalidTranslation: 'InvalidTranslation',
   /** The object cannot be translated (when the translation error has no reason of its own). */
   Invalid: 'Invalid',
   /** An object waits for its dependency (a Pod for its Node's Translations, Endpoints for their Service's). */

@@ -39,6 +39,8 @@ export interface ReleaseFinalizerInput {
 
 export type ReleaseFinalizerResult = { released: true } | { released: false; reason: 'NotFound' | 'UidMismatch' | 'FinalizerAbsent' };
 
+export type AddFinalizerResult = { added: true } | { added: false; reason: 'NotFound' | 'UidMismatch' | 'Deleting' };
+
 export interface RecordObjectEventInput extends EventInput {
   ref: ObjectRef;
 }
@@ -76,6 +78,29 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
     });
   }
 
+  /**
+   * Puts `finalizer` on the incarnation `uid` (a no-op when it is there), tested like `releaseFinalizer`. The API
+   * server refuses new finalizers on an object being deleted: that is answered as `Deleting`, not as a failure.
+   */
+  function addFinalizer({ ref, uid, finalizer }: ReleaseFinalizerInput): Promise<AddFinalizerResult> {
+    return update<AddFinalizerResult>(objects.accessor(ref), (current) => {
+      if (!current) return { done: { added: false, reason: 'NotFound' } };
+      if (current.metadata.uid !== uid) return { done: { added: false, reason: 'UidMismatch' } };
+      if (current.metadata.finalizers?.includes(finalizer)) return { done: { added: true } };
+      if (current.metadata.deletionTimestamp) return { done: { added: false, reason: 'Deleting' } };
+      const finalizers = current.metadata.finalizers;
+      return {
+        patch: [
+          { op: 'test', path: '/metadata/uid', value: uid },
+          finalizers ? { op: 'test', path: '/metadata/finalizers', value: finalizers } : { op: 'add', path: '/metadata/finalizers', value: [] },
+          { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
+        ],
+        strategy: k8s.PatchStrategy.JsonPatch,
+        then: () => ({ added: true }),
+      };
+    });
+  }
+
   async function recordObjectEvent({ ref, ...event }: RecordObjectEventInput): Promise<{ found: boolean }> {
     const object = await objects.accessor(ref).read();
     if (!object) return { found: false };
@@ -107,6 +132,7 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
     ...createPeerPodActivities(objects, fieldManager, recordEvent),
     readObject,
     releaseFinalizer,
+    addFinalizer,
     recordObjectEvent,
   };
 }

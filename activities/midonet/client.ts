@@ -98,6 +98,13 @@ export function checkResource(resource: BackendResource): { ok: true; resolved: 
   return { ok: true, resolved: { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) } };
 }
 
+/** A resource's identity: its kind and ID, or for kinds without an ID (links, bindings, table entries) its parent and body. */
+export function identify(resource: BackendResource): { key: string; id: string } {
+  const body = JSON.parse(resource.body) as Record<string, unknown>;
+  const id = typeof body.id === 'string' && body.id ? body.id : `${resource.parent ?? ''}/${resource.body}`;
+  return { id, key: `${resource.kind}:${id}` };
+}
+
 function resolve(resource: BackendResource): Resolved {
   const checked = checkResource(resource);
   if (checked.ok) return checked.resolved;

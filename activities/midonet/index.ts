@@ -9,6 +9,7 @@ export { createMidonetActivities, type MidonetActivities, type MidonetActivityDe
 export {
   backendResource,
   createMidonetClient,
+  identify,
   type EnsureResult,
   type MidonetClient,
   type Observation,
@@ -20,4 +21,4 @@ export { midonetFailures, type MidonetFailureDetails, type MidonetFailureType } 
 export type { MidonetConnection } from './http';
 export type { DeleteResourcesInput, DeleteResourcesResult, TenantInput } from './inventory';
 export { kinds, tenantKinds, type MidonetBody, type MidonetHost, type TenantKind } from './kinds';
-export { createPushActivities, identify, type DeleteInput, type PushActivities, type PushInput, type PushResult } from './push';
+export { createPushActivities, type DeleteInput, type PushActivities, type PushInput, type PushResult } from './push';

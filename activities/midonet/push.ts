@@ -5,8 +5,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { BackendResource, PushedResource } from '../../workflows/translation/types';
-import type { MidonetClient } from './client';
+import { checkResource, identify, type MidonetClient } from './client';
 import { midonetFailure, type MidonetFailureDetails } from './errors';
+import { invalidTranslation, validateResources } from './validate';
 
 export interface PushInput {
   /** Who asks, for messages: `translation/<ns>/<name>`. */
@@ -28,6 +29,8 @@ export interface DeleteInput {
   owner: string;
   /** Deleted in reverse order. */
   resources: BackendResource[];
+  /** An operator's `cleanup --mode force`: a resource MidoNet refuses to delete is recorded as failed and skipped. */
+  force?: boolean;
 }
 
 /**
@@ -44,13 +47,6 @@ function waitForOtherTranslations(error: unknown, resource: BackendResource): ne
   throw error;
 }
 
-export function identify(resource: BackendResource): { key: string; id: string } {
-  const body = JSON.parse(resource.body) as Record<string, unknown>;
-  // Links, bindings and table entries have no ID of their own: their body is what they are.
-  const id = typeof body.id === 'string' && body.id ? body.id : `${resource.parent ?? ''}/${resource.body}`;
-  return { id, key: `${resource.kind}:${id}` };
-}
-
 const record = (resource: BackendResource, state: PushedResource['state']): PushedResource => ({
   kind: resource.kind,
   parent: resource.parent ?? '',
@@ -59,14 +55,23 @@ const record = (resource: BackendResource, state: PushedResource['state']): Push
   state,
 });
 
+/** A refusal no retry can change (a 4xx, a bad resource), as opposed to a backend that may recover. */
+const isRefusal = (error: unknown) => error instanceof ApplicationFailure && error.nonRetryable;
+
 export function createPushActivities({ client }: { client: MidonetClient }) {
-  async function removeInReverse(resources: BackendResource[], startAt: number, progress: (done: number) => void): Promise<PushedResource[]> {
+  async function removeInReverse(resources: BackendResource[], startAt: number, progress: (done: number) => void, force = false): Promise<PushedResource[]> {
     const removed: PushedResource[] = [];
     const reversed = [...resources].reverse();
     for (let i = startAt; i < reversed.length; i++) {
       const resource = reversed[i]!;
-      const { outcome } = await client.remove(resource);
-      removed.push(record(resource, outcome === 'deleted' ? 'deleted' : 'absent'));
+      try {
+        const { outcome } = await client.remove(resource);
+        removed.push(record(resource, outcome === 'deleted' ? 'deleted' : 'absent'));
+      } catch (error) {
+        if (!force || !isRefusal(error)) throw error;
+        Context.current().log.warn(`force: ${resource.kind} ${identify(resource).id} could not be deleted and is left: ${(error as Error).message}`);
+        removed.push(record(resource, 'failed'));
+      }
       progress(i + 1);
     }
     return removed;
@@ -74,6 +79,9 @@ export function createPushActivities({ client }: { client: MidonetClient }) {
 
   return {
     async pushTranslation({ owner, resources, previous }: PushInput): Promise<PushResult> {
+      // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
+      const problems = validateResources(resources);
+      if (problems.length > 0) throw invalidTranslation(owner, problems);
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
       const wanted = new Set(resources.map((r) => identify(r).key));
@@ -106,10 +114,15 @@ export function createPushActivities({ client }: { client: MidonetClient }) {
       return { pushed, removed, recreated };
     },
 
-    async deleteTranslation({ resources }: DeleteInput): Promise<{ removed: PushedResource[] }> {
+    /**
+     * Deletes in reverse order. A resource that is not a valid MidoNet resource was never pushed (a push checks the
+     * whole Translation first), so it is skipped rather than refused: an invalid Translation still deletes cleanly.
+     */
+    async deleteTranslation({ resources, force }: DeleteInput): Promise<{ removed: PushedResource[] }> {
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
-      return { removed: await removeInReverse(resources, resumeAt, (done) => ctx.heartbeat(done)) };
+      const deletable = resources.filter((resource) => checkResource(resource).ok);
+      return { removed: await removeInReverse(deletable, resumeAt, (done) => ctx.heartbeat(done), force) };
     },
   };
 }

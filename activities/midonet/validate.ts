@@ -3,9 +3,8 @@
 // too large to push and record safely is refused with the reason rather than half-pushed.
 import type { ApplicationFailure } from '@temporalio/common';
 import type { BackendResource } from '../../workflows/translation/types';
-import { checkResource } from './client';
+import { checkResource, identify } from './client';
 import { midonetFailure } from './errors';
-import { identify } from './push';
 
 export const TRANSLATION_LIMITS = {
   /** Resources per Translation: with its record in `status.childResources`, the object stays well under etcd's 1.5 MiB. */

@@ -29,6 +29,11 @@ const events: PusherEvent[] = [
   { type: 'observed', observation: observation({ deleting: true, finalizers: [] }), at },
   { type: 'observed', observation: observation({ gone: true, deleting: true, finalizers: [] }), at },
   { type: 'observed', observation: observation({ uid: 'u2' }), at },
+  { type: 'observed', observation: observation({ finalizers: [] }), at },
+  { type: 'finalizerAdded', added: true, at },
+  { type: 'finalizerAdded', added: false, reason: 'Deleting', at },
+  { type: 'finalizerAdded', added: false, reason: 'NotFound', at },
+  { type: 'actionFailed', action: 'push', reason: 'InvalidTranslation', message: 'resources[1] (Vtep) kind: unknown kind', at },
   { type: 'pushed', pushed: [pushedResource], removed: [], at },
   { type: 'backendDeleted', removed: [pushedResource], at },
   { type: 'released', at },
@@ -50,7 +55,7 @@ type Snapshot = ReturnType<typeof initialTransition<typeof pusherMachine>>[0];
 /** States are told apart by their value and the facts guards read, not by growing lists (actions, records). */
 const serializeState = (s: Snapshot) => {
   const c = s.context;
-  return JSON.stringify([s.value, c.uid, c.generation, c.pushedGeneration, c.inFlightGeneration, c.deleting, c.finalizerPresent, c.gone, c.resumeTo, c.force, c.pushed.length, c.orphaned.length > 0, !!c.nextIncarnation]);
+  return JSON.stringify([s.value, c.uid, c.generation, c.pushedGeneration, c.inFlightGeneration, c.deleting, c.finalizerPresent, c.gone, c.resumeTo, c.force, c.pushed.length, c.orphaned.length > 0, !!c.nextIncarnation, c.invalidGeneration]);
 };
 
 const allStates = Object.keys(pusherMachine.root.states);
@@ -95,6 +100,18 @@ describe('Translation machine: every transition', () => {
     }
   });
 
+  it('never starts a push of a Translation our finalizer does not hold, so nothing pushed can outlive its record', () => {
+    const pushes = edges.filter((e) => value(e.to) === 'pushing' && value(e.from) !== 'pushing');
+    expect(pushes.length).toBeGreaterThan(0);
+    expect(pushes.filter((e) => !e.to.context.finalizerPresent).map((e) => `${serializeState(e.from)} --${e.event.type}-->`)).toEqual([]);
+  });
+
+  it('an invalid Translation is never retried by a timer: only a change, a refresh or its deletion moves it on', () => {
+    const leaving = edges.filter((e) => value(e.from) === 'invalid' && value(e.to) !== 'invalid' && value(e.to) !== 'paused');
+    expect(leaving.length).toBeGreaterThan(0);
+    for (const e of leaving) expect(['observed', 'refresh']).toContain(e.event.type);
+  });
+
   it('while pushing, deleting or releasing, an operator pause never loses the result of the running step', () => {
     const afterPause = edges.filter((e) => value(e.from) === 'paused' && ['pushed', 'backendDeleted'].includes(e.event.type));
     expect(afterPause.length).toBeGreaterThan(0);
@@ -108,7 +125,10 @@ function run(...sequence: PusherEvent[]) {
   for (const event of sequence) [snapshot, actions] = transition(pusherMachine, snapshot, event);
   return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
 }
-const [observed, , deletingObserved, , , otherIncarnation, pushed, backendDeleted, released, eventRecorded, failed, retry, driftCheck] = events as [PusherEvent, ...PusherEvent[]];
+const [observed, changed, deletingObserved, , , otherIncarnation, withoutFinalizer, finalizerAdded, refusedDeleting, , invalidFailed, pushed, backendDeleted, released, eventRecorded, failed, retry, driftCheck] = events as [
+  PusherEvent,
+  ...PusherEvent[],
+];
 const cleanup = (mode: 'retry' | 'orphan' | 'force'): PusherEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
 const pause: PusherEvent = { type: 'pause', request, at };
 const resume: PusherEvent = { type: 'resume', request, at };
@@ -129,6 +149,12 @@ describe('Translation machine: scenarios', () => {
     ['a pause during a push keeps the push result', [observed, pause, pushed!], 'paused', []],
     ['resume after such a pause pushes again (idempotent)', [observed, pause, pushed!, resume], 'pushing', ['push']],
     ['a new incarnation waits while the old one is pushed', [observed, otherIncarnation!], 'pushing', []],
+    ['a Translation written without our finalizer (by hand) gets it before anything is pushed', [withoutFinalizer!], 'addingFinalizer', ['addFinalizer']],
+    ['once the finalizer holds it, it is pushed', [withoutFinalizer!, finalizerAdded!], 'pushing', ['push']],
+    ['one deleted before the finalizer could be added ends: nothing was pushed', [withoutFinalizer!, refusedDeleting!], 'done', []],
+    ['a Translation refused whole waits in invalid with a Warning, no retry timer', [observed, invalidFailed!], 'invalid', ['recordStatus']],
+    ['a change of an invalid Translation is pushed again', [observed, invalidFailed!, eventRecorded!, changed!], 'pushing', ['push']],
+    ['deleting an invalid Translation deletes what was pushed and releases', [observed, invalidFailed!, eventRecorded!, deletingObserved!], 'deleting', ['deleteBackend']],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as PusherEvent[]));
     expect(result.state).toBe(state);

@@ -1,4 +1,4 @@
-import { assign, setup } from 'xstate';
+import { and, assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
 import { driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
@@ -42,6 +42,8 @@ export interface PusherContext {
   deleting: boolean;
   finalizerPresent: boolean;
   gone: boolean;
+  /** The generation refused whole (InvalidTranslation): not pushed again until it changes or an operator refreshes. */
+  invalidGeneration?: number;
   /** Where `stuck` returns to on retry, and where `paused` resumes. */
   resumeTo: 'pushing' | 'deleting' | 'releasing';
   force: boolean;
@@ -57,6 +59,9 @@ export type PusherEvent = (
   | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[] }
   | { type: 'backendDeleted'; removed: PushedResource[] }
   | { type: 'released' }
+  /** The finalizer is on the Translation, or (not added) it is being deleted or gone, so nothing may be pushed. */
+  | { type: 'finalizerAdded'; added: true }
+  | { type: 'finalizerAdded'; added: false; reason: 'NotFound' | 'UidMismatch' | 'Deleting' }
   /** Status, conditions and the Event written (recordStatus). */
   | { type: 'eventRecorded' }
   | CommonLifecycleEvent
@@ -72,6 +77,7 @@ export interface PusherActionParams {
   push: { owner: string; resources: BackendResource[]; previous: PushedResource[] };
   deleteBackend: { owner: string; resources: BackendResource[]; force: boolean };
   releaseFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
+  addFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
   recordStatus: { ref: ObjectRef; generation: number; state: string; resources: PushedResource[]; error?: LifecycleError; eventReason: string; eventMessage: string };
 }
 
@@ -82,6 +88,7 @@ export const pusherMachine = setup({
     push: (_, _params: PusherActionParams['push']) => {},
     deleteBackend: (_, _params: PusherActionParams['deleteBackend']) => {},
     releaseFinalizer: (_, _params: PusherActionParams['releaseFinalizer']) => {},
+    addFinalizer: (_, _params: PusherActionParams['addFinalizer']) => {},
     recordStatus: (_, _params: PusherActionParams['recordStatus']) => {},
     ...timerActions,
     observe: assign(({ context, event }) => {
@@ -102,6 +109,14 @@ export const pusherMachine = setup({
     startPush: assign(({ context }) => ({ inFlightGeneration: context.generation })),
     recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined } : {})),
     recordFailure: assign(({ event }) => failureOf(event)),
+    recordInvalid: assign(({ context }) => ({ invalidGeneration: context.inFlightGeneration })),
+    forgetInvalid: assign({ invalidGeneration: undefined }),
+    recordFinalizer: assign(({ event }) => {
+      if (event.type !== 'finalizerAdded') return {};
+      if (event.added) return { finalizerPresent: true };
+      // Refused only for an object going or gone: nothing was pushed without the finalizer, so nothing is left to do.
+      return event.reason === 'Deleting' ? { deleting: true } : { gone: true };
+    }),
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
     orphanResources: assign(({ context }) => ({ orphaned: [...context.orphaned, ...context.pushed], pushed: [] })),
     forceDelete: assign({ force: true }),
@@ -115,6 +130,12 @@ export const pusherMachine = setup({
     /** Deleted without our finalizer (it was removed by hand): nothing may be assumed about the backend any more. */
     isGoneWithoutUs: ({ context }) => context.gone || (context.deleting && !context.finalizerPresent),
     hasUnpushedChange: ({ context }) => context.generation !== context.pushedGeneration,
+    /** A Translation written without our finalizer (by hand): it gets it before anything is pushed. */
+    lacksFinalizer: ({ context }) => !context.finalizerPresent && !context.deleting,
+    wasAdded: ({ event }) => event.type === 'finalizerAdded' && event.added,
+    /** Refused whole before anything was pushed (activities/midonet/validate.ts): only a change of it can help. */
+    isInvalidTranslation: ({ event }) => event.type === 'actionFailed' && event.reason === Reason.InvalidTranslation,
+    isRefusedGeneration: ({ context }) => context.invalidGeneration === context.generation,
     resumesPushing: ({ context }) => context.resumeTo === 'pushing',
     resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
     resumesReleasing: ({ context }) => context.resumeTo === 'releasing',
@@ -150,9 +171,22 @@ export const pusherMachine = setup({
       always: [
         { guard: 'isGoneWithoutUs', target: 'done' },
         { guard: 'mustDelete', target: 'deleting' },
+        { guard: 'lacksFinalizer', target: 'addingFinalizer' },
+        { guard: 'isRefusedGeneration', target: 'invalid' },
         { guard: 'hasUnpushedChange', target: 'pushing' },
         { target: 'synced' },
       ],
+    },
+    /** Nothing is pushed before the finalizer holds the Translation: what is pushed can then never outlive its record. */
+    addingFinalizer: {
+      entry: ['resumeToPushing', { type: 'addFinalizer', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', finalizer: TRANSLATION_FINALIZER }) }],
+      on: {
+        finalizerAdded: [
+          { guard: 'wasAdded', target: 'pushing', actions: 'recordFinalizer' },
+          { target: 'deciding', actions: 'recordFinalizer' },
+        ],
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
     },
     pushing: {
       entry: [
@@ -162,7 +196,37 @@ export const pusherMachine = setup({
       ],
       on: {
         pushed: { target: 'reporting', actions: 'recordPushed' },
-        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+        // Through deciding: a deletion observed during the push is acted on rather than shown as invalid.
+        actionFailed: [
+          { guard: 'isInvalidTranslation', target: 'deciding', actions: ['recordFailure', 'recordInvalid'] },
+          { target: 'stuck', actions: 'recordFailure' },
+        ],
+      },
+    },
+    /**
+     * The Translation was refused whole (its condition and a Warning Event say which resource and field): nothing of
+     * it was pushed, nothing is retried. A change of it is pushed again; its deletion deletes what an earlier, valid
+     * generation pushed, and releases the finalizer.
+     */
+    invalid: {
+      tags: ['continueAsNewSafe'],
+      entry: {
+        type: 'recordStatus',
+        params: ({ context }) => ({
+          ref: context.ref,
+          generation: context.generation,
+          state: 'invalid',
+          resources: context.pushed,
+          ...(context.lastError ? { error: context.lastError } : {}),
+          eventReason: Reason.InvalidTranslation,
+          eventMessage: `${context.lastError?.message ?? 'invalid'}; fix the Translation: it is pushed again when it changes`,
+        }),
+      },
+      on: {
+        observed: { actions: 'observe', target: 'deciding' },
+        refresh: { target: 'deciding', actions: ['recordAction', 'forgetInvalid'] },
+        eventRecorded: {},
+        actionFailed: {},
       },
     },
     /** Status, conditions and the Event after a push: one activity, so they never disagree. */
@@ -262,6 +326,7 @@ export const pusherMachine = setup({
         { guard: 'isUnobserved', target: 'observing' },
         { guard: 'isGoneWithoutUs', target: 'done' },
         { guard: 'mustDelete', target: 'deleting' },
+        { guard: and(['resumesPushing', 'lacksFinalizer']), target: 'addingFinalizer' },
         { guard: 'resumesPushing', target: 'pushing' },
         { guard: 'resumesDeleting', target: 'deleting' },
         { target: 'releasing' },
@@ -275,6 +340,7 @@ export const pusherMachine = setup({
         pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
         backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
         released: { guard: 'resumesReleasing', target: 'done' },
+        finalizerAdded: { actions: 'recordFinalizer' },
         eventRecorded: {},
       },
     },

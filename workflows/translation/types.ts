@@ -128,7 +128,7 @@ export interface PushedResource extends BackendResource {
   /** Stable identity: kind plus its ID (or its identifying body for kinds without one). */
   key: string;
   id: string;
-  state: 'synced' | 'deleted' | 'absent';
+  state: 'synced' | 'deleted' | 'absent' | 'failed';
 }
 
 export interface OwnerReference {
