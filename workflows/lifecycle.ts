@@ -7,6 +7,8 @@ import {
   cleanupRequest,
   cleanupSignal,
   cleanupUpdate,
+  describeIssues,
+  observationSchema,
   observedSignal,
   operatorRequestSchema,
   pauseSignal,
@@ -23,7 +25,7 @@ import {
   type Observation,
   type ResourceView,
 } from './messages';
-import type { ObjectRef } from './naming';
+import { describeRef, type ObjectRef } from './naming';
 import { K8sUID, LifecycleState } from './search-attributes';
 
 /**
@@ -40,12 +42,23 @@ type LifecycleEvent =
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
+const sameObject = (a: ObjectRef, b: { kind: string; namespace?: string; name: string }) => a.kind === b.kind && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;
+
 function handleLifecycleMessages<TContext, TEvent extends { type: string }, TParams>(
   interpreter: Interpreter<TContext, TEvent, TParams>,
   view: () => LifecycleStateView,
+  ref: ObjectRef,
+  projection: z.ZodType,
 ): void {
   const send = (event: LifecycleEvent) => interpreter.send(event as unknown as Unstamped<TEvent>);
-  setHandler(observedSignal, (observation) => send({ type: 'observed', observation }));
+  const observation = observationSchema(projection);
+  // A signal cannot be refused: one that is not an observation of this very object is logged and dropped.
+  setHandler(observedSignal as SignalDefinition<[unknown]>, (payload: unknown) => {
+    const parsed = observation.safeParse(payload);
+    const problem = !parsed.success ? describeIssues(parsed.error) : !sameObject(ref, parsed.data.ref) ? `it observes ${describeRef(parsed.data.ref as ObjectRef)}` : undefined;
+    if (problem !== undefined) log.warn(`dropped an observed signal that is no observation of ${describeRef(ref)}: ${problem}`);
+    else send({ type: 'observed', observation: parsed.data as Observation });
+  });
   setHandler(stateQuery, view, { description: 'Machine state, backend resources with their status, the last error and operator actions.' });
 
   const operatorActions = [
@@ -58,7 +71,7 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
     /** The reason an action is refused, or undefined when the current state accepts it. */
     const refusal = (request: unknown): string | undefined => {
       const parsed = schema.safeParse(request);
-      if (!parsed.success) return `invalid ${type} request: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; ')}`;
+      if (!parsed.success) return `invalid ${type} request: ${describeIssues(parsed.error, 'request')}`;
       const event = { type, request: parsed.data, at: '' };
       if (!interpreter.snapshot.can(event)) return `${type} is not possible while the lifecycle is ${stateName(interpreter.snapshot.value)}${hint(type)}`;
       return undefined;
@@ -158,6 +171,8 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
   options: {
     executors: Executors<TParams, TEvent>;
     resources: (context: TContext) => ResourceView[];
+    /** What the watcher observes of this kind of object: `observed` signals are checked against it. */
+    projection: z.ZodType;
     /** Extra signal handlers, e.g. dependency changes. */
     setup?: (interpreter: Interpreter<TContext, TEvent, TParams>) => void;
     /** A lasting condition worth showing as the last error when there is none, e.g. what it waits for. */
@@ -175,7 +190,7 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
     const lastError = c.lastError ?? options.condition?.(c);
     return { ref: c.ref, ...(c.uid ? { uid: c.uid } : {}), state: stateName(interpreter.snapshot.value), resources: options.resources(c), ...(lastError ? { lastError } : {}), actions: c.actions };
   };
-  handleLifecycleMessages(interpreter, view);
+  handleLifecycleMessages(interpreter, view, input.ref, options.projection);
   options.setup?.(interpreter);
   const send = (event: { type: string; observation?: Observation }) => interpreter.send(event as Unstamped<TEvent>);
   if (input.persisted) send({ type: 'resumed' });

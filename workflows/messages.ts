@@ -25,12 +25,34 @@ export interface Observation<P = unknown> {
 
 export const observedSignal = defineSignal<[Observation]>('observed');
 
+/**
+ * Signals are a trust boundary (anyone with access to the namespace can send one): a payload is checked against
+ * these before it reaches a machine, and one that does not fit is logged and dropped, never stored.
+ */
+const objectRefSchema = z.object({ kind: z.string().min(1), namespace: z.string().min(1).optional(), name: z.string().min(1) });
+
+/** An `observed` payload; each lifecycle gives the schema of its own projection. */
+export const observationSchema = <P extends z.ZodType>(projection: P) =>
+  z.object({
+    ref: objectRefSchema,
+    uid: z.string().min(1),
+    generation: z.number().int().nonnegative(),
+    deleting: z.boolean(),
+    gone: z.boolean(),
+    finalizers: z.array(z.string()),
+    projection,
+  });
+
+/** The reasons a payload was refused, `field: message` each, for logs and update rejections. */
+export const describeIssues = (error: z.ZodError, what = 'payload') => error.issues.map((i) => `${i.path.join('.') || what}: ${i.message}`).join('; ');
+
 /** A dependency (the Node of a Pod, the Service of Endpoints) changed: referrers re-read it and repair. */
 export interface DependencyChanged {
   dependency: ObjectRef;
   uid: string;
 }
 export const dependencyChangedSignal = defineSignal<[DependencyChanged]>('dependencyChanged');
+export const dependencyChangedSchema = z.object({ dependency: objectRefSchema, uid: z.string().min(1) });
 
 const operatorRequest = {
   reason: z.string().trim().min(1, 'a reason is required'),

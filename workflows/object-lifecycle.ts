@@ -1,11 +1,12 @@
-import { getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, log, setHandler, type SignalDefinition } from '@temporalio/workflow';
 import { kubernetes } from './activities';
 import type { Unstamped } from './interpreter';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
-import { dependencyChangedSignal, refreshSignal } from './messages';
+import { dependencyChangedSchema, dependencyChangedSignal, describeIssues, refreshSignal, type DependencyChanged } from './messages';
 import { objectLifecycleMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
 import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
 import { dependencyOf, translateWithDependency } from './translation/dependency';
+import { observedObjectProjection } from './translation/types';
 import { Reason, REFERRERS_FINALIZER } from './vocabulary';
 
 /**
@@ -17,9 +18,15 @@ export type ObjectLifecycleInput = LifecycleInput<ObjectContext, ObjectTimings>;
 
 export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void> {
   await runLifecycle<ObjectContext, ObjectEvent, ObjectTimings, ObjectActionParams>(objectLifecycleMachine, input, {
+    projection: observedObjectProjection,
     resources: (c) => c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
     condition: (c) => (c.waitingFor ? { reason: Reason.WaitingForDependency, message: c.waitingFor, at: '' } : undefined),
-    setup: (interpreter) => setHandler(dependencyChangedSignal, (change) => interpreter.send({ type: 'dependencyChanged', change })),
+    setup: (interpreter) =>
+      setHandler(dependencyChangedSignal as SignalDefinition<[unknown]>, (payload: unknown) => {
+        const change = dependencyChangedSchema.safeParse(payload);
+        if (change.success) interpreter.send({ type: 'dependencyChanged', change: change.data as DependencyChanged });
+        else log.warn(`dropped a dependencyChanged signal: ${describeIssues(change.error)}`);
+      }),
     executors: {
       apply,
       notifyReferrers: async ({ ref, uid }) => {

@@ -1,7 +1,7 @@
 import { cloud, kubernetes } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import type { ResourceView } from './messages';
-import { peerPodLifecycleMachine, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
+import { peerPodLifecycleMachine, peerPodProjection, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
 import { describeRef } from './naming';
 import { PEERPOD_FINALIZER } from './vocabulary';
 
@@ -13,6 +13,7 @@ export type PeerPodLifecycleInput = LifecycleInput<PeerPodContext, PeerPodTiming
 
 export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<void> {
   await runLifecycle<PeerPodContext, PeerPodEvent, PeerPodTimings, PeerPodActionParams>(peerPodLifecycleMachine, input, {
+    projection: peerPodProjection,
     resources,
     executors: {
       createVm: async ({ name, podUid, namespace, podName }) => {

@@ -2,7 +2,7 @@ import { kubernetes, midonet } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import { pusherLifecycleMachine, type PusherActionParams, type PusherContext, type PusherEvent, type PusherTimings } from './machines/pusher';
 import { describeRef } from './naming';
-import type { PushedResource } from './translation/types';
+import { translationProjection, type PushedResource } from './translation/types';
 import { Reason } from './vocabulary';
 
 /**
@@ -14,6 +14,7 @@ export type PusherLifecycleInput = LifecycleInput<PusherContext, PusherTimings>;
 export async function translationLifecycle(input: PusherLifecycleInput): Promise<void> {
   const what = describeRef(input.ref);
   await runLifecycle<PusherContext, PusherEvent, PusherTimings, PusherActionParams>(pusherLifecycleMachine, input, {
+    projection: translationProjection,
     resources: (c) => [...c.pushed.map(asView), ...c.orphaned.map((r) => ({ ...asView(r), state: 'orphaned' }))],
     executors: {
       push: async (p) => ({

@@ -1,7 +1,8 @@
 // Hostile but realistic Translations (issue 10): written by hand without the finalizer, refused whole for a bad
 // resource, partly pushed then broken, and a deletion MidoNet refuses that only `cleanup --mode force` gets past.
 // Each ends with nothing Steward pushed left in MidoNet and no finalizer left on a deleted object.
-import { cleanupUpdate } from '../../workflows/messages';
+import { temporal } from '@temporalio/proto';
+import { cleanupUpdate, observedSignal } from '../../workflows/messages';
 import type { BackendResource } from '../../workflows/translation/types';
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import {
@@ -115,5 +116,27 @@ describe('hostile Translations', () => {
     expect(left.Chain ?? []).not.toContain(chainId(5));
     await h.admin.removeFault(refusal.id);
     expect((await stateOf(h, name)).state).toBe('done');
+  });
+
+  it('signals are a trust boundary: a malformed observed signal, or one about another object, is dropped; the workflow goes on', async () => {
+    const name = 'bad-signals';
+    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(401)]));
+    await waitForState(h, name, 'synced');
+    const handle = handleOf(h, name);
+    const raw = (payload: unknown) => h.client.workflow.getHandle(handle.workflowId).signal(observedSignal as never, payload as never);
+    await raw({ bad: 1 });
+    await raw({ ref: { kind: 'Translation', namespace: h.namespace, name: 'someone-else' }, uid: 'u', generation: 9, deleting: true, gone: true, finalizers: [], projection: { resources: [] } });
+    await raw({ ref: { kind: 'Translation', namespace: h.namespace, name }, uid: 'u', generation: 'two', deleting: false, gone: false, finalizers: [], projection: { resources: 'all' } });
+
+    await patchResources(h, name, [...bridgeTranslation(h.namespace, name, [bridgeId(401), bridgeId(402)]).resources]);
+    await waitFor('the next real change to be pushed', async () => (await emulatorIds(h)).Bridge?.includes(bridgeId(402)));
+    await waitForState(h, name, 'synced');
+    const history = await handle.fetchHistory();
+    const taskFailures = (history.events ?? []).filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+    expect(taskFailures).toEqual([]);
+    expect((await stateOf(h, name)).uid).not.toBe('u');
+
+    await deleteTranslation(h, name);
+    await expectGone(name);
   });
 });

@@ -1,4 +1,5 @@
 import { and, assign, not, setup } from 'xstate';
+import { z } from 'zod';
 import { timerActions } from '../interpreter';
 import { driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
@@ -28,9 +29,11 @@ export interface PeerPodTimings {
 export const defaultPeerPodTimings: PeerPodTimings = { driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
 
 /** What the watcher sends: a Pod of the peer-pod runtime class, or a PeerPod. */
-export type PeerPodProjection =
-  | { source: 'Pod'; runtimeClassName: string }
-  | { source: 'PeerPod'; cloudProvider?: string; instanceID?: string; ownerUid?: string };
+export const peerPodProjection = z.discriminatedUnion('source', [
+  z.object({ source: z.literal('Pod'), runtimeClassName: z.string() }),
+  z.object({ source: z.literal('PeerPod'), cloudProvider: z.string().optional(), instanceID: z.string().optional(), ownerUid: z.string().optional() }),
+]);
+export type PeerPodProjection = z.infer<typeof peerPodProjection>;
 
 export interface VmRecord {
   provider: string;

@@ -77,6 +77,34 @@ export const endpointsProjection = z.object({
 
 export const kubernetesProjection = z.discriminatedUnion('kind', [nodeProjection, podProjection, serviceProjection, endpointsProjection]);
 
+/** An object the watcher could not project: forwarded with the error, so its workflow shows it (starter/controller/projection.ts). */
+export const invalidProjection = z.object({
+  invalid: z.object({
+    ok: z.literal(false),
+    error: z.object({
+      reason: z.string(),
+      object: z.object({ kind: z.string(), namespace: z.string().optional(), name: z.string() }),
+      field: z.string(),
+      message: z.string(),
+    }),
+  }),
+});
+
+/** What an object's lifecycle is sent: its projection, or why there is none. */
+export const observedObjectProjection = z.union([kubernetesProjection, invalidProjection]);
+
+/**
+ * What a Translation's pusher is sent. Kinds and bodies are only strings here: the pusher checks the whole
+ * Translation before it pushes any of it, and refuses it with the resource, field and reason (InvalidTranslation).
+ */
+export const translationProjection = z.object({
+  resources: z.array(z.object({ kind: z.string(), parent: z.string(), body: z.string() })),
+  // The starter repeats these from the envelope (so the projection alone is the desired state); the pusher reads the envelope's.
+  generation: z.number().int().nonnegative().optional(),
+  finalizers: z.array(z.string()).optional(),
+  deletionTimestamp: z.string().optional(),
+});
+
 export type NodeProjection = z.output<typeof nodeProjection>;
 export type PodProjection = z.output<typeof podProjection>;
 export type ServiceProjection = z.output<typeof serviceProjection>;
