@@ -48,3 +48,11 @@ export const Reason = {
   ActionFailed: 'ActionFailed',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
+
+/**
+ * Reasons of the Kubernetes failure table (activities/kubernetes/errors.ts) for a request the API server refused as
+ * such (400, 422, any other 4xx but 401/403/404/409/429): the same request fails the same way however often it is
+ * retried, so a lifecycle shows it as `invalid`, with the reason, instead of retrying it in `stuck` for ever.
+ * (403 is not among them: an operator fixes RBAC, then a retry succeeds.)
+ */
+export const REFUSED_REQUEST_REASONS = ['KubernetesBadRequest', 'KubernetesInvalid', 'KubernetesRejected'] as const;

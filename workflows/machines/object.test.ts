@@ -35,6 +35,7 @@ const events: ObjectEvent[] = [
   { type: 'finalized', at },
   { type: 'eventRecorded', at },
   { type: 'actionFailed', action: 'apply', reason: 'KubernetesUnavailable', message: 'down', at },
+  { type: 'actionFailed', action: 'apply', reason: 'KubernetesInvalid', message: 'metadata.name: must be no more than 253 characters', at },
   { type: 'retry', at },
   { type: 'driftCheck', at },
   { type: 'cleanup', request: { ...request, mode: 'retry' }, at },
@@ -95,7 +96,7 @@ function run(...sequence: ObjectEvent[]) {
   for (const event of sequence) [snapshot, actions] = transition(objectMachine, snapshot, event);
   return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
 }
-const [observed, moved, invalidObserved, deleting, , otherIncarnation, dependencyChanged, applied, mustWait, invalid, notified, finalized, , failed, retry] = events as [ObjectEvent, ...ObjectEvent[]];
+const [observed, moved, invalidObserved, deleting, , otherIncarnation, dependencyChanged, applied, mustWait, invalid, notified, finalized, , failed, refused, retry] = events as [ObjectEvent, ...ObjectEvent[]];
 
 describe('object machine: scenarios', () => {
   it.each([
@@ -111,6 +112,7 @@ describe('object machine: scenarios', () => {
     ['finalized ends it', [observed, applied!, notified!, deleting!, finalized!], 'done', []],
     ['a failed apply is stuck, retried by a timer', [observed, failed!], 'stuck', ['recordEvent', 'startTimer']],
     ['the stuck timer retries', [observed, failed!, retry!], 'translating', ['cancelTimer', 'apply']],
+    ['Translations the API server refuses as such (422: a name too long) are shown invalid, not retried for ever in stuck', [observed, refused!], 'invalid', ['recordEvent']],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as ObjectEvent[]));
     expect(result.state).toBe(state);

@@ -3,7 +3,7 @@ import { timerActions } from '../interpreter';
 import { dependencyRetryTimer, driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
-import { Reason } from '../vocabulary';
+import { Reason, REFUSED_REQUEST_REASONS } from '../vocabulary';
 
 /**
  * The lifecycle of a Kubernetes object that Steward translates (Node, Pod, Service, Endpoints): translate it into
@@ -109,6 +109,7 @@ export const objectMachine = setup({
   },
   guards: {
     isGone: ({ context }) => context.gone || context.deleting,
+    isRefusedRequest: ({ event }) => event.type === 'actionFailed' && (REFUSED_REQUEST_REASONS as readonly string[]).includes(event.reason),
     isInvalid: ({ context }) => typeof context.projection === 'object' && context.projection !== null && 'invalid' in context.projection,
     /** Only a change of what the translation reads is worth telling the referrers about. */
     changedSinceApplied: ({ context }) => context.appliedProjection !== JSON.stringify(context.projection),
@@ -164,7 +165,11 @@ export const objectMachine = setup({
         ],
         mustWait: [{ guard: 'isGone', target: 'finalizing' }, { target: 'waitingForDependency', actions: 'recordWait' }],
         invalid: [{ guard: 'isGone', target: 'finalizing' }, { target: 'invalid', actions: 'recordInvalid' }],
-        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+        // The API server refused the Translations themselves (e.g. a name over 253 characters): no retry can help.
+        actionFailed: [
+          { guard: 'isRefusedRequest', target: 'invalid', actions: 'recordFailure' },
+          { target: 'stuck', actions: 'recordFailure' },
+        ],
       },
     },
     /** A dependency (Node, Service) tells its referrers (Pods, Endpoints) to repair their resources. */
