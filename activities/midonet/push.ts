@@ -4,7 +4,7 @@
 // is what makes removing a resource, or changing one MidoNet cannot update, safe (seed 000's first two limits).
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { BackendResource, PushedResource } from '../../workflows/translation/types';
+import { ANNOTATIONS, type BackendResource, type PushedResource } from '../../workflows/translation/types';
 import { checkResource, identify, type MidonetClient } from './client';
 import { midonetFailure, type MidonetFailureDetails } from './errors';
 import { invalidTranslation, validateResources } from './validate';
@@ -44,6 +44,11 @@ function waitForOtherTranslations(error: unknown, resource: BackendResource): ne
   const missing = error.type === 'MidonetParentMissing' || error.type === 'MidonetReferenceMissing';
   const routeWithoutPort = error.type === 'MidonetValidation' && resource.kind === 'Route' && resource.body.includes('"nextHopPort"');
   if (missing || routeWithoutPort) throw midonetFailure('MidonetDependencyMissing', error.message, error.details?.[0] as MidonetFailureDetails | undefined);
+  // MidoNet only says the host is in no tunnel zone; what puts it in one is its Node's annotation.
+  if (error.type === 'MidonetConflict' && resource.kind === 'HostInterfacePort') {
+    const hint = `host ${resource.parent} joins a tunnel zone through its Node's annotation ${ANNOTATIONS.tunnelEndpointIP}: is it set, and its Node-Tunnel-Endpoint Translation pushed?`;
+    throw midonetFailure('MidonetConflict', `${error.message}; ${hint}`, error.details?.[0] as MidonetFailureDetails | undefined);
+  }
   throw error;
 }
 

@@ -59,6 +59,13 @@ describe('status output', () => {
     );
   });
 
+  it('shows when an error happened, and a lasting condition (waiting for a dependency) without an empty time', () => {
+    const failed = formatStatus('pod/ns/web', { ...view, lastError: { reason: 'KubernetesUnavailable', message: 'apply: down', at: '2026-11-26T06:00:00Z' } });
+    expect(failed).toContain('  last error:  KubernetesUnavailable: apply: down (2026-11-26T06:00:00Z)\n');
+    const waiting = formatStatus('pod/ns/web', { ...view, state: 'waitingForDependency', lastError: { reason: 'WaitingForDependency', message: 'Node node-1 does not exist (yet)', at: '' } });
+    expect(waiting).toContain('  last error:  WaitingForDependency: Node node-1 does not exist (yet)\n');
+  });
+
   it('shows only the ten most recent operator actions, oldest first', () => {
     const actions = Array.from({ length: 12 }, (_, i) => ({ action: 'refresh' as const, requestedBy: 'bob', reason: `round ${i}`, at: `t${i}` }));
     const out = formatStatus('node/node-1', { ...view, actions });

@@ -74,7 +74,8 @@ const recentActions = 10;
 
 /** The `state` query as a person reads it. */
 export function formatStatus(id: string, view: LifecycleStateView): string {
-  const error = view.lastError ? `${view.lastError.reason}: ${view.lastError.message} (${view.lastError.at})` : 'none';
+  // A lasting condition (what an object waits for) has no time of its own: no empty "()" for it.
+  const error = view.lastError ? `${view.lastError.reason}: ${view.lastError.message}${view.lastError.at ? ` (${view.lastError.at})` : ''}` : 'none';
   const actions = view.actions.slice(-recentActions);
   return [
     `${id}${view.uid ? `  (uid ${view.uid})` : ''}`,

@@ -1,0 +1,78 @@
+// The pusher's activities against the real MidoNet emulator, in a mock activity context: a Translation is refused
+// whole before any of it is pushed, deletion skips what could never have been pushed, force goes past refusals, and
+// a host binding before its tunnel zone names the annotation that fixes it.
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type StateDump } from '../../deploy/local/midonet';
+import type { BackendResource } from '../../workflows/translation/types';
+import { backendResource, createMidonetClient } from './client';
+import { createPushActivities } from './push';
+
+const CHAIN = 'd0000000-0000-4000-8000-000000000001';
+const RULE = (n: number) => `e0000000-0000-4000-8000-00000000000${n}`;
+const HOST = '90000000-0000-4000-8000-000000000001';
+const PORT = 'a0000000-0000-4000-8000-000000000001';
+const chain = backendResource('Chain', '', { id: CHAIN, name: 'KUBE-TEST', tenantId: 'midonetkube' });
+const rule = (n: number) => backendResource('Rule', CHAIN, { id: RULE(n), type: 'accept' });
+
+let emulator: MidonetEmulator;
+let admin: EmulatorAdmin;
+let push: ReturnType<typeof createPushActivities>;
+const run = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment().run(fn);
+const ids = async (kind: keyof StateDump) => ((await admin.dump())[kind] ?? []).map((r) => r.id as string);
+
+beforeAll(async () => {
+  emulator = await startMidonetEmulator({ port: 0 });
+  admin = new EmulatorAdmin(emulator.adminUrl);
+});
+afterAll(() => emulator.close());
+beforeEach(async () => {
+  await admin.reset();
+  push = createPushActivities({ client: createMidonetClient({ baseUrl: emulator.url, username: 'admin', password: 'secret' }) });
+});
+
+describe('pushTranslation', () => {
+  it('refuses a Translation with a bad resource in the middle before pushing any of it', async () => {
+    const resources = [chain, rule(1), { kind: 'Rule', parent: CHAIN, body: '{"id": x}' } as BackendResource, rule(2)];
+    const failure = await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources, previous: [] })).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'InvalidTranslation', nonRetryable: true, message: expect.stringContaining('resources[2] (Rule) body: not JSON') as unknown });
+    expect(await ids('Chain')).toEqual([]);
+  });
+
+  it('names the Node annotation that puts a host in a tunnel zone when a binding finds it in none', async () => {
+    await admin.seedHost({ id: HOST, name: 'node-1' });
+    const resources = [
+      backendResource('Bridge', '', { id: 'b0000000-0000-4000-8000-000000000001', name: 'b' }),
+      backendResource('Port', 'b0000000-0000-4000-8000-000000000001', { id: PORT, type: 'Bridge' }),
+      backendResource('HostInterfacePort', HOST, { hostId: HOST, portId: PORT, interfaceName: 'midokube-mido' }),
+    ];
+    const failure = await run(() => push.pushTranslation({ owner: 'translation/default/node.4.node-1', resources, previous: [] })).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'MidonetConflict', nonRetryable: false, message: expect.stringContaining('midonet.org/tunnel-endpoint-ip') as unknown });
+  });
+});
+
+describe('deleteTranslation', () => {
+  it('skips resources that never passed validation, so an invalid Translation still deletes what was pushed', async () => {
+    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
+    const resources = [chain, rule(1), { kind: 'Vtep', parent: '', body: '{}' } as unknown as BackendResource];
+    const { removed } = await run(() => push.deleteTranslation({ owner: 'translation/ns/t', resources }));
+    expect(removed.map((r) => [r.kind, r.state])).toEqual([
+      ['Rule', 'deleted'],
+      ['Chain', 'deleted'],
+    ]);
+    expect(await ids('Chain')).toEqual([]);
+  });
+
+  it('stops at a refused delete; with force it records it as failed and deletes the rest', async () => {
+    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)], previous: [] }));
+    await admin.injectFault({ method: 'DELETE', path: `/rules/${RULE(2)}`, action: 'error', status: 403 });
+    const input = { owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)] };
+    await expect(run(() => push.deleteTranslation(input))).rejects.toMatchObject({ nonRetryable: true });
+    const { removed } = await run(() => push.deleteTranslation({ ...input, force: true }));
+    expect(removed.map((r) => [r.id, r.state])).toEqual([
+      [RULE(2), 'failed'],
+      [RULE(1), 'deleted'],
+      [CHAIN, 'deleted'],
+    ]);
+    expect(await ids('Chain')).toEqual([]);
+  });
+});
