@@ -1,0 +1,126 @@
+// One chaos run: a fresh stack, the seeded operations carried out while faults are injected, then a bounded wait for
+// quiescence (every invariant holds, twice in a row) and the invariants' verdict.
+import { sleep } from '../../deploy/local/process';
+import { translate, type Translation } from '../../workflows/translation';
+import { TRANSLATION_API } from '../../workflows/naming';
+import { execute } from './execute';
+import { FaultInjector, type FaultKind } from './faults';
+import { checkAll, translationKeys, type TranslationObject, type Violation } from './invariants';
+import { describeOp, HAND_WRITTEN_LABEL, handWritten, nodeProjection, podProjection, serviceProjection, targetOf, type Op } from './ops';
+import { random } from './prng';
+import { takeSnapshot } from './snapshot';
+import { ChaosStack } from './stack';
+
+export interface RunOptions {
+  seed: number;
+  ops: Op[];
+  faults: FaultKind[];
+  peerPods: boolean;
+  /** Mean pause between operations. */
+  opDelayMs: number;
+  quiesceMs: number;
+  resyncSeconds: number;
+  /** Progress lines (the log is also kept in the result). */
+  print?: (line: string) => void;
+}
+
+export interface RunResult {
+  seed: number;
+  ops: Op[];
+  outcomes: Map<number, string>;
+  faults: Partial<Record<FaultKind, number>>;
+  violations: Violation[];
+  /** From the end of the faults to the first clean check; undefined when it never came. */
+  quiescenceMs?: number;
+  durationMs: number;
+  log: string[];
+}
+
+export async function runChaos(options: RunOptions): Promise<RunResult> {
+  const started = Date.now();
+  const log: string[] = [];
+  const stamp = (line: string) => {
+    const text = `${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s ${line}`;
+    log.push(text);
+    options.print?.(text);
+  };
+  const stack = await ChaosStack.start({ peerPods: options.peerPods, resyncSeconds: options.resyncSeconds, log: stamp });
+  stamp(`stack up (${stack.info.stateDir}), worker ${stack.workerPid}, ${options.ops.length} operations, faults: ${options.faults.join(', ') || 'none'}`);
+  const attribution = attributionOf(options.ops, stack.tenant);
+  const outcomes = new Map<number, string>();
+  const injector = new FaultInjector(stack, options.faults, options.seed, stamp);
+  try {
+    injector.start();
+    const pause = random(options.seed ^ 0xde1a);
+    let lastAttribution = 0;
+    for (const op of options.ops) {
+      const outcome = await execute({ core: stack.core, custom: stack.custom, tenant: stack.tenant }, op);
+      outcomes.set(op.index, outcome);
+      stamp(`${describeOp(op)} → ${outcome}`);
+      if (Date.now() - lastAttribution > 10_000) {
+        await recordTranslations(stack, attribution).catch(() => undefined);
+        lastAttribution = Date.now();
+      }
+      await sleep(pause.int(0, 2 * options.opDelayMs));
+    }
+    stamp('last operation done; stopping the faults, healing');
+    await injector.stop();
+    const quietFrom = Date.now();
+    stamp('waiting for quiescence');
+    let violations: Violation[] = [];
+    let clean = 0;
+    let quiescenceMs: number | undefined;
+    for (;;) {
+      await recordTranslations(stack, attribution).catch(() => undefined);
+      violations = checkAll(await takeSnapshot(stack), attribution);
+      if (violations.length === 0) {
+        quiescenceMs ??= Date.now() - quietFrom;
+        if (++clean >= 2) break;
+      } else {
+        clean = 0;
+        quiescenceMs = undefined;
+        const byInvariant = new Map<string, number>();
+        for (const v of violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
+        stamp(`not yet: ${[...byInvariant].map(([k, n]) => `${k} ${n}`).join(', ')} (first: ${violations[0]!.object}: ${violations[0]!.detail.slice(0, 120)})`);
+      }
+      if (Date.now() - quietFrom > options.quiesceMs) break;
+      await sleep(clean ? 3_000 : 5_000);
+    }
+    stamp(quiescenceMs === undefined ? `not quiescent after ${options.quiesceMs / 1000} s: ${violations.length} violations` : `quiescent after ${(quiescenceMs / 1000).toFixed(1)} s`);
+    return { seed: options.seed, ops: options.ops, outcomes, faults: injector.counts, violations, quiescenceMs, durationMs: Date.now() - started, log };
+  } finally {
+    await injector.stop().catch(() => undefined);
+    await stack.stop();
+  }
+}
+
+/** Which object each MidoNet key would come from: every object the operations write, translated alone. */
+function attributionOf(ops: Op[], tenant: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const note = (translations: Translation[], owner: string) => {
+    for (const key of translationKeys(translations)) out.set(key, owner);
+  };
+  for (const { spec } of ops) {
+    if (!spec) continue;
+    const owner = targetOf(spec);
+    if (spec.kind === 'Translation') note([handWritten(spec, tenant)], owner);
+    const projection = spec.kind === 'Node' ? nodeProjection(spec) : spec.kind === 'Pod' ? podProjection(spec) : spec.kind === 'Service' ? serviceProjection(spec) : undefined;
+    if (!projection) continue;
+    const node = spec.kind === 'Pod' && spec.node ? nodeProjection({ kind: 'Node', name: spec.node, host: Number(spec.node.slice('node-'.length)) }) : null;
+    // A Service's IDs do not depend on its ClusterIP; Endpoints' do, so they come from recordTranslations.
+    const result = translate(projection, { tenant, node });
+    if (result.ok) note(result.translations, owner);
+  }
+  return out;
+}
+
+/** Adds the owners of the Translations the API server holds now (Endpoints' IDs depend on the allocated ClusterIP). */
+async function recordTranslations(stack: ChaosStack, attribution: Map<string, string>): Promise<void> {
+  const { items } = (await stack.custom.listClusterCustomObject({ ...TRANSLATION_API })) as { items: TranslationObject[] };
+  for (const t of items) {
+    const owner = t.metadata.ownerReferences?.[0];
+    const who = t.metadata.labels?.[HAND_WRITTEN_LABEL] !== undefined || !owner ? `Translation ${t.metadata.namespace}/${t.metadata.name}` : owner.kind === 'Node' ? `Node ${owner.name}` : `${owner.kind} ${t.metadata.namespace}/${owner.name}`;
+    const translation: Translation = { name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] };
+    for (const key of translationKeys([translation])) if (!attribution.has(key)) attribution.set(key, who);
+  }
+}
