@@ -20,6 +20,7 @@ export interface RunOptions {
   opDelayMs: number;
   quiesceMs: number;
   resyncSeconds: number;
+  libvirtUri?: string;
   /** Progress lines (the log is also kept in the result). */
   print?: (line: string) => void;
 }
@@ -44,7 +45,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     log.push(text);
     options.print?.(text);
   };
-  const stack = await ChaosStack.start({ peerPods: options.peerPods, resyncSeconds: options.resyncSeconds, log: stamp });
+  const stack = await ChaosStack.start({ peerPods: options.peerPods, resyncSeconds: options.resyncSeconds, ...(options.libvirtUri ? { libvirtUri: options.libvirtUri } : {}), log: stamp });
   stamp(`stack up (${stack.info.stateDir}), worker ${stack.workerPid}, ${options.ops.length} operations, faults: ${options.faults.join(', ') || 'none'}`);
   const attribution = attributionOf(options.ops, stack.tenant);
   const outcomes = new Map<number, string>();

@@ -26,6 +26,8 @@ export interface ChaosStackOptions {
   peerPods: boolean;
   /** Period of the starter's full re-list. */
   resyncSeconds: number;
+  /** An answering libvirt to use (libvirtd is one per machine); default: the one that answers, or LIBVIRT_URI. */
+  libvirtUri?: string;
   log: (line: string) => void;
 }
 
@@ -57,7 +59,8 @@ export class ChaosStack {
   static async start(options: ChaosStackOptions): Promise<ChaosStack> {
     const stateDir = mkdtempSync(join(tmpdir(), 'steward-chaos-'));
     // libvirtd is one per machine: reuse the one that answers (or LIBVIRT_URI); without peer pods it is not needed.
-    const stack = await startStack({ stateDir, ports: 'free', report: () => {}, ...(options.peerPods ? {} : { libvirtUri: process.env.LIBVIRT_URI ?? 'qemu:///system' }) });
+    const libvirtUri = options.libvirtUri ?? (options.peerPods ? undefined : (process.env.LIBVIRT_URI ?? 'qemu:///system'));
+    const stack = await startStack({ stateDir, ports: 'free', report: () => {}, ...(libvirtUri ? { libvirtUri } : {}) });
     const chaos = new ChaosStack(stack.info, options);
     chaos.stack = stack;
     try {
