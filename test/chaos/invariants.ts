@@ -193,25 +193,29 @@ export function checkStatus(s: Snapshot): Violation[] {
   const out: Violation[] = [];
   const recordedBy = new Map<string, string[]>();
   for (const t of live(s.translations)) {
-    const object = nameOf('Translation', t.metadata);
+    // Named after the object that owns it (a Pod's Translation is about the Pod), the Translation in the detail.
+    const owner = t.metadata.ownerReferences?.[0];
+    const translation = nameOf('Translation', t.metadata);
+    const object = owner ? (owner.kind === 'Node' ? `Node ${owner.name}` : `${owner.kind} ${t.metadata.namespace}/${owner.name}`) : translation;
+    const about = owner ? `${translation}: ` : '';
     const wanted = translationKeys([{ name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] }]);
     const ready = readyOf(t);
     const synced = (t.status?.childResources ?? []).filter((c) => c.state === 'synced');
     const recorded = new Set(synced.map(childKey));
-    for (const key of recorded) recordedBy.set(key, [...(recordedBy.get(key) ?? []), object]);
+    for (const key of recorded) recordedBy.set(key, [...(recordedBy.get(key) ?? []), translation]);
     if (ready?.status === 'True') {
       const missing = wanted.filter((k) => !present.has(k));
-      if (missing.length) out.push({ invariant: 'status', object, detail: `Ready=True but MidoNet lacks ${missing.length} of its ${wanted.length} resources: ${missing.slice(0, 3).join('; ')}` });
+      if (missing.length) out.push({ invariant: 'status', object, detail: `${about}Ready=True but MidoNet lacks ${missing.length} of its ${wanted.length} resources: ${missing.slice(0, 3).join('; ')}` });
       const generation = t.metadata.generation ?? 0;
       const observed = ready.observedGeneration ?? t.status?.observedGeneration ?? 0;
-      if (observed < generation) out.push({ invariant: 'status', object, detail: `Ready=True is about generation ${observed}, the spec is at ${generation}` });
+      if (observed < generation) out.push({ invariant: 'status', object, detail: `${about}Ready=True is about generation ${observed}, the spec is at ${generation}` });
       const unrecorded = wanted.filter((k) => !recorded.has(k));
-      if (unrecorded.length) out.push({ invariant: 'status', object, detail: `Ready=True but status.childResources does not record ${unrecorded.length} of its resources: ${unrecorded.slice(0, 3).join('; ')}` });
+      if (unrecorded.length) out.push({ invariant: 'status', object, detail: `${about}Ready=True but status.childResources does not record ${unrecorded.length} of its resources: ${unrecorded.slice(0, 3).join('; ')}` });
     } else if (wanted.length > 0 && wanted.every((k) => present.has(k)) && ready?.reason !== 'ResourceClaimed') {
-      out.push({ invariant: 'status', object, detail: `Ready=${ready?.status ?? 'absent'} (${ready?.reason ?? 'no reason'}: ${ready?.message ?? ''}) though MidoNet holds all ${wanted.length} of its resources` });
+      out.push({ invariant: 'status', object, detail: `${about}Ready=${ready?.status ?? 'absent'} (${ready?.reason ?? 'no reason'}: ${ready?.message ?? ''}) though MidoNet holds all ${wanted.length} of its resources` });
     }
     const gone = [...recorded].filter((k) => !present.has(k));
-    if (gone.length) out.push({ invariant: 'status', object, detail: `status.childResources says synced for ${gone.length} resources MidoNet lacks: ${gone.slice(0, 3).join('; ')}` });
+    if (gone.length) out.push({ invariant: 'status', object, detail: `${about}status.childResources says synced for ${gone.length} resources MidoNet lacks: ${gone.slice(0, 3).join('; ')}` });
   }
   for (const [key, who] of recordedBy) if (who.length > 1) out.push({ invariant: 'status', object: who[0]!, detail: `${key} recorded as synced by ${who.length} Translations: ${who.join(', ')}` });
   return out;

@@ -2,10 +2,11 @@
 // quiescence (every invariant holds, twice in a row) and the invariants' verdict.
 import { sleep } from '../../deploy/local/process';
 import { translate, type Translation } from '../../workflows/translation';
-import { TRANSLATION_API } from '../../workflows/naming';
+import { LIFECYCLE_KINDS, TRANSLATION_API, workflowId, type LifecycleKind } from '../../workflows/naming';
+import { stateQuery } from '../../workflows/messages';
 import { execute } from './execute';
 import { FaultInjector, type FaultKind } from './faults';
-import { checkAll, translationKeys, type TranslationObject, type Violation } from './invariants';
+import { checkAll, translationKeys, type Snapshot, type TranslationObject, type Violation } from './invariants';
 import { describeOp, HAND_WRITTEN_LABEL, handWritten, nodeProjection, podProjection, serviceProjection, targetOf, type Op } from './ops';
 import { random } from './prng';
 import { takeSnapshot } from './snapshot';
@@ -66,14 +67,25 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     }
     stamp('last operation done; stopping the faults, healing');
     await injector.stop();
+    await stack.ensureLibvirt();
     const quietFrom = Date.now();
     stamp('waiting for quiescence');
     let violations: Violation[] = [];
+    let snapshot: Snapshot | undefined;
     let clean = 0;
     let quiescenceMs: number | undefined;
     for (;;) {
       await recordTranslations(stack, attribution).catch(() => undefined);
-      violations = checkAll(await takeSnapshot(stack), attribution);
+      try {
+        await stack.ensureLibvirt();
+        snapshot = await takeSnapshot(stack);
+      } catch (error) {
+        stamp(`snapshot failed: ${(error as Error).message.split('\n')[0]}`);
+        if (Date.now() - quietFrom > options.quiesceMs) throw error;
+        await sleep(5_000);
+        continue;
+      }
+      violations = checkAll(snapshot, attribution);
       if (violations.length === 0) {
         quiescenceMs ??= Date.now() - quietFrom;
         if (++clean >= 2) break;
@@ -87,6 +99,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
       if (Date.now() - quietFrom > options.quiesceMs) break;
       await sleep(clean ? 3_000 : 5_000);
     }
+    if (violations.length && snapshot) for (const line of await diagnose(stack, snapshot, violations)) stamp(line);
     stamp(quiescenceMs === undefined ? `not quiescent after ${options.quiesceMs / 1000} s: ${violations.length} violations` : `quiescent after ${(quiescenceMs / 1000).toFixed(1)} s`);
     return { seed: options.seed, ops: options.ops, outcomes, faults: injector.counts, violations, quiescenceMs, durationMs: Date.now() - started, log };
   } finally {
@@ -124,4 +137,39 @@ async function recordTranslations(stack: ChaosStack, attribution: Map<string, st
     const translation: Translation = { name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] };
     for (const key of translationKeys([translation])) if (!attribution.has(key)) attribution.set(key, who);
   }
+}
+
+/** What the workflows of the objects involved say about themselves (machine state, last error), for the diagnosis. */
+async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Violation[]): Promise<string[]> {
+  const liveUid = (id: string) => {
+    const [kind, a, b] = id.split('/');
+    const items = { node: snapshot.nodes, pod: snapshot.pods, peerpod: snapshot.pods, service: snapshot.services, endpoints: snapshot.endpoints, translation: snapshot.translations }[kind ?? ''] ?? [];
+    const found = (items as { metadata?: { name?: string; namespace?: string; uid?: string } }[]).find((o) => (b ? o.metadata?.namespace === a && o.metadata?.name === b : o.metadata?.name === a));
+    return found ? `live uid ${found.metadata?.uid}` : 'no live object';
+  };
+  const ids = new Set<string>();
+  for (const v of violations) {
+    const [kind = '', ref = ''] = v.object.split(' ');
+    const [namespace, name] = ref.includes('/') ? ref.split('/') : [undefined, ref];
+    if (!LIFECYCLE_KINDS.includes(kind as LifecycleKind) || !name) continue;
+    ids.add(workflowId({ kind: kind as LifecycleKind, ...(namespace ? { namespace } : {}), name }));
+    if (kind === 'Pod') ids.add(workflowId({ kind: 'PeerPod', namespace: namespace!, name }));
+    const translation = /Translation (\S+)\/(\S+?):/.exec(v.detail);
+    if (translation) ids.add(workflowId({ kind: 'Translation', namespace: translation[1]!, name: translation[2]! }));
+  }
+  const lines: string[] = [];
+  for (const id of ids) {
+    const handle = stack.client.workflow.getHandle(id);
+    const answer = await Promise.race([
+      (async () => {
+        const { status } = await handle.describe();
+        if (status.name !== 'RUNNING') return `${status.name.toLowerCase()} (${liveUid(id)})`;
+        const view = await handle.query(stateQuery);
+        return `${view.state}, incarnation ${view.uid ?? '?'} (${liveUid(id)})${view.lastError ? `, last error ${view.lastError.reason}: ${view.lastError.message.slice(0, 200)}` : ''}`;
+      })(),
+      sleep(10_000).then(() => 'no answer in 10 s'),
+    ]).catch((error: Error) => `? ${error.message.slice(0, 120)}`);
+    lines.push(`workflow ${id}: ${answer}`);
+  }
+  return lines;
 }

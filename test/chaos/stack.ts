@@ -13,6 +13,7 @@ import { startMidonet } from '../../deploy/local/midonet-process';
 import { sleep, type ManagedProcess } from '../../deploy/local/process';
 import { startStack, type Stack, type StackInfo } from '../../deploy/local/stack';
 import { startTemporal } from '../../deploy/local/temporal';
+import { startLibvirt, virsh, type Libvirt } from '../../deploy/local/libvirt';
 import { libvirtBackend } from '../support/cloud-backends';
 import { isReady, listTranslations, seedEmulator } from '../support/objects-harness';
 import { LibvirtRelay } from '../support/peerpods-harness';
@@ -46,6 +47,7 @@ export class ChaosStack {
   private stack!: Stack;
   private connection?: Connection;
   private restarted: { temporal?: ManagedProcess; midonet?: ManagedProcess } = {};
+  private libvirt?: Libvirt;
   private worker?: ChildProcess;
   private starter?: ChildProcess;
   private starters = 0;
@@ -213,6 +215,17 @@ export class ChaosStack {
     }
   }
 
+  /**
+   * libvirtd is one per machine, and the one reused may belong to another stack that stops meanwhile: then this
+   * stack starts one (VMs are defined persistently, so the new daemon sees them). Not a fault of the run's making.
+   */
+  async ensureLibvirt(): Promise<void> {
+    if (!this.options.peerPods) return;
+    if (await virsh(this.info.libvirt.uri, 'uri').then(() => true, () => false)) return;
+    this.options.log('libvirtd went away (another stack stopped it): starting one');
+    this.libvirt = await startLibvirt({ stateDir: this.info.stateDir, report: () => {} });
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     await killChild(this.starter);
@@ -222,6 +235,7 @@ export class ChaosStack {
     if (this.cloud) for (const vm of await this.cloud.list().catch(() => [])) await this.cloud.delete({ instanceId: vm.instanceId }).catch(() => undefined);
     await this.restarted.temporal?.stop();
     await this.restarted.midonet?.stop();
+    await this.libvirt?.stop();
     await this.stack?.stop();
   }
 }
