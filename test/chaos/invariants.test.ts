@@ -99,7 +99,7 @@ describe('chaos invariants', () => {
       what: 'midonet: a bridge no live object or Translation accounts for (orphaned)',
       check: (s) => checkMidonet(s),
       edit: (s) => s.emulator.Bridge.push({ id: 'c4a05001-0000-4000-8000-0000000000ff', name: 'leaked' }),
-      expected: /midonet \| Bridge c4a05001-0000-4000-8000-0000000000ff \| orphaned in MidoNet/,
+      expected: /midonet \| Bridge c4a05001-0000-4000-8000-0000000000ff \| orphaned in MidoNet: Bridge c4a05001-0000-4000-8000-0000000000ff, listed by no Translation/,
     },
     {
       what: "midonet: a deleted Pod's resources left behind, named after the Pod by the attribution",

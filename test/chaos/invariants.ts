@@ -99,8 +99,16 @@ export function checkMidonet(s: Snapshot, attribution: ReadonlyMap<string, strin
   for (const key of emulatorKeys(s.emulator)) counts.set(key, (counts.get(key) ?? 0) + 1);
   const out: Violation[] = [];
   for (const [key, who] of owners) if (!counts.has(key)) out.push({ invariant: 'midonet', object: who[0]!, detail: `missing from MidoNet: ${key}` });
+  // Who still lists an orphaned key tells a stale Translation (its owner's workflow did not delete it) from a leak
+  // (the Translation is gone, its pusher did not delete what it pushed).
+  const listedBy = new Map<string, string[]>();
+  for (const t of s.translations) {
+    const translation = { name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] };
+    for (const key of translationKeys([translation])) listedBy.set(key, [...(listedBy.get(key) ?? []), `${t.metadata.namespace}/${t.metadata.name}${t.metadata.deletionTimestamp ? ' (deleting)' : ''}`]);
+  }
+  const orphan = (key: string) => `orphaned in MidoNet: ${key}${listedBy.has(key) ? `, still listed by Translation ${listedBy.get(key)!.join(', ')}` : ', listed by no Translation'}`;
   for (const [key, n] of counts) {
-    if (!owners.has(key)) out.push({ invariant: 'midonet', object: attribution.get(key) ?? key, detail: `orphaned in MidoNet: ${key}` });
+    if (!owners.has(key)) out.push({ invariant: 'midonet', object: attribution.get(key) ?? key, detail: orphan(key) });
     else if (n > 1) out.push({ invariant: 'midonet', object: owners.get(key)![0]!, detail: `${n} copies in MidoNet: ${key}` });
   }
   return out;
