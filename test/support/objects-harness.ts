@@ -8,7 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
-import { EmulatorAdmin } from '../../deploy/local/midonet';
+import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
 import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
 import { startTestStarter, terminateRunning, waitFor as waitUntilValue } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
@@ -55,17 +55,23 @@ const clusterRouter = (tenant?: string) => {
   return result.translations.flatMap((t) => t.resources).find((r) => r.kind === 'Router')!;
 };
 
-/**
- * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
- * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
- */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+/** Resets the emulator and seeds it as a deployer would: the agents' hosts and the cluster router. */
+export async function seedEmulator(info: StackInfo, hosts: { id: string; name: string }[], tenant?: string): Promise<{ admin: EmulatorAdmin; midonet: MidonetClient }> {
   if (!info.midonet.adminUrl) throw new Error('these tests need the MidoNet emulator (its admin endpoint)');
   const admin = new EmulatorAdmin(info.midonet.adminUrl);
   const midonet = createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER });
   await admin.reset();
   for (const host of hosts) await admin.seedHost(host);
   await midonet.ensure(clusterRouter(tenant));
+  return { admin, midonet };
+}
+
+/**
+ * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
+ * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
+ */
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+  const { admin, midonet } = await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
@@ -164,11 +170,15 @@ export async function createNode(h: Pick<ObjectsHarness, 'core'>, node: NodeProj
   });
 }
 
-export async function createPod(h: Pick<ObjectsHarness, 'core'>, pod: PodProjection): Promise<k8s.V1Pod> {
+/** `runtimeClassName` makes it a peer pod (`kata-remote`) when the starter's runtime classes name it. */
+export async function createPod(h: Pick<ObjectsHarness, 'core'>, pod: PodProjection, runtimeClassName?: string): Promise<k8s.V1Pod> {
   const { name, namespace, annotations } = pod.metadata;
   const created = await h.core.createNamespacedPod({
     namespace,
-    body: { metadata: { name, ...withoutAnnotations(annotations) }, spec: { nodeName: pod.spec.nodeName, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
+    body: {
+      metadata: { name, ...withoutAnnotations(annotations) },
+      spec: { nodeName: pod.spec.nodeName, ...(runtimeClassName ? { runtimeClassName } : {}), containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+    },
   });
   if (!pod.status.podIP && !pod.status.phase) return created;
   return h.core.patchNamespacedPodStatus(
@@ -214,7 +224,11 @@ export async function translationsOfOthers(h: Pick<ObjectsHarness, 'core'>, skip
 
 /** IDs per kind in the emulator, sorted; Routes MidoNet adds itself (`Local`) are left out. */
 export async function emulatorIds(h: Pick<ObjectsHarness, 'admin'>): Promise<Record<string, string[]>> {
-  const dump = await h.admin.dump();
+  return idsOfDump(await h.admin.dump());
+}
+
+/** `emulatorIds` of a dump already read: duplicates stay (each entry gives one key). */
+export function idsOfDump(dump: StateDump): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [kind, entries] of Object.entries(dump)) {
     const kept = kind === 'Route' ? entries.filter((e) => e.type !== 'Local') : entries;

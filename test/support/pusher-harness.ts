@@ -170,7 +170,7 @@ export function bridgeTranslation(namespace: string, name: string, bridgeIds: st
 export const bridgeId = (n: number) => `e2e00000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 
 /** Creates `t`; `owners` replace its ownerReferences (any kind, e.g. a ConfigMap). */
-export async function createTranslation(h: Harness, t: Translation, owners: k8s.V1OwnerReference[] = t.ownerReferences): Promise<void> {
+export async function createTranslation(h: Pick<Harness, 'custom'>, t: Translation, owners: k8s.V1OwnerReference[] = t.ownerReferences): Promise<void> {
   await h.custom.createNamespacedCustomObject({
     ...TRANSLATIONS,
     namespace: t.namespace,
@@ -203,11 +203,11 @@ export async function readTranslation(h: Harness, name: string): Promise<Transla
   }
 }
 
-export async function patchResources(h: Harness, name: string, resources: BackendResource[]): Promise<void> {
+export async function patchResources(h: Pick<Harness, 'custom' | 'namespace'>, name: string, resources: BackendResource[]): Promise<void> {
   await h.custom.patchNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name, body: { resources } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
 }
 
-export async function deleteTranslation(h: Harness, name: string): Promise<void> {
+export async function deleteTranslation(h: Pick<Harness, 'custom' | 'namespace'>, name: string): Promise<void> {
   await h.custom.deleteNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name });
 }
 

@@ -1,0 +1,159 @@
+// The faults injected while the operations run, on a schedule drawn from the seed: the worker SIGKILLed and started
+// again about every 20 s, and about every 15 s one other fault (a restart, or a window of MidoNet errors, timeouts or
+// latency, or libvirt out of reach). Every fault is logged with its time, so the operation log reads as one story.
+import { sleep } from '../../deploy/local/process';
+import { random } from './prng';
+import type { ChaosStack } from './stack';
+
+export const FAULT_KINDS = ['worker-kill', 'starter-kill', 'temporal-restart', 'midonet-restart', 'midonet-5xx', 'midonet-timeout', 'midonet-latency', 'libvirt-cut'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** `all`, `none`, or a comma-separated list of kinds. */
+export function parseFaults(text: string, peerPods: boolean): FaultKind[] {
+  const kinds: FaultKind[] = text === 'all' ? [...FAULT_KINDS] : text === 'none' ? [] : text.split(',').map((k) => k.trim()).filter(Boolean) as FaultKind[];
+  for (const k of kinds) if (!FAULT_KINDS.includes(k)) throw new Error(`unknown fault "${k}": expected all, none or some of ${FAULT_KINDS.join(', ')}`);
+  return peerPods ? kinds : kinds.filter((k) => k !== 'libvirt-cut');
+}
+
+export interface FaultLog {
+  (line: string): void;
+}
+
+export class FaultInjector {
+  readonly counts: Partial<Record<FaultKind, number>> = {};
+  private running = false;
+  private loops: Promise<void>[] = [];
+  /** One change of the processes at a time. */
+  private lock: Promise<unknown> = Promise.resolve();
+  private heal?: () => Promise<void>;
+
+  constructor(
+    private readonly stack: ChaosStack,
+    private readonly kinds: FaultKind[],
+    seed: number,
+    private readonly log: FaultLog,
+    private readonly timing = { workerKillMs: 20_000, faultEveryMs: 15_000 },
+    private readonly r = random(seed ^ 0x5eed),
+  ) {}
+
+  start(): void {
+    this.running = true;
+    if (this.kinds.includes('worker-kill')) this.loops.push(this.loop(() => this.timing.workerKillMs * (0.75 + this.r.next() / 2), () => this.inject('worker-kill')));
+    const others = this.kinds.filter((k) => k !== 'worker-kill');
+    if (others.length) this.loops.push(this.loop(() => this.timing.faultEveryMs * (0.6 + this.r.next() * 0.8), () => this.inject(this.r.pick(others))));
+  }
+
+  /** Stops injecting, heals what is still broken and makes sure the worker and the starter run. */
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+    await this.exclusive(async () => {
+      await this.heal?.();
+      this.heal = undefined;
+      await this.stack.admin.clearFaults().catch(() => undefined);
+      if (!this.stack.workerRunning) await this.retry('start the worker', () => this.stack.startWorker());
+      if (!this.stack.starterRunning) await this.retry('start the starter', () => this.stack.startStarter());
+    });
+  }
+
+  private async loop(interval: () => number, act: () => Promise<void>): Promise<void> {
+    while (this.running) {
+      const until = Date.now() + interval();
+      while (this.running && Date.now() < until) await sleep(200);
+      if (this.running) await act().catch((error: unknown) => this.log(`fault failed: ${(error as Error).message}`));
+    }
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.lock.then(work, work);
+    this.lock = next.catch(() => undefined);
+    return next;
+  }
+
+  private async retry(what: string, work: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        this.log(`${what} failed (attempt ${attempt}): ${(error as Error).message.split('\n')[0]}`);
+        if (attempt >= 5) throw error;
+        await sleep(2_000);
+      }
+    }
+  }
+
+  private async inject(kind: FaultKind): Promise<void> {
+    await this.exclusive(async () => {
+      // A window fault lasts until the next fault other than a worker kill (or the end of the run).
+      if (kind !== 'worker-kill') {
+        await this.heal?.();
+        this.heal = undefined;
+      }
+      this.counts[kind] = (this.counts[kind] ?? 0) + 1;
+      const s = this.stack;
+      const r = this.r;
+      switch (kind) {
+        case 'worker-kill': {
+          const pid = s.workerPid;
+          await s.killWorker();
+          await sleep(r.int(0, 3_000));
+          await this.retry('start the worker', () => s.startWorker());
+          this.log(`fault worker-kill: worker ${pid} SIGKILLed, ${s.workerPid} polling`);
+          break;
+        }
+        case 'starter-kill': {
+          await s.killStarter();
+          this.log('fault starter-kill: starter SIGKILLed');
+          await sleep(r.int(0, 5_000));
+          await this.retry('start the starter', () => s.startStarter());
+          this.log('starter back, leading');
+          break;
+        }
+        case 'temporal-restart':
+          this.log('fault temporal-restart: Temporal dev server stopping');
+          await s.restartTemporal();
+          this.log('Temporal dev server back');
+          break;
+        case 'midonet-restart':
+          this.log('fault midonet-restart: MidoNet emulator stopping');
+          await s.restartMidonet();
+          this.log('MidoNet emulator back');
+          break;
+        case 'midonet-5xx': {
+          const status = r.pick([500, 502, 503]);
+          const rate = r.pick([0.2, 0.5, 1]);
+          const fault = await s.admin.injectFault({ action: 'error', status, rate, seed: r.int(1, 1e6) });
+          this.log(`fault midonet-5xx: ${status} on ${rate * 100} % of calls`);
+          this.heal = () => s.admin.removeFault(fault.id).catch(() => undefined);
+          break;
+        }
+        case 'midonet-timeout': {
+          // Beyond the client's 10 s deadline, and connections dropped unanswered.
+          const slow = await s.admin.injectFault({ action: 'latency', latencyMs: 12_000, rate: 0.3, seed: r.int(1, 1e6) });
+          const drop = await s.admin.injectFault({ action: 'drop', rate: 0.2, seed: r.int(1, 1e6) });
+          this.log('fault midonet-timeout: 30 % of calls take 12 s, 20 % dropped unanswered');
+          this.heal = async () => {
+            await s.admin.removeFault(slow.id).catch(() => undefined);
+            await s.admin.removeFault(drop.id).catch(() => undefined);
+          };
+          break;
+        }
+        case 'midonet-latency': {
+          const latencyMs = r.int(300, 3_000);
+          const fault = await s.admin.injectFault({ action: 'latency', latencyMs });
+          this.log(`fault midonet-latency: ${latencyMs} ms on every call`);
+          this.heal = () => s.admin.removeFault(fault.id).catch(() => undefined);
+          break;
+        }
+        case 'libvirt-cut':
+          await s.relay.stop();
+          this.log('fault libvirt-cut: libvirt unreachable');
+          this.heal = async () => {
+            await s.relay.start();
+            this.log('libvirt reachable again');
+          };
+          break;
+      }
+    });
+  }
+}

@@ -1,0 +1,175 @@
+// One chaos run: a fresh stack, the seeded operations carried out while faults are injected, then a bounded wait for
+// quiescence (every invariant holds, twice in a row) and the invariants' verdict.
+import { sleep } from '../../deploy/local/process';
+import { translate, type Translation } from '../../workflows/translation';
+import { LIFECYCLE_KINDS, TRANSLATION_API, workflowId, type LifecycleKind } from '../../workflows/naming';
+import { stateQuery } from '../../workflows/messages';
+import { execute } from './execute';
+import { FaultInjector, type FaultKind } from './faults';
+import { checkAll, translationKeys, type Snapshot, type TranslationObject, type Violation } from './invariants';
+import { describeOp, HAND_WRITTEN_LABEL, handWritten, nodeProjection, podProjection, serviceProjection, targetOf, type Op } from './ops';
+import { random } from './prng';
+import { takeSnapshot } from './snapshot';
+import { ChaosStack } from './stack';
+
+export interface RunOptions {
+  seed: number;
+  ops: Op[];
+  faults: FaultKind[];
+  peerPods: boolean;
+  /** Mean pause between operations. */
+  opDelayMs: number;
+  quiesceMs: number;
+  resyncSeconds: number;
+  libvirtUri?: string;
+  /** Progress lines (the log is also kept in the result). */
+  print?: (line: string) => void;
+}
+
+export interface RunResult {
+  seed: number;
+  ops: Op[];
+  outcomes: Map<number, string>;
+  faults: Partial<Record<FaultKind, number>>;
+  violations: Violation[];
+  /** From the end of the faults to the first clean check; undefined when it never came. */
+  quiescenceMs?: number;
+  durationMs: number;
+  log: string[];
+}
+
+export async function runChaos(options: RunOptions): Promise<RunResult> {
+  const started = Date.now();
+  const log: string[] = [];
+  const stamp = (line: string) => {
+    const text = `${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s ${line}`;
+    log.push(text);
+    options.print?.(text);
+  };
+  const stack = await ChaosStack.start({ peerPods: options.peerPods, resyncSeconds: options.resyncSeconds, ...(options.libvirtUri ? { libvirtUri: options.libvirtUri } : {}), log: stamp });
+  stamp(`stack up (${stack.info.stateDir}), worker ${stack.workerPid}, ${options.ops.length} operations, faults: ${options.faults.join(', ') || 'none'}`);
+  const attribution = attributionOf(options.ops, stack.tenant);
+  const outcomes = new Map<number, string>();
+  const injector = new FaultInjector(stack, options.faults, options.seed, stamp);
+  try {
+    injector.start();
+    const pause = random(options.seed ^ 0xde1a);
+    let lastAttribution = 0;
+    for (const op of options.ops) {
+      const outcome = await execute({ core: stack.core, custom: stack.custom, tenant: stack.tenant }, op);
+      outcomes.set(op.index, outcome);
+      stamp(`${describeOp(op)} → ${outcome}`);
+      if (Date.now() - lastAttribution > 10_000) {
+        await recordTranslations(stack, attribution).catch(() => undefined);
+        lastAttribution = Date.now();
+      }
+      await sleep(pause.int(0, 2 * options.opDelayMs));
+    }
+    stamp('last operation done; stopping the faults, healing');
+    await injector.stop();
+    await stack.ensureLibvirt();
+    const quietFrom = Date.now();
+    stamp('waiting for quiescence');
+    let violations: Violation[] = [];
+    let snapshot: Snapshot | undefined;
+    let clean = 0;
+    let quiescenceMs: number | undefined;
+    for (;;) {
+      await recordTranslations(stack, attribution).catch(() => undefined);
+      try {
+        await stack.ensureLibvirt();
+        snapshot = await takeSnapshot(stack);
+      } catch (error) {
+        stamp(`snapshot failed: ${(error as Error).message.split('\n')[0]}`);
+        if (Date.now() - quietFrom > options.quiesceMs) throw error;
+        await sleep(5_000);
+        continue;
+      }
+      violations = checkAll(snapshot, attribution);
+      if (violations.length === 0) {
+        quiescenceMs ??= Date.now() - quietFrom;
+        if (++clean >= 2) break;
+      } else {
+        clean = 0;
+        quiescenceMs = undefined;
+        const byInvariant = new Map<string, number>();
+        for (const v of violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
+        stamp(`not yet: ${[...byInvariant].map(([k, n]) => `${k} ${n}`).join(', ')} (first: ${violations[0]!.object}: ${violations[0]!.detail.slice(0, 120)})`);
+      }
+      if (Date.now() - quietFrom > options.quiesceMs) break;
+      await sleep(clean ? 3_000 : 5_000);
+    }
+    if (violations.length && snapshot) for (const line of await diagnose(stack, snapshot, violations)) stamp(line);
+    stamp(quiescenceMs === undefined ? `not quiescent after ${options.quiesceMs / 1000} s: ${violations.length} violations` : `quiescent after ${(quiescenceMs / 1000).toFixed(1)} s`);
+    return { seed: options.seed, ops: options.ops, outcomes, faults: injector.counts, violations, quiescenceMs, durationMs: Date.now() - started, log };
+  } finally {
+    await injector.stop().catch(() => undefined);
+    await stack.stop();
+  }
+}
+
+/** Which object each MidoNet key would come from: every object the operations write, translated alone. */
+function attributionOf(ops: Op[], tenant: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const note = (translations: Translation[], owner: string) => {
+    for (const key of translationKeys(translations)) out.set(key, owner);
+  };
+  for (const { spec } of ops) {
+    if (!spec) continue;
+    const owner = targetOf(spec);
+    if (spec.kind === 'Translation') note([handWritten(spec, tenant)], owner);
+    const projection = spec.kind === 'Node' ? nodeProjection(spec) : spec.kind === 'Pod' ? podProjection(spec) : spec.kind === 'Service' ? serviceProjection(spec) : undefined;
+    if (!projection) continue;
+    const node = spec.kind === 'Pod' && spec.node ? nodeProjection({ kind: 'Node', name: spec.node, host: Number(spec.node.slice('node-'.length)) }) : null;
+    // A Service's IDs do not depend on its ClusterIP; Endpoints' do, so they come from recordTranslations.
+    const result = translate(projection, { tenant, node });
+    if (result.ok) note(result.translations, owner);
+  }
+  return out;
+}
+
+/** Adds the owners of the Translations the API server holds now (Endpoints' IDs depend on the allocated ClusterIP). */
+async function recordTranslations(stack: ChaosStack, attribution: Map<string, string>): Promise<void> {
+  const { items } = (await stack.custom.listClusterCustomObject({ ...TRANSLATION_API })) as { items: TranslationObject[] };
+  for (const t of items) {
+    const owner = t.metadata.ownerReferences?.[0];
+    const who = t.metadata.labels?.[HAND_WRITTEN_LABEL] !== undefined || !owner ? `Translation ${t.metadata.namespace}/${t.metadata.name}` : owner.kind === 'Node' ? `Node ${owner.name}` : `${owner.kind} ${t.metadata.namespace}/${owner.name}`;
+    const translation: Translation = { name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] };
+    for (const key of translationKeys([translation])) if (!attribution.has(key)) attribution.set(key, who);
+  }
+}
+
+/** What the workflows of the objects involved say about themselves (machine state, last error), for the diagnosis. */
+async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Violation[]): Promise<string[]> {
+  const liveUid = (id: string) => {
+    const [kind, a, b] = id.split('/');
+    const items = { node: snapshot.nodes, pod: snapshot.pods, peerpod: snapshot.pods, service: snapshot.services, endpoints: snapshot.endpoints, translation: snapshot.translations }[kind ?? ''] ?? [];
+    const found = (items as { metadata?: { name?: string; namespace?: string; uid?: string } }[]).find((o) => (b ? o.metadata?.namespace === a && o.metadata?.name === b : o.metadata?.name === a));
+    return found ? `live uid ${found.metadata?.uid}` : 'no live object';
+  };
+  const ids = new Set<string>();
+  for (const v of violations) {
+    const [kind = '', ref = ''] = v.object.split(' ');
+    const [namespace, name] = ref.includes('/') ? ref.split('/') : [undefined, ref];
+    if (!LIFECYCLE_KINDS.includes(kind as LifecycleKind) || !name) continue;
+    ids.add(workflowId({ kind: kind as LifecycleKind, ...(namespace ? { namespace } : {}), name }));
+    if (kind === 'Pod') ids.add(workflowId({ kind: 'PeerPod', namespace: namespace!, name }));
+    const translation = /Translation (\S+)\/(\S+?):/.exec(v.detail);
+    if (translation) ids.add(workflowId({ kind: 'Translation', namespace: translation[1]!, name: translation[2]! }));
+  }
+  const lines: string[] = [];
+  for (const id of ids) {
+    const handle = stack.client.workflow.getHandle(id);
+    const answer = await Promise.race([
+      (async () => {
+        const { status } = await handle.describe();
+        if (status.name !== 'RUNNING') return `${status.name.toLowerCase()} (${liveUid(id)})`;
+        const view = await handle.query(stateQuery);
+        return `${view.state}, incarnation ${view.uid ?? '?'} (${liveUid(id)})${view.lastError ? `, last error ${view.lastError.reason}: ${view.lastError.message.slice(0, 200)}` : ''}`;
+      })(),
+      sleep(10_000).then(() => 'no answer in 10 s'),
+    ]).catch((error: Error) => `? ${error.message.slice(0, 120)}`);
+    lines.push(`workflow ${id}: ${answer}`);
+  }
+  return lines;
+}

@@ -1,0 +1,269 @@
+// The chaos run's own embedded stack and the Steward processes on it: the worker and the starter run as child
+// processes (`steward worker`, `steward starter`) so that a kill -9 is real; the Temporal dev server and the MidoNet
+// emulator are restarted on their ports with their persisted state; libvirt is reached through a relay that can be
+// cut. Every process this module starts it also stops.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { EmulatorAdmin } from '../../deploy/local/midonet';
+import { startMidonet } from '../../deploy/local/midonet-process';
+import { sleep, type ManagedProcess } from '../../deploy/local/process';
+import { startStack, type Stack, type StackInfo } from '../../deploy/local/stack';
+import { startTemporal } from '../../deploy/local/temporal';
+import { startLibvirt, virsh, type Libvirt } from '../../deploy/local/libvirt';
+import { libvirtBackend } from '../support/cloud-backends';
+import { isReady, listTranslations, seedEmulator } from '../support/objects-harness';
+import { LibvirtRelay } from '../support/peerpods-harness';
+import { repoRoot, spawnWorker, workerEnv } from '../support/pusher-harness';
+import { waitFor } from '../support';
+import type { CloudProvider } from '../../activities/cloud/provider';
+import { GLOBAL_LABEL, GLOBAL_NAMESPACE, DEFAULT_TENANT } from '../../workflows/translation';
+import { HOSTS, PEER_POD_RUNTIME_CLASS } from './ops';
+
+export interface ChaosStackOptions {
+  peerPods: boolean;
+  /** Period of the starter's full re-list. */
+  resyncSeconds: number;
+  /** An answering libvirt to use (libvirtd is one per machine); default: the one that answers, or LIBVIRT_URI. */
+  libvirtUri?: string;
+  log: (line: string) => void;
+}
+
+const LEASE = 'steward-chaos';
+
+export class ChaosStack {
+  readonly tenant = DEFAULT_TENANT;
+  readonly marker = `steward-chaos-${Date.now().toString(36)}`;
+  readonly relay = new LibvirtRelay(this.marker);
+  core!: k8s.CoreV1Api;
+  custom!: k8s.CustomObjectsApi;
+  admin!: EmulatorAdmin;
+  client!: Client;
+  /** The cloud as the checks read it, bypassing the relay. */
+  cloud?: CloudProvider;
+  private stack!: Stack;
+  private connection?: Connection;
+  private restarted: { temporal?: ManagedProcess; midonet?: ManagedProcess } = {};
+  private libvirt?: Libvirt;
+  private worker?: ChildProcess;
+  private starter?: ChildProcess;
+  private starters = 0;
+  private stopping = false;
+
+  private constructor(
+    readonly info: StackInfo,
+    private readonly options: ChaosStackOptions,
+  ) {}
+
+  static async start(options: ChaosStackOptions): Promise<ChaosStack> {
+    const stateDir = mkdtempSync(join(tmpdir(), 'steward-chaos-'));
+    // libvirtd is one per machine: reuse the one that answers (or LIBVIRT_URI); without peer pods it is not needed.
+    const libvirtUri = options.libvirtUri ?? (options.peerPods ? undefined : (process.env.LIBVIRT_URI ?? 'qemu:///system'));
+    const stack = await startStack({ stateDir, ports: 'free', report: () => {}, ...(libvirtUri ? { libvirtUri } : {}) });
+    const chaos = new ChaosStack(stack.info, options);
+    chaos.stack = stack;
+    try {
+      await chaos.setUp();
+    } catch (error) {
+      await chaos.stop();
+      throw error;
+    }
+    return chaos;
+  }
+
+  private async setUp(): Promise<void> {
+    const kubeConfig = new k8s.KubeConfig();
+    kubeConfig.loadFromFile(this.info.kubernetes.kubeconfig);
+    this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+    ({ admin: this.admin } = await seedEmulator(this.info, HOSTS, this.tenant));
+    await this.connect();
+    if (this.options.peerPods) {
+      await this.relay.start();
+      this.cloud = libvirtBackend(this.info, this.marker).provider;
+      // As cloud-api-adaptor's installation creates it.
+      await kubeConfig
+        .makeApiClient(k8s.NodeV1Api)
+        .createRuntimeClass({ body: { metadata: { name: PEER_POD_RUNTIME_CLASS }, handler: PEER_POD_RUNTIME_CLASS } })
+        .catch((error: { code?: number }) => {
+          if (error.code !== 409) throw error;
+        });
+    }
+    await this.startWorker();
+    await this.startStarter();
+    // The starter starts the global setup; Nodes find their parents once the global Translations are Ready.
+    await waitFor('the global Translations Ready', async () => {
+      const globals = await listTranslations(this, GLOBAL_NAMESPACE, GLOBAL_LABEL);
+      return globals.length > 0 && (await Promise.all(globals.map((t) => isReady(this, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean);
+    }, 120_000);
+  }
+
+  private async connect(): Promise<void> {
+    await this.connection?.close().catch(() => undefined);
+    this.connection = await Connection.connect({ address: this.info.temporal.address });
+    this.client = new Client({ connection: this.connection, namespace: this.info.temporal.namespace });
+  }
+
+  private workerEnv(): NodeJS.ProcessEnv {
+    const env = { ...workerEnv(this.info), STEWARD_CLOUD_MARKER: this.marker };
+    return this.options.peerPods ? { ...env, STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: this.relay.uri } : env;
+  }
+
+  get workerPid(): number | undefined {
+    return this.worker?.pid;
+  }
+
+  /** `steward worker` as a child process; resolves once it polls the task queue. */
+  async startWorker(): Promise<void> {
+    const child = await spawnWorker(this, this.workerEnv());
+    this.worker = child;
+    child.once('exit', (code, signal) => {
+      if (this.worker === child) {
+        this.worker = undefined;
+        if (!this.stopping && signal !== 'SIGKILL') this.options.log(`worker ${child.pid} exited on its own (${signal ?? code})`);
+      }
+    });
+  }
+
+  /** SIGKILL: no graceful shutdown, in-flight activities are lost and time out. */
+  async killWorker(): Promise<void> {
+    await killChild(this.worker);
+    this.worker = undefined;
+  }
+
+  get workerRunning(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /** `steward starter` as a child process with a Lease of its own; resolves once it holds the Lease. */
+  async startStarter(): Promise<void> {
+    const identity = `chaos-starter-${++this.starters}`;
+    const env: NodeJS.ProcessEnv = {
+      ...workerEnv(this.info),
+      STEWARD_LEASE_NAME: LEASE,
+      STEWARD_IDENTITY: identity,
+      STEWARD_DEBOUNCE_MS: '50',
+      STEWARD_RESYNC_SECONDS: String(this.options.resyncSeconds),
+      STEWARD_PEERPOD_RUNTIME_CLASSES: PEER_POD_RUNTIME_CLASS,
+    };
+    const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'starter'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.pipe(createWriteStream(join(this.info.stateDir, 'logs', 'starter.log'), { flags: 'a' }));
+    this.starter = child;
+    child.once('exit', (code, signal) => {
+      if (this.starter === child) {
+        this.starter = undefined;
+        if (!this.stopping && signal !== 'SIGKILL') this.options.log(`starter ${child.pid} exited on its own (${signal ?? code})`);
+      }
+    });
+    const coordination = (() => {
+      const kc = new k8s.KubeConfig();
+      kc.loadFromFile(this.info.kubernetes.kubeconfig);
+      return kc.makeApiClient(k8s.CoordinationV1Api);
+    })();
+    // A killed holder's Lease expires after its duration (15 s): until then the new starter waits, as in a cluster.
+    await waitFor(`starter ${identity} to lead`, async () => {
+      if (this.starter !== child) throw new Error(`starter ${identity} exited`);
+      const lease = await coordination.readNamespacedLease({ name: LEASE, namespace: 'kube-system' });
+      return lease.spec?.holderIdentity === identity;
+    }, 60_000);
+  }
+
+  async killStarter(): Promise<void> {
+    await killChild(this.starter);
+    this.starter = undefined;
+  }
+
+  get starterRunning(): boolean {
+    return this.starter !== undefined;
+  }
+
+  /** Stops the Temporal dev server (SIGTERM) and starts it again on its port with its database. */
+  async restartTemporal(): Promise<void> {
+    const port = Number(this.info.temporal.address.split(':').pop());
+    await stopServer(this.restarted.temporal, this.info.pids.temporal);
+    const server = await startTemporal({ stateDir: join(this.info.stateDir, 'temporal'), port, uiPort: 0, report: () => {} });
+    this.restarted.temporal = server.process;
+    this.info.pids.temporal = server.process.pid;
+    if (server.address !== this.info.temporal.address) {
+      // Its port was taken meanwhile: everything must follow it.
+      this.options.log(`Temporal came back on ${server.address} (was ${this.info.temporal.address})`);
+      this.info.temporal.address = server.address;
+      await this.connect();
+      await this.killWorker();
+      await this.killStarter();
+      await this.startWorker();
+      await this.startStarter();
+    }
+  }
+
+  /** Stops the MidoNet emulator (SIGTERM: it flushes its state file) and starts it again on its port. */
+  async restartMidonet(): Promise<void> {
+    const url = new URL(this.info.midonet.url);
+    await stopServer(this.restarted.midonet, this.info.pids['midonet-emulator']);
+    const server = await startMidonet({ stateDir: this.info.stateDir, port: Number(url.port) });
+    this.restarted.midonet = server.process;
+    this.info.pids['midonet-emulator'] = server.process.pid;
+    if (server.url !== this.info.midonet.url) {
+      this.options.log(`MidoNet emulator came back on ${server.url} (was ${this.info.midonet.url})`);
+      this.info.midonet = { ...this.info.midonet, url: server.url, adminUrl: server.adminUrl };
+      this.admin = new EmulatorAdmin(server.adminUrl);
+      await this.killWorker();
+      await this.startWorker();
+    }
+  }
+
+  /**
+   * libvirtd is one per machine, and the one reused may belong to another stack that stops meanwhile: then this
+   * stack starts one (VMs are defined persistently, so the new daemon sees them). Not a fault of the run's making.
+   */
+  async ensureLibvirt(): Promise<void> {
+    if (!this.options.peerPods) return;
+    if (await virsh(this.info.libvirt.uri, 'uri').then(() => true, () => false)) return;
+    this.options.log('libvirtd went away (another stack stopped it): starting one');
+    this.libvirt = await startLibvirt({ stateDir: this.info.stateDir, report: () => {} });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await killChild(this.starter);
+    await killChild(this.worker);
+    await this.connection?.close().catch(() => undefined);
+    await this.relay.stop().catch(() => undefined);
+    if (this.cloud) for (const vm of await this.cloud.list().catch(() => [])) await this.cloud.delete({ instanceId: vm.instanceId }).catch(() => undefined);
+    await this.restarted.temporal?.stop();
+    await this.restarted.midonet?.stop();
+    await this.libvirt?.stop();
+    await this.stack?.stop();
+  }
+}
+
+async function killChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** Stops a server of the stack (by its handle when this module restarted it, else by the stack's PID). */
+async function stopServer(restarted: ManagedProcess | undefined, pid: number | undefined): Promise<void> {
+  if (restarted) return restarted.stop();
+  if (!pid) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  for (let waited = 0; waited < 15_000; waited += 100) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await sleep(100);
+  }
+  process.kill(pid, 'SIGKILL');
+  await sleep(500);
+}
