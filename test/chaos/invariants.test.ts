@@ -3,7 +3,7 @@
 // in-process MidoNet emulator by the real client, recorded as the pusher records it.
 import type * as k8s from '@kubernetes/client-node';
 import { createMidonetClient } from '../../activities/midonet';
-import { identify } from '../../activities/midonet/push';
+import { identify } from '../../activities/midonet/client';
 import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type StateDump } from '../../deploy/local/midonet';
 import { workflowId, type ObjectRef } from '../../workflows/naming';
 import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';

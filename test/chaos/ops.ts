@@ -3,9 +3,9 @@
 // answered. Each operation names one object (`target`) and carries the whole desired object, so it can be executed
 // alone, out of its original context, as delta debugging needs.
 import { bridge, chain } from '../../workflows/translation/resources';
+import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import {
   ANNOTATIONS,
-  TRANSLATION_FINALIZER,
   type EndpointsProjection,
   type NodeProjection,
   type PodProjection,
