@@ -1,6 +1,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import pino from 'pino';
+import type { Observation } from '../../workflows/messages';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import { TRANSLATION_API, workflowId } from '../../workflows/naming';
@@ -34,11 +36,15 @@ beforeAll(async () => {
   const [host, port] = info.temporal.address.split(':');
   relay = new TcpRelay({ host: host!, port: Number(port) });
   relayed = await Connection.connect({ address: await relay.start() });
-  starter = createStarter({
+  starter = startStarter('first');
+});
+
+function startStarter(identity: string): Starter {
+  const started = createStarter({
     kubeConfig,
-    temporalClient: new Client({ connection: relayed, namespace: info.temporal.namespace }),
+    temporalClient: new Client({ connection: relayed, namespace: stackInfo().temporal.namespace }),
     namespace,
-    identity: `faults-${suffix}`,
+    identity: `faults-${suffix}-${identity}`,
     kinds: ['Translation'],
     resyncMs: RESYNC_MS,
     callTimeoutMs: 1_000,
@@ -46,8 +52,18 @@ beforeAll(async () => {
     lease: { name: `steward-faults-${suffix}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 },
     logger,
   });
-  starter.start();
-});
+  started.start();
+  return started;
+}
+
+/** The `observed` signals a workflow got, decoded. */
+async function observedSignals(name: string): Promise<Observation[]> {
+  const history = await direct.workflow.getHandle(idOf(name)).fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const signal = event.workflowExecutionSignaledEventAttributes;
+    return signal?.signalName === 'observed' ? [defaultPayloadConverter.fromPayload<Observation>(signal.input!.payloads![0]!)] : [];
+  });
+}
 
 afterAll(async () => {
   await starter?.stop();
@@ -119,5 +135,16 @@ describe('the starter under Temporal faults', () => {
     const repairedBefore = starter.stats().repaired;
     await untilAllRunning(4 * RESYNC_MS + 10_000);
     expect(starter.stats().repaired - repairedBefore).toBe(lost.length);
+  });
+
+  it('tells a workflow its object is gone when the object was deleted while no starter ran', async () => {
+    const name = names.at(-1)!;
+    await starter.stop();
+    await custom.deleteNamespacedCustomObject({ ...TRANSLATION_API, namespace, name });
+    starter = startStarter('second');
+    await sleep(2 * RESYNC_MS + 2_000);
+    const signals = await observedSignals(name);
+    expect(signals.at(-1)).toMatchObject({ ref: { kind: 'Translation', namespace, name }, gone: true });
+    expect(starter.stats().repaired).toBeGreaterThanOrEqual(1);
   });
 });

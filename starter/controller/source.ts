@@ -33,6 +33,8 @@ export interface Source {
   replay(visit?: (event: SourceEvent) => void): void;
   /** Objects known, per kind. */
   counts(): Record<string, number>;
+  /** Every kind's last list succeeded and its watch has not failed since: what is known is all there is. */
+  synced(): boolean;
 }
 
 export const informerFactory =
@@ -72,6 +74,7 @@ export function createSource(options: SourceOptions): Source {
     },
     replay: (visit = onEvent) => watchers.forEach((w) => w.replay(visit)),
     counts: () => Object.fromEntries(watchers.map((w) => [w.kind, w.known.size])),
+    synced: () => watchers.every((w) => w.synced()),
   };
 }
 
@@ -80,6 +83,7 @@ function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, on
   let informer: k8s.Informer<k8s.KubernetesObject> | undefined;
   let retry: NodeJS.Timeout | undefined;
   let failures = 0;
+  let synced = false;
   let stopped = false;
 
   const upsert = (object: k8s.KubernetesObject) => {
@@ -102,6 +106,7 @@ function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, on
     const listed = new Map(result.items.map((object) => [keyOf(object), object.metadata?.uid]));
     for (const [key, object] of known) if (listed.get(key) !== object.metadata?.uid) remove(object);
     failures = 0;
+    synced = true;
     return result;
   };
 
@@ -123,6 +128,7 @@ function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, on
   }
 
   function failed(error: unknown) {
+    synced = false;
     const delayMs = backoffDelay(options.backoff, failures++);
     logger.warn({ err: error, delayMs }, 'informer stopped on an error; restarting with a fresh list');
     options.onError?.(kind, error);
@@ -135,6 +141,7 @@ function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, on
   return {
     kind,
     known,
+    synced: () => synced,
     restart,
     replay: (visit: (event: SourceEvent) => void) => known.forEach((object) => visit({ type: 'upsert', kind, object })),
     async stop() {

@@ -1,5 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { TypedSearchAttributes } from '@temporalio/common';
+import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
 import type { Logger } from 'pino';
 import type { Observation } from '../../workflows/messages';
 import { TASK_QUEUE, workflowId } from '../../workflows/naming';
@@ -51,7 +53,7 @@ export interface StarterStats {
   coalesced: number;
   /** Failed signal attempts and informer failures. */
   errors: number;
-  /** Objects sent again by a re-list because their workflow was not running (terminated, lost with its namespace). */
+  /** Objects sent again by a re-list because their workflow was not running (terminated, lost with its namespace), and gone objects whose workflow still ran. */
   repaired: number;
   /** Observations let through but not yet confirmed as delivered. */
   unconfirmed: number;
@@ -121,8 +123,9 @@ export function createStarter(options: StarterOptions): Starter {
     },
   });
   const queue = createWorkQueue({ debounceMs: options.debounceMs ?? 200, work: handler.drain, onCoalesced: () => counters.coalesced++ });
+  const watchedKinds = options.kinds ?? WATCHED_KINDS;
   const source = createSource({
-    kinds: options.kinds ?? WATCHED_KINDS,
+    kinds: watchedKinds,
     listWatch: kubernetesListWatch(kubeConfig, namespace),
     makeInformer: informerFactory(kubeConfig),
     resyncMs: options.resyncMs ?? 10 * 60_000,
@@ -160,16 +163,20 @@ export function createStarter(options: StarterOptions): Starter {
     const { workflow } = temporalClient;
     const bounded = <R>(ms: number, call: () => Promise<R>) => workflow.withAbortSignal(AbortSignal.any([lifetime.signal, AbortSignal.timeout(ms)]), call);
     try {
-      const running = new Set<string>();
+      const running = new Map<string, TypedSearchAttributes>();
       await bounded(6 * callTimeoutMs, async () => {
-        for await (const execution of workflow.list({ query: 'ExecutionStatus="Running"' })) running.add(execution.workflowId);
+        for await (const execution of workflow.list({ query: 'ExecutionStatus="Running"' })) running.set(execution.workflowId, execution.typedSearchAttributes);
       });
       const candidates: Observation[] = [];
+      const known = new Set<string>();
       source.replay((event) => {
         for (const obs of observationsOf(event)) {
+          known.add(workflowId(obs.ref));
           if (predicate.confirmedAt(obs) !== undefined && needsWorkflow(obs) && !running.has(workflowId(obs.ref))) candidates.push(obs);
         }
       });
+      // Only a complete picture of what exists may say that something does not.
+      if (source.synced()) for (const [id, attributes] of running) if (!known.has(id)) tellGone(id, attributes);
       for (const obs of candidates) {
         const id = workflowId(obs.ref);
         const status = await bounded(callTimeoutMs, async () => {
@@ -190,6 +197,24 @@ export function createStarter(options: StarterOptions): Starter {
       counters.errors++;
       log.warn({ err: error }, 'could not check that every object has its workflow; the next re-list checks again');
     }
+  }
+
+  /**
+   * A running workflow whose object no list shows was deleted while no watch saw it (the starter was down): it is
+   * told so, as a watch would have told it. Peer pods are left to their own checks (a Pod and a PeerPod feed one).
+   */
+  function tellGone(id: string, attributes: TypedSearchAttributes) {
+    const kind = attributes.get(K8sKind) as WatchedKind | undefined;
+    const name = attributes.get(K8sName);
+    const uid = attributes.get(K8sUID);
+    const objectNamespace = attributes.get(K8sNamespace);
+    if (!kind || !name || !uid || kind === 'PeerPod' || !watchedKinds.includes(kind)) return;
+    if (kind !== 'Node' && namespace !== undefined && objectNamespace !== namespace) return;
+    const gone = observe(kind, { metadata: { name, uid, ...(objectNamespace ? { namespace: objectNamespace } : {}) } }, true);
+    if (workflowId(gone.ref) !== id) return;
+    log.warn({ workflowId: id, uid }, 'object is gone but its workflow runs: telling it');
+    counters.repaired++;
+    offer(gone);
   }
 
   return {

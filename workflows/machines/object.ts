@@ -84,7 +84,9 @@ export const objectMachine = setup({
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
-      if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o };
+      // Another UID under this name proves this incarnation gone (names are unique at any time), even when its
+      // deletion was never observed (the watcher was down): it is finalized, then the latest next one is served.
+      if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o, gone: true };
       // Deletion cannot be undone: a late or replayed observation without it does not resurrect the object.
       return { uid: o.uid, projection: o.projection, deleting: context.deleting || o.deleting, gone: context.gone || o.gone };
     }),

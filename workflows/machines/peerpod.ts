@@ -119,8 +119,9 @@ export const peerPodMachine = setup({
       if (event.type !== 'observed') return {};
       const o = event.observation;
       if (isPod(o)) {
-        // Another Pod with this name: served once this one's VM is gone.
-        if (context.pod && context.pod.uid !== o.uid) return context.nextIncarnation ? {} : { nextIncarnation: o };
+        // Another Pod with this name proves this one gone (its deletion may never have been observed): its VM goes,
+        // then the latest next Pod is served.
+        if (context.pod && context.pod.uid !== o.uid) return { nextIncarnation: o, pod: { ...context.pod, gone: true } };
         // Deletion cannot be undone: a late observation without it does not bring the Pod back.
         return { uid: o.uid, pod: { uid: o.uid, gone: (context.pod?.gone ?? false) || o.deleting || o.gone } };
       }

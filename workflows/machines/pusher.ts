@@ -94,7 +94,9 @@ export const pusherMachine = setup({
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
-      if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o };
+      // Another UID under this name proves this incarnation gone (names are unique at any time), even when its
+      // deletion was never observed (the watcher was down); and gone while we held it, only without our finalizer.
+      if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o, gone: true };
       return {
         uid: o.uid,
         generation: o.generation,
