@@ -129,6 +129,12 @@ describe('object machine: scenarios', () => {
     expect(context.nextIncarnation?.uid).toBe('u2');
   });
 
+  it('takes a new incarnation as proof the old one is gone, even with its deletion unseen: a ready object finalizes', () => {
+    const { state, context } = run(observed, applied!, notified!, otherIncarnation!);
+    expect(state).toBe('finalizing');
+    expect(context.nextIncarnation?.uid).toBe('u2');
+  });
+
   it('remembers its dependency, to drop the back-reference when it goes', () => {
     expect(run(observed, applied!).context.dependency).toEqual(node);
   });

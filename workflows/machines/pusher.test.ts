@@ -149,6 +149,7 @@ describe('Translation machine: scenarios', () => {
     ['a pause during a push keeps the push result', [observed, pause, pushed!], 'paused', []],
     ['resume after such a pause pushes again (idempotent)', [observed, pause, pushed!, resume], 'pushing', ['push']],
     ['a new incarnation waits while the old one is pushed', [observed, otherIncarnation!], 'pushing', []],
+    ['a new incarnation proves the old one gone (its deletion unseen): the old lifecycle ends, the new one is served next', [observed, pushed!, eventRecorded!, otherIncarnation!], 'done', ['cancelTimer']],
     ['a Translation written without our finalizer (by hand) gets it before anything is pushed', [withoutFinalizer!], 'addingFinalizer', ['addFinalizer']],
     ['once the finalizer holds it, it is pushed', [withoutFinalizer!, finalizerAdded!], 'pushing', ['push']],
     ['one deleted before the finalizer could be added ends: nothing was pushed', [withoutFinalizer!, refusedDeleting!], 'done', []],
