@@ -1,6 +1,6 @@
 import type { AnyStateMachine } from 'xstate';
 import type { PersistedMachine } from '../interpreter';
-import type { ActionRecord, CleanupRequest, LifecycleError, OperatorRequest } from '../messages';
+import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../messages';
 
 /**
  * Pieces every lifecycle machine shares, so that they speak one language: the first state (`observing`), how an
@@ -28,6 +28,15 @@ export function withOperatorAction(actions: ActionRecord[], event: { type: strin
   const { type, request, at } = event as OperatorEvent;
   const mode = 'mode' in request ? request.mode : undefined;
   return { actions: [...actions, { action: type, ...(mode ? { mode } : {}), requestedBy: request.requestedBy, reason: request.reason, at }] };
+}
+
+/**
+ * Another UID under an object's name proves the incarnation a lifecycle serves gone (names are unique at any time),
+ * even when its deletion was never observed (the watcher was down): the lifecycle finalizes it, then serves the newest
+ * next one. Undefined for an observation of the incarnation served (or the first one).
+ */
+export function nextIncarnationOf<TObservation extends Observation>(uid: string | undefined, observation: TObservation): { nextIncarnation: TObservation; gone: true } | undefined {
+  return uid !== undefined && observation.uid !== uid ? { nextIncarnation: observation, gone: true } : undefined;
 }
 
 export function failureOf(event: { type: string; at: string }): { lastError: LifecycleError } | Record<string, never> {

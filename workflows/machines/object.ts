@@ -1,6 +1,6 @@
 import { assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { dependencyRetryTimer, driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { dependencyRetryTimer, driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import { Reason, REFUSED_REQUEST_REASONS } from '../vocabulary';
@@ -84,9 +84,8 @@ export const objectMachine = setup({
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
-      // Another UID under this name proves this incarnation gone (names are unique at any time), even when its
-      // deletion was never observed (the watcher was down): it is finalized, then the latest next one is served.
-      if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o, gone: true };
+      const next = nextIncarnationOf(context.uid, o);
+      if (next) return next;
       // Deletion cannot be undone: a late or replayed observation without it does not resurrect the object.
       return { uid: o.uid, projection: o.projection, deleting: context.deleting || o.deleting, gone: context.gone || o.gone };
     }),

@@ -1,6 +1,6 @@
 import { and, assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
+import { driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import type { BackendResource, PushedResource } from '../translation/types';
@@ -81,6 +81,20 @@ export interface PusherActionParams {
   recordStatus: { ref: ObjectRef; generation: number; state: string; resources: PushedResource[]; error?: LifecycleError; eventReason: string; eventMessage: string };
 }
 
+/** The status of a Translation that cannot go on by itself: its state, its last error, and the Warning Event's words. */
+const failureStatus = (state: 'invalid' | 'stuck', warning: (context: PusherContext) => { reason: string; message: string }) => ({
+  type: 'recordStatus' as const,
+  params: ({ context }: { context: PusherContext }): PusherActionParams['recordStatus'] => ({
+    ref: context.ref,
+    generation: context.generation,
+    state,
+    resources: context.pushed,
+    ...(context.lastError ? { error: context.lastError } : {}),
+    eventReason: warning(context).reason,
+    eventMessage: warning(context).message,
+  }),
+});
+
 export const pusherMachine = setup({
   types: { context: {} as PusherContext, events: {} as PusherEvent, input: {} as PusherInput },
   actions: {
@@ -94,9 +108,9 @@ export const pusherMachine = setup({
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
-      // Another UID under this name proves this incarnation gone (names are unique at any time), even when its
-      // deletion was never observed (the watcher was down); and gone while we held it, only without our finalizer.
-      if (context.uid !== undefined && o.uid !== context.uid) return { nextIncarnation: o, gone: true };
+      // Gone while our finalizer held it can only mean someone removed the finalizer: nothing is assumed after that.
+      const next = nextIncarnationOf(context.uid, o);
+      if (next) return next;
       return {
         uid: o.uid,
         generation: o.generation,
@@ -212,18 +226,7 @@ export const pusherMachine = setup({
      */
     invalid: {
       tags: ['continueAsNewSafe'],
-      entry: {
-        type: 'recordStatus',
-        params: ({ context }) => ({
-          ref: context.ref,
-          generation: context.generation,
-          state: 'invalid',
-          resources: context.pushed,
-          ...(context.lastError ? { error: context.lastError } : {}),
-          eventReason: Reason.InvalidTranslation,
-          eventMessage: `${context.lastError?.message ?? 'invalid'}; fix the Translation: it is pushed again when it changes`,
-        }),
-      },
+      entry: failureStatus('invalid', (c) => ({ reason: Reason.InvalidTranslation, message: `${c.lastError?.message ?? 'invalid'}; fix the Translation: it is pushed again when it changes` })),
       on: {
         observed: { actions: 'observe', target: 'deciding' },
         refresh: { target: 'deciding', actions: ['recordAction', 'forgetInvalid'] },
@@ -293,18 +296,10 @@ export const pusherMachine = setup({
     stuck: {
       tags: ['continueAsNewSafe'],
       entry: [
-        {
-          type: 'recordStatus',
-          params: ({ context }) => ({
-            ref: context.ref,
-            generation: context.generation,
-            state: 'stuck',
-            resources: context.pushed,
-            ...(context.lastError ? { error: context.lastError } : {}),
-            eventReason: context.lastError?.reason ?? Reason.Stuck,
-            eventMessage: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}; retrying every ${context.timings.stuckRetryMs / 1000}s, or run steward cleanup`,
-          }),
-        },
+        failureStatus('stuck', (c) => ({
+          reason: c.lastError?.reason ?? Reason.Stuck,
+          message: `stuck while ${c.resumeTo}: ${c.lastError?.message ?? 'unknown error'}; retrying every ${c.timings.stuckRetryMs / 1000}s, or run steward cleanup`,
+        })),
         stuckRetryTimer.start,
       ],
       exit: stuckRetryTimer.cancel,
