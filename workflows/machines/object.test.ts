@@ -82,6 +82,13 @@ describe('object machine: every transition', () => {
     expect(stuckAfterDeletion.map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
   });
 
+  it('never settles in ready with a projection it has not applied (changes observed during an apply are applied after it)', () => {
+    const settled = edges.filter((e) => value(e.to) === 'ready' && value(e.from) !== 'ready');
+    expect(settled.length).toBeGreaterThan(0);
+    const behind = settled.filter((e) => e.to.context.appliedProjection !== JSON.stringify(e.to.context.projection));
+    expect(behind.map((e) => `${value(e.from)} --${e.event.type}--> ready`)).toEqual([]);
+  });
+
   it('records every operator action it accepts, with who asked and why', () => {
     for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
       const grew = e.to.context.actions.length - e.from.context.actions.length;
@@ -117,6 +124,10 @@ describe('object machine: scenarios', () => {
     const result = run(...(sequence as unknown as ObjectEvent[]));
     expect(result.state).toBe(state);
     expect(result.actions).toEqual(actions);
+  });
+
+  it('a change observed while the apply runs (a burst of Endpoints changes) is applied after it, not taken as applied', () => {
+    expect(run(observed, moved!, applied!, notified!)).toMatchObject({ state: 'translating', actions: ['apply'] });
   });
 
   it('an unchanged re-apply (drift check) does not bother the referrers again', () => {

@@ -30,6 +30,8 @@ export interface ObjectContext {
   projection?: unknown;
   /** Projection of the last successful apply: referrers are told only when it changes. */
   appliedProjection?: string;
+  /** Projection of the apply in flight: one observed meanwhile is translated after it, not taken as applied. */
+  inFlightProjection?: string;
   deleting: boolean;
   gone: boolean;
   /** `<namespace>/<name>` of the Translations applied last. */
@@ -95,12 +97,13 @@ export const objectMachine = setup({
             translations: event.translations,
             dependency: event.dependency,
             dependencyUid: event.dependencyUid,
-            appliedProjection: JSON.stringify(context.projection),
+            appliedProjection: context.inFlightProjection,
             waitingFor: undefined,
             lastError: undefined,
           }
         : {},
     ),
+    startApply: assign(({ context }) => ({ inFlightProjection: JSON.stringify(context.projection) })),
     recordWait: assign(({ event }) => (event.type === 'mustWait' ? { waitingFor: event.reason } : {})),
     recordInvalid: assign(({ event }) => (event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {})),
     recordFailure: assign(({ event }) => failureOf(event)),
@@ -113,7 +116,9 @@ export const objectMachine = setup({
     isRefusedRequest: ({ event }) => event.type === 'actionFailed' && (REFUSED_REQUEST_REASONS as readonly string[]).includes(event.reason),
     isInvalid: ({ context }) => typeof context.projection === 'object' && context.projection !== null && 'invalid' in context.projection,
     /** Only a change of what the translation reads is worth telling the referrers about. */
-    changedSinceApplied: ({ context }) => context.appliedProjection !== JSON.stringify(context.projection),
+    changedSinceApplied: ({ context }) => context.appliedProjection !== context.inFlightProjection,
+    /** The object changed while its apply ran (a burst of Endpoints changes): the result is of an older projection. */
+    observedSinceApply: ({ context }) => JSON.stringify(context.projection) !== context.inFlightProjection,
     isUnobserved: ({ context }) => context.uid === undefined,
     resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
     isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
@@ -145,6 +150,7 @@ export const objectMachine = setup({
     translating: {
       entry: [
         'resumeToTranslating',
+        'startApply',
         {
           type: 'apply',
           params: ({ context }) => ({
@@ -162,10 +168,11 @@ export const objectMachine = setup({
         applied: [
           { guard: 'isGone', target: 'finalizing', actions: 'recordApplied' },
           { guard: 'changedSinceApplied', target: 'notifying', actions: 'recordApplied' },
+          { guard: 'observedSinceApply', target: 'deciding', actions: 'recordApplied' },
           { target: 'ready', actions: 'recordApplied' },
         ],
-        mustWait: [{ guard: 'isGone', target: 'finalizing' }, { target: 'waitingForDependency', actions: 'recordWait' }],
-        invalid: [{ guard: 'isGone', target: 'finalizing' }, { target: 'invalid', actions: 'recordInvalid' }],
+        mustWait: [{ guard: 'isGone', target: 'finalizing' }, { guard: 'observedSinceApply', target: 'deciding' }, { target: 'waitingForDependency', actions: 'recordWait' }],
+        invalid: [{ guard: 'isGone', target: 'finalizing' }, { guard: 'observedSinceApply', target: 'deciding' }, { target: 'invalid', actions: 'recordInvalid' }],
         // The API server refused the Translations themselves (e.g. a name over 253 characters): no retry can help.
         actionFailed: [
           { guard: 'isRefusedRequest', target: 'invalid', actions: 'recordFailure' },
@@ -177,9 +184,9 @@ export const objectMachine = setup({
     notifying: {
       entry: { type: 'notifyReferrers', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '' }) },
       on: {
-        referrersNotified: [{ guard: 'isGone', target: 'finalizing' }, { target: 'ready' }],
+        referrersNotified: [{ guard: 'isGone', target: 'finalizing' }, { guard: 'observedSinceApply', target: 'deciding' }, { target: 'ready' }],
         // Referrers also re-check on their own timer; a failed notification must not block this object.
-        actionFailed: [{ guard: 'isGone', target: 'finalizing' }, { target: 'ready', actions: 'recordFailure' }],
+        actionFailed: [{ guard: 'isGone', target: 'finalizing' }, { guard: 'observedSinceApply', target: 'deciding', actions: 'recordFailure' }, { target: 'ready', actions: 'recordFailure' }],
       },
     },
     ready: {
