@@ -11,6 +11,8 @@ export interface Usage {
   seconds: number;
   processCpuSeconds: number;
   peakRssMb: number;
+  /** Peak RSS less the RSS at the start. */
+  rssGrowthMb: number;
   /** Undefined when the Temporal server is not this stack's process (no pid to read). */
   temporalCpuSeconds?: number;
   /** API server requests, the bench's own (creates, deletes, polls) left out. */
@@ -88,8 +90,9 @@ export async function startMeter({ kubeConfig, admin, temporalPid, driver }: Met
   const api = await apiServerRequests(kubeConfig);
   const driverBefore = driver.requests;
   const midonet = (await admin.counters()).total;
-  let peakRss = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 250);
+  const startRss = process.memoryUsage().rss;
+  let peakRss = startRss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 250).unref();
   return {
     async stop() {
       clearInterval(sampler);
@@ -102,6 +105,7 @@ export async function startMeter({ kubeConfig, admin, temporalPid, driver }: Met
         seconds,
         processCpuSeconds: (used.user + used.system) / 1e6,
         peakRssMb: Math.max(peakRss, process.memoryUsage().rss) / 2 ** 20,
+        rssGrowthMb: (Math.max(peakRss, process.memoryUsage().rss) - startRss) / 2 ** 20,
         ...(temporalPid && temporalCpu !== undefined ? { temporalCpuSeconds: processCpuSeconds(temporalPid) - temporalCpu } : {}),
         apiRequests: apiNow - api - own,
         midonetRequests: (await admin.counters()).total - midonet,

@@ -32,11 +32,14 @@ const emulatorKeys = (translations: Translation[]) => new Set(Object.entries(exp
 
 /**
  * What the scenario wrote, translated as both sides must: the live objects, every Translation ever wanted (so what
- * is no longer wanted must be gone), and the least work any reconciler must do for it (the ledger).
+ * is no longer wanted must be gone), and the least work any reconciler must do for it (the ledger). The ledger
+ * counts from checkpoint to checkpoint (each state the scenario waits for): a level-based reconciler may skip the
+ * states in between, so they are not part of the minimum.
  */
 export class Model {
   readonly objects = new Map<string, KubernetesProjection>();
   private readonly ever = new Map<string, Translation>();
+  private last = { objects: new Map<string, string>(), translations: new Map<string, Translation>() };
   readonly ledger = { applies: 0, translationsCreated: 0, translationsDeleted: 0, resourcesCreated: 0, resourcesDeleted: 0 };
 
   constructor(readonly tenant?: string) {}
@@ -57,19 +60,27 @@ export class Model {
     if (after) this.objects.set(key, after);
     else this.objects.delete(key);
     const now = this.translationsOf(after);
-    if (after) this.ledger.applies++;
-    const [oldIds, nowIds] = [new Set(old.map(identity)), new Set(now.map(identity))];
-    for (const t of now.filter((t) => !oldIds.has(identity(t)))) {
-      this.ever.set(identity(t), t);
+    for (const t of now) this.ever.set(identity(t), t);
+    const [oldKeys, nowKeys] = [emulatorKeys(old), emulatorKeys(now)];
+    return { added: new Set([...nowKeys].filter((k) => !oldKeys.has(k))), removed: new Set([...oldKeys].filter((k) => !nowKeys.has(k))) };
+  }
+
+  /** A state the scenario waits for: what changed since the last one goes to the ledger. */
+  checkpoint(): void {
+    const objects = new Map([...this.objects].map(([key, p]) => [key, JSON.stringify(p)]));
+    const translations = new Map(this.live().map((t) => [identity(t), t]));
+    for (const [key, text] of objects) if (this.last.objects.get(key) !== text) this.ledger.applies++;
+    for (const [id, t] of translations) {
+      if (this.last.translations.has(id)) continue;
       this.ledger.translationsCreated++;
       this.ledger.resourcesCreated += t.resources.length;
     }
-    for (const t of old.filter((t) => !nowIds.has(identity(t)))) {
+    for (const [id, t] of this.last.translations) {
+      if (translations.has(id)) continue;
       this.ledger.translationsDeleted++;
       this.ledger.resourcesDeleted += t.resources.length;
     }
-    const [oldKeys, nowKeys] = [emulatorKeys(old), emulatorKeys(now)];
-    return { added: new Set([...nowKeys].filter((k) => !oldKeys.has(k))), removed: new Set([...oldKeys].filter((k) => !nowKeys.has(k))) };
+    this.last = { objects, translations };
   }
 
   get(kind: string, namespace: string, name: string) {
@@ -79,7 +90,6 @@ export class Model {
   live(): Translation[] {
     return [...this.objects.values()].flatMap((p) => this.translationsOf(p));
   }
-
 
   /** What MidoNet must hold (every live Translation's resources) and must not (any other one's ever wanted). */
   expectation(): { present: Set<string>; absent: Set<string> } {
@@ -91,8 +101,8 @@ export class Model {
 type Ledger = Model['ledger'];
 
 /**
- * The least work for what the ledger counts: activities (one apply per write, a push and a status per Translation
- * made, a delete and a release per one removed) and MidoNet requests (one per resource made or removed).
+ * The least work for what the ledger counts: activities (one apply per changed object, a push and a status per
+ * Translation made, a delete and a release per one removed) and MidoNet requests (one per resource made or removed).
  */
 function minimum(since: Ledger, now: Ledger) {
   const d = (key: keyof Ledger) => now[key] - since[key];
@@ -118,8 +128,8 @@ export interface PhaseContext {
 }
 
 export interface PhaseResult {
-  /** Timing rows (label → seconds or rate), in order. */
-  timings: [string, number][];
+  /** Timing rows (label, seconds or rate, decimals shown: 2 by default), in order. */
+  timings: [string, number, number?][];
   /** What costs are divided by: the Pods of a burst, the changes of a churn. */
   per: { count: number; unit: string };
   notes?: string[];
@@ -135,7 +145,8 @@ export interface ObjectsScenario {
 interface PhaseCosts {
   usage: Usage;
   activities: number;
-  events?: number;
+  /** History events in the window, by group (historyEvents). */
+  events?: Map<string, number>;
   minimum: ReturnType<typeof minimum>;
 }
 
@@ -157,21 +168,29 @@ function nodesOf(side: Side, hosts: { id: string }[]): NodeProjection[] {
   }));
 }
 
-/** History events of the workflows `select` picks, closed runs included (running ones read afresh, visibility lags). */
-async function historyEvents(client: Client, select: (workflowId: string) => boolean): Promise<number> {
-  let events = 0;
+/**
+ * History events of the workflows `select` picks, closed runs included (running ones read afresh: visibility lags),
+ * by group: the workflow's kind, and for a Translation its owner's (`translation/pod`, `translation/endpoints-port`).
+ */
+async function historyEvents(client: Client, select: (workflowId: string) => boolean): Promise<Map<string, number>> {
+  const events = new Map<string, number>();
   for await (const wf of client.workflow.list()) {
     if (!select(wf.workflowId)) continue;
-    events += wf.status.name === 'RUNNING' ? (await client.workflow.getHandle(wf.workflowId, wf.runId).describe()).historyLength : wf.historyLength;
+    const [kind, , name = ''] = wf.workflowId.split('/');
+    const group = kind === 'translation' ? `translation/${name.slice(0, name.indexOf('.')).toLowerCase()}` : `${kind ?? ''}`;
+    const length = wf.status.name === 'RUNNING' ? (await client.workflow.getHandle(wf.workflowId, wf.runId).describe()).historyLength : wf.historyLength;
+    events.set(group, (events.get(group) ?? 0) + length);
   }
   return events;
 }
+
+const difference = (after: Map<string, number>, before: Map<string, number>) => new Map([...after].map(([group, n]) => [group, n - (before.get(group) ?? 0)]));
 
 const sumValues = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
 
 interface SideRunner {
   activities(): Promise<number>;
-  events?(): Promise<number>;
+  events?(): Promise<Map<string, number>>;
   stop(): Promise<void>;
 }
 
@@ -187,6 +206,7 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
   const sideRunner = await runner({ namespace, nodePrefix });
 
   const converged = async (what: string, timeoutMs = 900_000) => {
+    model.checkpoint();
     const { present, absent } = model.expectation();
     const wanted = model.live().filter((t) => t.namespace === namespace).length;
     await waitFor(`${side}: ${what}: the emulator holds what the model says`, async () => {
@@ -223,7 +243,7 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
     costs = {
       usage,
       activities: (await sideRunner.activities()) - activities,
-      ...(events !== undefined && eventsAfter !== undefined ? { events: eventsAfter - events } : {}),
+      ...(events !== undefined && eventsAfter !== undefined ? { events: difference(eventsAfter, events) } : {}),
       minimum: minimum(ledger, model.ledger),
     };
     return value;
@@ -231,7 +251,16 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
   const result = await scenario.run({ side, namespace, nodes, core, custom, admin: h.admin, model, measured, converged });
   if (!costs) throw new Error(`scenario ${scenario.name} measured nothing`);
 
-  // Clean up, outside the measured window: the Nodes (and their backend state), then the namespace.
+  // Clean up, outside the measured window: what the scenario left, the Nodes (and their backend state), the namespace.
+  const remove = { Pod: (name: string) => core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }), Endpoints: (name: string) => core.deleteNamespacedEndpoints({ namespace, name }), Service: (name: string) => core.deleteNamespacedService({ namespace, name }) };
+  for (const object of [...model.objects.values()]) {
+    if (object.kind === 'Node') continue;
+    await remove[object.kind](object.metadata.name).catch((error: { code?: number }) => {
+      if (error.code !== 404) throw error;
+    });
+    model.write(object, undefined);
+  }
+  await converged('what the scenario left gone');
   for (const node of nodes) {
     await core.deleteNode({ name: node.metadata.name });
     model.write(node, undefined);
@@ -287,7 +316,7 @@ function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult
     baseline: of(direct),
     ...(digits === undefined ? {} : { digits }),
   });
-  const timings = steward.result.timings.map(([label], i): Row => ({ metric: label, steward: steward.result.timings[i]?.[1], baseline: direct.result.timings[i]?.[1], digits: label.includes('/s') ? 1 : 2 }));
+  const timings = steward.result.timings.map(([label, , digits = 2], i): Row => ({ metric: label, steward: steward.result.timings[i]?.[1], baseline: direct.result.timings[i]?.[1], digits }));
   const minimum = steward.costs.minimum;
   return {
     scenario: scenario.name,
@@ -296,17 +325,20 @@ function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult
     converged: { steward: true, baseline: true },
     rows: [
       ...timings,
-      both(`history events per ${unit} (all workflows)`, (s) => per(s.costs.events, s)),
+      both(`history events per ${unit} (all workflows)`, (s) => per(s.costs.events && sumValues(s.costs.events.values()), s)),
       both(`activities per ${unit} (minimum ${(minimum.activities / count).toFixed(1)})`, (s) => per(s.costs.activities, s)),
       both(`MidoNet requests per ${unit} (minimum ${(minimum.midonet / count).toFixed(1)})`, (s) => per(s.costs.usage.midonetRequests, s)),
       both(`API server requests per ${unit}`, (s) => per(s.costs.usage.apiRequests, s)),
       both('worker process CPU s', (s) => s.costs.usage.processCpuSeconds),
       both('worker process peak RSS MB', (s) => s.costs.usage.peakRssMb, 0),
+      both('worker process RSS growth in the window MB', (s) => s.costs.usage.rssGrowthMb, 0),
       both('Temporal server CPU s', (s) => s.costs.usage.temporalCpuSeconds),
     ],
     notes: [
       `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first; converged = the emulator holds exactly what the model says and every Translation is Ready.`,
       'worker process = this process: Steward\'s worker and starter, or the direct reconciler, plus the bench\'s driver; activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.',
+      'RSS: one process runs both sides, Steward first, so the direct side starts with what Steward\'s phase left in the heap; compare the growth.',
+      `Steward's history events per ${unit} by workflow: ${[...(steward.costs.events ?? new Map<string, number>())].filter(([, n]) => n > 0).map(([group, n]) => `${group} ${(n / count).toFixed(1)}`).join(', ')}.`,
       ...(steward.result.notes ?? []).map((n) => `Steward: ${n}`),
       ...(direct.result.notes ?? []).map((n) => `direct: ${n}`),
     ],

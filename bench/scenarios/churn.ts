@@ -67,6 +67,8 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
         const key = target ?? `new-${what}`;
         busy.add(key);
         const { added, removed } = await write();
+        // Each change is waited for on its own: a state of its own in the ledger.
+        ctx.model.checkpoint();
         if (added.size || removed.size) pending.set(key, { at: Date.now(), present: added, absent: removed });
         else busy.delete(key);
       };
@@ -130,8 +132,8 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
       const sorted = [...latencies].sort((a, b) => a - b).map((ms) => ms / 1000);
       return {
         timings: [
-          ['changes that reached MidoNet', sorted.length],
-          ['writes (changes/s achieved)', total / ((result.written - result.start) / 1000)],
+          ['changes that reached MidoNet', sorted.length, 0],
+          ['writes (changes/s achieved)', total / ((result.written - result.start) / 1000), 1],
           ['latency p50 (s)', percentile(sorted, 0.5)],
           ['latency p95 (s)', percentile(sorted, 0.95)],
           ['latency p99 (s)', percentile(sorted, 0.99)],

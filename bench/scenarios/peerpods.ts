@@ -84,6 +84,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
       row('API server requests per peer pod', steward.usage.apiRequests / pods, virshUsage.apiRequests / pods),
       row('worker process CPU s', steward.usage.processCpuSeconds, virshUsage.processCpuSeconds),
       row('worker process peak RSS MB', steward.usage.peakRssMb, virshUsage.peakRssMb, 0),
+      row('worker process RSS growth in the window MB', steward.usage.rssGrowthMb, virshUsage.rssGrowthMb, 0),
       row('Temporal server CPU s', steward.usage.temporalCpuSeconds, virshUsage.temporalCpuSeconds),
     ],
     notes: [
