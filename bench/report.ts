@@ -67,7 +67,7 @@ const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&
 /** One pair of bars per metric, each pair scaled to its larger value, the values written at the bars' ends. */
 function svg(report: Report, meta: string[]): string {
   const rows = report.rows.filter((row) => (row.steward ?? 0) > 0 || (row.baseline ?? 0) > 0);
-  const [labelWidth, barWidth, rowHeight, top] = [330, 420, 40, 70 + meta.length * 16];
+  const [labelWidth, barWidth, rowHeight, top] = [470, 400, 40, 70 + meta.length * 16];
   const width = labelWidth + barWidth + 170;
   const height = top + rows.length * rowHeight + 40;
   const text = (x: number, y: number, content: string, attrs = '') => `<text x="${x}" y="${y}" ${attrs}>${escapeXml(content)}</text>`;
@@ -93,7 +93,7 @@ function svg(report: Report, meta: string[]): string {
       if (value === undefined) return;
       const w = scale > 0 ? (Number(value) / scale) * barWidth : 0;
       parts.push(`<rect x="${labelWidth}" y="${y + Number(dy)}" width="${w.toFixed(1)}" height="14" fill="${String(colour)}"/>`);
-      parts.push(text(labelWidth + w + 4, y + Number(dy) + 11, format(Number(value), row.digits)));
+      parts.push(text(Math.round(labelWidth + w + 4), y + Number(dy) + 11, format(Number(value), row.digits)));
     });
     if (ratio !== undefined) parts.push(text(labelWidth + barWidth + 110, y + 18, `× ${format(ratio, 2)}`, 'fill="#333"'));
   });
