@@ -7,11 +7,10 @@ import type { Client } from '@temporalio/client';
 import { startStack, type StackInfo } from '../deploy/local';
 
 /**
- * The stack of `path/to/stack.json` when given as the first argument, else one of the benchmark's own (free ports) in
+ * The stack of `stackJson` (a running stack's stack.json) when given, else one of the benchmark's own (free ports) in
  * $STEWARD_BENCH_STATE_DIR/<name> (default in the temporary directory), started afresh.
  */
-export async function benchStack(name: string): Promise<{ info: StackInfo; stop: () => Promise<void> }> {
-  const stackJson = process.argv[2];
+export async function benchStack(name: string, stackJson?: string): Promise<{ info: StackInfo; stop: () => Promise<void> }> {
   if (stackJson) return { info: JSON.parse(readFileSync(stackJson, 'utf8')) as StackInfo, stop: () => Promise.resolve() };
   const stateDir = join(process.env.STEWARD_BENCH_STATE_DIR ?? tmpdir(), name);
   rmSync(stateDir, { recursive: true, force: true });

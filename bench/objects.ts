@@ -1,0 +1,347 @@
+// Object scenarios (burst, churn) run twice on one stack: first Steward (the real worker and starter of the objects
+// harness), then, once Steward is stopped, the direct reconciler (bench/direct/), each in a fresh namespace with
+// fresh Nodes. A model of what the scenario wrote says what MidoNet must hold and no longer hold; convergence is
+// read in the emulator and in the Translations' Ready conditions, never inferred. Costs are measured around the
+// scenario's window and given per Pod (or per change).
+import * as k8s from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import pino from 'pino';
+import type { StackInfo } from '../deploy/local';
+import type { EmulatorAdmin } from '../deploy/local/midonet';
+import type { MidonetClient } from '../activities/midonet';
+import { createNode, emulatorIds, expectedIds, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/support/objects-harness';
+import { translate } from '../workflows/translation';
+import { toProjection, type KubernetesProjection, type NodeProjection, type Translation } from '../workflows/translation/types';
+import { startDirectReconciler, type DirectReconciler } from './direct/reconciler';
+import { counted, startMeter, workerActivities, type Usage } from './measure';
+import type { Report, Row } from './report';
+
+export type Side = 'steward' | 'direct';
+
+/** An object as the API server returned it, projected for the translation. */
+export const projected = (kind: KubernetesProjection['kind'], object: unknown): KubernetesProjection => {
+  const result = toProjection({ ...(JSON.parse(JSON.stringify(object)) as object), kind });
+  if (!result.ok) throw new Error(`${kind} does not project: ${result.error.message}`);
+  return result.projection;
+};
+
+const modelKey = (p: KubernetesProjection) => `${p.kind}/${'namespace' in p.metadata ? p.metadata.namespace : ''}/${p.metadata.name}`;
+const identity = (t: Translation) => `${t.namespace}/${t.name}:${JSON.stringify(t.resources)}`;
+/** What a set of Translations leaves in the emulator, as `<kind>:<id or key>` (emulatorIds' form). */
+const emulatorKeys = (translations: Translation[]) => new Set(Object.entries(expectedIds(translations, [])).flatMap(([kind, ids]) => (kind === 'Host' ? [] : ids.map((id) => `${kind}:${id}`))));
+
+/**
+ * What the scenario wrote, translated as both sides must: the live objects, every Translation ever wanted (so what
+ * is no longer wanted must be gone), and the least work any reconciler must do for it (the ledger). The ledger
+ * counts from checkpoint to checkpoint (each state the scenario waits for): a level-based reconciler may skip the
+ * states in between, so they are not part of the minimum.
+ */
+export class Model {
+  readonly objects = new Map<string, KubernetesProjection>();
+  private readonly ever = new Map<string, Translation>();
+  private last = { objects: new Map<string, string>(), translations: new Map<string, Translation>() };
+  readonly ledger = { applies: 0, translationsCreated: 0, translationsDeleted: 0, resourcesCreated: 0, resourcesDeleted: 0 };
+
+  constructor(readonly tenant?: string) {}
+
+  translationsOf(p: KubernetesProjection | undefined): Translation[] {
+    if (!p) return [];
+    const node = p.kind === 'Pod' ? this.objects.get(`Node//${p.spec.nodeName ?? ''}`) : undefined;
+    const service = p.kind === 'Endpoints' ? this.objects.get(`Service/${p.metadata.namespace}/${p.metadata.name}`) : undefined;
+    const result = translate(p, { ...(this.tenant ? { tenant: this.tenant } : {}), node: node?.kind === 'Node' ? node : null, service: service?.kind === 'Service' ? service : null });
+    if (!result.ok) throw new Error(`the bench's ${p.kind} ${p.metadata.name} does not translate: ${result.error.message}`);
+    return result.translations;
+  }
+
+  /** Records a write (`after` undefined: a deletion); gives the emulator keys it adds and removes. */
+  write(before: KubernetesProjection | undefined, after: KubernetesProjection | undefined): { added: Set<string>; removed: Set<string> } {
+    const key = modelKey((after ?? before)!);
+    const old = this.translationsOf(before);
+    if (after) this.objects.set(key, after);
+    else this.objects.delete(key);
+    const now = this.translationsOf(after);
+    for (const t of now) this.ever.set(identity(t), t);
+    const [oldKeys, nowKeys] = [emulatorKeys(old), emulatorKeys(now)];
+    return { added: new Set([...nowKeys].filter((k) => !oldKeys.has(k))), removed: new Set([...oldKeys].filter((k) => !nowKeys.has(k))) };
+  }
+
+  /** A state the scenario waits for: what changed since the last one goes to the ledger. */
+  checkpoint(): void {
+    const objects = new Map([...this.objects].map(([key, p]) => [key, JSON.stringify(p)]));
+    const translations = new Map(this.live().map((t) => [identity(t), t]));
+    for (const [key, text] of objects) if (this.last.objects.get(key) !== text) this.ledger.applies++;
+    for (const [id, t] of translations) {
+      if (this.last.translations.has(id)) continue;
+      this.ledger.translationsCreated++;
+      this.ledger.resourcesCreated += t.resources.length;
+    }
+    for (const [id, t] of this.last.translations) {
+      if (translations.has(id)) continue;
+      this.ledger.translationsDeleted++;
+      this.ledger.resourcesDeleted += t.resources.length;
+    }
+    this.last = { objects, translations };
+  }
+
+  get(kind: string, namespace: string, name: string) {
+    return this.objects.get(`${kind}/${namespace}/${name}`);
+  }
+
+  live(): Translation[] {
+    return [...this.objects.values()].flatMap((p) => this.translationsOf(p));
+  }
+
+  /** What MidoNet must hold (every live Translation's resources) and must not (any other one's ever wanted). */
+  expectation(): { present: Set<string>; absent: Set<string> } {
+    const present = emulatorKeys(this.live());
+    return { present, absent: new Set([...emulatorKeys([...this.ever.values()])].filter((k) => !present.has(k))) };
+  }
+}
+
+type Ledger = Model['ledger'];
+
+/**
+ * The least work for what the ledger counts: activities (one apply per changed object, a push and a status per
+ * Translation made, a delete and a release per one removed) and MidoNet requests (one per resource made or removed).
+ */
+function minimum(since: Ledger, now: Ledger) {
+  const d = (key: keyof Ledger) => now[key] - since[key];
+  return { activities: d('applies') + 2 * (d('translationsCreated') + d('translationsDeleted')), midonet: d('resourcesCreated') + d('resourcesDeleted') };
+}
+
+export const emulatorState = async (admin: EmulatorAdmin) => new Set(Object.entries(await emulatorIds({ admin })).flatMap(([kind, ids]) => ids.map((id) => `${kind}:${id}`)));
+
+/** What a scenario gets for one side. */
+export interface PhaseContext {
+  side: Side;
+  namespace: string;
+  nodes: NodeProjection[];
+  /** The bench's own API clients: their requests are counted and left out of the side's. */
+  core: k8s.CoreV1Api;
+  custom: k8s.CustomObjectsApi;
+  admin: EmulatorAdmin;
+  model: Model;
+  /** Runs the part of the scenario whose costs are measured (once). */
+  measured<T>(run: () => Promise<T>): Promise<T>;
+  /** Waits until the emulator holds exactly what the model says and every Translation of the namespace is Ready. */
+  converged(what: string, timeoutMs?: number): Promise<void>;
+}
+
+export interface PhaseResult {
+  /** Timing rows (label, seconds or rate, decimals shown: 2 by default), in order. */
+  timings: [string, number, number?][];
+  /** What costs are divided by: the Pods of a burst, the changes of a churn. */
+  per: { count: number; unit: string };
+  notes?: string[];
+}
+
+export interface ObjectsScenario {
+  name: string;
+  title: string;
+  nodes: number;
+  run(ctx: PhaseContext): Promise<PhaseResult>;
+}
+
+interface PhaseCosts {
+  usage: Usage;
+  activities: number;
+  /** History events in the window, by group (historyEvents). */
+  events?: Map<string, number>;
+  minimum: ReturnType<typeof minimum>;
+}
+
+const TENANT = undefined;
+const sideHosts = (side: Side, count: number) =>
+  Array.from({ length: count }, (_, i) => ({ id: `b${side === 'steward' ? '0' : '1'}000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`, name: `bench-${side}-host-${i + 1}` }));
+
+function nodesOf(side: Side, hosts: { id: string }[]): NodeProjection[] {
+  return hosts.map((host, i) => ({
+    kind: 'Node',
+    metadata: {
+      name: `bench-${side}-${i + 1}`,
+      uid: '',
+      annotations: { 'midonet.org/host-id': host.id, 'midonet.org/tunnel-zone-id': '', 'midonet.org/tunnel-endpoint-ip': `192.0.${side === 'steward' ? 2 : 3}.${20 + i}` },
+    },
+    // A /16 per Node: room for 5,000 Pods on few Nodes.
+    spec: { podCIDR: `10.${i + 1}.0.0/16` },
+    status: { addresses: [{ type: 'InternalIP', address: `192.0.${side === 'steward' ? 2 : 3}.${20 + i}` }] },
+  }));
+}
+
+/**
+ * History events of the workflows `select` picks, closed runs included (running ones read afresh: visibility lags),
+ * by group: the workflow's kind, and for a Translation its owner's (`translation/pod`, `translation/endpoints-port`).
+ */
+async function historyEvents(client: Client, select: (workflowId: string) => boolean): Promise<Map<string, number>> {
+  const events = new Map<string, number>();
+  for await (const wf of client.workflow.list()) {
+    if (!select(wf.workflowId)) continue;
+    const [kind, , name = ''] = wf.workflowId.split('/');
+    const group = kind === 'translation' ? `translation/${name.slice(0, name.indexOf('.')).toLowerCase()}` : `${kind ?? ''}`;
+    const length = wf.status.name === 'RUNNING' ? (await client.workflow.getHandle(wf.workflowId, wf.runId).describe()).historyLength : wf.historyLength;
+    events.set(group, (events.get(group) ?? 0) + length);
+  }
+  return events;
+}
+
+const difference = (after: Map<string, number>, before: Map<string, number>) => new Map([...after].map(([group, n]) => [group, n - (before.get(group) ?? 0)]));
+
+const sumValues = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
+
+interface SideRunner {
+  activities(): Promise<number>;
+  events?(): Promise<Map<string, number>>;
+  stop(): Promise<void>;
+}
+
+async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario: ObjectsScenario, runner: (ctx: { namespace: string; nodePrefix: string }) => Promise<SideRunner>): Promise<{ result: PhaseResult; costs: PhaseCosts }> {
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  const driver = { requests: 0 };
+  const core = counted(h.core, driver);
+  const custom = counted(h.custom, driver);
+  const namespace = `bench-${scenario.name}-${side}-${Date.now().toString(36)}`;
+  const nodePrefix = `bench-${side}-`;
+  const model = new Model(TENANT);
+  const sideRunner = await runner({ namespace, nodePrefix });
+
+  // Generous (2 minutes and a second per object), yet a side that never converges fails the run in bounded time.
+  const converged = async (what: string, timeoutMs = 120_000 + 1_000 * model.objects.size) => {
+    model.checkpoint();
+    const { present, absent } = model.expectation();
+    const wanted = model.live().filter((t) => t.namespace === namespace).length;
+    await waitFor(`${side}: ${what}: the emulator holds what the model says`, async () => {
+      const state = await emulatorState(h.admin);
+      return [...present].every((k) => state.has(k)) && ![...absent].some((k) => state.has(k));
+    }, timeoutMs, 250);
+    await waitFor(`${side}: ${what}: the namespace's Translations Ready`, async () => {
+      const live = await listTranslations({ custom }, namespace);
+      return live.length === wanted && live.every((t) => readyOf(t) && !t.metadata.deletionTimestamp);
+    }, timeoutMs, 250);
+  };
+
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  const nodes: NodeProjection[] = [];
+  for (const node of nodesOf(side, sideHosts(side, scenario.nodes))) {
+    const created = projected('Node', await createNode({ core }, node));
+    model.write(undefined, created);
+    if (created.kind === 'Node') nodes.push(created);
+  }
+  await converged('the Nodes pushed');
+  // Let the Nodes' workflows settle (notifications, status writes) before their extra events count.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+
+  let costs: PhaseCosts | undefined;
+  const measured = async <T>(run: () => Promise<T>): Promise<T> => {
+    const meter = await startMeter({ kubeConfig, admin: h.admin, temporalPid: info.pids.temporal, driver });
+    const [activities, events] = [await sideRunner.activities(), await sideRunner.events?.()];
+    const ledger = { ...model.ledger };
+    const value = await run();
+    const usage = await meter.stop();
+    // Visibility is eventually consistent: let closed runs' final history lengths land.
+    if (sideRunner.events) await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const eventsAfter = await sideRunner.events?.();
+    costs = {
+      usage,
+      activities: (await sideRunner.activities()) - activities,
+      ...(events !== undefined && eventsAfter !== undefined ? { events: difference(eventsAfter, events) } : {}),
+      minimum: minimum(ledger, model.ledger),
+    };
+    return value;
+  };
+  const result = await scenario.run({ side, namespace, nodes, core, custom, admin: h.admin, model, measured, converged });
+  if (!costs) throw new Error(`scenario ${scenario.name} measured nothing`);
+
+  // Clean up, outside the measured window: what the scenario left, the Nodes (and their backend state), the namespace.
+  const remove = { Pod: (name: string) => core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }), Endpoints: (name: string) => core.deleteNamespacedEndpoints({ namespace, name }), Service: (name: string) => core.deleteNamespacedService({ namespace, name }) };
+  for (const object of [...model.objects.values()]) {
+    if (object.kind === 'Node') continue;
+    await remove[object.kind](object.metadata.name).catch((error: { code?: number }) => {
+      if (error.code !== 404) throw error;
+    });
+    model.write(object, undefined);
+  }
+  await converged('what the scenario left gone');
+  for (const node of nodes) {
+    await core.deleteNode({ name: node.metadata.name });
+    model.write(node, undefined);
+  }
+  await converged('the Nodes gone');
+  await core.deleteNamespace({ name: namespace });
+  await sideRunner.stop();
+  return { result, costs };
+}
+
+/** Steward's side: the objects harness's worker and starter; its activities from the worker's /metrics. */
+const stewardSide = (h: ObjectsHarness) => ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> =>
+  Promise.resolve({
+    activities: async () => sumValues((await workerActivities(h.worker.httpPort)).values()),
+    events: () =>
+      // The namespace's workflows, the Nodes' and the Translations they own (in the cluster-scoped namespace, named after the Node).
+      historyEvents(h.client, (id) => id.includes(`/${namespace}/`) || id.startsWith(`node/${nodePrefix}`) || (id.startsWith('translation/default/') && id.includes(nodePrefix))),
+    stop: () => Promise.resolve(),
+  });
+
+/** The direct side: the reconciler started for the phase's namespace and Nodes. */
+const directSide = (kubeConfig: k8s.KubeConfig, midonet: MidonetClient) => ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> => {
+  const reconciler: DirectReconciler = startDirectReconciler({ kubeConfig, midonet, namespace, nodePrefix, logger: pino({ level: 'error' }) });
+  return Promise.resolve({
+    activities: () => Promise.resolve(sumValues(Object.values(reconciler.stats().calls))),
+    stop: () => reconciler.stop(),
+  });
+};
+
+/** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
+export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario): Promise<Report> {
+  const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
+  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}` });
+  let steward: Awaited<ReturnType<typeof runPhase>>;
+  try {
+    steward = await runPhase('steward', h, info, scenario, stewardSide(h));
+  } finally {
+    // Steward stops before the direct side starts: its starter watches every namespace.
+    await h.stop();
+  }
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  const direct = await runPhase('direct', h, info, scenario, directSide(kubeConfig, h.midonet));
+  return objectsReport(scenario, steward, direct);
+}
+
+function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult; costs: PhaseCosts }, direct: { result: PhaseResult; costs: PhaseCosts }): Report {
+  const { count, unit } = steward.result.per;
+  const per = (value: number | undefined, side: { result: PhaseResult }) => (value === undefined ? undefined : value / side.result.per.count);
+  const both = (metric: string, of: (side: { result: PhaseResult; costs: PhaseCosts }) => number | undefined, digits?: number): Row => ({
+    metric,
+    steward: of(steward),
+    baseline: of(direct),
+    ...(digits === undefined ? {} : { digits }),
+  });
+  const timings = steward.result.timings.map(([label, , digits = 2], i): Row => ({ metric: label, steward: steward.result.timings[i]?.[1], baseline: direct.result.timings[i]?.[1], digits }));
+  const minimum = steward.costs.minimum;
+  return {
+    scenario: scenario.name,
+    title: scenario.title,
+    baseline: 'direct',
+    converged: { steward: true, baseline: true },
+    rows: [
+      ...timings,
+      both(`history events per ${unit} (all workflows)`, (s) => per(s.costs.events && sumValues(s.costs.events.values()), s)),
+      both(`activities per ${unit} (minimum ${(minimum.activities / count).toFixed(1)})`, (s) => per(s.costs.activities, s)),
+      both(`MidoNet requests per ${unit} (minimum ${(minimum.midonet / count).toFixed(1)})`, (s) => per(s.costs.usage.midonetRequests, s)),
+      both(`API server requests per ${unit}`, (s) => per(s.costs.usage.apiRequests, s)),
+      both('worker process CPU s', (s) => s.costs.usage.processCpuSeconds),
+      both('worker process peak RSS MB', (s) => s.costs.usage.peakRssMb, 0),
+      both('worker process RSS growth in the window MB', (s) => s.costs.usage.rssGrowthMb, 0),
+      both('Temporal server CPU s', (s) => s.costs.usage.temporalCpuSeconds),
+    ],
+    notes: [
+      `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first; converged = the emulator holds exactly what the model says and every Translation is Ready.`,
+      'worker process = this process: Steward\'s worker and starter, or the direct reconciler, plus the bench\'s driver; activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.',
+      'RSS: one process runs both sides, Steward first, so the direct side starts with what Steward\'s phase left in the heap; compare the growth.',
+      `Steward's history events per ${unit} by workflow: ${[...(steward.costs.events ?? new Map<string, number>())].filter(([, n]) => n > 0).map(([group, n]) => `${group} ${(n / count).toFixed(1)}`).join(', ')}.`,
+      ...(steward.result.notes ?? []).map((n) => `Steward: ${n}`),
+      ...(direct.result.notes ?? []).map((n) => `direct: ${n}`),
+    ],
+  };
+}

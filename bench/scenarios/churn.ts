@@ -1,0 +1,148 @@
+// Steady churn: from `pods` live Pods (and the Service `web` with its Endpoints), `rate` changes a second for
+// `duration` seconds, mixed: 40% a Pod created, 30% one deleted, 15% one's MAC annotation set or removed (a
+// Translation more or less), 15% the Endpoints rewritten to other addresses. Each change's latency runs from its
+// Kubernetes write (the call's return) until the emulator holds what it added and no longer what it removed, read
+// every 100 ms. An object with a change in flight is not changed again until it landed. The sequence comes from a
+// seeded generator, so both sides get the same one.
+import * as k8s from '@kubernetes/client-node';
+import { deletePod } from '../../test/support/objects-harness';
+import { sleep } from '../../deploy/local/process';
+import { emulatorState, projected, type ObjectsScenario, type PhaseResult } from '../objects';
+import { inParallel } from '../support';
+import { createWebService, podAt, writeEndpoints, writePod } from './burst';
+
+const POLL_MS = 100;
+
+/** mulberry32: a small seeded generator, the same sequence on both sides. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+const macOf = (ip: string) => `0a:58:${ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join(':')}`;
+
+interface Pending {
+  at: number;
+  present: Set<string>;
+  absent: Set<string>;
+}
+
+export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: number; rate: number; duration: number }): ObjectsScenario {
+  return {
+    name: 'churn',
+    title: `churn: ${rate} changes/s for ${duration} s over ${pods} Pods on ${nodes} Nodes (create, delete, annotate Pods; rewrite Endpoints): Kubernetes write → MidoNet state`,
+    nodes,
+    async run(ctx): Promise<PhaseResult> {
+      const random = seeded(12);
+      const live: string[] = [];
+      let next = 0;
+      const newPod = () => podAt(ctx, `c-${String(next).padStart(5, '0')}`, next++);
+      await createWebService(ctx);
+      await inParallel(Array.from({ length: pods }, newPod), 10, async (pod) => {
+        await writePod(ctx, pod);
+        live.push(pod.metadata.name);
+      });
+      await writeEndpoints(ctx, live.slice(0, 4).map((name) => ctx.model.get('Pod', ctx.namespace, name)!).flatMap((p) => (p.kind === 'Pod' && p.status.podIP ? [p.status.podIP] : [])));
+      await ctx.converged('the initial Pods');
+
+      const busy = new Set<string>();
+      const pending = new Map<string, Pending>();
+      const latencies: number[] = [];
+      const pick = () => {
+        const free = live.filter((name) => !busy.has(name));
+        return free.length ? free[Math.floor(random() * free.length)] : undefined;
+      };
+      const ipOf = (name: string) => {
+        const pod = ctx.model.get('Pod', ctx.namespace, name);
+        return pod?.kind === 'Pod' ? (pod.status.podIP ?? '') : '';
+      };
+      /** One change: the write, then its expectation queued for the checker. */
+      const change = async (what: number, target: string | undefined, write: () => Promise<{ added: Set<string>; removed: Set<string> }>) => {
+        const key = target ?? `new-${what}`;
+        busy.add(key);
+        const { added, removed } = await write();
+        // Each change is waited for on its own: a state of its own in the ledger.
+        ctx.model.checkpoint();
+        if (added.size || removed.size) pending.set(key, { at: Date.now(), present: added, absent: removed });
+        else busy.delete(key);
+      };
+      const changeOf = (i: number): Promise<void> => {
+        const r = random();
+        const target = r < 0.4 ? undefined : r < 0.85 ? pick() : busy.has('web') ? undefined : 'web';
+        if (target === undefined) {
+          const pod = newPod();
+          return change(i, pod.metadata.name, async () => {
+            const diff = await writePod(ctx, pod);
+            live.push(pod.metadata.name);
+            return diff;
+          });
+        }
+        if (target === 'web') return change(i, target, () => writeEndpoints(ctx, Array.from({ length: 4 }, () => pick()).flatMap((name) => (name ? [ipOf(name)] : []))));
+        if (r < 0.7) {
+          live.splice(live.indexOf(target), 1);
+          return change(i, target, async () => {
+            await deletePod(ctx, ctx.namespace, target);
+            return ctx.model.write(ctx.model.get('Pod', ctx.namespace, target), undefined);
+          });
+        }
+        return change(i, target, async () => {
+          const before = ctx.model.get('Pod', ctx.namespace, target);
+          const mac = before?.kind === 'Pod' && before.metadata.annotations['midonet.org/mac-address'] ? null : macOf(ipOf(target));
+          const patched = await ctx.core.patchNamespacedPod({ name: target, namespace: ctx.namespace, body: { metadata: { annotations: { 'midonet.org/mac-address': mac } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+          return ctx.model.write(before, projected('Pod', patched));
+        });
+      };
+
+      const total = rate * duration;
+      const result = await ctx.measured(async () => {
+        const start = Date.now();
+        let writing = true;
+        const checker = (async () => {
+          while (writing || pending.size) {
+            const state = await emulatorState(ctx.admin);
+            const now = Date.now();
+            for (const [key, p] of pending) {
+              if (![...p.present].every((k) => state.has(k)) || [...p.absent].some((k) => state.has(k))) continue;
+              latencies.push(now - p.at);
+              pending.delete(key);
+              busy.delete(key);
+            }
+            if (now - start > duration * 1000 + 600_000) throw new Error(`${pending.size} changes never reached MidoNet`);
+            await sleep(POLL_MS);
+          }
+        })();
+        const writes: Promise<void>[] = [];
+        for (let i = 0; i < total; i++) {
+          await sleep(Math.max(0, start + (i * 1000) / rate - Date.now()));
+          writes.push(changeOf(i));
+        }
+        await Promise.all(writes);
+        const written = Date.now();
+        writing = false;
+        await checker;
+        await ctx.converged('after the churn');
+        return { start, written, end: Date.now() };
+      });
+      const sorted = [...latencies].sort((a, b) => a - b).map((ms) => ms / 1000);
+      return {
+        timings: [
+          ['changes that reached MidoNet', sorted.length, 0],
+          ['writes (changes/s achieved)', total / ((result.written - result.start) / 1000), 1],
+          ['latency p50 (s)', percentile(sorted, 0.5)],
+          ['latency p95 (s)', percentile(sorted, 0.95)],
+          ['latency p99 (s)', percentile(sorted, 0.99)],
+          ['latency max (s)', sorted.at(-1) ?? 0],
+          ['last write → all converged (s)', (result.end - result.written) / 1000],
+        ],
+        per: { count: total, unit: 'change' },
+        notes: [`latencies read every ${POLL_MS} ms from the emulator; ${total - sorted.length} changes made nothing to wait for.`],
+      };
+    },
+  };
+}
