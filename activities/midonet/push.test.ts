@@ -2,7 +2,8 @@
 // whole before any of it is pushed, deletion skips what could never have been pushed, force goes past refusals, and
 // a host binding before its tunnel zone names the annotation that fixes it.
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type StateDump } from '../../deploy/local/midonet';
+import type { StateDump } from '../../deploy/local/midonet';
+import { startHarness, type Harness } from '../../deploy/local/midonet/testing/conformance';
 import type { BackendResource } from '../../workflows/translation/types';
 import { backendResource, createMidonetClient } from './client';
 import { createPushActivities } from './push';
@@ -14,20 +15,16 @@ const PORT = 'a0000000-0000-4000-8000-000000000001';
 const chain = backendResource('Chain', '', { id: CHAIN, name: 'KUBE-TEST', tenantId: 'midonetkube' });
 const rule = (n: number) => backendResource('Rule', CHAIN, { id: RULE(n), type: 'accept' });
 
-let emulator: MidonetEmulator;
-let admin: EmulatorAdmin;
+let emulator: Harness;
 let push: ReturnType<typeof createPushActivities>;
 const run = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment().run(fn);
-const ids = async (kind: keyof StateDump) => ((await admin.dump())[kind] ?? []).map((r) => r.id as string);
+const ids = async (kind: keyof StateDump) => ((await emulator.admin.dump())[kind] ?? []).map((r) => r.id as string);
 
-beforeAll(async () => {
-  emulator = await startMidonetEmulator({ port: 0 });
-  admin = new EmulatorAdmin(emulator.adminUrl);
-});
-afterAll(() => emulator.close());
+beforeAll(async () => (emulator = await startHarness()));
+afterAll(() => emulator.emulator.close());
 beforeEach(async () => {
-  await admin.reset();
-  push = createPushActivities({ client: createMidonetClient({ baseUrl: emulator.url, username: 'admin', password: 'secret' }) });
+  await emulator.admin.reset();
+  push = createPushActivities({ client: createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' }) });
 });
 
 describe('pushTranslation', () => {
@@ -39,7 +36,7 @@ describe('pushTranslation', () => {
   });
 
   it('names the Node annotation that puts a host in a tunnel zone when a binding finds it in none', async () => {
-    await admin.seedHost({ id: HOST, name: 'node-1' });
+    await emulator.admin.seedHost({ id: HOST, name: 'node-1' });
     const resources = [
       backendResource('Bridge', '', { id: 'b0000000-0000-4000-8000-000000000001', name: 'b' }),
       backendResource('Port', 'b0000000-0000-4000-8000-000000000001', { id: PORT, type: 'Bridge' }),
@@ -64,7 +61,7 @@ describe('deleteTranslation', () => {
 
   it('stops at a refused delete; with force it records it as failed and deletes the rest', async () => {
     await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)], previous: [] }));
-    await admin.injectFault({ method: 'DELETE', path: `/rules/${RULE(2)}`, action: 'error', status: 403 });
+    await emulator.admin.injectFault({ method: 'DELETE', path: `/rules/${RULE(2)}`, action: 'error', status: 403 });
     const input = { owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)] };
     await expect(run(() => push.deleteTranslation(input))).rejects.toMatchObject({ nonRetryable: true });
     const { removed } = await run(() => push.deleteTranslation({ ...input, force: true }));

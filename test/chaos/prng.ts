@@ -1,16 +1,6 @@
-// A seeded PRNG for the chaos run: the same seed gives the same operations and the same fault schedule.
-
-/** mulberry32 (the emulator's fault injection uses it too): small, fast, good enough to spread choices. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Seeded choices for the chaos run: the same seed gives the same operations and the same fault schedule. The
+// generator is the emulator's own (mulberry32), as its fault injection draws with it.
+import { prng } from '../../deploy/local/midonet/faults';
 
 export interface Random {
   /** In [0, 1). */

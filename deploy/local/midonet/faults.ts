@@ -45,8 +45,8 @@ export type Outcome =
   | { kind: 'error'; delayMs: number; status: number; message: string }
   | { kind: 'drop'; delayMs: number };
 
-/** mulberry32: small, seedable, good enough to spread failures. */
-function prng(seed: number): () => number {
+/** mulberry32: small, seedable, good enough to spread failures (and the chaos run's choices). */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
