@@ -121,57 +121,33 @@ async function update(c: Clients, spec: ObjectSpec): Promise<string> {
   }
 }
 
-async function remove(c: Clients, kind: ObjectSpec['kind'], name: string): Promise<string> {
+/** Reading and deleting one object of each kind by name; a Pod goes at once (no kubelet confirms a graceful deletion). */
+function byName(c: Clients, kind: ObjectSpec['kind'], name: string): { read: () => Promise<unknown>; remove: () => Promise<unknown> } {
   const namespace = NAMESPACE;
+  switch (kind) {
+    case 'Node':
+      return { read: () => c.core.readNode({ name }), remove: () => c.core.deleteNode({ name }) };
+    case 'Pod':
+      return { read: () => c.core.readNamespacedPod({ name, namespace }), remove: () => c.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }) };
+    case 'Service':
+      return { read: () => c.core.readNamespacedService({ name, namespace }), remove: () => c.core.deleteNamespacedService({ name, namespace }) };
+    case 'Endpoints':
+      return { read: () => c.core.readNamespacedEndpoints({ name, namespace }), remove: () => c.core.deleteNamespacedEndpoints({ name, namespace }) };
+    case 'Translation':
+      return { read: () => c.custom.getNamespacedCustomObject({ ...TRANSLATION_API, namespace, name }), remove: () => deleteTranslation({ custom: c.custom, namespace }, name) };
+  }
+}
+
+/** `call`'s answer, or `absent` when the object is not there (404). */
+async function unless404<T>(call: () => Promise<unknown>, answer: T, absent: T): Promise<T> {
   try {
-    switch (kind) {
-      case 'Node':
-        await c.core.deleteNode({ name });
-        break;
-      case 'Pod':
-        // At once: no kubelet confirms a graceful deletion here.
-        await c.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
-        break;
-      case 'Service':
-        await c.core.deleteNamespacedService({ name, namespace });
-        break;
-      case 'Endpoints':
-        await c.core.deleteNamespacedEndpoints({ name, namespace });
-        break;
-      case 'Translation':
-        await deleteTranslation({ custom: c.custom, namespace }, name);
-        break;
-    }
-    return 'deleted';
+    await call();
+    return answer;
   } catch (error) {
-    if (codeOf(error) === 404) return 'already gone';
+    if (codeOf(error) === 404) return absent;
     throw error;
   }
 }
 
-async function exists(c: Clients, kind: ObjectSpec['kind'], name: string): Promise<boolean> {
-  const namespace = NAMESPACE;
-  try {
-    switch (kind) {
-      case 'Node':
-        await c.core.readNode({ name });
-        break;
-      case 'Pod':
-        await c.core.readNamespacedPod({ name, namespace });
-        break;
-      case 'Service':
-        await c.core.readNamespacedService({ name, namespace });
-        break;
-      case 'Endpoints':
-        await c.core.readNamespacedEndpoints({ name, namespace });
-        break;
-      case 'Translation':
-        await c.custom.getNamespacedCustomObject({ ...TRANSLATION_API, namespace, name });
-        break;
-    }
-    return true;
-  } catch (error) {
-    if (codeOf(error) === 404) return false;
-    throw error;
-  }
-}
+const remove = (c: Clients, kind: ObjectSpec['kind'], name: string) => unless404(byName(c, kind, name).remove, 'deleted', 'already gone');
+const exists = (c: Clients, kind: ObjectSpec['kind'], name: string) => unless404(byName(c, kind, name).read, true, false);
