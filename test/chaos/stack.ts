@@ -112,20 +112,23 @@ export class ChaosStack {
     return this.options.peerPods ? { ...env, STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: this.relay.uri } : env;
   }
 
+  /** Keeps `child` as the running worker or starter until it exits; an exit nobody asked for is logged. */
+  private follow(role: 'worker' | 'starter', child: ChildProcess): void {
+    this[role] = child;
+    child.once('exit', (code, signal) => {
+      if (this[role] !== child) return;
+      this[role] = undefined;
+      if (!this.stopping && signal !== 'SIGKILL') this.options.log(`${role} ${child.pid} exited on its own (${signal ?? code})`);
+    });
+  }
+
   get workerPid(): number | undefined {
     return this.worker?.pid;
   }
 
   /** `steward worker` as a child process; resolves once it polls the task queue. */
   async startWorker(): Promise<void> {
-    const child = await spawnWorker(this, this.workerEnv());
-    this.worker = child;
-    child.once('exit', (code, signal) => {
-      if (this.worker === child) {
-        this.worker = undefined;
-        if (!this.stopping && signal !== 'SIGKILL') this.options.log(`worker ${child.pid} exited on its own (${signal ?? code})`);
-      }
-    });
+    this.follow('worker', await spawnWorker(this, this.workerEnv()));
   }
 
   /** SIGKILL: no graceful shutdown, in-flight activities are lost and time out. */
@@ -151,13 +154,7 @@ export class ChaosStack {
     };
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'starter'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.pipe(createWriteStream(join(this.info.stateDir, 'logs', 'starter.log'), { flags: 'a' }));
-    this.starter = child;
-    child.once('exit', (code, signal) => {
-      if (this.starter === child) {
-        this.starter = undefined;
-        if (!this.stopping && signal !== 'SIGKILL') this.options.log(`starter ${child.pid} exited on its own (${signal ?? code})`);
-      }
-    });
+    this.follow('starter', child);
     const coordination = (() => {
       const kc = new k8s.KubeConfig();
       kc.loadFromFile(this.info.kubernetes.kubeconfig);
