@@ -12,7 +12,10 @@ import * as k8s from '@kubernetes/client-node';
 import { createCloudActivities, createCloudProvider, type CloudActivities } from '../activities/cloud';
 import { createKubernetesActivities, type KubernetesActivities } from '../activities/kubernetes';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
-import { createPushActivities, type PushActivities } from '../activities/midonet/push';
+import { createPushActivities, type Neighbours, type PushActivities } from '../activities/midonet/push';
+import { createTranslationIndex } from '../activities/kubernetes/translation-index';
+import { createSource, informerFactory, kubernetesListWatch } from '../starter/controller/source';
+import { backendChangedSignal, type BackendChanged } from '../workflows/messages';
 import { redacted, type LogLevel, type WorkerConfig } from './config';
 import { checkTemporal, connectClient, connectWorker } from './connection';
 import { startHttpServer } from './http';
@@ -63,18 +66,51 @@ function kubeConfigFrom(path: string | undefined): k8s.KubeConfig | undefined {
   return kubeConfig.getCurrentCluster() ? kubeConfig : undefined;
 }
 
-function activitiesFromConfig(config: WorkerConfig, log: Logger): ActivityGroups {
+/**
+ * The pushers' view of each other: a watch of every Translation (who owns which resource, who names which ID) and
+ * the signal that tells one that resources it names changed. Stopped with the worker.
+ */
+function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logger): Neighbours & { stop(): Promise<void> } {
+  const index = createTranslationIndex();
+  const source = createSource({
+    kinds: ['Translation'],
+    listWatch: kubernetesListWatch(kubeConfig),
+    makeInformer: informerFactory(kubeConfig),
+    resyncMs: 10 * 60_000,
+    backoff: { initialMs: 500, maxMs: 30_000 },
+    logger: log.child({ component: 'translation-index' }),
+    onEvent: (event) => index.apply(event),
+  });
+  source.start();
+  const signal = (workflowId: string, notice: BackendChanged) =>
+    temporal.workflow
+      .getHandle(workflowId)
+      .signal(backendChangedSignal, notice)
+      // A Translation without a running pusher has nothing to repair: its next one starts from a fresh push.
+      .catch((error: unknown) => log.debug({ err: error, workflowId }, 'backendChanged not delivered'));
+  return {
+    index,
+    synced: () => source.synced(),
+    notify: async (workflowIds, notice) => {
+      for (let i = 0; i < workflowIds.length; i += 20) await Promise.all(workflowIds.slice(i, i + 20).map((id) => signal(id, notice)));
+    },
+    stop: () => source.stop(),
+  };
+}
+
+function activitiesFromConfig(config: WorkerConfig, log: Logger, temporal: Client): { groups: ActivityGroups; stop(): Promise<void> } {
   const groups: ActivityGroups = {};
+  const kubeConfig = kubeConfigFrom(config.kubeconfig);
+  const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, log) : undefined;
   if (config.midonet) {
     const client = createMidonetClient(config.midonet);
-    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client }) };
+    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours }) };
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
   if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
   else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
-  const kubeConfig = kubeConfigFrom(config.kubeconfig);
   if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig });
   else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');
-  return groups;
+  return { groups, stop: async () => neighbours?.stop() };
 }
 
 /** One flat activity object for the Worker and, for the metrics, the backend of each activity name. */
@@ -94,10 +130,6 @@ function flatten(groups: ActivityGroups) {
 
 export async function runWorker(config: WorkerConfig, options: RunWorkerOptions = {}): Promise<RunningWorker> {
   const log = options.log ?? createLogger(config.logLevel);
-  const groups = { ...activitiesFromConfig(config, log), ...options.activities };
-  const { activities, backendOf } = flatten(groups);
-  log.info({ config: redacted(config), backends: Object.keys(groups) }, 'starting the worker');
-
   const sdkMetricsUrl = await installRuntime(log);
   const client = await connectClient(config.temporal);
   const closing: (() => Promise<void>)[] = [() => client.connection.close()];
@@ -105,6 +137,11 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
     for (const close of closing.reverse()) await close().catch((error: unknown) => log.warn({ err: error }, 'close failed'));
   };
   try {
+    const fromConfig = activitiesFromConfig(config, log, client);
+    closing.push(() => fromConfig.stop());
+    const groups = { ...fromConfig.groups, ...options.activities };
+    const { activities, backendOf } = flatten(groups);
+    log.info({ config: redacted(config), backends: Object.keys(groups) }, 'starting the worker');
     const connection: NativeConnection = await connectWorker(config.temporal);
     closing.push(() => connection.close());
     const metrics = createMetrics();

@@ -107,6 +107,24 @@ function hint(type: string): string {
   return '';
 }
 
+/**
+ * Sends a lifecycle's own signal (beyond the common ones) to its machine once its payload passed `schema`; one that
+ * does not is logged and dropped, never stored.
+ */
+export function forwardSignal<TContext, TEvent extends { type: string }, TParams, S extends z.ZodType>(
+  interpreter: Interpreter<TContext, TEvent, TParams>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any one-argument signal
+  signal: SignalDefinition<[any]>,
+  schema: S,
+  toEvent: (payload: z.output<S>) => Unstamped<TEvent>,
+): void {
+  setHandler(signal as SignalDefinition<[unknown]>, (payload: unknown) => {
+    const parsed = schema.safeParse(payload);
+    if (parsed.success) interpreter.send(toEvent(parsed.data));
+    else log.warn(`dropped a ${signal.name} signal: ${describeIssues(parsed.error)}`);
+  });
+}
+
 /** Current details (markdown) and the coarse `LifecycleState` search attribute, upserted only when it changes. */
 function publishState(view: LifecycleStateView, lastPublished: { state?: string }): void {
   const rows = view.resources.map((r) => `| ${r.kind} | \`${r.id}\` | ${r.state} |`);

@@ -54,6 +54,19 @@ export interface DependencyChanged {
 export const dependencyChangedSignal = defineSignal<[DependencyChanged]>('dependencyChanged');
 export const dependencyChangedSchema = z.object({ dependency: objectRefSchema, uid: z.string().min(1) });
 
+/**
+ * Resources a Translation names changed in MidoNet under it: another Translation's deletion cascaded them away, or
+ * created what it was waiting for. Its pusher pushes again (which re-checks every resource) to tell the truth.
+ */
+export interface BackendChanged {
+  /** The pusher workflow that changed them. */
+  by: string;
+  /** Some of the MidoNet IDs involved, for the history's reader. */
+  ids: string[];
+}
+export const backendChangedSignal = defineSignal<[BackendChanged]>('backendChanged');
+export const backendChangedSchema = z.object({ by: z.string().min(1).max(400), ids: z.array(z.string().max(100)).max(20) });
+
 const operatorRequest = {
   reason: z.string().trim().min(1, 'a reason is required'),
   requestedBy: z.string().trim().min(1, 'requestedBy is required'),

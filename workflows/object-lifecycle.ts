@@ -1,8 +1,8 @@
-import { getExternalWorkflowHandle, log, setHandler, type SignalDefinition } from '@temporalio/workflow';
+import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { kubernetes } from './activities';
 import type { Unstamped } from './interpreter';
-import { runLifecycle, type LifecycleInput } from './lifecycle';
-import { dependencyChangedSchema, dependencyChangedSignal, describeIssues, refreshSignal, type DependencyChanged } from './messages';
+import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
+import { dependencyChangedSchema, dependencyChangedSignal, refreshSignal, type DependencyChanged } from './messages';
 import { objectLifecycleMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
 import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
 import { dependencyOf, translateWithDependency } from './translation/dependency';
@@ -21,12 +21,7 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
     projection: observedObjectProjection,
     resources: (c) => c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
     condition: (c) => (c.waitingFor ? { reason: Reason.WaitingForDependency, message: c.waitingFor, at: '' } : undefined),
-    setup: (interpreter) =>
-      setHandler(dependencyChangedSignal as SignalDefinition<[unknown]>, (payload: unknown) => {
-        const change = dependencyChangedSchema.safeParse(payload);
-        if (change.success) interpreter.send({ type: 'dependencyChanged', change: change.data as DependencyChanged });
-        else log.warn(`dropped a dependencyChanged signal: ${describeIssues(change.error)}`);
-      }),
+    setup: (interpreter) => forwardSignal(interpreter, dependencyChangedSignal, dependencyChangedSchema, (change) => ({ type: 'dependencyChanged' as const, change: change as DependencyChanged })),
     executors: {
       apply,
       notifyReferrers: async ({ ref, uid }) => {

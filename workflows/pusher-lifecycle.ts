@@ -1,5 +1,6 @@
 import { kubernetes, midonet } from './activities';
-import { runLifecycle, type LifecycleInput } from './lifecycle';
+import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
+import { backendChangedSchema, backendChangedSignal } from './messages';
 import { pusherLifecycleMachine, type PusherActionParams, type PusherContext, type PusherEvent, type PusherTimings } from './machines/pusher';
 import { describeRef } from './naming';
 import { translationProjection, type PushedResource } from './translation/types';
@@ -16,6 +17,7 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
   await runLifecycle<PusherContext, PusherEvent, PusherTimings, PusherActionParams>(pusherLifecycleMachine, input, {
     projection: translationProjection,
     resources: (c) => [...c.pushed.map(asView), ...c.orphaned.map((r) => ({ ...asView(r), state: 'orphaned' }))],
+    setup: (interpreter) => forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({ type: 'backendChanged' as const, notice })),
     executors: {
       push: async (p) => ({
         type: 'pushed',

@@ -34,6 +34,8 @@ export const midonetFailures = {
   MidonetDependencyMissing: true,
   /** The pusher met an object with another body that this Translation did not push: an operator must resolve it. */
   ResourceConflict: false,
+  /** Another Translation owns a resource this one lists: refused until that one lets it go (it is told then). */
+  ResourceClaimed: false,
   /** A Translation refused before any of it is pushed (validate.ts): only a changed Translation can fix it. */
   InvalidTranslation: false,
 } as const;

@@ -4,6 +4,8 @@
 // is what makes removing a resource, or changing one MidoNet cannot update, safe (seed 000's first two limits).
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import type { TranslationIndex } from '../kubernetes/translation-index';
+import type { BackendChanged } from '../../workflows/messages';
 import { ANNOTATIONS, type BackendResource, type PushedResource } from '../../workflows/translation/types';
 import { checkResource, identify, type MidonetClient } from './client';
 import { midonetFailure, type MidonetFailureDetails } from './errors';
@@ -23,6 +25,8 @@ export interface PushResult {
   removed: PushedResource[];
   /** Resources MidoNet cannot update in place that were deleted and created again. */
   recreated: string[];
+  /** Other Translations told that resources they name were created or removed. */
+  notified: number;
 }
 
 export interface DeleteInput {
@@ -63,7 +67,70 @@ const record = (resource: BackendResource, state: PushedResource['state']): Push
 /** A refusal no retry can change (a 4xx, a bad resource), as opposed to a backend that may recover. */
 const isRefusal = (error: unknown) => error instanceof ApplicationFailure && error.nonRetryable;
 
-export function createPushActivities({ client }: { client: MidonetClient }) {
+/**
+ * The other Translations, as the worker's watch of them knows them (activities/kubernetes/translation-index.ts):
+ * who owns a resource, and whom to tell when resources they name change under them.
+ */
+export interface Neighbours {
+  index: TranslationIndex;
+  /** The watch has listed every Translation: an owner not in the index does not exist. */
+  synced(): boolean;
+  /** Signals `backendChanged` to these pusher workflows; a workflow that does not run is skipped. */
+  notify(workflowIds: string[], notice: BackendChanged): Promise<void>;
+}
+
+export interface PushDeps {
+  client: MidonetClient;
+  /** Without them (a worker without Kubernetes) no claim is checked and nobody is told. */
+  neighbours?: Neighbours;
+}
+
+/** The MidoNet ID a resource has of its own (a body `id`); kinds identified by parent and body have none. */
+function ownId(resource: BackendResource): string | undefined {
+  const { id } = identify(resource);
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id) ? id : undefined;
+}
+
+const NOTICE_IDS = 20;
+const SYNC_WAIT_MS = 10_000;
+
+export function createPushActivities({ client, neighbours }: PushDeps) {
+  /**
+   * One owner per resource (issue 10, defect 1): a resource that another, senior Translation records as pushed is
+   * not this one's to push, to delete or to report; it is refused whole, naming the owner, until the owner lets go
+   * (its deletion tells this one, which then pushes and owns it).
+   */
+  async function refuseClaimed(owner: string, resources: BackendResource[]): Promise<void> {
+    if (!neighbours) return;
+    for (let waited = 0; !neighbours.synced(); waited += 200) {
+      if (waited >= SYNC_WAIT_MS) throw ApplicationFailure.retryable(`${owner}: the worker's watch of Translations has not listed them yet`, 'TranslationsNotListed');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const claimed = resources.flatMap((resource) => {
+      const { key, id } = identify(resource);
+      const other = neighbours.index.ownerOf(key, owner);
+      return other ? [`${resource.kind} ${id} (owned by ${other})`] : [];
+    });
+    if (claimed.length > 0) {
+      const shown = claimed.slice(0, 5).join(', ') + (claimed.length > 5 ? ` and ${claimed.length - 5} more` : '');
+      throw midonetFailure('ResourceClaimed', `${owner}: ${claimed.length} resources are pushed and recorded by another Translation: ${shown}`);
+    }
+  }
+
+  /** Tells the Translations that name these IDs (only those waiting for a dependency, for created ones). */
+  async function tell(owner: string, ids: string[], waitingOnly: boolean): Promise<number> {
+    if (!neighbours || ids.length === 0) return 0;
+    const targets = neighbours.index.mentioning(ids, owner, { waiting: waitingOnly });
+    if (targets.length === 0) return 0;
+    await neighbours.notify(targets, { by: owner, ids: ids.slice(0, NOTICE_IDS) }).catch((error: unknown) => {
+      // A notice only speeds up what their drift checks and retries find anyway: it never fails the push.
+      Context.current().log.warn(`${owner}: could not tell ${targets.length} Translations that resources they name changed: ${(error as Error).message}`);
+    });
+    return targets.length;
+  }
+
+  const idsOf = (resources: BackendResource[]) => resources.flatMap((r) => ownId(r) ?? []);
+
   async function removeInReverse(resources: BackendResource[], startAt: number, progress: (done: number) => void, force = false): Promise<PushedResource[]> {
     const removed: PushedResource[] = [];
     const reversed = [...resources].reverse();
@@ -87,6 +154,7 @@ export function createPushActivities({ client }: { client: MidonetClient }) {
       // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
       const problems = validateResources(resources);
       if (problems.length > 0) throw invalidTranslation(owner, problems);
+      await refuseClaimed(owner, resources);
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
       const wanted = new Set(resources.map((r) => identify(r).key));
@@ -95,6 +163,7 @@ export function createPushActivities({ client }: { client: MidonetClient }) {
       const ours = new Map(previous.map((p) => [p.key, p]));
       const pushed: PushedResource[] = [];
       const recreated: string[] = [];
+      const created: BackendResource[] = [];
       for (const [index, resource] of resources.entries()) {
         if (index >= resumeAt) {
           const result = await client.ensure(resource).catch((error: unknown) => waitForOtherTranslations(error, resource));
@@ -111,23 +180,28 @@ export function createPushActivities({ client }: { client: MidonetClient }) {
             await client.remove(resource);
             await client.ensure(resource);
             recreated.push(key);
-          }
+            created.push(resource);
+          } else if (result.outcome === 'created') created.push(resource);
           ctx.heartbeat(index + 1);
         }
         pushed.push(record(resource, 'synced'));
       }
-      return { pushed, removed, recreated };
+      const gone = removed.filter((r) => r.state === 'deleted');
+      const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, idsOf(gone), false));
+      return { pushed, removed, recreated, notified };
     },
 
     /**
      * Deletes in reverse order. A resource that is not a valid MidoNet resource was never pushed (a push checks the
      * whole Translation first), so it is skipped rather than refused: an invalid Translation still deletes cleanly.
      */
-    async deleteTranslation({ resources, force }: DeleteInput): Promise<{ removed: PushedResource[] }> {
+    async deleteTranslation({ owner, resources, force }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number }> {
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
       const deletable = resources.filter((resource) => checkResource(resource).ok);
-      return { removed: await removeInReverse(deletable, resumeAt, (done) => ctx.heartbeat(done), force) };
+      const removed = await removeInReverse(deletable, resumeAt, (done) => ctx.heartbeat(done), force);
+      // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
+      return { removed, notified: await tell(owner, idsOf(removed.filter((r) => r.state === 'deleted')), false) };
     },
   };
 }

@@ -48,6 +48,7 @@ const events: PusherEvent[] = [
   { type: 'resume', request, at },
   { type: 'refresh', request, at },
   { type: 'resumed', at },
+  { type: 'backendChanged', notice: { by: 'translation/default/node.4.n1', ids: ['b0'] }, at },
 ];
 
 type Snapshot = ReturnType<typeof initialTransition<typeof pusherMachine>>[0];
@@ -55,7 +56,7 @@ type Snapshot = ReturnType<typeof initialTransition<typeof pusherMachine>>[0];
 /** States are told apart by their value and the facts guards read, not by growing lists (actions, records). */
 const serializeState = (s: Snapshot) => {
   const c = s.context;
-  return JSON.stringify([s.value, c.uid, c.generation, c.pushedGeneration, c.inFlightGeneration, c.deleting, c.finalizerPresent, c.gone, c.resumeTo, c.force, c.pushed.length, c.orphaned.length > 0, !!c.nextIncarnation, c.invalidGeneration]);
+  return JSON.stringify([s.value, c.uid, c.generation, c.pushedGeneration, c.inFlightGeneration, c.deleting, c.finalizerPresent, c.gone, c.resumeTo, c.force, c.pushed.length, c.orphaned.length > 0, !!c.nextIncarnation, c.invalidGeneration, c.backendChanged]);
 };
 
 const allStates = Object.keys(pusherMachine.root.states);
@@ -93,7 +94,7 @@ describe('Translation machine: every transition', () => {
   it('a change or deletion observed during a push is acted on after it: never synced with an unpushed generation or a pending deletion', () => {
     const settled = edges.filter((e) => value(e.to) === 'synced');
     for (const e of settled) {
-      expect({ state: serializeState(e.to), unpushed: e.to.context.generation !== e.to.context.pushedGeneration || (e.to.context.deleting && e.to.context.finalizerPresent) }).toEqual({
+      expect({ state: serializeState(e.to), unpushed: e.to.context.generation !== e.to.context.pushedGeneration || e.to.context.backendChanged === true || (e.to.context.deleting && e.to.context.finalizerPresent) }).toEqual({
         state: serializeState(e.to),
         unpushed: false,
       });
@@ -131,6 +132,7 @@ const [observed, changed, deletingObserved, , , otherIncarnation, withoutFinaliz
 ];
 const cleanup = (mode: 'retry' | 'orphan' | 'force'): PusherEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
 const pause: PusherEvent = { type: 'pause', request, at };
+const backendChanged = events.at(-1)!;
 const resume: PusherEvent = { type: 'resume', request, at };
 
 describe('Translation machine: scenarios', () => {
@@ -156,6 +158,11 @@ describe('Translation machine: scenarios', () => {
     ['a Translation refused whole waits in invalid with a Warning, no retry timer', [observed, invalidFailed!], 'invalid', ['recordStatus']],
     ['a change of an invalid Translation is pushed again', [observed, invalidFailed!, eventRecorded!, changed!], 'pushing', ['push']],
     ['deleting an invalid Translation deletes what was pushed and releases', [observed, invalidFailed!, eventRecorded!, deletingObserved!], 'deleting', ['deleteBackend']],
+    ['resources it names changed in MidoNet under a synced Translation: it is pushed again', [observed, pushed!, eventRecorded!, backendChanged], 'pushing', ['cancelTimer', 'push']],
+    ['a change in MidoNet during a push is pushed again after it', [observed, backendChanged, pushed!, eventRecorded!], 'pushing', ['push']],
+    ['a change in MidoNet before the push started is covered by that push', [backendChanged, observed, pushed!, eventRecorded!], 'synced', ['startTimer']],
+    ['a stuck Translation retries at once when what it names changed in MidoNet', [observed, failed!, backendChanged], 'pushing', ['cancelTimer', 'push']],
+    ['an invalid Translation stays refused whatever changes in MidoNet', [observed, invalidFailed!, eventRecorded!, backendChanged], 'invalid', []],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as PusherEvent[]));
     expect(result.state).toBe(state);

@@ -1,7 +1,7 @@
 import { and, assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
 import { driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
-import type { ActionRecord, LifecycleError, Observation } from '../messages';
+import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import type { BackendResource, PushedResource } from '../translation/types';
 import { Reason, TRANSLATION_FINALIZER } from '../vocabulary';
@@ -42,6 +42,12 @@ export interface PusherContext {
   deleting: boolean;
   finalizerPresent: boolean;
   gone: boolean;
+  /**
+   * Resources it names changed in MidoNet under it since its push started (another Translation's deletion cascaded
+   * them away, or created what it waited for): pushed again, which checks every resource. Absent in records
+   * persisted before it existed.
+   */
+  backendChanged?: boolean;
   /** The generation refused whole (InvalidTranslation): not pushed again until it changes or an operator refreshes. */
   invalidGeneration?: number;
   /** Where `stuck` returns to on retry, and where `paused` resumes. */
@@ -59,6 +65,7 @@ export type PusherEvent = (
   | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[] }
   | { type: 'backendDeleted'; removed: PushedResource[] }
   | { type: 'released' }
+  | { type: 'backendChanged'; notice: BackendChanged }
   /** The finalizer is on the Translation, or (not added) it is being deleted or gone, so nothing may be pushed. */
   | { type: 'finalizerAdded'; added: true }
   | { type: 'finalizerAdded'; added: false; reason: 'NotFound' | 'UidMismatch' | 'Deleting' }
@@ -122,7 +129,8 @@ export const pusherMachine = setup({
       };
     }),
     recordPushed: assign(({ context, event }) => (event.type === 'pushed' ? { pushed: event.pushed, pushedGeneration: context.inFlightGeneration, lastError: undefined } : {})),
-    startPush: assign(({ context }) => ({ inFlightGeneration: context.generation })),
+    startPush: assign(({ context }) => ({ inFlightGeneration: context.generation, backendChanged: false })),
+    recordBackendChange: assign({ backendChanged: true }),
     recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined } : {})),
     recordFailure: assign(({ event }) => failureOf(event)),
     recordInvalid: assign(({ context }) => ({ invalidGeneration: context.inFlightGeneration })),
@@ -145,7 +153,7 @@ export const pusherMachine = setup({
     mustDelete: ({ context }) => context.deleting && context.finalizerPresent,
     /** Deleted without our finalizer (it was removed by hand): nothing may be assumed about the backend any more. */
     isGoneWithoutUs: ({ context }) => context.gone || (context.deleting && !context.finalizerPresent),
-    hasUnpushedChange: ({ context }) => context.generation !== context.pushedGeneration,
+    hasUnpushedChange: ({ context }) => context.generation !== context.pushedGeneration || context.backendChanged === true,
     /** A Translation written without our finalizer (by hand): it gets it before anything is pushed. */
     lacksFinalizer: ({ context }) => !context.finalizerPresent && !context.deleting,
     wasAdded: ({ event }) => event.type === 'finalizerAdded' && event.added,
@@ -180,6 +188,7 @@ export const pusherMachine = setup({
     actions: [],
   }),
   ...lifecycleRoot,
+  on: { ...lifecycleRoot.on, backendChanged: { actions: 'recordBackendChange' } },
   states: {
     observing: observingState,
     /** Picks the work the latest observation calls for. */
@@ -261,6 +270,7 @@ export const pusherMachine = setup({
       on: {
         observed: { actions: 'observe', target: 'deciding' },
         driftCheck: 'pushing',
+        backendChanged: { target: 'pushing', actions: 'recordBackendChange' },
         refresh: { target: 'pushing', actions: 'recordAction' },
         resumed: { target: 'synced', reenter: true },
       },
@@ -304,8 +314,9 @@ export const pusherMachine = setup({
       ],
       exit: stuckRetryTimer.cancel,
       // Status writes fail too when the API server is the problem: the stuck state itself is what matters. New desired
-      // resources observed meanwhile are pushed by the next retry.
-      on: stuckTransitions,
+      // resources observed meanwhile are pushed by the next retry; a change in MidoNet (what it waits for was created)
+      // retries now.
+      on: { ...stuckTransitions, backendChanged: { target: 'resuming', actions: 'recordBackendChange' } },
     },
     /**
      * An operator gave up (cleanup orphan or force). Eventless, so the guard reads the cleanup that led here: `force`

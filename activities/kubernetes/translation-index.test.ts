@@ -1,0 +1,83 @@
+import { identify } from '../midonet/client';
+import { sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
+import type { BackendResource } from '../../workflows/translation/types';
+import { createTranslationIndex } from './translation-index';
+
+const id = (n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+const chain = (n: number): BackendResource => ({ kind: 'Chain', parent: '', body: JSON.stringify({ id: id(n), name: `c${n}` }) });
+const port = (n: number, bridge: number): BackendResource => ({ kind: 'Port', parent: id(bridge), body: JSON.stringify({ id: id(n), type: 'Bridge' }) });
+
+interface Options {
+  created?: string;
+  recorded?: BackendResource[];
+  deleting?: boolean;
+  ready?: { status: string; reason: string };
+}
+
+function translation(name: string, resources: BackendResource[], { created = '2026-01-01T00:00:00Z', recorded = [], deleting = false, ready }: Options = {}) {
+  return {
+    metadata: { name, namespace: 'ns', creationTimestamp: new Date(created), ...(deleting ? { deletionTimestamp: new Date(created) } : {}) },
+    resources,
+    status: {
+      childResources: recorded.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' })),
+      conditions: ready ? [{ type: 'Ready', ...ready }] : [],
+    },
+  };
+}
+
+const key = (r: BackendResource) => identify(r).key;
+
+describe('the Translation index', () => {
+  test('a resource recorded by another Translation is owned by it; one only listed, or recorded by itself, is not', () => {
+    const index = createTranslationIndex();
+    index.apply({ type: 'upsert', object: translation('a', [chain(1)], { recorded: [chain(1)] }) });
+    index.apply({ type: 'upsert', object: translation('b', [chain(1), chain(2)], { created: '2026-01-02T00:00:00Z' }) });
+    expect(index.ownerOf(key(chain(1)), 'translation/ns/b')).toBe('translation/ns/a');
+    expect(index.ownerOf(key(chain(1)), 'translation/ns/a')).toBeUndefined();
+    expect(index.ownerOf(key(chain(2)), 'translation/ns/b')).toBeUndefined();
+    // Unknown to the index yet (its watch event has not arrived): whoever records it owns it.
+    expect(index.ownerOf(key(chain(1)), 'translation/ns/new')).toBe('translation/ns/a');
+  });
+
+  test('two that both record a resource resolve to the one created first, whichever asks', () => {
+    const index = createTranslationIndex();
+    index.apply({ type: 'upsert', object: translation('late', [chain(1)], { created: '2026-01-02T00:00:00Z', recorded: [chain(1)] }) });
+    index.apply({ type: 'upsert', object: translation('early', [chain(1)], { created: '2026-01-01T00:00:00Z', recorded: [chain(1)] }) });
+    expect(index.ownerOf(key(chain(1)), 'translation/ns/late')).toBe('translation/ns/early');
+    expect(index.ownerOf(key(chain(1)), 'translation/ns/early')).toBeUndefined();
+  });
+
+  test('a Translation being deleted or gone owns nothing; an update replaces what it recorded', () => {
+    const index = createTranslationIndex();
+    index.apply({ type: 'upsert', object: translation('a', [chain(1)], { recorded: [chain(1)], deleting: true }) });
+    expect(index.ownerOf(key(chain(1)), 'translation/ns/b')).toBeUndefined();
+    index.apply({ type: 'upsert', object: translation('a', [chain(1)], { recorded: [chain(1)] }) });
+    expect(index.ownerOf(key(chain(1)), 'translation/ns/b')).toBe('translation/ns/a');
+    index.apply({ type: 'upsert', object: translation('a', [chain(2)], { recorded: [chain(2)] }) });
+    expect(index.ownerOf(key(chain(1)), 'translation/ns/b')).toBeUndefined();
+    index.apply({ type: 'delete', object: translation('a', [chain(2)], { recorded: [chain(2)] }) });
+    expect(index.ownerOf(key(chain(2)), 'translation/ns/b')).toBeUndefined();
+  });
+
+  test('finds who names an ID as a resource, a parent or inside a body, and filters those waiting for a dependency', () => {
+    const index = createTranslationIndex();
+    const route: BackendResource = { kind: 'Route', parent: id(90), body: JSON.stringify({ id: id(7), nextHopPort: id(5) }) };
+    index.apply({ type: 'upsert', object: translation('bridge', [{ kind: 'Bridge', parent: '', body: JSON.stringify({ id: id(1) }) }]) });
+    index.apply({ type: 'upsert', object: translation('pod', [port(5, 1)], { ready: { status: 'False', reason: 'MidonetDependencyMissing' } }) });
+    index.apply({ type: 'upsert', object: translation('route', [route]) });
+    expect(index.mentioning([id(1)], 'translation/ns/bridge')).toEqual(['translation/ns/pod']);
+    expect(index.mentioning([id(5)], 'translation/ns/pod').sort()).toEqual(['translation/ns/route']);
+    expect(index.mentioning([id(5), id(1)], 'translation/ns/x').sort()).toEqual(['translation/ns/bridge', 'translation/ns/pod', 'translation/ns/route']);
+    expect(index.mentioning([id(5), id(1)], 'translation/ns/x', { waiting: true })).toEqual(['translation/ns/pod']);
+    expect(index.mentioning([id(99)], 'translation/ns/x')).toEqual([]);
+  });
+
+  test("midonet-kubernetes' own translation never has two Translations list one resource: none is refused for a claim", () => {
+    const index = createTranslationIndex();
+    const all = sampleClusterTranslations();
+    for (const t of all) index.apply({ type: 'upsert', object: { metadata: { name: t.name, namespace: t.namespace }, resources: t.resources, status: { childResources: t.resources.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' })) } } });
+    const claimed = all.flatMap((t) => t.resources.filter((r) => index.ownerOf(key(r), `translation/${t.namespace}/${t.name}`)).map((r) => `${t.name}: ${key(r)}`));
+    expect(claimed).toEqual([]);
+    expect(all.reduce((n, t) => n + t.resources.length, 0)).toBeGreaterThan(50);
+  });
+});

@@ -1,0 +1,122 @@
+// What every Translation in the cluster records and mentions, kept from a watch in the worker so that a push can
+// ask "does another Translation own this resource?" and a deletion "whose resources did this just cascade away?"
+// without listing every Translation each time.
+import type * as k8s from '@kubernetes/client-node';
+import { workflowId } from '../../workflows/naming';
+import type { midonetFailures } from '../midonet/errors';
+
+/** A Translation as the watch delivers it: only the fields read here. */
+interface WatchedTranslation extends k8s.KubernetesObject {
+  resources?: { parent?: unknown; body?: unknown }[];
+  status?: {
+    childResources?: { kind?: unknown; id?: unknown; state?: unknown }[];
+    conditions?: { type?: unknown; status?: unknown; reason?: unknown }[];
+  };
+}
+
+interface Entry {
+  /** `creationTimestamp`, then the workflow id: who is senior when two Translations record one resource. */
+  seniority: string;
+  /** Keys (`kind:id`) of the resources its status records as pushed. */
+  records: string[];
+  /** Every MidoNet ID its resources name: their own IDs, parents, and IDs in bodies (next hops, peers, chains). */
+  mentions: string[];
+  /** Ready=False because something it needs was missing when it was last pushed. */
+  waitingForDependency: boolean;
+  /** Being deleted: what it records is going away and owned by nobody (whoever lists it is told once it is gone). */
+  deleting: boolean;
+}
+
+/** The failure a push reports when a parent or referenced object is missing (activities/midonet/push.ts). */
+const DEPENDENCY_MISSING: keyof typeof midonetFailures = 'MidonetDependencyMissing';
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+function entryOf(object: WatchedTranslation): Entry {
+  const mentions = new Set<string>();
+  for (const r of object.resources ?? []) {
+    for (const text of [r.parent, r.body]) if (typeof text === 'string') for (const id of text.match(UUID) ?? []) mentions.add(id.toLowerCase());
+  }
+  const records = (object.status?.childResources ?? []).filter((c) => c.state === 'synced' && typeof c.kind === 'string' && typeof c.id === 'string').map((c) => `${c.kind as string}:${c.id as string}`);
+  const ready = object.status?.conditions?.find((c) => c.type === 'Ready');
+  return {
+    seniority: `${object.metadata?.creationTimestamp ? new Date(object.metadata.creationTimestamp).toISOString() : ''} ${workflowIdOf(object)}`,
+    records,
+    mentions: [...mentions],
+    waitingForDependency: ready?.status === 'False' && ready.reason === DEPENDENCY_MISSING,
+    deleting: object.metadata?.deletionTimestamp !== undefined,
+  };
+}
+
+const workflowIdOf = (object: k8s.KubernetesObject) => workflowId({ kind: 'Translation', namespace: object.metadata?.namespace ?? '', name: object.metadata?.name ?? '' });
+
+/** A multimap that forgets empty sets. */
+class Multimap {
+  private readonly map = new Map<string, Set<string>>();
+  add(key: string, value: string) {
+    let set = this.map.get(key);
+    if (!set) this.map.set(key, (set = new Set()));
+    set.add(value);
+  }
+  delete(key: string, value: string) {
+    const set = this.map.get(key);
+    set?.delete(value);
+    if (set?.size === 0) this.map.delete(key);
+  }
+  get(key: string): ReadonlySet<string> {
+    return this.map.get(key) ?? new Set();
+  }
+}
+
+export interface TranslationIndex {
+  /** An event of the Translations' watch (an upsert or a delete of one Translation). */
+  apply(event: { type: 'upsert' | 'delete'; object: k8s.KubernetesObject }): void;
+  /**
+   * The pusher workflow id of the Translation that owns this resource, if it is not `self`: one that records it and
+   * is senior to `self` (created first). Two that both record it (they pushed at the same moment) resolve to the
+   * senior, so exactly one of them is refused. A Translation being deleted owns nothing any more.
+   */
+  ownerOf(key: string, self: string): string | undefined;
+  /** Pusher workflow ids of the other Translations that name any of these MidoNet IDs; `waiting` keeps only those waiting for a dependency. */
+  mentioning(ids: readonly string[], self: string, options?: { waiting?: boolean }): string[];
+}
+
+export function createTranslationIndex(): TranslationIndex {
+  const entries = new Map<string, Entry>();
+  const recordedBy = new Multimap();
+  const mentionedBy = new Multimap();
+
+  function forget(id: string) {
+    const entry = entries.get(id);
+    if (!entry) return;
+    for (const key of entry.records) recordedBy.delete(key, id);
+    for (const mention of entry.mentions) mentionedBy.delete(mention, id);
+    entries.delete(id);
+  }
+
+  return {
+    apply({ type, object }) {
+      const id = workflowIdOf(object);
+      forget(id);
+      if (type === 'delete') return;
+      const entry = entryOf(object);
+      entries.set(id, entry);
+      for (const key of entry.records) recordedBy.add(key, id);
+      for (const mention of entry.mentions) mentionedBy.add(mention, id);
+    },
+    ownerOf(key, self) {
+      const mine = entries.get(self)?.seniority;
+      for (const other of recordedBy.get(key)) {
+        const theirs = entries.get(other);
+        if (other === self || !theirs || theirs.deleting) continue;
+        if (mine === undefined || !(mine < theirs.seniority)) return other;
+      }
+      return undefined;
+    },
+    mentioning(ids, self, { waiting = false } = {}) {
+      const found = new Set<string>();
+      for (const id of ids) for (const other of mentionedBy.get(id.toLowerCase())) if (other !== self && (!waiting || entries.get(other)?.waitingForDependency)) found.add(other);
+      return [...found];
+    },
+  };
+}
