@@ -75,7 +75,7 @@ describe('the Translation index', () => {
   test("midonet-kubernetes' own translation never has two Translations list one resource: none is refused for a claim", () => {
     const index = createTranslationIndex();
     const all = sampleClusterTranslations();
-    for (const t of all) index.apply({ type: 'upsert', object: { metadata: { name: t.name, namespace: t.namespace }, resources: t.resources, status: { childResources: t.resources.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' })) } } });
+    for (const t of all) index.apply({ type: 'upsert', object: { ...translation(t.name, t.resources, { recorded: t.resources }), metadata: { name: t.name, namespace: t.namespace } } });
     const claimed = all.flatMap((t) => t.resources.filter((r) => index.ownerOf(key(r), `translation/${t.namespace}/${t.name}`)).map((r) => `${t.name}: ${key(r)}`));
     expect(claimed).toEqual([]);
     expect(all.reduce((n, t) => n + t.resources.length, 0)).toBeGreaterThan(50);

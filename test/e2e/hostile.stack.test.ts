@@ -16,14 +16,8 @@ const ruleId = (n: number) => `e2ee0000-0000-4000-8000-${n.toString().padStart(1
 const chain = (n: number): BackendResource => ({ kind: 'Chain', parent: '', body: JSON.stringify({ id: chainId(n), name: `hostile-${n}`, tenantId: 'midonetkube' }) });
 const rule = (chainN: number, n: number): BackendResource => ({ kind: 'Rule', parent: chainId(chainN), body: JSON.stringify({ id: ruleId(n), type: 'accept' }) });
 
-async function expectGone(name: string): Promise<void> {
-  await e2e.waitFor(`${name} to be gone from the API server`, async () => (await e2e.readTranslation(h, name)) === undefined);
-  await expect(e2e.handleOf(h, name).result()).resolves.toBeUndefined();
-}
-
-async function readyCondition(name: string) {
-  return (await e2e.readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Ready');
-}
+const expectGone = (name: string) => e2e.expectGone(h, name);
+const readyCondition = (name: string) => e2e.readyCondition(h, name);
 
 describe('hostile Translations', () => {
   it('one written by hand without the finalizer gets it before anything is pushed, so its deletion removes what was pushed', async () => {

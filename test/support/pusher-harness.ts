@@ -203,6 +203,16 @@ export async function readTranslation(h: Harness, name: string): Promise<Transla
   }
 }
 
+export async function readyCondition(h: Harness, name: string) {
+  return (await readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+/** Waits until the Translation is gone from the API server and its workflow has ended. */
+export async function expectGone(h: Harness, name: string): Promise<void> {
+  await waitFor(`${name} to be gone from the API server`, async () => (await readTranslation(h, name)) === undefined);
+  await handleOf(h, name).result();
+}
+
 export async function patchResources(h: Pick<Harness, 'custom' | 'namespace'>, name: string, resources: BackendResource[]): Promise<void> {
   await h.custom.patchNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name, body: { resources } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
 }

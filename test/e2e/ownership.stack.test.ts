@@ -1,0 +1,69 @@
+// One owner per MidoNet resource, and no Translation left saying Ready about what a cascade removed (issue 10,
+// defect 1 and the chaos run's stale-Ready finding): a second Translation listing a resource another one records is
+// refused, naming the owner, and takes it over when the owner is deleted; a Translation whose resources a deletion
+// cascaded away stops saying Ready at once, and is pushed again as soon as what it needs is back.
+import type { BackendResource } from '../../workflows/translation/types';
+import * as e2e from '../support/pusher-harness';
+
+let h: e2e.Harness;
+beforeAll(async () => (h = await e2e.startHarness({ prefix: 'e2e-owner' })));
+afterAll(() => h?.stop());
+
+const chainId = (n: number) => `e2ea0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+const ruleId = (n: number) => `e2eb0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+const chain = (n: number): BackendResource => ({ kind: 'Chain', parent: '', body: JSON.stringify({ id: chainId(n), name: `owned-${n}`, tenantId: 'midonetkube' }) });
+const rule = (chainN: number, n: number): BackendResource => ({ kind: 'Rule', parent: chainId(chainN), body: JSON.stringify({ id: ruleId(n), type: 'accept' }) });
+const translation = (name: string, resources: BackendResource[]) => ({ ...e2e.bridgeTranslation(h.namespace, name, []), resources });
+const recorded = async (name: string) => ((await e2e.readTranslation(h, name))?.status?.childResources ?? []).filter((c) => c.state === 'synced').map((c) => c.id);
+
+describe('who owns a MidoNet resource', () => {
+  it('a second Translation listing a resource the first records is refused whole, naming the first; deleting the first hands it over', async () => {
+    await e2e.createTranslation(h, translation('first', [chain(1), rule(1, 11)]));
+    await e2e.waitFor('first to record chain 1', async () => (await recorded('first')).includes(chainId(1)));
+    // Only a notice (or an operator) can move the second on: its own retry timer is an hour.
+    await e2e.startWithTimings(h, 'second', { stuckRetryMs: 60 * 60_000 });
+    await e2e.createTranslation(h, translation('second', [chain(1), chain(2)]));
+
+    const refused = await e2e.waitForState(h, 'second', 'stuck');
+    expect(refused.lastError).toMatchObject({ reason: 'ResourceClaimed', message: expect.stringContaining(`Chain ${chainId(1)} (owned by translation/${h.namespace}/first)`) as unknown });
+    await e2e.waitFor('Ready=False ResourceClaimed on second', async () => (await e2e.readyCondition(h, 'second'))?.reason === 'ResourceClaimed');
+    expect((await e2e.emulatorIds(h)).Chain).not.toContain(chainId(2));
+    expect(await recorded('second')).toEqual([]);
+
+    await e2e.deleteTranslation(h, 'first');
+    await e2e.expectGone(h, 'first');
+    // The first deleted chain 1 (it owned it) and told the second, which pushed it again and owns it now.
+    await e2e.waitForState(h, 'second', 'synced');
+    expect((await e2e.emulatorIds(h)).Chain).toEqual(expect.arrayContaining([chainId(1), chainId(2)]));
+    expect((await e2e.emulatorIds(h)).Rule ?? []).not.toContain(ruleId(11));
+    await e2e.waitFor('second to record chain 1', async () => (await recorded('second')).includes(chainId(1)));
+    const told = (await e2e.handleOf(h, 'second').fetchHistory()).events?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'backendChanged') ?? [];
+    expect(told.length).toBeGreaterThanOrEqual(1);
+
+    await e2e.deleteTranslation(h, 'second');
+    await e2e.expectGone(h, 'second');
+    expect((await e2e.emulatorIds(h)).Chain ?? []).not.toEqual(expect.arrayContaining([chainId(1)]));
+  });
+
+  it("a Translation whose resources another one's deletion cascaded away stops saying Ready, and is pushed again when they can be", async () => {
+    await e2e.createTranslation(h, translation('parent', [chain(3)]));
+    await e2e.waitForState(h, 'parent', 'synced');
+    // Neither a retry nor a drift check can move the child: only being told.
+    await e2e.startWithTimings(h, 'child', { stuckRetryMs: 60 * 60_000, driftCheckMs: 60 * 60_000 });
+    await e2e.createTranslation(h, translation('child', [rule(3, 31)]));
+    await e2e.waitForState(h, 'child', 'synced');
+    await e2e.waitFor('Ready=True on child', async () => (await e2e.readyCondition(h, 'child'))?.status === 'True');
+
+    await e2e.deleteTranslation(h, 'parent');
+    await e2e.expectGone(h, 'parent');
+    expect((await e2e.emulatorIds(h)).Rule ?? []).not.toContain(ruleId(31));
+    const waiting = await e2e.waitForState(h, 'child', 'stuck');
+    expect(waiting.lastError?.reason).toBe('MidonetDependencyMissing');
+    await e2e.waitFor('Ready=False on child', async () => (await e2e.readyCondition(h, 'child'))?.status === 'False');
+
+    await e2e.createTranslation(h, translation('parent', [chain(3)]));
+    await e2e.waitForState(h, 'child', 'synced');
+    expect((await e2e.emulatorIds(h)).Rule).toContain(ruleId(31));
+    await e2e.waitFor('Ready=True on child again', async () => (await e2e.readyCondition(h, 'child'))?.status === 'True');
+  });
+});
