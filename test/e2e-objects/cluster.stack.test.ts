@@ -191,7 +191,7 @@ describe('object lifecycles on the embedded stack', () => {
     await createNode(h, node2);
 
     await converged(cluster);
-    expect((await stateOf(h, podRef('web-1'))).state).toBe('ready');
+    expect((await waitForState(h, podRef('web-1'), 'ready')).state).toBe('ready');
   });
 
   it('a Node without the host-id annotation is invalid: its workflow names the Node and the field, and a Warning Event is on the Node', async () => {
