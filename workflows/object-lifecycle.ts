@@ -1,4 +1,4 @@
-import { getExternalWorkflowHandle } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, patched } from '@temporalio/workflow';
 import { kubernetes } from './activities';
 import type { Unstamped } from './interpreter';
 import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
@@ -6,6 +6,7 @@ import { dependencyChangedSchema, dependencyChangedSignal, refreshSignal, type D
 import { objectLifecycleMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
 import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
 import { dependencyOf, translateWithDependency } from './translation/dependency';
+import type { TranslationNote } from './translation/errors';
 import { observedObjectProjection } from './translation/types';
 import { Reason, REFERRERS_FINALIZER } from './vocabulary';
 
@@ -56,7 +57,7 @@ async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
 }
 
 /** Translate (pure, here in the workflow) once the dependency is there and pushed, then write the Translations. */
-async function apply({ ref, uid, projection, tenant, previousDependency, previousDependencyUid }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
+async function apply({ ref, uid, projection, tenant, previousDependency, previousDependencyUid, toldNotes = [] }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
   const dependency = dependencyOf(projection);
   let dependencyProjection: unknown;
   let dependencyUid: string | undefined;
@@ -94,7 +95,23 @@ async function apply({ ref, uid, projection, tenant, previousDependency, previou
       return getExternalWorkflowHandle(workflowId({ kind: 'Translation', namespace, name })).signal(refreshSignal, request).catch(() => undefined);
     }));
   }
-  return { type: 'applied', translations: result.applied, ...(dependency ? { dependency } : {}), ...(dependencyUid ? { dependencyUid } : {}) };
+  const told = await tellNotes(ref, translated.notes, toldNotes);
+  return { type: 'applied', translations: result.applied, ...(dependency ? { dependency } : {}), ...(dependencyUid ? { dependencyUid } : {}), ...(told.length ? { toldNotes: told } : {}) };
+}
+
+/**
+ * What the translation left out (a dual-stack Node's IPv6 addresses) is told in a Normal Event on the object, once
+ * per change: a note an earlier apply told is not told again. Returns the notes told now.
+ */
+async function tellNotes(ref: ObjectRef, notes: TranslationNote[], told: TranslationNote[]): Promise<TranslationNote[]> {
+  const fresh = notes.filter((note) => !told.some((t) => t.reason === note.reason && t.message === note.message));
+  if (fresh.length === 0) return notes;
+  // Histories recorded before notes were told have no such Event: replayed, they tell nothing (the next apply does).
+  if (!patched('tell-translation-notes')) return told;
+  for (const { reason, message } of fresh) {
+    await kubernetes.recordObjectEvent.executeWithOptions({ summary: `Normal Event ${reason} on ${describeRef(ref)}` }, [{ ref, type: 'Normal', reason, message }]);
+  }
+  return notes;
 }
 
 // One workflow type per kind: the Temporal UI lists and filters by type.

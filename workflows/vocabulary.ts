@@ -2,8 +2,8 @@
  * Steward's words on Kubernetes objects, in one place: the finalizers it puts on or releases, and the CamelCase
  * reasons of the lifecycles' own Events, conditions and last errors. A failed backend call carries a reason of its
  * backend's table instead (activities/kubernetes/errors.ts, activities/midonet/errors.ts, activities/cloud/errors.ts)
- * and a translation error one of `TranslationErrorReason` (translation/errors.ts); a lifecycle shows those as they
- * come.
+ * and a translation error one of `TranslationErrorReason` (translation/errors.ts), a translation note (something left
+ * out on purpose, told in a Normal Event) one of `TranslationNote`'s; a lifecycle shows those as they come.
  */
 
 /** midonet-kubernetes' finalizer on every Translation: its pusher deletes the backend resources, then releases it. */

@@ -35,6 +35,14 @@ describe('pushTranslation', () => {
     expect(await ids('Chain')).toEqual([]);
   });
 
+  it('refuses an ID listed twice as an invalid Translation, never as a conflict with what it pushed itself', async () => {
+    const twice = backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' });
+    const failure = await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), twice], previous: [] })).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'InvalidTranslation', nonRetryable: true, message: expect.stringContaining(`resources[2] (Rule) body.id: Rule ${RULE(1)} is listed twice (first at resources[1])`) as unknown });
+    expect((failure as Error).message).not.toContain('not pushed by this Translation');
+    expect(await ids('Rule')).toEqual([]);
+  });
+
   it('names the Node annotation that puts a host in a tunnel zone when a binding finds it in none', async () => {
     await emulator.admin.seedHost({ id: HOST, name: 'node-1' });
     const resources = [

@@ -8,7 +8,7 @@ import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { runWorker, type RunningWorker } from '../../worker';
 import { loadWorkerConfig } from '../../worker/config';
 import { testActivities } from '../../test/support/probe-activities';
-import { finish, operatorStandIn } from '../../test/support/probe-workflows';
+import { finish, operatorStandIn, stateStandIn } from '../../test/support/probe-workflows';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { parseObjectRef, workflowId } from '../../workflows/naming';
 import { registerOperatorCommands } from './operator';
@@ -30,9 +30,10 @@ async function steward(...args: string[]): Promise<string> {
 describe('operator commands against a stand-in lifecycle workflow', () => {
   let running: RunningWorker;
   let handle: WorkflowHandle<typeof operatorStandIn>;
+  const standIns: WorkflowHandle[] = [];
+  const taskQueue = `cli-test-${Date.now()}`;
 
   beforeAll(async () => {
-    const taskQueue = `cli-test-${Date.now()}`;
     const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
     running = await runWorker(config, { activities: { test: testActivities }, workflowsPath: require.resolve('../../test/support/probe-workflows'), log: pino({ level: 'error' }) });
     handle = await running.client.workflow.start(operatorStandIn, { taskQueue, workflowId: id, args: [parseObjectRef('pod', target)] });
@@ -40,6 +41,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
 
   afterAll(async () => {
     await handle?.signal(finish);
+    for (const standIn of standIns) await standIn.signal(finish);
     await running?.shutdown();
   });
 
@@ -74,6 +76,26 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
     await expect(steward('resume', 'pod', target, '--reason', 'twice')).rejects.toThrow('resume is for a paused workflow; this one is pushing');
     const view = await handle.query(stateQuery);
     expect(view.actions.map((a) => a.action)).toEqual(['cleanup', 'pause', 'refresh', 'resume']);
+  });
+
+  it("status of a ready Pod asks its Translations' workflows: not ready while one is stuck or has none, the last error is the stuck one's", async () => {
+    const pod = { kind: 'Pod' as const, namespace, name: 'db' };
+    const translations = [`${namespace}/pod.4.db`, `${namespace}/pod-mac.4.db`];
+    const lastError = { reason: 'MidonetUnavailable', message: 'MidoNet API did not answer', at: '2025-01-01T00:00:02Z' };
+    const start = (workflowId: string, view: LifecycleStateView) => running.client.workflow.start(stateStandIn, { taskQueue, workflowId, args: [view] }).then((h) => standIns.push(h));
+    await start(workflowId(pod), { ref: pod, state: 'ready', resources: translations.map((id) => ({ kind: 'Translation', id, state: 'applied' })), actions: [] });
+    // The second Translation has no workflow at all (issue 10's bench: written, never started).
+    await start(`translation/${translations[0]}`, { ref: { kind: 'Translation', namespace, name: 'pod.4.db' }, state: 'stuck', resources: [], lastError, actions: [] });
+
+    const out = await steward('status', 'pod', `${namespace}/db`);
+    expect(out).toContain(`  state:       ready, but not synced: Translation ${translations[0]} is stuck; Translation ${translations[1]} has no workflow\n`);
+    expect(out).toContain(`  last error:  Translation ${translations[0]}: MidonetUnavailable: MidoNet API did not answer (2025-01-01T00:00:02Z)\n`);
+    const json = JSON.parse(await steward('status', 'pod', `${namespace}/db`, '--json')) as LifecycleStateView & { translations: unknown };
+    expect(json.state).toBe('ready');
+    expect(json.translations).toEqual([
+      { name: translations[0], state: 'stuck', lastError },
+      { name: translations[1], state: 'no workflow' },
+    ]);
   });
 
   it('names the workflow when there is none', async () => {

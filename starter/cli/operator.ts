@@ -6,12 +6,12 @@ import type { z } from 'zod';
 import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../../worker/config';
 import { connectClient } from '../../worker/connection';
 import { addSettingFlags, type Flags } from '../../worker/settings';
-import { cleanupModes, cleanupRequest, cleanupUpdate, operatorRequestSchema, pauseUpdate, refreshUpdate, resumeUpdate, stateQuery, type ActionResult, type LifecycleStateView } from '../../workflows/messages';
+import { cleanupModes, cleanupRequest, cleanupUpdate, operatorRequestSchema, pauseUpdate, refreshUpdate, resumeUpdate, stateQuery, type ActionResult, type LifecycleError, type LifecycleStateView } from '../../workflows/messages';
 import { parseObjectRef, workflowId } from '../../workflows/naming';
 
 /**
  * The operator's commands: the operator actions (cleanup, pause, resume, refresh: the workflows' Updates, so a
- * rejection comes back with its reason) and `steward status` (the `state` query). Requests are checked here with the
+ * rejection comes back with its reason) and `steward status` (the `state` query, of the object's Translations too). Requests are checked here with the
  * workflows' own schemas before any call. Output goes through commander's configured writer. They take the shared
  * Temporal settings, task queue included, so one set of flags or variables serves every command.
  */
@@ -71,19 +71,56 @@ export function table(header: string[], rows: string[][]): string {
 }
 
 const recentActions = 10;
+const NO_WORKFLOW = 'no workflow';
 
-/** The `state` query as a person reads it. */
-export function formatStatus(id: string, view: LifecycleStateView): string {
+/** A Translation an object applied, as its own workflow (the pusher) reports it. */
+export interface TranslationState {
+  /** `<namespace>/<name>`. */
+  name: string;
+  /** The pusher's state; `no workflow` when there is none, `unknown (…)` when it could not be asked. */
+  state: string;
+  lastError?: LifecycleError;
+}
+
+/**
+ * An object's workflow knows only that it applied its Translations; whether they are in MidoNet is each one's
+ * pusher's to say. Asked here rather than told to the object's workflow, which would cost it history events per push.
+ */
+export async function translationStates(client: Client, view: LifecycleStateView): Promise<TranslationState[]> {
+  return Promise.all(
+    view.resources
+      .filter((r) => r.kind === 'Translation')
+      .map(async ({ id: name }): Promise<TranslationState> => {
+        try {
+          const { state, lastError } = await client.workflow.getHandle(workflowId(parseObjectRef('Translation', name))).query(stateQuery);
+          return { name, state, ...(lastError ? { lastError } : {}) };
+        } catch (error) {
+          return { name, state: error instanceof WorkflowNotFoundError ? NO_WORKFLOW : `unknown (${(error as Error).message})` };
+        }
+      }),
+  );
+}
+
+const describeError = (e: LifecycleError) => `${e.reason}: ${e.message}${e.at ? ` (${e.at})` : ''}`;
+
+/** The `state` query as a person reads it: `ready` only when every Translation of the object is synced too. */
+export function formatStatus(id: string, view: LifecycleStateView, translations: TranslationState[] = []): string {
+  const unsynced = translations.filter((t) => t.state !== 'synced');
+  const described = unsynced.map((t) => `Translation ${t.name} ${t.state === NO_WORKFLOW ? 'has no workflow' : `is ${t.state}`}`);
+  const state = view.state === 'ready' && unsynced.length ? `ready, but not synced: ${described.join('; ')}` : view.state;
+  const failed = unsynced.find((t) => t.lastError);
   // A lasting condition (what an object waits for) has no time of its own: no empty "()" for it.
-  const error = view.lastError ? `${view.lastError.reason}: ${view.lastError.message}${view.lastError.at ? ` (${view.lastError.at})` : ''}` : 'none';
+  const error = view.lastError ? describeError(view.lastError) : failed?.lastError ? `Translation ${failed.name}: ${describeError(failed.lastError)}` : 'none';
+  const stateOf = new Map(translations.map((t) => [t.name, t.state]));
+  const resources = view.resources.map((r) => (r.kind === 'Translation' ? { ...r, state: stateOf.get(r.id) ?? r.state } : r));
   const actions = view.actions.slice(-recentActions);
   return [
     `${id}${view.uid ? `  (uid ${view.uid})` : ''}`,
-    `  state:       ${view.state}`,
+    `  state:       ${state}`,
     `  last error:  ${error}`,
     '',
-    view.resources.length
-      ? `resources\n${table(['KIND', 'ID', 'STATE', 'SINCE'], view.resources.map((r) => [r.kind, r.id, r.state, r.lastTransitionTime ?? '']))}`
+    resources.length
+      ? `resources\n${table(['KIND', 'ID', 'STATE', 'SINCE'], resources.map((r) => [r.kind, r.id, r.state, r.lastTransitionTime ?? '']))}`
       : 'resources: none',
     '',
     actions.length
@@ -99,11 +136,15 @@ export function registerOperatorCommands(program: Command): void {
   registerAction(program, 'resume', "resume a paused object's lifecycle workflow", resumeUpdate, operatorRequestSchema);
   registerAction(program, 'refresh', 're-observe the backend now and repair drift', refreshUpdate, operatorRequestSchema);
 
-  addSettingFlags(program.command('status <kind> <target>').description("show an object's lifecycle state, resources, last error and recent operator actions").option('--json', 'print the raw state as JSON'), temporalSettings).action(
+  addSettingFlags(program.command('status <kind> <target>').description("show an object's lifecycle state (with its Translations' own), resources, last error and recent operator actions").option('--json', "print the state query's answer as JSON, with its Translations' states"), temporalSettings).action(
     async (kind: string, target: string, options: Flags & { json?: boolean }, self: Command) => {
       const id = workflowId(parseObjectRef(kind, target));
-      const view = await withWorkflow(loadTemporalConfig(options), id, (client) => client.workflow.getHandle(id).query(stateQuery));
-      self.configureOutput().writeOut?.(options.json ? `${JSON.stringify(view, null, 2)}\n` : formatStatus(id, view));
+      const { view, translations } = await withWorkflow(loadTemporalConfig(options), id, async (client) => {
+        const view = await client.workflow.getHandle(id).query(stateQuery);
+        return { view, translations: await translationStates(client, view) };
+      });
+      const json = { ...view, ...(translations.length ? { translations } : {}) };
+      self.configureOutput().writeOut?.(options.json ? `${JSON.stringify(json, null, 2)}\n` : formatStatus(id, view, translations));
     },
   );
 }

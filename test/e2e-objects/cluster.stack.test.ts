@@ -24,7 +24,6 @@ import {
   readyOf,
   referrersOf,
   startObjectsHarness,
-  stateOf,
   translationsOfOthers,
   waitFor,
   waitForState,

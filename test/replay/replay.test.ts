@@ -14,6 +14,7 @@ const cases: Record<string, string> = {
   'stuck-orphan': 'MidoNet down at deletion: stuck, then cleanup orphan, finalizer released with the resources recorded as orphaned',
   'pod-deleted': 'a Pod translated once its Node was pushed, registered on its Node, then deleted: back-reference removed, done',
   'node-ready': 'a Node translated and applied, its referrers told, then told again as its Pods changed; ready on its drift timer',
+  'node-ipv6-unannounced': 'a dual-stack Node applied before skipped IPv6 addresses were told in an Event (workflows/object-lifecycle.stack.test.ts, first step): replays without the Event',
   'peerpod-libvirt-pod-deleted': 'a peer pod: libvirt VM created, PeerPod written, Pod deleted: VM deleted, PeerPod released, done',
   'peerpod-aws-pod-deleted': 'the same on EC2 (the moto server)',
   'peerpod-libvirt-failure-path': "a PeerPod of cloud-api-adaptor tracked, deleted by the garbage collector: its VM deleted from its fields, released",

@@ -28,6 +28,14 @@ export async function failOnce(): Promise<void> {
 
 export const finish = defineSignal('finish');
 
+/** A stand-in lifecycle workflow that only answers the `state` query with `view`, until `finish`. */
+export async function stateStandIn(view: LifecycleStateView): Promise<void> {
+  let finished = false;
+  setHandler(stateQuery, () => view);
+  setHandler(finish, () => void (finished = true));
+  await condition(() => finished);
+}
+
 /**
  * A stand-in lifecycle workflow that starts `stuck`, answers the `state` query and takes the operator Updates with
  * validators like the real ones: cleanup only when stuck, resume only when paused.

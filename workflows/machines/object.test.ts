@@ -149,6 +149,14 @@ describe('object machine: scenarios', () => {
   it('remembers its dependency, to drop the back-reference when it goes', () => {
     expect(run(observed, applied!).context.dependency).toEqual(node);
   });
+
+  it('gives the next apply the notes an Event has told, so that only a change of them is told again', () => {
+    const toldNotes = [{ reason: 'IPv6AddressSkipped' as const, message: 'InternalIP fd00::10' }];
+    let [snapshot] = initialTransition(objectMachine, { ref });
+    for (const event of [observed, { ...applied!, toldNotes }, notified!]) [snapshot] = transition(objectMachine, snapshot, event);
+    const [, actions] = transition(objectMachine, snapshot, { type: 'driftCheck', at });
+    expect(actions.find((a) => a.type === 'apply')?.params).toMatchObject({ toldNotes });
+  });
 });
 
 describe('object machine: persisted record', () => {

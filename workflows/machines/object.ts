@@ -3,6 +3,7 @@ import { timerActions } from '../interpreter';
 import { dependencyRetryTimer, driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
+import type { TranslationNote } from '../translation/errors';
 import { Reason, REFUSED_REQUEST_REASONS } from '../vocabulary';
 
 /**
@@ -40,6 +41,8 @@ export interface ObjectContext {
   dependency?: ObjectRef;
   /** Its UID when last applied: another UID means it was re-created, and our backend resources need a re-push. */
   dependencyUid?: string;
+  /** What the translation left out that an Event on the object has told (e.g. IPv6 addresses): told once per change. */
+  toldNotes?: TranslationNote[];
   waitingFor?: string;
   resumeTo: 'translating' | 'finalizing';
   lastError?: LifecycleError;
@@ -51,7 +54,7 @@ export interface ObjectContext {
 export type ObjectEvent = (
   | { type: 'observed'; observation: Observation }
   | { type: 'dependencyChanged'; change: DependencyChanged }
-  | { type: 'applied'; translations: string[]; dependency?: ObjectRef; dependencyUid?: string }
+  | { type: 'applied'; translations: string[]; dependency?: ObjectRef; dependencyUid?: string; toldNotes?: TranslationNote[] }
   | { type: 'mustWait'; reason: string }
   | { type: 'invalid'; error: Omit<LifecycleError, 'at'> }
   | { type: 'referrersNotified' }
@@ -68,7 +71,7 @@ export interface ObjectInput {
 
 /** Parameters of the actions the workflow executes. */
 export interface ObjectActionParams {
-  apply: { ref: ObjectRef; uid: string; projection: unknown; tenant?: string; previousDependency?: ObjectRef; previousDependencyUid?: string };
+  apply: { ref: ObjectRef; uid: string; projection: unknown; tenant?: string; previousDependency?: ObjectRef; previousDependencyUid?: string; toldNotes?: TranslationNote[] };
   notifyReferrers: { ref: ObjectRef; uid: string };
   /** `giveUp` (an operator's cleanup orphan or force): only release what holds the object, skip the rest. */
   finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; giveUp: boolean };
@@ -97,6 +100,7 @@ export const objectMachine = setup({
             translations: event.translations,
             dependency: event.dependency,
             dependencyUid: event.dependencyUid,
+            toldNotes: event.toldNotes,
             appliedProjection: context.inFlightProjection,
             waitingFor: undefined,
             lastError: undefined,
@@ -160,6 +164,7 @@ export const objectMachine = setup({
             ...(context.tenant ? { tenant: context.tenant } : {}),
             ...(context.dependency ? { previousDependency: context.dependency } : {}),
             ...(context.dependencyUid ? { previousDependencyUid: context.dependencyUid } : {}),
+            ...(context.toldNotes ? { toldNotes: context.toldNotes } : {}),
           }),
         },
       ],

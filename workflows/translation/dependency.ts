@@ -1,6 +1,6 @@
 import type { LifecycleError } from '../messages';
 import type { ObjectRef } from '../naming';
-import type { TranslationError } from './errors';
+import type { TranslationError, TranslationNote } from './errors';
 import { translate } from './index';
 import { toProjection, type KubernetesProjection, type Translation } from './types';
 
@@ -9,7 +9,7 @@ import { toProjection, type KubernetesProjection, type Translation } from './typ
  * translation given that dependency, as one of three outcomes the machine understands.
  */
 export type Translated =
-  | { outcome: 'translated'; projection: KubernetesProjection; translations: Translation[]; dependencyTranslations: { namespace: string; name: string }[] }
+  | { outcome: 'translated'; projection: KubernetesProjection; translations: Translation[]; notes: TranslationNote[]; dependencyTranslations: { namespace: string; name: string }[] }
   | { outcome: 'wait'; reason: string }
   | { outcome: 'invalid'; error: Omit<LifecycleError, 'at'> };
 
@@ -52,6 +52,7 @@ export function translateWithDependency(projection: unknown, dependencyObject?: 
     outcome: 'translated',
     projection: parsed.projection,
     translations: result.translations,
+    notes: result.notes ?? [],
     // An invalid dependency shows its own error in its own workflow; the referrer just waits for it then.
     dependencyTranslations: dependencyResult?.ok ? dependencyResult.translations.map(({ namespace, name }) => ({ namespace, name })) : [],
   };

@@ -42,7 +42,18 @@ export interface TranslationFailure {
   error: TranslationError;
 }
 
-export type TranslationResult = { ok: true; translations: Translation[] } | TranslationFailure;
+/**
+ * Something the translation left out on purpose: not an error (the rest is translated and works), but worth telling
+ * on the object, which the object's lifecycle does with an Event of this reason.
+ */
+export interface TranslationNote {
+  /** Dual-stack Node addresses: the cluster router's routes are IPv4 only. */
+  reason: 'IPv6AddressSkipped';
+  message: string;
+}
+
+/** `notes` only when there is something to tell. */
+export type TranslationResult = { ok: true; translations: Translation[]; notes?: TranslationNote[] } | TranslationFailure;
 
 export function failure(object: TranslatedObjectRef, reason: TranslationErrorReason, field: string, message: string): TranslationFailure {
   return { ok: false, error: { reason, object, field, message } };
@@ -53,8 +64,8 @@ export function isFailure(value: unknown): value is TranslationFailure {
   return typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false;
 }
 
-export function success(translations: Translation[]): TranslationResult {
-  return { ok: true, translations };
+export function success(translations: Translation[], notes: TranslationNote[] = []): TranslationResult {
+  return { ok: true, translations, ...(notes.length > 0 ? { notes } : {}) };
 }
 
 export const annotationField = (key: string): string => `metadata.annotations["${key}"]`;

@@ -9,7 +9,7 @@
 import { DEFAULT_TENANT, NODE_INTERFACE_NAME, globalIds, macForKey, nodeAddressRouteId, nodeIds } from './ids';
 import { looksLikeIPv6, parseIPv4, parseMAC, parsePodCIDR, parseUUID } from './net';
 import { ETHERTYPE_IPV4, SNAT_PORTS, bridge, chain, hostInterfacePort, ipv4MacPair, macPort, port, portLink, route, rule, tunnelZoneHost } from './resources';
-import { annotationField, failure, isFailure, success, type TranslationFailure, type TranslationResult } from './errors';
+import { annotationField, failure, isFailure, success, type TranslationFailure, type TranslationNote, type TranslationResult } from './errors';
 import { owned, refOf, uniqueByName, type Part } from './custom-resource';
 import { ANNOTATIONS, type NodeProjection, type TranslationContext } from './types';
 
@@ -48,8 +48,9 @@ export function translateNode(node: NodeProjection, context: Pick<TranslationCon
 
   const tunnel = tunnelEndpoint(node, tenant, hostId);
   if (isFailure(tunnel)) return tunnel;
-  const addresses = addressRoutes(node, tenant, id.routerPort, subnet.nodeIP);
-  if (isFailure(addresses)) return addresses;
+  const routes = addressRoutes(node, tenant, id.routerPort, subnet.nodeIP);
+  if (isFailure(routes)) return routes;
+  const { parts: addresses, skipped } = routes;
   const tables = macAndArp(node, id.bridge, id.nodePort, subnet.nodeIP);
   if (isFailure(tables)) return tables;
 
@@ -92,7 +93,10 @@ export function translateNode(node: NodeProjection, context: Pick<TranslationCon
       }),
     ],
   };
-  return success(owned(node, [...tunnel, main, ...addresses, ...tables]));
+  const notes: TranslationNote[] = skipped.length
+    ? [{ reason: 'IPv6AddressSkipped', message: `IPv6 addresses get no route (the cluster router's routes are IPv4 only): ${skipped.join(', ')}` }]
+    : [];
+  return success(owned(node, [...tunnel, main, ...addresses, ...tables]), notes);
 }
 
 /**
@@ -113,10 +117,14 @@ function tunnelEndpoint(node: NodeProjection, tenant: string, hostId: string): P
   return [{ kind: 'Node-Tunnel-Endpoint', name: `${name}/${ip}/${zone}/${hostId}`, resources: [tunnelZoneHost(zone, { hostId, ipAddress: ip })] }];
 }
 
-/** `Node-Address`: a route to each InternalIP/ExternalIP via the node, assuming the node network forwards it. */
-function addressRoutes(node: NodeProjection, tenant: string, routerPortId: string, nodeIP: string): Part[] | TranslationFailure {
+/**
+ * `Node-Address`: a route to each InternalIP/ExternalIP via the node, assuming the node network forwards it; and the
+ * IPv6 addresses left out (`<type> <address>`), to be told.
+ */
+function addressRoutes(node: NodeProjection, tenant: string, routerPortId: string, nodeIP: string): { parts: Part[]; skipped: string[] } | TranslationFailure {
   const { clusterRouter } = globalIds(tenant);
   const parts: Part[] = [];
+  const skipped: string[] = [];
   const addresses = node.status.addresses ?? [];
   for (const [index, { type, address }] of addresses.entries()) {
     if (type !== 'InternalIP' && type !== 'ExternalIP') continue;
@@ -124,7 +132,10 @@ function addressRoutes(node: NodeProjection, tenant: string, routerPortId: strin
     if (ip === undefined) {
       // MK would post an IPv6 route that MidoNet rejects, blocking the Translation forever; dual-stack nodes
       // keep working if their IPv6 addresses are left out.
-      if (looksLikeIPv6(address)) continue;
+      if (looksLikeIPv6(address)) {
+        if (!skipped.includes(`${type} ${address}`)) skipped.push(`${type} ${address}`);
+        continue;
+      }
       return failure(refOf(node), 'InvalidNodeAddress', `status.addresses[${index}].address`, `"${address}" is not an IP address`);
     }
     const subName = `${node.metadata.name}/${type}/${ip}`;
@@ -145,7 +156,7 @@ function addressRoutes(node: NodeProjection, tenant: string, routerPortId: strin
       ],
     });
   }
-  return uniqueByName(parts);
+  return { parts: uniqueByName(parts), skipped };
 }
 
 /**

@@ -56,9 +56,12 @@ describe('optional subs and tolerated input', () => {
     expect(translate(upper)).toEqual(translate(node2!));
   });
 
-  test('IPv6 node addresses are left out instead of blocking the Node (MK would post a route MidoNet rejects)', () => {
-    const dualStack = changed(node2!, (n) => n.status.addresses!.push({ type: 'InternalIP', address: 'fd00::11' }));
-    expect(translate(dualStack)).toEqual(translate(node2!));
+  test('IPv6 node addresses are left out instead of blocking the Node (MK would post a route MidoNet rejects), and noted', () => {
+    const dualStack = changed(node2!, (n) => n.status.addresses!.push({ type: 'InternalIP', address: 'fd00::11' }, { type: 'ExternalIP', address: '2001:db8::11' }, { type: 'InternalIP', address: 'fd00::11' }));
+    const { notes, ...translated } = translate(dualStack) as Extract<TranslationResult, { ok: true }>;
+    expect(translated).toEqual(translate(node2!));
+    expect(notes).toEqual([{ reason: 'IPv6AddressSkipped', message: "IPv6 addresses get no route (the cluster router's routes are IPv4 only): InternalIP fd00::11, ExternalIP 2001:db8::11" }]);
+    expect(translate(node2!)).not.toHaveProperty('notes');
   });
 
   test('an address listed twice yields one Translation (MK keys them in a map)', () => {
