@@ -1,7 +1,7 @@
 // The typed MidoNet client. ensure / remove / observe are written once here for every kind; what differs between
 // kinds (paths, media types, PUT or not, what a duplicate answers) is data in kinds.ts.
 import { z } from 'zod';
-import type { BackendKind, BackendResource } from '../../workflows/translation/types';
+import { identify, type BackendKind, type BackendResource } from '../../workflows/translation/types';
 import { diffBody, type FieldDiff } from './compare';
 import { midonetFailure, missingFailure, replyFailure, type Reply } from './errors';
 import { createTransport, type MidonetConnection, type Send } from './http';
@@ -98,12 +98,6 @@ export function checkResource(resource: BackendResource): { ok: true; resolved: 
   return { ok: true, resolved: { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) } };
 }
 
-/** A resource's identity: its kind and ID, or for kinds without an ID (links, bindings, table entries) its parent and body. */
-export function identify(resource: BackendResource): { key: string; id: string } {
-  const body = JSON.parse(resource.body) as Record<string, unknown>;
-  const id = typeof body.id === 'string' && body.id ? body.id : `${resource.parent ?? ''}/${resource.body}`;
-  return { id, key: `${resource.kind}:${id}` };
-}
 
 function resolve(resource: BackendResource): Resolved {
   const checked = checkResource(resource);
@@ -111,6 +105,9 @@ function resolve(resource: BackendResource): Resolved {
   const { field, message } = checked.problem;
   throw midonetFailure('MidonetBadResource', `${resource.kind} resource (parent ${resource.parent || 'none'}): ${field}: ${message}`);
 }
+
+// Shared with the pusher's machine, which records what a push may have created before it knows.
+export { identify };
 
 export function createMidonetClient(connection: MidonetConnection): MidonetClient {
   const send: Send = createTransport(connection);

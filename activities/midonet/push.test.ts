@@ -4,7 +4,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { StateDump } from '../../deploy/local/midonet';
 import { startHarness, type Harness } from '../../deploy/local/midonet/testing/conformance';
-import type { BackendResource } from '../../workflows/translation/types';
+import { identify, type BackendResource } from '../../workflows/translation/types';
+import { createTranslationIndex } from '../kubernetes/translation-index';
 import { backendResource, createMidonetClient } from './client';
 import { createPushActivities } from './push';
 
@@ -79,5 +80,47 @@ describe('deleteTranslation', () => {
       [CHAIN, 'deleted'],
     ]);
     expect(await ids('Chain')).toEqual([]);
+  });
+});
+
+describe('with the other Translations known (one owner per resource)', () => {
+  const owner = (name: string, recorded: BackendResource[]) => ({
+    metadata: { name, namespace: 'ns', creationTimestamp: new Date('2026-01-01T00:00:00Z') },
+    resources: recorded,
+    status: { childResources: recorded.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' })) },
+  });
+  const told: { ids: string[]; by: string; to: string[] }[] = [];
+  function withNeighbours(...others: ReturnType<typeof owner>[]) {
+    const index = createTranslationIndex();
+    for (const object of others) index.apply({ type: 'upsert', object });
+    const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
+    return createPushActivities({ client, neighbours: { index, synced: () => true, notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })) } });
+  }
+
+  it("refuses whole a Translation listing another's resource, and neither its stale removal nor its deletion ever removes that resource", async () => {
+    const pusher = withNeighbours(owner('first', [chain]), { ...owner('listing', []), resources: [chain] });
+    await run(() => push.pushTranslation({ owner: 'translation/ns/first', resources: [chain], previous: [] }));
+    const failure = await run(() => pusher.pushTranslation({ owner: 'translation/ns/second', resources: [chain, rule(1)], previous: [] })).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'ResourceClaimed', nonRetryable: true, message: expect.stringContaining(`Chain ${CHAIN} (owned by translation/ns/first)`) as unknown });
+    expect(await ids('Rule')).toEqual([]);
+
+    const pending = { ...chain, ...identify(chain), state: 'pending' as const };
+    await run(() => pusher.pushTranslation({ owner: 'translation/ns/second', resources: [], previous: [pending] }));
+    await run(() => pusher.deleteTranslation({ owner: 'translation/ns/second', resources: [chain] }));
+    expect(await ids('Chain')).toEqual([CHAIN]);
+
+    // Its owner's deletion tells whoever names it.
+    told.length = 0;
+    await run(() => pusher.deleteTranslation({ owner: 'translation/ns/first', resources: [chain] }));
+    expect(await ids('Chain')).toEqual([]);
+    expect(told).toEqual([{ by: 'translation/ns/first', ids: [CHAIN], to: ['translation/ns/listing'] }]);
+  });
+
+  it('a resource recorded as pending (a push cut short) and no longer wanted is removed by the next push', async () => {
+    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
+    const pending = [chain, rule(1)].map((r) => ({ ...r, ...identify(r), state: 'pending' as const }));
+    const { removed } = await run(() => withNeighbours().pushTranslation({ owner: 'translation/ns/t', resources: [chain], previous: pending }));
+    expect(removed.map((r) => [r.id, r.state])).toEqual([[RULE(1), 'deleted']]);
+    expect(await ids('Rule')).toEqual([]);
   });
 });

@@ -95,6 +95,14 @@ const NOTICE_IDS = 20;
 const SYNC_WAIT_MS = 10_000;
 
 export function createPushActivities({ client, neighbours }: PushDeps) {
+  /** Who owns what is only known once the watch has listed every Translation. */
+  async function neighboursListed(owner: string): Promise<void> {
+    for (let waited = 0; neighbours && !neighbours.synced(); waited += 200) {
+      if (waited >= SYNC_WAIT_MS) throw ApplicationFailure.retryable(`${owner}: the worker's watch of Translations has not listed them yet`, 'TranslationsNotListed');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
   /**
    * One owner per resource (issue 10, defect 1): a resource that another, senior Translation records as pushed is
    * not this one's to push, to delete or to report; it is refused whole, naming the owner, until the owner lets go
@@ -102,10 +110,7 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
    */
   async function refuseClaimed(owner: string, resources: BackendResource[]): Promise<void> {
     if (!neighbours) return;
-    for (let waited = 0; !neighbours.synced(); waited += 200) {
-      if (waited >= SYNC_WAIT_MS) throw ApplicationFailure.retryable(`${owner}: the worker's watch of Translations has not listed them yet`, 'TranslationsNotListed');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await neighboursListed(owner);
     const claimed = resources.flatMap((resource) => {
       const { key, id } = identify(resource);
       const other = neighbours.index.ownerOf(key, owner);
@@ -128,6 +133,9 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
     });
     return targets.length;
   }
+
+  /** Another Translation's resource is never removed by this one, even one it listed (it was refused for it). */
+  const ownedByAnother = (owner: string, resource: BackendResource) => neighbours?.index.ownerOf(identify(resource).key, owner) !== undefined;
 
   const idsOf = (resources: BackendResource[]) => resources.flatMap((r) => ownId(r) ?? []);
 
@@ -158,7 +166,7 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
       const wanted = new Set(resources.map((r) => identify(r).key));
-      const stale = previous.filter((p) => !wanted.has(p.key) && p.state === 'synced');
+      const stale = previous.filter((p) => !wanted.has(p.key) && (p.state === 'synced' || p.state === 'pending') && !ownedByAnother(owner, p));
       const removed = await removeInReverse(stale, 0, () => ctx.heartbeat(resumeAt));
       const ours = new Map(previous.map((p) => [p.key, p]));
       const pushed: PushedResource[] = [];
@@ -198,7 +206,8 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
     async deleteTranslation({ owner, resources, force }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number }> {
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
-      const deletable = resources.filter((resource) => checkResource(resource).ok);
+      await neighboursListed(owner);
+      const deletable = resources.filter((resource) => checkResource(resource).ok && !ownedByAnother(owner, resource));
       const removed = await removeInReverse(deletable, resumeAt, (done) => ctx.heartbeat(done), force);
       // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
       return { removed, notified: await tell(owner, idsOf(removed.filter((r) => r.state === 'deleted')), false) };

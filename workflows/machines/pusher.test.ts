@@ -175,6 +175,14 @@ describe('Translation machine: scenarios', () => {
     expect(context.pushed).toEqual([]);
   });
 
+  it('what a push may create is recorded as pending before it starts, so a push cut short leaves nothing unrecorded', () => {
+    const cutShort = run(observed, failed!);
+    expect(cutShort.context.pushed.map((r) => [r.id, r.state])).toEqual([['b1', 'pending']]);
+    expect(run(observed, pushed!).context.pushed.map((r) => [r.id, r.state])).toEqual([['b1', 'synced']]);
+    // Refused whole before anything was pushed: nothing is pending.
+    expect(run(observed, invalidFailed!).context.pushed).toEqual([]);
+  });
+
   it('the next incarnation is kept for when this one is finalized', () => {
     const { context } = run(observed, otherIncarnation!);
     expect(context.uid).toBe('u1');

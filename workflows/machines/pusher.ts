@@ -3,7 +3,7 @@ import { timerActions } from '../interpreter';
 import { driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
-import type { BackendResource, PushedResource } from '../translation/types';
+import { identify, type BackendResource, type PushedResource } from '../translation/types';
 import { Reason, TRANSLATION_FINALIZER } from '../vocabulary';
 
 /**
@@ -129,11 +129,14 @@ export const pusherMachine = setup({
       };
     }),
     recordPushed: assign(({ context, event }) => (event.type === 'pushed' ? { pushed: event.pushed, pushedGeneration: context.inFlightGeneration, lastError: undefined } : {})),
-    startPush: assign(({ context }) => ({ inFlightGeneration: context.generation, backendChanged: false })),
+    // What this push may create is recorded before it starts: a push cut short (worker killed, retries run out) leaves
+    // no result, and what it did create must still be removed when it is no longer wanted or the Translation goes.
+    startPush: assign(({ context }) => ({ inFlightGeneration: context.generation, backendChanged: false, pushed: withPending(context.pushed, context.desired) })),
     recordBackendChange: assign({ backendChanged: true }),
     recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined } : {})),
     recordFailure: assign(({ event }) => failureOf(event)),
-    recordInvalid: assign(({ context }) => ({ invalidGeneration: context.inFlightGeneration })),
+    // Refused whole before anything was pushed: what this push recorded as pending was never created.
+    recordInvalid: assign(({ context }) => ({ invalidGeneration: context.inFlightGeneration, pushed: context.pushed.filter((p) => p.state !== 'pending') })),
     forgetInvalid: assign({ invalidGeneration: undefined }),
     recordFinalizer: assign(({ event }) => {
       if (event.type !== 'finalizerAdded') return {};
@@ -358,6 +361,22 @@ export const pusherMachine = setup({
 
 /** The persisted record's versions: 2 renamed the first state `pending` to `observing`, as the other machines say. */
 export const pusherLifecycleMachine = versioned<PusherContext>(pusherMachine, [renameStates({ pending: 'observing' })]);
+
+function withPending(pushed: PushedResource[], desired: BackendResource[]): PushedResource[] {
+  const known = new Set(pushed.map((p) => p.key));
+  const pending = desired.flatMap((resource): PushedResource[] => {
+    let identity: { key: string; id: string };
+    try {
+      identity = identify(resource);
+    } catch {
+      return []; // a body that is not JSON is refused before anything is pushed
+    }
+    if (known.has(identity.key)) return [];
+    known.add(identity.key);
+    return [{ kind: resource.kind, parent: resource.parent ?? '', body: resource.body, ...identity, state: 'pending' }];
+  });
+  return pending.length > 0 ? [...pushed, ...pending] : pushed;
+}
 
 function mergeByKey(pushed: PushedResource[], desired: BackendResource[]): BackendResource[] {
   const key = (r: BackendResource) => `${r.kind}|${r.parent ?? ''}|${r.body}`;

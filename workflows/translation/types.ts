@@ -156,7 +156,15 @@ export interface PushedResource extends BackendResource {
   /** Stable identity: kind plus its ID (or its identifying body for kinds without one). */
   key: string;
   id: string;
-  state: 'synced' | 'deleted' | 'absent' | 'failed';
+  /** `pending`: a push of it started and did not report; it may be in MidoNet, so a removal or deletion includes it. */
+  state: 'synced' | 'pending' | 'deleted' | 'absent' | 'failed';
+}
+
+/** A resource's identity: its kind and ID, or for kinds without an ID (links, bindings, table entries) its parent and body. */
+export function identify(resource: BackendResource): { key: string; id: string } {
+  const body = JSON.parse(resource.body) as Record<string, unknown>;
+  const id = typeof body.id === 'string' && body.id ? body.id : `${resource.parent ?? ''}/${resource.body}`;
+  return { id, key: `${resource.kind}:${id}` };
 }
 
 export interface OwnerReference {
