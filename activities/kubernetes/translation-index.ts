@@ -17,7 +17,7 @@ interface WatchedTranslation extends k8s.KubernetesObject {
 interface Entry {
   /** `creationTimestamp`, then the workflow id: who is senior when two Translations record one resource. */
   seniority: string;
-  /** Keys (`kind:id`) of the resources its status records as pushed. */
+  /** Keys (`kind:id`) of the resources its status records as pushed (a failed push leaves them `unverified`, still its). */
   records: string[];
   /** Every MidoNet ID its resources name: their own IDs, parents, and IDs in bodies (next hops, peers, chains). */
   mentions: string[];
@@ -37,7 +37,7 @@ function entryOf(object: WatchedTranslation): Entry {
   for (const r of object.resources ?? []) {
     for (const text of [r.parent, r.body]) if (typeof text === 'string') for (const id of text.match(UUID) ?? []) mentions.add(id.toLowerCase());
   }
-  const records = (object.status?.childResources ?? []).filter((c) => c.state === 'synced' && typeof c.kind === 'string' && typeof c.id === 'string').map((c) => `${c.kind as string}:${c.id as string}`);
+  const records = (object.status?.childResources ?? []).filter((c) => (c.state === 'synced' || c.state === 'unverified') && typeof c.kind === 'string' && typeof c.id === 'string').map((c) => `${c.kind as string}:${c.id as string}`);
   const ready = object.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     seniority: `${object.metadata?.creationTimestamp ? new Date(object.metadata.creationTimestamp).toISOString() : ''} ${workflowIdOf(object)}`,

@@ -183,6 +183,15 @@ describe('Translation machine: scenarios', () => {
     expect(run(observed, invalidFailed!).context.pushed).toEqual([]);
   });
 
+  it('a Translation stuck on a failed push no longer says its resources are synced in its status: they are unverified', () => {
+    let [snapshot] = initialTransition(pusherMachine, { ref });
+    for (const event of [observed, pushed!, eventRecorded!, driftCheck!]) [snapshot] = transition(pusherMachine, snapshot, event);
+    const [, actions] = transition(pusherMachine, snapshot, failed!);
+    const status = actions.find((a) => a.type === 'recordStatus') as unknown as { params: { state: string; resources: { id: string; state: string }[] } };
+    expect(status.params.state).toBe('stuck');
+    expect(status.params.resources.map((r) => [r.id, r.state])).toEqual([['b1', 'unverified']]);
+  });
+
   it('the next incarnation is kept for when this one is finalized', () => {
     const { context } = run(observed, otherIncarnation!);
     expect(context.uid).toBe('u1');

@@ -95,7 +95,8 @@ const failureStatus = (state: 'invalid' | 'stuck', warning: (context: PusherCont
     ref: context.ref,
     generation: context.generation,
     state,
-    resources: context.pushed,
+    // A push that failed checked some resources and not others: none is claimed to be there any more.
+    resources: state === 'stuck' && context.resumeTo === 'pushing' ? context.pushed.map((r) => (r.state === 'synced' ? { ...r, state: 'unverified' as const } : r)) : context.pushed,
     ...(context.lastError ? { error: context.lastError } : {}),
     eventReason: warning(context).reason,
     eventMessage: warning(context).message,

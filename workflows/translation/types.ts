@@ -156,8 +156,11 @@ export interface PushedResource extends BackendResource {
   /** Stable identity: kind plus its ID (or its identifying body for kinds without one). */
   key: string;
   id: string;
-  /** `pending`: a push of it started and did not report; it may be in MidoNet, so a removal or deletion includes it. */
-  state: 'synced' | 'pending' | 'deleted' | 'absent' | 'failed';
+  /**
+   * `pending`: a push of it started and did not report; it may be in MidoNet, so a removal or deletion includes it.
+   * `unverified`: pushed before, but the last push failed, so its presence is not vouched for (still this one's).
+   */
+  state: 'synced' | 'pending' | 'unverified' | 'deleted' | 'absent' | 'failed';
 }
 
 /** A resource's identity: its kind and ID, or for kinds without an ID (links, bindings, table entries) its parent and body. */
