@@ -14,6 +14,7 @@ import { createKubernetesActivities, type KubernetesActivities } from '../activi
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
 import { createPushActivities, type Neighbours, type PushActivities } from '../activities/midonet/push';
 import { createTranslationIndex } from '../activities/kubernetes/translation-index';
+import { createTranslationRecords } from '../activities/kubernetes/translation-record';
 import { createSource, informerFactory, kubernetesListWatch } from '../starter/controller/source';
 import { backendChangedSignal, type BackendChanged } from '../workflows/messages';
 import { redacted, type LogLevel, type WorkerConfig } from './config';
@@ -90,6 +91,7 @@ function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logg
       .catch((error: unknown) => log.debug({ err: error, workflowId }, 'backendChanged not delivered'));
   return {
     index,
+    records: createTranslationRecords(kubeConfig),
     synced: () => source.synced(),
     notify: async (workflowIds, notice) => {
       for (let i = 0; i < workflowIds.length; i += 20) await Promise.all(workflowIds.slice(i, i + 20).map((id) => signal(id, notice)));

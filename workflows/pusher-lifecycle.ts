@@ -16,7 +16,12 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
   const what = describeRef(input.ref);
   await runLifecycle<PusherContext, PusherEvent, PusherTimings, PusherActionParams>(pusherLifecycleMachine, input, {
     projection: translationProjection,
-    resources: (c) => [...c.pushed.map(asView), ...c.orphaned.map((r) => ({ ...asView(r), state: 'orphaned' }))],
+    resources: (c) => [
+      ...c.pushed.map(asView),
+      ...c.orphaned.map((r) => ({ ...asView(r), state: 'orphaned' })),
+      // A large Translation's record is its status: the view says how many and where.
+      ...(c.recordInStatus ? [{ kind: 'Translation', id: `${c.pushedCount ?? 0} resources, listed in status.childResources`, state: 'synced' }] : []),
+    ],
     setup: (interpreter) => forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({ type: 'backendChanged' as const, notice })),
     executors: {
       push: async (p) => ({
@@ -43,7 +48,7 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
         await kubernetes.recordTranslationStatus.executeWithOptions({ summary: `status ${p.state} and a ${p.eventReason} Event on ${what}` }, [{
           ref: p.ref,
           generation: p.generation,
-          childResources: p.resources.map(({ kind, id, state }) => ({ kind, id, state })),
+          ...(p.keepChildResources ? {} : { childResources: p.resources.map(({ kind, id, state }) => ({ kind, id, state })) }),
           ready: condition,
           synced: condition,
           event: { type: synced ? 'Normal' : 'Warning', reason: p.eventReason, message: p.eventMessage },

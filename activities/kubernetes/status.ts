@@ -37,7 +37,8 @@ export interface TranslationStatus {
 
 export interface StatusInput {
   generation: number;
-  childResources: ChildResourceInput[];
+  /** Absent: the ones there are kept (a large Translation's push writes its own record). */
+  childResources?: ChildResourceInput[];
   ready: ConditionInput;
   synced: ConditionInput;
 }
@@ -52,8 +53,10 @@ export function nextStatus(previous: Partial<TranslationStatus> | undefined, inp
     const lastTransitionTime = before && before.status === next.status ? before.lastTransitionTime : now;
     return { type, status: next.status, reason: next.reason, message: next.message, lastTransitionTime, observedGeneration: generation };
   };
+  const known = new Map((previous?.childResources ?? []).map((c) => [`${c.kind}:${c.id}`, c]));
+  if (!input.childResources) return { observedGeneration: generation, childResources: previous?.childResources ?? [], conditions: [condition('Ready', input.ready), condition('Synced', input.synced)] };
   const childResources = input.childResources.map((child): ChildResource => {
-    const before = previous?.childResources?.find((c) => c.kind === child.kind && c.id === child.id);
+    const before = known.get(`${child.kind}:${child.id}`);
     const kept = before && before.state === child.state ? before.lastTransitionTime : now;
     return { kind: child.kind, id: child.id, state: child.state, lastTransitionTime: child.lastTransitionTime ?? kept, observedGeneration: generation };
   });

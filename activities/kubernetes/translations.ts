@@ -42,7 +42,8 @@ export interface RecordTranslationStatusInput {
   uid?: string;
   /** The `metadata.generation` the workflow acted on. */
   generation: number;
-  childResources: ChildResourceInput[];
+  /** Absent: the ones there are kept (a large Translation's push writes its own record). */
+  childResources?: ChildResourceInput[];
   ready: ConditionInput;
   synced: ConditionInput;
   event?: EventInput;
@@ -144,7 +145,8 @@ export function createTranslationActivities(
       if (!current || (input.uid !== undefined && current.metadata.uid !== input.uid)) return { done: { found: false } };
       const previous = (current as { status?: Partial<TranslationStatus> }).status;
       const next = nextStatus(previous, input, now);
-      const found = { found: true as const, uid: current.metadata.uid, status: next };
+      // A kept record is not sent back: the answer is in the workflow's history, which must not grow with it.
+      const found = { found: true as const, uid: current.metadata.uid, status: input.childResources ? next : { ...next, childResources: [] } };
       if (isDeepStrictEqual(previous, next)) return { done: { ...found, changed: false, object: current } };
       return {
         patch: { metadata: { resourceVersion: current.metadata.resourceVersion }, status: next },

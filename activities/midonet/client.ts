@@ -36,6 +36,8 @@ export interface MidonetClient {
   ensure(resource: BackendResource): Promise<EnsureResult>;
   /** Delete; an object already gone counts as done. */
   remove(resource: BackendResource): Promise<RemoveResult>;
+  /** Delete a resource known only by its kind and ID (a record in `status.childResources`); kinds with an ID of their own only. */
+  removeById(kind: BackendKind, id: string): Promise<RemoveResult>;
   /** Read only: does it exist, and what differs from the body. */
   observe(resource: BackendResource): Promise<Observation>;
   listHosts(): Promise<MidonetHost[]>;
@@ -99,6 +101,17 @@ export function checkResource(resource: BackendResource): { ok: true; resolved: 
 }
 
 
+/** Where a kind with IDs of its own keeps each (kinds.ts `item` paths, which need only the ID for these). */
+const ITEMS_BY_ID: Partial<Record<BackendKind, string>> = {
+  TunnelZone: '/tunnel_zones',
+  Router: '/routers',
+  Bridge: '/bridges',
+  Port: '/ports',
+  Route: '/routes',
+  Chain: '/chains',
+  Rule: '/rules',
+};
+
 function resolve(resource: BackendResource): Resolved {
   const checked = checkResource(resource);
   if (checked.ok) return checked.resolved;
@@ -147,7 +160,16 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
   }
 
   async function remove(resource: BackendResource): Promise<RemoveResult> {
-    const { item } = resolve(resource).paths;
+    return removeAt(resolve(resource).paths.item);
+  }
+
+  async function removeById(kind: BackendKind, id: string): Promise<RemoveResult> {
+    const collection = ITEMS_BY_ID[kind];
+    if (!collection || !z.guid().safeParse(id).success) throw midonetFailure('MidonetBadResource', `${kind} ${id}: not a kind with IDs of its own, or not a UUID`);
+    return removeAt(`${collection}/${id}`);
+  }
+
+  async function removeAt(item: string): Promise<RemoveResult> {
     const reply = await send({ method: 'DELETE', path: item });
     if (ok(reply)) return { outcome: 'deleted' };
     // Cascades routinely take later resources with them (a chain its rules, a bridge its ports).
@@ -172,5 +194,5 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
     return listed.filter((r) => r.tenantId === tenant).map((r) => ({ kind, id: r.id, ...(r.name ? { name: r.name } : {}) }));
   }
 
-  return { ensure, remove, observe: (resource) => observeResolved(resolve(resource)), listHosts, listTenant };
+  return { ensure, remove, removeById, observe: (resource) => observeResolved(resolve(resource)), listHosts, listTenant };
 }

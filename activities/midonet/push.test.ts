@@ -94,7 +94,7 @@ describe('with the other Translations known (one owner per resource)', () => {
     const index = createTranslationIndex();
     for (const object of others) index.apply({ type: 'upsert', object });
     const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
-    return createPushActivities({ client, neighbours: { index, synced: () => true, notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })) } });
+    return createPushActivities({ client, neighbours: { index, records: { read: () => Promise.resolve(undefined), write: () => Promise.resolve() }, synced: () => true, notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })) } });
   }
 
   it("refuses whole a Translation listing another's resource, and neither its stale removal nor its deletion ever removes that resource", async () => {

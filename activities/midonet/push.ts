@@ -1,10 +1,14 @@
 // The pusher's two batched activities: a whole Translation is pushed (or deleted) in one activity, in order, with
 // a heartbeat after each resource, so a Translation costs a constant number of history events whatever its size,
-// and a retry resumes after the last resource done. Both use the workflow's own record of what it pushed, which
+// and a retry resumes after the last resource done. Both use the Translation's record of what it pushed, which
 // is what makes removing a resource, or changing one MidoNet cannot update, safe (seed 000's first two limits).
+// A small Translation's record travels with its workflow; a large one's (sent by reference) is read from and
+// written to its `status.childResources` here, so no payload grows with the Translation.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TranslationIndex } from '../kubernetes/translation-index';
+import type { RecordedResource, TranslationRecords } from '../kubernetes/translation-record';
+import type { TranslationReference } from '../../workflows/machines/pusher';
 import type { BackendChanged } from '../../workflows/messages';
 import { ANNOTATIONS, type BackendResource, type PushedResource } from '../../workflows/translation/types';
 import { checkResource, identify, type MidonetClient } from './client';
@@ -17,6 +21,8 @@ export interface PushInput {
   resources: BackendResource[];
   /** What this Translation pushed before (its workflow's record). */
   previous: PushedResource[];
+  /** Read the resources, or the record, from the API server (a large Translation's). */
+  reference?: TranslationReference;
 }
 
 export interface PushResult {
@@ -27,6 +33,10 @@ export interface PushResult {
   recreated: string[];
   /** Other Translations told that resources they name were created or removed. */
   notified: number;
+  /** The record was written to `status.childResources` (a Translation sent by reference): `pushed` and `removed` are empty. */
+  recordInStatus: boolean;
+  /** Resources in MidoNet after the push. */
+  count: number;
 }
 
 export interface DeleteInput {
@@ -35,6 +45,7 @@ export interface DeleteInput {
   resources: BackendResource[];
   /** An operator's `cleanup --mode force`: a resource MidoNet refuses to delete is recorded as failed and skipped. */
   force?: boolean;
+  reference?: TranslationReference;
 }
 
 /**
@@ -55,6 +66,35 @@ function waitForOtherTranslations(error: unknown, resource: BackendResource): ne
   }
   throw error;
 }
+
+/**
+ * A resource known from a record in `status.childResources` alone: kinds without an ID of their own are identified
+ * by parent and body (identify()), so they come back whole; the others come back as their ID (an empty body), which
+ * is all a deletion needs (MidonetClient.removeById).
+ */
+function fromRecord({ kind, id, state }: RecordedResource): PushedResource {
+  const slash = id.indexOf('/');
+  const [parent, body] = slash < 0 ? ['', ''] : [id.slice(0, slash), id.slice(slash + 1)];
+  return { kind: kind as PushedResource['kind'], parent, body, id, key: `${kind}:${id}`, state: state as PushedResource['state'] };
+}
+const byIdOnly = (resource: BackendResource) => resource.body === '';
+function keyOf(resource: BackendResource): string {
+  if (byIdOnly(resource)) return `${resource.kind}:${(resource as PushedResource).id}`;
+  try {
+    return identify(resource).key;
+  } catch {
+    return `${resource.kind}:${resource.parent}/${resource.body}`; // not JSON: never pushed, only ever skipped
+  }
+}
+const idOf = (resource: BackendResource) => (byIdOnly(resource) ? (resource as PushedResource).id : identify(resource).id);
+
+/** `first` then what `second` adds (by key). */
+function union<T extends BackendResource>(first: T[], second: T[]): T[] {
+  const seen = new Set(first.map(keyOf));
+  return [...first, ...second.filter((r) => !seen.has(keyOf(r)))];
+}
+
+const asRecord = (resources: BackendResource[], state: string): RecordedResource[] => resources.map((r) => ({ kind: r.kind, id: idOf(r), state }));
 
 const record = (resource: BackendResource, state: PushedResource['state']): PushedResource => ({
   kind: resource.kind,
@@ -77,6 +117,8 @@ export interface Neighbours {
   synced(): boolean;
   /** Signals `backendChanged` to these pusher workflows; a workflow that does not run is skipped. */
   notify(workflowIds: string[], notice: BackendChanged): Promise<void>;
+  /** A Translation's resources and record, read from and written to the API server (large Translations). */
+  records: TranslationRecords;
 }
 
 export interface PushDeps {
@@ -135,9 +177,18 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
   }
 
   /** Another Translation's resource is never removed by this one, even one it listed (it was refused for it). */
-  const ownedByAnother = (owner: string, resource: BackendResource) => neighbours?.index.ownerOf(identify(resource).key, owner) !== undefined;
+  const ownedByAnother = (owner: string, resource: BackendResource) => neighbours?.index.ownerOf(keyOf(resource), owner) !== undefined;
 
-  const idsOf = (resources: BackendResource[]) => resources.flatMap((r) => ownId(r) ?? []);
+  /** The Translation as the API server has it, for a workflow that does not carry it. */
+  async function stored(owner: string, reference: TranslationReference) {
+    if (!neighbours) throw ApplicationFailure.nonRetryable(`${owner} is sent by reference, but this worker has no Kubernetes access to read it`, 'TranslationUnreadable');
+    const found = await neighbours.records.read(reference.ref, reference.uid);
+    // Gone, or another incarnation: its workflow hears of it and stops; nothing may be pushed or deleted meanwhile.
+    if (!found) throw ApplicationFailure.retryable(`${owner} (uid ${reference.uid}) is no longer in the API server`, 'TranslationGone');
+    return { resources: reference.readResources ? found.resources : undefined, record: reference.readRecord ? found.record.map(fromRecord) : [] };
+  }
+
+  const idsOf = (resources: BackendResource[]) => resources.flatMap((r) => (byIdOnly(r) ? [idOf(r)] : (ownId(r) ?? [])));
 
   async function removeInReverse(resources: BackendResource[], startAt: number, progress: (done: number) => void, force = false): Promise<PushedResource[]> {
     const removed: PushedResource[] = [];
@@ -145,12 +196,12 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
     for (let i = startAt; i < reversed.length; i++) {
       const resource = reversed[i]!;
       try {
-        const { outcome } = await client.remove(resource);
-        removed.push(record(resource, outcome === 'deleted' ? 'deleted' : 'absent'));
+        const { outcome } = byIdOnly(resource) ? await client.removeById(resource.kind, idOf(resource)) : await client.remove(resource);
+        removed.push({ ...(byIdOnly(resource) ? (resource as PushedResource) : record(resource, 'synced')), state: outcome === 'deleted' ? 'deleted' : 'absent' });
       } catch (error) {
         if (!force || !isRefusal(error)) throw error;
-        Context.current().log.warn(`force: ${resource.kind} ${identify(resource).id} could not be deleted and is left: ${(error as Error).message}`);
-        removed.push(record(resource, 'failed'));
+        Context.current().log.warn(`force: ${resource.kind} ${idOf(resource)} could not be deleted and is left: ${(error as Error).message}`);
+        removed.push({ ...(byIdOnly(resource) ? (resource as PushedResource) : record(resource, 'synced')), state: 'failed' });
       }
       progress(i + 1);
     }
@@ -158,7 +209,13 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
   }
 
   return {
-    async pushTranslation({ owner, resources, previous }: PushInput): Promise<PushResult> {
+    async pushTranslation({ owner, resources: given, previous: carried, reference }: PushInput): Promise<PushResult> {
+      const fromApi = reference ? await stored(owner, reference) : undefined;
+      const resources = fromApi?.resources ?? given;
+      const previous = union(carried, fromApi?.record ?? []);
+      // A Translation sent by reference keeps its record in its status: written before anything is pushed (what may
+      // be created is pending), and again once all of it is.
+      const writeRecord = reference?.readResources ? (record: RecordedResource[]) => neighbours!.records.write(reference.ref, reference.uid, record) : undefined;
       // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
       const problems = validateResources(resources);
       if (problems.length > 0) throw invalidTranslation(owner, problems);
@@ -166,7 +223,9 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
       const wanted = new Set(resources.map((r) => identify(r).key));
-      const stale = previous.filter((p) => !wanted.has(p.key) && (p.state === 'synced' || p.state === 'pending') && !ownedByAnother(owner, p));
+      const stale = previous.filter((p) => !wanted.has(p.key) && ['synced', 'pending', 'unverified'].includes(p.state) && !ownedByAnother(owner, p));
+      const before = new Set(previous.map((p) => p.key));
+      await writeRecord?.([...asRecord(previous, 'unverified'), ...asRecord(resources.filter((r) => !before.has(identify(r).key)), 'pending')]);
       const removed = await removeInReverse(stale, 0, () => ctx.heartbeat(resumeAt));
       const ours = new Map(previous.map((p) => [p.key, p]));
       const pushed: PushedResource[] = [];
@@ -196,21 +255,30 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       }
       const gone = removed.filter((r) => r.state === 'deleted');
       const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, idsOf(gone), false));
-      return { pushed, removed, recreated, notified };
+      if (writeRecord) {
+        await writeRecord(asRecord(pushed, 'synced'));
+        return { pushed: [], removed: [], recreated: recreated.slice(0, NOTICE_IDS), notified, recordInStatus: true, count: pushed.length };
+      }
+      return { pushed, removed, recreated, notified, recordInStatus: false, count: pushed.length };
     },
 
     /**
      * Deletes in reverse order. A resource that is not a valid MidoNet resource was never pushed (a push checks the
      * whole Translation first), so it is skipped rather than refused: an invalid Translation still deletes cleanly.
      */
-    async deleteTranslation({ owner, resources, force }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number }> {
+    async deleteTranslation({ owner, resources: given, force, reference }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
+      const fromApi = reference ? await stored(owner, reference) : undefined;
+      // Everything recorded, then everything asked for: deleted in reverse, so what was asked for last goes first.
+      const resources = union<BackendResource>(fromApi?.record ?? [], union(given, fromApi?.resources ?? []));
       await neighboursListed(owner);
-      const deletable = resources.filter((resource) => checkResource(resource).ok && !ownedByAnother(owner, resource));
+      const deletable = resources.filter((resource) => (byIdOnly(resource) || checkResource(resource).ok) && !ownedByAnother(owner, resource));
       const removed = await removeInReverse(deletable, resumeAt, (done) => ctx.heartbeat(done), force);
+      if (reference?.readRecord) await neighbours!.records.write(reference.ref, reference.uid, removed.map(({ kind, id, state }) => ({ kind, id, state })));
       // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
-      return { removed, notified: await tell(owner, idsOf(removed.filter((r) => r.state === 'deleted')), false) };
+      const notified = await tell(owner, idsOf(removed.filter((r) => r.state === 'deleted')), false);
+      return { removed: reference ? [] : removed, notified, count: removed.length };
     },
   };
 }

@@ -2,15 +2,17 @@
 // the ones before it in MidoNet with nothing to say why the rest is missing. Limits are explicit, so a Translation
 // too large to push and record safely is refused with the reason rather than half-pushed.
 import type { ApplicationFailure } from '@temporalio/common';
-import type { BackendResource } from '../../workflows/translation/types';
+import { resourceBytes, type BackendResource } from '../../workflows/translation/types';
 import { checkResource, identify } from './client';
 import { midonetFailure } from './errors';
 
 export const TRANSLATION_LIMITS = {
-  /** Resources per Translation: with its record in `status.childResources`, the object stays well under etcd's 1.5 MiB. */
-  resources: 5_000,
+  /** Resources per Translation: their record in `status.childResources` (~150 B each) stays under 300 KiB. */
+  resources: 2_000,
   /** Bytes of one resource's JSON body (midonet-kubernetes' largest, a DNAT rule, is under 600). */
   bodyBytes: 16 * 1024,
+  /** Bytes of all resources: with the record, the object stays under etcd's 1.5 MiB request limit. */
+  totalBytes: 1024 * 1024,
 } as const;
 
 /** How many problems a refusal lists: enough to fix them, little enough for a condition message. */
@@ -28,6 +30,10 @@ export interface InvalidResource {
 export function validateResources(resources: readonly BackendResource[]): InvalidResource[] {
   if (resources.length > TRANSLATION_LIMITS.resources) {
     return [{ field: 'resources', message: `${resources.length} resources; at most ${TRANSLATION_LIMITS.resources} are accepted in one Translation` }];
+  }
+  const total = resourceBytes(resources);
+  if (total > TRANSLATION_LIMITS.totalBytes) {
+    return [{ field: 'resources', message: `about ${total} bytes of resources; at most ${TRANSLATION_LIMITS.totalBytes} are accepted in one Translation` }];
   }
   const problems: InvalidResource[] = [];
   const firstIndexOf = new Map<string, number>();

@@ -1,3 +1,4 @@
+import { INLINE_RESOURCE_BYTES } from '../../workflows/translation/types';
 import { observe, observePeerPodOfPod } from './projection';
 
 const meta = (extra: Record<string, unknown> = {}) => ({ name: 'web', namespace: 'default', uid: 'u-1', resourceVersion: '7', labels: { app: 'web' }, ...extra });
@@ -85,6 +86,25 @@ describe('projection per kind', () => {
       finalizers: ['midonet.org/deleter'],
       deletionTimestamp: '2025-01-02T03:04:05.000Z',
     });
+  });
+
+  it('a Translation over INLINE_RESOURCE_BYTES travels by reference: its digest and count, never its resources', () => {
+    const bodies = (n: number, last: string) => Array.from({ length: n }, (_, i) => ({ kind: 'Rule', parent: 'c', body: i === n - 1 ? last : `{"id":"r-${i}","type":"accept"}` }));
+    const n = Math.ceil(INLINE_RESOURCE_BYTES / 40);
+    const project = (resources: ReturnType<typeof bodies>) => {
+      const translation = { metadata: meta({ generation: 3 }), resources };
+      return observe('Translation', translation).projection as { resources?: unknown[]; digest?: string; count?: number };
+    };
+    const large = project(bodies(n, '{"id":"last"}'));
+    expect(large.resources).toBeUndefined();
+    expect(large.count).toBe(n);
+    expect(large.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(large).length).toBeLessThan(300);
+    const changed = project(bodies(n, '{"id":"other"}'));
+    expect(changed.digest).not.toBe(large.digest);
+    const small = project(bodies(3, '{"id":"last"}'));
+    expect(small.resources).toHaveLength(3);
+    expect(small.digest).toBeUndefined();
   });
 
   it('the same deletion time reads the same whether it came as a Date (typed list) or a string (watch)', () => {

@@ -3,7 +3,8 @@ import type { PeerPodProjection } from '../../workflows/machines/peerpod';
 import type { Observation } from '../../workflows/messages';
 import type { ObjectRef } from '../../workflows/naming';
 import type { TranslationFailure } from '../../workflows/translation/errors';
-import { toProjection, type BackendResource, type KubernetesProjection } from '../../workflows/translation/types';
+import { createHash } from 'node:crypto';
+import { INLINE_RESOURCE_BYTES, resourceBytes, toProjection, type BackendResource, type KubernetesProjection } from '../../workflows/translation/types';
 import type { WatchedKind } from './kinds';
 
 /**
@@ -11,7 +12,10 @@ import type { WatchedKind } from './kinds';
  * the Observation's envelope so the projection alone is the whole desired state the pusher compares against.
  */
 export interface TranslationProjection {
-  resources: BackendResource[];
+  /** Absent above INLINE_RESOURCE_BYTES: then `digest` and `count` stand for them. */
+  resources?: BackendResource[];
+  digest?: string;
+  count?: number;
   generation: number;
   finalizers: string[];
   deletionTimestamp?: string;
@@ -43,8 +47,11 @@ export function project(kind: WatchedKind, object: KubernetesObject): ObservedPr
   const metadata = object.metadata ?? {};
   if (kind === 'Translation') {
     const resources = ((object as TranslationObject).resources ?? []).map(({ kind, parent, body }) => ({ kind, parent: parent ?? '', body }));
+    const inline = resourceBytes(resources) <= INLINE_RESOURCE_BYTES;
     return {
-      resources: resources as BackendResource[],
+      ...(inline
+        ? { resources: resources as BackendResource[] }
+        : { digest: createHash('sha256').update(JSON.stringify(resources)).digest('hex'), count: resources.length }),
       generation: metadata.generation ?? 0,
       finalizers: metadata.finalizers ?? [],
       ...(metadata.deletionTimestamp ? { deletionTimestamp: timestamp(metadata.deletionTimestamp) } : {}),

@@ -156,6 +156,11 @@ async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Viola
     if (kind === 'Pod') ids.add(workflowId({ kind: 'PeerPod', namespace: namespace!, name }));
     const translation = /Translation (\S+)\/(\S+?):/.exec(v.detail);
     if (translation) ids.add(workflowId({ kind: 'Translation', namespace: translation[1]!, name: translation[2]! }));
+    // And what its Translations' pushers say: a missing resource is usually one of them stuck or refused.
+    for (const t of snapshot.translations) {
+      const owner = t.metadata.ownerReferences?.[0];
+      if (owner?.kind === kind && owner.name === name && (kind === 'Node' || t.metadata.namespace === namespace)) ids.add(workflowId({ kind: 'Translation', namespace: t.metadata.namespace, name: t.metadata.name }));
+    }
   }
   const lines: string[] = [];
   for (const id of ids) {

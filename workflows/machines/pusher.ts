@@ -21,7 +21,10 @@ export interface PusherTimings {
 export const defaultPusherTimings: PusherTimings = { driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
 
 export interface TranslationProjection {
-  resources: BackendResource[];
+  /** Absent for a large Translation sent by reference (translation/types.ts, INLINE_RESOURCE_BYTES). */
+  resources?: BackendResource[];
+  digest?: string;
+  count?: number;
 }
 
 export interface PusherContext {
@@ -29,8 +32,17 @@ export interface PusherContext {
   timings: PusherTimings;
   uid?: string;
   generation: number;
-  /** Resources the Translation asks for, in order. */
+  /** Resources the Translation asks for, in order; empty when it is sent by reference. */
   desired: BackendResource[];
+  /** A large Translation: its activities read its resources from the API server (absent in older records: false). */
+  byReference?: boolean;
+  /**
+   * Its record of what is in MidoNet is kept in `status.childResources`, written by the push itself, instead of in
+   * `pushed` (a large Translation's record would not fit in the history); absent in older records: false.
+   */
+  recordInStatus?: boolean;
+  /** How many resources the last push left in MidoNet (the view's count when the record is in status). */
+  pushedCount?: number;
   /** The generation `desired` had when last pushed successfully. */
   pushedGeneration: number;
   /** The generation of the push in flight: changes observed meanwhile are pushed after it. */
@@ -62,7 +74,7 @@ export interface PusherContext {
 /** Every event carries `at`, the workflow time it was taken in (stamped by the interpreter: machines read no clock). */
 export type PusherEvent = (
   | { type: 'observed'; observation: Observation<TranslationProjection> }
-  | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[] }
+  | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[]; recordInStatus?: boolean; count?: number }
   | { type: 'backendDeleted'; removed: PushedResource[] }
   | { type: 'released' }
   | { type: 'backendChanged'; notice: BackendChanged }
@@ -79,13 +91,34 @@ export interface PusherInput {
   timings?: Partial<PusherTimings>;
 }
 
+/**
+ * The Translation an activity reads from the API server: its resources when they were sent by reference, and its
+ * record from `status.childResources` when that is where the record is.
+ */
+export interface TranslationReference {
+  ref: ObjectRef;
+  uid: string;
+  readResources: boolean;
+  readRecord: boolean;
+}
+
 /** Parameters of the actions the interpreter executes, shared with the workflow's executors. */
 export interface PusherActionParams {
-  push: { owner: string; resources: BackendResource[]; previous: PushedResource[] };
-  deleteBackend: { owner: string; resources: BackendResource[]; force: boolean };
+  push: { owner: string; resources: BackendResource[]; previous: PushedResource[]; reference?: TranslationReference };
+  deleteBackend: { owner: string; resources: BackendResource[]; force: boolean; reference?: TranslationReference };
   releaseFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
   addFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
-  recordStatus: { ref: ObjectRef; generation: number; state: string; resources: PushedResource[]; error?: LifecycleError; eventReason: string; eventMessage: string };
+  recordStatus: {
+    ref: ObjectRef;
+    generation: number;
+    state: string;
+    resources: PushedResource[];
+    /** The push wrote `status.childResources` itself: they are left as they are. */
+    keepChildResources?: boolean;
+    error?: LifecycleError;
+    eventReason: string;
+    eventMessage: string;
+  };
 }
 
 /** The status of a Translation that cannot go on by itself: its state, its last error, and the Warning Event's words. */
@@ -97,6 +130,7 @@ const failureStatus = (state: 'invalid' | 'stuck', warning: (context: PusherCont
     state,
     // A push that failed checked some resources and not others: none is claimed to be there any more.
     resources: state === 'stuck' && context.resumeTo === 'pushing' ? context.pushed.map((r) => (r.state === 'synced' ? { ...r, state: 'unverified' as const } : r)) : context.pushed,
+    ...keptRecord(context),
     ...(context.lastError ? { error: context.lastError } : {}),
     eventReason: warning(context).reason,
     eventMessage: warning(context).message,
@@ -122,19 +156,24 @@ export const pusherMachine = setup({
       return {
         uid: o.uid,
         generation: o.generation,
-        desired: o.projection.resources,
+        desired: o.projection.resources ?? [],
+        byReference: o.projection.resources === undefined,
         // Deletion cannot be undone: a late or replayed observation without it does not resurrect the object.
         deleting: context.deleting || o.deleting,
         gone: context.gone || o.gone,
         finalizerPresent: o.finalizers.includes(TRANSLATION_FINALIZER),
       };
     }),
-    recordPushed: assign(({ context, event }) => (event.type === 'pushed' ? { pushed: event.pushed, pushedGeneration: context.inFlightGeneration, lastError: undefined } : {})),
+    recordPushed: assign(({ context, event }) =>
+      event.type === 'pushed'
+        ? { pushed: event.pushed, pushedGeneration: context.inFlightGeneration, lastError: undefined, recordInStatus: event.recordInStatus ?? false, pushedCount: event.count ?? event.pushed.length }
+        : {},
+    ),
     // What this push may create is recorded before it starts: a push cut short (worker killed, retries run out) leaves
     // no result, and what it did create must still be removed when it is no longer wanted or the Translation goes.
     startPush: assign(({ context }) => ({ inFlightGeneration: context.generation, backendChanged: false, pushed: withPending(context.pushed, context.desired) })),
     recordBackendChange: assign({ backendChanged: true }),
-    recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined } : {})),
+    recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined, recordInStatus: false, pushedCount: 0 } : {})),
     recordFailure: assign(({ event }) => failureOf(event)),
     // Refused whole before anything was pushed: what this push recorded as pending was never created.
     recordInvalid: assign(({ context }) => ({ invalidGeneration: context.inFlightGeneration, pushed: context.pushed.filter((p) => p.state !== 'pending') })),
@@ -221,7 +260,10 @@ export const pusherMachine = setup({
       entry: [
         'resumeToPushing',
         'startPush',
-        { type: 'push', params: ({ context }) => ({ owner: `translation/${context.ref.namespace}/${context.ref.name}`, resources: context.desired, previous: context.pushed }) },
+        {
+          type: 'push',
+          params: ({ context }) => ({ owner: `translation/${context.ref.namespace}/${context.ref.name}`, resources: context.desired, previous: context.pushed, ...referenceOf(context) }),
+        },
       ],
       on: {
         pushed: { target: 'reporting', actions: 'recordPushed' },
@@ -256,8 +298,9 @@ export const pusherMachine = setup({
           generation: context.generation,
           state: 'synced',
           resources: context.pushed,
+          ...keptRecord(context),
           eventReason: Reason.Synced,
-          eventMessage: `pushed ${context.pushed.length} MidoNet resources (generation ${context.generation})`,
+          eventMessage: `pushed ${context.pushedCount ?? context.pushed.length} MidoNet resources (generation ${context.generation})`,
         }),
       },
       // Back through deciding: a change or a deletion observed during the push is acted on now.
@@ -289,6 +332,7 @@ export const pusherMachine = setup({
             // Everything we pushed plus everything asked for: a push may have been cut short.
             resources: mergeByKey(context.pushed, context.desired),
             force: context.force,
+            ...referenceOf(context),
           }),
         },
       ],
@@ -362,6 +406,15 @@ export const pusherMachine = setup({
 
 /** The persisted record's versions: 2 renamed the first state `pending` to `observing`, as the other machines say. */
 export const pusherLifecycleMachine = versioned<PusherContext>(pusherMachine, [renameStates({ pending: 'observing' })]);
+
+/** Where the activities find what the workflow does not carry: the Translation's resources, or its record. */
+function referenceOf(context: PusherContext): { reference?: TranslationReference } {
+  const readResources = context.byReference === true;
+  const readRecord = context.recordInStatus === true;
+  return readResources || readRecord ? { reference: { ref: context.ref, uid: context.uid ?? '', readResources, readRecord } } : {};
+}
+
+const keptRecord = (context: PusherContext): { keepChildResources?: true } => (context.recordInStatus ? { keepChildResources: true } : {});
 
 function withPending(pushed: PushedResource[], desired: BackendResource[]): PushedResource[] {
   const known = new Set(pushed.map((p) => p.key));

@@ -98,12 +98,26 @@ export const observedObjectProjection = z.union([kubernetesProjection, invalidPr
  * Translation before it pushes any of it, and refuses it with the resource, field and reason (InvalidTranslation).
  */
 export const translationProjection = z.object({
-  resources: z.array(z.object({ kind: z.string(), parent: z.string(), body: z.string() })),
+  // Absent for a Translation larger than INLINE_RESOURCE_BYTES: sent by reference (`digest`, `count`), its pusher's
+  // activities read it from the API server, so no signal, activity input or persisted context grows with it.
+  resources: z.array(z.object({ kind: z.string(), parent: z.string(), body: z.string() })).optional(),
+  digest: z.string().max(100).optional(),
+  count: z.number().int().nonnegative().optional(),
   // The starter repeats these from the envelope (so the projection alone is the desired state); the pusher reads the envelope's.
   generation: z.number().int().nonnegative().optional(),
   finalizers: z.array(z.string()).optional(),
   deletionTimestamp: z.string().optional(),
 });
+
+/**
+ * Above this size a Translation's resources travel by reference (the starter sends their digest, the activities read
+ * them): midonet-kubernetes' Translations are a few KiB, so only hand-written giants take that path.
+ */
+export const INLINE_RESOURCE_BYTES = 64 * 1024;
+
+/** The bytes a Translation's resources weigh in a payload, near enough to compare with INLINE_RESOURCE_BYTES. */
+export const resourceBytes = (resources: readonly { kind: string; parent?: string; body: string }[]) =>
+  resources.reduce((sum, r) => sum + r.kind.length + (r.parent?.length ?? 0) + r.body.length + 32, 0);
 
 export type NodeProjection = z.output<typeof nodeProjection>;
 export type PodProjection = z.output<typeof podProjection>;

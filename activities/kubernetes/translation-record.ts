@@ -1,0 +1,65 @@
+// A large Translation's pusher works from the API server instead of its history (issue 10, defect 2): it reads the
+// Translation's resources and its record of what is in MidoNet (`status.childResources`), and writes that record as
+// it goes, so neither the workflow's payloads nor its persisted context grow with the Translation.
+import * as k8s from '@kubernetes/client-node';
+import type { ObjectRef } from '../../workflows/naming';
+import { TRANSLATION_API } from '../../workflows/naming';
+import type { BackendResource } from '../../workflows/translation/types';
+import { createObjects, update, type KubeObject } from './objects';
+
+/** One entry of `status.childResources`: what the pusher recorded of one resource. */
+export interface RecordedResource {
+  kind: string;
+  id: string;
+  state: string;
+}
+
+export interface StoredTranslation {
+  resources: BackendResource[];
+  record: RecordedResource[];
+}
+
+export interface TranslationRecords {
+  /** The Translation of this UID, or undefined when it is gone or another incarnation holds the name. */
+  read(ref: ObjectRef, uid: string): Promise<StoredTranslation | undefined>;
+  /** Replaces `status.childResources` of that incarnation (nothing when it is gone). */
+  write(ref: ObjectRef, uid: string, record: RecordedResource[]): Promise<void>;
+}
+
+interface TranslationObject extends KubeObject {
+  resources?: { kind: string; parent?: string; body: string }[];
+  status?: { childResources?: RecordedResource[] };
+}
+
+export function createTranslationRecords(kubeConfig: k8s.KubeConfig, fieldManager = 'steward'): TranslationRecords {
+  const objects = createObjects(kubeConfig, fieldManager);
+  const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+  const current = async (ref: ObjectRef, uid: string): Promise<TranslationObject | undefined> => {
+    const object: TranslationObject | undefined = await objects.accessor(ref).read();
+    return object?.metadata.uid === uid ? object : undefined;
+  };
+  return {
+    async read(ref, uid) {
+      const object = await current(ref, uid);
+      if (!object) return undefined;
+      return {
+        resources: (object.resources ?? []).map(({ kind, parent, body }) => ({ kind, parent: parent ?? '', body }) as BackendResource),
+        record: (object.status?.childResources ?? []).map(({ kind, id, state }) => ({ kind, id, state })),
+      };
+    },
+    async write(ref, uid, record) {
+      const translation = objects.accessor(ref);
+      const status = {
+        what: `${translation.what} status`,
+        read: () => current(ref, uid),
+        patch: async (body: unknown, strategy: string) =>
+          (await custom.patchNamespacedCustomObjectStatus({ ...TRANSLATION_API, namespace: ref.namespace ?? '', name: ref.name, body, fieldManager }, k8s.setHeaderOptions('Content-Type', strategy))) as KubeObject,
+      };
+      await update<void>(status, (object) =>
+        object
+          ? { patch: { metadata: { resourceVersion: object.metadata.resourceVersion }, status: { childResources: record } }, strategy: k8s.PatchStrategy.MergePatch, then: () => undefined }
+          : { done: undefined },
+      );
+    },
+  };
+}
