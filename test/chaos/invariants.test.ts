@@ -8,7 +8,7 @@ import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type StateDu
 import { workflowId, type ObjectRef } from '../../workflows/naming';
 import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
 import type { Translation } from '../../workflows/translation/types';
-import { checkAll, checkFinalizers, checkMidonet, checkPeerPods, checkStatus, checkWorkflows, type Snapshot, type TranslationObject, type Violation } from './invariants';
+import { checkAll, checkFinalizers, checkMidonet, expectedTranslations, checkPeerPods, checkStatus, checkWorkflows, type Snapshot, type TranslationObject, type Violation } from './invariants';
 import { handWritten, HAND_WRITTEN_LABEL, PEER_POD_RUNTIME_CLASS } from './ops';
 
 const cluster = sampleCluster();
@@ -205,5 +205,22 @@ describe('chaos invariants', () => {
   it.each(cases)('$what', ({ check, edit, expected }) => {
     expect(summary(check(consistent))).toEqual([]);
     expect(summary(check(broken(edit)))).toEqual(expect.arrayContaining([expect.stringMatching(expected)]));
+  });
+  it("midonet: Endpoints naming a port their Service lacks can never be pushed (as in MK): excused only while the Translation says MidonetDependencyMissing", () => {
+    const withAdminPort = (s: Snapshot) => s.endpoints[0]!.subsets![0]!.ports!.push({ name: 'admin', port: 9999, protocol: 'TCP' });
+    const silent = summary(checkMidonet(broken(withAdminPort)));
+    expect(silent).toEqual(expect.arrayContaining([expect.stringMatching(/missing from MidoNet: Rule .* \(its Translation default\/endpoints-port\.4\.web-admin-.* needs .*, which no live object makes, yet says nothing\)/)]));
+    const told = broken((s) => {
+      withAdminPort(s);
+      const admin = expectedTranslations(s).flatMap((o) => o.translations).filter((t) => t.name.includes('-admin-'));
+      expect(admin).toHaveLength(2); // one per endpoint address
+      for (const t of admin) {
+        const object = pushed(t);
+        object.status!.conditions = [{ type: 'Ready', status: 'False', reason: 'MidonetDependencyMissing', message: 'no chain', observedGeneration: 1 }];
+        object.status!.childResources = [];
+        s.translations.push(object);
+      }
+    });
+    expect(summary(checkMidonet(told))).toEqual([]);
   });
 });

@@ -98,7 +98,16 @@ export function checkMidonet(s: Snapshot, attribution: ReadonlyMap<string, strin
   const counts = new Map<string, number>();
   for (const key of emulatorKeys(s.emulator)) counts.set(key, (counts.get(key) ?? 0) + 1);
   const out: Violation[] = [];
-  for (const [key, who] of owners) if (!counts.has(key)) out.push({ invariant: 'midonet', object: who[0]!, detail: `missing from MidoNet: ${key}` });
+  const blocked = blockedTranslations(s, new Set([...counts.keys()].map((key) => key.slice(key.indexOf(' ') + 1))));
+  for (const [key, who] of owners) {
+    if (counts.has(key)) continue;
+    const by = blocked.get(key);
+    // A Translation whose parent no live object makes (Endpoints naming a port its Service lacks: MK writes it too)
+    // cannot be pushed; what it lists is rightly missing, provided the Translation says why.
+    if (by && by.reason === 'MidonetDependencyMissing') continue;
+    const why = by ? ` (its Translation ${by.name} needs ${by.parent}, which no live object makes, yet says ${by.reason ?? 'nothing'})` : '';
+    out.push({ invariant: 'midonet', object: who[0]!, detail: `missing from MidoNet: ${key}${why}` });
+  }
   // Who still lists an orphaned key tells a stale Translation (its owner's workflow did not delete it) from a leak
   // (the Translation is gone, its pusher did not delete what it pushed).
   const listedBy = new Map<string, string[]>();
@@ -110,6 +119,25 @@ export function checkMidonet(s: Snapshot, attribution: ReadonlyMap<string, strin
   for (const [key, n] of counts) {
     if (!owners.has(key)) out.push({ invariant: 'midonet', object: attribution.get(key) ?? key, detail: orphan(key) });
     else if (n > 1) out.push({ invariant: 'midonet', object: owners.get(key)![0]!, detail: `${n} copies in MidoNet: ${key}` });
+  }
+  return out;
+}
+
+/**
+ * The keys of the expected Translations that cannot be pushed because one of their resources hangs off an ID that
+ * no expected resource has and MidoNet does not hold, with what that Translation's Ready condition says.
+ */
+function blockedTranslations(s: Snapshot, presentIds: ReadonlySet<string>): Map<string, { name: string; parent: string; reason?: string }> {
+  const expected = expectedTranslations(s).flatMap(({ translations }) => translations);
+  const made = new Set(expected.flatMap((t) => t.resources.flatMap((r) => (JSON.parse(r.body) as { id?: string }).id ?? [])));
+  const byName = new Map(live(s.translations).map((t) => [`${t.metadata.namespace}/${t.metadata.name}`, t]));
+  const out = new Map<string, { name: string; parent: string; reason?: string }>();
+  for (const t of expected) {
+    const parent = t.resources.find((r) => r.parent && !made.has(r.parent) && !presentIds.has(r.parent))?.parent;
+    if (!parent) continue;
+    const name = `${t.namespace}/${t.name}`;
+    const reason = readyOf(byName.get(name) ?? ({ metadata: { name: t.name, namespace: t.namespace } }))?.reason;
+    for (const key of translationKeys([t])) out.set(key, { name, parent, ...(reason ? { reason } : {}) });
   }
   return out;
 }
