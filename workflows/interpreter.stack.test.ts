@@ -1,8 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { stackInfo } from '../deploy/local/jest/stack-info';
+import type { Client } from '@temporalio/client';
+import { startInProcessWorker, type InProcessWorker } from '../test/support';
 import { cancelSignal, goSignal, interpreterToy } from './testing/interpreter-workflows';
 
 const { EVENT_TYPE_TIMER_STARTED, EVENT_TYPE_TIMER_FIRED, EVENT_TYPE_TIMER_CANCELED } = temporal.api.enums.v1.EventType;
@@ -10,20 +9,11 @@ const { EVENT_TYPE_TIMER_STARTED, EVENT_TYPE_TIMER_FIRED, EVENT_TYPE_TIMER_CANCE
 /** The interpreter on its own, on the stack's real Temporal server, with a toy machine (workflows/testing). */
 describe('interpreter', () => {
   const taskQueue = `interpreter-${Date.now()}`;
-  let connection: Connection;
-  let nativeConnection: NativeConnection;
   let client: Client;
-  let worker: Worker;
-  let running: Promise<void>;
+  let worker: InProcessWorker;
 
   beforeAll(async () => {
-    const { address } = stackInfo().temporal;
-    // Connect first: a Worker against an unreachable server would keep jest alive.
-    nativeConnection = await NativeConnection.connect({ address });
-    connection = await Connection.connect({ address });
-    client = new Client({ connection });
-    worker = await Worker.create({
-      connection: nativeConnection,
+    worker = await startInProcessWorker({
       taskQueue,
       workflowsPath: require.resolve('./testing/interpreter-workflows'),
       activities: {
@@ -33,15 +23,10 @@ describe('interpreter', () => {
         },
       },
     });
-    running = worker.run();
+    client = worker.client;
   });
 
-  afterAll(async () => {
-    worker.shutdown();
-    await running;
-    await connection.close();
-    await nativeConnection.close();
-  });
+  afterAll(() => worker?.stop());
 
   const start = (id: string, input: Parameters<typeof interpreterToy>[0]) =>
     client.workflow.start(interpreterToy, { taskQueue, workflowId: `${taskQueue}/${id}`, args: [input] });

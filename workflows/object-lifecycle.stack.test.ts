@@ -1,6 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { stackInfo } from '../deploy/local/jest/stack-info';
+import type { Client } from '@temporalio/client';
+import { startInProcessWorker, type InProcessWorker } from '../test/support';
 import { observedSignal, stateQuery, type Observation } from './messages';
 import type { ObjectRef } from './naming';
 import type { NodeProjection } from './translation/types';
@@ -13,21 +12,13 @@ import type { NodeProjection } from './translation/types';
 describe('a Node with IPv6 addresses', () => {
   const taskQueue = `object-lifecycle-${Date.now()}`;
   const ref: ObjectRef = { kind: 'Node', name: `dual-${Date.now()}` };
-  let connection: Connection;
-  let nativeConnection: NativeConnection;
   let client: Client;
-  let worker: Worker;
-  let running: Promise<void>;
+  let worker: InProcessWorker;
   const events: { ref: ObjectRef; type: string; reason: string; message: string }[] = [];
   let applies = 0;
 
   beforeAll(async () => {
-    const { address } = stackInfo().temporal;
-    nativeConnection = await NativeConnection.connect({ address });
-    connection = await Connection.connect({ address });
-    client = new Client({ connection });
-    worker = await Worker.create({
-      connection: nativeConnection,
+    worker = await startInProcessWorker({
       taskQueue,
       workflowsPath: require.resolve('./index'),
       activities: {
@@ -42,15 +33,10 @@ describe('a Node with IPv6 addresses', () => {
         },
       },
     });
-    running = worker.run();
+    client = worker.client;
   });
 
-  afterAll(async () => {
-    worker?.shutdown();
-    await running;
-    await connection?.close();
-    await nativeConnection?.close();
-  });
+  afterAll(() => worker?.stop());
 
   const node = (addresses: string[]): NodeProjection => ({
     kind: 'Node',

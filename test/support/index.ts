@@ -1,7 +1,9 @@
 // Test helpers used by more than one folder (stack tests, end-to-end suites, bench/). A helper used by one folder's
 // tests only lives next to them, in that folder's testing/ (workflows/machines/testing/, starter/controller/testing/,
 // deploy/local/midonet/testing/, deploy/local/testing/, workflows/testing/). Nothing here is imported by product code.
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import type { StackInfo } from '../../deploy/local/stack';
 import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
@@ -61,4 +63,29 @@ export async function terminateRunning(client: Client, reason: string, query = '
   for await (const wf of client.workflow.list({ query })) {
     await client.workflow.getHandle(wf.workflowId, wf.runId).terminate(reason).catch(() => undefined);
   }
+}
+
+/** A Worker in the test process on the stack's Temporal, with the activities a test fakes, and a client beside it. */
+export interface InProcessWorker {
+  client: Client;
+  /** Stops polling, waits for the worker to finish and closes both connections. */
+  stop(): Promise<void>;
+}
+
+export async function startInProcessWorker(options: { taskQueue: string; workflowsPath: string; activities: object }): Promise<InProcessWorker> {
+  const { address } = stackInfo().temporal;
+  // Connect first: a Worker against an unreachable server would keep jest alive.
+  const nativeConnection = await NativeConnection.connect({ address });
+  const connection = await Connection.connect({ address });
+  const worker = await Worker.create({ connection: nativeConnection, ...options });
+  const running = worker.run();
+  return {
+    client: new Client({ connection }),
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
 }
