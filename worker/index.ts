@@ -4,7 +4,7 @@
  * (connection.ts), builds the activities from their factories, times each one for Prometheus (metrics.ts), serves
  * /healthz, /readyz and /metrics (http.ts) and stops gracefully on SIGINT or SIGTERM.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { UntypedActivities } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
@@ -87,8 +87,12 @@ function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logg
     temporal.workflow
       .getHandle(workflowId)
       .signal(backendChangedSignal, notice)
-      // A Translation without a running pusher has nothing to repair: its next one starts from a fresh push.
-      .catch((error: unknown) => log.debug({ err: error, workflowId }, 'backendChanged not delivered'));
+      // A Translation without a running pusher has nothing to repair: its next one starts from a fresh push. Any
+      // other failure fails the activity, which retries the notice.
+      .catch((error: unknown) => {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        log.debug({ workflowId }, 'backendChanged: no running pusher');
+      });
   return {
     index,
     records: createTranslationRecords(kubeConfig),

@@ -116,6 +116,16 @@ describe('with the other Translations known (one owner per resource)', () => {
     expect(told).toEqual([{ by: 'translation/ns/first', ids: [CHAIN], to: ['translation/ns/listing'] }]);
   });
 
+  it('a deletion retried after its worker died between the delete and the notice tells again, though nothing is left to delete', async () => {
+    const pusher = withNeighbours({ ...owner('listing', []), resources: [chain] });
+    await run(() => push.pushTranslation({ owner: 'translation/ns/first', resources: [chain], previous: [] }));
+    await run(() => push.deleteTranslation({ owner: 'translation/ns/first', resources: [chain] }));
+    told.length = 0;
+    const retried = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: 1 });
+    await retried.run(() => pusher.deleteTranslation({ owner: 'translation/ns/first', resources: [chain] }));
+    expect(told).toEqual([{ by: 'translation/ns/first', ids: [CHAIN], to: ['translation/ns/listing'] }]);
+  });
+
   it('a resource recorded as pending (a push cut short) and no longer wanted is removed by the next push', async () => {
     await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
     const pending = [chain, rule(1)].map((r) => ({ ...r, ...identify(r), state: 'pending' as const }));

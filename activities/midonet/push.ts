@@ -164,17 +164,23 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
     }
   }
 
-  /** Tells the Translations that name these IDs (only those waiting for a dependency, for created ones). */
+  /**
+   * Tells the Translations that name these IDs (only those waiting for a dependency, for created ones). Telling is
+   * what keeps them truthful until their next drift check, so a notice that cannot be delivered fails the activity,
+   * which is retried (every step before it is idempotent) rather than lost.
+   */
   async function tell(owner: string, ids: string[], waitingOnly: boolean): Promise<number> {
     if (!neighbours || ids.length === 0) return 0;
     const targets = neighbours.index.mentioning(ids, owner, { waiting: waitingOnly });
-    if (targets.length === 0) return 0;
-    await neighbours.notify(targets, { by: owner, ids: ids.slice(0, NOTICE_IDS) }).catch((error: unknown) => {
-      // A notice only speeds up what their drift checks and retries find anyway: it never fails the push.
-      Context.current().log.warn(`${owner}: could not tell ${targets.length} Translations that resources they name changed: ${(error as Error).message}`);
-    });
+    if (targets.length > 0) await neighbours.notify(targets, { by: owner, ids: ids.slice(0, NOTICE_IDS) });
     return targets.length;
   }
+
+  /**
+   * What to tell about after removing `removed`: what this attempt deleted, and on a retry everything it may have
+   * removed, since an earlier attempt (a worker killed after a delete, before its notice) may have deleted it.
+   */
+  const removedIds = (removed: PushedResource[], all: BackendResource[]) => (Context.current().info.attempt > 1 ? idsOf(all) : idsOf(removed.filter((r) => r.state === 'deleted')));
 
   /** Another Translation's resource is never removed by this one, even one it listed (it was refused for it). */
   const ownedByAnother = (owner: string, resource: BackendResource) => neighbours?.index.ownerOf(keyOf(resource), owner) !== undefined;
@@ -253,8 +259,7 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
         }
         pushed.push(record(resource, 'synced'));
       }
-      const gone = removed.filter((r) => r.state === 'deleted');
-      const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, idsOf(gone), false));
+      const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, removedIds(removed, stale), false));
       if (writeRecord) {
         await writeRecord(asRecord(pushed, 'synced'));
         return { pushed: [], removed: [], recreated: recreated.slice(0, NOTICE_IDS), notified, recordInStatus: true, count: pushed.length };
@@ -277,7 +282,7 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       const removed = await removeInReverse(deletable, resumeAt, (done) => ctx.heartbeat(done), force);
       if (reference?.readRecord) await neighbours!.records.write(reference.ref, reference.uid, removed.map(({ kind, id, state }) => ({ kind, id, state })));
       // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
-      const notified = await tell(owner, idsOf(removed.filter((r) => r.state === 'deleted')), false);
+      const notified = await tell(owner, removedIds(removed, deletable), false);
       return { removed: reference ? [] : removed, notified, count: removed.length };
     },
   };
