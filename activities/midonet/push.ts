@@ -10,7 +10,7 @@ import type { TranslationIndex } from '../kubernetes/translation-index';
 import type { RecordedResource, TranslationRecords } from '../kubernetes/translation-record';
 import type { TranslationReference } from '../../workflows/machines/pusher';
 import type { BackendChanged } from '../../workflows/messages';
-import { ANNOTATIONS, type BackendResource, type PushedResource } from '../../workflows/translation/types';
+import { ANNOTATIONS, identifyIfJson, type BackendResource, type PushedResource } from '../../workflows/translation/types';
 import { checkResource, identify, type MidonetClient } from './client';
 import { midonetFailure, type MidonetFailureDetails } from './errors';
 import { invalidTranslation, validateResources } from './validate';
@@ -80,11 +80,8 @@ function fromRecord({ kind, id, state }: RecordedResource): PushedResource {
 const byIdOnly = (resource: BackendResource) => resource.body === '';
 function keyOf(resource: BackendResource): string {
   if (byIdOnly(resource)) return `${resource.kind}:${(resource as PushedResource).id}`;
-  try {
-    return identify(resource).key;
-  } catch {
-    return `${resource.kind}:${resource.parent}/${resource.body}`; // not JSON: never pushed, only ever skipped
-  }
+  // Not JSON: never pushed, only ever skipped.
+  return identifyIfJson(resource)?.key ?? `${resource.kind}:${resource.parent}/${resource.body}`;
 }
 const idOf = (resource: BackendResource) => (byIdOnly(resource) ? (resource as PushedResource).id : identify(resource).id);
 

@@ -3,7 +3,7 @@ import { timerActions } from '../interpreter';
 import { driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
-import { identify, type BackendResource, type PushedResource } from '../translation/types';
+import { identifyIfJson, type BackendResource, type PushedResource } from '../translation/types';
 import { Reason, TRANSLATION_FINALIZER } from '../vocabulary';
 
 /**
@@ -419,13 +419,8 @@ const keptRecord = (context: PusherContext): { keepChildResources?: true } => (c
 function withPending(pushed: PushedResource[], desired: BackendResource[]): PushedResource[] {
   const known = new Set(pushed.map((p) => p.key));
   const pending = desired.flatMap((resource): PushedResource[] => {
-    let identity: { key: string; id: string };
-    try {
-      identity = identify(resource);
-    } catch {
-      return []; // a body that is not JSON is refused before anything is pushed
-    }
-    if (known.has(identity.key)) return [];
+    const identity = identifyIfJson(resource);
+    if (!identity || known.has(identity.key)) return [];
     known.add(identity.key);
     return [{ kind: resource.kind, parent: resource.parent ?? '', body: resource.body, ...identity, state: 'pending' }];
   });

@@ -184,6 +184,15 @@ export function identify(resource: BackendResource): { key: string; id: string }
   return { id, key: `${resource.kind}:${id}` };
 }
 
+/** identify() for a resource that may not be valid yet: undefined when its body is not JSON (it is refused, never pushed). */
+export function identifyIfJson(resource: BackendResource): { key: string; id: string } | undefined {
+  try {
+    return identify(resource);
+  } catch {
+    return undefined;
+  }
+}
+
 export interface OwnerReference {
   apiVersion: 'v1';
   kind: KubernetesKind;
