@@ -15,6 +15,8 @@ import { createMidonetActivities, createMidonetClient, type MidonetActivities } 
 import { createPushActivities, type Neighbours, type PushActivities } from '../activities/midonet/push';
 import { createTranslationIndex } from '../activities/kubernetes/translation-index';
 import { createTranslationRecords } from '../activities/kubernetes/translation-record';
+import { createEventRecorder } from '../activities/kubernetes/events';
+import { createObjects } from '../activities/kubernetes/objects';
 import { createSource, informerFactory, kubernetesListWatch } from '../starter/controller/source';
 import { backendChangedSignal, type BackendChanged } from '../workflows/messages';
 import { redacted, type LogLevel, type WorkerConfig } from './config';
@@ -93,9 +95,17 @@ function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logg
         if (!(error instanceof WorkflowNotFoundError)) throw error;
         log.debug({ workflowId }, 'backendChanged: no running pusher');
       });
+  const objects = createObjects(kubeConfig, 'steward');
+  const recordEvent = createEventRecorder(objects, () => new Date());
   return {
     index,
     records: createTranslationRecords(kubeConfig),
+    async announce(owner, event) {
+      const [, namespace = '', name = ''] = owner.split('/');
+      const ref = { kind: 'Translation' as const, namespace, name };
+      const translation = await objects.accessor(ref).read();
+      if (translation) await recordEvent(ref, translation, event);
+    },
     synced: () => source.synced(),
     notify: async (workflowIds, notice) => {
       for (let i = 0; i < workflowIds.length; i += 20) await Promise.all(workflowIds.slice(i, i + 20).map((id) => signal(id, notice)));

@@ -14,7 +14,15 @@ interface WatchedTranslation extends k8s.KubernetesObject {
   };
 }
 
-interface Entry {
+/** Who wrote a Translation, from its `managedFields`: what a push may assume about resources it has no record of. */
+export interface Provenance {
+  /** Someone other than Steward wrote it (midonet-kubernetes, kubectl; no managedFields at all counts too): its resources may exist already. */
+  foreign: boolean;
+  /** Its `resources` are what Steward's own translation applied: their IDs are the ones Steward derives for it. */
+  translated: boolean;
+}
+
+interface Entry extends Provenance {
   /** `creationTimestamp`, then the workflow id: who is senior when two Translations record one resource. */
   seniority: string;
   /** Keys (`kind:id`) of the resources its status records as pushed (a failed push leaves them `unverified`, still its). */
@@ -32,7 +40,15 @@ const DEPENDENCY_MISSING: keyof typeof midonetFailures = 'MidonetDependencyMissi
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
-function entryOf(object: WatchedTranslation): Entry {
+function provenanceOf(object: WatchedTranslation, fieldManager: string): Provenance {
+  const written = (object.metadata?.managedFields ?? []).filter((f) => f.subresource !== 'status');
+  return {
+    foreign: written.length === 0 || written.some((f) => f.manager !== fieldManager),
+    translated: written.some((f) => f.manager === fieldManager && f.operation === 'Apply' && typeof f.fieldsV1 === 'object' && f.fieldsV1 !== null && 'f:resources' in f.fieldsV1),
+  };
+}
+
+function entryOf(object: WatchedTranslation, fieldManager: string): Entry {
   const mentions = new Set<string>();
   for (const r of object.resources ?? []) {
     for (const text of [r.parent, r.body]) if (typeof text === 'string') for (const id of text.match(UUID) ?? []) mentions.add(id.toLowerCase());
@@ -45,6 +61,7 @@ function entryOf(object: WatchedTranslation): Entry {
     mentions: [...mentions],
     waitingForDependency: ready?.status === 'False' && ready.reason === DEPENDENCY_MISSING,
     deleting: object.metadata?.deletionTimestamp !== undefined,
+    ...provenanceOf(object, fieldManager),
   };
 }
 
@@ -79,9 +96,16 @@ export interface TranslationIndex {
   ownerOf(key: string, self: string): string | undefined;
   /** Pusher workflow ids of the other Translations that name any of these MidoNet IDs; `waiting` keeps only those waiting for a dependency. */
   mentioning(ids: readonly string[], self: string, options?: { waiting?: boolean }): string[];
+  /** What this Translation's own status records as pushed (keys `kind:id`): its record when its workflow has none. */
+  recordOf(self: string): readonly string[];
+  /** Whether any other Translation, senior or not, records this resource. */
+  recordedByOthers(key: string, self: string): boolean;
+  /** Who wrote this Translation; undefined when the watch has not seen it. */
+  provenanceOf(self: string): Provenance | undefined;
 }
 
-export function createTranslationIndex(): TranslationIndex {
+/** `fieldManager` is the one Steward applies Translations with. */
+export function createTranslationIndex(fieldManager = 'steward'): TranslationIndex {
   const entries = new Map<string, Entry>();
   const recordedBy = new Multimap();
   const mentionedBy = new Multimap();
@@ -99,7 +123,7 @@ export function createTranslationIndex(): TranslationIndex {
       const id = workflowIdOf(object);
       forget(id);
       if (type === 'delete') return;
-      const entry = entryOf(object);
+      const entry = entryOf(object, fieldManager);
       entries.set(id, entry);
       for (const key of entry.records) recordedBy.add(key, id);
       for (const mention of entry.mentions) mentionedBy.add(mention, id);
@@ -117,6 +141,12 @@ export function createTranslationIndex(): TranslationIndex {
       const found = new Set<string>();
       for (const id of ids) for (const other of mentionedBy.get(id.toLowerCase())) if (other !== self && (!waiting || entries.get(other)?.waitingForDependency)) found.add(other);
       return [...found];
+    },
+    recordOf: (self) => entries.get(self)?.records ?? [],
+    recordedByOthers: (key, self) => [...recordedBy.get(key)].some((other) => other !== self),
+    provenanceOf(self) {
+      const entry = entries.get(self);
+      return entry && { foreign: entry.foreign, translated: entry.translated };
     },
   };
 }

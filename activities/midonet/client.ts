@@ -32,8 +32,16 @@ export type RemoveResult = { outcome: 'deleted' } | { outcome: 'absent' };
 export type Observation = { exists: false } | { exists: true; upToDate: boolean; diff: FieldDiff[] };
 
 export interface MidonetClient {
-  /** Create, or bring an existing object to the body where the API allows it. Idempotent. */
-  ensure(resource: BackendResource): Promise<EnsureResult>;
+  /**
+   * Create, or bring an existing object to the body where the API allows it. Idempotent. Given what `observe` just
+   * found, it starts from that: nothing is posted for an object that is there.
+   */
+  ensure(resource: BackendResource, observed?: Observation): Promise<EnsureResult>;
+  /**
+   * Delete and create again: how a kind without PUT takes a new body. An ordered kind (a rule) is created at the
+   * position the old one held, so traffic keeps going through its chain in the same order.
+   */
+  replace(resource: BackendResource): Promise<void>;
   /** Delete; an object already gone counts as done. */
   remove(resource: BackendResource): Promise<RemoveResult>;
   /** Delete a resource known only by its kind and ID (a record in `status.childResources`); kinds with an ID of their own only. */
@@ -125,29 +133,42 @@ export { identify };
 export function createMidonetClient(connection: MidonetConnection): MidonetClient {
   const send: Send = createTransport(connection);
 
-  async function observeResolved(r: Resolved): Promise<Observation> {
+  /** The object MidoNet holds for this resource, or undefined. */
+  async function read(r: Resolved): Promise<Record<string, unknown> | undefined> {
     const { path, media } = r.paths.observe ?? { path: r.paths.item, media: r.spec.media };
     const reply = await send({ method: 'GET', path, media });
-    if (reply.status === 404) return { exists: false };
+    if (reply.status === 404) return undefined;
     if (!ok(reply)) throw replyFailure('GET', path, reply);
     const observed = observedObject.safeParse(reply.json);
     if (!observed.success) throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path} answered ${reply.status} without a JSON object`, { method: 'GET', path, status: reply.status });
-    if (r.spec.present && !r.spec.present(observed.data)) return { exists: false };
-    const diff = diffBody(r.body, observed.data, r.spec.ignore);
+    return r.spec.present && !r.spec.present(observed.data) ? undefined : observed.data;
+  }
+
+  async function observeResolved(r: Resolved): Promise<Observation> {
+    const observed = await read(r);
+    if (!observed) return { exists: false };
+    const diff = diffBody(r.body, observed, r.spec.ignore);
     return { exists: true, upToDate: diff.length === 0, diff };
   }
 
-  async function ensure(resource: BackendResource): Promise<EnsureResult> {
-    const r = resolve(resource);
-    const { create, item } = r.paths;
-    const posted = await send({ method: 'POST', path: create, media: r.spec.media, body: r.raw });
-    if (ok(posted)) return { outcome: 'created' };
-    if (posted.status === 404) throw missingFailure('POST', create, posted, r.parent);
-    if (!r.spec.duplicate.includes(posted.status)) throw replyFailure('POST', create, posted);
+  async function create(r: Resolved, raw = r.raw): Promise<Reply> {
+    const posted = await send({ method: 'POST', path: r.paths.create, media: r.spec.media, body: raw });
+    if (posted.status === 404) throw missingFailure('POST', r.paths.create, posted, r.parent);
+    return posted;
+  }
 
-    const seen = await observeResolved(r);
-    // "Already exists" but nothing there: a 409 for another reason (e.g. a host not yet in a tunnel zone), or a real 500.
-    if (!seen.exists) throw replyFailure('POST', create, posted);
+  async function ensure(resource: BackendResource, observed?: Observation): Promise<EnsureResult> {
+    const r = resolve(resource);
+    const { item } = r.paths;
+    let seen = observed;
+    if (!seen?.exists) {
+      const posted = await create(r);
+      if (ok(posted)) return { outcome: 'created' };
+      if (!r.spec.duplicate.includes(posted.status)) throw replyFailure('POST', r.paths.create, posted);
+      seen = await observeResolved(r);
+      // "Already exists" but nothing there: a 409 for another reason (e.g. a host not yet in a tunnel zone), or a real 500.
+      if (!seen.exists) throw replyFailure('POST', r.paths.create, posted);
+    }
     if (seen.upToDate) return { outcome: 'unchanged' };
     if (!r.spec.put) return { outcome: 'conflict', diff: seen.diff, reason: `MidoNet cannot update a ${r.kind} in place (no PUT)` };
 
@@ -161,6 +182,15 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
 
   async function remove(resource: BackendResource): Promise<RemoveResult> {
     return removeAt(resolve(resource).paths.item);
+  }
+
+  async function replace(resource: BackendResource): Promise<void> {
+    const r = resolve(resource);
+    const position = r.spec.ordered && r.body.position == null ? (await read(r))?.position : undefined;
+    await removeAt(r.paths.item);
+    const raw = typeof position === 'number' ? JSON.stringify({ ...(JSON.parse(r.raw) as object), position }) : r.raw;
+    const posted = await create(r, raw);
+    if (!ok(posted)) throw replyFailure('POST', r.paths.create, posted);
   }
 
   async function removeById(kind: BackendKind, id: string): Promise<RemoveResult> {
@@ -194,5 +224,5 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
     return listed.filter((r) => r.tenantId === tenant).map((r) => ({ kind, id: r.id, ...(r.name ? { name: r.name } : {}) }));
   }
 
-  return { ensure, remove, removeById, observe: (resource) => observeResolved(resolve(resource)), listHosts, listTenant };
+  return { ensure, replace, remove, removeById, observe: (resource) => observeResolved(resolve(resource)), listHosts, listTenant };
 }

@@ -92,6 +92,8 @@ export interface KindSpec<K extends BackendKind> {
   duplicate: readonly number[];
   /** Body fields the server does not keep as sent, so they never count as a difference. */
   ignore?: readonly string[];
+  /** Its place among its siblings orders traffic (a rule's `position` in its chain): a replacement goes back there. */
+  ordered?: true;
   /** Whether the observed object holds this resource (a port exists unlinked: the link does not). */
   present?: (observed: Record<string, unknown>) => boolean;
   paths: (parent: string, body: MidonetBody<K>) => KindPaths;
@@ -165,6 +167,7 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     duplicate: [409],
     // Every later head insert into the chain moves a rule, so its position is not part of what was asked for.
     ignore: ['position'],
+    ordered: true,
     paths: (p, b) => ({ create: `/chains/${seg(p)}/rules`, item: `/rules/${seg(b.id)}` }),
   },
   HostInterfacePort: {

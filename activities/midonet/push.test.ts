@@ -94,7 +94,7 @@ describe('with the other Translations known (one owner per resource)', () => {
     const index = createTranslationIndex();
     for (const object of others) index.apply({ type: 'upsert', object });
     const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
-    return createPushActivities({ client, neighbours: { index, records: { read: () => Promise.resolve(undefined), write: () => Promise.resolve() }, synced: () => true, notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })) } });
+    return createPushActivities({ client, neighbours: { index, records: { read: () => Promise.resolve(undefined), write: () => Promise.resolve() }, synced: () => true, notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })), announce: () => Promise.resolve() } });
   }
 
   it("refuses whole a Translation listing another's resource, and neither its stale removal nor its deletion ever removes that resource", async () => {
@@ -132,5 +132,90 @@ describe('with the other Translations known (one owner per resource)', () => {
     const { removed } = await run(() => withNeighbours().pushTranslation({ owner: 'translation/ns/t', resources: [chain], previous: pending }));
     expect(removed.map((r) => [r.id, r.state])).toEqual([[RULE(1), 'deleted']]);
     expect(await ids('Rule')).toEqual([]);
+  });
+});
+
+describe('taking over what another controller left (issue 11)', () => {
+  const announced: { owner: string; reason: string; message: string }[] = [];
+  /** A Translation as the worker's watch sees it, written by these field managers (Steward's applies). */
+  const written = (name: string, managers: string[], childResources: { kind: string; id: string; state: string }[] = []) => ({
+    metadata: {
+      name,
+      namespace: 'ns',
+      creationTimestamp: new Date('2026-01-01T00:00:00Z'),
+      managedFields: managers.map((manager) => ({ manager, operation: manager === 'steward' ? 'Apply' : 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:resources': {} } })),
+    },
+    status: { childResources },
+  });
+  /** midonet-kubernetes wrote it, then Steward's translation applied its own resources over it. */
+  const MIGRATED = ['midonet-kube-controllers', 'steward'];
+  function pusherSeeing(...translations: ReturnType<typeof written>[]) {
+    const index = createTranslationIndex();
+    for (const object of translations) index.apply({ type: 'upsert', object });
+    const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
+    const records = { read: () => Promise.resolve(undefined), write: () => Promise.resolve() };
+    return createPushActivities({ client, neighbours: { index, records, synced: () => true, notify: () => Promise.resolve(), announce: (owner, e) => Promise.resolve(void announced.push({ owner, ...e })) } });
+  }
+  /** Writes to resources (a login is a POST too, and not one). */
+  const writes = async () => {
+    const counts = { POST: 0, PUT: 0, DELETE: 0 };
+    for (const [kind, methods] of Object.entries((await emulator.admin.counters()).byKind)) {
+      if (kind !== 'Login') for (const method of ['POST', 'PUT', 'DELETE'] as const) counts[method] += methods[method] ?? 0;
+    }
+    return counts;
+  };
+  const positions = async () => ((await emulator.admin.dump()).Rule ?? []).map((r) => [r.id, r.position]).sort((a, b) => Number(a[1]) - Number(b[1]));
+  beforeEach(() => (announced.length = 0));
+
+  it('takes over what MidoNet holds exactly as asked without a single write, and says so', async () => {
+    await run(() => push.pushTranslation({ owner: 'translation/ns/left', resources: [chain, rule(1), rule(2)], previous: [] }));
+    await emulator.admin.resetCounters();
+    const result = await run(() => pusherSeeing(written('left', ['midonet-kube-controllers'])).pushTranslation({ owner: 'translation/ns/left', resources: [chain, rule(1), rule(2)], previous: [] }));
+    expect(await writes()).toEqual({ POST: 0, PUT: 0, DELETE: 0 });
+    expect(result).toMatchObject({ adopted: 3, count: 3 });
+    expect(result.pushed.every((r) => r.adopted)).toBe(true);
+    expect(announced).toEqual([{ owner: 'translation/ns/left', type: 'Normal', reason: 'Adopted', message: expect.stringContaining(`3 resources found in MidoNet exactly as this Translation asks`) as unknown }]);
+  });
+
+  it("replaces a rule Steward's translation derives for this Translation where it stood in its chain, naming the fields and their known cause", async () => {
+    const dnat = (address: string) => backendResource('Rule', CHAIN, { id: RULE(2), type: 'dnat', flowAction: 'accept', natTargets: [{ addressFrom: address, addressTo: address, portFrom: 80, portTo: 80 }] });
+    // Posted without positions, each at the head: rule 3, then the buggy DNAT, then rule 1.
+    await run(() => push.pushTranslation({ owner: 'translation/ns/x', resources: [chain, rule(1), dnat('10.0.0.3'), rule(3)], previous: [] }));
+    const before = await positions();
+    await emulator.admin.resetCounters();
+    const owner = 'translation/ns/endpoints-port.4.web-http-10.96.0.1-10.0.0.1-80-tcp';
+    const result = await run(() => pusherSeeing(written('endpoints-port.4.web-http-10.96.0.1-10.0.0.1-80-tcp', MIGRATED)).pushTranslation({ owner, resources: [chain, rule(1), dnat('10.0.0.1'), rule(3)], previous: [] }));
+    expect(await writes()).toEqual({ POST: 1, PUT: 0, DELETE: 1 });
+    expect(await positions()).toEqual(before);
+    expect(result).toMatchObject({ adopted: 3, corrected: [`Rule:${RULE(2)}`] });
+    const corrected = announced.find((e) => e.reason === 'Corrected');
+    expect(corrected?.message).toContain('natTargets[0].addressFrom: "10.0.0.3" → "10.0.0.1"');
+    expect(corrected?.message).toContain("midonet-kubernetes' Endpoints bug");
+  });
+
+  it('refuses as a conflict a differing resource of a Translation nobody proves is its own, and one another Translation records', async () => {
+    await run(() => push.pushTranslation({ owner: 'translation/ns/x', resources: [chain, backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' })], previous: [] }));
+    await emulator.admin.resetCounters();
+    const handWritten = pusherSeeing(written('hand', ['kubectl-create']));
+    await expect(run(() => handWritten.pushTranslation({ owner: 'translation/ns/hand', resources: [chain, rule(1)], previous: [] }))).rejects.toMatchObject({
+      type: 'ResourceConflict',
+      message: expect.stringContaining('not pushed by this Translation') as unknown,
+    });
+    const recordedElsewhere = pusherSeeing(written('mine', MIGRATED), written('other', ['steward'], [{ kind: 'Rule', id: RULE(1), state: 'synced' }]));
+    await expect(run(() => recordedElsewhere.pushTranslation({ owner: 'translation/ns/mine', resources: [chain, rule(1)], previous: [] }))).rejects.toMatchObject({
+      message: expect.stringContaining('another Translation records it') as unknown,
+    });
+    expect(await writes()).toEqual({ POST: 0, PUT: 0, DELETE: 0 });
+  });
+
+  it('rebuilds a lost workflow record from the status: what it pushed is neither pushed again nor refused, and what it no longer lists goes', async () => {
+    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' }), rule(2)], previous: [] }));
+    await emulator.admin.resetCounters();
+    const recorded = [chain, rule(1), rule(2)].map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' }));
+    const result = await run(() => pusherSeeing(written('t', ['steward'], recorded)).pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
+    // Rule 1 changed (replaced: one DELETE, one POST), rule 2 is no longer listed (one DELETE), the chain is left alone.
+    expect(await writes()).toEqual({ POST: 1, PUT: 0, DELETE: 2 });
+    expect(result.removed.map((r) => r.id)).toEqual([RULE(2)]);
+    expect(await ids('Rule')).toEqual([RULE(1)]);
   });
 });

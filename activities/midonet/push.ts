@@ -11,7 +11,10 @@ import type { RecordedResource, TranslationRecords } from '../kubernetes/transla
 import type { TranslationReference } from '../../workflows/machines/pusher';
 import type { BackendChanged } from '../../workflows/messages';
 import { ANNOTATIONS, identifyIfJson, type BackendResource, type PushedResource } from '../../workflows/translation/types';
+import type { EventInput } from '../kubernetes/events';
+import { classify, conflictReason, describeDiff, knownCause, type Claim } from './adoption';
 import { checkResource, identify, type MidonetClient } from './client';
+import type { FieldDiff } from './compare';
 import { midonetFailure, type MidonetFailureDetails } from './errors';
 import { invalidTranslation, validateResources } from './validate';
 
@@ -37,6 +40,10 @@ export interface PushResult {
   recordInStatus: boolean;
   /** Resources in MidoNet after the push. */
   count: number;
+  /** Resources it found in MidoNet exactly as asked and took over without a write (left by midonet-kubernetes, or a lost workflow). */
+  adopted?: number;
+  /** Resources it found in MidoNet with another body and made right (keys). */
+  corrected?: string[];
 }
 
 export interface DeleteInput {
@@ -77,6 +84,11 @@ function fromRecord({ kind, id, state }: RecordedResource): PushedResource {
   const [parent, body] = slash < 0 ? ['', ''] : [id.slice(0, slash), id.slice(slash + 1)];
   return { kind: kind as PushedResource['kind'], parent, body, id, key: `${kind}:${id}`, state: state as PushedResource['state'] };
 }
+/** A key of `status.childResources` as the worker's index holds it (`kind:id`). */
+function fromKey(key: string): PushedResource {
+  const colon = key.indexOf(':');
+  return fromRecord({ kind: key.slice(0, colon), id: key.slice(colon + 1), state: 'synced' });
+}
 const byIdOnly = (resource: BackendResource) => resource.body === '';
 function keyOf(resource: BackendResource): string {
   if (byIdOnly(resource)) return `${resource.kind}:${(resource as PushedResource).id}`;
@@ -101,6 +113,11 @@ const record = (resource: BackendResource, state: PushedResource['state']): Push
   state,
 });
 
+const findings = (adopted: string[], corrected: { resource: BackendResource }[]) => ({
+  ...(adopted.length ? { adopted: adopted.length } : {}),
+  ...(corrected.length ? { corrected: corrected.slice(0, NOTICE_IDS).map(({ resource }) => identify(resource).key) } : {}),
+});
+
 /** A refusal no retry can change (a 4xx, a bad resource), as opposed to a backend that may recover. */
 const isRefusal = (error: unknown) => error instanceof ApplicationFailure && error.nonRetryable;
 
@@ -116,6 +133,8 @@ export interface Neighbours {
   notify(workflowIds: string[], notice: BackendChanged): Promise<void>;
   /** A Translation's resources and record, read from and written to the API server (large Translations). */
   records: TranslationRecords;
+  /** Records a Kubernetes Event on the Translation of this pusher workflow (`translation/<ns>/<name>`). */
+  announce(owner: string, event: EventInput): Promise<void>;
 }
 
 export interface PushDeps {
@@ -191,6 +210,27 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
     return { resources: reference.readResources ? found.resources : undefined, record: reference.readRecord ? found.record.map(fromRecord) : [] };
   }
 
+  /** Tells, on the Translation, what a push took over (no write) and what it made right, with the known cause. */
+  async function announce(owner: string, adopted: string[], corrected: { resource: BackendResource; diff: FieldDiff[] }[]): Promise<void> {
+    if (!neighbours) return;
+    const name = owner.split('/').at(-1) ?? owner;
+    const events: EventInput[] = [];
+    if (adopted.length > 0) {
+      const shown = adopted.slice(0, 10).join(', ') + (adopted.length > 10 ? ` and ${adopted.length - 10} more` : '');
+      events.push({ type: 'Normal', reason: 'Adopted', message: `${adopted.length} resources found in MidoNet exactly as this Translation asks, taken over without a write: ${shown}` });
+    }
+    for (const { resource, diff } of corrected) {
+      const cause = knownCause(name, resource, diff);
+      events.push({ type: 'Normal', reason: 'Corrected', message: `${identify(resource).key} held another body in MidoNet and was made right: ${describeDiff(diff)}${cause ? `; cause: ${cause}` : ''}` });
+    }
+    // An Event only tells; the push is done and recorded either way.
+    for (const event of events) {
+      await neighbours.announce(owner, event).catch((error: unknown) => {
+        Context.current().log.warn(`${owner}: Event ${event.reason} not recorded: ${(error as Error).message}`);
+      });
+    }
+  }
+
   const idsOf = (resources: BackendResource[]) => resources.flatMap((r) => (byIdOnly(r) ? [idOf(r)] : (ownId(r) ?? [])));
 
   async function removeInReverse(resources: BackendResource[], startAt: number, progress: (done: number) => void, force = false): Promise<PushedResource[]> {
@@ -215,7 +255,9 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
     async pushTranslation({ owner, resources: given, previous: carried, reference }: PushInput): Promise<PushResult> {
       const fromApi = reference ? await stored(owner, reference) : undefined;
       const resources = fromApi?.resources ?? given;
-      const previous = union(carried, fromApi?.record ?? []);
+      // A workflow without a record (a lost namespace, one terminated by hand) starts from what its status says it pushed.
+      const rebuilt = !reference && carried.length === 0 ? (neighbours?.index.recordOf(owner) ?? []).map(fromKey) : [];
+      const previous = union(carried, fromApi?.record ?? rebuilt);
       // A Translation sent by reference keeps its record in its status: written before anything is pushed (what may
       // be created is pending), and again once all of it is.
       const writeRecord = reference?.readResources ? (record: RecordedResource[]) => neighbours!.records.write(reference.ref, reference.uid, record) : undefined;
@@ -231,37 +273,56 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       await writeRecord?.([...asRecord(previous, 'unverified'), ...asRecord(resources.filter((r) => !before.has(identify(r).key)), 'pending')]);
       const removed = await removeInReverse(stale, 0, () => ctx.heartbeat(resumeAt));
       const ours = new Map(previous.map((p) => [p.key, p]));
+      const provenance = neighbours?.index.provenanceOf(owner);
       const pushed: PushedResource[] = [];
       const recreated: string[] = [];
       const created: BackendResource[] = [];
+      const adopted: string[] = [];
+      const corrected: { resource: BackendResource; diff: FieldDiff[] }[] = [];
       for (const [index, resource] of resources.entries()) {
+        const { key, id } = identify(resource);
+        const mine = ours.get(key);
         if (index >= resumeAt) {
-          const result = await client.ensure(resource).catch((error: unknown) => waitForOtherTranslations(error, resource));
+          const claim: Claim = {
+            recorded: mine !== undefined,
+            translated: provenance?.translated ?? false,
+            recordedByOther: neighbours?.index.recordedByOthers(key, owner) ?? false,
+            updatable: false,
+          };
+          // What is probably there already is looked at before anything is written: what a record says was pushed, and
+          // anything a Translation someone else wrote asks for (midonet-kubernetes left it): found as asked, it is
+          // taken over without a write.
+          const observed = mine || provenance?.foreign ? await client.observe(resource).catch((error: unknown) => waitForOtherTranslations(error, resource)) : undefined;
+          const result = await client.ensure(resource, observed).catch((error: unknown) => waitForOtherTranslations(error, resource));
           if (result.outcome === 'conflict') {
-            const { key, id } = identify(resource);
-            // Only what this Translation itself pushed may be deleted and created again; anything else may belong to
-            // another Translation (seed 000's third limit), which an operator must resolve.
-            if (!ours.has(key)) {
+            if (classify({ exists: true }, claim) === 'conflict') {
               throw midonetFailure(
                 'ResourceConflict',
-                `${owner}: ${resource.kind} ${id} exists in MidoNet with another body and was not pushed by this Translation (${result.reason}); differences: ${JSON.stringify(result.diff)}`,
+                `${owner}: ${resource.kind} ${id} exists in MidoNet with another body and ${conflictReason(claim)} (${result.reason}); differences: ${JSON.stringify(result.diff)}`,
               );
             }
-            await client.remove(resource);
-            await client.ensure(resource);
+            await client.replace(resource);
             recreated.push(key);
             created.push(resource);
-          } else if (result.outcome === 'created') created.push(resource);
+          }
+          if (result.outcome === 'created') created.push(resource);
+          if (result.outcome === 'unchanged' && (!mine || mine.adopted)) adopted.push(key);
+          // Made right what MidoNet held otherwise than this workflow left it: found so, adopted so, or drifted (an
+          // update of a body it pushed itself is an ordinary change).
+          if ((result.outcome === 'conflict' || result.outcome === 'updated') && (!mine || mine.adopted || mine.body === resource.body)) corrected.push({ resource, diff: result.diff });
           ctx.heartbeat(index + 1);
         }
-        pushed.push(record(resource, 'synced'));
+        // Kept as adopted until Steward pushes a body of its own: a later change of it is then still a correction.
+        const stillAdopted = adopted.includes(key) || (index < resumeAt && mine?.adopted && mine.body === resource.body);
+        pushed.push({ ...record(resource, 'synced'), ...(stillAdopted ? { adopted: true as const } : {}) });
       }
+      await announce(owner, adopted, corrected);
       const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, removedIds(removed, stale), false));
       if (writeRecord) {
         await writeRecord(asRecord(pushed, 'synced'));
-        return { pushed: [], removed: [], recreated: recreated.slice(0, NOTICE_IDS), notified, recordInStatus: true, count: pushed.length };
+        return { pushed: [], removed: [], recreated: recreated.slice(0, NOTICE_IDS), notified, recordInStatus: true, count: pushed.length, ...findings(adopted, corrected) };
       }
-      return { pushed, removed, recreated, notified, recordInStatus: false, count: pushed.length };
+      return { pushed, removed, recreated, notified, recordInStatus: false, count: pushed.length, ...findings(adopted, corrected) };
     },
 
     /**

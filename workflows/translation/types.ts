@@ -175,6 +175,8 @@ export interface PushedResource extends BackendResource {
    * `unverified`: pushed before, but the last push failed, so its presence is not vouched for (still this one's).
    */
   state: 'synced' | 'pending' | 'unverified' | 'deleted' | 'absent' | 'failed';
+  /** Found in MidoNet exactly as asked and taken over, not pushed by Steward (left by midonet-kubernetes). */
+  adopted?: true;
 }
 
 /** A resource's identity: its kind and ID, or for kinds without an ID (links, bindings, table entries) its parent and body. */
