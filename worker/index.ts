@@ -13,12 +13,13 @@ import { createCloudActivities, createCloudProvider, type CloudActivities } from
 import { createKubernetesActivities, type KubernetesActivities } from '../activities/kubernetes';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
 import { createPushActivities, type Neighbours, type PushActivities } from '../activities/midonet/push';
-import { createTranslationIndex } from '../activities/kubernetes/translation-index';
+import { createTranslationIndex, provenanceOf } from '../activities/kubernetes/translation-index';
 import { createTranslationRecords } from '../activities/kubernetes/translation-record';
 import { createEventRecorder } from '../activities/kubernetes/events';
 import { createObjects } from '../activities/kubernetes/objects';
 import { createSource, informerFactory, kubernetesListWatch } from '../starter/controller/source';
 import { backendChangedSignal, type BackendChanged } from '../workflows/messages';
+import type { ObjectRef } from '../workflows/naming';
 import { redacted, type LogLevel, type WorkerConfig } from './config';
 import { checkTemporal, connectClient, connectWorker } from './connection';
 import { startHttpServer } from './http';
@@ -73,6 +74,12 @@ function kubeConfigFrom(path: string | undefined): k8s.KubeConfig | undefined {
  * The pushers' view of each other: a watch of every Translation (who owns which resource, who names which ID) and
  * the signal that tells one that resources it names changed. Stopped with the worker.
  */
+/** The Translation of a pusher workflow id, `translation/<namespace>/<name>`. */
+function translationRef(workflowId: string): ObjectRef {
+  const [, namespace = '', name = ''] = workflowId.split('/');
+  return { kind: 'Translation', namespace, name };
+}
+
 function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logger): Neighbours & { stop(): Promise<void> } {
   const index = createTranslationIndex();
   const source = createSource({
@@ -101,10 +108,13 @@ function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logg
     index,
     records: createTranslationRecords(kubeConfig),
     async announce(owner, event) {
-      const [, namespace = '', name = ''] = owner.split('/');
-      const ref = { kind: 'Translation' as const, namespace, name };
+      const ref = translationRef(owner);
       const translation = await objects.accessor(ref).read();
       if (translation) await recordEvent(ref, translation, event);
+    },
+    async provenance(owner) {
+      const translation = await objects.accessor(translationRef(owner)).read();
+      return translation && provenanceOf(translation);
     },
     synced: () => source.synced(),
     notify: async (workflowIds, notice) => {

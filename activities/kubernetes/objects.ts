@@ -19,6 +19,8 @@ export interface KubeObject {
     finalizers?: string[];
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
+    /** Who wrote which fields (server-side apply's record); read to tell Steward's Translations from others'. */
+    managedFields?: k8s.V1ManagedFieldsEntry[];
   };
   [field: string]: unknown;
 }

@@ -40,7 +40,8 @@ const DEPENDENCY_MISSING: keyof typeof midonetFailures = 'MidonetDependencyMissi
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
-function provenanceOf(object: WatchedTranslation, fieldManager: string): Provenance {
+/** Who wrote the Translation, from its `managedFields`; `fieldManager` is the one Steward applies Translations with. */
+export function provenanceOf(object: { metadata?: Pick<k8s.V1ObjectMeta, 'managedFields'> }, fieldManager = 'steward'): Provenance {
   const written = (object.metadata?.managedFields ?? []).filter((f) => f.subresource !== 'status');
   return {
     foreign: written.length === 0 || written.some((f) => f.manager !== fieldManager),

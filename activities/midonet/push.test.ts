@@ -94,7 +94,7 @@ describe('with the other Translations known (one owner per resource)', () => {
     const index = createTranslationIndex();
     for (const object of others) index.apply({ type: 'upsert', object });
     const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
-    return createPushActivities({ client, neighbours: { index, records: { read: () => Promise.resolve(undefined), write: () => Promise.resolve() }, synced: () => true, notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })), announce: () => Promise.resolve() } });
+    return createPushActivities({ client, neighbours: { index, records: { read: () => Promise.resolve(undefined), write: () => Promise.resolve() }, synced: () => true, notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })), announce: () => Promise.resolve(), provenance: () => Promise.resolve(undefined) } });
   }
 
   it("refuses whole a Translation listing another's resource, and neither its stale removal nor its deletion ever removes that resource", async () => {
@@ -154,7 +154,7 @@ describe('taking over what another controller left (issue 11)', () => {
     for (const object of translations) index.apply({ type: 'upsert', object });
     const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
     const records = { read: () => Promise.resolve(undefined), write: () => Promise.resolve() };
-    return createPushActivities({ client, neighbours: { index, records, synced: () => true, notify: () => Promise.resolve(), announce: (owner, e) => Promise.resolve(void announced.push({ owner, ...e })) } });
+    return createPushActivities({ client, neighbours: { index, records, synced: () => true, notify: () => Promise.resolve(), announce: (owner, e) => Promise.resolve(void announced.push({ owner, ...e })), provenance: () => Promise.resolve(undefined) } });
   }
   /** Writes to resources (a login is a POST too, and not one). */
   const writes = async () => {
@@ -197,7 +197,9 @@ describe('taking over what another controller left (issue 11)', () => {
     await run(() => push.pushTranslation({ owner: 'translation/ns/x', resources: [chain, backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' })], previous: [] }));
     await emulator.admin.resetCounters();
     const handWritten = pusherSeeing(written('hand', ['kubectl-create']));
-    await expect(run(() => handWritten.pushTranslation({ owner: 'translation/ns/hand', resources: [chain, rule(1)], previous: [] }))).rejects.toMatchObject({
+    // The machine pre-records what a push may create as pending: that is no claim on what MidoNet already holds.
+    const preRecorded = [chain, rule(1)].map((r) => ({ ...r, ...identify(r), state: 'pending' as const }));
+    await expect(run(() => handWritten.pushTranslation({ owner: 'translation/ns/hand', resources: [chain, rule(1)], previous: preRecorded }))).rejects.toMatchObject({
       type: 'ResourceConflict',
       message: expect.stringContaining('not pushed by this Translation') as unknown,
     });

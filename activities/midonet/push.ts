@@ -6,7 +6,7 @@
 // written to its `status.childResources` here, so no payload grows with the Translation.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { TranslationIndex } from '../kubernetes/translation-index';
+import type { Provenance, TranslationIndex } from '../kubernetes/translation-index';
 import type { RecordedResource, TranslationRecords } from '../kubernetes/translation-record';
 import type { TranslationReference } from '../../workflows/machines/pusher';
 import type { BackendChanged } from '../../workflows/messages';
@@ -135,6 +135,8 @@ export interface Neighbours {
   records: TranslationRecords;
   /** Records a Kubernetes Event on the Translation of this pusher workflow (`translation/<ns>/<name>`). */
   announce(owner: string, event: EventInput): Promise<void>;
+  /** Who wrote that Translation, read from the API server now (the watch may not have seen Steward's latest apply yet). */
+  provenance(owner: string): Promise<Provenance | undefined>;
 }
 
 export interface PushDeps {
@@ -281,7 +283,9 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       const corrected: { resource: BackendResource; diff: FieldDiff[] }[] = [];
       for (const [index, resource] of resources.entries()) {
         const { key, id } = identify(resource);
-        const mine = ours.get(key);
+        // This push's own pre-record (pending, with the body it asks for) tells nothing about who made what MidoNet holds.
+        const known = ours.get(key);
+        const mine = known?.state === 'pending' && known.body === resource.body ? undefined : known;
         if (index >= resumeAt) {
           const claim: Claim = {
             recorded: mine !== undefined,
@@ -295,6 +299,8 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
           const observed = mine || provenance?.foreign ? await client.observe(resource).catch((error: unknown) => waitForOtherTranslations(error, resource)) : undefined;
           const result = await client.ensure(resource, observed).catch((error: unknown) => waitForOtherTranslations(error, resource));
           if (result.outcome === 'conflict') {
+            // Rare, so asked of the API server itself: the watch may lag behind the apply that made these resources Steward's.
+            if (!claim.recorded && !claim.translated) claim.translated = (await neighbours?.provenance(owner))?.translated ?? false;
             if (classify({ exists: true }, claim) === 'conflict') {
               throw midonetFailure(
                 'ResourceConflict',

@@ -45,6 +45,8 @@ export interface HarnessOptions {
   identity: string;
   /** MidoNet tenant of the cluster (MIDONETKUBE_TENANT); the default one when absent. */
   tenant?: string;
+  /** Take over the emulator as it is (what another controller left there) instead of resetting and seeding it. */
+  keepEmulator?: boolean;
   log?: Logger;
 }
 
@@ -55,11 +57,15 @@ const clusterRouter = (tenant?: string) => {
   return result.translations.flatMap((t) => t.resources).find((r) => r.kind === 'Router')!;
 };
 
+/** The emulator's admin endpoint and a client of its API. */
+export function emulatorOf(info: StackInfo): { admin: EmulatorAdmin; midonet: MidonetClient } {
+  if (!info.midonet.adminUrl) throw new Error('these tests need the MidoNet emulator (its admin endpoint)');
+  return { admin: new EmulatorAdmin(info.midonet.adminUrl), midonet: createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER }) };
+}
+
 /** Resets the emulator and seeds it as a deployer would: the agents' hosts and the cluster router. */
 export async function seedEmulator(info: StackInfo, hosts: { id: string; name: string }[], tenant?: string): Promise<{ admin: EmulatorAdmin; midonet: MidonetClient }> {
-  if (!info.midonet.adminUrl) throw new Error('these tests need the MidoNet emulator (its admin endpoint)');
-  const admin = new EmulatorAdmin(info.midonet.adminUrl);
-  const midonet = createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER });
+  const { admin, midonet } = emulatorOf(info);
   await admin.reset();
   for (const host of hosts) await admin.seedHost(host);
   await midonet.ensure(clusterRouter(tenant));
@@ -70,8 +76,8 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
-  const { admin, midonet } = await seedEmulator(info, hosts, tenant);
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+  const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
@@ -121,9 +127,9 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
 }
 
 export interface TranslationObject {
-  metadata: { name: string; namespace: string; uid: string; ownerReferences?: { kind: string; name: string; uid: string }[]; deletionTimestamp?: string };
+  metadata: { name: string; namespace: string; uid: string; generation?: number; ownerReferences?: { kind: string; name: string; uid: string }[]; deletionTimestamp?: string };
   resources: Translation['resources'];
-  status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+  status?: { conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[] };
 }
 
 /** Translations of one namespace (every namespace when absent), optionally by label selector. */

@@ -1,0 +1,203 @@
+// Taking over a cluster from midonet-kubernetes (issue 11): the API server holds the Translations it wrote (its
+// names, bodies, owner references, labels and finalizer; no status) and MidoNet holds their resources, created in
+// its order, including its Endpoints bug. Steward starts on that: every Translation becomes Ready; what MidoNet holds
+// as asked is taken over without a single write; exactly the rules the bug got wrong are replaced, once each, where
+// they stood in their chains; and then a Pod and a Service are deleted as usual.
+import * as k8s from '@kubernetes/client-node';
+import { startPrivateStack } from '../../deploy/local/jest/stack-info';
+import type { Stack } from '../../deploy/local';
+import type { ObjectRef } from '../../workflows/naming';
+import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
+import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../../workflows/translation/types';
+import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import { migratedClusterAsWritten, type WrittenTranslation } from '../support/midonet-kubernetes';
+import {
+  TRANSLATIONS,
+  createEndpoints,
+  createNode,
+  createPod,
+  createService,
+  deletePod,
+  emulatorIds,
+  expectedIds,
+  listTranslations,
+  readyOf,
+  seedEmulator,
+  startObjectsHarness,
+  translationsOfOthers,
+  waitFor,
+  waitForState,
+  type ObjectsHarness,
+} from '../support/objects-harness';
+
+/** midonet-kubernetes' controllers, as the API server names a client-go program's field manager. */
+const MK_MANAGER = 'midonet-kube-controllers';
+const base = sampleCluster();
+// The ClusterIP the embedded API server can give, and a third address for each port, listed last.
+const cluster: SampleCluster = {
+  ...base,
+  service: { ...base.service, spec: { ...base.service.spec, clusterIP: '10.0.0.20' } },
+  endpoints: { ...base.endpoints, subsets: base.endpoints.subsets!.map((s) => ({ ...s, addresses: [...s.addresses!, { ip: '10.1.1.4' }] })) },
+};
+const sampleRefs: ObjectRef[] = [
+  { kind: 'Service', namespace: 'default', name: 'web' },
+  { kind: 'Endpoints', namespace: 'default', name: 'web' },
+];
+
+let stack: Stack;
+let h: ObjectsHarness;
+let core: k8s.CoreV1Api;
+let custom: k8s.CustomObjectsApi;
+let others: Translation[];
+/** Rule IDs per chain, in chain order, as midonet-kubernetes left them. */
+let chainOrder: Record<string, string[]>;
+let adoptSeconds: number;
+
+const asResource = ([kind, parent, body]: WrittenTranslation['resources'][number]): BackendResource => ({ kind, parent, body: JSON.stringify(body) });
+/** The state as midonet-kubernetes wrote it, for the objects Steward tests against it and the cluster's own (the `kubernetes` Service). */
+const leftBehind = () => [...migratedClusterAsWritten.map((t) => ({ ...t, resources: t.resources.map(asResource) })), ...others.map((t) => ({ ...t, owner: `${t.ownerReferences[0]!.kind}/${t.ownerReferences[0]!.name}` }))];
+
+async function uidOf(owner: string): Promise<string> {
+  const [kind, name] = owner.split('/') as [string, string];
+  const read = { Node: () => core.readNode({ name }), Pod: () => core.readNamespacedPod({ name, namespace: 'default' }), Service: () => core.readNamespacedService({ name, namespace: 'default' }), Endpoints: () => core.readNamespacedEndpoints({ name, namespace: 'default' }) }[kind];
+  if (!read) throw new Error(`no owner kind ${kind}`);
+  return (await read()).metadata!.uid!;
+}
+
+/** A Translation exactly as midonet-kubernetes' translationUpdater creates it (translation.go `updateOne`). */
+async function writeAsMidonetKubernetes(t: { name: string; namespace: string; owner: string | null; resources: BackendResource[] }): Promise<void> {
+  const owner = t.owner && { kind: t.owner.split('/')[0]!, name: t.owner.split('/')[1]!, uid: await uidOf(t.owner) };
+  await custom.createNamespacedCustomObject({
+    ...TRANSLATIONS,
+    namespace: t.namespace,
+    fieldManager: MK_MANAGER,
+    body: {
+      apiVersion: 'midonet.org/v1',
+      kind: 'Translation',
+      metadata: {
+        name: t.name,
+        labels: owner ? { [OWNER_UID_LABEL]: owner.uid } : { [GLOBAL_LABEL]: '' },
+        ownerReferences: owner ? [{ apiVersion: 'v1', kind: owner.kind, name: owner.name, uid: owner.uid }] : [],
+        finalizers: [TRANSLATION_FINALIZER],
+      },
+      resources: t.resources,
+    },
+  });
+}
+
+async function rulesByChain(): Promise<Record<string, string[]>> {
+  const rules = ((await h.admin.dump()).Rule ?? []) as { id: string; chainId: string; position: number }[];
+  const out: Record<string, string[]> = {};
+  for (const r of [...rules].sort((a, b) => a.position - b.position)) (out[r.chainId] ??= []).push(r.id);
+  return out;
+}
+
+/** Writes to MidoNet resources per kind and method (a login is a POST too, and not one). */
+async function writes(): Promise<Record<string, Record<string, number>>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const [kind, methods] of Object.entries((await h.admin.counters()).byKind)) {
+    const written = Object.entries(methods).filter(([method]) => method !== 'GET');
+    if (kind !== 'Login' && written.length) out[kind] = Object.fromEntries(written);
+  }
+  return out;
+}
+
+async function eventsOn(name: string, reason: string): Promise<k8s.CoreV1Event[]> {
+  return (await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name},reason=${reason}` })).items;
+}
+
+/** The rules midonet-kubernetes' Endpoints bug got wrong: their Translations and IDs. */
+function buggyRules(): { translation: string; id: string }[] {
+  const right = new Map(sampleClusterTranslations(cluster).flatMap((t) => t.resources.map((r) => [`${t.name} ${r.body}`, true])));
+  return migratedClusterAsWritten.flatMap((t) => t.resources.map(asResource).filter((r) => !right.has(`${t.name} ${r.body}`)).map((r) => ({ translation: t.name, id: (JSON.parse(r.body) as { id: string }).id })));
+}
+
+beforeAll(async () => {
+  stack = await startPrivateStack();
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(stack.info.kubernetes.kubeconfig);
+  core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+  const { admin, midonet } = await seedEmulator(stack.info, base.hosts);
+
+  // The cluster as midonet-kubernetes ran it: the objects, its Translations of them, and MidoNet in the order it pushed.
+  for (const node of cluster.nodes) await createNode({ core }, node);
+  for (const pod of cluster.pods) await createPod({ core }, pod);
+  await createService({ core }, cluster.service);
+  await createEndpoints({ core }, cluster.endpoints);
+  others = await translationsOfOthers({ core }, sampleRefs);
+  for (const t of leftBehind()) {
+    await writeAsMidonetKubernetes(t);
+    for (const resource of t.resources) await midonet.ensure(resource);
+  }
+  await admin.resetCounters();
+
+  const started = Date.now();
+  h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'migration', keepEmulator: true });
+  chainOrder = await rulesByChain();
+  // Every object's workflow has applied its Translations (Steward's own resources over midonet-kubernetes'), and
+  // every Translation is Ready at the generation it has now.
+  for (const node of cluster.nodes) await waitForState(h, { kind: 'Node', name: node.metadata.name }, 'ready', 180_000);
+  for (const pod of cluster.pods) await waitForState(h, { kind: 'Pod', namespace: 'default', name: pod.metadata.name }, 'ready', 180_000);
+  for (const ref of sampleRefs) await waitForState(h, ref, 'ready', 180_000);
+  const names = leftBehind().length;
+  await waitFor(`all ${names} Translations Ready at their generation`, async () => {
+    const live = await listTranslations(h);
+    return live.length === names && live.every((t) => readyOf(t) && t.status?.conditions?.every((c) => c.observedGeneration === t.metadata.generation));
+  }, 180_000);
+  adoptSeconds = (Date.now() - started) / 1000;
+  // The closing note's figure (and a reader's): how long taking over took, start of the worker included.
+  console.log(`took over ${names} Translations left by midonet-kubernetes in ${adoptSeconds.toFixed(1)} s`);
+}, 300_000);
+afterAll(async () => {
+  await h?.stop();
+  await stack?.stop();
+});
+
+describe('taking over from midonet-kubernetes', () => {
+  it("keeps every Translation midonet-kubernetes wrote under its name: Steward's translation writes none more and deletes none", async () => {
+    const live = (await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort();
+    expect(live).toEqual(leftBehind().map((t) => `${t.namespace}/${t.name}`).sort());
+  });
+
+  it('writes nothing for what MidoNet holds as asked, and replaces exactly the rules the Endpoints bug got wrong, once each', async () => {
+    const wrong = buggyRules();
+    // 2 ports × 2 of 3 addresses with another endpoint's rules, DNAT and SNAT each.
+    expect(wrong).toHaveLength(8);
+    expect(await writes()).toEqual({ Rule: { DELETE: wrong.length, POST: wrong.length } });
+    // What MidoNet holds now is what Steward's translation asks for, every resource.
+    for (const resource of sampleClusterTranslations(cluster).flatMap((t) => t.resources)) {
+      const seen = await h.midonet.observe(resource);
+      expect({ resource: resource.body, ...seen }).toMatchObject({ resource: resource.body, exists: true, upToDate: true });
+    }
+    expect(await emulatorIds(h)).toEqual(expectedIds([...sampleClusterTranslations(cluster), ...others], base.hosts));
+  });
+
+  it('keeps every chain in the order midonet-kubernetes left it: a replaced rule goes back where it stood', async () => {
+    expect(await rulesByChain()).toEqual(chainOrder);
+  });
+
+  it('says what it took over and what it corrected, naming the fields and the cause, once per rule', async () => {
+    for (const { translation, id } of buggyRules()) {
+      const corrected = (await eventsOn(translation, 'Corrected')).filter((e) => e.message?.includes(id));
+      expect(corrected).toHaveLength(1);
+      expect(corrected[0]).toMatchObject({ type: 'Normal', count: 1, message: expect.stringContaining("midonet-kubernetes' Endpoints bug") as unknown });
+      expect(corrected[0]!.message).toMatch(/natTargets\[0\]\.addressFrom: "10\.1\.1\.4" → "10\.1\.[12]\.5"|nwSrcAddress: "10\.1\.1\.4" → "10\.1\.[12]\.5"/);
+    }
+    const correctedElsewhere = await Promise.all(migratedClusterAsWritten.filter((t) => !buggyRules().some((b) => b.translation === t.name)).map(async (t) => (await eventsOn(t.name, 'Corrected')).length));
+    expect(correctedElsewhere.every((n) => n === 0)).toBe(true);
+    const adopted = await eventsOn('node.4.node1', 'Adopted');
+    expect(adopted[0]?.message).toMatch(/^\d+ resources found in MidoNet exactly as this Translation asks, taken over without a write/);
+  });
+
+  it('then deletes a Pod and a Service as usual: their Translations go, and what they pushed with them', async () => {
+    await deletePod(h, 'default', 'web-1');
+    await core.deleteNamespacedService({ namespace: 'default', name: 'web' });
+    const remaining = [...sampleClusterTranslations({ ...cluster, pods: cluster.pods.filter((p) => p.metadata.name !== 'web-1') }).filter((t) => !t.ownerReferences.some((o) => o.kind === 'Service' || o.kind === 'Endpoints')), ...others];
+    const wanted = remaining.map((t) => `${t.namespace}/${t.name}`).sort();
+    await waitFor('the Pod and the Service cleaned up', async () => JSON.stringify((await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort()) === JSON.stringify(wanted), 120_000).catch(() => undefined);
+    expect((await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort()).toEqual(wanted);
+    await waitFor('MidoNet to hold only what remains', async () => JSON.stringify(await emulatorIds(h)) === JSON.stringify(expectedIds(remaining, base.hosts)), 60_000).catch(() => undefined);
+    expect(await emulatorIds(h)).toEqual(expectedIds(remaining, base.hosts));
+  });
+});
