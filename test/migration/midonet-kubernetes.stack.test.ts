@@ -23,6 +23,7 @@ import {
   listTranslations,
   readyOf,
   seedEmulator,
+  stateOf,
   startObjectsHarness,
   translationsOfOthers,
   waitFor,
@@ -133,7 +134,7 @@ beforeAll(async () => {
   await admin.resetCounters();
 
   const started = Date.now();
-  h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'migration', keepEmulator: true });
+  h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'migration', keepEmulator: true, resyncMs: 10_000 });
   chainOrder = await rulesByChain();
   // Every object's workflow has applied its Translations (Steward's own resources over midonet-kubernetes'), and
   // every Translation is Ready at the generation it has now.
@@ -188,6 +189,24 @@ describe('taking over from midonet-kubernetes', () => {
     expect(correctedElsewhere.every((n) => n === 0)).toBe(true);
     const adopted = await eventsOn('node.4.node1', 'Adopted');
     expect(adopted[0]?.message).toMatch(/^\d+ resources found in MidoNet exactly as this Translation asks, taken over without a write/);
+  });
+
+  it("rebuilds a record its workflow lost (terminated by hand) from status.childResources and MidoNet: nothing pushed again, nothing refused", async () => {
+    const name = buggyRules()[0]!.translation;
+    const id = `translation/default/${name}`;
+    await h.admin.resetCounters();
+    await h.client.workflow.getHandle(id).terminate('the record is lost with its workflow');
+    // The starter's next re-list finds the Translation without a running workflow and starts one.
+    const successor = await waitFor(`a new ${id}`, async () => {
+      const run = await h.client.workflow.getHandle(id).describe();
+      return run.status.name === 'RUNNING' ? run : undefined;
+    });
+    await waitFor(`${id} synced`, async () => (await stateOf(h, { kind: 'Translation', namespace: 'default', name })).state === 'synced');
+    const history = await h.client.workflow.getHandle(id, successor.runId).fetchHistory();
+    expect(history.events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'pushTranslation')).toBe(true);
+    expect(await writes()).toEqual({});
+    const translation = (await listTranslations(h)).find((t) => t.metadata.name === name);
+    expect(translation && readyOf(translation)).toBe(true);
   });
 
   it('then deletes a Pod and a Service as usual: their Translations go, and what they pushed with them', async () => {

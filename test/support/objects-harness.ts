@@ -47,6 +47,8 @@ export interface HarnessOptions {
   tenant?: string;
   /** Take over the emulator as it is (what another controller left there) instead of resetting and seeding it. */
   keepEmulator?: boolean;
+  /** The starter's re-list period (which restarts a workflow terminated by hand); its default when absent. */
+  resyncMs?: number;
   log?: Logger;
 }
 
@@ -76,7 +78,7 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
   const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = new k8s.KubeConfig();
@@ -104,7 +106,7 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
     { log },
   );
   await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [tenant ? { tenant } : {}], workflowIdConflictPolicy: 'USE_EXISTING' });
-  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), debounceMs: 50, logger: log });
+  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), ...(resyncMs ? { resyncMs } : {}), debounceMs: 50, logger: log });
   const harness: ObjectsHarness = {
     info,
     core,
