@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerAdoptCommand } from './adopt';
 import { registerDemoCommand } from './demo';
 import { registerOperatorCommands } from './operator';
 import { registerStarterCommand } from './starter';
@@ -18,6 +19,7 @@ registerOperatorCommands(program);
 registerStarterCommand(program);
 registerDemoCommand(program);
 registerSweepCommand(program);
+registerAdoptCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

@@ -10,6 +10,7 @@ import type { ObjectRef } from '../../workflows/naming';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../../workflows/translation/types';
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import { desiredTranslations, formatSurvey, surveyTranslations, type ListedTranslation, type TranslationSurvey } from '../../starter/cli/adopt';
 import { migratedClusterAsWritten, type WrittenTranslation } from '../support/midonet-kubernetes';
 import {
   TRANSLATIONS,
@@ -53,6 +54,7 @@ let others: Translation[];
 /** Rule IDs per chain, in chain order, as midonet-kubernetes left them. */
 let chainOrder: Record<string, string[]>;
 let adoptSeconds: number;
+let survey: TranslationSurvey[];
 
 const asResource = ([kind, parent, body]: WrittenTranslation['resources'][number]): BackendResource => ({ kind, parent, body: JSON.stringify(body) });
 /** The state as midonet-kubernetes wrote it, for the objects Steward tests against it and the cluster's own (the `kubernetes` Service). */
@@ -94,9 +96,9 @@ async function rulesByChain(): Promise<Record<string, string[]>> {
 }
 
 /** Writes to MidoNet resources per kind and method (a login is a POST too, and not one). */
-async function writes(): Promise<Record<string, Record<string, number>>> {
+async function writes(admin = h.admin): Promise<Record<string, Record<string, number>>> {
   const out: Record<string, Record<string, number>> = {};
-  for (const [kind, methods] of Object.entries((await h.admin.counters()).byKind)) {
+  for (const [kind, methods] of Object.entries((await admin.counters()).byKind)) {
     const written = Object.entries(methods).filter(([method]) => method !== 'GET');
     if (kind !== 'Login' && written.length) out[kind] = Object.fromEntries(written);
   }
@@ -133,6 +135,12 @@ beforeAll(async () => {
   }
   await admin.resetCounters();
 
+  // What `steward adopt --dry-run` reports before Steward starts; kept for the assertions and shown in the log.
+  const listed = (await listTranslations({ custom })) as unknown as ListedTranslation[];
+  survey = await surveyTranslations(listed, (await desiredTranslations(core, 'midonetkube')).translations, midonet);
+  console.log(`steward adopt --dry-run, on the cluster midonet-kubernetes left:\n${formatSurvey(survey, true)}`);
+  expect(await writes(admin)).toEqual({});
+
   const started = Date.now();
   h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'migration', keepEmulator: true, resyncMs: 10_000 });
   chainOrder = await rulesByChain();
@@ -156,6 +164,16 @@ afterAll(async () => {
 });
 
 describe('taking over from midonet-kubernetes', () => {
+  it('`steward adopt --dry-run` tells beforehand, without a write: every resource identical but the 8 rules it will correct, for the Endpoints bug, in the 4 Translations it rewrites', () => {
+    const findings = survey.flatMap((s) => s.findings.map((f) => ({ ...f, translation: s.name.split('/')[1]! })));
+    const wrong = buggyRules();
+    expect(findings.filter((f) => f.finding === 'corrected').map((f) => [f.translation, f.key]).sort()).toEqual(wrong.map((w) => [w.translation, `Rule:${w.id}`]).sort());
+    expect(findings.filter((f) => f.finding === 'corrected').every((f) => f.reason?.startsWith("midonet-kubernetes' Endpoints bug"))).toBe(true);
+    expect(findings.filter((f) => f.finding !== 'corrected').every((f) => f.finding === 'identical')).toBe(true);
+    expect(survey.filter((s) => s.translation === 'rewritten').map((s) => s.name.split('/')[1]).sort()).toEqual([...new Set(wrong.map((w) => w.translation))].sort());
+    expect(survey.filter((s) => s.translation !== 'rewritten').every((s) => s.translation === 'kept')).toBe(true);
+  });
+
   it("keeps every Translation midonet-kubernetes wrote under its name: Steward's translation writes none more and deletes none", async () => {
     const live = (await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort();
     expect(live).toEqual(leftBehind().map((t) => `${t.namespace}/${t.name}`).sort());
