@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { loadStarterConfig } from './config';
 
 describe('starter configuration', () => {
-  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, kata-remote peer pods', () => {
+  it("defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for", () => {
     expect(loadStarterConfig({}, {})).toEqual({
       temporal: { address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined, taskQueue: 'steward' },
       kubeconfig: undefined,
@@ -12,7 +12,7 @@ describe('starter configuration', () => {
       debounceMs: 200,
       identity: `${hostname()}-${process.pid}`,
       tenant: 'midonetkube',
-      peerPodRuntimeClasses: ['kata-remote'],
+      peerPodRuntimeClasses: [],
       sweep: { intervalMs: 600_000, graceMs: 600_000, backends: ['cloud', 'midonet'], dryRun: false },
       logLevel: 'info',
     });

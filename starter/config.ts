@@ -34,8 +34,8 @@ export const starterSettings = {
   peerPodRuntimeClasses: {
     env: 'STEWARD_PEERPOD_RUNTIME_CLASSES',
     arg: 'names',
-    default: DEFAULT_PEERPOD_RUNTIME_CLASSES.join(','),
-    description: "comma-separated runtime classes whose Pods are peer pods (Steward makes their cloud VMs); 'none' for none",
+    default: DEFAULT_PEERPOD_RUNTIME_CLASSES.join(',') || 'none',
+    description: "comma-separated runtime classes whose Pods are peer pods Steward makes cloud VMs for; 'none' (the default) beside cloud-api-adaptor, which makes them itself",
   },
   sweepInterval: { env: 'STEWARD_SWEEP_INTERVAL', arg: 'duration', default: '10m', description: 'how often the orphan sweeper runs (Schedule gc/sweep), e.g. 10m or 1h' },
   sweepGrace: { env: 'STEWARD_SWEEP_GRACE', arg: 'duration', default: '10m', description: 'how long a resource must stay unrecorded before the sweeper deletes it' },

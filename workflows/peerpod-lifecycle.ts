@@ -1,3 +1,4 @@
+import { patched } from '@temporalio/workflow';
 import { cloud, kubernetes } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import type { ResourceView } from './messages';
@@ -17,6 +18,12 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
     resources,
     executors: {
       createVm: async ({ name, podUid, namespace, podName }) => {
+        // Beside cloud-api-adaptor the Pod's VM may be made already: its PeerPod says so. (Histories recorded before
+        // this check replay without it.)
+        if (patched('peerpod-made-elsewhere')) {
+          const [foreign] = await kubernetes.findForeignPeerPods.executeWithOptions({ summary: `is a PeerPod of Pod ${namespace}/${podName} someone else's?` }, [{ namespace, podUid }]);
+          if (foreign) return { type: 'vmMadeElsewhere', peerPod: foreign.name };
+        }
         const vm = await cloud.cloudCreateVm.executeWithOptions({ summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made)` }, [
           { name, podUid, podNamespace: namespace, podName },
         ]);
@@ -54,6 +61,7 @@ function resources(c: PeerPodContext): ResourceView[] {
   if (c.vm) rows.push({ kind: `VM (${c.vm.provider})`, id: c.vm.instanceId, state: c.intent ? `${c.intent.name}, created` : 'recorded by the PeerPod' });
   else if (c.intent) rows.push({ kind: 'VM', id: c.intent.name, state: `create asked at ${c.intent.at}` });
   if (c.orphanedVm) rows.push({ kind: `VM (${c.orphanedVm.provider})`, id: c.orphanedVm.instanceId, state: 'orphaned (left to the sweeper)' });
+  if (c.trackedBy) rows.push({ kind: 'VM', id: 'made by someone else', state: `tracked through PeerPod ${c.trackedBy}` });
   if (c.peerPod) rows.push({ kind: 'PeerPod', id: `${c.ref.namespace ?? ''}/${c.peerPod.name}`, state: c.peerPod.gone ? 'gone' : c.peerPod.deleting ? 'deleting' : c.peerPod.held ? 'held' : 'released' });
   return rows;
 }

@@ -36,6 +36,8 @@ export const Reason = {
   WaitingForDependency: 'WaitingForDependency',
   /** A peer pod's VM was made and recorded in its PeerPod. */
   PodVmCreated: 'PodVmCreated',
+  /** The Pod's VM was made by cloud-api-adaptor (its PeerPod exists): Steward tracks it and makes none. */
+  PodVmTracked: 'PodVmTracked',
   /** A live peer pod's VM vanished from the cloud: it is made again. */
   VmMissing: 'VmMissing',
   /** An operator gave up on a peer pod's VM: released without deleting it, left to the sweeper. */

@@ -10,6 +10,9 @@ import type { KubeObject, Objects } from './objects';
 /** Annotations on the Pod, so `kubectl get pod -o yaml` says which VM runs it. */
 export const podVmAnnotations = { instance: 'steward.dev/podvm-instance', name: 'steward.dev/podvm-name' } as const;
 
+/** The label that tells Steward's PeerPods from cloud-api-adaptor's. */
+const MANAGED_BY = 'app.kubernetes.io/managed-by';
+
 export interface RecordPeerPodInput {
   namespace: string;
   podName: string;
@@ -54,7 +57,7 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
         namespace,
         finalizers: [PEERPOD_FINALIZER],
         ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true }],
-        labels: { 'app.kubernetes.io/managed-by': 'steward' },
+        labels: { [MANAGED_BY]: 'steward' },
       },
       spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
     };
@@ -88,5 +91,20 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
     return { name: podName, uid: peerPod.metadata.uid, podFound: pod !== undefined };
   }
 
-  return { recordPeerPod };
+  /**
+   * The PeerPods someone else (cloud-api-adaptor) wrote for this Pod: owned by its UID, without Steward's label. Such
+   * a Pod already has its VM; Steward tracks that PeerPod (its own workflow) and never makes a second VM.
+   */
+  async function findForeignPeerPods({ namespace, podUid }: { namespace: string; podUid: string }): Promise<{ name: string }[]> {
+    let listed: { items?: KubeObject[] };
+    try {
+      listed = (await objects.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace })) as { items?: KubeObject[] };
+    } catch (error) {
+      throw toFailure(error, `list PeerPods in ${namespace}`);
+    }
+    const ownedBy = (o: KubeObject) => ((o.metadata as { ownerReferences?: { uid?: string }[] }).ownerReferences ?? []).some((r) => r.uid === podUid);
+    return (listed.items ?? []).filter((o) => ownedBy(o) && o.metadata.labels?.[MANAGED_BY] !== 'steward').map((o) => ({ name: o.metadata.name }));
+  }
+
+  return { recordPeerPod, findForeignPeerPods };
 }

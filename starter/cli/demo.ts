@@ -7,7 +7,7 @@ import type { EmulatorAdmin, StackInfo } from '../../deploy/local';
 import { GLOBAL_MIDONET_WORKFLOW_ID, PEERPOD_API, TRANSLATION_API, workflowId, type ObjectRef } from '../../workflows/naming';
 import { translate, type NodeProjection, type ServiceProjection } from '../../workflows/translation';
 import { sampleCluster, type SampleCluster } from '../../workflows/translation/sample-cluster';
-import { project } from '../controller';
+import { KATA_REMOTE, project } from '../controller';
 import { loadDevStack } from './dev-stack';
 
 /**
@@ -20,7 +20,7 @@ import { loadDevStack } from './dev-stack';
 /** Marks what the demo created, so `--cleanup` never deletes a same-named object of someone else's. */
 const DEMO_LABELS = { 'app.kubernetes.io/managed-by': 'steward-demo' };
 const PEER_POD = 'web-peer';
-const PEER_RUNTIME_CLASS = 'kata-remote';
+const PEER_RUNTIME_CLASS = KATA_REMOTE;
 const POLL_MS = 1_000;
 
 export interface DemoOptions {

@@ -10,6 +10,7 @@ import { freePort } from '../../worker/ports';
 import { addSettingFlags, type Flags } from '../../worker/settings';
 import { globalIds } from '../../workflows/translation/ids';
 import { loadStarterConfig } from '../config';
+import { KATA_REMOTE } from '../controller';
 import { runStarter, untilStopSignal, type RunningStarter } from '../run';
 import { loadDevStack } from './dev-stack';
 
@@ -51,6 +52,8 @@ async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags:
     ...(info.midonet.external ? {} : { MIDONET_USERNAME: env.MIDONET_USERNAME || 'admin', MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' }),
     // Peer-pod VMs go to the stack's libvirt unless another cloud is configured.
     ...(env.STEWARD_CLOUD_PROVIDER ? {} : { STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: info.libvirt.uri }),
+    // The embedded stack has no cloud-api-adaptor: Steward makes the VMs of kata-remote Pods unless told otherwise.
+    STEWARD_PEERPOD_RUNTIME_CLASSES: env.STEWARD_PEERPOD_RUNTIME_CLASSES || KATA_REMOTE,
     STEWARD_HTTP_HOST: env.STEWARD_HTTP_HOST || '127.0.0.1',
     STEWARD_HTTP_PORT: env.STEWARD_HTTP_PORT || String(options.freePorts ? 0 : await freePort(Number(workerSettings.httpPort.default))),
   };

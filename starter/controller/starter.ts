@@ -39,7 +39,10 @@ export interface StarterOptions {
   workflowTypes?: Readonly<Record<WatchedKind, string>>;
   /** Kinds to watch. Default all of `WATCHED_KINDS`. */
   kinds?: readonly WatchedKind[];
-  /** Pods of these runtime classes are peer pods: their lifecycle also makes a cloud VM. Default `kata-remote`. */
+  /**
+   * Pods of these runtime classes are peer pods: their lifecycle also makes a cloud VM. Default none: Steward makes VMs
+   * only where asked to (beside cloud-api-adaptor, which makes them itself, it only tracks the PeerPods).
+   */
   peerPodRuntimeClasses?: readonly string[];
 }
 
@@ -71,7 +74,9 @@ export interface Starter {
 }
 
 /** The runtime class cloud-api-adaptor installs for peer pods. */
-export const DEFAULT_PEERPOD_RUNTIME_CLASSES = ['kata-remote'];
+export const DEFAULT_PEERPOD_RUNTIME_CLASSES: string[] = [];
+/** The runtime class of peer pods in cloud-api-adaptor's installs: what `steward up` and `steward demo` make VMs for. */
+export const KATA_REMOTE = 'kata-remote';
 
 const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };

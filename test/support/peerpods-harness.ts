@@ -9,6 +9,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import type { Logger } from 'pino';
 import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from './cloud-backends';
 import type { StackInfo } from '../../deploy/local/stack';
+import { KATA_REMOTE } from '../../starter/controller';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { PEERPOD_API, workflowId } from '../../workflows/naming';
@@ -145,7 +146,7 @@ export async function startPeerPodHarness(info: StackInfo, { identity, log }: { 
     });
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
-  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, debounceMs: 50, kinds: ['Pod', 'PeerPod'], logger: log });
+  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, debounceMs: 50, kinds: ['Pod', 'PeerPod'], peerPodRuntimeClasses: [KATA_REMOTE], logger: log });
   let worker: RunningWorker | undefined;
 
   const env = (provider: ProviderName, { direct = false } = {}): NodeJS.ProcessEnv => {

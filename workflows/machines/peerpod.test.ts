@@ -56,12 +56,13 @@ const events: PeerPodEvent[] = [
   { type: 'resume', request, at },
   { type: 'refresh', request, at },
   { type: 'resumed', at },
+  { type: 'vmMadeElsewhere', peerPod: 'web-resource-x7k2p', at },
 ];
 
 type Snapshot = ReturnType<typeof initialTransition<typeof peerPodMachine>>[0];
 const key = (s: Snapshot) => {
   const c = s.context;
-  return JSON.stringify([s.value, c.uid, c.pod, c.peerPod, !!c.intent, !!c.vm, c.recorded, !!c.orphanedVm, c.resumeTo, !!c.nextIncarnation, !!c.lastError]);
+  return JSON.stringify([s.value, c.uid, c.pod, c.peerPod, !!c.intent, !!c.vm, c.recorded, !!c.orphanedVm, c.resumeTo, !!c.nextIncarnation, !!c.lastError, c.trackedBy]);
 };
 const edges = exploreTransitions(peerPodMachine, { ref }, events, (s) => key(s as Snapshot)) as { from: Snapshot; event: PeerPodEvent; to: Snapshot; actions: string[] }[];
 const value = (s: Snapshot) => String(s.value);
@@ -101,6 +102,12 @@ describe('peer-pod machine: every transition', () => {
       // The intent (the name) is recorded before the cloud is called, and it is the same name on every retry.
       expect(e.to.context.intent?.name).toBe(vmName('web', e.to.context.uid ?? ''));
     }
+  });
+
+  it("never makes a second VM, nor writes a PeerPod, for a Pod whose VM someone else made", () => {
+    const tracked = edges.filter((e) => e.from.context.trackedBy !== undefined);
+    expect(tracked.length).toBeGreaterThan(0);
+    expect(tracked.filter((e) => e.actions.includes('createVm') || e.actions.includes('recordPeerPod')).map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
   });
 
   it('once the pod goes, it deletes the VM after the step in flight', () => {
@@ -145,6 +152,8 @@ describe('peer-pod machine: scenarios', () => {
     ['cleanup retry retries now', [peerPodSeen!, peerPodDeleting!, failed!, cleanup('retry')], 'deletingVm', ['cancelTimer', 'deleteVm']],
     ['cleanup orphan leaves the VM to the sweeper, says so, and releases', [peerPodSeen!, peerPodDeleting!, failed!, cleanup('orphan')], 'givingUp', ['cancelTimer', 'recordEvent']],
     ['a drift check looks at the VM', [podSeen, created!, recorded!, driftCheck!], 'checkingVm', ['cancelTimer', 'observeVm']],
+    ["a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM", [podSeen, events.at(-1)!], 'tracking', ['recordEvent', 'startTimer']],
+    ['and its deletion leaves that VM to its PeerPod', [podSeen, events.at(-1)!, podDeleting!], 'done', ['cancelTimer']],
     ['a VM gone from the cloud under a live pod is made again', [podSeen, created!, recorded!, driftCheck!, vmMissing!], 'creatingVm', ['recordEvent', 'createVm']],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as PeerPodEvent[]));

@@ -56,6 +56,8 @@ export interface PeerPodContext {
   orphanedVm?: VmRecord;
   /** The last VM deleted, given up or found missing: a PeerPod still naming it does not bring it back. */
   settledVmId?: string;
+  /** The PeerPod someone else (cloud-api-adaptor) wrote for this Pod: its VM is theirs, tracked by that PeerPod's workflow. */
+  trackedBy?: string;
   resumeTo: 'creating' | 'deleting';
   lastError?: LifecycleError;
   actions: ActionRecord[];
@@ -65,6 +67,7 @@ export interface PeerPodContext {
 export type PeerPodEvent = (
   | { type: 'observed'; observation: Observation }
   | { type: 'vmCreated'; vm: VmRecord }
+  | { type: 'vmMadeElsewhere'; peerPod: string }
   | { type: 'peerPodRecorded'; name: string; uid: string }
   | { type: 'vmObserved'; exists: boolean }
   | { type: 'vmDeleted' }
@@ -145,6 +148,7 @@ export const peerPodMachine = setup({
     }),
     recordIntent: assign(({ context, event }) => (context.intent ? {} : { intent: { name: vmName(context.ref.name, context.uid ?? ''), at: event.at } })),
     recordVm: assign(({ event }) => (event.type === 'vmCreated' ? { vm: event.vm, lastError: undefined } : {})),
+    recordMadeElsewhere: assign(({ event }) => (event.type === 'vmMadeElsewhere' ? { trackedBy: event.peerPod, intent: undefined, lastError: undefined } : {})),
     rememberPeerPod: assign(({ context, event }) =>
       event.type === 'peerPodRecorded'
         ? { recorded: true, peerPod: { uid: event.uid, name: event.name, held: true, deleting: false, gone: false, ...context.peerPod }, lastError: undefined }
@@ -161,9 +165,9 @@ export const peerPodMachine = setup({
   guards: {
     /** The Pod went, or the PeerPod is being deleted while it still holds our finalizer. */
     isEnding: ({ context }) => (context.pod?.gone ?? false) || (context.peerPod ? context.peerPod.deleting || context.peerPod.gone : false),
-    /** Only a Pod makes a VM; a PeerPod alone (cloud-api-adaptor's) is only tracked. */
-    needsVm: ({ context }) => context.pod !== undefined && context.vm === undefined,
-    needsRecord: ({ context }) => context.pod !== undefined && !context.recorded,
+    /** Only a Pod makes a VM, and only one nobody else made; a PeerPod alone (cloud-api-adaptor's) is only tracked. */
+    needsVm: ({ context }) => context.pod !== undefined && context.vm === undefined && context.trackedBy === undefined,
+    needsRecord: ({ context }) => context.pod !== undefined && !context.recorded && context.trackedBy === undefined,
     /** A VM may exist: created, recorded by a PeerPod, or asked for (its reply may have been lost). */
     mayHaveVm: ({ context }) => context.vm !== undefined || context.intent !== undefined,
     /** A PeerPod whose finalizer someone else removed (cloud-api-adaptor's normal path): nothing left to do. */
@@ -205,6 +209,22 @@ export const peerPodMachine = setup({
       ],
       on: {
         vmCreated: { target: 'deciding', actions: 'recordVm' },
+        vmMadeElsewhere: {
+          target: 'deciding',
+          actions: [
+            'recordMadeElsewhere',
+            {
+              type: 'recordEvent',
+              params: ({ context }) => ({
+                ref: eventTarget(context),
+                type: 'Normal' as const,
+                reason: Reason.PodVmTracked,
+                message: `this Pod's VM was made by someone else (PeerPod ${context.trackedBy ?? ''}, cloud-api-adaptor's): Steward makes no second one and tracks that PeerPod`,
+              }),
+            },
+          ],
+        },
+        eventRecorded: {},
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
@@ -316,6 +336,7 @@ export const peerPodMachine = setup({
         ...pausedTransitions,
         // A pause can arrive while an action runs: its result still counts.
         vmCreated: { actions: 'recordVm' },
+        vmMadeElsewhere: { actions: 'recordMadeElsewhere' },
         peerPodRecorded: { actions: 'rememberPeerPod' },
         vmDeleted: { actions: 'forgetVm' },
         released: { guard: and(['resumesDeleting', not('mayHaveVm')]), target: 'done' },
