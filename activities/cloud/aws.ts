@@ -1,16 +1,23 @@
-// The AWS provider: EC2 through the SDK v3. Region, endpoint and image come from configuration; credentials come
-// from the SDK's default chain (environment, shared files, instance role), so they never pass through Steward's
-// inputs, results or configuration objects.
+// The AWS provider: EC2 through the SDK v3 (and STS for the account). Region, endpoint and image come from
+// configuration; credentials come from the SDK's default chain (environment, shared files, instance role), so they
+// never pass through Steward's inputs, results or configuration objects.
 import {
+  CreateTagsCommand,
+  DescribeAddressesCommand,
   DescribeInstancesCommand,
+  DisassociateAddressCommand,
   EC2Client,
   paginateDescribeInstances,
+  ReleaseAddressCommand,
   RunInstancesCommand,
   TerminateInstancesCommand,
+  type Address,
   type Filter,
   type Instance,
   type InstanceStateName,
+  type Tag,
 } from '@aws-sdk/client-ec2';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { createHash } from 'node:crypto';
 import { cloudFailure, type CloudFailureType, isCloudFailure } from './errors';
 import { type CloudProvider, type CreateInstanceInput, type InstanceState, type MarkedInstance, tagKeys } from './provider';
@@ -42,18 +49,27 @@ const codes: Record<string, CloudFailureType> = {
   SignatureDoesNotMatch: 'CloudUnauthorized',
   ExpiredToken: 'CloudUnauthorized',
   CredentialsProviderError: 'CloudUnauthorized',
+  // ReleaseAddress right after DisassociateAddress, before the disassociation is visible: retrying succeeds.
+  'InvalidIPAddress.InUse': 'CloudUnavailable',
 };
 
-const notFound = (error: unknown) => error instanceof Error && error.name === 'InvalidInstanceID.NotFound';
+const isCode = (error: unknown, code: string) => error instanceof Error && error.name === code;
+const notFound = (error: unknown) => isCode(error, 'InvalidInstanceID.NotFound');
+
+/**
+ * Tag Steward puts on an instance's Elastic IPs before terminating it: the association goes with the instance, so a
+ * retried delete finds the addresses an earlier attempt did not release by this tag.
+ */
+const RELEASE_WITH = 'steward.dev/release-with';
 
 /** The SDK's error as a failure of the vocabulary: its code decides, then who is at fault. */
-function failure(operation: string, error: unknown, instanceId?: string): unknown {
+function failure(operation: string, error: unknown, instanceId?: string, service = 'EC2'): unknown {
   if (!(error instanceof Error) || isCloudFailure(error)) return error;
   const meta = error as Error & { $fault?: 'client' | 'server'; $metadata?: { httpStatusCode?: number } };
   // A client-side fault with an HTTP status is a refused request; no status at all is a network or timeout error.
   const refused = meta.$fault === 'client' && (meta.$metadata?.httpStatusCode ?? 0) < 500 && meta.$metadata?.httpStatusCode !== undefined;
   const type = codes[error.name] ?? (refused ? 'CloudInvalidRequest' : 'CloudUnavailable');
-  return cloudFailure(type, `EC2 ${operation}: ${error.name}: ${error.message}`, { provider: 'aws', operation, code: error.name, instanceId }, error);
+  return cloudFailure(type, `${service} ${operation}: ${error.name}: ${error.message}`, { provider: 'aws', operation, code: error.name, instanceId }, error);
 }
 
 /**
@@ -73,9 +89,15 @@ const states: Partial<Record<InstanceStateName, InstanceState>> = {
 };
 const live: InstanceStateName[] = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];
 
-const tagOf = (instance: Instance, key: string) => instance.Tags?.find((t) => t.Key === key)?.Value;
+const tagIn = (tags: Tag[] | undefined, key: string) => tags?.find((t) => t.Key === key)?.Value;
+const tagOf = (instance: Instance, key: string) => tagIn(instance.Tags, key);
 
 export function createAwsProvider(settings: AwsSettings, client = new EC2Client({ region: settings.region, endpoint: settings.endpoint })): CloudProvider {
+  // The EC2 client's own settings, so both see the same account, region and endpoint (moto serves STS there too).
+  const { region, endpoint, credentials, maxAttempts } = client.config;
+  const sts = new STSClient({ region, endpoint, credentials, maxAttempts });
+  let identity: Promise<string> | undefined;
+
   const checkId = (operation: string, instanceId: string) => {
     if (!INSTANCE_ID.test(instanceId)) {
       throw cloudFailure('CloudInvalidRequest', `EC2 ${operation}: "${instanceId}" is not an instance ID`, { provider: 'aws', operation, instanceId });
@@ -102,6 +124,41 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
   };
 
   const findByPodUid = (podUid: string) => describe('findByPodUid', [{ Name: `tag:${tagKeys.podUid}`, Values: [podUid] }]);
+
+  const readIdentity = async () => {
+    try {
+      const [{ Account }, regionName] = await Promise.all([sts.send(new GetCallerIdentityCommand({})), region()]);
+      if (!Account || !/^\d{12}$/.test(Account)) {
+        throw cloudFailure('CloudBadResponse', `STS GetCallerIdentity answered without an account ID`, { provider: 'aws', operation: 'identity' });
+      }
+      return `aws:${Account}:${regionName}`;
+    } catch (error) {
+      throw failure('identity', error, undefined, 'STS');
+    }
+  };
+
+  /**
+   * The instance's Elastic IPs (upstream allocates one for a multi-NIC VM with a public IP), tagged for release. One
+   * unfiltered call: DescribeAddresses is not paged, accounts hold few addresses, and its filters cannot say "this
+   * instance or this tag". An address now on another instance is not this instance's, whatever its tag says.
+   */
+  const addressesToRelease = async (instanceId: string): Promise<Address[]> => {
+    const { Addresses = [] } = await client.send(new DescribeAddressesCommand({}));
+    const found = Addresses.filter((a) => a.AllocationId && (a.InstanceId === instanceId || (!a.InstanceId && tagIn(a.Tags, RELEASE_WITH) === instanceId)));
+    const untagged = found.filter((a) => tagIn(a.Tags, RELEASE_WITH) !== instanceId).map((a) => a.AllocationId!);
+    if (untagged.length) await client.send(new CreateTagsCommand({ Resources: untagged, Tags: [{ Key: RELEASE_WITH, Value: instanceId }] }));
+    return found;
+  };
+
+  /** Idempotent: an association or address already gone is done. */
+  const release = async ({ AllocationId, AssociationId }: Address) => {
+    const unless = (code: string) => (error: unknown) => {
+      if (!isCode(error, code)) throw error;
+    };
+    // The instance is still shutting down, holding its address, when TerminateInstances returns.
+    if (AssociationId) await client.send(new DisassociateAddressCommand({ AssociationId })).catch(unless('InvalidAssociationID.NotFound'));
+    await client.send(new ReleaseAddressCommand({ AllocationId })).catch(unless('InvalidAllocationID.NotFound'));
+  };
 
   return {
     name: 'aws',
@@ -136,11 +193,21 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
     async delete({ instanceId }) {
       checkId('delete', instanceId);
       try {
-        const reply = await client.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
-        // Terminated instances stay visible for about an hour; terminating one again changes nothing.
-        return { outcome: reply.TerminatingInstances?.[0]?.PreviousState?.Name === 'terminated' ? 'absent' : 'deleted' };
+        // Found before terminating (the association goes with the instance), released after, so a VM whose
+        // termination fails keeps its address.
+        const addresses = await addressesToRelease(instanceId);
+        let outcome: 'deleted' | 'absent';
+        try {
+          const reply = await client.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
+          // Terminated instances stay visible for about an hour; terminating one again changes nothing.
+          outcome = reply.TerminatingInstances?.[0]?.PreviousState?.Name === 'terminated' ? 'absent' : 'deleted';
+        } catch (error) {
+          if (!notFound(error)) throw error;
+          outcome = 'absent';
+        }
+        for (const address of addresses) await release(address);
+        return { outcome };
       } catch (error) {
-        if (notFound(error)) return { outcome: 'absent' };
         throw failure('delete', error, instanceId);
       }
     },
@@ -167,5 +234,23 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
 
     list: () => describe('list', []),
     findByPodUid,
+
+    identity() {
+      // Cached for the provider's lifetime; a failure is not, so the next call asks again.
+      identity ??= readIdentity().catch((error: unknown) => {
+        identity = undefined;
+        throw error;
+      });
+      return identity;
+    },
+
+    // EC2 IDs were never libvirt's numeric domain IDs: only the format is checked.
+    resolveRecordedId({ instanceId, podName }) {
+      if (!INSTANCE_ID.test(instanceId)) {
+        const message = `EC2: the PeerPod of pod ${podName} records "${instanceId}", which is not an EC2 instance ID (i- and hex digits)`;
+        return Promise.reject(cloudFailure('CloudInvalidRequest', message, { provider: 'aws', operation: 'resolveRecordedId', instanceId }));
+      }
+      return Promise.resolve({ instanceId });
+    },
   };
 }

@@ -20,6 +20,10 @@ export const cloudFailures = {
   CloudProviderNotConfigured: false,
   /** A success reply the provider cannot read. */
   CloudBadResponse: false,
+  /** A PeerPod records a VM of another cloud than the one this worker sees (another account, region or libvirt host). */
+  CloudMismatch: false,
+  /** A pre-v0.20 PeerPod's numeric libvirt domain ID that cannot be proved to be the pod's VM. */
+  CloudLegacyInstanceId: false,
 } as const;
 
 export type CloudFailureType = keyof typeof cloudFailures;

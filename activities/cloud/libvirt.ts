@@ -48,6 +48,30 @@ class VirshError extends Error {
 
 const missing = /failed to get domain|Domain not found/;
 
+// Before v0.20.0 cloud-api-adaptor recorded `dom.GetID()` as a decimal uint32; libvirt's IDs are positive ints.
+const LEGACY_ID = /^\d{1,10}$/;
+const MAX_DOMAIN_ID = 2 ** 31 - 1;
+
+/** Upstream's `util.sanitize`: lower case, every rune other than [a-z0-9-] becomes `-`. */
+const sanitize = (s: string) => Array.from(s.toLowerCase(), (c) => (/^[a-z0-9-]$/.test(c) ? c : '-')).join('');
+
+/**
+ * What upstream's `GenerateInstanceName(pod, sandbox, 63)` makes of a pod's VM name, as a pattern:
+ * `podvm-<sanitized pod name, cut to 48>-<8 chars of the sandbox ID>`. The fixed tail keeps pod `web` from claiming
+ * `podvm-web-1-…`.
+ */
+const upstreamPodPart = (podName: string) => sanitize(podName).slice(0, 63 - 'podvm'.length - 10);
+export const upstreamVmName = (podName: string) => new RegExp(`^podvm-${upstreamPodPart(podName)}-[a-z0-9-]{8}$`);
+
+/** The host UUID from `virsh capabilities` (`/capabilities/host/uuid`) or `virsh sysinfo` (SMBIOS system uuid). */
+export function parseHostUuid(capabilities: string, sysinfo = ''): string | undefined {
+  const host = /<host>([\s\S]*?)<\/host>/.exec(capabilities)?.[1];
+  const fromCaps = host === undefined ? undefined : /<uuid>\s*([^<\s]+)\s*<\/uuid>/.exec(host)?.[1];
+  const system = /<system>([\s\S]*?)<\/system>/.exec(sysinfo)?.[1];
+  const fromSysinfo = system === undefined ? undefined : /<entry name=["']uuid["']>\s*([^<\s]+)\s*<\/entry>/.exec(system)?.[1];
+  return [fromCaps, fromSysinfo].find((u) => u !== undefined && UUID.test(u))?.toLowerCase();
+}
+
 const xmlEscape = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 const xmlUnescape = (s: string) =>
   s.replace(/&(#\d+|#x[0-9a-f]+|lt|gt|amp|apos|quot);/gi, (_, e: string) => {
@@ -180,8 +204,97 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
     }
   };
 
+  // One answer per provider: the host does not change under a configured URI. A failure is not kept.
+  let hostIdentity: Promise<string> | undefined;
+  const readIdentity = async () => {
+    try {
+      const capabilities = await virsh('capabilities');
+      // sysinfo only when capabilities has no host UUID. "Not supported" (the driver) or "not available" (no SMBIOS)
+      // is an answer, not an outage.
+      const sysinfo = async () =>
+        virsh('sysinfo').catch((error: unknown) => {
+          if (error instanceof VirshError && error.matches(/not supported|not available/)) return '';
+          throw error;
+        });
+      const uuid = parseHostUuid(capabilities) ?? parseHostUuid('', await sysinfo());
+      if (uuid === undefined) {
+        throw cloudFailure('CloudBadResponse', `libvirt identity (${settings.uri}): neither \`virsh capabilities\` nor \`virsh sysinfo\` names a host UUID`, {
+          provider: 'libvirt',
+          operation: 'identity',
+        });
+      }
+      return `libvirt:${uuid}`;
+    } catch (error) {
+      throw failure('identity', error);
+    }
+  };
+
+  /** The domain that holds a numeric ID now: name and UUID from one `dumpxml`, so both are of the same domain. */
+  const domainById = async (id: string) => {
+    try {
+      const xml = await virsh('dumpxml', id);
+      // virsh falls back to a lookup by name: a domain *named* "7" is not domain 7.
+      if (/^\s*<domain\b[^>]*\bid=['"](\d+)['"]/.exec(xml)?.[1] !== id) return undefined;
+      const uuid = /<uuid>([^<]*)<\/uuid>/.exec(xml)?.[1];
+      return { name: domainName(xml), uuid };
+    } catch (error) {
+      if (error instanceof VirshError && error.matches(missing)) return undefined;
+      throw error;
+    }
+  };
+
+  const resolveRecordedId: CloudProvider['resolveRecordedId'] = async ({ instanceId, podName }) => {
+    if (UUID.test(instanceId)) return { instanceId };
+    if (!LEGACY_ID.test(instanceId) || Number(instanceId) > MAX_DOMAIN_ID) {
+      throw cloudFailure('CloudInvalidRequest', `libvirt resolveRecordedId: instance ID "${instanceId}" is neither a domain UUID nor a domain ID`, {
+        provider: 'libvirt',
+        operation: 'resolveRecordedId',
+        instanceId,
+      });
+    }
+    const id = String(Number(instanceId));
+    let domain: Awaited<ReturnType<typeof domainById>>;
+    try {
+      domain = await domainById(id);
+    } catch (error) {
+      throw failure('resolveRecordedId', error, instanceId);
+    }
+    const vm = `podvm-${upstreamPodPart(podName)}-…`;
+    const advice =
+      `the VM was probably stopped or lost in a libvirtd restart (libvirtd reuses domain IDs). Check \`virsh -c ${settings.uri} list --all\` ` +
+      `for ${vm}, delete it by hand if it is there, then \`steward cleanup peerpod <namespace>/<this PeerPod> --mode orphan --reason …\``;
+    const refuse = (found: string) =>
+      cloudFailure(
+        'CloudLegacyInstanceId',
+        `libvirt: the PeerPod of pod ${podName} records domain ID ${instanceId} (cloud-api-adaptor before v0.20.0), and ${found}: ${advice}`,
+        { provider: 'libvirt', operation: 'resolveRecordedId', instanceId },
+      );
+    if (domain === undefined) throw refuse(`no running domain has that ID now`);
+    if (domain.name === undefined || !upstreamVmName(podName).test(domain.name)) {
+      throw refuse(`domain ${id} is now \`${domain.name ?? '(no name)'}\`, not pod ${podName}'s VM`);
+    }
+    if (domain.uuid === undefined || !UUID.test(domain.uuid)) {
+      throw cloudFailure('CloudBadResponse', `libvirt resolveRecordedId (${settings.uri}): \`virsh dumpxml ${id}\` has no domain UUID`, {
+        provider: 'libvirt',
+        operation: 'resolveRecordedId',
+        instanceId,
+      });
+    }
+    return { instanceId: domain.uuid.toLowerCase() };
+  };
+
   return {
     name: 'libvirt',
+
+    identity() {
+      hostIdentity ??= readIdentity().catch((error: unknown) => {
+        hostIdentity = undefined;
+        throw error;
+      });
+      return hostIdentity;
+    },
+
+    resolveRecordedId,
 
     async create(input) {
       if (!NAME.test(input.name)) {

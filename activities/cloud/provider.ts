@@ -21,6 +21,19 @@ export interface CloudProvider {
   list(): Promise<MarkedInstance[]>;
   /** The VMs with Steward's marker tagged with this pod UID (normally none or one). */
   findByPodUid(podUid: string): Promise<MarkedInstance[]>;
+  /**
+   * Which cloud this provider sees, as a stable string written where Steward records a VM: `aws:<account>:<region>`,
+   * `libvirt:<host UUID>`. It fails (a `CloudUnavailable`/`CloudUnauthorized` failure) when the cloud cannot be reached at
+   * all, so "not found" can be told from "looking in the wrong place" before a PeerPod is released.
+   */
+  identity(): Promise<string>;
+  /**
+   * The instance ID to use for a VM a PeerPod records. Upstream's records before cloud-api-adaptor v0.20.0 hold a
+   * libvirt domain's numeric ID, which libvirtd reuses after a restart: it is accepted only when that domain is the
+   * pod's VM by name (`podvm-<pod name>-…`), and answered with its UUID; otherwise a non-retryable
+   * `CloudLegacyInstanceId` failure says what to do. Any other ID comes back as it is (after the provider's format check).
+   */
+  resolveRecordedId(input: { instanceId: string; podName: string }): Promise<{ instanceId: string }>;
 }
 
 export type CloudProviderName = 'libvirt' | 'aws';

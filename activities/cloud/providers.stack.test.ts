@@ -1,11 +1,11 @@
-import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { AllocateAddressCommand, AssociateAddressCommand, DescribeAddressesCommand, DescribeInstancesCommand, EC2Client, ReleaseAddressCommand } from '@aws-sdk/client-ec2';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { virsh } from '../../deploy/local/libvirt';
 import { createCloudActivities } from './activities';
-import { clientToken } from './aws';
-import { awsBackend as awsBackendOf, libvirtBackend as libvirtBackendOf, plainDomainFile, type Backend } from '../../test/support/cloud-backends';
+import { clientToken, createAwsProvider } from './aws';
+import { awsBackend as awsBackendOf, libvirtBackend as libvirtBackendOf, plainDomainFile, TEST_AMI, type Backend } from '../../test/support/cloud-backends';
 
 
 /** This run's own marker, so VMs of other test runs on the same daemon or server never show in its lists. */
@@ -172,6 +172,104 @@ describe('libvirt specifics', () => {
   });
 });
 
+describe('libvirt: host identity and pre-v0.20 (numeric) instance IDs', () => {
+  let uri: string;
+  beforeAll(() => {
+    uri = stackInfo().libvirt.uri;
+  });
+  /** A running domain as cloud-api-adaptor names and defines it (no Steward marker), with its numeric ID and UUID. */
+  const upstreamDomain = async (podName: string) => {
+    // The tail stands for upstream's 8 chars of the sandbox ID; the run's own keeps test runs apart.
+    const name = `podvm-${podName}-${run}`;
+    await virsh(uri, 'define', plainDomainFile(name));
+    await virsh(uri, 'start', name);
+    const [id, uuid] = await Promise.all([virsh(uri, 'domid', name), virsh(uri, 'domuuid', name)]);
+    const remove = async () => {
+      await virsh(uri, 'destroy', name).catch(() => undefined);
+      await virsh(uri, 'undefine', name).catch(() => undefined);
+    };
+    return { name, id: id.trim(), uuid: uuid.trim(), remove };
+  };
+
+  it('identity is libvirt:<the host UUID in virsh capabilities>, the same on every call and for every provider', async () => {
+    const hostUuid = /<host>\s*<uuid>([^<]+)<\/uuid>/.exec(await virsh(uri, 'capabilities'))?.[1];
+    expect(hostUuid).toMatch(/^[0-9a-f-]{36}$/);
+    const { provider } = libvirtBackend();
+    expect(await provider.identity()).toBe(`libvirt:${hostUuid}`);
+    expect(await provider.identity()).toBe(`libvirt:${hostUuid}`);
+    expect(await libvirtBackend().provider.identity()).toBe(`libvirt:${hostUuid}`);
+  });
+
+  it('identity of an unreachable libvirtd is a retryable CloudUnavailable', async () => {
+    const failure = await failureOf(libvirtBackend().unreachable().identity());
+    expect(failure.type).toBe('CloudUnavailable');
+    expect(failure.nonRetryable).toBe(false);
+  });
+
+  it('a recorded UUID comes back unchanged, without asking libvirtd', async () => {
+    const instanceId = randomUUID();
+    expect(await libvirtBackend().unreachable().resolveRecordedId({ instanceId, podName: 'web-1' })).toEqual({ instanceId });
+  });
+
+  it("the numeric ID of pod web-1's upstream VM resolves to its UUID, and delete of that UUID deletes it", async () => {
+    const { provider } = libvirtBackend();
+    const vm = await upstreamDomain('web-1');
+    try {
+      expect(vm.id).toMatch(/^\d+$/);
+      expect(await provider.resolveRecordedId({ instanceId: vm.id, podName: 'web-1' })).toEqual({ instanceId: vm.uuid });
+      expect(await provider.delete({ instanceId: vm.uuid })).toEqual({ outcome: 'deleted' });
+      expect(await virsh(uri, 'list', '--all', '--name')).not.toContain(vm.name);
+    } finally {
+      await vm.remove();
+    }
+  });
+
+  it("the same numeric ID asked for pod web-2 is a non-retryable CloudLegacyInstanceId naming what holds it, and web-1's VM is left alone", async () => {
+    const { provider } = libvirtBackend();
+    const vm = await upstreamDomain('web-1');
+    try {
+      const failure = await failureOf(provider.resolveRecordedId({ instanceId: vm.id, podName: 'web-2' }));
+      expect(failure.type).toBe('CloudLegacyInstanceId');
+      expect(failure.nonRetryable).toBe(true);
+      expect(failure.message).toContain(`domain ${vm.id} is now \`${vm.name}\`, not pod web-2's VM`);
+      expect(failure.message).toContain('podvm-web-2-…');
+      expect(failure.message).toContain('--mode orphan');
+      expect(await provider.get({ instanceId: vm.uuid })).toEqual(expect.objectContaining({ exists: true, state: 'running', marker: false }));
+    } finally {
+      await vm.remove();
+    }
+  });
+
+  it('a numeric ID no domain holds (its VM is gone) is a non-retryable CloudLegacyInstanceId', async () => {
+    const { provider } = libvirtBackend();
+    const vm = await upstreamDomain('web-1');
+    await vm.remove();
+    const failure = await failureOf(provider.resolveRecordedId({ instanceId: vm.id, podName: 'web-1' }));
+    expect(failure.type).toBe('CloudLegacyInstanceId');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain('no running domain has that ID now');
+    expect(failure.message).toContain('podvm-web-1-…');
+  });
+
+  it('a domain whose name is the number asked for is not that domain ID (virsh falls back to names)', async () => {
+    const { provider } = libvirtBackend();
+    const number = String(2_000_000_000 + Math.floor(Math.random() * 100_000_000));
+    await virsh(uri, 'define', plainDomainFile(number));
+    try {
+      const failure = await failureOf(provider.resolveRecordedId({ instanceId: number, podName: 'web-1' }));
+      expect(failure.type).toBe('CloudLegacyInstanceId');
+    } finally {
+      await virsh(uri, 'undefine', number).catch(() => undefined);
+    }
+  });
+
+  it.each(['--help', '7a', '-1', '99999999999', ''])('a recorded ID %j, neither a UUID nor a domain ID, is a non-retryable CloudInvalidRequest', async (instanceId) => {
+    const failure = await failureOf(libvirtBackend().provider.resolveRecordedId({ instanceId, podName: 'web-1' }));
+    expect(failure.type).toBe('CloudInvalidRequest');
+    expect(failure.nonRetryable).toBe(true);
+  });
+});
+
 describe('aws specifics', () => {
   it('RunInstances carries a ClientToken derived from the pod UID (moto records it, EC2 honours it)', async () => {
     const { provider } = awsBackend();
@@ -187,5 +285,84 @@ describe('aws specifics', () => {
     } finally {
       await provider.delete({ instanceId });
     }
+  });
+
+  it('identity is aws:<account>:<region>, the same on every call and for every provider of this cloud', async () => {
+    const { provider } = awsBackend();
+    const { region } = stackInfo().ec2;
+    const identity = await provider.identity();
+    expect(identity).toMatch(new RegExp(`^aws:\\d{12}:${region}$`));
+    expect(await provider.identity()).toBe(identity);
+    expect(await awsBackend().provider.identity()).toBe(identity);
+  });
+
+  it('identity of an unreachable endpoint is a retryable CloudUnavailable (STS uses the EC2 client settings)', async () => {
+    const failure = await failureOf(awsBackend().unreachable().identity());
+    expect(failure.type).toBe('CloudUnavailable');
+    expect(failure.nonRetryable).toBe(false);
+  });
+
+  it('resolveRecordedId passes an EC2 instance ID and refuses a numeric libvirt domain ID', async () => {
+    const { provider } = awsBackend();
+    expect(await provider.resolveRecordedId({ instanceId: 'i-0123456789abcdef0', podName: 'web' })).toEqual({ instanceId: 'i-0123456789abcdef0' });
+    const failure = await failureOf(provider.resolveRecordedId({ instanceId: '7', podName: 'web' }));
+    expect(failure.type).toBe('CloudInvalidRequest');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain('"7"');
+  });
+
+  describe('Elastic IPs (upstream allocates one per multi-NIC VM with a public IP)', () => {
+    const { endpoint, region } = stackInfo().ec2;
+    const ec2 = new EC2Client({ region, endpoint });
+    const allocations: string[] = [];
+    afterAll(async () => {
+      for (const AllocationId of allocations) await ec2.send(new ReleaseAddressCommand({ AllocationId })).catch(() => undefined);
+    });
+    /** An address allocated and associated to the instance, as upstream does; its allocation ID. */
+    const associated = async (instanceId: string) => {
+      const { AllocationId } = await ec2.send(new AllocateAddressCommand({ Domain: 'vpc' }));
+      allocations.push(AllocationId!);
+      await ec2.send(new AssociateAddressCommand({ AllocationId, InstanceId: instanceId }));
+      return AllocationId!;
+    };
+    const allocated = async (allocationId: string) => {
+      const { Addresses = [] } = await ec2.send(new DescribeAddressesCommand({ Filters: [{ Name: 'allocation-id', Values: [allocationId] }] }));
+      return Addresses.length > 0;
+    };
+
+    it('delete releases the instance address; a second delete is absent', async () => {
+      const { provider } = awsBackend();
+      const { instanceId } = await provider.create(pod());
+      const allocationId = await associated(instanceId);
+      expect(await allocated(allocationId)).toBe(true);
+
+      expect(await provider.delete({ instanceId })).toEqual({ outcome: 'deleted' });
+      expect(await allocated(allocationId)).toBe(false);
+      expect(await provider.delete({ instanceId })).toEqual({ outcome: 'absent' });
+    });
+
+    it('a delete retried after the instance is terminated still releases the address the first attempt could not', async () => {
+      // The first ReleaseAddress fails as EC2 does when it throttles, after TerminateInstances succeeded.
+      const client = new EC2Client({ region, endpoint });
+      let failures = 1;
+      client.middlewareStack.add(
+        (next, context) => (args) => {
+          if (context.commandName === 'ReleaseAddressCommand' && failures-- > 0) throw Object.assign(new Error('Request limit exceeded.'), { name: 'RequestLimitExceeded' });
+          return next(args);
+        },
+        { step: 'initialize' },
+      );
+      const provider = createAwsProvider({ region, endpoint, imageId: TEST_AMI, instanceType: 't3.micro', securityGroupIds: [], marker }, client);
+      const { instanceId } = await provider.create(pod());
+      const allocationId = await associated(instanceId);
+
+      const failure = await failureOf(provider.delete({ instanceId }));
+      expect(failure.type).toBe('CloudThrottled');
+      expect(await provider.get({ instanceId })).toEqual({ exists: false });
+      expect(await allocated(allocationId)).toBe(true);
+
+      expect(await provider.delete({ instanceId })).toEqual({ outcome: 'absent' });
+      expect(await allocated(allocationId)).toBe(false);
+    });
   });
 });
