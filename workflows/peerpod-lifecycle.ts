@@ -47,6 +47,11 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
         await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release ${PEERPOD_FINALIZER} of ${describeRef(ref)}` }, [{ ref, uid, finalizer: PEERPOD_FINALIZER }]);
         return { type: 'released' };
       },
+      retireOlderPeerPods: async (p) => {
+        // Histories recorded before this step replay without it.
+        if (patched('retire-older-peerpods')) await kubernetes.retireOlderPeerPods.executeWithOptions({ summary: `delete the PeerPods of the same Pod older than ${p.namespace}/${p.name}` }, [p]);
+        return { type: 'olderRetired' };
+      },
       recordEvent: async (p) => {
         await kubernetes.recordObjectEvent.executeWithOptions({ summary: `${p.type} Event ${p.reason} on ${describeRef(p.ref)}` }, [p]);
         return { type: 'eventRecorded' };

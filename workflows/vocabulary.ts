@@ -38,6 +38,8 @@ export const Reason = {
   PodVmCreated: 'PodVmCreated',
   /** The Pod's VM was made by cloud-api-adaptor (its PeerPod exists): Steward tracks it and makes none. */
   PodVmTracked: 'PodVmTracked',
+  /** Older PeerPods of the same Pod (left by a cloud-api-adaptor restart) were deleted, and their VMs with them. */
+  OlderPeerPodsDeleted: 'OlderPeerPodsDeleted',
   /** A live peer pod's VM vanished from the cloud: it is made again. */
   VmMissing: 'VmMissing',
   /** An operator gave up on a peer pod's VM: released without deleting it, left to the sweeper. */

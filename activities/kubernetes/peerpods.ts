@@ -102,9 +102,54 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
     } catch (error) {
       throw toFailure(error, `list PeerPods in ${namespace}`);
     }
-    const ownedBy = (o: KubeObject) => ((o.metadata as { ownerReferences?: { uid?: string }[] }).ownerReferences ?? []).some((r) => r.uid === podUid);
-    return (listed.items ?? []).filter((o) => ownedBy(o) && o.metadata.labels?.[MANAGED_BY] !== 'steward').map((o) => ({ name: o.metadata.name }));
+    return (listed.items ?? []).filter((o) => ownerOf(o)?.uid === podUid && o.metadata.labels?.[MANAGED_BY] !== 'steward').map((o) => ({ name: o.metadata.name }));
   }
 
-  return { recordPeerPod, findForeignPeerPods };
+  /**
+   * What upstream's peerpod-ctrl does since its PR #1517 (issue #1510): a cloud-api-adaptor restarted while a pod ran
+   * writes a second PeerPod for it, and the older one's VM is left running. The PeerPods of the same owner created
+   * before this one are deleted (with a UID precondition); their finalizer then has their own workflows delete their
+   * VMs and release them. A Normal Event on the Pod says which.
+   */
+  async function retireOlderPeerPods({ namespace, name, uid }: { namespace: string; name: string; uid: string }): Promise<{ deleted: string[] }> {
+    let listed: { items?: KubeObject[] };
+    try {
+      listed = (await objects.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace })) as { items?: KubeObject[] };
+    } catch (error) {
+      throw toFailure(error, `list PeerPods in ${namespace}`);
+    }
+    const items = listed.items ?? [];
+    const self = items.find((o) => o.metadata.uid === uid);
+    const owner = self && ownerOf(self);
+    if (!self || !owner) return { deleted: [] };
+    const created = (o: KubeObject) => Date.parse((o.metadata as { creationTimestamp?: string }).creationTimestamp ?? '');
+    const older = items.filter((o) => o.metadata.uid !== uid && ownerOf(o)?.uid === owner.uid && created(o) < created(self) && !o.metadata.deletionTimestamp);
+    for (const o of older) {
+      try {
+        await objects.custom.deleteNamespacedCustomObject({ ...PEERPOD_API, namespace, name: o.metadata.name, body: { preconditions: { uid: o.metadata.uid } } });
+      } catch (error) {
+        // Gone already, or another incarnation holds the name: nothing of this owner's left to delete.
+        if (statusOf(error) !== 404 && statusOf(error) !== 409) throw toFailure(error, `delete older PeerPod ${namespace}/${o.metadata.name}`);
+      }
+    }
+    const deleted = older.map((o) => o.metadata.name);
+    const pod = deleted.length ? await objects.accessor({ kind: 'Pod', namespace, name: owner.name }).read() : undefined;
+    if (pod?.metadata.uid === owner.uid) {
+      const vms = older.map((o) => (o as { spec?: { instanceID?: string } }).spec?.instanceID ?? '?').join(', ');
+      await recordEvent({ kind: 'Pod', namespace, name: owner.name }, pod, {
+        type: 'Normal',
+        reason: Reason.OlderPeerPodsDeleted,
+        message: `PeerPods ${deleted.join(', ')} (VMs ${vms}) were written for this Pod before ${name} (a cloud-api-adaptor restart): deleted, and their VMs with them`,
+      });
+    }
+    return { deleted };
+  }
+
+  return { recordPeerPod, findForeignPeerPods, retireOlderPeerPods };
+}
+
+/** The Pod a PeerPod belongs to: its controller reference, else its first (as upstream compares `ownerReferences[0]`). */
+function ownerOf(o: KubeObject): { uid: string; name: string } | undefined {
+  const refs = (o.metadata as { ownerReferences?: { uid: string; name: string; kind: string; controller?: boolean }[] }).ownerReferences ?? [];
+  return refs.find((r) => r.kind === 'Pod' && r.controller) ?? refs[0];
 }

@@ -57,12 +57,13 @@ const events: PeerPodEvent[] = [
   { type: 'refresh', request, at },
   { type: 'resumed', at },
   { type: 'vmMadeElsewhere', peerPod: 'web-resource-x7k2p', at },
+  { type: 'olderRetired', at },
 ];
 
 type Snapshot = ReturnType<typeof initialTransition<typeof peerPodMachine>>[0];
 const key = (s: Snapshot) => {
   const c = s.context;
-  return JSON.stringify([s.value, c.uid, c.pod, c.peerPod, !!c.intent, !!c.vm, c.recorded, !!c.orphanedVm, c.resumeTo, !!c.nextIncarnation, !!c.lastError, c.trackedBy]);
+  return JSON.stringify([s.value, c.uid, c.pod, c.peerPod, !!c.intent, !!c.vm, c.recorded, !!c.orphanedVm, c.resumeTo, !!c.nextIncarnation, !!c.lastError, c.trackedBy, c.olderRetired]);
 };
 const edges = exploreTransitions(peerPodMachine, { ref }, events, (s) => key(s as Snapshot)) as { from: Snapshot; event: PeerPodEvent; to: Snapshot; actions: string[] }[];
 const value = (s: Snapshot) => String(s.value);
@@ -133,6 +134,8 @@ const types = (r: ReturnType<typeof run>) => r.actions.map((a) => a.type);
 const [podSeen, podDeleting, , otherPod, peerPodSeen, peerPodDeleting, peerPodReleasedByOthers, , created, recorded, , vmMissing, deleted, released, , failed, retry, driftCheck] =
   events as [PeerPodEvent, ...PeerPodEvent[]];
 const cleanup = (mode: 'retry' | 'orphan'): PeerPodEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
+const olderRetired = events.at(-1)!;
+const madeElsewhere = events.at(-2)!;
 
 describe('peer-pod machine: scenarios', () => {
   it.each([
@@ -144,16 +147,18 @@ describe('peer-pod machine: scenarios', () => {
     ['and ends', [podSeen, created!, recorded!, podDeleting!, deleted!, released!], 'done', []],
     ['a pod deleted while its VM is created still gets it deleted', [podSeen, podDeleting!, created!], 'deletingVm', ['deleteVm']],
     ['a pod deleted before its PeerPod was written: the VM is deleted, nothing to release', [podSeen, created!, podDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
-    ['a PeerPod alone (cloud-api-adaptor) is tracked, never given a VM', [peerPodSeen!], 'tracking', ['startTimer']],
-    ['its deletion with the finalizer still there deletes the VM it names (the failure path)', [peerPodSeen!, peerPodDeleting!], 'deletingVm', ['cancelTimer', 'deleteVm']],
-    ['a PeerPod released by someone else needs nothing', [peerPodSeen!, peerPodReleasedByOthers!], 'done', ['cancelTimer']],
-    ['a failed VM deletion is stuck, shown by a Warning Event, retried by a timer', [peerPodSeen!, peerPodDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
-    ['the stuck timer retries the deletion', [peerPodSeen!, peerPodDeleting!, failed!, retry!], 'deletingVm', ['cancelTimer', 'deleteVm']],
-    ['cleanup retry retries now', [peerPodSeen!, peerPodDeleting!, failed!, cleanup('retry')], 'deletingVm', ['cancelTimer', 'deleteVm']],
-    ['cleanup orphan leaves the VM to the sweeper, says so, and releases', [peerPodSeen!, peerPodDeleting!, failed!, cleanup('orphan')], 'givingUp', ['cancelTimer', 'recordEvent']],
+    ["a PeerPod alone (cloud-api-adaptor's) first has the older PeerPods of its Pod deleted (upstream #1510)", [peerPodSeen!], 'retiringOlder', ['retireOlderPeerPods']],
+    ['then it is tracked, never given a VM', [peerPodSeen!, olderRetired], 'tracking', ['startTimer']],
+    ['its deletion with the finalizer still there deletes the VM it names (the failure path)', [peerPodSeen!, olderRetired, peerPodDeleting!], 'deletingVm', ['cancelTimer', 'deleteVm']],
+    ['a PeerPod released by someone else needs nothing', [peerPodSeen!, olderRetired, peerPodReleasedByOthers!], 'done', ['cancelTimer']],
+    ['a failed VM deletion is stuck, shown by a Warning Event, retried by a timer', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
+    ['the stuck timer retries the deletion', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, retry!], 'deletingVm', ['cancelTimer', 'deleteVm']],
+    ['cleanup retry retries now', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('retry')], 'deletingVm', ['cancelTimer', 'deleteVm']],
+    ['cleanup orphan leaves the VM to the sweeper, says so, and releases', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('orphan')], 'givingUp', ['cancelTimer', 'recordEvent']],
+    ['a PeerPod seen first while being deleted goes straight to the failure path', [peerPodDeleting!], 'deletingVm', ['deleteVm']],
     ['a drift check looks at the VM', [podSeen, created!, recorded!, driftCheck!], 'checkingVm', ['cancelTimer', 'observeVm']],
-    ["a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM", [podSeen, events.at(-1)!], 'tracking', ['recordEvent', 'startTimer']],
-    ['and its deletion leaves that VM to its PeerPod', [podSeen, events.at(-1)!, podDeleting!], 'done', ['cancelTimer']],
+    ["a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM", [podSeen, madeElsewhere], 'tracking', ['recordEvent', 'startTimer']],
+    ['and its deletion leaves that VM to its PeerPod', [podSeen, madeElsewhere, podDeleting!], 'done', ['cancelTimer']],
     ['a VM gone from the cloud under a live pod is made again', [podSeen, created!, recorded!, driftCheck!, vmMissing!], 'creatingVm', ['recordEvent', 'createVm']],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as PeerPodEvent[]));

@@ -58,6 +58,8 @@ export interface PeerPodContext {
   settledVmId?: string;
   /** The PeerPod someone else (cloud-api-adaptor) wrote for this Pod: its VM is theirs, tracked by that PeerPod's workflow. */
   trackedBy?: string;
+  /** The older PeerPods of the same Pod were looked for (and deleted) once. */
+  olderRetired?: boolean;
   resumeTo: 'creating' | 'deleting';
   lastError?: LifecycleError;
   actions: ActionRecord[];
@@ -68,6 +70,7 @@ export type PeerPodEvent = (
   | { type: 'observed'; observation: Observation }
   | { type: 'vmCreated'; vm: VmRecord }
   | { type: 'vmMadeElsewhere'; peerPod: string }
+  | { type: 'olderRetired' }
   | { type: 'peerPodRecorded'; name: string; uid: string }
   | { type: 'vmObserved'; exists: boolean }
   | { type: 'vmDeleted' }
@@ -91,6 +94,8 @@ export interface PeerPodActionParams {
   /** Removes only `peer.pod/finalizer`, from this incarnation of the PeerPod. */
   release: { namespace: string; name: string; uid: string };
   recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
+  /** Deletes the PeerPods of the same Pod created before this one (upstream #1510). */
+  retireOlderPeerPods: { namespace: string; name: string; uid: string };
 }
 
 /** `podvm-<pod name>-<8 chars of the pod UID>`, at most 63 characters (cloud-api-adaptor's scheme, the pod UID for the sandbox id). */
@@ -117,6 +122,7 @@ export const peerPodMachine = setup({
     deleteVm: (_, _params: PeerPodActionParams['deleteVm']) => {},
     release: (_, _params: PeerPodActionParams['release']) => {},
     recordEvent: (_, _params: PeerPodActionParams['recordEvent']) => {},
+    retireOlderPeerPods: (_, _params: PeerPodActionParams['retireOlderPeerPods']) => {},
     ...timerActions,
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
@@ -148,6 +154,7 @@ export const peerPodMachine = setup({
     }),
     recordIntent: assign(({ context, event }) => (context.intent ? {} : { intent: { name: vmName(context.ref.name, context.uid ?? ''), at: event.at } })),
     recordVm: assign(({ event }) => (event.type === 'vmCreated' ? { vm: event.vm, lastError: undefined } : {})),
+    markOlderRetired: assign({ olderRetired: true }),
     recordMadeElsewhere: assign(({ event }) => (event.type === 'vmMadeElsewhere' ? { trackedBy: event.peerPod, intent: undefined, lastError: undefined } : {})),
     rememberPeerPod: assign(({ context, event }) =>
       event.type === 'peerPodRecorded'
@@ -171,6 +178,8 @@ export const peerPodMachine = setup({
     /** A VM may exist: created, recorded by a PeerPod, or asked for (its reply may have been lost). */
     mayHaveVm: ({ context }) => context.vm !== undefined || context.intent !== undefined,
     /** A PeerPod whose finalizer someone else removed (cloud-api-adaptor's normal path): nothing left to do. */
+    /** A PeerPod someone else wrote, seen live for the first time: older ones of the same Pod may be left behind. */
+    needsRetiring: ({ context }) => context.pod === undefined && context.peerPod !== undefined && !context.peerPod.deleting && !context.peerPod.gone && !context.olderRetired,
     releasedByOthers: ({ context }) => context.pod === undefined && context.peerPod !== undefined && !context.peerPod.held,
     holdsPeerPod: ({ context }) => context.peerPod !== undefined && context.peerPod.held && !context.peerPod.gone,
     isUnobserved: ({ context }) => context.pod === undefined && context.peerPod === undefined,
@@ -190,6 +199,7 @@ export const peerPodMachine = setup({
       always: [
         { guard: 'releasedByOthers', target: 'done' },
         { guard: 'isEnding', target: 'ending' },
+        { guard: 'needsRetiring', target: 'retiringOlder' },
         { guard: 'needsVm', target: 'creatingVm' },
         { guard: 'needsRecord', target: 'recordingPeerPod' },
         { target: 'tracking' },
@@ -226,6 +236,14 @@ export const peerPodMachine = setup({
         },
         eventRecorded: {},
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    retiringOlder: {
+      entry: { type: 'retireOlderPeerPods', params: ({ context }) => ({ namespace: context.ref.namespace ?? '', name: context.peerPod?.name ?? '', uid: context.peerPod?.uid ?? '' }) },
+      on: {
+        olderRetired: { target: 'deciding', actions: 'markOlderRetired' },
+        // Best effort: tracking this PeerPod does not wait for the others; the failure is shown.
+        actionFailed: { target: 'deciding', actions: ['recordFailure', 'markOlderRetired'] },
       },
     },
     recordingPeerPod: {
@@ -337,6 +355,7 @@ export const peerPodMachine = setup({
         // A pause can arrive while an action runs: its result still counts.
         vmCreated: { actions: 'recordVm' },
         vmMadeElsewhere: { actions: 'recordMadeElsewhere' },
+        olderRetired: { actions: 'markOlderRetired' },
         peerPodRecorded: { actions: 'rememberPeerPod' },
         vmDeleted: { actions: 'forgetVm' },
         released: { guard: and(['resumesDeleting', not('mayHaveVm')]), target: 'done' },
