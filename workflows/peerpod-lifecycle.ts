@@ -27,7 +27,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
         const vm = await cloud.cloudCreateVm.executeWithOptions({ summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made)` }, [
           { name, podUid, podNamespace: namespace, podName },
         ]);
-        return { type: 'vmCreated', vm: { provider: vm.provider, instanceId: vm.instanceId } };
+        return { type: 'vmCreated', vm: { provider: vm.provider, instanceId: vm.instanceId, ...(vm.cloud ? { cloud: vm.cloud } : {}), podName } };
       },
       recordPeerPod: async (p) => {
         const recorded = await kubernetes.recordPeerPod.executeWithOptions({ summary: `record VM ${p.vm.instanceId} in PeerPod ${p.namespace}/${p.podName}` }, [p]);
@@ -47,9 +47,10 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
         await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release ${PEERPOD_FINALIZER} of ${describeRef(ref)}` }, [{ ref, uid, finalizer: PEERPOD_FINALIZER }]);
         return { type: 'released' };
       },
-      retireOlderPeerPods: async (p) => {
+      retireOlderPeerPods: async ({ skip, ...p }) => {
         // Histories recorded before this step replay without it.
-        if (patched('retire-older-peerpods')) await kubernetes.retireOlderPeerPods.executeWithOptions({ summary: `delete the PeerPods of the same Pod older than ${p.namespace}/${p.name}` }, [p]);
+        if (skip || !patched('retire-older-peerpods')) return;
+        await kubernetes.retireOlderPeerPods.executeWithOptions({ summary: `delete the PeerPods of the same Pod older than ${p.namespace}/${p.name}` }, [p]);
         return { type: 'olderRetired' };
       },
       recordEvent: async (p) => {

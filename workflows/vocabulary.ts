@@ -8,6 +8,8 @@
 
 /** midonet-kubernetes' finalizer on every Translation: its pusher deletes the backend resources, then releases it. */
 export const TRANSLATION_FINALIZER = 'midonet.org/deleter';
+/** On a PeerPod Steward wrote: the cloud its VM is in (`aws:<account>:<region>`, `libvirt:<host UUID>`). */
+export const VM_CLOUD_ANNOTATION = 'steward.dev/cloud';
 
 /** The finalizer cloud-api-adaptor and peerpod-ctrl put on PeerPods (upstream's constant): the VM goes first. */
 export const PEERPOD_FINALIZER = 'peer.pod/finalizer';

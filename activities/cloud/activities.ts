@@ -22,6 +22,10 @@ export interface InstanceInput {
 export interface RecordedVmInput {
   provider: string;
   instanceId: string;
+  /** The cloud it was recorded in (Steward's own records); absent for cloud-api-adaptor's. */
+  cloud?: string;
+  /** The pod it runs (a pre-v0.20 numeric libvirt ID is checked against its name). */
+  podName?: string;
 }
 
 export interface DeletePodVmsInput {
@@ -61,20 +65,36 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
       });
     }
   };
+  /**
+   * The ID to ask the cloud about for a recorded VM, once it is sure a "not found" will mean gone: a VM recorded in
+   * another cloud than the one this worker sees (a wrong AWS_REGION or LIBVIRT_URI) is refused (`CloudMismatch`), so
+   * no PeerPod is released while its VM runs elsewhere. A record without a cloud (cloud-api-adaptor's) is accepted
+   * when the worker sees a cloud at all (identity() fails when it cannot reach it).
+   */
+  async function locate(vm: RecordedVmInput, operation: string): Promise<string> {
+    checkProvider(vm.provider, operation);
+    const here = await provider.identity();
+    if (vm.cloud && vm.cloud !== here) {
+      throw cloudFailure(
+        'CloudMismatch',
+        `VM ${vm.instanceId} was made in ${vm.cloud}, but this worker sees ${here}: not asked about there, and nothing released; fix the worker's cloud settings (region, account, LIBVIRT_URI), or give the VM up with cleanup --mode orphan`,
+        { provider: vm.provider, operation, instanceId: vm.instanceId },
+      );
+    }
+    return (await provider.resolveRecordedId({ instanceId: vm.instanceId, podName: vm.podName ?? '' })).instanceId;
+  }
+
   return {
-    cloudCreateVm: (input: CreateInstanceInput): Promise<{ instanceId: string; provider: string }> =>
-      long(async () => ({ ...(await provider.create(input)), provider: provider.name })),
+    cloudCreateVm: (input: CreateInstanceInput): Promise<{ instanceId: string; provider: string; cloud: string }> =>
+      long(async () => ({ ...(await provider.create(input)), provider: provider.name, cloud: await provider.identity() })),
     cloudDeleteVm: ({ instanceId }: InstanceInput): Promise<{ outcome: 'deleted' | 'absent' }> => long(() => provider.delete({ instanceId })),
-    cloudObserveRecordedVm: ({ provider: name, instanceId }: RecordedVmInput): Promise<InstanceObservation> => {
-      checkProvider(name, 'get');
-      return provider.get({ instanceId });
-    },
+    cloudObserveRecordedVm: async (vm: RecordedVmInput): Promise<InstanceObservation> => provider.get({ instanceId: await locate(vm, 'get') }),
     /** The pod's VMs, by record and by tag; each one gone (or already absent) counts. */
     cloudDeletePodVms: ({ vm, podUid }: DeletePodVmsInput): Promise<{ deleted: string[]; absent: string[] }> =>
       long(async () => {
-        if (vm) checkProvider(vm.provider, 'delete');
+        const recorded = vm ? await locate(vm, 'delete') : undefined;
         const tagged = podUid ? (await provider.findByPodUid(podUid)).map((instance) => instance.instanceId) : [];
-        const ids = [...new Set([...(vm ? [vm.instanceId] : []), ...tagged])];
+        const ids = [...new Set([...(recorded ? [recorded] : []), ...tagged])];
         const outcomes = await Promise.all(ids.map(async (instanceId) => ({ instanceId, ...(await provider.delete({ instanceId })) })));
         return {
           deleted: outcomes.filter((o) => o.outcome === 'deleted').map((o) => o.instanceId),

@@ -1,7 +1,7 @@
 // The PeerPod record of a peer pod's VM (seed 002), written as cloud-api-adaptor writes it (same name scheme aside,
 // owner, finalizer and spec), so peerpod-ctrl and Steward read each other's; and the Pod marked with its VM.
 import * as k8s from '@kubernetes/client-node';
-import { PEERPOD_FINALIZER, Reason } from '../../workflows/vocabulary';
+import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../workflows/vocabulary';
 import { PEERPOD_API, type ObjectRef } from '../../workflows/naming';
 import { statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
@@ -17,7 +17,8 @@ export interface RecordPeerPodInput {
   namespace: string;
   podName: string;
   podUid: string;
-  vm: { provider: string; instanceId: string };
+  /** `cloud`: where it was made, written beside it so a worker seeing another cloud never calls it gone. */
+  vm: { provider: string; instanceId: string; cloud?: string };
   vmName: string;
 }
 
@@ -58,6 +59,7 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
         finalizers: [PEERPOD_FINALIZER],
         ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true }],
         labels: { [MANAGED_BY]: 'steward' },
+        ...(vm.cloud ? { annotations: { [VM_CLOUD_ANNOTATION]: vm.cloud } } : {}),
       },
       spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
     };

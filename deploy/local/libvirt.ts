@@ -1,4 +1,5 @@
 import { appendFileSync, chmodSync, chownSync, existsSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { capture, commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
@@ -17,6 +18,13 @@ const QEMU_SETTINGS: Record<string, string> = {
   // No cgroup management: works where cgroups are read-only or systemd-machined is absent.
   cgroup_controllers: '[ ]',
 };
+const LIBVIRTD_CONF = '/etc/libvirt/libvirtd.conf';
+/**
+ * A host UUID that survives a restart: it is the cloud identity Steward records with each VM (a mismatch refuses to
+ * release a PeerPod), and without SMBIOS (VMs, containers) libvirtd makes up a new one at every start.
+ */
+const LIBVIRTD_SETTINGS = (): Record<string, string> =>
+  existsSync('/etc/machine-id') && readFileSync('/etc/machine-id', 'utf8').trim() ? { host_uuid_source: '"machine-id"' } : { host_uuid: `"${randomUUID()}"` };
 
 export interface Libvirt {
   uri: string;
@@ -60,10 +68,15 @@ function configureHost(): void {
       chmodSync('/dev/kvm', 0o660);
     }
   }
-  const conf = existsSync(QEMU_CONF) ? readFileSync(QEMU_CONF, 'utf8') : '';
-  for (const [key, value] of Object.entries(QEMU_SETTINGS)) {
-    if (!new RegExp(`^\\s*${key}\\s*=`, 'm').test(conf)) appendFileSync(QEMU_CONF, `\n${key} = ${value}\n`);
-  }
+  setOnce(QEMU_CONF, QEMU_SETTINGS);
+  setOnce(LIBVIRTD_CONF, LIBVIRTD_SETTINGS());
+}
+
+/** Appends each setting the file does not set yet; a host UUID set either way (chosen once, or by source) stays. */
+function setOnce(file: string, settings: Record<string, string>): void {
+  const conf = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const isSet = (key: string) => new RegExp(`^\\s*${key.startsWith('host_uuid') ? 'host_uuid\\w*' : key}\\s*=`, 'm').test(conf);
+  for (const [key, value] of Object.entries(settings)) if (!isSet(key)) appendFileSync(file, `\n${key} = ${value}\n`);
 }
 
 function groupId(name: string): number | undefined {

@@ -5,6 +5,7 @@ import type { ObjectRef } from '../../workflows/naming';
 import type { TranslationFailure } from '../../workflows/translation/errors';
 import { createHash } from 'node:crypto';
 import { INLINE_RESOURCE_BYTES, resourceBytes, toProjection, type BackendResource, type KubernetesProjection } from '../../workflows/translation/types';
+import { VM_CLOUD_ANNOTATION } from '../../workflows/vocabulary';
 import type { WatchedKind } from './kinds';
 
 /**
@@ -59,9 +60,16 @@ export function project(kind: WatchedKind, object: KubernetesObject): ObservedPr
   }
   if (kind === 'PeerPod') {
     const { cloudProvider, instanceID } = (object as PeerPodObject).spec ?? {};
+    const cloud = metadata.annotations?.[VM_CLOUD_ANNOTATION];
     // Upstream compares ownerReferences[0]; the controller reference is the one that means "owned by".
     const owner = (metadata.ownerReferences ?? []).find((o) => o.kind === 'Pod' && o.controller) ?? metadata.ownerReferences?.[0];
-    return { source: 'PeerPod', ...(cloudProvider ? { cloudProvider } : {}), ...(instanceID ? { instanceID } : {}), ...(owner ? { ownerUid: owner.uid } : {}) };
+    return {
+      source: 'PeerPod',
+      ...(cloudProvider ? { cloudProvider } : {}),
+      ...(instanceID ? { instanceID } : {}),
+      ...(cloud ? { cloud } : {}),
+      ...(owner ? { ownerUid: owner.uid, ownerName: owner.name } : {}),
+    };
   }
   // List items come without `kind`; the informer's kind is authoritative anyway.
   const result = toProjection({ ...object, kind });

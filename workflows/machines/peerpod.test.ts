@@ -141,23 +141,21 @@ describe('peer-pod machine: scenarios', () => {
   it.each([
     ['a peer pod gets a VM under the name recorded first', [podSeen], 'creatingVm', ['createVm']],
     ['then its PeerPod', [podSeen, created!], 'recordingPeerPod', ['recordPeerPod']],
-    ['then it is tracked, with a drift timer', [podSeen, created!, recorded!], 'tracking', ['startTimer']],
+    ['then it is tracked, with a drift timer', [podSeen, created!, recorded!], 'tracking', ['startTimer', 'retireOlderPeerPods']],
     ['the pod going deletes the VM', [podSeen, created!, recorded!, podDeleting!], 'deletingVm', ['cancelTimer', 'deleteVm']],
     ['then releases the PeerPod', [podSeen, created!, recorded!, podDeleting!, deleted!], 'releasing', ['release']],
     ['and ends', [podSeen, created!, recorded!, podDeleting!, deleted!, released!], 'done', []],
     ['a pod deleted while its VM is created still gets it deleted', [podSeen, podDeleting!, created!], 'deletingVm', ['deleteVm']],
     ['a pod deleted before its PeerPod was written: the VM is deleted, nothing to release', [podSeen, created!, podDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
-    ["a PeerPod alone (cloud-api-adaptor's) first has the older PeerPods of its Pod deleted (upstream #1510)", [peerPodSeen!], 'retiringOlder', ['retireOlderPeerPods']],
-    ['then it is tracked, never given a VM', [peerPodSeen!, olderRetired], 'tracking', ['startTimer']],
+    ["a PeerPod alone (cloud-api-adaptor's) is tracked, never given a VM, and the older PeerPods of its Pod are deleted (upstream #1510)", [peerPodSeen!], 'tracking', ['startTimer', 'retireOlderPeerPods']],
     ['its deletion with the finalizer still there deletes the VM it names (the failure path)', [peerPodSeen!, olderRetired, peerPodDeleting!], 'deletingVm', ['cancelTimer', 'deleteVm']],
     ['a PeerPod released by someone else needs nothing', [peerPodSeen!, olderRetired, peerPodReleasedByOthers!], 'done', ['cancelTimer']],
     ['a failed VM deletion is stuck, shown by a Warning Event, retried by a timer', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
     ['the stuck timer retries the deletion', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, retry!], 'deletingVm', ['cancelTimer', 'deleteVm']],
     ['cleanup retry retries now', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('retry')], 'deletingVm', ['cancelTimer', 'deleteVm']],
     ['cleanup orphan leaves the VM to the sweeper, says so, and releases', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('orphan')], 'givingUp', ['cancelTimer', 'recordEvent']],
-    ['a PeerPod seen first while being deleted goes straight to the failure path', [peerPodDeleting!], 'deletingVm', ['deleteVm']],
     ['a drift check looks at the VM', [podSeen, created!, recorded!, driftCheck!], 'checkingVm', ['cancelTimer', 'observeVm']],
-    ["a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM", [podSeen, madeElsewhere], 'tracking', ['recordEvent', 'startTimer']],
+    ["a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM", [podSeen, madeElsewhere], 'tracking', ['recordEvent', 'startTimer', 'retireOlderPeerPods']],
     ['and its deletion leaves that VM to its PeerPod', [podSeen, madeElsewhere, podDeleting!], 'done', ['cancelTimer']],
     ['a VM gone from the cloud under a live pod is made again', [podSeen, created!, recorded!, driftCheck!, vmMissing!], 'creatingVm', ['recordEvent', 'createVm']],
   ] as const)('%s', (_, sequence, state, actions) => {
@@ -176,6 +174,14 @@ describe('peer-pod machine: scenarios', () => {
   it('deletes by the pod UID tag when no VM is recorded, so a VM whose create reply was lost is found too', () => {
     const result = run(podSeen, podDeleting!, { ...failed!, action: 'createVm' } as PeerPodEvent, retry!);
     expect(result.actions.find((a) => a.type === 'deleteVm')?.params).toEqual({ podUid: 'pod-u1' });
+  });
+
+  it('looks for older PeerPods of the Pod only from a live PeerPod someone else wrote, and only until it has', () => {
+    const params = (r: ReturnType<typeof run>) => r.actions.find((a) => a.type === 'retireOlderPeerPods')?.params;
+    expect(params(run(peerPodSeen!))).toEqual({ namespace: 'default', name: 'web', uid: 'pp-u1', skip: false });
+    expect(params(run(peerPodSeen!, olderRetired, driftCheck!, { type: 'vmObserved', exists: true, at }))).toMatchObject({ skip: true });
+    expect(params(run(peerPodSeen!, { ...failed!, action: 'retireOlderPeerPods' } as PeerPodEvent, driftCheck!, { type: 'vmObserved', exists: true, at }))).toMatchObject({ skip: false });
+    expect(params(run(podSeen, created!, recorded!))).toMatchObject({ skip: true });
   });
 
   it('deletes the recorded VM by its id', () => {

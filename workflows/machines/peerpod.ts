@@ -31,13 +31,25 @@ export const defaultPeerPodTimings: PeerPodTimings = { driftCheckMs: 30 * 60_000
 /** What the watcher sends: a Pod of the peer-pod runtime class, or a PeerPod. */
 export const peerPodProjection = z.discriminatedUnion('source', [
   z.object({ source: z.literal('Pod'), runtimeClassName: z.string() }),
-  z.object({ source: z.literal('PeerPod'), cloudProvider: z.string().optional(), instanceID: z.string().optional(), ownerUid: z.string().optional() }),
+  z.object({
+    source: z.literal('PeerPod'),
+    cloudProvider: z.string().optional(),
+    instanceID: z.string().optional(),
+    /** The cloud Steward recorded the VM in (its own PeerPods); absent on cloud-api-adaptor's. */
+    cloud: z.string().optional(),
+    ownerUid: z.string().optional(),
+    ownerName: z.string().optional(),
+  }),
 ]);
 export type PeerPodProjection = z.infer<typeof peerPodProjection>;
 
 export interface VmRecord {
   provider: string;
   instanceId: string;
+  /** The cloud it was made in, as the provider names it: a worker seeing another one refuses to call it gone. */
+  cloud?: string;
+  /** The pod it runs: a pre-v0.20 numeric libvirt ID is accepted only for a domain named after it. */
+  podName?: string;
 }
 
 export interface PeerPodContext {
@@ -94,8 +106,8 @@ export interface PeerPodActionParams {
   /** Removes only `peer.pod/finalizer`, from this incarnation of the PeerPod. */
   release: { namespace: string; name: string; uid: string };
   recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
-  /** Deletes the PeerPods of the same Pod created before this one (upstream #1510). */
-  retireOlderPeerPods: { namespace: string; name: string; uid: string };
+  /** Deletes the PeerPods of the same Pod created before this one (upstream #1510); `skip`: nothing to do. */
+  retireOlderPeerPods: { namespace: string; name: string; uid: string; skip: boolean };
 }
 
 /** `podvm-<pod name>-<8 chars of the pod UID>`, at most 63 characters (cloud-api-adaptor's scheme, the pod UID for the sandbox id). */
@@ -103,6 +115,9 @@ export function vmName(podName: string, podUid: string): string {
   const clean = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]/g, '-');
   return `podvm-${clean(podName).slice(0, 48)}-${clean(podUid).replace(/-/g, '').slice(0, 8)}`;
 }
+
+/** A PeerPod someone else wrote, live, not looked at yet: older ones of the same Pod may be left behind. */
+const needsRetiring = (c: PeerPodContext) => c.pod === undefined && c.peerPod !== undefined && !c.peerPod.deleting && !c.peerPod.gone && !c.olderRetired;
 
 const isPod = (o: Observation) => (o.projection as PeerPodProjection | undefined)?.source === 'Pod';
 
@@ -138,7 +153,7 @@ export const peerPodMachine = setup({
       // A record of another incarnation of the Pod is that incarnation's business.
       if (context.uid && p.ownerUid && p.ownerUid !== context.uid) return {};
       const previous = context.peerPod?.uid === o.uid ? context.peerPod : undefined;
-      const recordedVm = p.instanceID && p.cloudProvider ? { provider: p.cloudProvider, instanceId: p.instanceID } : undefined;
+      const recordedVm = p.instanceID && p.cloudProvider ? { provider: p.cloudProvider, instanceId: p.instanceID, ...(p.cloud ? { cloud: p.cloud } : {}), ...(p.ownerName ? { podName: p.ownerName } : {}) } : undefined;
       return {
         uid: context.uid ?? p.ownerUid,
         peerPod: {
@@ -178,8 +193,6 @@ export const peerPodMachine = setup({
     /** A VM may exist: created, recorded by a PeerPod, or asked for (its reply may have been lost). */
     mayHaveVm: ({ context }) => context.vm !== undefined || context.intent !== undefined,
     /** A PeerPod whose finalizer someone else removed (cloud-api-adaptor's normal path): nothing left to do. */
-    /** A PeerPod someone else wrote, seen live for the first time: older ones of the same Pod may be left behind. */
-    needsRetiring: ({ context }) => context.pod === undefined && context.peerPod !== undefined && !context.peerPod.deleting && !context.peerPod.gone && !context.olderRetired,
     releasedByOthers: ({ context }) => context.pod === undefined && context.peerPod !== undefined && !context.peerPod.held,
     holdsPeerPod: ({ context }) => context.peerPod !== undefined && context.peerPod.held && !context.peerPod.gone,
     isUnobserved: ({ context }) => context.pod === undefined && context.peerPod === undefined,
@@ -199,7 +212,6 @@ export const peerPodMachine = setup({
       always: [
         { guard: 'releasedByOthers', target: 'done' },
         { guard: 'isEnding', target: 'ending' },
-        { guard: 'needsRetiring', target: 'retiringOlder' },
         { guard: 'needsVm', target: 'creatingVm' },
         { guard: 'needsRecord', target: 'recordingPeerPod' },
         { target: 'tracking' },
@@ -238,14 +250,6 @@ export const peerPodMachine = setup({
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
-    retiringOlder: {
-      entry: { type: 'retireOlderPeerPods', params: ({ context }) => ({ namespace: context.ref.namespace ?? '', name: context.peerPod?.name ?? '', uid: context.peerPod?.uid ?? '' }) },
-      on: {
-        olderRetired: { target: 'deciding', actions: 'markOlderRetired' },
-        // Best effort: tracking this PeerPod does not wait for the others; the failure is shown.
-        actionFailed: { target: 'deciding', actions: ['recordFailure', 'markOlderRetired'] },
-      },
-    },
     recordingPeerPod: {
       entry: {
         type: 'recordPeerPod',
@@ -264,9 +268,15 @@ export const peerPodMachine = setup({
     },
     tracking: {
       tags: ['continueAsNewSafe'],
-      entry: driftCheckTimer.start,
+      entry: [
+        driftCheckTimer.start,
+        // Alongside, not before: tracking this PeerPod does not wait for the others (a failure is shown, and tried again).
+        { type: 'retireOlderPeerPods', params: ({ context }) => ({ namespace: context.ref.namespace ?? '', name: context.peerPod?.name ?? '', uid: context.peerPod?.uid ?? '', skip: !needsRetiring(context) }) },
+      ],
       exit: driftCheckTimer.cancel,
       on: {
+        olderRetired: { actions: 'markOlderRetired' },
+        actionFailed: { actions: 'recordFailure' },
         observed: { actions: 'observe', target: 'deciding' },
         driftCheck: [{ guard: 'knowsVm', target: 'checkingVm' }, { target: 'deciding' }],
         refresh: [
