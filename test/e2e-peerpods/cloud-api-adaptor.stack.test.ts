@@ -1,0 +1,158 @@
+// Steward beside cloud-api-adaptor, as peerpod-ctrl's successor (issue 11), on a stack of its own, for libvirt and
+// aws: PeerPods exactly as cloud-api-adaptor writes them (`<pod>-resource-<5 chars>`, owned by the Pod as its
+// controller, finalizer, spec) beside VMs made as it makes them (no Steward marker). Steward makes no second VM for
+// such a Pod, deletes the older VMs a restart of cloud-api-adaptor leaves, refuses to release a PeerPod recorded in
+// another cloud, and resolves the numeric libvirt IDs of PeerPods older than v0.20.0.
+import pino from 'pino';
+import { virsh } from '../../deploy/local/libvirt';
+import { startPrivateStack } from '../../deploy/local/jest/stack-info';
+import type { Stack } from '../../deploy/local';
+import { cleanupUpdate } from '../../workflows/messages';
+import { PEERPOD_API } from '../../workflows/naming';
+import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../workflows/vocabulary';
+import { waitFor } from '../support';
+import type { Backend } from '../support/cloud-backends';
+import * as peerPods from '../support/peerpods-harness';
+import { namespace, type PeerPodHarness } from '../support/peerpods-harness';
+
+const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
+let serial = 0;
+let stack: Stack;
+let h: PeerPodHarness;
+
+beforeAll(async () => {
+  stack = await startPrivateStack();
+  h = await peerPods.startPeerPodHarness(stack.info, { identity: 'e2e-caa', log });
+});
+afterAll(async () => {
+  await h?.stop();
+  await stack?.stop();
+});
+
+const stateOf = (name: string) => peerPods.stateOf(h, name);
+const plainPod = async (name: string) =>
+  (await h.core.createNamespacedPod({ namespace, body: { metadata: { name }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } })).metadata!.uid!;
+const eventsOn = async (name: string, reason: string) => (await h.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name},reason=${reason}` })).items;
+const alive = async (backend: Backend, instanceId: string) => {
+  const seen = await backend.provider.get({ instanceId });
+  return seen.exists && seen.state !== 'deleting';
+};
+
+/** A PeerPod exactly as cloud-api-adaptor's PeerPodService writes it (k8sops/peerpod.go `newPeerPod`). */
+async function writeAsCloudApiAdaptor(pod: { name: string; uid: string }, provider: string, instanceId: string, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): Promise<string> {
+  const name = `${pod.name}-resource-${Math.random().toString(36).slice(2, 7).padEnd(5, 'x')}`;
+  await h.custom.createNamespacedCustomObject({
+    ...PEERPOD_API,
+    namespace,
+    body: {
+      apiVersion: 'confidentialcontainers.org/v1alpha1',
+      kind: 'PeerPod',
+      metadata: { name, finalizers: [PEERPOD_FINALIZER], ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid, controller: true, blockOwnerDeletion: true }], ...extra },
+      spec: { cloudProvider: provider, instanceID: instanceId },
+    },
+  });
+  return name;
+}
+
+const tracked = (name: string) => waitFor(`${name} tracked`, async () => ((await stateOf(name).catch(() => undefined))?.state === 'tracking' ? true : undefined), 60_000);
+
+describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (provider) => {
+  let backend: Backend;
+  beforeAll(async () => {
+    backend = h.backend(provider);
+    await h.startWorker(provider);
+  });
+  afterAll(() => h.stopWorker());
+
+  it("a peer-pod Pod whose VM cloud-api-adaptor made gets no VM from Steward: it is tracked, and says so in an Event", async () => {
+    const name = `made-${provider}-${serial++}`;
+    // The worker is down while the Pod and cloud-api-adaptor's PeerPod appear, so the PeerPod is there when Steward
+    // would make the VM.
+    await h.stopWorker();
+    const uid = await peerPods.createPeerPodPod(h, name);
+    const instanceId = await backend.createUnmarked(`podvm-${name}-${uid.replace(/-/g, '').slice(0, 8)}`);
+    const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, instanceId);
+    await h.startWorker(provider);
+
+    await waitFor(`Event ${Reason.PodVmTracked} on Pod ${name}`, async () => (await eventsOn(name, Reason.PodVmTracked)).length > 0, 60_000);
+    expect((await stateOf(name)).state).toBe('tracking');
+    expect(await backend.countForPod(uid)).toBe(0);
+    expect(await peerPods.readPeerPod(h, name)).toBeUndefined();
+    expect(await alive(backend, instanceId)).toBe(true);
+
+    // Its deletion is peerpod-ctrl's failure path, through cloud-api-adaptor's PeerPod.
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPods.peerPodGone(h, peerPod);
+    expect(await alive(backend, instanceId)).toBe(false);
+    await peerPods.completed(h, name);
+  });
+
+  it('two PeerPods for one Pod (cloud-api-adaptor restarted): the older one is deleted with its VM, the newer kept, and the Pod says which', async () => {
+    const name = `twice-${provider}-${serial++}`;
+    const uid = await plainPod(name);
+    const olderVm = await backend.createUnmarked(`podvm-${name}-old00000`);
+    const older = await writeAsCloudApiAdaptor({ name, uid }, provider, olderVm);
+    await tracked(older);
+    // creationTimestamp has whole seconds: the second PeerPod is written a second later, as a restart would be.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const newerVm = await backend.createUnmarked(`podvm-${name}-new00000`);
+    const newer = await writeAsCloudApiAdaptor({ name, uid }, provider, newerVm);
+
+    await peerPods.peerPodGone(h, older);
+    expect(await alive(backend, olderVm)).toBe(false);
+    await tracked(newer);
+    expect(await alive(backend, newerVm)).toBe(true);
+    const [event] = await eventsOn(name, Reason.OlderPeerPodsDeleted);
+    expect(event?.message).toContain(older);
+    expect(event?.message).toContain(olderVm);
+
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPods.peerPodGone(h, newer);
+    expect(await alive(backend, newerVm)).toBe(false);
+  });
+
+  it('a PeerPod whose VM was recorded in another cloud is not released when its Pod goes: stuck with CloudMismatch, the VM kept', async () => {
+    const name = `elsewhere-${provider}-${serial++}`;
+    const uid = await plainPod(name);
+    const instanceId = await backend.createUnmarked(`podvm-${name}-00000000`);
+    const elsewhere = `${await backend.provider.identity()}-elsewhere`;
+    const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, instanceId, { labels: { 'app.kubernetes.io/managed-by': 'steward' }, annotations: { [VM_CLOUD_ANNOTATION]: elsewhere } });
+    await tracked(peerPod);
+
+    await h.core.deleteNamespacedPod({ namespace, name });
+    const stuck = await waitFor(`${peerPod} stuck`, async () => {
+      const view = await stateOf(peerPod);
+      return view.state === 'stuck' ? view : undefined;
+    }, 60_000);
+    expect(stuck.lastError).toMatchObject({ reason: 'CloudMismatch', message: expect.stringContaining(elsewhere) as unknown });
+    expect((await peerPods.readPeerPod(h, peerPod))?.metadata.finalizers).toEqual([PEERPOD_FINALIZER]);
+    expect(await alive(backend, instanceId)).toBe(true);
+
+    // An operator who knows better gives the VM up; it is deleted here by hand.
+    await peerPods.handleOf(h, peerPod).executeUpdate(cleanupUpdate, { args: [{ mode: 'orphan', requestedBy: 'e2e', reason: 'the VM is in this cloud after all' }] });
+    await peerPods.peerPodGone(h, peerPod);
+    await backend.deleteOutOfBand(instanceId);
+  });
+});
+
+describe('beside cloud-api-adaptor before v0.20.0 (libvirt)', () => {
+  beforeAll(() => h.startWorker('libvirt'));
+  afterAll(() => h.stopWorker());
+
+  it("a PeerPod holding a numeric domain ID: the domain, being the Pod's VM by name, is deleted when the PeerPod is", async () => {
+    const backend = h.backend('libvirt');
+    const name = `old-caa-${serial++}`;
+    const uid = await plainPod(name);
+    const domain = `podvm-${name}-0ld1d000`;
+    const uuid = await backend.createUnmarked(domain);
+    await virsh(h.info.libvirt.uri, 'start', domain);
+    const domainId = (await virsh(h.info.libvirt.uri, 'domid', domain)).trim();
+    expect(domainId).toMatch(/^\d+$/);
+    const peerPod = await writeAsCloudApiAdaptor({ name, uid }, 'libvirt', domainId);
+    await tracked(peerPod);
+
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPods.peerPodGone(h, peerPod);
+    expect(await alive(backend, uuid)).toBe(false);
+  });
+});
