@@ -3,6 +3,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadStarterConfig } from '../../starter/config';
 import { waitFor } from '../../test/support';
 import { stackInfo } from '../local/jest/stack-info';
 
@@ -35,10 +36,16 @@ describe('deploy/manifests/steward.yaml', () => {
     expect(worker.spec?.template.spec?.serviceAccountName).toBe('steward');
   });
 
+  it('makes no peer-pod VM of its own (cloud-api-adaptor makes them): its starter settings name no runtime class', () => {
+    const configMap = files.flatMap((file) => k8s.loadAllYaml(readFileSync(file, 'utf8')) as k8s.V1ConfigMap[]).find((o) => o.kind === 'ConfigMap')!;
+    expect(loadStarterConfig({}, { ...configMap.data }).peerPodRuntimeClasses).toEqual([]);
+  });
+
   it.each<[string, k8s.V1ResourceAttributes, boolean]>([
     ['write Translations (the object workflows)', { group: 'midonet.org', resource: 'translations', verb: 'patch', namespace: 'default' }, true],
     ['write Translation status (the pusher)', { group: 'midonet.org', resource: 'translations', subresource: 'status', verb: 'patch', namespace: 'default' }, true],
     ['create PeerPods (peer pods)', { group: 'confidentialcontainers.org', resource: 'peerpods', verb: 'create', namespace: 'default' }, true],
+    ["delete PeerPods (the older ones a cloud-api-adaptor restart leaves)", { group: 'confidentialcontainers.org', resource: 'peerpods', verb: 'delete', namespace: 'default' }, true],
     ['watch Pods (the starter)', { resource: 'pods', verb: 'watch' }, true],
     ['renew its Lease (the starter)', { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'kube-system', name: 'steward-starter' }, true],
     ['not delete Pods', { resource: 'pods', verb: 'delete', namespace: 'default' }, false],

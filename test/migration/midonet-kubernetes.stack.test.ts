@@ -35,9 +35,19 @@ import {
 /** midonet-kubernetes' controllers, as the API server names a client-go program's field manager. */
 const MK_MANAGER = 'midonet-kube-controllers';
 const base = sampleCluster();
+/**
+ * To time a larger takeover (`STEWARD_ADOPT_EXTRA_PODS=470` gives 500 Translations): Pods beyond the sample, left
+ * as Steward's own translation writes them (identical to midonet-kubernetes' for Pods, as the golden test shows).
+ */
+const EXTRA_PODS = Number(process.env.STEWARD_ADOPT_EXTRA_PODS ?? 0);
+const extraPods = Array.from({ length: EXTRA_PODS }, (_, i) => {
+  const [nodeName, subnet] = i % 2 ? ['node2', '10.1.2'] : ['node1', '10.1.1'];
+  return { kind: 'Pod' as const, metadata: { name: `extra-${i}`, namespace: 'default', uid: '', annotations: {} }, spec: { nodeName }, status: { phase: 'Running', podIP: `${subnet}.${10 + Math.floor(i / 2)}` } };
+});
 // The ClusterIP the embedded API server can give, and a third address for each port, listed last.
 const cluster: SampleCluster = {
   ...base,
+  pods: [...base.pods, ...extraPods],
   service: { ...base.service, spec: { ...base.service.spec, clusterIP: '10.0.0.20' } },
   endpoints: { ...base.endpoints, subsets: base.endpoints.subsets!.map((s) => ({ ...s, addresses: [...s.addresses!, { ip: '10.1.1.4' }] })) },
 };
@@ -58,7 +68,12 @@ let survey: TranslationSurvey[];
 
 const asResource = ([kind, parent, body]: WrittenTranslation['resources'][number]): BackendResource => ({ kind, parent, body: JSON.stringify(body) });
 /** The state as midonet-kubernetes wrote it, for the objects Steward tests against it and the cluster's own (the `kubernetes` Service). */
-const leftBehind = () => [...migratedClusterAsWritten.map((t) => ({ ...t, resources: t.resources.map(asResource) })), ...others.map((t) => ({ ...t, owner: `${t.ownerReferences[0]!.kind}/${t.ownerReferences[0]!.name}` }))];
+const ownerOf = (t: Translation) => `${t.ownerReferences[0]!.kind}/${t.ownerReferences[0]!.name}`;
+const extraTranslations = () => sampleClusterTranslations({ ...cluster, pods: extraPods }).filter((t) => t.ownerReferences[0]?.kind === 'Pod');
+const leftBehind = () => [
+  ...migratedClusterAsWritten.map((t) => ({ ...t, resources: t.resources.map(asResource) })),
+  ...[...extraTranslations(), ...others].map((t) => ({ ...t, owner: ownerOf(t) })),
+];
 
 async function uidOf(owner: string): Promise<string> {
   const [kind, name] = owner.split('/') as [string, string];
