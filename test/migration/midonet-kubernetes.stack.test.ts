@@ -171,7 +171,8 @@ beforeAll(async () => {
   }, 180_000);
   adoptSeconds = (Date.now() - started) / 1000;
   // The closing note's figure (and a reader's): how long taking over took, start of the worker included.
-  console.log(`took over ${names} Translations left by midonet-kubernetes in ${adoptSeconds.toFixed(1)} s`);
+  const { byMethod } = await h.admin.counters();
+  console.log(`took over ${names} Translations left by midonet-kubernetes in ${adoptSeconds.toFixed(1)} s; MidoNet requests by method: ${JSON.stringify(byMethod)}`);
 }, 300_000);
 afterAll(async () => {
   await h?.stop();
