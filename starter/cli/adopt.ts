@@ -171,6 +171,21 @@ export function formatSurvey(surveys: TranslationSurvey[], dryRun: boolean): str
 /** Taking over cannot finish: a conflict or an invalid Translation needs an operator. */
 export const blocked = (surveys: TranslationSurvey[]) => surveys.some((s) => s.invalid || s.findings.some((r) => r.finding === 'conflict'));
 
+/**
+ * Polls until every Translation is Ready at its generation (the workflows took it over) or `timeoutMs` passed;
+ * `progress(ready, total)` after each look.
+ */
+export async function untilReady(list: () => Promise<ListedTranslation[]>, timeoutMs: number, progress: (ready: number, total: number) => void = () => undefined) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const live = await list();
+    const notReady = live.filter((t) => !readyAtGeneration(t));
+    progress(live.length - notReady.length, live.length);
+    if (notReady.length === 0 || Date.now() >= deadline) return { live, notReady };
+    await sleep(1000);
+  }
+}
+
 const readyAtGeneration = (t: ListedTranslation) => t.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True' && c.observedGeneration === t.metadata.generation) ?? false;
 
 function progressBar(stream: NodeJS.WriteStream, phase: string, total: number) {
@@ -225,16 +240,8 @@ export function registerAdoptCommand(program: Command): void {
       return;
     }
 
-    const deadline = Date.now() + flags.data.timeout;
     const waiting = progressBar(process.stderr, 'Ready', translations.length);
-    let live = await list();
-    while (!live.every(readyAtGeneration) && Date.now() < deadline) {
-      waiting.update(live.filter(readyAtGeneration).length);
-      await sleep(1000);
-      live = await list();
-    }
-    waiting.stop();
-    const notReady = live.filter((t) => !readyAtGeneration(t));
+    const { live, notReady } = await untilReady(list, flags.data.timeout, waiting.update).finally(waiting.stop);
     if (notReady.length === 0) {
       out(`all ${live.length} Translations Ready: taken over\n`);
       return;

@@ -3,12 +3,16 @@
 // controller, finalizer, spec) beside VMs made as it makes them (no Steward marker). Steward makes no second VM for
 // such a Pod, deletes the older VMs a restart of cloud-api-adaptor leaves, refuses to release a PeerPod recorded in
 // another cloud, and resolves the numeric libvirt IDs of PeerPods older than v0.20.0.
+import * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pino from 'pino';
 import { virsh } from '../../deploy/local/libvirt';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
+import { loadStarterConfig } from '../../starter/config';
+import { KATA_REMOTE } from '../../starter/controller';
 import { cleanupUpdate } from '../../workflows/messages';
-import { PEERPOD_API } from '../../workflows/naming';
 import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../workflows/vocabulary';
 import { waitFor } from '../support';
 import type { Backend } from '../support/cloud-backends';
@@ -20,9 +24,15 @@ let serial = 0;
 let stack: Stack;
 let h: PeerPodHarness;
 
+/** The starter's settings as the cluster manifests give them (deploy/manifests/steward.yaml's ConfigMap). */
+function manifestsStarterConfig() {
+  const objects = k8s.loadAllYaml(readFileSync(join(__dirname, '../../deploy/manifests/steward.yaml'), 'utf8')) as k8s.V1ConfigMap[];
+  return loadStarterConfig({}, { ...objects.find((o) => o.kind === 'ConfigMap')!.data });
+}
+
 beforeAll(async () => {
   stack = await startPrivateStack();
-  h = await peerPods.startPeerPodHarness(stack.info, { identity: 'e2e-caa', log });
+  h = await peerPods.startPeerPodHarness(stack.info, { identity: 'e2e-caa', log, peerPodRuntimeClasses: manifestsStarterConfig().peerPodRuntimeClasses });
 });
 afterAll(async () => {
   await h?.stop();
@@ -38,21 +48,8 @@ const alive = async (backend: Backend, instanceId: string) => {
   return seen.exists && seen.state !== 'deleting';
 };
 
-/** A PeerPod exactly as cloud-api-adaptor's PeerPodService writes it (k8sops/peerpod.go `newPeerPod`). */
-async function writeAsCloudApiAdaptor(pod: { name: string; uid: string }, provider: string, instanceId: string, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): Promise<string> {
-  const name = `${pod.name}-resource-${Math.random().toString(36).slice(2, 7).padEnd(5, 'x')}`;
-  await h.custom.createNamespacedCustomObject({
-    ...PEERPOD_API,
-    namespace,
-    body: {
-      apiVersion: 'confidentialcontainers.org/v1alpha1',
-      kind: 'PeerPod',
-      metadata: { name, finalizers: [PEERPOD_FINALIZER], ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid, controller: true, blockOwnerDeletion: true }], ...extra },
-      spec: { cloudProvider: provider, instanceID: instanceId },
-    },
-  });
-  return name;
-}
+const writeAsCloudApiAdaptor = (pod: { name: string; uid: string }, provider: string, instanceId: string, extra?: peerPods.PeerPodExtras) =>
+  peerPods.writeAsCloudApiAdaptor(h, pod, provider, instanceId, extra);
 
 const tracked = (name: string) => waitFor(`${name} tracked`, async () => ((await stateOf(name).catch(() => undefined))?.state === 'tracking' ? true : undefined), 60_000);
 
@@ -64,7 +61,20 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
   });
   afterAll(() => h.stopWorker());
 
-  it("a peer-pod Pod whose VM cloud-api-adaptor made gets no VM from Steward: it is tracked, and says so in an Event", async () => {
+  it("started with the cluster manifests' settings, Steward makes no VM for a peer-pod Pod: cloud-api-adaptor does", async () => {
+    const name = `manifests-${provider}-${serial++}`;
+    const uid = await peerPods.createPeerPodPod(h, name);
+    // The same Pod a moment later, after it was certainly seen: a PeerPod's workflow of its own shows the watch is live.
+    const marker = await writeAsCloudApiAdaptor({ name, uid }, provider, await backend.createUnmarked(`podvm-${name}-00000000`));
+    await tracked(marker);
+    await expect(stateOf(name)).rejects.toThrow(/not found/i);
+    expect(await backend.countForPod(uid)).toBe(0);
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPods.peerPodGone(h, marker);
+  });
+
+  it("made a VM maker (kata-remote), still no VM from Steward for a peer-pod Pod whose VM cloud-api-adaptor made: it is tracked, and says so in an Event", async () => {
+    await h.restartStarter([KATA_REMOTE]);
     const name = `made-${provider}-${serial++}`;
     // The worker is down while the Pod and cloud-api-adaptor's PeerPod appear, so the PeerPod is there when Steward
     // would make the VM.
@@ -85,6 +95,7 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     await peerPods.peerPodGone(h, peerPod);
     expect(await alive(backend, instanceId)).toBe(false);
     await peerPods.completed(h, name);
+    await h.restartStarter(manifestsStarterConfig().peerPodRuntimeClasses);
   });
 
   it('two PeerPods for one Pod (cloud-api-adaptor restarted): the older one is deleted with its VM, the newer kept, and the Pod says which', async () => {

@@ -9,7 +9,7 @@ import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { PEERPOD_FINALIZER } from '../../workflows/vocabulary';
 import { vmName } from '../../workflows/machines/peerpod';
-import { PEERPOD_API, TASK_QUEUE, workflowId } from '../../workflows/naming';
+import { TASK_QUEUE, workflowId } from '../../workflows/naming';
 import { spawnWorker, stewardProcess } from '../support/pusher-harness';
 import { recordHistory } from '../replay/record';
 import { waitFor } from '../support';
@@ -124,21 +124,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     // cloud-api-adaptor names and writes it: only the PeerPod ties them together.
     const pod = await h.core.createNamespacedPod({ namespace, body: { metadata: { name: podName }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } });
     const instanceId = await backend.createUnmarked(`podvm-${podName}-${h.marker.slice(-8)}`);
-    const peerPodName = `${podName}-resource-q7z9r`;
-    await h.custom.createNamespacedCustomObject({
-      ...PEERPOD_API,
-      namespace,
-      body: {
-        apiVersion: 'confidentialcontainers.org/v1alpha1',
-        kind: 'PeerPod',
-        metadata: {
-          name: peerPodName,
-          finalizers: [PEERPOD_FINALIZER],
-          ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: podName, uid: pod.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
-        },
-        spec: { cloudProvider: provider, instanceID: instanceId },
-      },
-    });
+    const peerPodName = await peerPods.writeAsCloudApiAdaptor(h, { name: podName, uid: pod.metadata!.uid! }, provider, instanceId, { suffix: 'q7z9r' });
     await waitFor('the PeerPod tracked', async () => ((await stateOf(peerPodName).catch(() => undefined))?.state === 'tracking' ? true : undefined), 30_000);
     expect((await backend.provider.get({ instanceId })).exists).toBe(true);
 

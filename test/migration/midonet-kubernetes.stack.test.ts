@@ -10,7 +10,7 @@ import type { ObjectRef } from '../../workflows/naming';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../../workflows/translation/types';
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
-import { desiredTranslations, formatSurvey, surveyTranslations, type ListedTranslation, type TranslationSurvey } from '../../starter/cli/adopt';
+import { desiredTranslations, formatSurvey, surveyTranslations, untilReady, type ListedTranslation, type TranslationSurvey } from '../../starter/cli/adopt';
 import { migratedClusterAsWritten, type WrittenTranslation } from '../support/midonet-kubernetes';
 import {
   TRANSLATIONS,
@@ -40,6 +40,8 @@ const base = sampleCluster();
  * as Steward's own translation writes them (identical to midonet-kubernetes' for Pods, as the golden test shows).
  */
 const EXTRA_PODS = Number(process.env.STEWARD_ADOPT_EXTRA_PODS ?? 0);
+/** How long taking over may take: 3 minutes for the sample, more with extra Pods. */
+const TAKEOVER_MS = 180_000 + EXTRA_PODS * 2_000;
 const extraPods = Array.from({ length: EXTRA_PODS }, (_, i) => {
   const [nodeName, subnet] = i % 2 ? ['node2', '10.1.2'] : ['node1', '10.1.1'];
   return { kind: 'Pod' as const, metadata: { name: `extra-${i}`, namespace: 'default', uid: '', annotations: {} }, spec: { nodeName }, status: { phase: 'Running', podIP: `${subnet}.${10 + Math.floor(i / 2)}` } };
@@ -65,6 +67,9 @@ let others: Translation[];
 let chainOrder: Record<string, string[]>;
 let adoptSeconds: number;
 let survey: TranslationSurvey[];
+let notReadyBefore: number;
+/** What `steward adopt` polls: every Translation in the cluster. */
+const listAll = async () => (await listTranslations({ custom })) as unknown as ListedTranslation[];
 
 const asResource = ([kind, parent, body]: WrittenTranslation['resources'][number]): BackendResource => ({ kind, parent, body: JSON.stringify(body) });
 /** The state as midonet-kubernetes wrote it, for the objects Steward tests against it and the cluster's own (the `kubernetes` Service). */
@@ -151,29 +156,29 @@ beforeAll(async () => {
   await admin.resetCounters();
 
   // What `steward adopt --dry-run` reports before Steward starts; kept for the assertions and shown in the log.
-  const listed = (await listTranslations({ custom })) as unknown as ListedTranslation[];
-  survey = await surveyTranslations(listed, (await desiredTranslations(core, 'midonetkube')).translations, midonet);
+  survey = await surveyTranslations(await listAll(), (await desiredTranslations(core, 'midonetkube')).translations, midonet);
   console.log(`steward adopt --dry-run, on the cluster midonet-kubernetes left:\n${formatSurvey(survey, true)}`);
   expect(await writes(admin)).toEqual({});
+  notReadyBefore = (await untilReady(listAll, 0)).notReady.length;
 
   const started = Date.now();
-  h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'migration', keepEmulator: true, resyncMs: 10_000 });
+  h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'migration', keepEmulator: true, resyncMs: 30_000, globalsTimeoutMs: TAKEOVER_MS });
   chainOrder = await rulesByChain();
   // Every object's workflow has applied its Translations (Steward's own resources over midonet-kubernetes'), and
   // every Translation is Ready at the generation it has now.
-  for (const node of cluster.nodes) await waitForState(h, { kind: 'Node', name: node.metadata.name }, 'ready', 180_000);
-  for (const pod of cluster.pods) await waitForState(h, { kind: 'Pod', namespace: 'default', name: pod.metadata.name }, 'ready', 180_000);
-  for (const ref of sampleRefs) await waitForState(h, ref, 'ready', 180_000);
+  for (const node of cluster.nodes) await waitForState(h, { kind: 'Node', name: node.metadata.name }, 'ready', TAKEOVER_MS);
+  for (const pod of cluster.pods) await waitForState(h, { kind: 'Pod', namespace: 'default', name: pod.metadata.name }, 'ready', TAKEOVER_MS);
+  for (const ref of sampleRefs) await waitForState(h, ref, 'ready', TAKEOVER_MS);
   const names = leftBehind().length;
   await waitFor(`all ${names} Translations Ready at their generation`, async () => {
     const live = await listTranslations(h);
     return live.length === names && live.every((t) => readyOf(t) && t.status?.conditions?.every((c) => c.observedGeneration === t.metadata.generation));
-  }, 180_000);
+  }, TAKEOVER_MS);
   adoptSeconds = (Date.now() - started) / 1000;
   // The closing note's figure (and a reader's): how long taking over took, start of the worker included.
   const { byMethod } = await h.admin.counters();
   console.log(`took over ${names} Translations left by midonet-kubernetes in ${adoptSeconds.toFixed(1)} s; MidoNet requests by method: ${JSON.stringify(byMethod)}`);
-}, 300_000);
+}, 2 * TAKEOVER_MS);
 afterAll(async () => {
   await h?.stop();
   await stack?.stop();
@@ -193,6 +198,13 @@ describe('taking over from midonet-kubernetes', () => {
   it("keeps every Translation midonet-kubernetes wrote under its name: Steward's translation writes none more and deletes none", async () => {
     const live = (await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort();
     expect(live).toEqual(leftBehind().map((t) => `${t.namespace}/${t.name}`).sort());
+  });
+
+  it('`steward adopt` waits for the takeover: no Translation was Ready before Steward started, every one is now', async () => {
+    expect(notReadyBefore).toBe(leftBehind().length);
+    const { live, notReady } = await untilReady(listAll, 10_000);
+    expect(notReady.map((t) => t.metadata.name)).toEqual([]);
+    expect(live).toHaveLength(leftBehind().length);
   });
 
   it('writes nothing for what MidoNet holds as asked, and replaces exactly the rules the Endpoints bug got wrong, once each', async () => {

@@ -49,6 +49,8 @@ export interface HarnessOptions {
   keepEmulator?: boolean;
   /** The starter's re-list period (which restarts a workflow terminated by hand); its default when absent. */
   resyncMs?: number;
+  /** How long the global Translations may take to be Ready (longer when many objects start at once). */
+  globalsTimeoutMs?: number;
   log?: Logger;
 }
 
@@ -78,7 +80,7 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
   const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = new k8s.KubeConfig();
@@ -124,7 +126,7 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
     },
   };
   const globals = await listTranslations(harness, GLOBAL_NAMESPACE, GLOBAL_LABEL);
-  await waitFor('the global Translations Ready', async () => (await Promise.all(globals.map((t) => isReady(harness, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean));
+  await waitFor('the global Translations Ready', async () => (await Promise.all(globals.map((t) => isReady(harness, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean), globalsTimeoutMs);
   return harness;
 }
 

@@ -13,6 +13,7 @@ import { KATA_REMOTE } from '../../starter/controller';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { PEERPOD_API, workflowId } from '../../workflows/naming';
+import { PEERPOD_FINALIZER } from '../../workflows/vocabulary';
 import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor } from './index';
 
 export const namespace = 'default';
@@ -126,10 +127,15 @@ export interface PeerPodHarness {
   /** Runs the in-process worker for a provider (stopping the one running). */
   startWorker(provider: ProviderName, options?: { direct?: boolean }): Promise<RunningWorker>;
   stopWorker(): Promise<void>;
+  /** Replaces the starter with one that makes VMs for Pods of these runtime classes (none: beside cloud-api-adaptor). */
+  restartStarter(peerPodRuntimeClasses: string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startPeerPodHarness(info: StackInfo, { identity, log }: { identity: string; log: Logger }): Promise<PeerPodHarness> {
+export async function startPeerPodHarness(
+  info: StackInfo,
+  { identity, log, peerPodRuntimeClasses = [KATA_REMOTE] }: { identity: string; log: Logger; peerPodRuntimeClasses?: string[] },
+): Promise<PeerPodHarness> {
   const marker = `steward-${identity}-${Date.now().toString(36)}`;
   const libvirtRelay = new LibvirtRelay(marker);
   const ec2Relay = new Ec2Relay();
@@ -146,7 +152,8 @@ export async function startPeerPodHarness(info: StackInfo, { identity, log }: { 
     });
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
-  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, debounceMs: 50, kinds: ['Pod', 'PeerPod'], peerPodRuntimeClasses: [KATA_REMOTE], logger: log });
+  const startStarter = (runtimeClasses: string[]) => startTestStarter({ kubeConfig, temporalClient: client, identity, debounceMs: 50, kinds: ['Pod', 'PeerPod'], peerPodRuntimeClasses: runtimeClasses, logger: log });
+  let starter = startStarter(peerPodRuntimeClasses);
   let worker: RunningWorker | undefined;
 
   const env = (provider: ProviderName, { direct = false } = {}): NodeJS.ProcessEnv => {
@@ -182,6 +189,10 @@ export async function startPeerPodHarness(info: StackInfo, { identity, log }: { 
       return worker;
     },
     stopWorker,
+    async restartStarter(runtimeClasses) {
+      await starter.stop();
+      starter = startStarter(runtimeClasses);
+    },
     async stop() {
       await starter.stop();
       await terminateRunning(client, 'end-to-end run done');
@@ -227,3 +238,32 @@ export const handleOf = (h: Pick<PeerPodHarness, 'client'>, name: string) => h.c
 export const stateOf = (h: Pick<PeerPodHarness, 'client'>, name: string): Promise<LifecycleStateView> => handleOf(h, name).query(stateQuery);
 export const completed = (h: Pick<PeerPodHarness, 'client'>, name: string) =>
   waitFor(`workflow of ${name} to complete`, async () => (await handleOf(h, name).describe()).status.name === 'COMPLETED', 30_000);
+
+export interface PeerPodExtras {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** The 5 characters after `-resource-`; random when absent. */
+  suffix?: string;
+}
+
+/** A PeerPod exactly as cloud-api-adaptor's PeerPodService writes it (k8sops/peerpod.go `newPeerPod`); returns its name. */
+export async function writeAsCloudApiAdaptor(
+  h: Pick<PeerPodHarness, 'custom'>,
+  pod: { name: string; uid: string },
+  provider: string,
+  instanceId: string,
+  { suffix = Math.random().toString(36).slice(2, 7).padEnd(5, 'x'), ...metadata }: PeerPodExtras = {},
+): Promise<string> {
+  const name = `${pod.name}-resource-${suffix}`;
+  await h.custom.createNamespacedCustomObject({
+    ...PEERPOD_API,
+    namespace,
+    body: {
+      apiVersion: 'confidentialcontainers.org/v1alpha1',
+      kind: 'PeerPod',
+      metadata: { name, finalizers: [PEERPOD_FINALIZER], ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid, controller: true, blockOwnerDeletion: true }], ...metadata },
+      spec: { cloudProvider: provider, instanceID: instanceId },
+    },
+  });
+  return name;
+}
