@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { cacheRoot } from './paths';
 import { freePort } from '../../worker/ports';
+import { retryWhenPortTaken } from './ports';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 
@@ -74,12 +75,15 @@ export interface Ec2Server {
 /** `port` 0 picks a free port; otherwise it is used when free. */
 export async function startEc2(options: { stateDir: string; port: number; report: Reporter }): Promise<Ec2Server> {
   const pythonPath = await ensureMoto(options.report);
-  const port = await freePort(options.port);
-  const server = ManagedProcess.start('moto', 'python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
-    logFile: join(options.stateDir, 'logs', 'moto.log'),
-    env: { PYTHONPATH: pythonPath, PYTHONDONTWRITEBYTECODE: '1' },
+  const logFile = join(options.stateDir, 'logs', 'moto.log');
+  return retryWhenPortTaken(logFile, async () => {
+    const port = await freePort(options.port);
+    const server = ManagedProcess.start('moto', 'python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
+      logFile,
+      env: { PYTHONPATH: pythonPath, PYTHONDONTWRITEBYTECODE: '1' },
+    });
+    const endpoint = `http://127.0.0.1:${port}`;
+    await waitUntil('EC2 test server (moto) ready', () => ec2Answers(endpoint), { timeoutMs: 60_000, intervalMs: 200, process: server });
+    return { endpoint, region: EC2_REGION, process: server };
   });
-  const endpoint = `http://127.0.0.1:${port}`;
-  await waitUntil('EC2 test server (moto) ready', () => ec2Answers(endpoint), { timeoutMs: 60_000, intervalMs: 200, process: server });
-  return { endpoint, region: EC2_REGION, process: server };
 }

@@ -23,6 +23,19 @@ describe('retryWhenPortTaken', () => {
     expect(result).toBe(ports[1]);
   });
 
+  it("reads Node's and Python's wording alike (the emulator, moto)", async () => {
+    for (const line of ['Error: listen EADDRINUSE: address already in use 127.0.0.1:35757', 'OSError: [Errno 98] Address already in use']) {
+      const file = log();
+      let calls = 0;
+      const result = await retryWhenPortTaken(file, () => {
+        if (++calls > 1) return Promise.resolve('up');
+        appendFileSync(file, `${line}\n`);
+        return Promise.reject(new Error('exited before it was ready'));
+      });
+      expect(result).toBe('up');
+    }
+  });
+
   it('gives up after the attempts, and at once on any other failure', async () => {
     const file = log();
     let calls = 0;

@@ -11,7 +11,8 @@ export async function retryWhenPortTaken<T>(logFile: string, start: () => Promis
     try {
       return await start();
     } catch (error) {
-      const taken = existsSync(logFile) && readFileSync(logFile).subarray(logged).toString('utf8').includes('address already in use');
+      // Node and Go say "address already in use", Python "Address already in use".
+      const taken = existsSync(logFile) && /address already in use/i.test(readFileSync(logFile).subarray(logged).toString('utf8'));
       if (!taken || attempt >= attempts) throw error;
     }
   }
