@@ -286,21 +286,22 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
         // This push's own pre-record (pending, with the body it asks for) tells nothing about who made what MidoNet holds.
         const known = ours.get(key);
         const mine = known?.state === 'pending' && known.body === resource.body ? undefined : known;
+        let adoptedNow = false;
         if (index >= resumeAt) {
-          const claim: Claim = {
-            recorded: mine !== undefined,
-            translated: provenance?.translated ?? false,
-            recordedByOther: neighbours?.index.recordedByOthers(key, owner) ?? false,
-            updatable: false,
-          };
           // What is probably there already is looked at before anything is written: what a record says was pushed, and
           // anything a Translation someone else wrote asks for (midonet-kubernetes left it): found as asked, it is
           // taken over without a write.
           const observed = mine || provenance?.foreign ? await client.observe(resource).catch((error: unknown) => waitForOtherTranslations(error, resource)) : undefined;
           const result = await client.ensure(resource, observed).catch((error: unknown) => waitForOtherTranslations(error, resource));
           if (result.outcome === 'conflict') {
-            // Rare, so asked of the API server itself: the watch may lag behind the apply that made these resources Steward's.
-            if (!claim.recorded && !claim.translated) claim.translated = (await neighbours?.provenance(owner))?.translated ?? false;
+            // Where it decides, the API server is asked (rarely): the watch may lag behind the apply that made these resources Steward's.
+            const translated = (provenance?.translated ?? false) || (mine === undefined && ((await neighbours?.provenance(owner))?.translated ?? false));
+            const claim: Claim = {
+              recorded: mine !== undefined,
+              translated,
+              recordedByOther: neighbours?.index.recordedByOthers(key, owner) ?? false,
+              updatable: false,
+            };
             if (classify({ exists: true }, claim) === 'conflict') {
               throw midonetFailure(
                 'ResourceConflict',
@@ -312,14 +313,15 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
             created.push(resource);
           }
           if (result.outcome === 'created') created.push(resource);
-          if (result.outcome === 'unchanged' && (!mine || mine.adopted)) adopted.push(key);
+          adoptedNow = result.outcome === 'unchanged' && (!mine || mine.adopted === true);
+          if (adoptedNow) adopted.push(key);
           // Made right what MidoNet held otherwise than this workflow left it: found so, adopted so, or drifted (an
           // update of a body it pushed itself is an ordinary change).
           if ((result.outcome === 'conflict' || result.outcome === 'updated') && (!mine || mine.adopted || mine.body === resource.body)) corrected.push({ resource, diff: result.diff });
           ctx.heartbeat(index + 1);
         }
         // Kept as adopted until Steward pushes a body of its own: a later change of it is then still a correction.
-        const stillAdopted = adopted.includes(key) || (index < resumeAt && mine?.adopted && mine.body === resource.body);
+        const stillAdopted = adoptedNow || (index < resumeAt && mine?.adopted && mine.body === resource.body);
         pushed.push({ ...record(resource, 'synced'), ...(stillAdopted ? { adopted: true as const } : {}) });
       }
       await announce(owner, adopted, corrected);
