@@ -70,16 +70,16 @@ function kubeConfigFrom(path: string | undefined): k8s.KubeConfig | undefined {
   return kubeConfig.getCurrentCluster() ? kubeConfig : undefined;
 }
 
-/**
- * The pushers' view of each other: a watch of every Translation (who owns which resource, who names which ID) and
- * the signal that tells one that resources it names changed. Stopped with the worker.
- */
 /** The Translation of a pusher workflow id, `translation/<namespace>/<name>`. */
 function translationRef(workflowId: string): ObjectRef {
   const [, namespace = '', name = ''] = workflowId.split('/');
   return { kind: 'Translation', namespace, name };
 }
 
+/**
+ * The pushers' view of each other: a watch of every Translation (who owns which resource, who names which ID) and
+ * the signal that tells one that resources it names changed. Stopped with the worker.
+ */
 function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logger): Neighbours & { stop(): Promise<void> } {
   const index = createTranslationIndex();
   const source = createSource({

@@ -93,18 +93,20 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
     return { name: podName, uid: peerPod.metadata.uid, podFound: pod !== undefined };
   }
 
+  async function listPeerPods(namespace: string): Promise<KubeObject[]> {
+    try {
+      return ((await objects.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace })) as { items?: KubeObject[] }).items ?? [];
+    } catch (error) {
+      throw toFailure(error, `list PeerPods in ${namespace}`);
+    }
+  }
+
   /**
    * The PeerPods someone else (cloud-api-adaptor) wrote for this Pod: owned by its UID, without Steward's label. Such
    * a Pod already has its VM; Steward tracks that PeerPod (its own workflow) and never makes a second VM.
    */
   async function findForeignPeerPods({ namespace, podUid }: { namespace: string; podUid: string }): Promise<{ name: string }[]> {
-    let listed: { items?: KubeObject[] };
-    try {
-      listed = (await objects.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace })) as { items?: KubeObject[] };
-    } catch (error) {
-      throw toFailure(error, `list PeerPods in ${namespace}`);
-    }
-    return (listed.items ?? []).filter((o) => ownerOf(o)?.uid === podUid && o.metadata.labels?.[MANAGED_BY] !== 'steward').map((o) => ({ name: o.metadata.name }));
+    return (await listPeerPods(namespace)).filter((o) => ownerOf(o)?.uid === podUid && o.metadata.labels?.[MANAGED_BY] !== 'steward').map((o) => ({ name: o.metadata.name }));
   }
 
   /**
@@ -114,13 +116,7 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
    * VMs and release them. A Normal Event on the Pod says which.
    */
   async function retireOlderPeerPods({ namespace, name, uid }: { namespace: string; name: string; uid: string }): Promise<{ deleted: string[] }> {
-    let listed: { items?: KubeObject[] };
-    try {
-      listed = (await objects.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace })) as { items?: KubeObject[] };
-    } catch (error) {
-      throw toFailure(error, `list PeerPods in ${namespace}`);
-    }
-    const items = listed.items ?? [];
+    const items = await listPeerPods(namespace);
     const self = items.find((o) => o.metadata.uid === uid);
     const owner = self && ownerOf(self);
     if (!self || !owner) return { deleted: [] };
