@@ -3,6 +3,7 @@ import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { mapLimit } from '../../activities/cloud/limit';
 import { createTranslationIndex, provenanceOf, type TranslationIndex } from '../../activities/kubernetes/translation-index';
 import { classify, conflictReason, describeDiff, knownCause, type Finding } from '../../activities/midonet/adoption';
 import { createMidonetClient, identify, type MidonetClient } from '../../activities/midonet/client';
@@ -134,17 +135,12 @@ export async function surveyTranslations(listed: ListedTranslation[], desired: T
         return surveyOne(keyOf(t.metadata), 'hand-written', resources, { translated: provenanceOf(t).translated, self: selfOf(t.metadata) }, client, index);
       }),
   ];
-  const out = new Array<TranslationSurvey>(work.length);
-  let next = 0;
   let done = 0;
-  const lane = async () => {
-    for (let i = next++; i < work.length; i = next++) {
-      out[i] = await work[i]!();
-      progress(++done, work.length);
-    }
-  };
-  await Promise.all(Array.from({ length: PARALLEL }, lane));
-  return out;
+  return mapLimit(work, PARALLEL, async (survey) => {
+    const result = await survey();
+    progress(++done, work.length);
+    return result;
+  });
 }
 
 const FINDINGS: Finding[] = ['identical', 'corrected', 'missing', 'conflict'];
