@@ -20,6 +20,7 @@ import {
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { createHash } from 'node:crypto';
 import { cloudFailure, type CloudFailureType, isCloudFailure } from './errors';
+import { keptOnceRead } from './limit';
 import { type CloudProvider, type CreateInstanceInput, type InstanceState, type MarkedInstance, tagKeys } from './provider';
 
 export interface AwsSettings {
@@ -96,7 +97,6 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
   // The EC2 client's own settings, so both see the same account, region and endpoint (moto serves STS there too).
   const { region, endpoint, credentials, maxAttempts } = client.config;
   const sts = new STSClient({ region, endpoint, credentials, maxAttempts });
-  let identity: Promise<string> | undefined;
 
   const checkId = (operation: string, instanceId: string) => {
     if (!INSTANCE_ID.test(instanceId)) {
@@ -235,14 +235,7 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
     list: () => describe('list', []),
     findByPodUid,
 
-    identity() {
-      // Cached for the provider's lifetime; a failure is not, so the next call asks again.
-      identity ??= readIdentity().catch((error: unknown) => {
-        identity = undefined;
-        throw error;
-      });
-      return identity;
-    },
+    identity: keptOnceRead(readIdentity),
 
     // EC2 IDs were never libvirt's numeric domain IDs: only the format is checked.
     resolveRecordedId({ instanceId, podName }) {

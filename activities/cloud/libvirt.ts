@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cloudFailure, type CloudFailureType } from './errors';
-import { mapLimit } from './limit';
+import { keptOnceRead, mapLimit } from './limit';
 import type { CloudProvider, CreateInstanceInput, InstanceObservation, InstanceState, MarkedInstance } from './provider';
 
 export const METADATA_NAMESPACE = 'https://steward.dev/xmlns/vm/1';
@@ -204,8 +204,6 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
     }
   };
 
-  // One answer per provider: the host does not change under a configured URI. A failure is not kept.
-  let hostIdentity: Promise<string> | undefined;
   const readIdentity = async () => {
     try {
       const capabilities = await virsh('capabilities');
@@ -286,13 +284,7 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
   return {
     name: 'libvirt',
 
-    identity() {
-      hostIdentity ??= readIdentity().catch((error: unknown) => {
-        hostIdentity = undefined;
-        throw error;
-      });
-      return hostIdentity;
-    },
+    identity: keptOnceRead(readIdentity),
 
     resolveRecordedId,
 

@@ -11,3 +11,13 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
+
+/** `read` once for the caller's lifetime (a cloud's identity does not change under its settings); a failure is not kept, so the next call asks again. */
+export function keptOnceRead<T>(read: () => Promise<T>): () => Promise<T> {
+  let kept: Promise<T> | undefined;
+  return () =>
+    (kept ??= read().catch((error: unknown) => {
+      kept = undefined;
+      throw error;
+    }));
+}
