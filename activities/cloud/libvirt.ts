@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { cloudFailure, type CloudFailureType } from './errors';
 import { keptOnceRead, mapLimit } from './limit';
 import type { CloudProvider, CreateInstanceInput, InstanceObservation, InstanceState, MarkedInstance } from './provider';
+import { vmNamePodPart } from '../../workflows/machines/peerpod';
 
 export const METADATA_NAMESPACE = 'https://steward.dev/xmlns/vm/1';
 
@@ -52,16 +53,12 @@ const missing = /failed to get domain|Domain not found/;
 const LEGACY_ID = /^\d{1,10}$/;
 const MAX_DOMAIN_ID = 2 ** 31 - 1;
 
-/** Upstream's `util.sanitize`: lower case, every rune other than [a-z0-9-] becomes `-`. */
-const sanitize = (s: string) => Array.from(s.toLowerCase(), (c) => (/^[a-z0-9-]$/.test(c) ? c : '-')).join('');
-
 /**
  * What upstream's `GenerateInstanceName(pod, sandbox, 63)` makes of a pod's VM name, as a pattern:
  * `podvm-<sanitized pod name, cut to 48>-<8 chars of the sandbox ID>`. The fixed tail keeps pod `web` from claiming
  * `podvm-web-1-…`.
  */
-const upstreamPodPart = (podName: string) => sanitize(podName).slice(0, 63 - 'podvm'.length - 10);
-export const upstreamVmName = (podName: string) => new RegExp(`^podvm-${upstreamPodPart(podName)}-[a-z0-9-]{8}$`);
+export const upstreamVmName = (podName: string) => new RegExp(`^podvm-${vmNamePodPart(podName)}-[a-z0-9-]{8}$`);
 
 /** The host UUID from `virsh capabilities` (`/capabilities/host/uuid`) or `virsh sysinfo` (SMBIOS system uuid). */
 export function parseHostUuid(capabilities: string, sysinfo = ''): string | undefined {
@@ -257,7 +254,7 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
     } catch (error) {
       throw failure('resolveRecordedId', error, instanceId);
     }
-    const vm = `podvm-${upstreamPodPart(podName)}-…`;
+    const vm = `podvm-${vmNamePodPart(podName)}-…`;
     const advice =
       `the VM was probably stopped or lost in a libvirtd restart (libvirtd reuses domain IDs). Check \`virsh -c ${settings.uri} list --all\` ` +
       `for ${vm}, delete it by hand if it is there, then \`steward cleanup peerpod <namespace>/<this PeerPod> --mode orphan --reason …\``;

@@ -112,9 +112,14 @@ export interface PeerPodActionParams {
 
 /** `podvm-<pod name>-<8 chars of the pod UID>`, at most 63 characters (cloud-api-adaptor's scheme, the pod UID for the sandbox id). */
 export function vmName(podName: string, podUid: string): string {
-  const clean = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]/g, '-');
-  return `podvm-${clean(podName).slice(0, 48)}-${clean(podUid).replace(/-/g, '').slice(0, 8)}`;
+  return `podvm-${vmNamePodPart(podName)}-${sanitize(podUid).replace(/-/g, '').slice(0, 8)}`;
 }
+
+/** Upstream's `util.sanitize`: lower case, every rune other than [a-z0-9-] becomes `-`. */
+const sanitize = (s: string) => Array.from(s.toLowerCase(), (c) => (/^[a-z0-9-]$/.test(c) ? c : '-')).join('');
+
+/** The pod's part of its VM's name (upstream's `GenerateInstanceName(pod, sandbox, 63)`): sanitized, cut to 48. */
+export const vmNamePodPart = (podName: string) => sanitize(podName).slice(0, 48);
 
 /** A PeerPod someone else wrote, live, not looked at yet: older ones of the same Pod may be left behind. */
 const needsRetiring = (c: PeerPodContext) => c.pod === undefined && c.peerPod !== undefined && !c.peerPod.deleting && !c.peerPod.gone && !c.olderRetired;
