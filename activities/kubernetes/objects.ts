@@ -21,6 +21,7 @@ export interface KubeObject {
     annotations?: Record<string, string>;
     /** Who wrote which fields (server-side apply's record); read to tell Steward's Translations from others'. */
     managedFields?: k8s.V1ManagedFieldsEntry[];
+    ownerReferences?: k8s.V1OwnerReference[];
   };
   [field: string]: unknown;
 }

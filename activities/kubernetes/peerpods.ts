@@ -2,6 +2,7 @@
 // owner, finalizer and spec), so peerpod-ctrl and Steward read each other's; and the Pod marked with its VM.
 import * as k8s from '@kubernetes/client-node';
 import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../workflows/vocabulary';
+import { peerPodOwner } from '../../workflows/machines/peerpod';
 import { PEERPOD_API, type ObjectRef } from '../../workflows/naming';
 import { statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
@@ -146,8 +147,4 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
   return { recordPeerPod, findForeignPeerPods, retireOlderPeerPods };
 }
 
-/** The Pod a PeerPod belongs to: its controller reference, else its first (as upstream compares `ownerReferences[0]`). */
-function ownerOf(o: KubeObject): { uid: string; name: string } | undefined {
-  const refs = (o.metadata as { ownerReferences?: { uid: string; name: string; kind: string; controller?: boolean }[] }).ownerReferences ?? [];
-  return refs.find((r) => r.kind === 'Pod' && r.controller) ?? refs[0];
-}
+const ownerOf = (o: KubeObject) => peerPodOwner(o.metadata.ownerReferences);

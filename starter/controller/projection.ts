@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
-import type { PeerPodProjection } from '../../workflows/machines/peerpod';
+import { peerPodOwner, type PeerPodProjection } from '../../workflows/machines/peerpod';
 import type { Observation } from '../../workflows/messages';
 import type { ObjectRef } from '../../workflows/naming';
 import type { TranslationFailure } from '../../workflows/translation/errors';
@@ -61,8 +61,7 @@ export function project(kind: WatchedKind, object: KubernetesObject): ObservedPr
   if (kind === 'PeerPod') {
     const { cloudProvider, instanceID } = (object as PeerPodObject).spec ?? {};
     const cloud = metadata.annotations?.[VM_CLOUD_ANNOTATION];
-    // Upstream compares ownerReferences[0]; the controller reference is the one that means "owned by".
-    const owner = (metadata.ownerReferences ?? []).find((o) => o.kind === 'Pod' && o.controller) ?? metadata.ownerReferences?.[0];
+    const owner = peerPodOwner(metadata.ownerReferences);
     return {
       source: 'PeerPod',
       ...(cloudProvider ? { cloudProvider } : {}),

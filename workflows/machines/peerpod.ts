@@ -115,6 +115,14 @@ export function vmName(podName: string, podUid: string): string {
   return `podvm-${vmNamePodPart(podName)}-${sanitize(podUid).replace(/-/g, '').slice(0, 8)}`;
 }
 
+/**
+ * The Pod a PeerPod belongs to: its controller reference, else its first (upstream compares `ownerReferences[0]`; the
+ * controller reference is the one that means "owned by").
+ */
+export function peerPodOwner<R extends { kind: string; controller?: boolean }>(ownerReferences: readonly R[] = []): R | undefined {
+  return ownerReferences.find((r) => r.kind === 'Pod' && r.controller) ?? ownerReferences[0];
+}
+
 /** Upstream's `util.sanitize`: lower case, every rune other than [a-z0-9-] becomes `-`. */
 const sanitize = (s: string) => Array.from(s.toLowerCase(), (c) => (/^[a-z0-9-]$/.test(c) ? c : '-')).join('');
 
