@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import type { StackInfo } from '../deploy/local';
+import { starterSettings } from '../starter/config';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
 import type { MidonetClient } from '../activities/midonet';
 import { createNode, emulatorIds, expectedIds, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/support/objects-harness';
@@ -294,7 +295,8 @@ const directSide = (kubeConfig: k8s.KubeConfig, midonet: MidonetClient) => ({ na
 /** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
 export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario): Promise<Report> {
   const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
-  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}` });
+  // The starter as deployed: its default coalescing window.
+  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default) });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
     steward = await runPhase('steward', h, info, scenario, stewardSide(h));

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
 import { startInProcessWorker, type InProcessWorker } from '../test/support';
-import { cancelSignal, goSignal, interpreterToy } from './testing/interpreter-workflows';
+import { cancelSignal, goSignal, interpreterToy, periodicTimerToy } from './testing/interpreter-workflows';
 
 const { EVENT_TYPE_TIMER_STARTED, EVENT_TYPE_TIMER_FIRED, EVENT_TYPE_TIMER_CANCELED } = temporal.api.enums.v1.EventType;
 
@@ -68,5 +68,36 @@ describe('interpreter', () => {
     const second = await start('persist-2', { fail: false, persisted: stopped.persisted! });
     await second.signal(cancelSignal);
     expect(await second.result()).toEqual({ value: 'cancelled', log: ['go@stamped', 'worked=42@stamped', 'cancel@stamped'] });
+  });
+
+  describe('a periodic timer (drift check) leaving its state and coming back', () => {
+    const run = async (id: string, keep: boolean, pauseAwayMs: number) => {
+      const handle = await client.workflow.start(periodicTimerToy, { taskQueue, workflowId: `${taskQueue}/${id}`, args: [{ keep }] });
+      const count = async (type: temporal.api.enums.v1.EventType) => ((await handle.fetchHistory()).events ?? []).filter((e) => e.eventType === type).length;
+      // Each step in a workflow task of its own: a timer started and cancelled within one task never reaches the server.
+      const completedTasks = () => count(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+      const afterTask = async (n: number) => {
+        for (let i = 0; i < 100 && (await completedTasks()) < n; i++) await new Promise((r) => setTimeout(r, 20));
+      };
+      await afterTask(1);
+      await handle.signal(goSignal);
+      await afterTask(2);
+      await new Promise((r) => setTimeout(r, pauseAwayMs));
+      await handle.signal(goSignal);
+      const log = await handle.result();
+      return { log, started: await count(EVENT_TYPE_TIMER_STARTED), cancelled: await count(EVENT_TYPE_TIMER_CANCELED), fired: await count(EVENT_TYPE_TIMER_FIRED) };
+    };
+
+    it('is cancelled and started again when not kept (histories recorded before lean-history)', async () => {
+      expect(await run('periodic-cancelled', false, 0)).toEqual({ log: ['go', 'go', 'check'], started: 2, cancelled: 1, fired: 1 });
+    });
+
+    it('when kept, is only disarmed and re-armed: one timer, no cancel', async () => {
+      expect(await run('periodic-kept', true, 0)).toEqual({ log: ['go', 'go', 'check'], started: 1, cancelled: 0, fired: 1 });
+    });
+
+    it('when kept and it fires while disarmed, is dropped (no event for the machine) and started afresh on return', async () => {
+      expect(await run('periodic-dropped', true, 2_500)).toEqual({ log: ['go', 'go', 'check'], started: 2, cancelled: 0, fired: 2 });
+    });
   });
 });

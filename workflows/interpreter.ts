@@ -40,6 +40,12 @@ export interface TimerParams<TEvent> {
   event: TEvent;
   /** Spread re-observations of many objects: the delay varies by up to this fraction (deterministic in workflows). */
   jitter?: number;
+  /**
+   * A periodic timer (a drift check), where the deadline may be kept: with `keepPeriodicTimers`, cancelling it only
+   * disarms it (no history event) and starting it again re-arms the one still running; one that fires disarmed is
+   * dropped, and one still running when the workflow ends costs nothing.
+   */
+  periodic?: boolean;
 }
 
 /**
@@ -53,13 +59,14 @@ export const timerActions = {
 
 export class Interpreter<TContext, TEvent extends EventObject, TParams> {
   private readonly queue: TEvent[] = [];
-  private readonly timers = new Map<string, CancellationScope>();
+  private readonly timers = new Map<string, { scope: CancellationScope; periodic: boolean; armed: boolean }>();
   private pending: { type: string; params?: unknown }[];
   snapshot: AnyMachineSnapshot;
 
   constructor(
     private readonly machine: AnyStateMachine,
     start: { persisted: PersistedMachine } | { input: unknown },
+    private readonly options: { keepPeriodicTimers?: boolean } = {},
   ) {
     if ('persisted' in start) {
       this.snapshot = machine.resolveState({ value: start.persisted.value, context: start.persisted.context }) as AnyMachineSnapshot;
@@ -87,18 +94,22 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
   }
 
   /**
-   * Runs until the machine is done or `shouldStop` says so (e.g. continue-as-new is due); `onSnapshot` sees every
-   * new snapshot (state query, search attributes, current details).
+   * Runs until the machine is done or `shouldStop` says so (e.g. continue-as-new is due). `onSnapshot` sees every
+   * new snapshot (state query, search attributes, current details), `settled` when no event waits behind it: the
+   * machine is done or rests until something happens. `beforeAction` sees each action before it runs.
    */
   async run(
     executors: Executors<TParams, TEvent>,
-    hooks: { onSnapshot?: (snapshot: AnyMachineSnapshot) => void; shouldStop?: () => boolean } = {},
+    hooks: { onSnapshot?: (snapshot: AnyMachineSnapshot, settled: boolean) => void; beforeAction?: (type: string) => void; shouldStop?: () => boolean } = {},
   ): Promise<void> {
     for (;;) {
       const actions = this.pending;
       this.pending = [];
-      for (const action of actions) await this.execute(action, executors);
-      hooks.onSnapshot?.(this.snapshot);
+      for (const action of actions) {
+        hooks.beforeAction?.(action.type);
+        await this.execute(action, executors);
+      }
+      hooks.onSnapshot?.(this.snapshot, this.done || this.queue.length === 0);
       if (this.done) return;
       await condition(() => this.queue.length > 0 || (hooks.shouldStop?.() ?? false));
       const event = this.queue.shift();
@@ -122,16 +133,21 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
     }
   }
 
-  private startTimer({ id, delayMs, event, jitter = 0 }: TimerParams<Unstamped<TEvent>>): void {
+  private startTimer({ id, delayMs, event, jitter = 0, periodic = false }: TimerParams<Unstamped<TEvent>>): void {
+    const running = this.timers.get(id);
+    if (running?.periodic && this.options.keepPeriodicTimers) {
+      running.armed = true;
+      return;
+    }
     this.cancelTimer(id);
     // Math.random is seeded per workflow run by the SDK, so this replays identically.
     const delay = Math.round(delayMs * (1 + jitter * (Math.random() * 2 - 1)));
-    const scope = new CancellationScope();
-    this.timers.set(id, scope);
-    void scope.run(() => sleep(delay, { summary: id })).then(
+    const timer = { scope: new CancellationScope(), periodic, armed: true };
+    this.timers.set(id, timer);
+    void timer.scope.run(() => sleep(delay, { summary: id })).then(
       () => {
         this.timers.delete(id);
-        this.send(event);
+        if (timer.armed) this.send(event);
       },
       (error: unknown) => {
         if (!isCancellation(error)) throw error;
@@ -140,7 +156,13 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
   }
 
   private cancelTimer(id: string): void {
-    this.timers.get(id)?.cancel();
+    const timer = this.timers.get(id);
+    if (!timer) return;
+    if (timer.periodic && this.options.keepPeriodicTimers) {
+      timer.armed = false;
+      return;
+    }
+    timer.scope.cancel();
     this.timers.delete(id);
   }
 }

@@ -125,8 +125,11 @@ export function forwardSignal<TContext, TEvent extends { type: string }, TParams
   });
 }
 
-/** Current details (markdown) and the coarse `LifecycleState` search attribute, upserted only when it changes. */
-function publishState(view: LifecycleStateView, lastPublished: { state?: string }): void {
+/**
+ * Current details (markdown, no history event) and, when `upsert` says so, the coarse `LifecycleState` search
+ * attribute, upserted only when it changes (each upsert is a history event and a visibility write).
+ */
+function publishState(view: LifecycleStateView, lastPublished: { state?: string }, upsert: boolean): void {
   const rows = view.resources.map((r) => `| ${r.kind} | \`${r.id}\` | ${r.state} |`);
   setCurrentDetails(
     [
@@ -137,7 +140,7 @@ function publishState(view: LifecycleStateView, lastPublished: { state?: string 
       .filter(Boolean)
       .join('\n\n'),
   );
-  if (lastPublished.state !== view.state) {
+  if (upsert && lastPublished.state !== view.state) {
     upsertSearchAttributes([{ key: LifecycleState, value: view.state }]);
     lastPublished.state = view.state;
   }
@@ -153,6 +156,12 @@ function publishUid(uid: string | undefined): void {
   if (!uid || workflowInfo().typedSearchAttributes.get(K8sUID) === uid) return;
   if (patched('k8s-uid-per-incarnation')) upsertSearchAttributes([{ key: K8sUID, value: uid }]);
 }
+
+/**
+ * The patch behind every change that made a lifecycle's history shorter (issue 12): one marker per workflow, however
+ * many places ask. Workflows recorded before it replay the longer way.
+ */
+export const LEAN_HISTORY_PATCH = 'lean-history';
 
 const HISTORY_BOUND = 2_000;
 
@@ -195,13 +204,17 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
     setup?: (interpreter: Interpreter<TContext, TEvent, TParams>) => void;
     /** A lasting condition worth showing as the last error when there is none, e.g. what it waits for. */
     condition?: (context: TContext) => LifecycleError | undefined;
+    /** Actions that call a backend through the server (regular activities, maybe retried for minutes): the state is published before they run. */
+    slowActions?: readonly (keyof TParams & string)[];
   },
 ): Promise<void> {
   // What the machine starts from, and what every next run (continue-as-new) is given again.
   const settings = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };
+  const lean = patched(LEAN_HISTORY_PATCH);
   const interpreter = new Interpreter<TContext, TEvent, TParams>(
     machine,
     input.persisted ? { persisted: migrate(input.persisted) } : { input: settings },
+    { keepPeriodicTimers: lean },
   );
   const view = (): LifecycleStateView => {
     const c = interpreter.context;
@@ -214,9 +227,15 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
   if (input.persisted) send({ type: 'resumed' });
   if (input.observation) send({ type: 'observed', observation: input.observation });
 
+  // LifecycleState is upserted where it is seen: where the machine rests, and before a slow backend call (not at every
+  // step of a workflow task, which costs an event each and shows nobody anything). Histories recorded before it
+  // upserted at every step.
   const published: { state?: string } = {};
   await interpreter.run(options.executors, {
-    onSnapshot: () => publishState(view(), published),
+    onSnapshot: (_, settled) => publishState(view(), published, settled || !lean),
+    beforeAction: (type) => {
+      if (lean && (options.slowActions as readonly string[] | undefined)?.includes(type)) publishState(view(), published, true);
+    },
     shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
   });
   const next: LifecycleInput<TContext, TTimings> | undefined = !interpreter.done

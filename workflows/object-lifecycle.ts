@@ -1,11 +1,11 @@
 import { getExternalWorkflowHandle, patched } from '@temporalio/workflow';
 import { kubernetes } from './activities';
+import { applyObjectSteps, type ApplyObjectCalls } from './apply-object';
 import type { Unstamped } from './interpreter';
-import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
+import { forwardSignal, LEAN_HISTORY_PATCH, runLifecycle, type LifecycleInput } from './lifecycle';
 import { dependencyChangedSchema, dependencyChangedSignal, refreshSignal, type DependencyChanged } from './messages';
 import { objectLifecycleMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
 import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
-import { dependencyOf, translateWithDependency } from './translation/dependency';
 import type { TranslationNote } from './translation/errors';
 import { observedObjectProjection } from './translation/types';
 import { Reason, REFERRERS_FINALIZER } from './vocabulary';
@@ -26,7 +26,9 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
     executors: {
       apply,
       notifyReferrers: async ({ ref, uid }) => {
-        await notifyReferrers(ref, uid);
+        // Only Nodes and Services are depended on; a Pod's or Endpoints' list is always empty (histories recorded
+        // before this read it anyway).
+        if (isDependencyKind(ref.kind) || !patched(LEAN_HISTORY_PATCH)) await notifyReferrers(ref, uid);
         return { type: 'referrersNotified' };
       },
       finalize: async ({ ref, uid, dependency, giveUp }) => {
@@ -56,48 +58,41 @@ async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
   );
 }
 
-/** Translate (pure, here in the workflow) once the dependency is there and pushed, then write the Translations. */
+/**
+ * Translate once the dependency is there and pushed, then write the Translations: in one local activity, or (histories
+ * recorded before it) one local activity per step.
+ */
 async function apply({ ref, uid, projection, tenant, previousDependency, previousDependencyUid, toldNotes = [] }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
-  const dependency = dependencyOf(projection);
-  let dependencyProjection: unknown;
-  let dependencyUid: string | undefined;
-  if (dependency) {
-    const read = await kubernetes.readObject.executeWithOptions({ summary: `read ${describeRef(dependency)}, which ${describeRef(ref)} depends on` }, [{ ref: dependency }]);
-    if (!read.found || read.deleting) return { type: 'mustWait', reason: `${describeRef(dependency)} does not exist (yet)` };
-    dependencyProjection = { ...read.object, kind: dependency.kind };
-    dependencyUid = read.uid;
-  }
-  const translated = translateWithDependency(projection, dependencyProjection, tenant);
-  if (translated.outcome === 'wait') return { type: 'mustWait', reason: translated.reason };
-  if (translated.outcome === 'invalid') return { type: 'invalid', error: translated.error };
-  if (translated.dependencyTranslations.length > 0) {
-    const { ready, notReady } = await kubernetes.translationsReady.executeWithOptions(
-      { summary: `are the ${translated.dependencyTranslations.length} Translations of ${describeRef(dependency!)} pushed?` },
-      [{ translations: translated.dependencyTranslations }],
-    );
-    if (!ready) return { type: 'mustWait', reason: `waiting for ${describeRef(dependency!)}'s Translations to be pushed: ${notReady.join(', ')}` };
-  }
-  const { kind, metadata } = translated.projection;
-  const owner = { kind, ...('namespace' in metadata ? { namespace: metadata.namespace } : {}), name: metadata.name, uid };
-  const result = await kubernetes.applyTranslations.executeWithOptions({ summary: `apply ${translated.translations.length} Translations of ${describeRef(ref)}, delete stale ones` }, [{ owner, translations: translated.translations }]);
-  if (dependency) await kubernetes.addReferrer.executeWithOptions({ summary: `add ${describeRef(ref)} to the referrers of ${describeRef(dependency)}` }, [{ dependency, referrer: ref }]);
-  if (previousDependency && previousDependency.name !== dependency?.name) {
-    await kubernetes.removeReferrer.executeWithOptions({ summary: `remove ${describeRef(ref)} from the referrers of ${describeRef(previousDependency)}` }, [{ dependency: previousDependency, referrer: ref }]);
-  }
+  const input = { ref, uid, projection, ...(tenant ? { tenant } : {}), ...(previousDependency ? { previousDependency } : {}) };
+  const result = patched(LEAN_HISTORY_PATCH)
+    ? await kubernetes.applyObject.executeWithOptions({ summary: `translate ${describeRef(ref)}, apply its Translations, register it on what it depends on` }, [input])
+    : await applyObjectSteps(stepByStep(ref), input);
+  if (result.outcome === 'wait') return { type: 'mustWait', reason: result.reason };
+  if (result.outcome === 'invalid') return { type: 'invalid', error: result.error };
+  const { applied, terminating, dependency, dependencyUid } = result;
   // A Translation of the previous incarnation (same name) is still being finalized: apply again once it is gone.
-  if (result.terminating.length > 0) return { type: 'mustWait', reason: `Translations of a previous incarnation are being finalized: ${result.terminating.join(', ')}` };
+  if (terminating.length > 0) return { type: 'mustWait', reason: `Translations of a previous incarnation are being finalized: ${terminating.join(', ')}` };
   // A re-created dependency (a Node's bridge made again) took our backend resources with it, while our Translations
   // did not change: ask their pushers to repair (a refresh, recorded in their workflows as asked by Steward).
   if (dependency && previousDependencyUid && dependencyUid !== previousDependencyUid) {
     const request = { requestedBy: 'steward', reason: `${describeRef(dependency)} was re-created (uid ${dependencyUid ?? '?'})` };
-    await Promise.all(result.applied.map((key) => {
+    await Promise.all(applied.map((key) => {
       const [namespace = '', name = ''] = key.split('/');
       return getExternalWorkflowHandle(workflowId({ kind: 'Translation', namespace, name })).signal(refreshSignal, request).catch(() => undefined);
     }));
   }
-  const told = await tellNotes(ref, translated.notes, toldNotes);
-  return { type: 'applied', translations: result.applied, ...(dependency ? { dependency } : {}), ...(dependencyUid ? { dependencyUid } : {}), ...(told.length ? { toldNotes: told } : {}) };
+  const told = await tellNotes(ref, result.notes, toldNotes);
+  return { type: 'applied', translations: applied, ...(dependency ? { dependency } : {}), ...(dependencyUid ? { dependencyUid } : {}), ...(told.length ? { toldNotes: told } : {}) };
 }
+
+/** The apply's steps as one local activity each, as histories recorded before `applyObject` have them. */
+const stepByStep = (ref: ObjectRef): ApplyObjectCalls => ({
+  readObject: (input) => kubernetes.readObject.executeWithOptions({ summary: `read ${describeRef(input.ref)}, which ${describeRef(ref)} depends on` }, [input]),
+  translationsReady: (input) => kubernetes.translationsReady.executeWithOptions({ summary: `are the ${input.translations.length} Translations of what ${describeRef(ref)} depends on pushed?` }, [input]),
+  applyTranslations: (input) => kubernetes.applyTranslations.executeWithOptions({ summary: `apply ${input.translations.length} Translations of ${describeRef(ref)}, delete stale ones` }, [input]),
+  addReferrer: (input) => kubernetes.addReferrer.executeWithOptions({ summary: `add ${describeRef(ref)} to the referrers of ${describeRef(input.dependency)}` }, [input]),
+  removeReferrer: (input) => kubernetes.removeReferrer.executeWithOptions({ summary: `remove ${describeRef(ref)} from the referrers of ${describeRef(input.dependency)}` }, [input]),
+});
 
 /**
  * What the translation left out (a dual-stack Node's IPv6 addresses) is told in a Normal Event on the object, once

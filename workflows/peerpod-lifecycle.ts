@@ -16,6 +16,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
   await runLifecycle<PeerPodContext, PeerPodEvent, PeerPodTimings, PeerPodActionParams>(peerPodLifecycleMachine, input, {
     projection: peerPodProjection,
     resources,
+    slowActions: ['createVm', 'observeVm', 'deleteVm'],
     executors: {
       createVm: async ({ name, podUid, namespace, podName }) => {
         // Beside cloud-api-adaptor the Pod's VM may be made already: its PeerPod says so. (Histories recorded before

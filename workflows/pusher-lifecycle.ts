@@ -22,6 +22,7 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
       // A large Translation's record is its status: the view says how many and where.
       ...(c.recordInStatus ? [{ kind: 'Translation', id: `${c.pushedCount ?? 0} resources, listed in status.childResources`, state: 'synced' }] : []),
     ],
+    slowActions: ['push', 'deleteBackend'],
     setup: (interpreter) => forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({ type: 'backendChanged' as const, notice })),
     executors: {
       push: async (p) => ({

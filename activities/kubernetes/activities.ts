@@ -1,6 +1,7 @@
 // The Kubernetes activities (STYLE habit 3): one factory over the kubeconfig, plain async functions taking one
 // typed input and returning plain JSON. Failures are typed ApplicationFailures (errors.ts).
 import * as k8s from '@kubernetes/client-node';
+import { applyObjectSteps, type ApplyObjectInput, type ApplyObjectResult } from '../../workflows/apply-object';
 import type { ObjectRef } from '../../workflows/naming';
 import { createEventRecorder, type EventInput } from './events';
 import { createInventoryActivities } from './inventory';
@@ -124,10 +125,18 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
     return { ready: notReady.length === 0, notReady };
   }
 
+  const translationActivities = createTranslationActivities(objects, fieldManager, clock, recordEvent);
+  const referrers = createReferrerActivities(objects);
+
+  /** An object's whole apply (workflows/apply-object.ts) in one call: one marker in its workflow's history. */
+  const applyObject = (input: ApplyObjectInput): Promise<ApplyObjectResult> =>
+    applyObjectSteps({ readObject, translationsReady, applyTranslations: translationActivities.applyTranslations, ...referrers }, input);
+
   return {
-    ...createTranslationActivities(objects, fieldManager, clock, recordEvent),
+    ...translationActivities,
     translationsReady,
-    ...createReferrerActivities(objects),
+    applyObject,
+    ...referrers,
     ...createInventoryActivities(objects),
     ...createPeerPodActivities(objects, fieldManager, recordEvent),
     readObject,

@@ -49,6 +49,8 @@ export interface HarnessOptions {
   keepEmulator?: boolean;
   /** The starter's re-list period (which restarts a workflow terminated by hand); its default when absent. */
   resyncMs?: number;
+  /** The starter's coalescing window: 50 ms (tests react fast) unless given, e.g. the deployed default in the bench. */
+  debounceMs?: number;
   /** How long the global Translations may take to be Ready (longer when many objects start at once). */
   globalsTimeoutMs?: number;
   log?: Logger;
@@ -80,7 +82,7 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
   const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = new k8s.KubeConfig();
@@ -108,7 +110,7 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
     { log },
   );
   await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [tenant ? { tenant } : {}], workflowIdConflictPolicy: 'USE_EXISTING' });
-  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), ...(resyncMs ? { resyncMs } : {}), debounceMs: 50, logger: log });
+  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), ...(resyncMs ? { resyncMs } : {}), debounceMs, logger: log });
   const harness: ObjectsHarness = {
     info,
     core,

@@ -96,13 +96,16 @@ export const pausedTransitions = {
  * The timers every lifecycle rests on, each named for what it waits for (the name is its summary in the Temporal
  * UI): started on a state's entry, cancelled on its exit.
  */
-const stateTimer = <TTimings>(id: string, delayMs: (timings: TTimings) => number, event: { type: string }, jitter?: number) =>
+const stateTimer = <TTimings>(id: string, delayMs: (timings: TTimings) => number, event: { type: string }, shape: { jitter?: number; periodic?: boolean } = {}) =>
   ({
-    start: { type: 'startTimer', params: ({ context }: { context: { timings: TTimings } }) => ({ id, delayMs: delayMs(context.timings), event, ...(jitter ? { jitter } : {}) }) },
+    start: { type: 'startTimer', params: ({ context }: { context: { timings: TTimings } }) => ({ id, delayMs: delayMs(context.timings), event, ...shape }) },
     cancel: { type: 'cancelTimer', params: { id } },
   }) as const;
-/** Level-based repair: a settled lifecycle re-observes its backend now and then, jittered so many objects spread out. */
-export const driftCheckTimer = stateTimer('driftCheck', (t: { driftCheckMs: number }) => t.driftCheckMs, { type: 'driftCheck' }, 0.2);
+/**
+ * Level-based repair: a settled lifecycle re-observes its backend now and then, jittered so many objects spread out.
+ * Periodic: coming back to a settled state keeps the running timer's deadline instead of cancelling and starting one.
+ */
+export const driftCheckTimer = stateTimer('driftCheck', (t: { driftCheckMs: number }) => t.driftCheckMs, { type: 'driftCheck' }, { jitter: 0.2, periodic: true });
 /** A stuck lifecycle retries its failed step slowly until it succeeds or an operator acts. */
 export const stuckRetryTimer = stateTimer('stuckRetry', (t: { stuckRetryMs: number }) => t.stuckRetryMs, { type: 'retry' });
 /** An object waiting for its dependency looks again. */

@@ -78,3 +78,37 @@ export async function interpreterToy(input: { fail: boolean; stopAfterWork?: boo
   if (!interpreter.done && !input.stopAfterWork) throw ApplicationFailure.nonRetryable('stopped without a reason');
   return { value: String(interpreter.snapshot.value), log: interpreter.context.log, ...(interpreter.done ? {} : { persisted: interpreter.persisted(1) }) };
 }
+
+/**
+ * A periodic timer across states: `resting` starts it on entry and cancels it on exit, `go` moves between `resting`
+ * and `away`. With `keep`, leaving only disarms it and coming back re-arms the running one.
+ */
+type PeriodicEvent = { type: 'go'; at: string } | { type: 'check'; at: string };
+
+const periodicMachine = setup({
+  types: { context: {} as { log: string[] }, events: {} as PeriodicEvent },
+  actions: {
+    startTimer: (_, _params: { id: string; delayMs: number; event: { type: string }; periodic: boolean }) => {},
+    cancelTimer: (_, _params: { id: string }) => {},
+    note: assign(({ context, event }) => ({ log: [...context.log, event.type] })),
+  },
+}).createMachine({
+  context: { log: [] },
+  initial: 'resting',
+  states: {
+    resting: {
+      entry: { type: 'startTimer', params: { id: 'check', delayMs: 1_500, event: { type: 'check' }, periodic: true } },
+      exit: { type: 'cancelTimer', params: { id: 'check' } },
+      on: { go: { target: 'away', actions: 'note' }, check: { target: 'checked', actions: 'note' } },
+    },
+    away: { on: { go: { target: 'resting', actions: 'note' }, check: { actions: 'note' } } },
+    checked: { type: 'final' },
+  },
+});
+
+export async function periodicTimerToy(input: { keep: boolean }): Promise<string[]> {
+  const interpreter = new Interpreter<{ log: string[] }, PeriodicEvent, object>(periodicMachine, { input: {} }, { keepPeriodicTimers: input.keep });
+  setHandler(goSignal, () => interpreter.send({ type: 'go' }));
+  await interpreter.run({});
+  return interpreter.context.log;
+}
