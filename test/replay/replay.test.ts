@@ -20,6 +20,14 @@ const cases: Record<string, string> = {
   'peerpod-libvirt-failure-path': "a PeerPod of cloud-api-adaptor tracked, deleted by the garbage collector: its VM deleted from its fields, released",
   'peerpod-aws-failure-path': 'the same on EC2',
   'peerpod-stuck-cleanup-retry': 'libvirt unreachable at deletion: stuck after the bounded retries, then cleanup retry, VM deleted, PeerPod released',
+  // The same lives recorded after the lean-history patch (LifecycleState where the machine rests, one applyObject, kept drift timers).
+  'lean-deleted': 'deleted, with the lean-history patch',
+  'lean-stuck-retry': 'stuck-retry, with the lean-history patch',
+  'lean-stuck-orphan': 'stuck-orphan, with the lean-history patch',
+  'lean-pod-deleted': 'pod-deleted, with the lean-history patch (the apply in one applyObject local activity)',
+  'lean-node-ready': 'node-ready, with the lean-history patch (its drift timer kept across re-applies)',
+  'lean-peerpod-libvirt-pod-deleted': 'peerpod-libvirt-pod-deleted, with the lean-history patch',
+  'lean-peerpod-stuck-cleanup-retry': 'peerpod-stuck-cleanup-retry, with the lean-history patch',
 };
 
 let bundle: WorkflowBundleWithSourceMap;
