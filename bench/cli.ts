@@ -23,6 +23,8 @@ export interface Sizes {
   nodes: number;
   rate: number;
   duration: number;
+  /** The worker's sticky cache (burst, churn); its default when absent. */
+  cache?: number;
 }
 
 export const DEFAULT_SIZES: Record<ScenarioName, Partial<Sizes>> = {
@@ -41,9 +43,9 @@ export function runScenario(info: StackInfo, name: ScenarioName, sizes: Partial<
   const s = { ...DEFAULT_SIZES[name], ...sizes } as Sizes;
   switch (name) {
     case 'burst':
-      return runObjectsScenario(info, burst(s));
+      return runObjectsScenario(info, burst(s), { maxCachedWorkflows: s.cache });
     case 'churn':
-      return runObjectsScenario(info, churn(s));
+      return runObjectsScenario(info, churn(s), { maxCachedWorkflows: s.cache });
     case 'peerpods':
       return peerPods(info, s);
   }
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
     .option('--nodes <m>', 'Nodes', whole)
     .option('--rate <r>', 'churn: changes per second', whole)
     .option('--duration <s>', 'churn: seconds of churn', whole)
+    .option('--cache <n>', "burst, churn: the worker's sticky cache in workflows (STEWARD_MAX_CACHED_WORKFLOWS; default 200)", whole)
     .option('--smoke', 'every scenario (or the one named) at 20 Pods for a few seconds; results to the temporary directory')
     .option('--stack <stack.json>', "a running stack's stack.json (else the bench starts its own)")
     .option('--out <dir>', 'where the .md and .svg results go', join(__dirname, 'results'))
@@ -73,7 +76,7 @@ async function main(): Promise<void> {
   if (scenario !== undefined && !(SCENARIOS as readonly string[]).includes(scenario)) program.error(`unknown scenario ${scenario}; one of ${SCENARIOS.join(', ')}`);
   const names: ScenarioName[] = scenario ? [scenario as ScenarioName] : opts.smoke ? [...SCENARIOS] : ['burst', 'peerpods'];
   const out = opts.smoke && opts.out === join(__dirname, 'results') ? join(tmpdir(), 'steward-bench-smoke') : opts.out;
-  const flags = Object.fromEntries((['pods', 'nodes', 'rate', 'duration'] as const).flatMap((k) => (opts[k] === undefined ? [] : [[k, opts[k]]])));
+  const flags = Object.fromEntries((['pods', 'nodes', 'rate', 'duration', 'cache'] as const).flatMap((k) => (opts[k] === undefined ? [] : [[k, opts[k]]])));
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
 
   const { info, stop } = await benchStack('steward-bench', opts.stack);

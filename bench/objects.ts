@@ -7,7 +7,9 @@ import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import type { StackInfo } from '../deploy/local';
+import { loadKubeConfig } from '../activities/kubernetes/kubeconfig';
 import { starterSettings } from '../starter/config';
+import { workerSettings } from '../worker/config';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
 import type { MidonetClient } from '../activities/midonet';
 import { createNode, emulatorIds, expectedIds, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/support/objects-harness';
@@ -293,10 +295,12 @@ const directSide = (kubeConfig: k8s.KubeConfig, midonet: MidonetClient) => ({ na
 };
 
 /** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
-export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario): Promise<Report> {
+/** `maxCachedWorkflows`: the worker's sticky cache; the worker's default when absent. */
+export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario, { maxCachedWorkflows }: { maxCachedWorkflows?: number } = {}): Promise<Report> {
   const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
+  const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
   // The starter as deployed: its default coalescing window.
-  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default) });
+  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default), maxCachedWorkflows: cache });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
     steward = await runPhase('steward', h, info, scenario, stewardSide(h));
@@ -304,13 +308,12 @@ export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScena
     // Steward stops before the direct side starts: its starter watches every namespace.
     await h.stop();
   }
-  const kubeConfig = new k8s.KubeConfig();
-  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
-  const direct = await runPhase('direct', h, info, scenario, directSide(kubeConfig, h.midonet));
-  return objectsReport(scenario, steward, direct);
+  // Pooled as the worker's: both sides make their Kubernetes calls over kept connections.
+  const direct = await runPhase('direct', h, info, scenario, directSide(loadKubeConfig(info.kubernetes.kubeconfig)!, h.midonet));
+  return objectsReport(scenario, steward, direct, cache);
 }
 
-function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult; costs: PhaseCosts }, direct: { result: PhaseResult; costs: PhaseCosts }): Report {
+function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult; costs: PhaseCosts }, direct: { result: PhaseResult; costs: PhaseCosts }, cache: number): Report {
   const { count, unit } = steward.result.per;
   const per = (value: number | undefined, side: { result: PhaseResult }) => (value === undefined ? undefined : value / side.result.per.count);
   const both = (metric: string, of: (side: { result: PhaseResult; costs: PhaseCosts }) => number | undefined, digits?: number): Row => ({
@@ -338,7 +341,7 @@ function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult
       both('Temporal server CPU s', (s) => s.costs.usage.temporalCpuSeconds),
     ],
     notes: [
-      `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first; converged = the emulator holds exactly what the model says and every Translation is Ready.`,
+      `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first (its worker caching ${cache} workflows); converged = the emulator holds exactly what the model says and every Translation is Ready.`,
       'worker process = this process: Steward\'s worker and starter, or the direct reconciler, plus the bench\'s driver; activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.',
       'RSS: one process runs both sides, Steward first, so the direct side starts with what Steward\'s phase left in the heap; compare the growth.',
       `Steward's history events per ${unit} by workflow: ${[...(steward.costs.events ?? new Map<string, number>())].filter(([, n]) => n > 0).map(([group, n]) => `${group} ${(n / count).toFixed(1)}`).join(', ')}.`,

@@ -1,6 +1,6 @@
-import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { loadKubeConfig } from '../activities/kubernetes/kubeconfig';
 import { connectClient } from '../worker/connection';
 import { GLOBAL_MIDONET_WORKFLOW_ID } from '../workflows/naming';
 import type { StarterConfig } from './config';
@@ -31,10 +31,8 @@ export interface RunningStarter {
 }
 
 export async function runStarter(config: StarterConfig, log: Logger): Promise<RunningStarter> {
-  const kubeConfig = new k8s.KubeConfig();
-  if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
-  else kubeConfig.loadFromDefault();
-  if (!kubeConfig.getCurrentCluster()) throw new Error('no Kubernetes cluster: give --kubeconfig / KUBECONFIG, or run the starter in a cluster');
+  const kubeConfig = loadKubeConfig(config.kubeconfig);
+  if (!kubeConfig) throw new Error('no Kubernetes cluster: give --kubeconfig / KUBECONFIG, or run the starter in a cluster');
   const client = await connectClient(config.temporal);
   const { taskQueue } = config.temporal;
   try {

@@ -17,6 +17,7 @@ import { createTranslationIndex, provenanceOf } from '../activities/kubernetes/t
 import { createTranslationRecords } from '../activities/kubernetes/translation-record';
 import { createEventRecorder } from '../activities/kubernetes/events';
 import { createObjects } from '../activities/kubernetes/objects';
+import { loadKubeConfig } from '../activities/kubernetes/kubeconfig';
 import { createSource, informerFactory, kubernetesListWatch } from '../starter/controller/source';
 import { backendChangedSignal, type BackendChanged } from '../workflows/messages';
 import type { ObjectRef } from '../workflows/naming';
@@ -61,14 +62,6 @@ export interface RunningWorker {
 
 // The SDK puts errors under `error`; without a serializer an Error logs as {}.
 export const createLogger = (level: LogLevel) => pino({ level, serializers: { error: pino.stdSerializers.err } });
-
-/** The kubeconfig given, else the default places (~/.kube/config, then the in-cluster service account); none: undefined. */
-function kubeConfigFrom(path: string | undefined): k8s.KubeConfig | undefined {
-  const kubeConfig = new k8s.KubeConfig();
-  if (path) kubeConfig.loadFromFile(path);
-  else kubeConfig.loadFromDefault();
-  return kubeConfig.getCurrentCluster() ? kubeConfig : undefined;
-}
 
 /** The Translation of a pusher workflow id, `translation/<namespace>/<name>`. */
 function translationRef(workflowId: string): ObjectRef {
@@ -126,7 +119,7 @@ function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logg
 
 function activitiesFromConfig(config: WorkerConfig, log: Logger, temporal: Client): { groups: ActivityGroups; stop(): Promise<void> } {
   const groups: ActivityGroups = {};
-  const kubeConfig = kubeConfigFrom(config.kubeconfig);
+  const kubeConfig = loadKubeConfig(config.kubeconfig);
   const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, log) : undefined;
   if (config.midonet) {
     const client = createMidonetClient(config.midonet);

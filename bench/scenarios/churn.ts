@@ -6,23 +6,13 @@
 // seeded generator, so both sides get the same one.
 import * as k8s from '@kubernetes/client-node';
 import { deletePod } from '../../test/support/objects-harness';
+import { prng } from '../../deploy/local/midonet/faults';
 import { sleep } from '../../deploy/local/process';
 import { emulatorState, projected, type ObjectsScenario, type PhaseResult } from '../objects';
 import { inParallel } from '../support';
 import { createWebService, podAt, writeEndpoints, writePod } from './burst';
 
 const POLL_MS = 100;
-
-/** mulberry32: a small seeded generator, the same sequence on both sides. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
 const macOf = (ip: string) => `0a:58:${ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join(':')}`;
@@ -39,7 +29,8 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
     title: `churn: ${rate} changes/s for ${duration} s over ${pods} Pods on ${nodes} Nodes (create, delete, annotate Pods; rewrite Endpoints): Kubernetes write → MidoNet state`,
     nodes,
     async run(ctx): Promise<PhaseResult> {
-      const random = seeded(12);
+      // Seeded (the emulator's mulberry32): both sides get the same sequence.
+      const random = prng(12);
       const live: string[] = [];
       let next = 0;
       const newPod = () => podAt(ctx, `c-${String(next).padStart(5, '0')}`, next++);

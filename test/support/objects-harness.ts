@@ -10,6 +10,7 @@ import pino, { type Logger } from 'pino';
 import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
 import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
+import { loadKubeConfig } from '../../activities/kubernetes/kubeconfig';
 import { startTestStarter, terminateRunning, waitFor as waitUntilValue } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
@@ -51,6 +52,8 @@ export interface HarnessOptions {
   resyncMs?: number;
   /** The starter's coalescing window: 50 ms (tests react fast) unless given, e.g. the deployed default in the bench. */
   debounceMs?: number;
+  /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
+  maxCachedWorkflows?: number;
   /** How long the global Translations may take to be Ready (longer when many objects start at once). */
   globalsTimeoutMs?: number;
   log?: Logger;
@@ -82,11 +85,10 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, maxCachedWorkflows, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
   const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
-  const kubeConfig = new k8s.KubeConfig();
-  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  const kubeConfig = loadKubeConfig(info.kubernetes.kubeconfig)!;
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
   const connection = await Connection.connect({ address: info.temporal.address });
@@ -103,6 +105,7 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
         httpHost: '127.0.0.1',
         httpPort: '0',
         logLevel: 'error',
+        ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}),
       },
       // Secrets have no flag.
       { MIDONET_PASSWORD: MIDONET_USER.password },
