@@ -208,8 +208,11 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
   const model = new Model(TENANT);
   const sideRunner = await runner({ namespace, nodePrefix });
 
-  // Generous (2 minutes and a second per object), yet a side that never converges fails the run in bounded time.
-  const converged = async (what: string, timeoutMs = 120_000 + 1_000 * model.objects.size) => {
+  // Generous (2 minutes and a second per object, counting those just deleted), yet a side that never converges fails
+  // the run in bounded time.
+  let objectsBefore = 0;
+  const converged = async (what: string, timeoutMs = 120_000 + 1_000 * Math.max(model.objects.size, objectsBefore)) => {
+    objectsBefore = model.objects.size;
     model.checkpoint();
     const { present, absent } = model.expectation();
     const wanted = model.live().filter((t) => t.namespace === namespace).length;
