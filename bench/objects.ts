@@ -136,6 +136,8 @@ export interface PhaseResult {
   /** What costs are divided by: the Pods of a burst, the changes of a churn. */
   per: { count: number; unit: string };
   notes?: string[];
+  /** False when the side was left behind (a churn's backlog); a scenario that waits for convergence throws instead. */
+  converged?: boolean;
 }
 
 export interface ObjectsScenario {
@@ -331,7 +333,7 @@ function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult
     scenario: scenario.name,
     title: scenario.title,
     baseline: 'direct',
-    converged: { steward: true, baseline: true },
+    converged: { steward: steward.result.converged ?? true, baseline: direct.result.converged ?? true },
     rows: [
       ...timings,
       both(`history events per ${unit} (all workflows)`, (s) => per(s.costs.events && sumValues(s.costs.events.values()), s)),

@@ -138,6 +138,7 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
           ['last write → all converged (s)', (result.end - result.written) / 1000],
         ],
         per: { count: total, unit: 'change' },
+        converged: result.backlog === 0,
         notes: [
           `latencies read every ${POLL_MS} ms from the emulator; ${total - sorted.length} changes made nothing to wait for.`,
           ...(result.backlog ? [`saturated: ${result.backlog} changes had not landed ${BACKLOG_WAIT_MS / 60_000} min after the last write; they count with the time they waited, so the latencies are lower bounds.`] : []),
