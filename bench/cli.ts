@@ -77,7 +77,8 @@ async function main(): Promise<void> {
   const names: ScenarioName[] = scenario ? [scenario as ScenarioName] : opts.smoke ? [...SCENARIOS] : ['burst', 'peerpods'];
   const out = opts.smoke && opts.out === join(__dirname, 'results') ? join(tmpdir(), 'steward-bench-smoke') : opts.out;
   const flags = Object.fromEntries((['pods', 'nodes', 'rate', 'duration', 'cache'] as const).flatMap((k) => (opts[k] === undefined ? [] : [[k, opts[k]]])));
-  const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+  const args = process.argv.slice(2).join(' ');
+  const command = args ? `npm run bench -- ${args}` : 'npm run bench';
 
   const { info, stop } = await benchStack('steward-bench', opts.stack);
   try {
