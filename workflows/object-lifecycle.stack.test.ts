@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { startInProcessWorker, type InProcessWorker } from '../test/support';
+import { applyObjectSteps, type ApplyObjectInput } from './apply-object';
 import { observedSignal, stateQuery, type Observation } from './messages';
 import type { ObjectRef } from './naming';
 import type { NodeProjection } from './translation/types';
@@ -18,14 +19,17 @@ describe('a Node with IPv6 addresses', () => {
   let applies = 0;
 
   beforeAll(async () => {
+    const applyTranslations = ({ translations }: { translations: { namespace: string; name: string }[] }) => {
+      applies += 1;
+      return Promise.resolve({ applied: translations.map((t) => `${t.namespace}/${t.name}`), deleted: [], terminating: [] });
+    };
+    const unused = () => Promise.reject(new Error('a Node depends on nothing'));
     worker = await startInProcessWorker({
       taskQueue,
       workflowsPath: require.resolve('./index'),
       activities: {
-        applyTranslations: ({ translations }: { translations: { namespace: string; name: string }[] }) => {
-          applies += 1;
-          return Promise.resolve({ applied: translations.map((t) => `${t.namespace}/${t.name}`), deleted: [], terminating: [] });
-        },
+        // The apply's real steps (one local activity), with the Translations' write faked.
+        applyObject: (input: ApplyObjectInput) => applyObjectSteps({ applyTranslations, readObject: unused, translationsReady: unused, addReferrer: unused, removeReferrer: unused }, input),
         listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
         recordObjectEvent: (event: (typeof events)[number]) => {
           events.push(event);
