@@ -299,8 +299,10 @@ const directSide = (kubeConfig: k8s.KubeConfig, midonet: MidonetClient) => ({ na
   });
 };
 
-/** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
-/** `maxCachedWorkflows`: the worker's sticky cache; the worker's default when absent. */
+/**
+ * Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio.
+ * `maxCachedWorkflows`: the worker's sticky cache; the worker's default when absent.
+ */
 export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario, { maxCachedWorkflows }: { maxCachedWorkflows?: number } = {}): Promise<Report> {
   const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
   const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
