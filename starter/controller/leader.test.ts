@@ -71,14 +71,43 @@ describe('leader election', () => {
     // Issue 10, defect 0: a renewal slowed past the deadline made isLeader() false for a while without onChange, so
     // the starter dropped what it saw meanwhile and, when the late renewal succeeded, never re-sent it.
     const { api } = leaseStore();
-    const changes: boolean[] = [];
-    const a = createLeaderElector({ api, identity: 'a', lease, logger: silentLogger, now, onChange: (leading) => changes.push(leading) });
+    const changes: [boolean, boolean][] = [];
+    const a = createLeaderElector({ api, identity: 'a', lease, logger: silentLogger, now, onChange: (...change) => changes.push(change) });
     await a.tick();
     clock += 10_000;
     expect(a.isLeader()).toBe(false);
     await a.tick();
     expect(a.isLeader()).toBe(true);
-    expect(changes).toEqual([true, false, true]);
+    // The Lease stayed a's throughout: the regained term continues the first (nobody else can have sent).
+    expect(changes).toEqual([
+      [true, false],
+      [false, false],
+      [true, true],
+    ]);
+  });
+
+  it('a Lease regained after another candidate held it is a new term, not a continued one', async () => {
+    const { api, state } = leaseStore();
+    const changes: [boolean, boolean][] = [];
+    const a = createLeaderElector({ api, identity: 'a', lease, logger: silentLogger, now, onChange: (...change) => changes.push(change) });
+    const b = elector(api, 'b');
+    await a.tick();
+    await b.tick();
+    state.down = true;
+    clock += 10_000;
+    await a.tick();
+    state.down = false;
+    clock += 5_000;
+    await b.tick();
+    expect(b.isLeader()).toBe(true);
+    await b.stop();
+    await a.tick();
+    expect(a.isLeader()).toBe(true);
+    expect(changes).toEqual([
+      [true, false],
+      [false, false],
+      [true, false],
+    ]);
   });
 
   it('rejects a renew period that is not below the lease duration', () => {

@@ -19,7 +19,11 @@ export interface LeaderElectorOptions {
   identity: string;
   lease?: LeaseOptions;
   logger: Logger;
-  onChange?: (leading: boolean) => void;
+  /**
+   * Both edges of leadership. On acquiring, `continued` says the Lease stayed ours the whole time it was not counted
+   * as led (a lapse): nobody else can have sent anything meanwhile.
+   */
+  onChange?: (leading: boolean, continued: boolean) => void;
   /** Milliseconds; tests move time by hand. */
   now?: () => number;
 }
@@ -61,7 +65,7 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
   /**
    * A lapse (no renewal within the deadline, e.g. a renewal slowed by a busy machine) is a loss of leadership even
    * when the next renewal succeeds: it is reported the moment anyone sees it, so `onChange` always hears both edges
-   * and the starter re-sends what it dropped meanwhile. (Checked only in passing, it dropped observations silently.)
+   * and the starter makes up for what it dropped meanwhile. (Checked only in passing, it dropped observations silently.)
    */
   const noticeLapse = () => {
     if (leading && now() - renewedAt >= renewDeadlineMs) setLeading(false, 'could not renew in time');
@@ -70,12 +74,12 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
     noticeLapse();
     return leading;
   };
-  const setLeading = (value: boolean, why: string, level: 'info' | 'warn' = 'warn') => {
+  const setLeading = (value: boolean, why: string, level: 'info' | 'warn' = 'warn', continued = false) => {
     if (value === leading) return;
     leading = value;
-    if (value) log.info('acquired leadership: sending signals');
+    if (value) log.info({ continued }, 'acquired leadership: sending signals');
     else log[level]({ why }, 'lost leadership: no signals until it is acquired again');
-    onChange?.(value);
+    onChange?.(value, value && continued);
   };
   const spec = (previous: k8s.V1LeaseSpec | undefined, at: number): k8s.V1LeaseSpec => {
     const renewing = previous?.holderIdentity === identity;
@@ -88,8 +92,11 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
     };
   };
 
-  /** True when we hold the Lease after this call, false when someone else does. Throws on API errors. */
-  async function acquireOrRenew(): Promise<boolean> {
+  /**
+   * `renewed` when we hold the Lease after this call and held it before, `acquired` when it was someone else's or
+   * nobody's, false when someone else holds it. Throws on API errors.
+   */
+  async function acquireOrRenew(): Promise<'renewed' | 'acquired' | false> {
     const at = now();
     let current: k8s.V1Lease;
     try {
@@ -98,7 +105,7 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
       if (statusOf(error) !== 404) throw error;
       try {
         await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: { ...spec(undefined, at), leaseTransitions: 0 } } });
-        return true;
+        return 'acquired';
       } catch (createError) {
         if (statusOf(createError) === 409) return false;
         throw createError;
@@ -111,7 +118,7 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
     if (holder && holder !== identity) log.info({ previousHolder: holder }, 'lease expired: taking over');
     try {
       await api.replaceNamespacedLease({ name, namespace, body: { ...current, spec: spec(current.spec, at) } });
-      return true;
+      return holder === identity ? 'renewed' : 'acquired';
     } catch (error) {
       if (statusOf(error) === 409) return false;
       throw error;
@@ -123,7 +130,7 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
     try {
       const held = await acquireOrRenew();
       if (held) renewedAt = startedAt;
-      setLeading(held, 'another starter holds the lease');
+      setLeading(held !== false, 'another starter holds the lease', 'warn', held === 'renewed');
     } catch (error) {
       log.warn({ err: error }, 'lease request failed');
     }

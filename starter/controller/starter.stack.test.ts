@@ -167,6 +167,33 @@ describe('starter controller on the embedded stack', () => {
     expect((await observed(`pod/${ns}/first`)).length).toBe(2);
   });
 
+  it('a Pod deleted while the starter did not lead is told gone as soon as it leads again, not at the next re-list', async () => {
+    // Found by the 5,000-Pod benchmark: renewals lapsed on a saturated machine, the deletions seen meanwhile were
+    // dropped, and regaining the Lease only re-sent the objects that still existed. The Pods' workflows waited for
+    // a re-list (10 minutes here) whose list of the running workflows then timed out.
+    const ns = await namespace(`starter-${suffix}-d`);
+    const leaseName = `steward-starter-${suffix}-d`;
+    const s = starter(ns, `lapsed-${suffix}`, leaseName);
+    await waitFor('leadership', () => s.stats().isLeader);
+    for (const name of ['kept', 'deleted']) await core.createNamespacedPod({ namespace: ns, body: podBody(name) });
+    for (const name of ['kept', 'deleted']) await signalCount(`pod/${ns}/${name}`, 1);
+
+    // Another candidate takes the Lease, as a starter elsewhere would, and then stops renewing it.
+    const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    const held = await coordination.readNamespacedLease({ name: leaseName, namespace: LEASE.namespace });
+    const taken = { ...held.spec, holderIdentity: `elsewhere-${suffix}`, leaseDurationSeconds: 8, renewTime: new k8s.V1MicroTime(Date.now()) };
+    await coordination.replaceNamespacedLease({ name: leaseName, namespace: LEASE.namespace, body: { ...held, spec: taken } });
+    await waitFor('the starter to stop leading', () => !s.stats().isLeader);
+    await core.deleteNamespacedPod({ name: 'deleted', namespace: ns, gracePeriodSeconds: 0 });
+    await waitFor('the starter to see the deletion', () => s.stats().known.Pod === 1);
+    expect(s.stats().isLeader).toBe(false);
+
+    await waitFor('the starter to lead again', () => s.stats().isLeader, 20_000);
+    await signalCount(`pod/${ns}/deleted`, 2);
+    expect((await observed(`pod/${ns}/deleted`)).map((o) => o.gone)).toEqual([false, true]);
+    expect(s.stats().repaired).toBe(1);
+  });
+
   it('a Lease left by a crashed holder is taken over once it has not changed for the lease duration, not before', async () => {
     const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
     const name = `steward-starter-${suffix}-c`;

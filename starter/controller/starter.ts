@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Observation } from '../../workflows/messages';
 import { TASK_QUEUE, workflowId } from '../../workflows/naming';
 import { PEERPOD_FINALIZER, REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
-import type { Backoff } from './backoff';
+import { backoffDelay, sleep, type Backoff } from './backoff';
 import { createHandler, type SignalClient } from './handler';
 import { defaultWorkflowTypes, WATCHED_KINDS, type WatchedKind } from './kinds';
 import { createLeaderElector, type LeaseOptions } from './leader';
@@ -87,8 +87,8 @@ const needsWorkflow = (obs: Observation) => !obs.gone && (!obs.deleting || obs.f
 
 /**
  * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
- * informers running; only the leader sends. Leadership changing hands resets the predicate and the new leader sends
- * every object it knows once, since it cannot know what the previous leader got out before it stopped.
+ * informers running; only the leader sends. A leader that acquires the Lease sends what it knows (see `onChange`) and
+ * at once checks the running workflows against it, since deletions it saw while not leading were dropped.
  */
 export function createStarter(options: StarterOptions): Starter {
   const { kubeConfig, temporalClient, namespace, identity, logger } = options;
@@ -96,6 +96,8 @@ export function createStarter(options: StarterOptions): Starter {
   const counters = { events: 0, signalsSent: 0, suppressed: 0, coalesced: 0, errors: 0, repaired: 0 };
   const callTimeoutMs = options.callTimeoutMs ?? 10_000;
   const lifetime = new AbortController();
+  /** Counts leadership changes: a catch-up belongs to the term it started in. */
+  let term = 0;
 
   const predicate = createChangePredicate();
   const elector = createLeaderElector({
@@ -103,10 +105,16 @@ export function createStarter(options: StarterOptions): Starter {
     identity,
     lease: options.lease,
     logger: log,
-    onChange(leading) {
-      predicate.reset();
+    onChange(leading, continued) {
       queue.clear();
-      if (leading) source.replay();
+      term++;
+      if (!leading) return;
+      // After a lapse of its own, what it delivered is still what the workflows have: it only sends what it dropped.
+      // After another starter's term it cannot know what that one got out, so it sends every object it knows once.
+      if (continued) predicate.forgetUnconfirmed();
+      else predicate.reset();
+      source.replay();
+      void catchUp(term);
     },
   });
   const handler = createHandler({
@@ -157,21 +165,39 @@ export function createStarter(options: StarterOptions): Starter {
   }
 
   /**
-   * Level-triggered repair, at every periodic re-list: what was let through but never delivered is let through again
-   * by the re-list, and an object whose delivery was confirmed but whose workflow is not running (terminated by hand,
-   * lost with its namespace) is sent again, which starts it anew. Visibility lags (Elasticsearch refreshes every
-   * second), so what it does not list as running is described before it is sent again.
+   * The running workflows and their search attributes. The list may be long (one workflow per object), so it is
+   * bounded by its progress, not its length: it ends when no entry came for three call deadlines.
    */
-  async function resync() {
-    predicate.forgetUnconfirmed();
-    if (!elector.isLeader()) return;
+  async function runningWorkflows(): Promise<Map<string, TypedSearchAttributes>> {
     const { workflow } = temporalClient;
-    const bounded = <R>(ms: number, call: () => Promise<R>) => workflow.withAbortSignal(AbortSignal.any([lifetime.signal, AbortSignal.timeout(ms)]), call);
+    const running = new Map<string, TypedSearchAttributes>();
+    const stalled = new AbortController();
+    const watchdog = setTimeout(() => stalled.abort(new Error('listing the running workflows stalled')), 3 * callTimeoutMs);
     try {
-      const running = new Map<string, TypedSearchAttributes>();
-      await bounded(6 * callTimeoutMs, async () => {
-        for await (const execution of workflow.list({ query: 'ExecutionStatus="Running"' })) running.set(execution.workflowId, execution.typedSearchAttributes);
+      await workflow.withAbortSignal(AbortSignal.any([lifetime.signal, stalled.signal]), async () => {
+        for await (const execution of workflow.list({ query: 'ExecutionStatus="Running"' })) {
+          running.set(execution.workflowId, execution.typedSearchAttributes);
+          watchdog.refresh();
+        }
       });
+    } finally {
+      clearTimeout(watchdog);
+    }
+    return running;
+  }
+
+  /**
+   * Level-triggered repair: an object whose delivery was confirmed but whose workflow is not running (terminated by
+   * hand, lost with its namespace) is sent again, which starts it anew; a running workflow whose object no list shows
+   * is told it is gone. Visibility lags (Elasticsearch refreshes every second), so what it does not list as running
+   * is described before it is sent again. True when the check was complete.
+   */
+  async function repair(): Promise<boolean> {
+    const { workflow } = temporalClient;
+    try {
+      const running = await runningWorkflows();
+      // Only a complete picture of what exists may say that something does not.
+      const synced = source.synced();
       const candidates: Observation[] = [];
       const known = new Set<string>();
       source.replay((event) => {
@@ -180,11 +206,10 @@ export function createStarter(options: StarterOptions): Starter {
           if (predicate.confirmedAt(obs) !== undefined && needsWorkflow(obs) && !running.has(workflowId(obs.ref))) candidates.push(obs);
         }
       });
-      // Only a complete picture of what exists may say that something does not.
-      if (source.synced()) for (const [id, attributes] of running) if (!known.has(id)) tellGone(id, attributes);
+      if (synced) for (const [id, attributes] of running) if (!known.has(id)) tellGone(id, attributes);
       for (const obs of candidates) {
         const id = workflowId(obs.ref);
-        const status = await bounded(callTimeoutMs, async () => {
+        const status = await workflow.withAbortSignal(AbortSignal.any([lifetime.signal, AbortSignal.timeout(callTimeoutMs)]), async () => {
           try {
             return (await workflow.getHandle(id).describe()).status.name;
           } catch (error) {
@@ -198,9 +223,30 @@ export function createStarter(options: StarterOptions): Starter {
         predicate.forget(obs);
         offer(obs);
       }
+      return synced;
     } catch (error) {
       counters.errors++;
-      log.warn({ err: error }, 'could not check that every object has its workflow; the next re-list checks again');
+      log.warn({ err: error }, 'could not check that every object has its workflow');
+      return false;
+    }
+  }
+
+  /** At every periodic re-list: what was let through but never delivered is let through again, then the repair. */
+  async function resync() {
+    predicate.forgetUnconfirmed();
+    if (elector.isLeader()) await repair();
+  }
+
+  /**
+   * A new leader repairs at once, not at the next re-list: deletions seen while it did not lead (a lapsed renewal on
+   * a busy machine, another starter's term, no starter at all) were dropped, and the replay only sends what exists.
+   * Only the running workflows show what is gone meanwhile. Retried until complete while the term lasts.
+   */
+  async function catchUp(ofTerm: number) {
+    for (let attempt = 0; term === ofTerm && !lifetime.signal.aborted && elector.isLeader(); attempt++) {
+      // Before every kind is listed the picture is not complete: no list of the running workflows yet.
+      if (source.synced() && (await repair())) return;
+      await sleep(backoffDelay(INFORMER_BACKOFF, attempt), lifetime.signal);
     }
   }
 
