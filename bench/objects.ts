@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import type { StackInfo } from '../deploy/local';
 import { loadKubeConfig } from '../activities/kubernetes/kubeconfig';
+import { DEFAULT_LEASE } from '../starter/controller';
 import { starterSettings } from '../starter/config';
 import { workerSettings } from '../worker/config';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
@@ -306,8 +307,9 @@ const directSide = (kubeConfig: k8s.KubeConfig, midonet: MidonetClient) => ({ na
 export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario, { maxCachedWorkflows }: { maxCachedWorkflows?: number } = {}): Promise<Report> {
   const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
   const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
-  // The starter as deployed: its default coalescing window.
-  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default), maxCachedWorkflows: cache });
+  // The starter as deployed: its default coalescing window and Lease timings.
+  const { leaseDurationSeconds, renewSeconds } = DEFAULT_LEASE;
+  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default), lease: { leaseDurationSeconds, renewSeconds }, maxCachedWorkflows: cache });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
     steward = await runPhase('steward', h, info, scenario, stewardSide(h));

@@ -46,11 +46,11 @@ export function baseWorkerEnv(info: StackInfo): NodeJS.ProcessEnv {
 }
 
 /**
- * A started starter for a harness, with a short Lease named after `identity`, so no other starter (nor a previous
- * run's) delays this one.
+ * A started starter for a harness, with a Lease named after `identity`, so no other starter (nor a previous run's)
+ * delays this one. Short (4 s, renewed every second) unless `lease` says otherwise.
  */
-export function startTestStarter(options: Omit<StarterOptions, 'lease'>): Starter {
-  const starter = createStarter({ ...options, lease: { name: `steward-${options.identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1 } });
+export function startTestStarter(options: StarterOptions): Starter {
+  const starter = createStarter({ ...options, lease: { name: `steward-${options.identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1, ...options.lease } });
   starter.start();
   return starter;
 }

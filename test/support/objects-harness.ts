@@ -13,7 +13,7 @@ import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
 import { loadKubeConfig } from '../../activities/kubernetes/kubeconfig';
 import { startTestStarter, terminateRunning, waitFor as waitUntilValue } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
-import type { Starter } from '../../starter/controller';
+import type { LeaseOptions, Starter } from '../../starter/controller';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
@@ -52,6 +52,8 @@ export interface HarnessOptions {
   resyncMs?: number;
   /** The starter's coalescing window: 50 ms (tests react fast) unless given, e.g. the deployed default in the bench. */
   debounceMs?: number;
+  /** The starter's Lease timings: short (tests take over fast) unless given, e.g. the deployed ones in the bench. */
+  lease?: Pick<LeaseOptions, 'leaseDurationSeconds' | 'renewSeconds'>;
   /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
   maxCachedWorkflows?: number;
   /** How long the global Translations may take to be Ready (longer when many objects start at once). */
@@ -85,7 +87,7 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, maxCachedWorkflows, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, lease, maxCachedWorkflows, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
   const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = loadKubeConfig(info.kubernetes.kubeconfig)!;
@@ -113,7 +115,7 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
     { log },
   );
   await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [tenant ? { tenant } : {}], workflowIdConflictPolicy: 'USE_EXISTING' });
-  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), ...(resyncMs ? { resyncMs } : {}), debounceMs, logger: log });
+  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), ...(resyncMs ? { resyncMs } : {}), ...(lease ? { lease } : {}), debounceMs, logger: log });
   const harness: ObjectsHarness = {
     info,
     core,
