@@ -9,6 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
+import { startWorkerProcess, type WorkerSettingValues } from '../../deploy/local/worker-process';
 import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
 import { loadKubeConfig } from '../../activities/kubernetes/kubeconfig';
 import { startTestStarter, terminateRunning, waitFor as waitUntilValue } from './index';
@@ -34,7 +35,8 @@ export interface ObjectsHarness {
   client: Client;
   admin: EmulatorAdmin;
   midonet: MidonetClient;
-  worker: RunningWorker;
+  /** `pid` when the worker runs in a process of its own. */
+  worker: Pick<RunningWorker, 'httpPort' | 'shutdown'> & { pid?: number };
   starter: Starter;
   stop(): Promise<void>;
 }
@@ -54,6 +56,8 @@ export interface HarnessOptions {
   debounceMs?: number;
   /** The starter's Lease timings: short (tests take over fast) unless given, e.g. the deployed ones in the bench. */
   lease?: Pick<LeaseOptions, 'leaseDurationSeconds' | 'renewSeconds'>;
+  /** Run the worker as `steward worker` in a process of its own (its CPU and memory then measurable), logging here. */
+  workerProcessLog?: string;
   /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
   maxCachedWorkflows?: number;
   /** How long the global Translations may take to be Ready (longer when many objects start at once). */
@@ -87,7 +91,7 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, lease, maxCachedWorkflows, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, lease, workerProcessLog, maxCachedWorkflows, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
   const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = loadKubeConfig(info.kubernetes.kubeconfig)!;
@@ -96,24 +100,22 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
 
-  const worker = await runWorker(
-    loadWorkerConfig(
-      {
-        address: info.temporal.address,
-        namespace: info.temporal.namespace,
-        kubeconfig: info.kubernetes.kubeconfig,
-        midonetUrl: info.midonet.url,
-        midonetUsername: MIDONET_USER.username,
-        httpHost: '127.0.0.1',
-        httpPort: '0',
-        logLevel: 'error',
-        ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}),
-      },
-      // Secrets have no flag.
-      { MIDONET_PASSWORD: MIDONET_USER.password },
-    ),
-    { log },
-  );
+  const settings: WorkerSettingValues = {
+    address: info.temporal.address,
+    namespace: info.temporal.namespace,
+    kubeconfig: info.kubernetes.kubeconfig,
+    midonetUrl: info.midonet.url,
+    midonetUsername: MIDONET_USER.username,
+    httpHost: '127.0.0.1',
+    httpPort: '0',
+    logLevel: 'error',
+    ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}),
+  };
+  // Secrets have no flag.
+  const secrets = { MIDONET_PASSWORD: MIDONET_USER.password };
+  const worker = workerProcessLog
+    ? await startWorkerProcess({ settings, secrets, logFile: workerProcessLog }).then((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() }))
+    : await runWorker(loadWorkerConfig(settings, secrets), { log });
   await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [tenant ? { tenant } : {}], workflowIdConflictPolicy: 'USE_EXISTING' });
   const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), ...(resyncMs ? { resyncMs } : {}), ...(lease ? { lease } : {}), debounceMs, logger: log });
   const harness: ObjectsHarness = {
