@@ -1,5 +1,6 @@
-// What a benchmark phase costs outside the time it takes: this process's CPU and peak RSS (the in-process worker,
-// starter or direct reconciler, and the bench's driver), the Temporal dev server's CPU (from /proc), the API server's
+// What a benchmark phase costs outside the time it takes: this process's CPU and peak RSS (the starter or the direct
+// reconciler, the bench's driver, and the worker when it runs in-process), the worker process's CPU and RSS when it
+// runs in a process of its own, the Temporal dev server's CPU (from /proc), the API server's
 // requests (its /metrics, less the bench's own), MidoNet's requests (the emulator's counters) and, for Steward, the
 // activities the worker ran (its /metrics).
 import * as k8s from '@kubernetes/client-node';
@@ -13,6 +14,8 @@ export interface Usage {
   peakRssMb: number;
   /** Peak RSS less the RSS at the start. */
   rssGrowthMb: number;
+  /** The worker's own process, when it runs in one. */
+  worker?: { cpuSeconds: number; peakRssMb: number; rssGrowthMb: number };
   /** Undefined when the Temporal server is not this stack's process (no pid to read). */
   temporalCpuSeconds?: number;
   /** API server requests, the bench's own (creates, deletes, polls) left out. */
@@ -57,6 +60,26 @@ function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Resident set size of a process, in bytes (VmRSS of /proc/<pid>/status). */
+function residentBytes(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb ?? 0) * 1024;
+}
+
+/** Peak of `sample` every 250 ms from now until `stop`, and its growth over the first sample. */
+function peakSampler(sample: () => number) {
+  const start = sample();
+  let peak = start;
+  const timer = setInterval(() => (peak = Math.max(peak, sample())), 250).unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      peak = Math.max(peak, sample());
+      return { peakRssMb: peak / 2 ** 20, rssGrowthMb: (peak - start) / 2 ** 20 };
+    },
+  };
+}
+
 /**
  * Counts every call made through `api` (one call, one request) into `counter.requests`: the bench's own traffic,
  * left out of what the side under test costs the API server.
@@ -78,35 +101,36 @@ export interface MeterOptions {
   kubeConfig: k8s.KubeConfig;
   admin: EmulatorAdmin;
   temporalPid?: number;
+  /** The worker's process, when it is not this one. */
+  workerPid?: number;
   /** The bench's own API server requests so far. */
   driver: { requests: number };
 }
 
 /** Starts measuring now; `stop()` gives what was used since. */
-export async function startMeter({ kubeConfig, admin, temporalPid, driver }: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
+export async function startMeter({ kubeConfig, admin, temporalPid, workerPid, driver }: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
   const started = Date.now();
   const cpu = process.cpuUsage();
   const temporalCpu = temporalPid ? processCpuSeconds(temporalPid) : undefined;
+  const workerCpu = workerPid ? processCpuSeconds(workerPid) : undefined;
   const api = await apiServerRequests(kubeConfig);
   const driverBefore = driver.requests;
   const midonet = (await admin.counters()).total;
-  const startRss = process.memoryUsage().rss;
-  let peakRss = startRss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 250).unref();
+  const own = peakSampler(() => process.memoryUsage().rss);
+  const worker = workerPid ? peakSampler(() => residentBytes(workerPid)) : undefined;
   return {
     async stop() {
-      clearInterval(sampler);
       const seconds = (Date.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
       const apiNow = await apiServerRequests(kubeConfig);
-      const own = driver.requests - driverBefore;
+      const requestsOfDriver = driver.requests - driverBefore;
       return {
         seconds,
         processCpuSeconds: (used.user + used.system) / 1e6,
-        peakRssMb: Math.max(peakRss, process.memoryUsage().rss) / 2 ** 20,
-        rssGrowthMb: (Math.max(peakRss, process.memoryUsage().rss) - startRss) / 2 ** 20,
+        ...own.stop(),
+        ...(worker && workerPid && workerCpu !== undefined ? { worker: { cpuSeconds: processCpuSeconds(workerPid) - workerCpu, ...worker.stop() } } : {}),
         ...(temporalPid && temporalCpu !== undefined ? { temporalCpuSeconds: processCpuSeconds(temporalPid) - temporalCpu } : {}),
-        apiRequests: apiNow - api - own,
+        apiRequests: apiNow - api - requestsOfDriver,
         midonetRequests: (await admin.counters()).total - midonet,
       };
     },

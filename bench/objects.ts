@@ -3,6 +3,7 @@
 // fresh Nodes. A model of what the scenario wrote says what MidoNet must hold and no longer hold; convergence is
 // read in the emulator and in the Translations' Ready conditions, never inferred. Costs are measured around the
 // scenario's window and given per Pod (or per change).
+import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
@@ -195,6 +196,8 @@ const difference = (after: Map<string, number>, before: Map<string, number>) => 
 const sumValues = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
 
 interface SideRunner {
+  /** The worker's process, when it runs in one of its own. */
+  workerPid?: number;
   activities(): Promise<number>;
   events?(): Promise<Map<string, number>>;
   stop(): Promise<void>;
@@ -242,7 +245,7 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
 
   let costs: PhaseCosts | undefined;
   const measured = async <T>(run: () => Promise<T>): Promise<T> => {
-    const meter = await startMeter({ kubeConfig, admin: h.admin, temporalPid: info.pids.temporal, driver });
+    const meter = await startMeter({ kubeConfig, admin: h.admin, temporalPid: info.pids.temporal, workerPid: sideRunner.workerPid, driver });
     const [activities, events] = [await sideRunner.activities(), await sideRunner.events?.()];
     const ledger = { ...model.ledger };
     const value = await run();
@@ -284,6 +287,7 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
 /** Steward's side: the objects harness's worker and starter; its activities from the worker's /metrics. */
 const stewardSide = (h: ObjectsHarness) => ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> =>
   Promise.resolve({
+    ...(h.worker.pid ? { workerPid: h.worker.pid } : {}),
     activities: async () => sumValues((await workerActivities(h.worker.httpPort)).values()),
     events: () =>
       // The namespace's workflows, the Nodes' and the Translations they own (in the cluster-scoped namespace, named after the Node).
@@ -309,7 +313,9 @@ export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScena
   const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
   // The starter as deployed: its default coalescing window and Lease timings.
   const { leaseDurationSeconds, renewSeconds } = DEFAULT_LEASE;
-  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default), lease: { leaseDurationSeconds, renewSeconds }, maxCachedWorkflows: cache });
+  // The worker in a process of its own, as deployed: its CPU and memory are its own.
+  const workerProcessLog = join(info.stateDir, 'logs', `bench-${scenario.name}-worker.log`);
+  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default), lease: { leaseDurationSeconds, renewSeconds }, workerProcessLog, maxCachedWorkflows: cache });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
     steward = await runPhase('steward', h, info, scenario, stewardSide(h));
@@ -344,15 +350,16 @@ function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult
       both(`activities per ${unit} (minimum ${(minimum.activities / count).toFixed(1)})`, (s) => per(s.costs.activities, s)),
       both(`MidoNet requests per ${unit} (minimum ${(minimum.midonet / count).toFixed(1)})`, (s) => per(s.costs.usage.midonetRequests, s)),
       both(`API server requests per ${unit}`, (s) => per(s.costs.usage.apiRequests, s)),
-      both('worker process CPU s', (s) => s.costs.usage.processCpuSeconds),
-      both('worker process peak RSS MB', (s) => s.costs.usage.peakRssMb, 0),
-      both('worker process RSS growth in the window MB', (s) => s.costs.usage.rssGrowthMb, 0),
+      both('CPU of the side s (Steward: worker + starter, direct: reconciler; the driver in both)', (s) => s.costs.usage.processCpuSeconds + (s.costs.usage.worker?.cpuSeconds ?? 0)),
+      both('worker process CPU s', (s) => s.costs.usage.worker?.cpuSeconds),
+      both('worker process peak RSS MB', (s) => s.costs.usage.worker?.peakRssMb, 0),
+      both('worker process RSS growth in the window MB', (s) => s.costs.usage.worker?.rssGrowthMb, 0),
+      both('bench process peak RSS MB (starter or reconciler, and the driver)', (s) => s.costs.usage.peakRssMb, 0),
       both('Temporal server CPU s', (s) => s.costs.usage.temporalCpuSeconds),
     ],
     notes: [
       `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first (its worker caching ${cache} workflows); converged = the emulator holds exactly what the model says and every Translation is Ready.`,
-      'worker process = this process: Steward\'s worker and starter, or the direct reconciler, plus the bench\'s driver; activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.',
-      'RSS: one process runs both sides, Steward first, so the direct side starts with what Steward\'s phase left in the heap; compare the growth.',
+      "Steward's worker runs as `steward worker` in a process of its own (as deployed); its starter, the direct reconciler and the bench's driver run in the bench process. activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.",
       `Steward's history events per ${unit} by workflow: ${[...(steward.costs.events ?? new Map<string, number>())].filter(([, n]) => n > 0).map(([group, n]) => `${group} ${(n / count).toFixed(1)}`).join(', ')}.`,
       ...(steward.result.notes ?? []).map((n) => `Steward: ${n}`),
       ...(direct.result.notes ?? []).map((n) => `direct: ${n}`),
