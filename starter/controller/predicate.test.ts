@@ -70,6 +70,22 @@ describe('change predicate', () => {
     expect(predicate.accept(newer)).toBe(true);
   });
 
+  it('a delivered gone is remembered, whatever its projection and whoever leads, until its workflow has ended', () => {
+    const predicate = createChangePredicate(() => 7);
+    const watched = pod({ ip: 'a' }, { gone: true });
+    const rechecked = pod(undefined, { gone: true });
+    const undelivered = pod({ ip: 'a' }, { gone: true, uid: 'uid-2' });
+    predicate.accept(watched);
+    predicate.accept(undelivered);
+    predicate.confirm(watched);
+    expect([predicate.confirmedAt(rechecked), predicate.confirmedAt(undelivered)]).toEqual([7, undefined]);
+    predicate.forgetEnded(() => true);
+    predicate.reset();
+    expect(predicate.confirmedAt(rechecked)).toBe(7);
+    predicate.forgetEnded(() => false);
+    expect([predicate.confirmedAt(rechecked), predicate.size()]).toEqual([undefined, 0]);
+  });
+
   it('hashes nested objects independently of key order, and arrays by position', () => {
     expect(stableHash({ a: { x: 1, y: [1, 2] }, b: 2 })).toBe(stableHash({ b: 2, a: { y: [1, 2], x: 1 } }));
     expect(stableHash({ a: [1, 2] })).not.toBe(stableHash({ a: [2, 1] }));

@@ -175,8 +175,11 @@ describe('starter controller on the embedded stack', () => {
     const leaseName = `steward-starter-${suffix}-d`;
     const s = starter(ns, `lapsed-${suffix}`, leaseName);
     await waitFor('leadership', () => s.stats().isLeader);
-    for (const name of ['kept', 'deleted']) await core.createNamespacedPod({ namespace: ns, body: podBody(name) });
-    for (const name of ['kept', 'deleted']) await signalCount(`pod/${ns}/${name}`, 1);
+    const names = ['kept', 'deleted', 'told'];
+    for (const name of names) await core.createNamespacedPod({ namespace: ns, body: podBody(name) });
+    for (const name of names) await signalCount(`pod/${ns}/${name}`, 1);
+    await core.deleteNamespacedPod({ name: 'told', namespace: ns, gracePeriodSeconds: 0 });
+    await signalCount(`pod/${ns}/told`, 2);
 
     // Another candidate takes the Lease, as a starter elsewhere would, and then stops renewing it.
     const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
@@ -191,6 +194,10 @@ describe('starter controller on the embedded stack', () => {
     await waitFor('the starter to lead again', () => s.stats().isLeader, 20_000);
     await signalCount(`pod/${ns}/deleted`, 2);
     expect((await observed(`pod/${ns}/deleted`)).map((o) => o.gone)).toEqual([false, true]);
+    // The Pod whose deletion it delivered while it led is not told again: its workflow heard it.
+    await signalCount(`pod/${ns}/kept`, 2);
+    await sleep(SETTLE_MS);
+    expect((await observed(`pod/${ns}/told`)).map((o) => o.gone)).toEqual([false, true]);
     expect(s.stats().repaired).toBe(1);
   });
 

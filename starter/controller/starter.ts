@@ -196,6 +196,7 @@ export function createStarter(options: StarterOptions): Starter {
     const { workflow } = temporalClient;
     try {
       const running = await runningWorkflows();
+      predicate.forgetEnded((id) => running.has(id));
       // Only a complete picture of what exists may say that something does not.
       const synced = source.synced();
       const candidates: Observation[] = [];
@@ -262,7 +263,8 @@ export function createStarter(options: StarterOptions): Starter {
     if (!kind || !name || !uid || kind === 'PeerPod' || !watchedKinds.includes(kind)) return;
     if (kind !== 'Node' && namespace !== undefined && objectNamespace !== namespace) return;
     const gone = observe(kind, { metadata: { name, uid, ...(objectNamespace ? { namespace: objectNamespace } : {}) } }, true);
-    if (workflowId(gone.ref) !== id) return;
+    // Told already (the watch saw the deletion): the workflow is finishing, not waiting.
+    if (workflowId(gone.ref) !== id || predicate.confirmedAt(gone) !== undefined) return;
     log.warn({ workflowId: id, uid }, 'object is gone but its workflow runs: telling it');
     counters.repaired++;
     offer(gone);
