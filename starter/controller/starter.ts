@@ -1,4 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
+import { setMaxListeners } from 'node:events';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
@@ -96,6 +97,8 @@ export function createStarter(options: StarterOptions): Starter {
   const counters = { events: 0, signalsSent: 0, suppressed: 0, coalesced: 0, errors: 0, repaired: 0 };
   const callTimeoutMs = options.callTimeoutMs ?? 10_000;
   const lifetime = new AbortController();
+  // Every bounded call of a re-check listens on it (one per workflow described): many more than the warning's 10.
+  setMaxListeners(0, lifetime.signal);
   /** Counts leadership changes: a catch-up belongs to the term it started in. */
   let term = 0;
 
