@@ -6,6 +6,7 @@
  * `vocabulary.ts` holds the finalizers and reasons. This module is the worker's only `workflowsPath`; everything here
  * must replay identically.
  */
+import './jitless-zod';
 export { translationLifecycle } from './pusher-lifecycle';
 export { endpointsLifecycle, nodeLifecycle, podLifecycle, serviceLifecycle } from './object-lifecycle';
 export { globalMidonet } from './global-setup';
