@@ -27,7 +27,12 @@ export const workerSettings = {
   maxConcurrentWorkflowTasks: { env: 'STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS', arg: 'n', default: '20', description: 'workflow task slots (SDK default 40; a local server needs few)' },
   maxConcurrentActivities: { env: 'STEWARD_MAX_CONCURRENT_ACTIVITIES', arg: 'n', default: '50', description: 'activity slots, sized to what the backends take' },
   maxConcurrentLocalActivities: { env: 'STEWARD_MAX_CONCURRENT_LOCAL_ACTIVITIES', arg: 'n', default: '50', description: 'local activity slots' },
-  maxCachedWorkflows: { env: 'STEWARD_MAX_CACHED_WORKFLOWS', arg: 'n', default: '200', description: 'sticky cache size: ~1 MB each, keeps memory flat (SDK default grows with the heap)' },
+  maxCachedWorkflows: { env: 'STEWARD_MAX_CACHED_WORKFLOWS', arg: 'n', default: '200', description: 'sticky cache size: ~4 MB each (measured), keeps memory flat (SDK default grows with the heap)' },
+  workflowBundle: {
+    env: 'STEWARD_WORKFLOW_BUNDLE',
+    arg: 'file',
+    description: 'the workflow code as `steward bundle` wrote it from these same sources; the worker then skips bundling at start (about 130 MB and 20 s of CPU less per worker)',
+  },
   midonetActivitiesPerSecond: {
     env: 'STEWARD_MIDONET_ACTIVITIES_PER_SECOND',
     arg: 'n',
@@ -74,6 +79,8 @@ export interface WorkerConfig {
     maxCachedWorkflows: number;
   };
   rateLimits: { midonetActivitiesPerSecond?: number };
+  /** A prebuilt workflow bundle; absent: the workflow code is bundled at start. */
+  workflowBundle?: string;
   kubeconfig?: string;
   /** Absent: the worker registers no MidoNet activities. */
   midonet?: MidonetConnection;
@@ -104,6 +111,7 @@ const workerShape = {
   maxConcurrentActivities: whole(1),
   maxConcurrentLocalActivities: whole(1),
   maxCachedWorkflows: whole(0),
+  workflowBundle: readableFile.optional(),
   midonetActivitiesPerSecond: z
     .string()
     .transform(Number)
@@ -166,6 +174,7 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
       maxCachedWorkflows: v.maxCachedWorkflows,
     },
     rateLimits: { midonetActivitiesPerSecond: v.midonetActivitiesPerSecond },
+    workflowBundle: v.workflowBundle,
     kubeconfig: v.kubeconfig,
     midonet:
       v.midonetUrl && v.midonetUsername && v.midonetPassword

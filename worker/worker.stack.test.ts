@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import pino from 'pino';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { freePort } from './ports';
 import { LifecycleState, K8sKind } from '../workflows/search-attributes';
+import { writeWorkflowBundle } from './bundle';
 import { loadWorkerConfig } from './config';
 import { checkTemporal } from './connection';
 import { runWorker, type RunningWorker } from '.';
@@ -89,6 +92,38 @@ describe('the worker on the embedded stack', () => {
     await expect(checkTemporal(running.client.connection, { address, namespace: 'no-such-namespace' }, 2_000)).rejects.toThrow(
       `Temporal at ${address} (namespace no-such-namespace) is not reachable`,
     );
+  });
+});
+
+describe('a workflow bundle written ahead', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-bundle-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is what a worker given STEWARD_WORKFLOW_BUNDLE runs, without bundling at start', async () => {
+    const bundle = join(dir, 'probe-bundle.js');
+    await writeWorkflowBundle(bundle, require.resolve('../test/support/probe-workflows'));
+    const taskQueue = `worker-bundle-${Date.now()}`;
+    const config = loadWorkerConfig({ address: stackInfo().temporal.address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, { STEWARD_WORKFLOW_BUNDLE: bundle });
+    expect(config.workflowBundle).toBe(bundle);
+    const worker = await runWorker(config, { activities: { test: testActivities }, log });
+    try {
+      // `echoOnce` is only in the bundle: bundled at start, the worker would have Steward's workflows, not it.
+      expect(await worker.client.workflow.execute(echoOnce, { taskQueue, workflowId: `${taskQueue}/echo`, args: ['from the bundle'] })).toBe('from the bundle');
+    } finally {
+      await worker.shutdown();
+    }
+  });
+
+  it('is written by `steward bundle --out`, and a bundle that is not there is refused by name', async () => {
+    const out = join(dir, 'nested', 'workflows.js');
+    const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'bundle', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    expect(await new Promise<number | null>((resolve) => child.once('exit', resolve))).toBe(0);
+    expect(output).toContain(`wrote ${out}`);
+    expect(readFileSync(out, 'utf8')).toContain('podLifecycle');
+    expect(() => loadWorkerConfig({}, { STEWARD_WORKFLOW_BUNDLE: join(dir, 'missing.js') })).toThrow(/--workflow-bundle \/ STEWARD_WORKFLOW_BUNDLE: cannot read file/);
   });
 });
 

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAdoptCommand } from './adopt';
+import { registerBundleCommand } from './bundle';
 import { registerDemoCommand } from './demo';
 import { registerOperatorCommands } from './operator';
 import { registerStarterCommand } from './starter';
@@ -20,6 +21,7 @@ registerStarterCommand(program);
 registerDemoCommand(program);
 registerSweepCommand(program);
 registerAdoptCommand(program);
+registerBundleCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
