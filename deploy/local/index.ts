@@ -4,7 +4,7 @@
  * with QEMU, the MidoNet API emulator, and an EC2-compatible test server (moto). Each part is provisioned once (cached outside the repository), started, waited on until it answers,
  * and stopped with the stack; a part the user already runs is reused.
  */
-export { startStack, stackFile, type Stack, type StackInfo, type StackOptions } from './stack';
+export { startStack, stackFile, type Stack, type StackInfo, type StackOptions, type TemporalProfile } from './stack';
 export { createServiceAccountKubeconfig, type ServiceAccountIdentity } from './identities';
 export { ProvisionError, MissingPrerequisite } from './progress';
 export { EmulatorAdmin } from './midonet';

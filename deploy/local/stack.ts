@@ -8,6 +8,7 @@ import { defaultStateDir } from './paths';
 import type { ManagedProcess } from './process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from './progress';
 import { startTemporal, temporalHealthy } from './temporal';
+import { startTemporalCluster, type TemporalCluster, type TemporalService } from './temporal-cluster';
 
 /**
  * The embedded stack: starts what is missing, waits until each part really answers, and stops everything it
@@ -22,12 +23,24 @@ export interface StackOptions {
   report?: Reporter;
   /** Reuse this libvirt instead of `LIBVIRT_URI` or starting one (libvirtd is one per machine). */
   libvirtUri?: string;
+  /** `dev` (default): the Temporal dev server; `cluster`: PostgreSQL and several Temporal server processes. */
+  temporal?: TemporalProfile;
 }
+
+export type TemporalProfile = 'dev' | 'cluster';
 
 /** What a user or a test needs to reach the stack; written to `<stateDir>/stack.json`. */
 export interface StackInfo {
   stateDir: string;
-  temporal: { address: string; namespace: string; uiUrl?: string; external: boolean };
+  temporal: {
+    address: string;
+    namespace: string;
+    uiUrl?: string;
+    external: boolean;
+    profile: TemporalProfile;
+    /** The cluster profile's server processes as started (a failover test replaces them: see `Stack.temporalCluster`). */
+    hosts?: { name: string; services: readonly TemporalService[]; pid: number }[];
+  };
   kubernetes: { kubeconfig: string; server?: string; external: boolean };
   libvirt: { uri: string; external: boolean };
   /** `adminUrl` (seeding, counters, fault injection) exists only on the emulator. */
@@ -40,6 +53,8 @@ export interface StackInfo {
 
 export interface Stack {
   info: StackInfo;
+  /** The cluster profile's handle (kill, restart a host or PostgreSQL); absent on the dev server. */
+  temporalCluster?: TemporalCluster;
   stop(): Promise<void>;
 }
 
@@ -59,20 +74,29 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const fixedPorts = (options.ports ?? 'default') === 'default';
   mkdirSync(stateDir, { recursive: true });
 
+  const profile = options.temporal ?? 'dev';
+  let temporalCluster: TemporalCluster | undefined;
   const temporal = async (): Promise<Part<StackInfo['temporal']>> => {
     const address = process.env.TEMPORAL_ADDRESS;
     if (address) {
+      if (profile === 'cluster') throw new MissingPrerequisite(`TEMPORAL_ADDRESS=${address} is set, and the cluster profile starts a Temporal of its own.`, 'unset TEMPORAL_ADDRESS, or leave out the cluster profile');
       if (!(await temporalHealthy(address).catch(() => false))) {
         throw new MissingPrerequisite(`TEMPORAL_ADDRESS=${address} does not answer.`, 'start that server, or unset TEMPORAL_ADDRESS to use the embedded one');
       }
       const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
-      return { value: { address, namespace, external: true }, processes: [], stop: async () => {} };
+      return { value: { address, namespace, external: true, profile }, processes: [], stop: async () => {} };
     }
-    const server = await step(report, 'start Temporal dev server', () =>
-      startTemporal({ stateDir: join(stateDir, 'temporal'), port: fixedPorts ? 7233 : 0, uiPort: fixedPorts ? 8233 : 0, report }),
-    );
+    const ports = { port: fixedPorts ? 7233 : 0, uiPort: fixedPorts ? 8233 : 0 };
+    if (profile === 'cluster') {
+      const cluster = await step(report, 'start Temporal cluster (PostgreSQL, 3 server hosts, UI server)', () => startTemporalCluster({ stateDir, report, ...ports }));
+      temporalCluster = cluster;
+      const { address: a, namespace, uiUrl } = cluster;
+      const hosts = cluster.hosts().map(({ name, services, pid }) => ({ name, services, pid }));
+      return { value: { address: a, namespace, uiUrl, external: false, profile, hosts }, processes: cluster.processes(), stop: () => cluster.stop() };
+    }
+    const server = await step(report, 'start Temporal dev server', () => startTemporal({ stateDir: join(stateDir, 'temporal'), report, ...ports }));
     const { address: a, namespace, uiUrl } = server;
-    return { value: { address: a, namespace, uiUrl, external: false }, processes: [server.process], stop: stopAll([server.process]) };
+    return { value: { address: a, namespace, uiUrl, external: false, profile }, processes: [server.process], stop: stopAll([server.process]) };
   };
 
   const kubernetes = async (): Promise<Part<StackInfo['kubernetes']>> => {
@@ -143,7 +167,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     pids: Object.fromEntries(parts.flatMap((p) => p.processes).map((p) => [p.name, p.pid])),
   };
   writeFileSync(stackFile(stateDir), JSON.stringify(info, null, 2) + '\n');
-  return { info, stop };
+  return { info, ...(temporalCluster ? { temporalCluster } : {}), stop };
 }
 
 export const stackFile = (stateDir: string) => join(stateDir, 'stack.json');

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import pino from 'pino';
 import type { CloudConfig } from '../../activities/cloud';
 import { backendResource, createMidonetClient } from '../../activities/midonet';
-import type { StackInfo } from '../../deploy/local';
+import type { StackInfo, TemporalProfile } from '../../deploy/local';
 import { runWorker, type RunningWorker } from '../../worker';
 import { loadWorkerConfig, temporalSettings, workerSettings } from '../../worker/config';
 import { freePort } from '../../worker/ports';
@@ -94,6 +94,15 @@ async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags:
   };
 }
 
+/** Summary lines under one label, in the style of the stack's. */
+const column = (label: string, lines: string[]) => lines.map((line, i) => `  ${(i === 0 ? label : '').padEnd(19)}${line}`);
+
+/** What `--temporal` offers: the profile, and what it starts. */
+const temporalProfiles: Record<TemporalProfile, string> = {
+  dev: 'the Temporal dev server (one process, SQLite)',
+  cluster: 'PostgreSQL and three Temporal server hosts (frontend, matching and worker; history twice)',
+};
+
 export function registerUpCommand(program: Command): void {
   const command = program
     .command('up')
@@ -102,12 +111,17 @@ export function registerUpCommand(program: Command): void {
     )
     .option('--state-dir <dir>', 'where data, logs, the kubeconfig and stack.json go (default: .steward/)')
     .option('--free-ports', 'use any free ports instead of the well-known ones')
-    .option('--no-steward', 'start only the stack: no cluster router, worker or starter');
+    .option('--no-steward', 'start only the stack: no cluster router, worker or starter')
+    .addOption(
+      new Option('--temporal <profile>', `Temporal to start: ${Object.entries(temporalProfiles).map(([name, what]) => `${name}, ${what}`).join('; ')}`)
+        .choices(Object.keys(temporalProfiles))
+        .default('dev'),
+    );
   // The worker's and the starter's task queue: the stack's Temporal gives the rest of the Temporal settings.
   addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action(
-    async (options: { stateDir?: string; freePorts?: boolean; steward: boolean; taskQueue?: string }) => {
+    async (options: { stateDir?: string; freePorts?: boolean; steward: boolean; taskQueue?: string; temporal: TemporalProfile }) => {
       const { startStack, stackFile } = loadDevStack('up');
-      const stack = await startStack({ stateDir: options.stateDir, ports: options.freePorts ? 'free' : 'default' });
+      const stack = await startStack({ stateDir: options.stateDir, ports: options.freePorts ? 'free' : 'default', temporal: options.temporal });
       const { info } = stack;
       let steward: StewardOnStack | undefined;
       try {
@@ -121,6 +135,8 @@ export function registerUpCommand(program: Command): void {
         `Steward embedded stack is up${steward ? ', with the worker and the starter' : ''}.`,
         `  Temporal UI:       ${info.temporal.uiUrl ?? '(external server: see its own UI)'}`,
         `  Temporal address:  ${info.temporal.address} (namespace ${info.temporal.namespace})`,
+        ...column('Temporal hosts:', (info.temporal.hosts ?? []).map((h) => `${h.name}: ${h.services.join(', ')} (pid ${h.pid})`)),
+        ...(info.pids.postgres ? [`  PostgreSQL:        pid ${info.pids.postgres} (Temporal's persistence and visibility)`] : []),
         `  kubeconfig:        ${info.kubernetes.kubeconfig}`,
         `  libvirt URI:       ${info.libvirt.uri}`,
         `  MidoNet API:       ${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}`,
