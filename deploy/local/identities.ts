@@ -15,6 +15,12 @@ export interface ServiceAccountIdentity {
   clusterRules?: k8s.V1PolicyRule[];
 }
 
+/** Server-side apply as `steward`, forcing conflicts: what `kubectl apply --server-side --force-conflicts` does. */
+export function serverSideApply(kubeConfig: k8s.KubeConfig): (object: k8s.KubernetesObject) => Promise<k8s.KubernetesObject> {
+  const objects = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
+  return (object) => objects.patch(object, undefined, undefined, 'steward', true, k8s.PatchStrategy.ServerSideApply);
+}
+
 export async function createServiceAccountKubeconfig(
   adminKubeconfigPath: string,
   identity: ServiceAccountIdentity,
@@ -22,9 +28,7 @@ export async function createServiceAccountKubeconfig(
 ): Promise<k8s.KubeConfig> {
   const admin = new k8s.KubeConfig();
   admin.loadFromFile(adminKubeconfigPath);
-  const objects = k8s.KubernetesObjectApi.makeApiClient(admin);
-  const apply = (object: k8s.KubernetesObject) =>
-    objects.patch(object, undefined, undefined, 'steward', true, k8s.PatchStrategy.ServerSideApply);
+  const apply = serverSideApply(admin);
   const { namespace, name } = identity;
   const subject = { kind: 'ServiceAccount', name, namespace };
   const roleName = `steward:${namespace}:${name}`;
@@ -45,6 +49,11 @@ export async function createServiceAccountKubeconfig(
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName }, subjects: [subject],
     } as k8s.V1ClusterRoleBinding);
   }
+  return serviceAccountKubeconfig(admin, namespace, name, outputPath);
+}
+
+/** A token of an existing ServiceAccount from the TokenRequest API (valid a day), written as a kubeconfig. */
+export async function serviceAccountKubeconfig(admin: k8s.KubeConfig, namespace: string, name: string, outputPath: string): Promise<k8s.KubeConfig> {
   const core = admin.makeApiClient(k8s.CoreV1Api);
   const tokenRequest = await core.createNamespacedServiceAccountToken({
     name,

@@ -6,35 +6,58 @@ import { ManagedProcess, waitUntil } from './process';
 
 export type WorkerSettingValues = Partial<Record<keyof typeof workerSettings, string>>;
 
-/** A Steward worker in a process of its own, as a Deployment's pod runs it. */
-export interface WorkerProcess {
+/** `steward worker` or `steward starter` in a process of its own, as a Deployment's pod runs it. */
+export interface StewardProcess {
   process: ManagedProcess;
-  /** Where its /healthz, /readyz and /metrics answer. */
-  httpPort: number;
-  /** Graceful stop (SIGTERM: the worker drains), killed after `graceMs`. */
+  /** Graceful stop (SIGTERM: a worker drains, a starter releases its Lease), killed after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
 
-export interface WorkerProcessOptions {
-  /** Its settings, given as environment variables as a ConfigMap gives them; the health port is picked here. */
-  settings: WorkerSettingValues;
+export interface WorkerProcess extends StewardProcess {
+  /** Where its /healthz, /readyz and /metrics answer. */
+  httpPort: number;
+}
+
+export interface StewardProcessOptions {
+  /** The process's name (its pod's); `steward-<role>` when absent. */
+  name?: string;
+  /** Its environment as a ConfigMap gives it (variables of either role: each reads its own). */
+  env?: Record<string, string>;
   /** Settings that have no flag (MIDONET_PASSWORD, TEMPORAL_API_KEY), by variable. */
   secrets?: Record<string, string>;
   logFile: string;
   readyTimeoutMs?: number;
 }
 
-/** Starts `steward worker` and waits until its /readyz answers (it polls Temporal by then). */
-export async function startWorkerProcess({ settings, secrets = {}, logFile, readyTimeoutMs = 60_000 }: WorkerProcessOptions): Promise<WorkerProcess> {
-  const httpPort = await freePort();
-  const values: WorkerSettingValues = { ...settings, httpHost: '127.0.0.1', httpPort: String(httpPort) };
-  const env = Object.fromEntries(Object.entries(values).flatMap(([key, value]) => (value === undefined ? [] : [[workerSettings[key as keyof typeof workerSettings].env, value]])));
-  const child = ManagedProcess.start('steward-worker', process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'worker'], { logFile, env: { ...env, ...secrets } });
+export interface WorkerProcessOptions extends StewardProcessOptions {
+  /** Its settings by name, given as environment variables over `env`; the health port is picked here. */
+  settings?: WorkerSettingValues;
+}
+
+/**
+ * Starts `steward <role>` and waits until `ready` says so; a process that exits first fails the start with the end
+ * of its log.
+ */
+export async function startStewardProcess(
+  role: 'worker' | 'starter',
+  { name = `steward-${role}`, env = {}, secrets = {}, logFile, readyTimeoutMs = 60_000 }: StewardProcessOptions,
+  ready: () => Promise<boolean>,
+): Promise<StewardProcess> {
+  const child = ManagedProcess.start(name, process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), role], { logFile, env: { ...env, ...secrets } });
   try {
-    await waitUntil('the worker process ready', async () => (await fetch(`http://127.0.0.1:${httpPort}/readyz`)).ok, { timeoutMs: readyTimeoutMs, intervalMs: 250, process: child });
+    await waitUntil(`${name} ready`, ready, { timeoutMs: readyTimeoutMs, intervalMs: 250, process: child });
   } catch (error) {
     await child.stop(1_000);
     throw error;
   }
-  return { process: child, httpPort, stop: (graceMs) => child.stop(graceMs) };
+  return { process: child, stop: (graceMs) => child.stop(graceMs) };
+}
+
+/** Starts `steward worker` and waits until its /readyz answers (it polls Temporal by then). */
+export async function startWorkerProcess({ settings = {}, env = {}, ...options }: WorkerProcessOptions): Promise<WorkerProcess> {
+  const httpPort = await freePort();
+  const values: WorkerSettingValues = { ...settings, httpHost: '127.0.0.1', httpPort: String(httpPort) };
+  const fromSettings = Object.fromEntries(Object.entries(values).flatMap(([key, value]) => (value === undefined ? [] : [[workerSettings[key as keyof typeof workerSettings].env, value]])));
+  const started = await startStewardProcess('worker', { ...options, env: { ...env, ...fromSettings } }, async () => (await fetch(`http://127.0.0.1:${httpPort}/readyz`)).ok);
+  return { ...started, httpPort };
 }

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import pino from 'pino';
 import type { CloudConfig } from '../../activities/cloud';
-import { backendResource, createMidonetClient } from '../../activities/midonet';
+import { backendResource, createMidonetClient, type MidonetConnection } from '../../activities/midonet';
 import type { StackInfo, TemporalProfile } from '../../deploy/local';
 import { runWorker, type RunningWorker } from '../../worker';
 import { loadWorkerConfig, temporalSettings, workerSettings } from '../../worker/config';
@@ -25,8 +25,19 @@ function peerPodSummary(cloud: CloudConfig | undefined, runtimeClasses: string[]
   return `${where}, for Pods of runtime class ${runtimeClasses.join(', ') || '(none)'}`;
 }
 
+/**
+ * The deployer's cluster router (seed 001: the global setup workflow only checks it), with the same body as the global
+ * Translation's router (workflows/translation/global.ts), so the two never differ.
+ */
+async function ensureClusterRouter(midonet: MidonetConnection, tenant: string): Promise<string> {
+  const router = backendResource('Router', '', { id: globalIds(tenant).clusterRouter, tenantId: tenant, name: 'ClusterRouter' });
+  return (await createMidonetClient(midonet).ensure(router)).outcome;
+}
+
 /** What `steward up` runs beside the stack. */
 interface StewardOnStack {
+  /** What runs, for the first summary line ("the worker and the starter"). */
+  what: string;
   /** Summary lines, in the style of the stack's. */
   summary: string[];
   /** Settles when the worker stops: on its own (rejected with why) or after `stop`. */
@@ -41,7 +52,6 @@ interface StewardOnStack {
  * logs go to `<stateDir>/logs/steward.log`, so the terminal keeps the summary.
  */
 async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags: Flags }, env: NodeJS.ProcessEnv = process.env): Promise<StewardOnStack> {
-  const { defaultStateDir, stackFile } = loadDevStack('up');
   const stackEnv: NodeJS.ProcessEnv = {
     ...env,
     TEMPORAL_ADDRESS: info.temporal.address,
@@ -64,9 +74,7 @@ async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags:
 
   const { tenant } = starterConfig;
   if (info.midonet.adminUrl && workerConfig.midonet) {
-    // The same body as the global Translation's router (workflows/translation/global.ts), so the two never differ.
-    const router = backendResource('Router', '', { id: globalIds(tenant).clusterRouter, tenantId: tenant, name: 'ClusterRouter' });
-    const { outcome } = await createMidonetClient(workerConfig.midonet).ensure(router);
+    const outcome = await ensureClusterRouter(workerConfig.midonet, tenant);
     log.info({ outcome, id: globalIds(tenant).clusterRouter, tenant }, 'cluster router (as the deployer)');
   }
 
@@ -79,12 +87,13 @@ async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags:
     throw error;
   }
   return {
+    what: 'the worker and the starter',
     summary: [
       `  Worker metrics:    http://${workerConfig.http.host}:${worker.httpPort}/metrics (health: /healthz, /readyz)`,
       `  Starter:           ${starterConfig.identity} (Lease ${starterConfig.lease.namespace}/${starterConfig.lease.name})`,
       `  Peer-pod VMs:      ${peerPodSummary(workerConfig.cloud, starterConfig.peerPodRuntimeClasses)}`,
       `  Steward log:       ${logFile}`,
-      `  Try it:            npx steward demo${info.stateDir === defaultStateDir ? '' : ` --stack ${stackFile(info.stateDir)}`} (in a second terminal)`,
+      tryIt(info),
     ],
     done: worker.done,
     stop: async () => {
@@ -92,6 +101,50 @@ async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags:
       await worker.shutdown();
     },
   };
+}
+
+function tryIt(info: StackInfo): string {
+  const { defaultStateDir, stackFile } = loadDevStack('up');
+  return `  Try it:            npx steward demo${info.stateDir === defaultStateDir ? '' : ` --stack ${stackFile(info.stateDir)}`} (in a second terminal)`;
+}
+
+/**
+ * Steward as a user deploys it (deploy/local/steward-processes.ts): `workers` worker and `starters` starter processes,
+ * each with the manifest's settings and a ServiceAccount token of its own. As under runOnStack, the cluster router is
+ * created as a deployer would, and Pods of runtime class kata-remote get VMs (the stack has no cloud-api-adaptor).
+ */
+async function runProcessesOnStack(info: StackInfo, options: { workers: number; starters: number; taskQueue?: string }, env: NodeJS.ProcessEnv = process.env): Promise<StewardOnStack> {
+  const { startStewardProcesses } = loadDevStack('up');
+  // The emulator takes any credentials; a real MidoNet needs the user's.
+  const secrets: Record<string, string> = info.midonet.external ? (env.MIDONET_PASSWORD ? { MIDONET_PASSWORD: env.MIDONET_PASSWORD } : {}) : { MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' };
+  const overrides: Record<string, string> = {
+    STEWARD_PEERPOD_RUNTIME_CLASSES: env.STEWARD_PEERPOD_RUNTIME_CLASSES || KATA_REMOTE,
+    ...(options.taskQueue ? { [temporalSettings.taskQueue.env]: options.taskQueue } : {}),
+  };
+  const processes = await startStewardProcesses({ info, workers: options.workers, starters: options.starters, overrides, secrets });
+  try {
+    // Read as the processes read them, so a bad value fails here with its variable named.
+    const workerConfig = loadWorkerConfig({}, { ...processes.settings, ...secrets });
+    const starterConfig = loadStarterConfig({}, processes.settings);
+    if (info.midonet.adminUrl && workerConfig.midonet) await ensureClusterRouter(workerConfig.midonet, starterConfig.tenant);
+    const holder = await processes.leaseHolder();
+    const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 'es'}`;
+    return {
+      what: `${plural(options.workers, 'worker process')} and ${plural(options.starters, 'starter process')}`,
+      summary: [
+        ...column('Workers:', processes.workers.map((w) => `${w.process.name} (pid ${w.process.pid}): http://127.0.0.1:${w.httpPort}/metrics, log ${w.process.logFile}`)),
+        ...column('Starters:', processes.starters.map((s) => `${s.process.name} (pid ${s.process.pid})${s.process.name === holder ? ', holds' : ', waits for'} Lease ${processes.lease.namespace}/${processes.lease.name}, log ${s.process.logFile}`)),
+        `  Identities:        the manifests' ServiceAccount, a token each: ${join(info.stateDir, 'steward')}/<process>.kubeconfig`,
+        `  Peer-pod VMs:      ${peerPodSummary(workerConfig.cloud, starterConfig.peerPodRuntimeClasses)}`,
+        tryIt(info),
+      ],
+      done: processes.exited.then((why) => Promise.reject(new Error(why))),
+      stop: () => processes.stop(),
+    };
+  } catch (error) {
+    await processes.stop();
+    throw error;
+  }
 }
 
 /** Summary lines under one label, in the style of the stack's. */
@@ -102,6 +155,11 @@ const temporalProfiles: Record<TemporalProfile, string> = {
   dev: 'the Temporal dev server (one process, SQLite)',
   cluster: 'PostgreSQL and three Temporal server hosts (frontend, matching and worker; history twice)',
 };
+
+function count(value: string): number {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('must be a whole number, at least 1.');
+  return Number(value);
+}
 
 export function registerUpCommand(program: Command): void {
   const command = program
@@ -116,23 +174,28 @@ export function registerUpCommand(program: Command): void {
       new Option('--temporal <profile>', `Temporal to start: ${Object.entries(temporalProfiles).map(([name, what]) => `${name}, ${what}`).join('; ')}`)
         .choices(Object.keys(temporalProfiles))
         .default('dev'),
-    );
+    )
+    .option('--workers <n>', 'run n `steward worker` processes as deploy/manifests/steward.yaml deploys them (settings as environment, a ServiceAccount token each) instead of the worker in this process', count)
+    .option('--starters <n>', 'run n `steward starter` processes sharing one Lease, deployed the same way (with --workers: default 1)', count);
   // The worker's and the starter's task queue: the stack's Temporal gives the rest of the Temporal settings.
   addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action(
-    async (options: { stateDir?: string; freePorts?: boolean; steward: boolean; taskQueue?: string; temporal: TemporalProfile }) => {
+    async (options: { stateDir?: string; freePorts?: boolean; steward: boolean; taskQueue?: string; temporal: TemporalProfile; workers?: number; starters?: number }) => {
+      const asDeployed = options.workers !== undefined || options.starters !== undefined;
+      if (asDeployed && !options.steward) command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
       const { startStack, stackFile } = loadDevStack('up');
       const stack = await startStack({ stateDir: options.stateDir, ports: options.freePorts ? 'free' : 'default', temporal: options.temporal });
       const { info } = stack;
       let steward: StewardOnStack | undefined;
       try {
-        if (options.steward) steward = await runOnStack(info, { freePorts: options.freePorts ?? false, flags: { taskQueue: options.taskQueue } });
+        if (asDeployed) steward = await runProcessesOnStack(info, { workers: options.workers ?? 1, starters: options.starters ?? 1, taskQueue: options.taskQueue });
+        else if (options.steward) steward = await runOnStack(info, { freePorts: options.freePorts ?? false, flags: { taskQueue: options.taskQueue } });
       } catch (error) {
         await stack.stop();
         throw error;
       }
       const lines = [
         '',
-        `Steward embedded stack is up${steward ? ', with the worker and the starter' : ''}.`,
+        `Steward embedded stack is up${steward ? `, with ${steward.what}` : ''}.`,
         `  Temporal UI:       ${info.temporal.uiUrl ?? '(external server: see its own UI)'}`,
         `  Temporal address:  ${info.temporal.address} (namespace ${info.temporal.namespace})`,
         ...column('Temporal hosts:', (info.temporal.hosts ?? []).map((h) => `${h.name}: ${h.services.join(', ')} (pid ${h.pid})`)),
@@ -146,14 +209,15 @@ export function registerUpCommand(program: Command): void {
         'Press Ctrl-C to stop.',
       ];
       process.stdout.write(lines.join('\n') + '\n');
-      // The worker ending on its own (it failed) stops everything too, with exit code 1.
+      // The worker ending on its own (it failed; as processes, every worker or every starter gone) stops everything
+      // too, with exit code 1.
       const workerEnded = steward?.done.then(
         () => 'the worker stopped',
-        (error: unknown) => `the worker failed: ${error instanceof Error ? error.message : String(error)}`,
+        (error: unknown) => `${asDeployed ? 'Steward' : 'the worker'} failed: ${error instanceof Error ? error.message : String(error)}`,
       );
       const why = await Promise.race([untilStopSignal(), ...(workerEnded ? [workerEnded] : [])]);
       const signalled = why === 'SIGINT' || why === 'SIGTERM';
-      process.stdout.write(`\n${why}: stopping ${steward ? 'the starter, the worker and ' : ''}the stack…\n`);
+      process.stdout.write(`\n${why}: stopping ${steward ? `${steward.what} and ` : ''}the stack…\n`);
       await steward?.stop().catch((error: unknown) => process.stderr.write(`stopping Steward: ${String(error)}\n`));
       await stack.stop().catch((error: unknown) => process.stderr.write(`stopping the stack: ${String(error)}\n`));
       if (!signalled) process.exitCode = 1;
