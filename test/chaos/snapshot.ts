@@ -4,7 +4,10 @@ import type { PeerPodObject, Snapshot, TranslationObject } from './invariants';
 import { HOSTS, PEER_POD_RUNTIME_CLASS } from './ops';
 import type { ChaosStack } from './stack';
 
-export async function takeSnapshot(s: ChaosStack): Promise<Snapshot> {
+/** The chaos run's stack, or any stack reached the same way (the failover tests' own). */
+export type SnapshotSource = Pick<ChaosStack, 'tenant' | 'core' | 'custom' | 'admin' | 'client' | 'cloud'>;
+
+export async function takeSnapshot(s: SnapshotSource): Promise<Snapshot> {
   const [nodes, pods, services, endpoints, translations, peerPods, emulator, vms, runningWorkflows] = await Promise.all([
     s.core.listNode(),
     s.core.listPodForAllNamespaces(),

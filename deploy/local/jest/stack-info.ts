@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultStateDir } from '../paths';
-import { stackFile, startStack, type Stack, type StackInfo } from '../stack';
+import { stackFile, startStack, type Stack, type StackInfo, type StackOptions } from '../stack';
 
 /** `STEWARD_TEST_STATE_DIR` lets two test runs on one machine keep apart (each gets its own stack). */
 export const testStateDir = process.env.STEWARD_TEST_STATE_DIR ?? join(defaultStateDir, 'test');
@@ -15,8 +15,9 @@ export function stackInfo(): StackInfo {
 /**
  * A stack of the test file's own (fresh etcd, Temporal, MidoNet emulator, EC2 server) for end-to-end files that
  * assert exactly what the backends hold: nothing another file left running can write there. It reuses the shared
- * stack's libvirt daemon, which is one per machine. About ten seconds to start.
+ * stack's libvirt daemon, which is one per machine. About ten seconds to start (the dev server; `temporal: 'cluster'`
+ * for the cluster profile).
  */
-export function startPrivateStack(): Promise<Stack> {
-  return startStack({ stateDir: mkdtempSync(join(tmpdir(), 'steward-e2e-')), ports: 'free', libvirtUri: stackInfo().libvirt.uri, report: () => {} });
+export function startPrivateStack(options: Pick<StackOptions, 'temporal' | 'report'> = {}): Promise<Stack> {
+  return startStack({ stateDir: mkdtempSync(join(tmpdir(), 'steward-e2e-')), ports: 'free', libvirtUri: stackInfo().libvirt.uri, report: () => {}, ...options });
 }

@@ -1,0 +1,198 @@
+// Failover on the cluster profile (PostgreSQL, three Temporal server hosts) with Steward as a user deploys it: 3
+// worker and 2 starter processes (deploy/local/steward-processes.ts), each with its own ServiceAccount token, on a
+// stack of this file's own (its starters watch every object, and the checks compare all that MidoNet holds). Each
+// case creates a burst of Pods, injects one fault halfway through (kill -9 of a worker, of the leading starter, of a
+// history host; a PostgreSQL restart), measures the recovery, deletes the Pods, and ends on the chaos run's
+// invariants (test/chaos/invariants.ts) plus every Translation Ready. The measurements go, one JSON line per case, to
+// stdout and to failover.jsonl in the test state dir (.steward/test/).
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Stack } from '../../deploy/local';
+import { startPrivateStack, testStateDir } from '../../deploy/local/jest/stack-info';
+import { sleep } from '../../deploy/local/process';
+import { startStewardProcesses, type StewardProcesses } from '../../deploy/local/steward-processes';
+import type { TemporalCluster } from '../../deploy/local/temporal-cluster';
+import { DEFAULT_TENANT } from '../../workflows/translation/ids';
+import { checkAll, type Snapshot, type Violation } from '../chaos/invariants';
+import { HOSTS, nodeProjection, podProjection } from '../chaos/ops';
+import { takeSnapshot, type SnapshotSource } from '../chaos/snapshot';
+import { createNode, createPod, emulatorOf, seedEmulator } from '../support/objects-harness';
+
+const BURST = 100;
+const NAMESPACE = 'default';
+const CONVERGE_MS = 240_000;
+/** How long the history host stays down before it is started again. */
+const HISTORY_HOST_DOWN_MS = 10_000;
+const MEASUREMENTS = join(testStateDir, 'failover.jsonl');
+
+let stack: Stack;
+let cluster: TemporalCluster;
+let steward: StewardProcesses;
+let connection: Connection;
+let source: SnapshotSource;
+
+beforeAll(async () => {
+  stack = await startPrivateStack({ temporal: 'cluster' });
+  cluster = stack.temporalCluster!;
+  // The agents' hosts and the deployer's cluster router.
+  await seedEmulator(stack.info, HOSTS);
+  const started = Date.now();
+  steward = await startStewardProcesses({ info: stack.info, workers: 3, starters: 2, secrets: { MIDONET_PASSWORD: 'admin' }, report: () => {} });
+  record('start', { workers: steward.workers.length, starters: steward.starters.length, processesUpMs: Date.now() - started });
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(stack.info.kubernetes.kubeconfig);
+  connection = await Connection.connect({ address: stack.info.temporal.address });
+  source = {
+    tenant: DEFAULT_TENANT,
+    core: kubeConfig.makeApiClient(k8s.CoreV1Api),
+    custom: kubeConfig.makeApiClient(k8s.CustomObjectsApi),
+    admin: emulatorOf(stack.info).admin,
+    client: new Client({ connection, namespace: stack.info.temporal.namespace }),
+  };
+  for (const [host] of HOSTS.entries()) await createNode(source, nodeProjection({ kind: 'Node', name: `node-${host}`, host }));
+  await converged('the Nodes and the globals');
+}, 8 * 60_000);
+
+afterAll(async () => {
+  await steward?.stop();
+  await connection?.close();
+  await stack?.stop();
+});
+
+function record(name: string, measurement: Record<string, number | string>): void {
+  const line = JSON.stringify({ case: name, ...measurement });
+  process.stdout.write(`failover ${line}\n`);
+  appendFileSync(MEASUREMENTS, `${line}\n`);
+}
+
+const notReady = (s: Snapshot): Violation[] =>
+  s.translations
+    .filter((t) => !t.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+    .map((t) => ({ invariant: 'status', object: `Translation ${t.metadata.namespace}/${t.metadata.name}`, detail: 'not Ready' }));
+
+/**
+ * Waits until every invariant holds and every Translation is Ready, and returns that snapshot and when it was taken.
+ * A snapshot that fails (Temporal or PostgreSQL still coming back) counts as not yet.
+ */
+async function converged(what: string, timeoutMs = CONVERGE_MS): Promise<{ at: number; snapshot: Snapshot }> {
+  const deadline = Date.now() + timeoutMs;
+  let violations: Violation[] = [];
+  for (;;) {
+    const snapshot = await takeSnapshot(source).catch(() => undefined);
+    if (snapshot) {
+      violations = [...checkAll(snapshot), ...notReady(snapshot)];
+      if (violations.length === 0) return { at: Date.now(), snapshot };
+    }
+    if (Date.now() > deadline) break;
+    await sleep(1_000);
+  }
+  // Shows what is wrong.
+  expect([what, violations.slice(0, 20)]).toEqual([what, []]);
+  throw new Error(`${what}: not converged`);
+}
+
+/** The latest time a Translation turned Ready (metav1.Time: seconds). */
+const lastReadyAt = (s: Snapshot) =>
+  Math.max(...s.translations.flatMap((t) => t.status?.conditions?.filter((c) => c.type === 'Ready' && c.status === 'True').map((c) => Date.parse((c as { lastTransitionTime?: string }).lastTransitionTime ?? '')) ?? []));
+
+/**
+ * Creates `count` Pods `<prefix>-<i>` round-robin on the Nodes, one after the other; halfway it calls `fault`, lets it
+ * run while the rest are created, and returns what it gave.
+ */
+async function burst<T>(prefix: string, count: number, fault: () => Promise<T>): Promise<T> {
+  let injected: Promise<T> | undefined;
+  for (let i = 0; i < count; i++) {
+    if (i === Math.floor(count / 2)) {
+      injected = fault();
+      // Its failure is reported when awaited below, not as an unhandled rejection meanwhile.
+      injected.catch(() => undefined);
+    }
+    const host = i % HOSTS.length;
+    await createPod(source, podProjection({ kind: 'Pod', name: `${prefix}-${i}`, node: `node-${host}`, peer: false, phase: 'Running', ip: `10.1.${host}.${10 + Math.floor(i / HOSTS.length)}` }));
+  }
+  return injected!;
+}
+
+/** Deletes every Pod at once and waits until everything is clean again. */
+async function deleteAll(name: string): Promise<number> {
+  const started = Date.now();
+  await source.core.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 0 });
+  return (await converged(`${name}: the Pods gone`)).at - started;
+}
+
+/** Activities a worker had started and not finished, as Temporal sees them (the SDK's identity is `<pid>@<host>`). */
+async function activitiesInFlightOn(pid: number): Promise<number> {
+  let count = 0;
+  for await (const wf of source.client.workflow.list({ query: 'ExecutionStatus="Running"' })) {
+    const description = await source.client.workflow.getHandle(wf.workflowId, wf.runId).describe().catch(() => undefined);
+    count += (description?.raw.pendingActivities ?? []).filter((a) => a.lastWorkerIdentity?.startsWith(`${pid}@`)).length;
+  }
+  return count;
+}
+
+describe('failover on the cluster profile, 3 workers and 2 starters as deployed', () => {
+  it('a worker killed in the middle of a 100-Pod burst: its activities time out by heartbeat and finish on the others', async () => {
+    const victim = steward.workers[0]!;
+    // MidoNet answering writes slowly until the kill, so that every worker has pushes under way when it comes.
+    const slow = await source.admin.injectFault({ method: 'POST', path: '/**', action: 'latency', latencyMs: 1_000 });
+    const { killedAt, inFlight } = await burst('w', BURST, async () => {
+      const killedAt = Date.now();
+      process.kill(victim.process.pid, 'SIGKILL');
+      await victim.process.exited;
+      await source.admin.removeFault(slow.id);
+      // Still listed as started on the dead worker until their heartbeat (or start-to-close) timeout.
+      return { killedAt, inFlight: await activitiesInFlightOn(victim.process.pid) };
+    });
+    const { at, snapshot } = await converged('worker killed: the burst');
+    const deleteMs = await deleteAll('worker killed');
+    record('worker-killed', { pods: BURST, activitiesInFlightOnKilledWorker: inFlight, killToLastTranslationReadyMs: lastReadyAt(snapshot) - killedAt, killToConvergedMs: at - killedAt, deleteToConvergedMs: deleteMs });
+    expect(inFlight).toBeGreaterThan(0);
+  }, 8 * 60_000);
+
+  it('the leading starter killed mid-burst: the other takes the Lease and sends what the first never did', async () => {
+    const holder = await steward.leaseHolder();
+    const leader = steward.starters.find((s) => s.process.name === holder);
+    const other = steward.starters.find((s) => s !== leader);
+    if (!leader || !other) throw new Error(`the Lease names ${holder ?? 'nobody'}, not one of ${steward.starters.map((s) => s.process.name).join(', ')}`);
+    const { killedAt, handoverMs } = await burst('s', BURST, async () => {
+      const killedAt = Date.now();
+      process.kill(leader.process.pid, 'SIGKILL');
+      await leader.process.exited;
+      while ((await steward.leaseHolder()) !== other.process.name) {
+        if (Date.now() - killedAt > 90_000) throw new Error(`${other.process.name} did not take the Lease within 90 s`);
+        await sleep(250);
+      }
+      return { killedAt, handoverMs: Date.now() - killedAt };
+    });
+    const { at } = await converged('leading starter killed: the burst');
+    const deleteMs = await deleteAll('leading starter killed');
+    record('leading-starter-killed', { pods: BURST, killToLeaseTakenMs: handoverMs, killToConvergedMs: at - killedAt, deleteToConvergedMs: deleteMs });
+  }, 8 * 60_000);
+
+  it('a history host killed mid-burst and started again: its shards move to the other and back, nothing is lost', async () => {
+    const { killedAt, restartMs } = await burst('h', BURST, async () => {
+      const killedAt = Date.now();
+      await cluster.killHost('temporal-b');
+      await sleep(HISTORY_HOST_DOWN_MS);
+      const restarting = Date.now();
+      await cluster.restartHost('temporal-b');
+      return { killedAt, restartMs: Date.now() - restarting };
+    });
+    const { at } = await converged('history host killed: the burst');
+    const deleteMs = await deleteAll('history host killed');
+    record('history-host-killed', { pods: BURST, downMs: HISTORY_HOST_DOWN_MS, hostRestartMs: restartMs, killToConvergedMs: at - killedAt, deleteToConvergedMs: deleteMs });
+  }, 8 * 60_000);
+
+  it('PostgreSQL restarted mid-burst: every Temporal host reconnects, nothing is lost', async () => {
+    const { restartedAt, restartMs } = await burst('p', BURST, async () => {
+      const restartedAt = Date.now();
+      await cluster.restartPostgres();
+      return { restartedAt, restartMs: Date.now() - restartedAt };
+    });
+    const { at } = await converged('PostgreSQL restarted: the burst');
+    const deleteMs = await deleteAll('PostgreSQL restarted');
+    record('postgres-restarted', { pods: BURST, postgresRestartMs: restartMs, restartToConvergedMs: at - restartedAt, deleteToConvergedMs: deleteMs });
+  }, 8 * 60_000);
+});
