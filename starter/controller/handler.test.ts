@@ -1,4 +1,4 @@
-import { ServiceError, WorkflowNotFoundError, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
+import { NamespaceNotFoundError, ServiceError, WorkflowNotFoundError, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
 import type { Observation } from '../../workflows/messages';
 import { createHandler, isTransient, type HandlerOptions, type SignalClient } from './handler';
 import { defaultWorkflowTypes } from './kinds';
@@ -198,7 +198,8 @@ describe('handler', () => {
     { what: 'DEADLINE_EXCEEDED is transient', error: grpcError(4), transient: true },
     { what: 'RESOURCE_EXHAUSTED (rate limited) is transient', error: grpcError(8), transient: true },
     { what: 'INVALID_ARGUMENT (e.g. an unregistered search attribute) is permanent', error: grpcError(3), transient: false },
-    { what: 'NOT_FOUND (no such Temporal namespace) is permanent', error: grpcError(5), transient: false },
+    { what: 'NOT_FOUND is permanent', error: grpcError(5), transient: false },
+    { what: 'namespace not found is transient (a cluster says so while its database restarts)', error: new NamespaceNotFoundError('default'), transient: true },
     { what: 'a ServiceError with no gRPC status (connection failed underneath) is transient', error: new ServiceError('boom'), transient: true },
     { what: 'any other error (a bug of ours, a payload that does not convert) is permanent', error: new TypeError('x'), transient: false },
   ])('$what', ({ error, transient }) => {

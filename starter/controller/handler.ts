@@ -1,4 +1,4 @@
-import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type WorkflowClient } from '@temporalio/client';
+import { isGrpcServiceError, NamespaceNotFoundError, ServiceError, WorkflowNotFoundError, type WorkflowClient } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { observedSignal, type Observation } from '../../workflows/messages';
@@ -51,6 +51,9 @@ const TRANSIENT_CODES = new Set([
 
 export function isTransient(error: unknown): boolean {
   for (let e = error; e instanceof Error; e = e.cause) {
+    // A Temporal cluster whose database restarts says for a moment that the namespace is not found (the frontend
+    // cannot read it); the starter could not have started without it, so it is taken as the outage it is.
+    if (e instanceof NamespaceNotFoundError) return true;
     if (isGrpcServiceError(e)) return TRANSIENT_CODES.has(e.code);
   }
   // A ServiceError with no gRPC status is the connection failing underneath the call.
