@@ -2,6 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_LEASE } from '../../starter/controller/leader';
+import { writeWorkflowBundle } from '../../worker/bundle';
 import { serverSideApply, serviceAccountKubeconfig } from './identities';
 import { repoRoot } from './paths';
 import { waitUntil } from './process';
@@ -113,9 +114,14 @@ export async function startStewardProcesses({ info, workers, starters, overrides
     return ok;
   };
   try {
+    // As the image does at its build (STEWARD_WORKFLOW_BUNDLE), so that no worker runs webpack at its start.
+    const bundle = join(identities, 'workflow-bundle.js');
+    await step(report, 'bundle the workflow code once', () => writeWorkflowBundle(bundle));
     const workerProcesses = await step(report, `start ${workers} worker process${workers === 1 ? '' : 'es'}`, () =>
-      // Each bundles the workflow code when it starts: several at once on a busy machine take their time.
-      all('worker', workers, async (index) => startWorkerProcess({ ...(await prepare('worker', index)), readyTimeoutMs: 180_000 })),
+      all('worker', workers, async (index) => {
+        const options = await prepare('worker', index);
+        return startWorkerProcess({ ...options, env: { STEWARD_WORKFLOW_BUNDLE: bundle, ...options.env }, readyTimeoutMs: 120_000 });
+      }),
     );
     // A Lease left by an earlier run names a starter of the same name: only a renewal since now proves one of ours leads.
     const since = Date.now();
