@@ -1,8 +1,9 @@
 import { appendFileSync, chmodSync, chownSync, existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { capture, commandExists, ManagedProcess, runLogged, waitUntil } from './process';
-import { MissingPrerequisite, type Reporter, step } from './progress';
+import { installDebianPackages } from './apt';
+import { capture, commandExists, ManagedProcess, waitUntil } from './process';
+import { MissingPrerequisite, type Reporter } from './progress';
 
 /**
  * libvirt with QEMU from Debian, for peer-pod VMs (domain type `qemu`, no KVM needed). As root, the stack installs
@@ -48,15 +49,7 @@ const isRoot = () => process.getuid?.() === 0;
 
 export async function ensureLibvirtInstalled(report: Reporter, logFile: string): Promise<void> {
   if ((await commandExists('virsh')) && existsSync(LIBVIRTD) && (await commandExists('qemu-system-x86_64'))) return;
-  const install = `apt-get install -y --no-install-recommends ${PACKAGES.join(' ')}`;
-  if (!isRoot() || !(await commandExists('apt-get'))) {
-    throw new MissingPrerequisite('libvirt and QEMU are not installed.', `sudo apt-get update && sudo ${install}   (or set LIBVIRT_URI to an existing libvirt)`);
-  }
-  await step(report, `install libvirt and QEMU (apt-get: ${PACKAGES.join(' ')})`, async () => {
-    const env = { DEBIAN_FRONTEND: 'noninteractive' };
-    await runLogged('apt-get', ['update', '-q'], { step: 'apt-get update', logFile, env });
-    await runLogged('apt-get', install.split(' ').slice(1), { step: 'apt-get install libvirt', logFile, env });
-  });
+  await installDebianPackages({ what: 'libvirt and QEMU are', packages: PACKAGES, report, logFile, orElse: 'or set LIBVIRT_URI to an existing libvirt' });
 }
 
 /** Idempotent host settings; without the /dev/kvm fix every libvirt call re-probes QEMU (~30 s each). */

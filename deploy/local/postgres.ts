@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { freePort } from '../../worker/ports';
+import { installDebianPackages } from './apt';
 import { retryWhenPortTaken } from './ports';
 import { capture, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
@@ -39,9 +40,8 @@ export interface Postgres {
 }
 
 export async function startPostgres(options: PostgresOptions): Promise<Postgres> {
-  const missing = TOOLS.filter((tool) => !existsSync(join(POSTGRES_BIN_DIR, tool)));
-  if (missing.length > 0) {
-    throw new MissingPrerequisite(`PostgreSQL 15 is needed for the cluster profile (${missing.join(', ')} not in ${POSTGRES_BIN_DIR}).`, 'apt-get install -y postgresql-15');
+  if (TOOLS.some((tool) => !existsSync(join(POSTGRES_BIN_DIR, tool)))) {
+    await installDebianPackages({ what: 'PostgreSQL 15 (for the cluster profile) is', packages: ['postgresql-15'], report: options.report, logFile: join(options.stateDir, 'logs', 'provision-postgres.log') });
   }
   const dir = join(options.stateDir, 'postgres');
   const dataDir = join(dir, 'data');
