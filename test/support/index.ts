@@ -6,6 +6,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import type { StackInfo } from '../../deploy/local/stack';
+import type { WorkerSettingValues } from '../../deploy/local/worker-process';
 import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
 
 /**
@@ -30,6 +31,23 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
     await sleep(intervalMs);
   }
+}
+
+/** The MidoNet user the harnesses seed in the emulator and give the worker. */
+export const MIDONET_USER = { username: 'admin', password: 'secret' };
+
+/** The real worker's settings on a stack; the password has no setting of its own (MIDONET_PASSWORD, a secret). */
+export function workerSettingsOn(info: StackInfo): WorkerSettingValues {
+  return {
+    address: info.temporal.address,
+    namespace: info.temporal.namespace,
+    kubeconfig: info.kubernetes.kubeconfig,
+    midonetUrl: info.midonet.url,
+    midonetUsername: MIDONET_USER.username,
+    httpHost: '127.0.0.1',
+    httpPort: '0',
+    logLevel: 'error',
+  };
 }
 
 /** The stack's Temporal and Kubernetes for a worker run from the environment (`steward worker`, `loadWorkerConfig`). */

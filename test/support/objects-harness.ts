@@ -12,7 +12,7 @@ import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
 import { startWorkerProcess, type WorkerSettingValues } from '../../deploy/local/worker-process';
 import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
 import { loadKubeConfig } from '../../activities/kubernetes/kubeconfig';
-import { startTestStarter, terminateRunning, waitFor as waitUntilValue } from './index';
+import { MIDONET_USER, startTestStarter, terminateRunning, waitFor as waitUntilValue, workerSettingsOn } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { LeaseOptions, Starter } from '../../starter/controller';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
@@ -23,7 +23,6 @@ import { GLOBAL_LABEL, GLOBAL_NAMESPACE, toProjection, type EndpointsProjection,
 
 export const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
 // The emulator accepts any well-formed credentials.
-const MIDONET_USER = { username: 'admin', password: 'secret' };
 
 export const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000, intervalMs = 250) =>
   waitUntilValue(what, probe, timeoutMs, intervalMs);
@@ -100,17 +99,7 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
 
-  const settings: WorkerSettingValues = {
-    address: info.temporal.address,
-    namespace: info.temporal.namespace,
-    kubeconfig: info.kubernetes.kubeconfig,
-    midonetUrl: info.midonet.url,
-    midonetUsername: MIDONET_USER.username,
-    httpHost: '127.0.0.1',
-    httpPort: '0',
-    logLevel: 'error',
-    ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}),
-  };
+  const settings: WorkerSettingValues = { ...workerSettingsOn(info), ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}) };
   // Secrets have no flag.
   const secrets = { MIDONET_PASSWORD: MIDONET_USER.password };
   const worker = workerProcessLog

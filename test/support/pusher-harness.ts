@@ -13,12 +13,11 @@ import { createMidonetClient, type MidonetClient } from '../../activities/midone
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
-import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor as waitUntilValue } from './index';
+import { baseWorkerEnv, MIDONET_USER, startTestStarter, terminateRunning, waitFor as waitUntilValue, workerSettingsOn } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
 import { registerOperatorCommands } from '../../starter/cli/operator';
 import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
-import type { Flags } from '../../worker/settings';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import type { PusherTimings } from '../../workflows/machines/pusher';
 import { TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
@@ -31,27 +30,12 @@ import type { translationLifecycle } from '../../workflows/pusher-lifecycle';
 export const repoRoot = join(__dirname, '..', '..');
 const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
 // The emulator accepts any well-formed credentials unless configured otherwise.
-const MIDONET_USER = { username: 'admin', password: 'secret' };
 export const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
 
 /** The deployer's cluster router (seed 001): seeded directly, never a Translation of ours, never removed. */
 export const ROUTER_TRANSLATION = 'midonet-global.4.cluster-router';
 
 export const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000) => waitUntilValue(what, probe, timeoutMs);
-
-/** Settings of the real worker, as flags (secrets have none: the password comes from the environment). */
-export function workerFlags(info: StackInfo): Flags {
-  return {
-    address: info.temporal.address,
-    namespace: info.temporal.namespace,
-    kubeconfig: info.kubernetes.kubeconfig,
-    midonetUrl: info.midonet.url,
-    midonetUsername: MIDONET_USER.username,
-    httpHost: '127.0.0.1',
-    httpPort: '0',
-    logLevel: 'error',
-  };
-}
 
 /** The same settings as environment variables, for `steward worker` run as a process. */
 export function workerEnv(info: StackInfo): NodeJS.ProcessEnv {
@@ -109,7 +93,7 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
     midonet,
     starter,
     async startWorker() {
-      harness.worker = await runWorker(loadWorkerConfig(workerFlags(info), { MIDONET_PASSWORD: MIDONET_USER.password }), { log });
+      harness.worker = await runWorker(loadWorkerConfig(workerSettingsOn(info), { MIDONET_PASSWORD: MIDONET_USER.password }), { log });
       return harness.worker;
     },
     async stopWorker() {
