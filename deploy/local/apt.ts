@@ -18,7 +18,7 @@ export interface DebianPackages {
 export async function installDebianPackages({ what, packages, report, logFile, orElse }: DebianPackages): Promise<void> {
   const install = `apt-get install -y --no-install-recommends ${packages.join(' ')}`;
   if (process.getuid?.() !== 0 || !(await commandExists('apt-get'))) {
-    throw new MissingPrerequisite(`${what} not installed.`, `sudo apt-get update && sudo ${install}${orElse ? `   (${orElse})` : ''}`);
+    throw new MissingPrerequisite(`Not installed: ${what}.`, `sudo apt-get update && sudo ${install}${orElse ? `   (${orElse})` : ''}`);
   }
   await step(report, `install ${what} (apt-get: ${packages.join(' ')})`, async () => {
     const env = { DEBIAN_FRONTEND: 'noninteractive' };

@@ -49,7 +49,7 @@ const isRoot = () => process.getuid?.() === 0;
 
 export async function ensureLibvirtInstalled(report: Reporter, logFile: string): Promise<void> {
   if ((await commandExists('virsh')) && existsSync(LIBVIRTD) && (await commandExists('qemu-system-x86_64'))) return;
-  await installDebianPackages({ what: 'libvirt and QEMU are', packages: PACKAGES, report, logFile, orElse: 'or set LIBVIRT_URI to an existing libvirt' });
+  await installDebianPackages({ what: 'libvirt and QEMU', packages: PACKAGES, report, logFile, orElse: 'or set LIBVIRT_URI to an existing libvirt' });
 }
 
 /** Idempotent host settings; without the /dev/kvm fix every libvirt call re-probes QEMU (~30 s each). */

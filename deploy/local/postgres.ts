@@ -41,7 +41,7 @@ export interface Postgres {
 
 export async function startPostgres(options: PostgresOptions): Promise<Postgres> {
   if (TOOLS.some((tool) => !existsSync(join(POSTGRES_BIN_DIR, tool)))) {
-    await installDebianPackages({ what: 'PostgreSQL 15 (for the cluster profile) is', packages: ['postgresql-15'], report: options.report, logFile: join(options.stateDir, 'logs', 'provision-postgres.log') });
+    await installDebianPackages({ what: 'PostgreSQL 15 (for the cluster profile)', packages: ['postgresql-15'], report: options.report, logFile: join(options.stateDir, 'logs', 'provision-postgres.log') });
   }
   const dir = join(options.stateDir, 'postgres');
   const dataDir = join(dir, 'data');
