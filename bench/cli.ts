@@ -4,7 +4,7 @@
 //   peerpods  N peer pods at once against virsh alone
 // No scenario: the default set (burst 200 on 4, peerpods 20). `--smoke`: every scenario at 20 Pods for a few seconds
 // (CI), results written to the temporary directory. Without `--stack`, a stack of the bench's own is started.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StackInfo } from '../deploy/local';
@@ -14,6 +14,7 @@ import { burst } from './scenarios/burst';
 import { churn } from './scenarios/churn';
 import { peerPods } from './scenarios/peerpods';
 import { benchStack, runBench } from './support';
+import { countArgument } from '../worker/settings';
 
 export const SCENARIOS = ['burst', 'churn', 'peerpods'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -51,21 +52,15 @@ export function runScenario(info: StackInfo, name: ScenarioName, sizes: Partial<
   }
 }
 
-const whole = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('a whole number above 0');
-  return n;
-};
-
 async function main(): Promise<void> {
   const program = new Command('bench')
     .description('Steward against the direct reconciler (or virsh) in the same run, on one stack')
     .argument('[scenario]', `${SCENARIOS.join(' | ')}; none: the default set (burst 200 on 4, peerpods 20)`)
-    .option('--pods <n>', 'Pods (burst, churn: those live at the start) or peer pods', whole)
-    .option('--nodes <m>', 'Nodes', whole)
-    .option('--rate <r>', 'churn: changes per second', whole)
-    .option('--duration <s>', 'churn: seconds of churn', whole)
-    .option('--cache <n>', "burst, churn: the worker's sticky cache in workflows (STEWARD_MAX_CACHED_WORKFLOWS; default 200)", whole)
+    .option('--pods <n>', 'Pods (burst, churn: those live at the start) or peer pods', countArgument)
+    .option('--nodes <m>', 'Nodes', countArgument)
+    .option('--rate <r>', 'churn: changes per second', countArgument)
+    .option('--duration <s>', 'churn: seconds of churn', countArgument)
+    .option('--cache <n>', "burst, churn: the worker's sticky cache in workflows (STEWARD_MAX_CACHED_WORKFLOWS; default 200)", countArgument)
     .option('--smoke', 'every scenario (or the one named) at 20 Pods for a few seconds; results to the temporary directory')
     .option('--stack <stack.json>', "a running stack's stack.json (else the bench starts its own)")
     .option('--out <dir>', 'where the .md and .svg results go', join(__dirname, 'results'))

@@ -1,5 +1,5 @@
 import { accessSync, constants } from 'node:fs';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { z } from 'zod';
 
 /**
@@ -52,6 +52,11 @@ export const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+/** A command-line argument that counts something (workers, Pods): a whole number, at least 1. */
+export function countArgument(value: string): number {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('must be a whole number, at least 1.');
+  return Number(value);
+}
 /** A switch: the flag gives a boolean, the variable one of these words. */
 export const flag = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
 

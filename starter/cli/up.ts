@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import pino from 'pino';
 import type { CloudConfig } from '../../activities/cloud';
 import { backendResource, createMidonetClient, type MidonetConnection } from '../../activities/midonet';
@@ -7,7 +7,7 @@ import type { StackInfo, TemporalProfile } from '../../deploy/local';
 import { runWorker, type RunningWorker } from '../../worker';
 import { loadWorkerConfig, temporalSettings, workerSettings } from '../../worker/config';
 import { freePort } from '../../worker/ports';
-import { addSettingFlags, type Flags } from '../../worker/settings';
+import { addSettingFlags, countArgument, type Flags } from '../../worker/settings';
 import { globalIds } from '../../workflows/translation/ids';
 import { loadStarterConfig } from '../config';
 import { KATA_REMOTE } from '../controller';
@@ -156,11 +156,6 @@ const temporalProfiles: Record<TemporalProfile, string> = {
   cluster: 'PostgreSQL and three Temporal server hosts (frontend, matching and worker; history twice)',
 };
 
-function count(value: string): number {
-  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('must be a whole number, at least 1.');
-  return Number(value);
-}
-
 export function registerUpCommand(program: Command): void {
   const command = program
     .command('up')
@@ -175,8 +170,8 @@ export function registerUpCommand(program: Command): void {
         .choices(Object.keys(temporalProfiles))
         .default('dev'),
     )
-    .option('--workers <n>', 'run n `steward worker` processes as deploy/manifests/steward.yaml deploys them (settings as environment, a ServiceAccount token each) instead of the worker in this process', count)
-    .option('--starters <n>', 'run n `steward starter` processes sharing one Lease, deployed the same way (with --workers: default 1)', count);
+    .option('--workers <n>', 'run n `steward worker` processes as deploy/manifests/steward.yaml deploys them (settings as environment, a ServiceAccount token each) instead of the worker in this process', countArgument)
+    .option('--starters <n>', 'run n `steward starter` processes sharing one Lease, deployed the same way (with --workers: default 1)', countArgument);
   // The worker's and the starter's task queue: the stack's Temporal gives the rest of the Temporal settings.
   addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action(
     async (options: { stateDir?: string; freePorts?: boolean; steward: boolean; taskQueue?: string; temporal: TemporalProfile; workers?: number; starters?: number }) => {
