@@ -95,8 +95,13 @@ export interface TranslationIndex {
    * senior, so exactly one of them is refused. A Translation being deleted owns nothing any more.
    */
   ownerOf(key: string, self: string): string | undefined;
-  /** Pusher workflow ids of the other Translations that name any of these MidoNet IDs; `waiting` keeps only those waiting for a dependency. */
-  mentioning(ids: readonly string[], self: string, options?: { waiting?: boolean }): string[];
+  /**
+   * Pusher workflow ids of the other Translations that name any of these MidoNet IDs. `created`: the IDs were just
+   * created, so they were missing; this keeps those waiting for them, and those that record anything as pushed: what
+   * of theirs named a missing object is not in MidoNet (MidoNet cascaded it away, or refused it), whatever their
+   * Ready says. Whoever has neither pushes after the creation anyway.
+   */
+  mentioning(ids: readonly string[], self: string, options?: { created?: boolean }): string[];
   /** What this Translation's own status records as pushed (keys `kind:id`): its record when its workflow has none. */
   recordOf(self: string): readonly string[];
   /** Whether any other Translation, senior or not, records this resource. */
@@ -138,9 +143,13 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
       }
       return undefined;
     },
-    mentioning(ids, self, { waiting = false } = {}) {
+    mentioning(ids, self, { created = false } = {}) {
+      const concerned = (other: string) => {
+        const entry = entries.get(other);
+        return !created || entry?.waitingForDependency === true || (entry?.records.length ?? 0) > 0;
+      };
       const found = new Set<string>();
-      for (const id of ids) for (const other of mentionedBy.get(id.toLowerCase())) if (other !== self && (!waiting || entries.get(other)?.waitingForDependency)) found.add(other);
+      for (const id of ids) for (const other of mentionedBy.get(id.toLowerCase())) if (other !== self && concerned(other)) found.add(other);
       return [...found];
     },
     recordOf: (self) => entries.get(self)?.records ?? [],

@@ -1,9 +1,10 @@
 // The client against the real MidoNet emulator (deploy/local/midonet): idempotent ensure/remove/observe, the
 // token, and how every failure is classified for Temporal.
+import { createServer, type AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator } from '../../deploy/local/midonet';
 import { createMidonetActivities } from './activities';
-import { backendResource, createMidonetClient, type MidonetClient } from './client';
+import { backendResource, createMidonetClient, settlingUnanswered, type MidonetClient } from './client';
 import type { MidonetFailureType } from './errors';
 import type { MidonetConnection } from './http';
 
@@ -47,6 +48,15 @@ async function failureOf(call: Promise<unknown>): Promise<ApplicationFailure> {
   if (!('error' in outcome)) throw new Error(`expected a failure, got ${JSON.stringify(outcome.value)}`);
   expect(outcome.error).toBeInstanceOf(ApplicationFailure);
   return outcome.error as ApplicationFailure;
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const logins = async () => (await admin.counters()).byKind.Login?.POST ?? 0;
@@ -232,6 +242,57 @@ describe('failures', () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     await expect(quick.ensure(bridge())).resolves.toEqual({ outcome: expect.stringMatching(/^(created|unchanged)$/) as string });
     expect((await admin.dump()).Bridge).toHaveLength(1);
+  });
+
+  describe('a write that got no answer', () => {
+    const late = { timeoutMs: 100, lateWriteMs: 700 };
+    const unsettled = (failure: ApplicationFailure) => (failure.details?.[0] as { unsettledUntil?: number }).unsettledUntil;
+
+    it('is marked with how long MidoNet may still carry it out; a read, or a write that never reached MidoNet, is not', async () => {
+      const quick = connect(late);
+      await quick.observe(bridge());
+      await admin.injectFault({ path: '/bridges/*', action: 'latency', latencyMs: 300 });
+      const before = Date.now();
+      const write = await failureOf(quick.remove(bridge()));
+      expect(unsettled(write)).toBeGreaterThanOrEqual(before + 700);
+      expect(unsettled(await failureOf(quick.observe(bridge())))).toBeUndefined();
+      // Logged in, then MidoNet's port closes: the DELETE never left.
+      const closed = await closedPort();
+      const api = new URL(emulator.url);
+      const hrefOf = (url: string | URL | Request) => (typeof url === 'string' ? url : url instanceof URL ? url.href : url.url);
+      const away = connect({ ...late, fetch: (url, init) => fetch(hrefOf(url).endsWith('/login') ? url : hrefOf(url).replace(api.host, `127.0.0.1:${closed}`), init) });
+      await away.listHosts().catch(() => undefined);
+      const refused = await failureOf(away.remove(bridge()));
+      expect(refused.message).toMatch(/\(ECONNREFUSED\)$/);
+      expect(unsettled(refused)).toBeUndefined();
+    });
+
+    it('fails the settling client only once MidoNet can no longer carry it out, keeping the activity alive meanwhile', async () => {
+      await client.ensure(bridge());
+      const quick = connect(late);
+      await quick.observe(bridge());
+      await admin.injectFault({ method: 'DELETE', path: '/bridges/*', action: 'latency', latencyMs: 400, times: 1 });
+      let beats = 0;
+      const failure = await failureOf(settlingUnanswered(quick, () => beats++).remove(bridge()));
+      expect(failure).toMatchObject({ type: 'MidonetTimeout', nonRetryable: false });
+      expect(beats).toBeGreaterThan(0);
+      // The late DELETE has landed: a push made now is not undone by it.
+      expect((await admin.dump()).Bridge ?? []).toEqual([]);
+      await expect(client.ensure(bridge())).resolves.toEqual({ outcome: 'created' });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await admin.dump()).Bridge).toHaveLength(1);
+    });
+
+    it('the plain client fails at once, while the late DELETE is still to land (what the settling client waits out)', async () => {
+      await client.ensure(bridge());
+      const quick = connect(late);
+      await quick.observe(bridge());
+      await admin.injectFault({ method: 'DELETE', path: '/bridges/*', action: 'latency', latencyMs: 400, times: 1 });
+      await failureOf(quick.remove(bridge()));
+      expect((await admin.dump()).Bridge).toHaveLength(1);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await admin.dump()).Bridge ?? []).toEqual([]);
+    });
   });
 
   it('a failure of the next call only: the retry Temporal would make succeeds', async () => {

@@ -1,9 +1,11 @@
 // The typed MidoNet client. ensure / remove / observe are written once here for every kind; what differs between
 // kinds (paths, media types, PUT or not, what a duplicate answers) is data in kinds.ts.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { identify, type BackendKind, type BackendResource } from '../../workflows/translation/types';
 import { diffBody, type FieldDiff } from './compare';
-import { midonetFailure, missingFailure, replyFailure, type Reply } from './errors';
+import { midonetFailure, missingFailure, replyFailure, type MidonetFailureDetails, type Reply } from './errors';
 import { createTransport, type MidonetConnection, type Send } from './http';
 import {
   bodies,
@@ -225,4 +227,34 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
   }
 
   return { ensure, replace, remove, removeById, observe: (resource) => observeResolved(resolve(resource)), listHosts, listTenant };
+}
+
+const KEEP_ALIVE_MS = 5_000;
+
+/**
+ * The client, whose calls fail only once what they left unknown is settled. A write that got no answer (a timeout, a
+ * connection cut after sending) may still be carried out by MidoNet afterwards; acting before then races it. The
+ * race seen: a deletion's retry meets 404, its finalizer goes, and the late DELETE removes what the next incarnation
+ * (same name, same IDs) pushed. So such a failure is thrown after the time the transport gives (`lateWriteMs`),
+ * calling `keepAlive` meanwhile (an activity's heartbeat, with its progress).
+ */
+export function settlingUnanswered(client: MidonetClient, keepAlive: () => void): MidonetClient {
+  const settled = async (error: unknown): Promise<never> => {
+    const until = error instanceof ApplicationFailure ? (error.details?.[0] as MidonetFailureDetails | undefined)?.unsettledUntil : undefined;
+    for (let left = (until ?? 0) - Date.now(); left > 0; left = (until ?? 0) - Date.now()) {
+      keepAlive();
+      await sleep(Math.min(left, KEEP_ALIVE_MS));
+    }
+    throw error;
+  };
+  const settle = <R>(call: Promise<R>): Promise<R> => call.catch(settled);
+  return {
+    ensure: (resource, observed) => settle(client.ensure(resource, observed)),
+    replace: (resource) => settle(client.replace(resource)),
+    remove: (resource) => settle(client.remove(resource)),
+    removeById: (kind, id) => settle(client.removeById(kind, id)),
+    observe: (resource) => settle(client.observe(resource)),
+    listHosts: () => settle(client.listHosts()),
+    listTenant: (kind, tenant) => settle(client.listTenant(kind, tenant)),
+  };
 }

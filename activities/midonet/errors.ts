@@ -51,6 +51,8 @@ export interface MidonetFailureDetails {
   missingId?: string;
   /** InvalidTranslation: the first problems found. */
   problems?: InvalidResource[];
+  /** A write that got no answer: MidoNet may still carry it out until then (epoch ms). */
+  unsettledUntil?: number;
 }
 
 export function midonetFailure(type: MidonetFailureType, message: string, details: MidonetFailureDetails = {}, cause?: Error): ApplicationFailure {

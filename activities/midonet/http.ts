@@ -13,6 +13,11 @@ export interface MidonetConnection {
   tenant?: string;
   /** Per HTTP exchange, login included. Default 10 s. */
   timeoutMs?: number;
+  /**
+   * How long after it was sent a write that got no answer may still be carried out by MidoNet (a request it had read,
+   * then served late). Default twice `timeoutMs`. See `settlingUnanswered` (client.ts).
+   */
+  lateWriteMs?: number;
   fetch?: typeof fetch;
 }
 
@@ -28,11 +33,15 @@ export type Send = (call: Call) => Promise<Reply>;
 
 const token = z.object({ key: z.string().min(1) });
 
-export function createTransport({ baseUrl, username, password, tenant, timeoutMs = 10_000, fetch: fetchImpl = fetch }: MidonetConnection): Send {
+/** Failures where the request never reached the server: nothing can be carried out late. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export function createTransport({ baseUrl, username, password, tenant, timeoutMs = 10_000, lateWriteMs = 2 * timeoutMs, fetch: fetchImpl = fetch }: MidonetConnection): Send {
   const root = baseUrl.replace(/\/+$/, '');
 
   async function exchange(call: Call, headers: Record<string, string>): Promise<Reply> {
     if (call.media) headers[call.body === undefined ? 'Accept' : 'Content-Type'] = call.media;
+    const sentAt = Date.now();
     try {
       const res = await fetchImpl(root + call.path, { method: call.method, headers, body: call.body, signal: AbortSignal.timeout(timeoutMs) });
       // Reading the body is part of the exchange: a connection cut mid-body fails here, under the same timeout.
@@ -46,10 +55,11 @@ export function createTransport({ baseUrl, username, password, tenant, timeoutMs
       return { status: res.status, json, text };
     } catch (err) {
       const where = `MidoNet ${call.method} ${call.path}`;
-      const details = { method: call.method, path: call.path };
       // Read by name, not instanceof: fetch's DOMException may come from another realm (e.g. under jest).
       const error = err as Partial<Error> & { cause?: { code?: unknown } };
       const cause = err instanceof Error ? err : undefined;
+      const sent = !(typeof error.cause?.code === 'string' && NOT_SENT.has(error.cause.code));
+      const details = { method: call.method, path: call.path, ...(call.method !== 'GET' && call.path !== '/login' && sent ? { unsettledUntil: sentAt + lateWriteMs } : {}) };
       if (error.name === 'TimeoutError') throw midonetFailure('MidonetTimeout', `${where}: no answer within ${timeoutMs} ms`, details, cause);
       const code = typeof error.cause?.code === 'string' ? ` (${error.cause.code})` : '';
       throw midonetFailure('MidonetUnavailable', `${where}: ${error.message ?? String(err)}${code}`, details, cause);

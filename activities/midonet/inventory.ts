@@ -1,7 +1,7 @@
 // What the sweeper needs from MidoNet: the top-level resources of one tenant, and deleting a batch of them. Deleting
 // a bridge, router or chain cascades to its ports, routes and rules (ref §1.4), so nothing below them is listed.
 import { Context } from '@temporalio/activity';
-import type { MidonetClient, TenantResource } from './client';
+import { settlingUnanswered, type MidonetClient, type TenantResource } from './client';
 import { tenantKinds, type TenantKind } from './kinds';
 
 export interface TenantInput {
@@ -36,8 +36,9 @@ export function createMidonetInventoryActivities(client: MidonetClient) {
     /** One by one, heartbeating each; a retry simply deletes again (a missing one is `absent`). */
     midonetDeleteResources: async ({ resources }: DeleteResourcesInput): Promise<DeleteResourcesResult> => {
       const result = { deleted: 0, absent: 0 };
+      const midonet = settlingUnanswered(client, () => heartbeat(result.deleted + result.absent));
       for (const { kind, id } of resources) {
-        const { outcome } = await client.remove({ kind, parent: '', body: JSON.stringify({ id }) });
+        const { outcome } = await midonet.remove({ kind, parent: '', body: JSON.stringify({ id }) });
         result[outcome === 'deleted' ? 'deleted' : 'absent']++;
         heartbeat(result.deleted + result.absent);
       }

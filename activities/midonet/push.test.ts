@@ -126,6 +126,17 @@ describe('with the other Translations known (one owner per resource)', () => {
     expect(told).toEqual([{ by: 'translation/ns/first', ids: [CHAIN], to: ['translation/ns/listing'] }]);
   });
 
+  it('what a push created before it failed is told at once to those it concerns (its retry resumes after it)', async () => {
+    const dependent = { ...owner('dependent', [rule(1)]), resources: [rule(1)] };
+    const pusher = withNeighbours(dependent);
+    told.length = 0;
+    const parentless = backendResource('Port', 'b0000000-0000-4000-8000-00000000dead', { id: PORT, type: 'Bridge' });
+    const failure = await run(() => pusher.pushTranslation({ owner: 'translation/ns/parent', resources: [chain, parentless], previous: [] })).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'MidonetDependencyMissing' });
+    expect(await ids('Chain')).toEqual([CHAIN]);
+    expect(told).toEqual([{ by: 'translation/ns/parent', ids: [CHAIN], to: ['translation/ns/dependent'] }]);
+  });
+
   it('a resource recorded as pending (a push cut short) and no longer wanted is removed by the next push', async () => {
     await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
     const pending = [chain, rule(1)].map((r) => ({ ...r, ...identify(r), state: 'pending' as const }));

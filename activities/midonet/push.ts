@@ -13,7 +13,7 @@ import type { BackendChanged } from '../../workflows/messages';
 import { ANNOTATIONS, identifyIfJson, type BackendResource, type PushedResource } from '../../workflows/translation/types';
 import type { EventInput } from '../kubernetes/events';
 import { classify, conflictReason, describeDiff, knownCause, type Claim } from './adoption';
-import { checkResource, identify, type MidonetClient } from './client';
+import { checkResource, identify, settlingUnanswered, type MidonetClient } from './client';
 import type { FieldDiff } from './compare';
 import { midonetFailure, type MidonetFailureDetails } from './errors';
 import { invalidTranslation, validateResources } from './validate';
@@ -152,6 +152,13 @@ function ownId(resource: BackendResource): string | undefined {
 }
 
 const NOTICE_IDS = 20;
+
+/** The activity's progress as its heartbeat: `done(n)` after each resource, `alive()` while one is waited for (resumes at the last `done`). */
+function heartbeats(start: number) {
+  const ctx = Context.current();
+  let at = start;
+  return { done: (n: number) => ctx.heartbeat((at = n)), alive: () => ctx.heartbeat(at) };
+}
 const SYNC_WAIT_MS = 10_000;
 
 export function createPushActivities({ client, neighbours }: PushDeps) {
@@ -183,13 +190,13 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
   }
 
   /**
-   * Tells the Translations that name these IDs (only those waiting for a dependency, for created ones). Telling is
-   * what keeps them truthful until their next drift check, so a notice that cannot be delivered fails the activity,
-   * which is retried (every step before it is idempotent) rather than lost.
+   * Tells the Translations that name these IDs (for created ones, those they concern: TranslationIndex.mentioning).
+   * Telling is what keeps them truthful until their next drift check, so a notice that cannot be delivered fails the
+   * activity, which is retried (every step before it is idempotent) rather than lost.
    */
-  async function tell(owner: string, ids: string[], waitingOnly: boolean): Promise<number> {
+  async function tell(owner: string, ids: string[], created: boolean): Promise<number> {
     if (!neighbours || ids.length === 0) return 0;
-    const targets = neighbours.index.mentioning(ids, owner, { waiting: waitingOnly });
+    const targets = neighbours.index.mentioning(ids, owner, { created });
     if (targets.length > 0) await neighbours.notify(targets, { by: owner, ids: ids.slice(0, NOTICE_IDS) });
     return targets.length;
   }
@@ -235,13 +242,13 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
 
   const idsOf = (resources: BackendResource[]) => resources.flatMap((r) => (byIdOnly(r) ? [idOf(r)] : (ownId(r) ?? [])));
 
-  async function removeInReverse(resources: BackendResource[], startAt: number, progress: (done: number) => void, force = false): Promise<PushedResource[]> {
+  async function removeInReverse(midonet: MidonetClient, resources: BackendResource[], startAt: number, progress: (done: number) => void, force = false): Promise<PushedResource[]> {
     const removed: PushedResource[] = [];
     const reversed = [...resources].reverse();
     for (let i = startAt; i < reversed.length; i++) {
       const resource = reversed[i]!;
       try {
-        const { outcome } = byIdOnly(resource) ? await client.removeById(resource.kind, idOf(resource)) : await client.remove(resource);
+        const { outcome } = byIdOnly(resource) ? await midonet.removeById(resource.kind, idOf(resource)) : await midonet.remove(resource);
         removed.push({ ...(byIdOnly(resource) ? (resource as PushedResource) : record(resource, 'synced')), state: outcome === 'deleted' ? 'deleted' : 'absent' });
       } catch (error) {
         if (!force || !isRefusal(error)) throw error;
@@ -269,11 +276,13 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       await refuseClaimed(owner, resources);
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
+      const progress = heartbeats(resumeAt);
+      const midonet = settlingUnanswered(client, progress.alive);
       const wanted = new Set(resources.map((r) => identify(r).key));
       const stale = previous.filter((p) => !wanted.has(p.key) && ['synced', 'pending', 'unverified'].includes(p.state) && !ownedByAnother(owner, p));
       const before = new Set(previous.map((p) => p.key));
       await writeRecord?.([...asRecord(previous, 'unverified'), ...asRecord(resources.filter((r) => !before.has(identify(r).key)), 'pending')]);
-      const removed = await removeInReverse(stale, 0, () => ctx.heartbeat(resumeAt));
+      const removed = await removeInReverse(midonet, stale, 0, () => progress.done(resumeAt));
       const ours = new Map(previous.map((p) => [p.key, p]));
       const provenance = neighbours?.index.provenanceOf(owner);
       const pushed: PushedResource[] = [];
@@ -281,48 +290,57 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       const created: BackendResource[] = [];
       const adopted: string[] = [];
       const corrected: { resource: BackendResource; diff: FieldDiff[] }[] = [];
-      for (const [index, resource] of resources.entries()) {
-        const { key, id } = identify(resource);
-        // This push's own pre-record (pending, with the body it asks for) tells nothing about who made what MidoNet holds.
-        const known = ours.get(key);
-        const mine = known?.state === 'pending' && known.body === resource.body ? undefined : known;
-        let adoptedNow = false;
-        if (index >= resumeAt) {
-          // What is probably there already is looked at before anything is written: what a record says was pushed, and
-          // anything a Translation someone else wrote asks for (midonet-kubernetes left it): found as asked, it is
-          // taken over without a write.
-          const observed = mine || provenance?.foreign ? await client.observe(resource).catch((error: unknown) => waitForOtherTranslations(error, resource)) : undefined;
-          const result = await client.ensure(resource, observed).catch((error: unknown) => waitForOtherTranslations(error, resource));
-          if (result.outcome === 'conflict') {
-            // Where it decides, the API server is asked (rarely): the watch may lag behind the apply that made these resources Steward's.
-            const translated = (provenance?.translated ?? false) || (mine === undefined && ((await neighbours?.provenance(owner))?.translated ?? false));
-            const claim: Claim = {
-              recorded: mine !== undefined,
-              translated,
-              recordedByOther: neighbours?.index.recordedByOthers(key, owner) ?? false,
-              updatable: false,
-            };
-            if (classify({ exists: true }, claim) === 'conflict') {
-              throw midonetFailure(
-                'ResourceConflict',
-                `${owner}: ${resource.kind} ${id} exists in MidoNet with another body and ${conflictReason(claim)} (${result.reason}); differences: ${JSON.stringify(result.diff)}`,
-              );
+      try {
+        for (const [index, resource] of resources.entries()) {
+          const { key, id } = identify(resource);
+          // This push's own pre-record (pending, with the body it asks for) tells nothing about who made what MidoNet holds.
+          const known = ours.get(key);
+          const mine = known?.state === 'pending' && known.body === resource.body ? undefined : known;
+          let adoptedNow = false;
+          if (index >= resumeAt) {
+            // What is probably there already is looked at before anything is written: what a record says was pushed, and
+            // anything a Translation someone else wrote asks for (midonet-kubernetes left it): found as asked, it is
+            // taken over without a write.
+            const observed = mine || provenance?.foreign ? await midonet.observe(resource).catch((error: unknown) => waitForOtherTranslations(error, resource)) : undefined;
+            const result = await midonet.ensure(resource, observed).catch((error: unknown) => waitForOtherTranslations(error, resource));
+            if (result.outcome === 'conflict') {
+              // Where it decides, the API server is asked (rarely): the watch may lag behind the apply that made these resources Steward's.
+              const translated = (provenance?.translated ?? false) || (mine === undefined && ((await neighbours?.provenance(owner))?.translated ?? false));
+              const claim: Claim = {
+                recorded: mine !== undefined,
+                translated,
+                recordedByOther: neighbours?.index.recordedByOthers(key, owner) ?? false,
+                updatable: false,
+              };
+              if (classify({ exists: true }, claim) === 'conflict') {
+                throw midonetFailure(
+                  'ResourceConflict',
+                  `${owner}: ${resource.kind} ${id} exists in MidoNet with another body and ${conflictReason(claim)} (${result.reason}); differences: ${JSON.stringify(result.diff)}`,
+                );
+              }
+              await midonet.replace(resource);
+              recreated.push(key);
+              created.push(resource);
             }
-            await client.replace(resource);
-            recreated.push(key);
-            created.push(resource);
+            if (result.outcome === 'created') created.push(resource);
+            adoptedNow = result.outcome === 'unchanged' && (!mine || mine.adopted === true);
+            if (adoptedNow) adopted.push(key);
+            // Made right what MidoNet held otherwise than this workflow left it: found so, adopted so, or drifted (an
+            // update of a body it pushed itself is an ordinary change).
+            if ((result.outcome === 'conflict' || result.outcome === 'updated') && (!mine || mine.adopted || mine.body === resource.body)) corrected.push({ resource, diff: result.diff });
+            progress.done(index + 1);
           }
-          if (result.outcome === 'created') created.push(resource);
-          adoptedNow = result.outcome === 'unchanged' && (!mine || mine.adopted === true);
-          if (adoptedNow) adopted.push(key);
-          // Made right what MidoNet held otherwise than this workflow left it: found so, adopted so, or drifted (an
-          // update of a body it pushed itself is an ordinary change).
-          if ((result.outcome === 'conflict' || result.outcome === 'updated') && (!mine || mine.adopted || mine.body === resource.body)) corrected.push({ resource, diff: result.diff });
-          ctx.heartbeat(index + 1);
+          // Kept as adopted until Steward pushes a body of its own: a later change of it is then still a correction.
+          const stillAdopted = adoptedNow || (index < resumeAt && mine?.adopted && mine.body === resource.body);
+          pushed.push({ ...record(resource, 'synced'), ...(stillAdopted ? { adopted: true as const } : {}) });
         }
-        // Kept as adopted until Steward pushes a body of its own: a later change of it is then still a correction.
-        const stillAdopted = adoptedNow || (index < resumeAt && mine?.adopted && mine.body === resource.body);
-        pushed.push({ ...record(resource, 'synced'), ...(stillAdopted ? { adopted: true as const } : {}) });
+      } catch (error) {
+        // What this attempt created before it failed is told now: the retry resumes after it, and a dependent waiting
+        // for it would otherwise wait for its own slow retry.
+        await tell(owner, idsOf(created), true).catch((notTold: unknown) => {
+          ctx.log.warn(`${owner}: created resources not told: ${(notTold as Error).message}`);
+        });
+        throw error;
       }
       await announce(owner, adopted, corrected);
       const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, removedIds(removed, stale), false));
@@ -338,14 +356,14 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
      * whole Translation first), so it is skipped rather than refused: an invalid Translation still deletes cleanly.
      */
     async deleteTranslation({ owner, resources: given, force, reference }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
-      const ctx = Context.current();
-      const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
+      const resumeAt = (Context.current().info.heartbeatDetails as number | undefined) ?? 0;
+      const progress = heartbeats(resumeAt);
       const fromApi = reference ? await stored(owner, reference) : undefined;
       // Everything recorded, then everything asked for: deleted in reverse, so what was asked for last goes first.
       const resources = union<BackendResource>(fromApi?.record ?? [], union(given, fromApi?.resources ?? []));
       await neighboursListed(owner);
       const deletable = resources.filter((resource) => (byIdOnly(resource) || checkResource(resource).ok) && !ownedByAnother(owner, resource));
-      const removed = await removeInReverse(deletable, resumeAt, (done) => ctx.heartbeat(done), force);
+      const removed = await removeInReverse(settlingUnanswered(client, progress.alive), deletable, resumeAt, progress.done, force);
       if (reference?.readRecord) await neighbours!.records.write(reference.ref, reference.uid, removed.map(({ kind, id, state }) => ({ kind, id, state })));
       // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
       const notified = await tell(owner, removedIds(removed, deletable), false);

@@ -1,7 +1,8 @@
 // One owner per MidoNet resource, and no Translation left saying Ready about what a cascade removed (issue 10,
 // defect 1 and the chaos run's stale-Ready finding): a second Translation listing a resource another one records is
 // refused, naming the owner, and takes it over when the owner is deleted; a Translation whose resources a deletion
-// cascaded away stops saying Ready at once, and is pushed again as soon as what it needs is back.
+// cascaded away stops saying Ready at once, and is pushed again as soon as what it needs is back; and one whose
+// resources went with a parent nobody deleted through Steward is told when that parent is put back.
 import type { BackendResource } from '../../workflows/translation/types';
 import * as e2e from '../support/pusher-harness';
 
@@ -65,5 +66,24 @@ describe('who owns a MidoNet resource', () => {
     await e2e.waitForState(h, 'child', 'synced');
     expect((await e2e.emulatorIds(h)).Rule).toContain(ruleId(31));
     await e2e.waitFor('Ready=True on child again', async () => (await e2e.readyCondition(h, 'child'))?.status === 'True');
+  });
+
+  it("a parent that MidoNet lost, taking a Ready child's resources with it, is put back by its Translation and the child is told", async () => {
+    await e2e.createTranslation(h, translation('lost-parent', [chain(5)]));
+    await e2e.waitForState(h, 'lost-parent', 'synced');
+    await e2e.startWithTimings(h, 'unaware-child', { stuckRetryMs: 60 * 60_000, driftCheckMs: 60 * 60_000 });
+    await e2e.createTranslation(h, translation('unaware-child', [rule(5, 51)]));
+    await e2e.waitForState(h, 'unaware-child', 'synced');
+
+    // Gone without a deletion anyone is told of (by hand, or a write MidoNet carried out after its answer was lost):
+    // the chain takes the rule with it, and the child still says Ready.
+    await h.midonet.remove(chain(5));
+    expect((await e2e.emulatorIds(h)).Rule ?? []).not.toContain(ruleId(51));
+    // The parent's drift repair, as its drift check would: creating the chain again tells the child, whose record
+    // says its rule is pushed, though nothing of it can have outlived the chain.
+    expect(await e2e.steward(h, 'refresh', 'translation', `${h.namespace}/lost-parent`, '--reason', 'MidoNet lost a chain')).toContain('accepted');
+    await e2e.waitFor('the rule to be pushed again', async () => (await e2e.emulatorIds(h)).Rule?.includes(ruleId(51)));
+    await e2e.waitForState(h, 'unaware-child', 'synced');
+    await e2e.waitFor('Ready=True on the child', async () => (await e2e.readyCondition(h, 'unaware-child'))?.status === 'True');
   });
 });
