@@ -1,6 +1,7 @@
 // The pusher's activities against the real MidoNet emulator, in a mock activity context: a Translation is refused
 // whole before any of it is pushed, deletion skips what could never have been pushed, force goes past refusals, and
 // a host binding before its tunnel zone names the annotation that fixes it.
+import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { StateDump } from '../../deploy/local/midonet';
 import { startHarness, type Harness } from '../../deploy/local/midonet/testing/conformance';
@@ -53,6 +54,18 @@ describe('pushTranslation', () => {
     ];
     const failure = await run(() => push.pushTranslation({ owner: 'translation/default/node.4.node-1', resources, previous: [] })).catch((e: unknown) => e);
     expect(failure).toMatchObject({ type: 'MidonetConflict', nonRetryable: false, message: expect.stringContaining('midonet.org/tunnel-endpoint-ip') as unknown });
+  });
+});
+
+describe('an attempt the server gave up on', () => {
+  it('stops writing at its next heartbeat once it learns it (its replacement is running)', async () => {
+    const env = new MockActivityEnvironment();
+    env.on('heartbeat', (done: unknown) => {
+      if (done === 1) env.cancel('TIMED_OUT');
+    });
+    const failure = await env.run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), rule(2), rule(3)], previous: [] })).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CancelledFailure);
+    expect(await ids('Rule')).toEqual([RULE(1)]);
   });
 });
 

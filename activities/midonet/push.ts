@@ -153,11 +153,25 @@ function ownId(resource: BackendResource): string | undefined {
 
 const NOTICE_IDS = 20;
 
-/** The activity's progress as its heartbeat: `done(n)` after each resource, `alive()` while one is waited for (resumes at the last `done`). */
+/**
+ * The activity's progress as its heartbeat: `done(n)` after each resource, `alive()` while one is waited for (resumes
+ * at the last `done`). An attempt the server gave up on (its heartbeat timed out while it ran on) learns it from a
+ * heartbeat and stops there: writing on, it would race the attempt that replaced it.
+ */
 function heartbeats(start: number) {
   const ctx = Context.current();
   let at = start;
-  return { done: (n: number) => ctx.heartbeat((at = n)), alive: () => ctx.heartbeat(at) };
+  const beat = () => {
+    ctx.cancellationSignal.throwIfAborted();
+    ctx.heartbeat(at);
+  };
+  return {
+    done: (n: number) => {
+      at = n;
+      beat();
+    },
+    alive: beat,
+  };
 }
 const SYNC_WAIT_MS = 10_000;
 
