@@ -1,5 +1,5 @@
 // Typed client for the admin endpoint, for tests and the embedded stack.
-import type { ConfigPatch, EmulatorConfig, HostSeed, StateDump } from './admin-types';
+import type { ConfigPatch, EmulatorConfig, HostSeed, JournalEntry, StateDump } from './admin-types';
 import type { CountersSnapshot } from './counters';
 import type { DownState, FaultInfo, FaultSpec } from './faults';
 
@@ -32,6 +32,11 @@ export class EmulatorAdmin {
 
   resetCounters(): Promise<void> {
     return this.call('DELETE', '/counters');
+  }
+
+  /** The API writes (oldest first) whose path, affected id or cascaded keys mention `id`; all of them without it. */
+  journal(id?: string): Promise<JournalEntry[]> {
+    return this.call('GET', id === undefined ? '/journal' : `/journal?id=${encodeURIComponent(id)}`);
   }
 
   injectFault(spec: FaultSpec): Promise<FaultInfo> {

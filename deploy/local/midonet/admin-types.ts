@@ -39,5 +39,9 @@ export const configPatchSchema = z.object({
 export type ConfigPatch = z.input<typeof configPatchSchema>;
 export type { EmulatorConfig };
 
+/** `GET /journal`: the writes mentioning `id` (path, affected id or cascaded keys); every write without it. */
+export const journalQuerySchema = z.object({ id: uuid.optional() });
+export type { JournalEntry } from './journal';
+
 /** Every resource, rendered as GET would return it, per kind; links and bindings listed on their own. */
 export type StateDump = Record<KindName | 'PortLink' | 'HostInterfacePort', Record<string, unknown>[]>;

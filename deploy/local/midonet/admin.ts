@@ -1,16 +1,17 @@
 // The admin endpoint (/_emulator, plain JSON): what the real server has no API for. Seeding hosts stands in
 // for MidoNet agents (ref §3, TopologyBackdoor); the rest drives tests: reset, dump, counters, faults, the
-// backend-down switch and runtime configuration. Never subject to auth or faults.
+// backend-down switch, runtime configuration and the write journal. Never subject to auth or faults.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { configPatchSchema, hostSeedSchema, type StateDump } from './admin-types';
+import { configPatchSchema, hostSeedSchema, journalQuerySchema, type StateDump } from './admin-types';
 import { deleteRecord, rows } from './cascade';
 import type { Ctx } from './context';
 import type { Counters } from './counters';
 import { ApiError } from './errors';
 import { downSchema, faultSpecSchema, type Faults } from './faults';
 import { apiBase } from './http';
+import type { Journal } from './journal';
 import { KIND_NAMES } from './kinds';
 import { renderBinding } from './resources/host-ports';
 import { renderHost } from './resources/hosts';
@@ -23,6 +24,7 @@ export interface AdminDeps {
   ctx: Ctx;
   faults: Faults;
   counters: Counters;
+  journal: Journal;
   resetConfig: () => void;
 }
 
@@ -60,6 +62,7 @@ export function registerAdmin(app: FastifyInstance, deps: AdminDeps): void {
     faults.clear();
     faults.down = { down: false, mode: 'unavailable' };
     counters.reset();
+    deps.journal.clear();
     deps.resetConfig();
     return reply.code(204).send();
   });
@@ -85,6 +88,8 @@ export function registerAdmin(app: FastifyInstance, deps: AdminDeps): void {
     counters.reset();
     return reply.code(204).send();
   });
+
+  route('GET', '/journal', (req, reply) => json(reply, deps.journal.list(validate(journalQuerySchema, req.query).id)));
 
   route('GET', '/faults', (_req, reply) => json(reply, faults.list()));
   route('POST', '/faults', (req, reply) => json(reply, faults.add(body(req, faultSpecSchema)), 201));

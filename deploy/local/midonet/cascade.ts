@@ -8,15 +8,18 @@ export function rows(state: State, kind: KindName): Record<string, Row> {
   return state[KINDS[kind].table] as unknown as Record<string, Row>;
 }
 
-export function deleteRecord(state: State, kind: KindName, key: string): void {
+/** Returns what went with the record, as `<Kind> <key>`, for the write journal. */
+export function deleteRecord(state: State, kind: KindName, key: string): string[] {
   const decl = KINDS[kind];
   const table = rows(state, kind);
   const record = table[key];
-  if (!record) return;
+  if (!record) return [];
   delete table[key];
+  const cascaded: string[] = [];
   for (const { kind: child, via } of decl.cascade) {
     for (const [childKey, row] of Object.entries(rows(state, child))) {
-      if (row[via] === key) deleteRecord(state, child, childKey);
+      // A row an earlier cascade of this delete already took is listed once, by that cascade.
+      if (row[via] === key && rows(state, child)[childKey]) cascaded.push(`${child} ${childKey}`, ...deleteRecord(state, child, childKey));
     }
   }
   for (const { kind: other, field, alsoClear = [] } of decl.clear) {
@@ -30,4 +33,5 @@ export function deleteRecord(state: State, kind: KindName, key: string): void {
     const ownerRow = rows(state, owner)[record[via] as string];
     if (ownerRow) ownerRow[list] = (ownerRow[list] as string[]).filter((id) => id !== key);
   }
+  return cascaded;
 }

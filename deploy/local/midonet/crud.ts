@@ -154,7 +154,7 @@ export function registerKind(router: ApiRouter, ctx: Ctx, b: AnyBehaviour): void
       throw key === null ? emptyStatus(404, 'malformed id') : missingError(b, key);
     }
     b.beforeDelete?.(state, existing);
-    deleteRecord(state, b.kind, key);
+    req.cascaded = deleteRecord(state, b.kind, key);
     return sendStatus(reply, decl.okStatus ?? 204);
   });
 }

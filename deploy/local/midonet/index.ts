@@ -8,7 +8,8 @@ import { API_PREFIX } from './http';
 import { ADMIN_PREFIX } from './admin';
 
 export { EmulatorAdmin } from './admin-client';
-export type { ConfigPatch, EmulatorConfig, HostSeed, StateDump } from './admin-types';
+export type { ConfigPatch, EmulatorConfig, HostSeed, JournalEntry, StateDump } from './admin-types';
+export { mentions, uuidsIn } from './journal';
 export type { CountersSnapshot } from './counters';
 export type { DownState, FaultInfo, FaultSpec } from './faults';
 

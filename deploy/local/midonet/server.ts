@@ -1,13 +1,14 @@
-// Assembles the fastify app: body handling, the request pipeline for API traffic (count → down/faults →
+// Assembles the fastify app: body handling, the request pipeline for API traffic (count → journal → down/faults →
 // auth → route), error mapping, the API routes and the admin endpoint.
 import { setTimeout as sleep } from 'node:timers/promises';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { registerAdmin } from './admin';
 import { defaultConfig, type Ctx, type EmulatorConfig } from './context';
 import { Counters } from './counters';
 import { ApiError, emptyStatus, sendError } from './errors';
 import { Faults } from './faults';
 import { API_PREFIX } from './http';
+import { affectedId, Journal, type JournalEntry } from './journal';
 import { registerApi } from './resources/index';
 import { checkToken } from './resources/login';
 import type { Store } from './store';
@@ -17,8 +18,17 @@ export interface ServerParts {
   ctx: Ctx;
   faults: Faults;
   counters: Counters;
+  journal: Journal;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What a DELETE took with it (cascade.ts), for the journal. */
+    cascaded: string[] | null;
+  }
+}
+
+const isWrite = (method: string): boolean => method === 'POST' || method === 'PUT' || method === 'DELETE';
 const isApi = (url: string): boolean => url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url.startsWith(`${API_PREFIX}?`);
 
 export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {}): ServerParts {
@@ -31,9 +41,27 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
   const ctx: Ctx = { store, config: { ...initialConfig } };
   const faults = new Faults();
   const counters = new Counters();
+  const journal = new Journal();
+  // A journal entry from arrival until its answer.
+  const pending = new WeakMap<FastifyRequest, Omit<JournalEntry, 'answeredAt' | 'status' | 'clientGone'>>();
+  const answer = (req: FastifyRequest, status: number, location?: string) => {
+    const entry = pending.get(req);
+    if (!entry) return;
+    pending.delete(req);
+    const id = affectedId(entry.method, entry.path, req.body, location);
+    journal.add({
+      ...entry,
+      answeredAt: Date.now(),
+      status,
+      clientGone: req.raw.socket.destroyed,
+      ...(id ? { id } : {}),
+      ...(req.cascaded?.length ? { cascaded: req.cascaded } : {}),
+    });
+  };
   store.onWriteError = (err) => app.log.error({ err }, 'could not persist emulator state');
 
   // Bodies stay text: the media-type checks must run before any parsing, and admin routes parse JSON alike.
+  app.decorateRequest('cascaded', null);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
@@ -42,12 +70,16 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
     counters.request(req.method, req.routeOptions.config.kind ?? 'unknown');
     const path = req.url.slice(API_PREFIX.length).split('?')[0] || '/';
     const outcome = faults.decide(req.method, path);
+    if (isWrite(req.method) && path !== '/login') {
+      pending.set(req, { receivedAt: Date.now(), method: req.method, path: req.url.slice(API_PREFIX.length), ...(outcome.delayMs > 0 ? { delayMs: outcome.delayMs } : {}) });
+    }
     if (outcome.delayMs > 0) {
       counters.fault('delayed');
       await sleep(outcome.delayMs);
     }
     if (outcome.kind === 'drop') {
       counters.fault('drops');
+      answer(req, 0);
       reply.hijack();
       req.raw.socket.destroy();
       return reply;
@@ -61,10 +93,17 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
     return undefined;
   });
 
-  app.addHook('onResponse', async (req, reply) => {
-    if (isApi(req.url)) counters.response(reply.statusCode);
+  // onSend, not onResponse: a request whose client has left is still carried out, but onResponse never fires for it.
+  app.addHook('onSend', async (req, reply, payload) => {
+    const location = reply.getHeader('location');
+    answer(req, reply.statusCode, typeof location === 'string' ? location : undefined);
     // Any write may have changed state; the store debounces.
     if (req.method !== 'GET' && req.method !== 'HEAD') store.changed();
+    return payload;
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    if (isApi(req.url)) counters.response(reply.statusCode);
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -89,8 +128,9 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
     ctx,
     faults,
     counters,
+    journal,
     resetConfig: () => Object.assign(ctx.config, initialConfig),
   });
-  return { app, ctx, faults, counters };
+  return { app, ctx, faults, counters, journal };
 }
 

@@ -1,0 +1,82 @@
+// The write journal (admin GET /journal): who wrote what and when, what a DELETE cascaded away, and a write the
+// emulator carried out after its client had given up.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Journal, type JournalEntry } from './journal';
+import { id, startHarness, T, topology, type Harness } from './testing/conformance';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.emulator.close());
+beforeEach(async () => {
+  await h.admin.reset();
+  await h.api.login();
+  await topology(h);
+});
+
+describe('write journal', () => {
+  test('a port DELETE lists the routes it cascaded, and the route’s journal names it', async () => {
+    expect((await h.api.delete(`/ports/${id(4)}`)).status).toBe(204);
+    // Upper case: the query is case-insensitive, as ids are.
+    const entries = await h.admin.journal(id(5).toUpperCase());
+    expect(entries.map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual([`POST /routers/${id(1)}/routes 201`, `DELETE /ports/${id(4)} 204`]);
+    const deletion = entries[1]!;
+    expect(deletion).toMatchObject({ id: id(4), clientGone: false });
+    expect(deletion.cascaded).toContain(`Route ${id(5)}`);
+    // The router port's Local route went too.
+    expect(deletion.cascaded!.filter((k) => k.startsWith('Route ')).length).toBe(2);
+    expect(deletion.answeredAt).toBeGreaterThanOrEqual(deletion.receivedAt);
+  });
+
+  test('a write delayed past its client’s deadline is carried out, and journaled as answered after the client left', async () => {
+    await h.admin.injectFault({ action: 'latency', method: 'DELETE', path: '/routes/*', latencyMs: 400 });
+    const gaveUp = await fetch(`${h.emulator.url}/routes/${id(5)}`, { method: 'DELETE', headers: { 'x-auth-token': h.api.token! }, signal: AbortSignal.timeout(100) }).then(
+      () => false,
+      () => true,
+    );
+    expect(gaveUp).toBe(true);
+    let late: JournalEntry | undefined;
+    for (let waited = 0; !late && waited < 5_000; waited += 50) {
+      late = (await h.admin.journal(id(5))).find((e) => e.method === 'DELETE');
+      if (!late) await sleep(50);
+    }
+    expect(late).toMatchObject({ path: `/routes/${id(5)}`, status: 204, delayMs: 400, clientGone: true, id: id(5) });
+    expect(late!.answeredAt - late!.receivedAt).toBeGreaterThanOrEqual(400);
+    expect((await h.api.get(`/routes/${id(5)}`, T.route)).status).toBe(404);
+  });
+
+  test('a dropped write is journaled unanswered (status 0), the client still there when it was dropped', async () => {
+    await h.admin.injectFault({ action: 'drop', method: 'DELETE', path: '/bridges/*', times: 1 });
+    await h.api.delete(`/bridges/${id(2)}`).catch(() => undefined);
+    expect(await h.admin.journal(id(2))).toContainEqual(expect.objectContaining({ method: 'DELETE', status: 0, clientGone: false }));
+  });
+
+  test('a POST without an id in its body is journaled with the id it was given; reads and logins are not journaled', async () => {
+    const location = await h.api.create('/bridges', T.bridge, { name: 'anonymous' });
+    const created = location.split('/').pop()!;
+    await h.api.get(`/bridges/${created}`, T.bridge);
+    await h.api.login();
+    const all = await h.admin.journal();
+    expect(all.at(-1)).toMatchObject({ method: 'POST', path: '/bridges', status: 201, id: created });
+    expect(all.filter((e) => e.method === 'GET' || e.path === '/login')).toEqual([]);
+  });
+
+  test('reset empties the journal; a query id that is not a UUID is a 400', async () => {
+    await h.admin.reset();
+    expect(await h.admin.journal()).toEqual([]);
+    await expect(h.admin.journal('nope')).rejects.toThrow(/400/);
+  });
+});
+
+describe('Journal ring', () => {
+  const entry = (n: number): JournalEntry => ({ receivedAt: n, answeredAt: n, method: 'DELETE', path: `/routes/${id(n)}`, status: 204, clientGone: false });
+
+  test('past its limit the oldest entries are dropped, and the rest listed oldest first', () => {
+    const ring = new Journal(3);
+    for (let n = 1; n <= 5; n++) ring.add(entry(n));
+    expect(ring.list().map((e) => e.receivedAt)).toEqual([3, 4, 5]);
+    expect(ring.list(id(4)).map((e) => e.receivedAt)).toEqual([4]);
+    expect(ring.list(id(1))).toEqual([]);
+  });
+});
