@@ -6,6 +6,7 @@ import { buildServer } from './server';
 import { Store } from './store';
 import { API_PREFIX } from './http';
 import { ADMIN_PREFIX } from './admin';
+import { journalFile } from './journal';
 
 export { EmulatorAdmin } from './admin-client';
 export type { ConfigPatch, EmulatorConfig, HostSeed, JournalEntry, StateDump } from './admin-types';
@@ -30,14 +31,15 @@ export interface MidonetEmulator {
   /** e.g. http://127.0.0.1:8181/_emulator */
   adminUrl: string;
   port: number;
-  /** Stops listening and writes pending state. */
+  /** Stops listening and writes pending state (and the write journal, next to it). */
   close(): Promise<void>;
 }
 
 export async function startMidonetEmulator(options: MidonetEmulatorOptions = {}): Promise<MidonetEmulator> {
   const host = options.host ?? '127.0.0.1';
   const store = await Store.open(options.dataFile);
-  const { app } = buildServer(store, options.auth ? { auth: options.auth } : {});
+  const { app, journal } = buildServer(store, options.auth ? { auth: options.auth } : {});
+  if (options.dataFile) await journal.load(journalFile(options.dataFile));
   await app.listen({ host, port: options.port ?? 8181 });
   const port = (app.server.address() as AddressInfo).port;
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -50,6 +52,7 @@ export async function startMidonetEmulator(options: MidonetEmulatorOptions = {})
       (closing ??= (async () => {
         await app.close();
         await store.flush();
+        if (options.dataFile) await journal.save(journalFile(options.dataFile));
       })()),
   };
 }

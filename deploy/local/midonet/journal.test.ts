@@ -1,8 +1,12 @@
 // The write journal (admin GET /journal): who wrote what and when, what a DELETE cascaded away, and a write the
 // emulator carried out after its client had given up.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EmulatorAdmin, startMidonetEmulator } from './index';
 import { Journal, type JournalEntry } from './journal';
-import { id, startHarness, T, topology, type Harness } from './testing/conformance';
+import { Api, id, startHarness, T, topology, type Harness } from './testing/conformance';
 
 let h: Harness;
 beforeAll(async () => {
@@ -66,6 +70,26 @@ describe('write journal', () => {
     await h.admin.reset();
     expect(await h.admin.journal()).toEqual([]);
     await expect(h.admin.journal('nope')).rejects.toThrow(/400/);
+  });
+});
+
+describe('journal across a restart', () => {
+  test('an emulator persisting its state keeps the journal over close() and a start on the same file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'midonet-journal-'));
+    try {
+      const dataFile = join(dir, 'midonet.json');
+      const first = await startMidonetEmulator({ port: 0, dataFile, auth: 'mock' });
+      await new Api(first.url).create('/bridges', T.bridge, { id: id(7), name: 'b' });
+      await first.close();
+      const second = await startMidonetEmulator({ port: 0, dataFile, auth: 'mock' });
+      try {
+        expect(await new EmulatorAdmin(second.adminUrl).journal(id(7))).toEqual([expect.objectContaining({ method: 'POST', path: '/bridges', id: id(7) })]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,6 +2,8 @@
 // when it was answered, what it touched and what its DELETE cascaded away, so that a test finding a resource gone
 // can ask who removed it and when. A request delayed by a fault past its client's deadline is still carried out;
 // `clientGone` shows that the write landed after its client had given up.
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 /** One API write as the emulator carried it out (or dropped it). Plain JSON; bodies are left out (the id is what a reader looks for, and 50,000 bodies would weigh). */
 export interface JournalEntry {
@@ -81,4 +83,29 @@ export class Journal {
     this.entries = [];
     this.head = 0;
   }
+
+  /**
+   * Kept across a clean restart (close() saves, start-up loads) so that what happened before a restart can still be
+   * asked about after it. Written whole at close only: a killed emulator loses the entries since its last start.
+   */
+  async save(file: string): Promise<void> {
+    const tmp = `${file}.${process.pid}.tmp`;
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(tmp, JSON.stringify(this.list()));
+    await rename(tmp, file);
+  }
+
+  /** Adds the entries saved in `file`; a missing or unreadable file adds none (the journal only informs). */
+  async load(file: string): Promise<void> {
+    let saved: unknown;
+    try {
+      saved = JSON.parse(await readFile(file, 'utf8'));
+    } catch {
+      return;
+    }
+    if (Array.isArray(saved)) for (const entry of saved as JournalEntry[]) this.add(entry);
+  }
 }
+
+/** Where the journal of an emulator persisting to `dataFile` is kept. */
+export const journalFile = (dataFile: string): string => `${dataFile}.journal.json`;
