@@ -7,6 +7,7 @@ import { stateQuery } from '../../workflows/messages';
 import { execute } from './execute';
 import { FaultInjector, type FaultKind } from './faults';
 import { checkAll, translationKeys, type Snapshot, type TranslationObject, type Violation } from './invariants';
+import { journalLines, journalSubjects } from './journal';
 import { describeOp, HAND_WRITTEN_LABEL, handWritten, nodeProjection, podProjection, serviceProjection, targetOf, type Op } from './ops';
 import { random } from './prng';
 import { takeSnapshot } from './snapshot';
@@ -99,7 +100,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
       if (Date.now() - quietFrom > options.quiesceMs) break;
       await sleep(clean ? 3_000 : 5_000);
     }
-    if (violations.length && snapshot) for (const line of await diagnose(stack, snapshot, violations)) stamp(line);
+    if (violations.length && snapshot) for (const line of await diagnose(stack, snapshot, violations, started)) stamp(line);
     stamp(quiescenceMs === undefined ? `not quiescent after ${options.quiesceMs / 1000} s: ${violations.length} violations` : `quiescent after ${(quiescenceMs / 1000).toFixed(1)} s`);
     return { seed: options.seed, ops: options.ops, outcomes, faults: injector.counts, violations, quiescenceMs, durationMs: Date.now() - started, log };
   } finally {
@@ -139,8 +140,14 @@ async function recordTranslations(stack: ChaosStack, attribution: Map<string, st
   }
 }
 
-/** What the workflows of the objects involved say about themselves (machine state, last error), for the diagnosis. */
-async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Violation[]): Promise<string[]> {
+// Past this many ids (parents and next hops included) the journal lines would drown the log; the first few tell the story.
+const JOURNAL_SUBJECTS = 30;
+
+/**
+ * What the workflows of the objects involved say about themselves (machine state, last error), and for what is missing
+ * from MidoNet the emulator's journal of the writes that touched it (times from the run's start), for the diagnosis.
+ */
+async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Violation[], startedAt: number): Promise<string[]> {
   const liveUid = (id: string) => {
     const [kind, a, b] = id.split('/');
     const items = { node: snapshot.nodes, pod: snapshot.pods, peerpod: snapshot.pods, service: snapshot.services, endpoints: snapshot.endpoints, translation: snapshot.translations }[kind ?? ''] ?? [];
@@ -176,5 +183,11 @@ async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Viola
     ]).catch((error: Error) => `? ${error.message.slice(0, 120)}`);
     lines.push(`workflow ${id}: ${answer}`);
   }
+  const subjects = journalSubjects(violations, snapshot);
+  for (const subject of subjects.slice(0, JOURNAL_SUBJECTS)) {
+    const entries = await stack.admin.journal(subject.id).catch((error: Error) => error);
+    lines.push(...(entries instanceof Error ? [`journal ${subject.id}: ? ${entries.message.slice(0, 120)}`] : journalLines(subject, entries, startedAt)));
+  }
+  if (subjects.length > JOURNAL_SUBJECTS) lines.push(`journal: ${subjects.length - JOURNAL_SUBJECTS} more ids not looked up`);
   return lines;
 }
