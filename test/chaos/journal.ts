@@ -1,7 +1,7 @@
 // The emulator's write journal in the chaos diagnosis: for a resource found missing from MidoNet, which writes
 // created, changed or removed it (or its parent, or its next-hop port) and when, relative to the run's start. A
 // write the emulator carried out after its client had given up (the 'midonet-timeout' fault) shows as such.
-import { mentions, uuidsIn, type JournalEntry } from '../../deploy/local/midonet/journal';
+import { mentions, UUIDS, uuidsIn, type JournalEntry } from '../../deploy/local/midonet/journal';
 import { expectedTranslations, type Snapshot, type Violation } from './invariants';
 
 /** One id to look up in the journal, and why. */
@@ -13,7 +13,6 @@ export interface JournalSubject {
   itself: boolean;
 }
 
-const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const short = (text: string) => text.replace(UUIDS, (u) => `${u.slice(0, 8).toLowerCase()}…`);
 const seconds = (ms: number, startedAt: number) => `+${((ms - startedAt) / 1000).toFixed(1)}s`;
 

@@ -10,7 +10,6 @@ import { journalFile } from './journal';
 
 export { EmulatorAdmin } from './admin-client';
 export type { ConfigPatch, EmulatorConfig, HostSeed, JournalEntry, StateDump } from './admin-types';
-export { mentions, uuidsIn } from './journal';
 export type { CountersSnapshot } from './counters';
 export type { DownState, FaultInfo, FaultSpec } from './faults';
 

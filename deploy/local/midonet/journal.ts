@@ -26,10 +26,11 @@ export interface JournalEntry {
   cascaded?: string[];
 }
 
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+/** Global: every UUID in a text. */
+export const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 /** The UUIDs in a text, in order, lower case. */
-export const uuidsIn = (text: string): string[] => (text.match(UUID) ?? []).map((u) => u.toLowerCase());
+export const uuidsIn = (text: string): string[] => (text.match(UUIDS) ?? []).map((u) => u.toLowerCase());
 
 /** Whether an entry's path, id or cascaded keys name `id` (case-insensitive). */
 export function mentions(entry: JournalEntry, id: string): boolean {
