@@ -172,7 +172,8 @@ function heartbeats(start: number) {
   let at = start;
   const beat = () => {
     ctx.cancellationSignal.throwIfAborted();
-    ctx.heartbeat(at);
+    // A local attempt has no heartbeat on the server (core would only warn of an unknown task), nor a retry to resume.
+    if (!ctx.info.isLocal) ctx.heartbeat(at);
   };
   return {
     done: (n: number) => {
