@@ -28,10 +28,6 @@ const cases: Record<string, string> = {
   'lean-node-ready': 'node-ready, with the lean-history patch (its drift timer kept across re-applies)',
   'lean-peerpod-libvirt-pod-deleted': 'peerpod-libvirt-pod-deleted, with the lean-history patch',
   'lean-peerpod-stuck-cleanup-retry': 'peerpod-stuck-cleanup-retry, with the lean-history patch',
-  // After the push-locally-first patch: each push and deletion a local activity first, the regular one after it fails.
-  'local-first-deleted': 'deleted, with the push and the deletion each done in their local attempt',
-  'local-first-stuck-retry': 'stuck-retry: the local push fails (MidoNet down), the regular one retries until stuck; after cleanup retry, a local push syncs it',
-  'local-first-stuck-orphan': 'stuck-orphan: the local deletion fails, the regular one until stuck; cleanup orphan releases the finalizer',
 };
 
 let bundle: WorkflowBundleWithSourceMap;
