@@ -13,7 +13,6 @@ import { createCloudActivities, createCloudProvider, type CloudActivities } from
 import { createKubernetesActivities, type KubernetesActivities } from '../activities/kubernetes';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
 import { createPushActivities, type Neighbours, type PushActivities } from '../activities/midonet/push';
-import { lateWriteMsOf } from '../activities/midonet/http';
 import { createTranslationIndex, provenanceOf } from '../activities/kubernetes/translation-index';
 import { createTranslationRecords } from '../activities/kubernetes/translation-record';
 import { createEventRecorder } from '../activities/kubernetes/events';
@@ -126,7 +125,7 @@ function activitiesFromConfig(config: WorkerConfig, log: Logger, temporal: Clien
   if (config.midonet) {
     const client = createMidonetClient(config.midonet);
     const rateLimited = config.rateLimits.midonetActivitiesPerSecond !== undefined;
-    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours, rateLimited, lateWriteMs: lateWriteMsOf(config.midonet) }) };
+    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours, rateLimited }) };
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
   if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
   else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');

@@ -23,13 +23,11 @@ export const midonet = proxyActivities<PushActivities>({
 /**
  * The same push and deletion, tried first as one local activity: a marker instead of an activity's three events and
  * a workflow task's three, and no round trip through the server. One attempt: what it cannot finish (a dependency
- * not pushed yet, MidoNet failing, a worker whose MidoNet calls are rate limited, a push slower than its deadline)
- * goes to `midonet`, which retries and resumes from its heartbeats. The deadline is short because the workflow
- * answers no query and shows no state while a local activity holds its task, and stays under the point (80% of the
- * 10 s task timeout) where the task would be extended at three events each time.
+ * not pushed yet, MidoNet failing, a worker whose MidoNet calls are rate limited) goes to `midonet`, which retries
+ * and resumes from its heartbeats. Its deadline leaves room for a write that got no answer to be waited out.
  */
 export const midonetFirstLocally = proxyLocalActivities<PushActivities>({
-  startToCloseTimeout: '5 seconds',
+  startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 1 },
 });
 

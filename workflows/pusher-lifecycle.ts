@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, patched, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
 import type { DeleteInput, PushInput } from '../activities/midonet/push';
 import { kubernetes, midonet, midonetFirstLocally } from './activities';
 import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
@@ -74,15 +74,13 @@ export const LOCAL_FIRST_PATCH = 'push-locally-first';
  * finish, as the regular activity. A refusal no retry can change is the answer as it is. Both are told an attempt may
  * have gone before (a local one, or one whose workflow task was lost), so what it removed is told about again.
  */
-async function firstLocally<I extends { repeated?: boolean; afterLostAttempt?: boolean }, O>(local: (input: I) => Promise<O>, regular: (input: I) => Promise<O>, input: I): Promise<O> {
+async function firstLocally<I extends { repeated?: boolean }, O>(local: (input: I) => Promise<O>, regular: (input: I) => Promise<O>, input: I): Promise<O> {
   if (!patched(LOCAL_FIRST_PATCH)) return regular(input);
   const repeated = { ...input, repeated: true };
   try {
     return await local(repeated);
   } catch (error) {
     if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.nonRetryable) throw error;
-    // Past its deadline, the local attempt may have left a write under way that MidoNet has yet to carry out.
-    const lost = error instanceof ActivityFailure && error.cause instanceof TimeoutFailure;
-    return regular(lost ? { ...repeated, afterLostAttempt: true } : repeated);
+    return regular(repeated);
   }
 }

@@ -231,38 +231,30 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
 
 const KEEP_ALIVE_MS = 5_000;
 
-/** Waits until `until` (epoch ms), calling `keepAlive` at least every few seconds (an activity's heartbeat). */
-export async function outwait(until: number, keepAlive: () => void): Promise<void> {
-  for (let left = until - Date.now(); left > 0; left = until - Date.now()) {
-    keepAlive();
-    await sleep(Math.min(left, KEEP_ALIVE_MS));
-  }
-}
-
 /**
  * The client, whose calls fail only once what they left unknown is settled. A write that got no answer (a timeout, a
- * connection cut after sending) may still be carried out by MidoNet afterwards; acting before then races it (a
- * retry's delete meets 404, the finalizer goes, and the late DELETE removes what the next incarnation, same name and
- * IDs, pushed). So such a failure is thrown after the time the transport gives (`lateWriteMs`). `keepAlive` is called
- * before each call and while waiting: the activity's heartbeat, which also stops an attempt that was given up on.
+ * connection cut after sending) may still be carried out by MidoNet afterwards; acting before then races it. The
+ * race seen: a deletion's retry meets 404, its finalizer goes, and the late DELETE removes what the next incarnation
+ * (same name, same IDs) pushed. So such a failure is thrown after the time the transport gives (`lateWriteMs`),
+ * calling `keepAlive` meanwhile (an activity's heartbeat, with its progress).
  */
 export function settlingUnanswered(client: MidonetClient, keepAlive: () => void): MidonetClient {
   const settled = async (error: unknown): Promise<never> => {
     const until = error instanceof ApplicationFailure ? (error.details?.[0] as MidonetFailureDetails | undefined)?.unsettledUntil : undefined;
-    if (until !== undefined) await outwait(until, keepAlive);
+    for (let left = (until ?? 0) - Date.now(); left > 0; left = (until ?? 0) - Date.now()) {
+      keepAlive();
+      await sleep(Math.min(left, KEEP_ALIVE_MS));
+    }
     throw error;
   };
-  const settle = async <R>(call: () => Promise<R>): Promise<R> => {
-    keepAlive();
-    return call().catch(settled);
-  };
+  const settle = <R>(call: Promise<R>): Promise<R> => call.catch(settled);
   return {
-    ensure: (resource, observed) => settle(() => client.ensure(resource, observed)),
-    replace: (resource) => settle(() => client.replace(resource)),
-    remove: (resource) => settle(() => client.remove(resource)),
-    removeById: (kind, id) => settle(() => client.removeById(kind, id)),
-    observe: (resource) => settle(() => client.observe(resource)),
-    listHosts: () => settle(() => client.listHosts()),
-    listTenant: (kind, tenant) => settle(() => client.listTenant(kind, tenant)),
+    ensure: (resource, observed) => settle(client.ensure(resource, observed)),
+    replace: (resource) => settle(client.replace(resource)),
+    remove: (resource) => settle(client.remove(resource)),
+    removeById: (kind, id) => settle(client.removeById(kind, id)),
+    observe: (resource) => settle(client.observe(resource)),
+    listHosts: () => settle(client.listHosts()),
+    listTenant: (kind, tenant) => settle(client.listTenant(kind, tenant)),
   };
 }

@@ -36,14 +36,7 @@ const token = z.object({ key: z.string().min(1) });
 /** Failures where the request never reached the server: nothing can be carried out late. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
-const DEFAULT_TIMEOUT_MS = 10_000;
-
-/** How long a write with no answer may still land (MidonetConnection.lateWriteMs, with its default). */
-export const lateWriteMsOf = ({ timeoutMs = DEFAULT_TIMEOUT_MS, lateWriteMs = 2 * timeoutMs }: Pick<MidonetConnection, 'timeoutMs' | 'lateWriteMs'>) => lateWriteMs;
-
-export function createTransport(connection: MidonetConnection): Send {
-  const { baseUrl, username, password, tenant, timeoutMs = DEFAULT_TIMEOUT_MS, fetch: fetchImpl = fetch } = connection;
-  const lateWriteMs = lateWriteMsOf(connection);
+export function createTransport({ baseUrl, username, password, tenant, timeoutMs = 10_000, lateWriteMs = 2 * timeoutMs, fetch: fetchImpl = fetch }: MidonetConnection): Send {
   const root = baseUrl.replace(/\/+$/, '');
 
   async function exchange(call: Call, headers: Record<string, string>): Promise<Reply> {

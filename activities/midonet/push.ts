@@ -13,8 +13,7 @@ import type { BackendChanged } from '../../workflows/messages';
 import { ANNOTATIONS, identifyIfJson, type BackendResource, type PushedResource } from '../../workflows/translation/types';
 import type { EventInput } from '../kubernetes/events';
 import { classify, conflictReason, describeDiff, knownCause, type Claim } from './adoption';
-import { checkResource, identify, outwait, settlingUnanswered, type MidonetClient } from './client';
-import { lateWriteMsOf } from './http';
+import { checkResource, identify, settlingUnanswered, type MidonetClient } from './client';
 import type { FieldDiff } from './compare';
 import { midonetFailure, type MidonetFailureDetails } from './errors';
 import { invalidTranslation, validateResources } from './validate';
@@ -29,8 +28,6 @@ export interface PushInput {
   reference?: TranslationReference;
   /** An attempt this activity cannot count may have gone before (a local one, or one whose workflow task was lost). */
   repeated?: boolean;
-  /** That attempt timed out, maybe with a write under way: nothing is written before such a write can have landed. */
-  afterLostAttempt?: boolean;
 }
 
 export interface PushResult {
@@ -60,7 +57,6 @@ export interface DeleteInput {
   reference?: TranslationReference;
   /** As PushInput's. */
   repeated?: boolean;
-  afterLostAttempt?: boolean;
 }
 
 /**
@@ -154,8 +150,6 @@ export interface PushDeps {
    * does not pass through: a local attempt is then declined, and the regular activity does the work under the cap.
    */
   rateLimited?: boolean;
-  /** How long a write with no answer may still land (the client's MidonetConnection.lateWriteMs). */
-  lateWriteMs?: number;
   /** Without them (a worker without Kubernetes) no claim is checked and nobody is told. */
   neighbours?: Neighbours;
 }
@@ -191,18 +185,10 @@ function heartbeats(start: number) {
 }
 const SYNC_WAIT_MS = 10_000;
 
-export function createPushActivities({ client, neighbours, rateLimited = false, lateWriteMs = lateWriteMsOf({}) }: PushDeps) {
+export function createPushActivities({ client, neighbours, rateLimited = false }: PushDeps) {
   const underTheCap = (owner: string) => {
     if (rateLimited && Context.current().info.isLocal) throw ApplicationFailure.retryable(`${owner}: MidoNet calls are rate limited on this worker: pushed by the regular activity`, 'RateLimited');
   };
-
-  /** The client this attempt writes with, once it may: after a lost attempt, when what that one sent can have landed. */
-  async function writer(afterLostAttempt: boolean | undefined, progress: ReturnType<typeof heartbeats>): Promise<MidonetClient> {
-    const { info } = Context.current();
-    // A later attempt comes after a failure that waited out its own writes.
-    if (afterLostAttempt && info.attempt === 1) await outwait(info.currentAttemptScheduledTimestampMs + lateWriteMs, progress.alive);
-    return settlingUnanswered(client, progress.alive);
-  }
 
   /** Who owns what is only known once the watch has listed every Translation. */
   async function neighboursListed(owner: string): Promise<void> {
@@ -304,7 +290,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false, 
   }
 
   return {
-    async pushTranslation({ owner, resources: given, previous: carried, reference, repeated, afterLostAttempt }: PushInput): Promise<PushResult> {
+    async pushTranslation({ owner, resources: given, previous: carried, reference, repeated }: PushInput): Promise<PushResult> {
       underTheCap(owner);
       const fromApi = reference ? await stored(owner, reference) : undefined;
       const resources = fromApi?.resources ?? given;
@@ -321,7 +307,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false, 
       const ctx = Context.current();
       const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
       const progress = heartbeats(resumeAt);
-      const midonet = await writer(afterLostAttempt, progress);
+      const midonet = settlingUnanswered(client, progress.alive);
       const wanted = new Set(resources.map((r) => identify(r).key));
       const stale = previous.filter((p) => !wanted.has(p.key) && ['synced', 'pending', 'unverified'].includes(p.state) && !ownedByAnother(owner, p));
       const before = new Set(previous.map((p) => p.key));
@@ -399,7 +385,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false, 
      * Deletes in reverse order. A resource that is not a valid MidoNet resource was never pushed (a push checks the
      * whole Translation first), so it is skipped rather than refused: an invalid Translation still deletes cleanly.
      */
-    async deleteTranslation({ owner, resources: given, force, reference, repeated, afterLostAttempt }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
+    async deleteTranslation({ owner, resources: given, force, reference, repeated }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
       underTheCap(owner);
       const resumeAt = (Context.current().info.heartbeatDetails as number | undefined) ?? 0;
       const progress = heartbeats(resumeAt);
@@ -408,7 +394,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false, 
       const resources = union<BackendResource>(fromApi?.record ?? [], union(given, fromApi?.resources ?? []));
       await neighboursListed(owner);
       const deletable = resources.filter((resource) => (byIdOnly(resource) || checkResource(resource).ok) && !ownedByAnother(owner, resource));
-      const removed = await removeInReverse(await writer(afterLostAttempt, progress), deletable, resumeAt, progress.done, force);
+      const removed = await removeInReverse(settlingUnanswered(client, progress.alive), deletable, resumeAt, progress.done, force);
       if (reference?.readRecord) await neighbours!.records.write(reference.ref, reference.uid, removed.map(({ kind, id, state }) => ({ kind, id, state })));
       // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
       const notified = await tell(owner, removedIds(removed, deletable, repeated), false);

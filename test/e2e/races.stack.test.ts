@@ -35,12 +35,8 @@ async function slowPush(name: string, first: number): Promise<string[]> {
   return ids;
 }
 
-/**
- * Once the push ended (whatever the machine decided next), the state the workflow settled in. A push this slow
- * outlasts its local attempt, so the regular activity that takes over first waits out what that attempt may have
- * left under way (twice MidoNet's 10 s request timeout).
- */
-const afterPush = (name: string) => waitFor(`the push of ${name} to end`, async () => (['observing', 'pushing', 'reporting'].includes((await stateOf(h, name)).state) ? undefined : stateOf(h, name)), 60_000);
+/** Once the push ended (whatever the machine decided next), the state the workflow settled in. */
+const afterPush = (name: string) => waitFor(`the push of ${name} to end`, async () => (['observing', 'pushing', 'reporting'].includes((await stateOf(h, name)).state) ? undefined : stateOf(h, name)), 30_000);
 
 // The precondition of the two tests below: a slowed push ends synced, on its own.
 it('a push slowed by latency ends synced with every resource', async () => {
