@@ -172,8 +172,7 @@ function heartbeats(start: number) {
   let at = start;
   const beat = () => {
     ctx.cancellationSignal.throwIfAborted();
-    // A local attempt has no heartbeat on the server (core would only warn of an unknown task), nor a retry to resume.
-    if (!ctx.info.isLocal) ctx.heartbeat(at);
+    ctx.heartbeat(at);
   };
   return {
     done: (n: number) => {
