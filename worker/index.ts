@@ -124,8 +124,7 @@ function activitiesFromConfig(config: WorkerConfig, log: Logger, temporal: Clien
   const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, log) : undefined;
   if (config.midonet) {
     const client = createMidonetClient(config.midonet);
-    const rateLimited = config.rateLimits.midonetActivitiesPerSecond !== undefined;
-    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours, rateLimited }) };
+    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours }) };
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
   if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
   else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');

@@ -21,17 +21,6 @@ export const midonet = proxyActivities<PushActivities>({
 });
 
 /**
- * The same push and deletion, tried first as one local activity: a marker instead of an activity's three events and
- * a workflow task's three, and no round trip through the server. One attempt: what it cannot finish (a dependency
- * not pushed yet, MidoNet failing, a worker whose MidoNet calls are rate limited) goes to `midonet`, which retries
- * and resumes from its heartbeats. Its deadline leaves room for a write that got no answer to be waited out.
- */
-export const midonetFirstLocally = proxyLocalActivities<PushActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 1 },
-});
-
-/**
  * Quick, idempotent Kubernetes calls as local activities: one marker event instead of three, and no round trip
  * through the server's task queue (ref/performance.md 5b).
  */

@@ -1,6 +1,4 @@
-import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
-import type { DeleteInput, PushInput } from '../activities/midonet/push';
-import { kubernetes, midonet, midonetFirstLocally } from './activities';
+import { kubernetes, midonet } from './activities';
 import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
 import { backendChangedSchema, backendChangedSignal } from './messages';
 import { pusherLifecycleMachine, type PusherActionParams, type PusherContext, type PusherEvent, type PusherTimings } from './machines/pusher';
@@ -27,16 +25,14 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
     slowActions: ['push', 'deleteBackend'],
     setup: (interpreter) => forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({ type: 'backendChanged' as const, notice })),
     executors: {
-      push: async (p) => {
-        const summary = { summary: `push ${p.resources.length} MidoNet resources of ${what}` };
-        const pushed = await firstLocally((i: PushInput) => midonetFirstLocally.pushTranslation.executeWithOptions(summary, [i]), (i) => midonet.pushTranslation.executeWithOptions(summary, [i]), p);
-        return { type: 'pushed', ...pushed };
-      },
-      deleteBackend: async (p) => {
-        const summary = { summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` };
-        const deleted = await firstLocally((i: DeleteInput) => midonetFirstLocally.deleteTranslation.executeWithOptions(summary, [i]), (i) => midonet.deleteTranslation.executeWithOptions(summary, [i]), p);
-        return { type: 'backendDeleted', ...deleted };
-      },
+      push: async (p) => ({
+        type: 'pushed',
+        ...(await midonet.pushTranslation.executeWithOptions({ summary: `push ${p.resources.length} MidoNet resources of ${what}` }, [p])),
+      }),
+      deleteBackend: async (p) => ({
+        type: 'backendDeleted',
+        ...(await midonet.deleteTranslation.executeWithOptions({ summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` }, [p])),
+      }),
       addFinalizer: async (p) => ({
         type: 'finalizerAdded',
         ...(await kubernetes.addFinalizer.executeWithOptions({ summary: `put the finalizer ${p.finalizer} on ${what} before pushing` }, [p])),
@@ -65,22 +61,3 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
 }
 
 const asView = (r: PushedResource) => ({ kind: r.kind, id: r.id, state: r.state });
-
-/** Histories recorded before it ran every push and deletion as a regular activity. */
-export const LOCAL_FIRST_PATCH = 'push-locally-first';
-
-/**
- * A push or deletion as a local activity first (workflows/activities.ts), then, for what that one attempt could not
- * finish, as the regular activity. A refusal no retry can change is the answer as it is. Both are told an attempt may
- * have gone before (a local one, or one whose workflow task was lost), so what it removed is told about again.
- */
-async function firstLocally<I extends { repeated?: boolean }, O>(local: (input: I) => Promise<O>, regular: (input: I) => Promise<O>, input: I): Promise<O> {
-  if (!patched(LOCAL_FIRST_PATCH)) return regular(input);
-  const repeated = { ...input, repeated: true };
-  try {
-    return await local(repeated);
-  } catch (error) {
-    if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.nonRetryable) throw error;
-    return regular(repeated);
-  }
-}

@@ -57,18 +57,6 @@ describe('pushTranslation', () => {
   });
 });
 
-describe('a worker whose MidoNet calls are rate limited', () => {
-  it('declines a local attempt (the cap is on the task queue, which it does not pass) and pushes as a regular activity', async () => {
-    const limited = createPushActivities({ client: createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' }), rateLimited: true });
-    const input = { owner: 'translation/ns/t', resources: [chain], previous: [] };
-    await expect(new MockActivityEnvironment({ isLocal: true }).run(() => limited.pushTranslation(input))).rejects.toMatchObject({ type: 'RateLimited', nonRetryable: false });
-    await expect(new MockActivityEnvironment({ isLocal: true }).run(() => limited.deleteTranslation(input))).rejects.toMatchObject({ type: 'RateLimited' });
-    expect(await ids('Chain')).toEqual([]);
-    await expect(run(() => limited.pushTranslation(input))).resolves.toMatchObject({ count: 1 });
-    expect(await ids('Chain')).toEqual([CHAIN]);
-  });
-});
-
 describe('an attempt the server gave up on', () => {
   it('stops writing at its next heartbeat once it learns it (its replacement is running)', async () => {
     const env = new MockActivityEnvironment();

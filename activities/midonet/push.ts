@@ -26,8 +26,6 @@ export interface PushInput {
   previous: PushedResource[];
   /** Read the resources, or the record, from the API server (a large Translation's). */
   reference?: TranslationReference;
-  /** An attempt this activity cannot count may have gone before (a local one, or one whose workflow task was lost). */
-  repeated?: boolean;
 }
 
 export interface PushResult {
@@ -55,8 +53,6 @@ export interface DeleteInput {
   /** An operator's `cleanup --mode force`: a resource MidoNet refuses to delete is recorded as failed and skipped. */
   force?: boolean;
   reference?: TranslationReference;
-  /** As PushInput's. */
-  repeated?: boolean;
 }
 
 /**
@@ -145,11 +141,6 @@ export interface Neighbours {
 
 export interface PushDeps {
   client: MidonetClient;
-  /**
-   * The worker caps MidoNet calls through its task queue (maxTaskQueueActivitiesPerSecond), which a local activity
-   * does not pass through: a local attempt is then declined, and the regular activity does the work under the cap.
-   */
-  rateLimited?: boolean;
   /** Without them (a worker without Kubernetes) no claim is checked and nobody is told. */
   neighbours?: Neighbours;
 }
@@ -184,11 +175,7 @@ function heartbeats(start: number) {
 }
 const SYNC_WAIT_MS = 10_000;
 
-export function createPushActivities({ client, neighbours, rateLimited = false }: PushDeps) {
-  const underTheCap = (owner: string) => {
-    if (rateLimited && Context.current().info.isLocal) throw ApplicationFailure.retryable(`${owner}: MidoNet calls are rate limited on this worker: pushed by the regular activity`, 'RateLimited');
-  };
-
+export function createPushActivities({ client, neighbours }: PushDeps) {
   /** Who owns what is only known once the watch has listed every Translation. */
   async function neighboursListed(owner: string): Promise<void> {
     for (let waited = 0; neighbours && !neighbours.synced(); waited += 200) {
@@ -232,8 +219,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false }
    * What to tell about after removing `removed`: what this attempt deleted, and on a retry everything it may have
    * removed, since an earlier attempt (a worker killed after a delete, before its notice) may have deleted it.
    */
-  const removedIds = (removed: PushedResource[], all: BackendResource[], repeated = false) =>
-    repeated || Context.current().info.attempt > 1 ? idsOf(all) : idsOf(removed.filter((r) => r.state === 'deleted'));
+  const removedIds = (removed: PushedResource[], all: BackendResource[]) => (Context.current().info.attempt > 1 ? idsOf(all) : idsOf(removed.filter((r) => r.state === 'deleted')));
 
   /** Another Translation's resource is never removed by this one, even one it listed (it was refused for it). */
   const ownedByAnother = (owner: string, resource: BackendResource) => neighbours?.index.ownerOf(keyOf(resource), owner) !== undefined;
@@ -289,8 +275,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false }
   }
 
   return {
-    async pushTranslation({ owner, resources: given, previous: carried, reference, repeated }: PushInput): Promise<PushResult> {
-      underTheCap(owner);
+    async pushTranslation({ owner, resources: given, previous: carried, reference }: PushInput): Promise<PushResult> {
       const fromApi = reference ? await stored(owner, reference) : undefined;
       const resources = fromApi?.resources ?? given;
       // A workflow without a record (a lost namespace, one terminated by hand) starts from what its status says it pushed.
@@ -372,7 +357,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false }
         throw error;
       }
       await announce(owner, adopted, corrected);
-      const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, removedIds(removed, stale, repeated), false));
+      const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, removedIds(removed, stale), false));
       if (writeRecord) {
         await writeRecord(asRecord(pushed, 'synced'));
         return { pushed: [], removed: [], recreated: recreated.slice(0, NOTICE_IDS), notified, recordInStatus: true, count: pushed.length, ...findings(adopted, corrected) };
@@ -384,8 +369,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false }
      * Deletes in reverse order. A resource that is not a valid MidoNet resource was never pushed (a push checks the
      * whole Translation first), so it is skipped rather than refused: an invalid Translation still deletes cleanly.
      */
-    async deleteTranslation({ owner, resources: given, force, reference, repeated }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
-      underTheCap(owner);
+    async deleteTranslation({ owner, resources: given, force, reference }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
       const resumeAt = (Context.current().info.heartbeatDetails as number | undefined) ?? 0;
       const progress = heartbeats(resumeAt);
       const fromApi = reference ? await stored(owner, reference) : undefined;
@@ -396,7 +380,7 @@ export function createPushActivities({ client, neighbours, rateLimited = false }
       const removed = await removeInReverse(settlingUnanswered(client, progress.alive), deletable, resumeAt, progress.done, force);
       if (reference?.readRecord) await neighbours!.records.write(reference.ref, reference.uid, removed.map(({ kind, id, state }) => ({ kind, id, state })));
       // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
-      const notified = await tell(owner, removedIds(removed, deletable, repeated), false);
+      const notified = await tell(owner, removedIds(removed, deletable), false);
       return { removed: reference ? [] : removed, notified, count: removed.length };
     },
   };

@@ -2,7 +2,6 @@
 // tests only lives next to them, in that folder's testing/ (workflows/machines/testing/, starter/controller/testing/,
 // deploy/local/midonet/testing/, deploy/local/testing/, workflows/testing/). Nothing here is imported by product code.
 import { Client, Connection } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
@@ -107,15 +106,4 @@ export async function startInProcessWorker(options: { taskQueue: string; workflo
       await nativeConnection.close();
     },
   };
-}
-
-/** Activity types a workflow ran, in order: regular ones by their scheduling, local ones by their marker. */
-export async function activitiesRun(client: Client, workflowId: string, runId?: string): Promise<string[]> {
-  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-  return (history.events ?? []).flatMap((e: temporal.api.history.v1.IHistoryEvent) => {
-    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
-    if (scheduled) return [scheduled];
-    const payloads = Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((p) => p.payloads ?? []);
-    return payloads.flatMap((p) => /"activity_type"\s*:\s*"(\w+)"/.exec(Buffer.from(p.data ?? []).toString())?.[1] ?? []);
-  });
 }
