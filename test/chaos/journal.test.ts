@@ -7,6 +7,7 @@ import { HAND_WRITTEN_LABEL } from './ops';
 const route = '337d304f-0000-4000-8000-000000000001';
 const port = '8511aaaa-0000-4000-8000-000000000002';
 const router = 'aa00bbbb-0000-4000-8000-000000000003';
+const chain = '1754e202-0000-4000-8000-000000000004';
 const started = 1_000_000;
 
 const entry = (e: Partial<JournalEntry> & Pick<JournalEntry, 'method' | 'path'>): JournalEntry => ({ receivedAt: started + 198_300, answeredAt: started + 198_300, status: 204, clientGone: false, ...e });
@@ -30,16 +31,17 @@ function snapshotWithRoute(): Snapshot {
 }
 
 describe('chaos journal lines', () => {
-  test('a missing route leads to its own id, its parent router and its next-hop port; other violations to nothing', () => {
+  test('a missing route leads to its own id, its parent router and its next-hop port; a resource left behind to its own id; other violations to nothing', () => {
     const violations: Violation[] = [
       { invariant: 'midonet', object: 'Node node-0', detail: `missing from MidoNet: Route ${route}` },
-      { invariant: 'midonet', object: 'Node node-0', detail: `orphaned in MidoNet: Bridge ${port}, listed by no Translation` },
+      { invariant: 'midonet', object: `Chain ${chain}`, detail: `orphaned in MidoNet: Chain ${chain}, listed by no Translation` },
       { invariant: 'status', object: 'Node node-0', detail: `missing from MidoNet: Route ${router}` },
     ];
     expect(journalSubjects(violations, snapshotWithRoute())).toEqual([
       { id: route, role: 'Route, missing', itself: false },
       { id: router, role: 'parent of 337d304f…', itself: true },
       { id: port, role: 'nextHopPort of 337d304f…', itself: true },
+      { id: chain, role: 'Chain, orphaned', itself: false },
     ]);
   });
 

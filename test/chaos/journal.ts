@@ -1,4 +1,4 @@
-// The emulator's write journal in the chaos diagnosis: for a resource found missing from MidoNet, which writes
+// The emulator's write journal in the chaos diagnosis: for a resource found missing from MidoNet (or left there), which writes
 // created, changed or removed it (or its parent, or its next-hop port) and when, relative to the run's start. A
 // write the emulator carried out after its client had given up (the 'midonet-timeout' fault) shows as such.
 import { mentions, UUIDS, uuidsIn, type JournalEntry } from '../../deploy/local/midonet/journal';
@@ -19,7 +19,8 @@ const seconds = (ms: number, startedAt: number) => `+${((ms - startedAt) / 1000)
 /**
  * The ids to look up for the 'midonet' violations that report something missing (`missing from MidoNet: <Kind>
  * <key>`, see checkMidonet): the resource's own id with its parent and next-hop port as the expected Translations
- * name them; for kinds without an id (links, bindings, table entries) each id in the key.
+ * name them; for kinds without an id (links, bindings, table entries) each id in the key. And for what is left behind
+ * (`orphaned in MidoNet: <Kind> <key>, …`), its own ids.
  */
 export function journalSubjects(violations: Violation[], snapshot: Snapshot): JournalSubject[] {
   const expected = new Map<string, { parent: string; nextHopPort?: string }>();
@@ -34,6 +35,12 @@ export function journalSubjects(violations: Violation[], snapshot: Snapshot): Jo
     if (!out.has(subject.id)) out.set(subject.id, subject);
   };
   for (const v of violations) {
+    // Left behind: who created it, and whether a deletion ever reached it (a write landing after it, a lost DELETE).
+    const orphaned = v.invariant === 'midonet' ? /orphaned in MidoNet: (\S+) (\S+?),/.exec(v.detail) : null;
+    if (orphaned) {
+      for (const id of uuidsIn(orphaned[2]!)) add({ id, role: `${orphaned[1]!}, orphaned`, itself: false });
+      continue;
+    }
     const missing = v.invariant === 'midonet' ? /missing from MidoNet: (\S+) (\S+)/.exec(v.detail) : null;
     if (!missing) continue;
     const [, kind, key] = missing as unknown as [string, string, string];
