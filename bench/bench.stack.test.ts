@@ -1,25 +1,53 @@
 // The benchmark's smoke (`npm run bench:smoke`) in-process, on a stack of its own (its starter watches every
-// namespace and the emulator is reset): every scenario at its smoke size, so the benchmark code cannot rot. Asserts
-// only that both sides converged and that the table has both columns; no timings (the machine is shared).
+// namespace and the emulator is reset): every scenario at its smoke size, so the benchmark code cannot rot; then,
+// once that stack is stopped, the profiles run once, on the cluster profile with two worker processes (about a
+// minute more: a cluster's start and a 20-Pod burst). Asserts only that both sides converged and that the tables
+// have their columns; no timings (the machine is shared).
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startPrivateStack } from '../deploy/local/jest/stack-info';
 import type { Stack } from '../deploy/local';
-import { runScenario, SCENARIOS, SMOKE_SIZES } from './cli';
+import { METRIC } from './objects';
+import { runProfiles, SUMMARY_HEADER } from './profiles';
 import { reportTable } from './report';
+import { DEFAULT_SIZES, runScenario, SCENARIOS, SMOKE_SIZES, type Sizes } from './scenarios';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startPrivateStack();
-});
-afterAll(async () => {
-  await stack?.stop();
+describe('on the dev server', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startPrivateStack();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test.each(SCENARIOS)('%s at its smoke size: Steward and the baseline both converge, side by side in one table', async (name) => {
+    const report = await runScenario(stack.info, name, SMOKE_SIZES[name]);
+    expect(report.converged).toEqual({ steward: true, baseline: true });
+    const { header, rows } = reportTable(report);
+    expect(header).toEqual(['metric', 'Steward', report.baseline, 'ratio']);
+    // The first row is the scenario's time to converge: a value on both sides.
+    expect(rows[0]?.[1]).not.toBe('—');
+    expect(rows[0]?.[2]).not.toBe('—');
+  }, 900_000);
 });
 
-test.each(SCENARIOS)('%s at its smoke size: Steward and the baseline both converge, side by side in one table', async (name) => {
-  const report = await runScenario(stack.info, name, SMOKE_SIZES[name]);
-  expect(report.converged).toEqual({ steward: true, baseline: true });
-  const { header, rows } = reportTable(report);
-  expect(header).toEqual(['metric', 'Steward', report.baseline, 'ratio']);
-  // The first row is the scenario's time to converge: a value on both sides.
-  expect(rows[0]?.[1]).not.toBe('—');
-  expect(rows[0]?.[2]).not.toBe('—');
+test('profiles, on the cluster profile with 2 worker processes: both sides converge, each worker and PostgreSQL measured, one table', async () => {
+  const sizes = { ...DEFAULT_SIZES.burst, ...SMOKE_SIZES.burst } as Sizes;
+  const { file, failed, outcomes } = await runProfiles([{ temporal: 'cluster', workers: 2 }], sizes, {
+    out: join(tmpdir(), 'steward-bench-smoke'),
+    command: 'bench/bench.stack.test.ts',
+    // A cluster-profile stack of the run's own, stopped at its end, as the bench's own would be.
+    stack: async (run) => {
+      const cluster = await startPrivateStack({ temporal: run.temporal });
+      return { info: cluster.info, stop: () => cluster.stop() };
+    },
+  });
+  expect(failed).toBe(0);
+  const report = outcomes[0]?.report;
+  expect(report?.converged).toEqual({ steward: true, baseline: true });
+  expect(report?.workers?.map((w) => w.cpuSeconds > 0)).toEqual([true, true]);
+  expect(report?.rows.find((row) => row.key === METRIC.databaseCpu)?.steward).toBeGreaterThan(0);
+  expect(readFileSync(file, 'utf8')).toContain(`| ${SUMMARY_HEADER.join(' | ')} |`);
 }, 900_000);

@@ -1,11 +1,12 @@
 // What a benchmark phase costs outside the time it takes: this process's CPU and peak RSS (the starter or the direct
-// reconciler, the bench's driver, and the worker when it runs in-process), the worker process's CPU and RSS when it
-// runs in a process of its own, the Temporal dev server's CPU (from /proc), the API server's
-// requests (its /metrics, less the bench's own), MidoNet's requests (the emulator's counters) and, for Steward, the
-// activities the worker ran (its /metrics).
+// reconciler, the bench's driver, and the worker when it runs in-process), the worker processes' CPU and RSS when
+// they run in processes of their own, Temporal's CPU (the dev server, or the cluster profile's server hosts and its
+// PostgreSQL; from /proc), the API server's requests (its /metrics, less the bench's own), MidoNet's requests (the
+// emulator's counters) and, for Steward, the activities the workers ran (their /metrics).
 import * as k8s from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { request, type RequestOptions } from 'node:https';
+import type { StackInfo } from '../deploy/local';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
 
 export interface Usage {
@@ -14,10 +15,15 @@ export interface Usage {
   peakRssMb: number;
   /** Peak RSS less the RSS at the start. */
   rssGrowthMb: number;
-  /** The worker's own process, when it runs in one. */
-  worker?: { cpuSeconds: number; peakRssMb: number; rssGrowthMb: number };
-  /** Undefined when the Temporal server is not this stack's process (no pid to read). */
+  /**
+   * The worker processes, when the worker runs in processes of its own: CPU summed, peak RSS the peak of their sum
+   * (sampled together), and each one's CPU and peak RSS in start order.
+   */
+  worker?: { cpuSeconds: number; peakRssMb: number; rssGrowthMb: number; each: { cpuSeconds: number; peakRssMb: number }[] };
+  /** The Temporal server processes' CPU, summed; undefined when Temporal is not this stack's (no pid to read). */
   temporalCpuSeconds?: number;
+  /** The cluster profile's PostgreSQL (the server and its backends); undefined on the dev server. */
+  databaseCpuSeconds?: number;
   /** API server requests, the bench's own (creates, deletes, polls) left out. */
   apiRequests: number;
   midonetRequests: number;
@@ -34,7 +40,8 @@ export function promSamples(text: string, name: string): Map<string, number> {
   return out;
 }
 
-const sum = (samples: Map<string, number>) => [...samples.values()].reduce((a, b) => a + b, 0);
+const sumOf = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
+const sum = (samples: Map<string, number>) => sumOf(samples.values());
 
 async function apiServerMetrics(kubeConfig: k8s.KubeConfig): Promise<string> {
   const url = new URL('/metrics', kubeConfig.getCurrentCluster()!.server);
@@ -52,12 +59,55 @@ async function apiServerMetrics(kubeConfig: k8s.KubeConfig): Promise<string> {
 /** Sum of `apiserver_request_total` over every verb, resource and code. */
 export const apiServerRequests = async (kubeConfig: k8s.KubeConfig) => sum(promSamples(await apiServerMetrics(kubeConfig), 'apiserver_request_total'));
 
+/** Fields of /proc/<pid>/stat after the command (which may hold spaces): field N of proc(5) is at index N - 3. */
+function statFields(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** utime + stime of a process, in seconds (clock ticks of 1/100 s, as Linux reports them). */
 function processCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command (which may hold spaces) start after its closing parenthesis; utime and stime are 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU of a process and all its descendants, in seconds: each live one's utime + stime plus cutime + cstime (what its
+ * children that ended used, once reaped). PostgreSQL serves each connection from a process of its own, started and
+ * ended as Temporal's pools grow and shrink, so its server's own CPU alone would miss almost everything.
+ */
+export function processTreeCpuSeconds(root: number): number {
+  const stats = new Map<number, { parent: number; ticks: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const f = statFields(entry);
+      stats.set(Number(entry), { parent: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+    } catch {
+      // Ended while the folder was read.
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p = pid; p > 1; p = stats.get(p)?.parent ?? 0) if (p === root) return true;
+    return false;
+  };
+  let ticks = 0;
+  for (const [pid, { ticks: t }] of stats) if (inTree(pid)) ticks += t;
+  return ticks / 100;
+}
+
+/** Temporal's processes on a stack: the dev server, or the cluster profile's server hosts (not its UI server) and PostgreSQL. */
+export interface TemporalProcesses {
+  servers: number[];
+  database?: number;
+}
+
+export function temporalProcesses(info: StackInfo): TemporalProcesses {
+  if (info.temporal.external) return { servers: [] };
+  if (info.temporal.profile === 'cluster') {
+    return { servers: (info.temporal.hosts ?? []).map((h) => h.pid).filter((pid) => pid > 0), ...(info.pids.postgres ? { database: info.pids.postgres } : {}) };
+  }
+  return { servers: info.pids.temporal ? [info.pids.temporal] : [] };
 }
 
 /** Resident set size of a process, in bytes (VmRSS of /proc/<pid>/status). */
@@ -100,24 +150,34 @@ export function counted<T extends object>(api: T, counter: { requests: number })
 export interface MeterOptions {
   kubeConfig: k8s.KubeConfig;
   admin: EmulatorAdmin;
-  temporalPid?: number;
-  /** The worker's process, when it is not this one. */
-  workerPid?: number;
+  temporal: TemporalProcesses;
+  /** The worker processes, when the worker does not run in this one. */
+  workerPids?: number[];
   /** The bench's own API server requests so far. */
   driver: { requests: number };
 }
 
 /** Starts measuring now; `stop()` gives what was used since. */
-export async function startMeter({ kubeConfig, admin, temporalPid, workerPid, driver }: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
+export async function startMeter({ kubeConfig, admin, temporal, workerPids = [], driver }: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
   const started = Date.now();
   const cpu = process.cpuUsage();
-  const temporalCpu = temporalPid ? processCpuSeconds(temporalPid) : undefined;
-  const workerCpu = workerPid ? processCpuSeconds(workerPid) : undefined;
+  const temporalCpu = () => sumOf(temporal.servers.map(processTreeCpuSeconds));
+  const temporalBefore = temporal.servers.length ? temporalCpu() : undefined;
+  const databaseBefore = temporal.database ? processTreeCpuSeconds(temporal.database) : undefined;
+  const workerCpuBefore = workerPids.map(processCpuSeconds);
   const api = await apiServerRequests(kubeConfig);
   const driverBefore = driver.requests;
   const midonet = (await admin.counters()).total;
   const own = peakSampler(() => process.memoryUsage().rss);
-  const worker = workerPid ? peakSampler(() => residentBytes(workerPid)) : undefined;
+  // Sampled together, so that the sum's peak is one moment's, not the sum of peaks at different moments.
+  let workerRss = workerPids.map(() => 0);
+  const workers = workerPids.length
+    ? peakSampler(() => {
+        const now = workerPids.map(residentBytes);
+        workerRss = workerRss.map((peak, i) => Math.max(peak, now[i]!));
+        return sumOf(now);
+      })
+    : undefined;
   return {
     async stop() {
       const seconds = (Date.now() - started) / 1000;
@@ -128,13 +188,18 @@ export async function startMeter({ kubeConfig, admin, temporalPid, workerPid, dr
         seconds,
         processCpuSeconds: (used.user + used.system) / 1e6,
         ...own.stop(),
-        ...(worker && workerPid && workerCpu !== undefined ? { worker: { cpuSeconds: processCpuSeconds(workerPid) - workerCpu, ...worker.stop() } } : {}),
-        ...(temporalPid && temporalCpu !== undefined ? { temporalCpuSeconds: processCpuSeconds(temporalPid) - temporalCpu } : {}),
+        ...(workers ? { worker: workerUsage(workerPids.map((pid, i) => processCpuSeconds(pid) - workerCpuBefore[i]!), workers.stop(), workerRss) } : {}),
+        ...(temporalBefore !== undefined ? { temporalCpuSeconds: temporalCpu() - temporalBefore } : {}),
+        ...(temporal.database && databaseBefore !== undefined ? { databaseCpuSeconds: processTreeCpuSeconds(temporal.database) - databaseBefore } : {}),
         apiRequests: apiNow - api - requestsOfDriver,
         midonetRequests: (await admin.counters()).total - midonet,
       };
     },
   };
+}
+
+function workerUsage(cpu: number[], total: { peakRssMb: number; rssGrowthMb: number }, peaks: number[]): NonNullable<Usage['worker']> {
+  return { cpuSeconds: sumOf(cpu), ...total, each: cpu.map((cpuSeconds, i) => ({ cpuSeconds, peakRssMb: peaks[i]! / 2 ** 20 })) };
 }
 
 /** Activities the worker ran, by name, from its /metrics (every execution, retries included). */

@@ -12,16 +12,20 @@ import { loadKubeConfig } from '../activities/kubernetes/kubeconfig';
 import { DEFAULT_LEASE } from '../starter/controller';
 import { starterSettings } from '../starter/config';
 import { workerSettings } from '../worker/config';
+import { writeWorkflowBundle } from '../worker/bundle';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
 import type { MidonetClient } from '../activities/midonet';
 import { createNode, emulatorIds, expectedIds, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/support/objects-harness';
 import { translate } from '../workflows/translation';
 import { toProjection, type KubernetesProjection, type NodeProjection, type Translation } from '../workflows/translation/types';
 import { startDirectReconciler, type DirectReconciler } from './direct/reconciler';
-import { counted, startMeter, workerActivities, type Usage } from './measure';
+import { counted, startMeter, temporalProcesses, workerActivities, type Usage } from './measure';
 import type { Report, Row } from './report';
 
 export type Side = 'steward' | 'direct';
+
+/** Keys of the report rows a summary across runs picks (bench/profiles.ts). */
+export const METRIC = { events: 'events', sideCpu: 'sideCpu', workerCpu: 'workerCpu', workerPeakRss: 'workerPeakRss', temporalCpu: 'temporalCpu', databaseCpu: 'databaseCpu' } as const;
 
 /** An object as the API server returned it, projected for the translation. */
 export const projected = (kind: KubernetesProjection['kind'], object: unknown): KubernetesProjection => {
@@ -196,8 +200,8 @@ const difference = (after: Map<string, number>, before: Map<string, number>) => 
 const sumValues = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
 
 interface SideRunner {
-  /** The worker's process, when it runs in one of its own. */
-  workerPid?: number;
+  /** The worker processes, when the worker runs in processes of its own. */
+  workerPids?: number[];
   activities(): Promise<number>;
   events?(): Promise<Map<string, number>>;
   stop(): Promise<void>;
@@ -245,7 +249,7 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
 
   let costs: PhaseCosts | undefined;
   const measured = async <T>(run: () => Promise<T>): Promise<T> => {
-    const meter = await startMeter({ kubeConfig, admin: h.admin, temporalPid: info.pids.temporal, workerPid: sideRunner.workerPid, driver });
+    const meter = await startMeter({ kubeConfig, admin: h.admin, temporal: temporalProcesses(info), ...(sideRunner.workerPids ? { workerPids: sideRunner.workerPids } : {}), driver });
     const [activities, events] = [await sideRunner.activities(), await sideRunner.events?.()];
     const ledger = { ...model.ledger };
     const value = await run();
@@ -284,11 +288,11 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
   return { result, costs };
 }
 
-/** Steward's side: the objects harness's worker and starter; its activities from the worker's /metrics. */
+/** Steward's side: the objects harness's workers and starter; its activities from the workers' /metrics. */
 const stewardSide = (h: ObjectsHarness) => ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> =>
   Promise.resolve({
-    ...(h.worker.pid ? { workerPid: h.worker.pid } : {}),
-    activities: async () => sumValues((await workerActivities(h.worker.httpPort)).values()),
+    workerPids: h.workers.flatMap((w) => (w.pid ? [w.pid] : [])),
+    activities: async () => sumValues(await Promise.all(h.workers.map(async (w) => sumValues((await workerActivities(w.httpPort)).values())))),
     events: () =>
       // The namespace's workflows, the Nodes' and the Translations they own (in the cluster-scoped namespace, named after the Node).
       historyEvents(h.client, (id) => id.includes(`/${namespace}/`) || id.startsWith(`node/${nodePrefix}`) || (id.startsWith('translation/default/') && id.includes(nodePrefix))),
@@ -304,18 +308,25 @@ const directSide = (kubeConfig: k8s.KubeConfig, midonet: MidonetClient) => ({ na
   });
 };
 
-/**
- * Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio.
- * `maxCachedWorkflows`: the worker's sticky cache; the worker's default when absent.
- */
-export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario, { maxCachedWorkflows }: { maxCachedWorkflows?: number } = {}): Promise<Report> {
+export interface ObjectsScenarioOptions {
+  /** Each worker's sticky cache; the worker's default when absent. */
+  maxCachedWorkflows?: number;
+  /** Steward worker processes (1 when absent). */
+  workers?: number;
+}
+
+/** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
+export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario, { maxCachedWorkflows, workers = 1 }: ObjectsScenarioOptions = {}): Promise<Report> {
   const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
   const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
   // The starter as deployed: its default coalescing window and Lease timings.
   const { leaseDurationSeconds, renewSeconds } = DEFAULT_LEASE;
-  // The worker in a process of its own, as deployed: its CPU and memory are its own.
-  const workerProcessLog = join(info.stateDir, 'logs', `bench-${scenario.name}-worker.log`);
-  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default), lease: { leaseDurationSeconds, renewSeconds }, workerProcessLog, maxCachedWorkflows: cache });
+  // The workers in processes of their own, as deployed: their CPU and memory are their own, and they load the
+  // workflow code bundled once, as the image's workers do (no webpack in each).
+  const workflowBundle = join(info.stateDir, 'bench', 'workflow-bundle.js');
+  await writeWorkflowBundle(workflowBundle);
+  const workerProcesses = { count: workers, logFile: (i: number) => join(info.stateDir, 'logs', `bench-${scenario.name}-worker-${i + 1}.log`), workflowBundle };
+  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default), lease: { leaseDurationSeconds, renewSeconds }, workerProcesses, maxCachedWorkflows: cache });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
     steward = await runPhase('steward', h, info, scenario, stewardSide(h));
@@ -325,41 +336,50 @@ export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScena
   }
   // Pooled as the worker's: both sides make their Kubernetes calls over kept connections.
   const direct = await runPhase('direct', h, info, scenario, directSide(loadKubeConfig(info.kubernetes.kubeconfig)!, h.midonet));
-  return objectsReport(scenario, steward, direct, cache);
+  return objectsReport(info, scenario, steward, direct, { cache, workers });
 }
 
-function objectsReport(scenario: ObjectsScenario, steward: { result: PhaseResult; costs: PhaseCosts }, direct: { result: PhaseResult; costs: PhaseCosts }, cache: number): Report {
+function objectsReport(info: StackInfo, scenario: ObjectsScenario, steward: { result: PhaseResult; costs: PhaseCosts }, direct: { result: PhaseResult; costs: PhaseCosts }, { cache, workers }: { cache: number; workers: number }): Report {
   const { count, unit } = steward.result.per;
   const per = (value: number | undefined, side: { result: PhaseResult }) => (value === undefined ? undefined : value / side.result.per.count);
-  const both = (metric: string, of: (side: { result: PhaseResult; costs: PhaseCosts }) => number | undefined, digits?: number): Row => ({
+  const both = (metric: string, of: (side: { result: PhaseResult; costs: PhaseCosts }) => number | undefined, digits?: number, key?: string): Row => ({
     metric,
+    ...(key ? { key } : {}),
     steward: of(steward),
     baseline: of(direct),
     ...(digits === undefined ? {} : { digits }),
   });
   const timings = steward.result.timings.map(([label, , digits = 2], i): Row => ({ metric: label, steward: steward.result.timings[i]?.[1], baseline: direct.result.timings[i]?.[1], digits }));
   const minimum = steward.costs.minimum;
+  const plural = workers === 1 ? '' : 'es';
+  const cluster = info.temporal.profile === 'cluster';
+  const each = steward.costs.usage.worker?.each;
   return {
     scenario: scenario.name,
     title: scenario.title,
+    temporal: { profile: info.temporal.profile, workers },
     baseline: 'direct',
     converged: { steward: steward.result.converged ?? true, baseline: direct.result.converged ?? true },
     rows: [
       ...timings,
-      both(`history events per ${unit} (all workflows)`, (s) => per(s.costs.events && sumValues(s.costs.events.values()), s)),
+      both(`history events per ${unit} (all workflows)`, (s) => per(s.costs.events && sumValues(s.costs.events.values()), s), undefined, METRIC.events),
       both(`activities per ${unit} (minimum ${(minimum.activities / count).toFixed(1)})`, (s) => per(s.costs.activities, s)),
       both(`MidoNet requests per ${unit} (minimum ${(minimum.midonet / count).toFixed(1)})`, (s) => per(s.costs.usage.midonetRequests, s)),
       both(`API server requests per ${unit}`, (s) => per(s.costs.usage.apiRequests, s)),
-      both('CPU of the side s (Steward: worker + starter, direct: reconciler; the driver in both)', (s) => s.costs.usage.processCpuSeconds + (s.costs.usage.worker?.cpuSeconds ?? 0)),
-      both('worker process CPU s', (s) => s.costs.usage.worker?.cpuSeconds),
-      both('worker process peak RSS MB', (s) => s.costs.usage.worker?.peakRssMb, 0),
-      both('worker process RSS growth in the window MB', (s) => s.costs.usage.worker?.rssGrowthMb, 0),
+      both('CPU of the side s (Steward: workers + starter, direct: reconciler; the driver in both)', (s) => s.costs.usage.processCpuSeconds + (s.costs.usage.worker?.cpuSeconds ?? 0), undefined, METRIC.sideCpu),
+      both(`worker process${plural} CPU s`, (s) => s.costs.usage.worker?.cpuSeconds, undefined, METRIC.workerCpu),
+      both(`worker process${plural} peak RSS MB`, (s) => s.costs.usage.worker?.peakRssMb, 0, METRIC.workerPeakRss),
+      both(`worker process${plural} RSS growth in the window MB`, (s) => s.costs.usage.worker?.rssGrowthMb, 0),
       both('bench process peak RSS MB (starter or reconciler, and the driver)', (s) => s.costs.usage.peakRssMb, 0),
-      both('Temporal server CPU s', (s) => s.costs.usage.temporalCpuSeconds),
+      both(cluster ? 'Temporal server CPU s (the 3 hosts)' : 'Temporal server CPU s', (s) => s.costs.usage.temporalCpuSeconds, undefined, METRIC.temporalCpu),
+      ...(cluster ? [both("Temporal's PostgreSQL CPU s (server and backends)", (s) => s.costs.usage.databaseCpuSeconds, undefined, METRIC.databaseCpu)] : []),
     ],
+    ...(each ? { workers: each } : {}),
     notes: [
-      `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first (its worker caching ${cache} workflows); converged = the emulator holds exactly what the model says and every Translation is Ready.`,
-      "Steward's worker runs as `steward worker` in a process of its own (as deployed); its starter, the direct reconciler and the bench's driver run in the bench process. activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.",
+      `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first (${workers} worker process${plural}, each caching ${cache} workflows); converged = the emulator holds exactly what the model says and every Translation is Ready.`,
+      `Temporal: ${cluster ? 'the cluster profile (PostgreSQL, 3 server hosts; the UI server not counted)' : 'the dev server'}.`,
+      `Steward's workers run as \`steward worker\` in processes of their own (as deployed, the workflow code bundled once); its starter, the direct reconciler and the bench's driver run in the bench process. activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.`,
+      ...(each && each.length > 1 ? [`Each worker, in start order: CPU ${each.map((w) => w.cpuSeconds.toFixed(1)).join(' / ')} s, peak RSS ${each.map((w) => w.peakRssMb.toFixed(0)).join(' / ')} MB (the table's peak is the peak of their sum).`] : []),
       `Steward's history events per ${unit} by workflow: ${[...(steward.costs.events ?? new Map<string, number>())].filter(([, n]) => n > 0).map(([group, n]) => `${group} ${(n / count).toFixed(1)}`).join(', ')}.`,
       ...(steward.result.notes ?? []).map((n) => `Steward: ${n}`),
       ...(direct.result.notes ?? []).map((n) => `direct: ${n}`),

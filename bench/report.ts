@@ -12,6 +12,8 @@ export interface Row {
   baseline?: number;
   /** Decimals shown; 1 by default. */
   digits?: number;
+  /** What a summary across runs finds the row by (its metric when absent). */
+  key?: string;
 }
 
 export interface Report {
@@ -23,7 +25,14 @@ export interface Report {
   converged: { steward: boolean; baseline: boolean };
   rows: Row[];
   notes: string[];
+  /** The Temporal profile and the number of Steward worker processes (object scenarios). */
+  temporal?: { profile: string; workers: number };
+  /** Each worker process's CPU and peak RSS, in start order, when the workers ran in processes of their own. */
+  workers?: { cpuSeconds: number; peakRssMb: number }[];
 }
+
+/** The row whose key (else metric) is `key`. */
+export const rowOf = (report: Report, key: string) => report.rows.find((row) => (row.key ?? row.metric) === key);
 
 const format = (value: number | undefined, digits = 1) => (value === undefined ? '—' : value.toFixed(digits));
 export const ratioOf = ({ steward, baseline }: Row) => (steward !== undefined && baseline !== undefined && baseline > 0 ? steward / baseline : undefined);
@@ -46,20 +55,23 @@ export const machine = () => {
   return `${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`;
 };
 
-function markdown(report: Report, header: string[], rows: string[][], meta: string[]): string {
+/** A markdown table: the first column left-aligned, the others right-aligned. */
+export function markdownTable(header: string[], rows: string[][]): string[] {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
-  return [
-    `# ${report.title}`,
-    '',
-    ...meta.map((m) => `- ${m}`),
-    '',
-    line(header),
-    line(header.map((_, i) => (i === 0 ? '---' : '---:'))),
-    ...rows.map(line),
-    '',
-    ...report.notes.map((note) => `- ${note}`),
-    '',
-  ].join('\n');
+  return [line(header), line(header.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)];
+}
+
+/** A report's table and notes in markdown, below a heading of `level`. */
+export function reportMarkdown(report: Report, level = 1): string[] {
+  const { header, rows } = reportTable(report);
+  return [`${'#'.repeat(level)} ${report.title}`, '', ...markdownTable(header, rows), '', ...report.notes.map((note) => `- ${note}`)];
+}
+
+export const metaLines = (command: string, date: Date) => [`machine: ${machine()}`, `date: ${date.toISOString()}`, `command: ${command}`];
+
+function markdown(report: Report, meta: string[]): string {
+  const [heading, ...rest] = reportMarkdown(report);
+  return [heading, '', ...meta.map((m) => `- ${m}`), ...rest, ''].join('\n');
 }
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -101,13 +113,14 @@ function svg(report: Report, meta: string[]): string {
   return parts.join('\n');
 }
 
+export const resultStem = (dir: string, name: string, date: Date) => join(dir, `${name}-${date.toISOString().slice(0, 19).replace(/:/g, '')}`);
+
 /** Writes `<dir>/<scenario>-<date>.{md,svg}`; returns the two paths. */
 export function writeReport(report: Report, dir: string, command: string, date = new Date()): string[] {
-  const meta = [`machine: ${machine()}`, `date: ${date.toISOString()}`, `command: ${command}`];
-  const { header, rows } = reportTable(report);
+  const meta = metaLines(command, date);
   mkdirSync(dir, { recursive: true });
-  const stem = join(dir, `${report.scenario}-${date.toISOString().slice(0, 19).replace(/:/g, '')}`);
-  writeFileSync(`${stem}.md`, markdown(report, header, rows, meta));
+  const stem = resultStem(dir, report.scenario, date);
+  writeFileSync(`${stem}.md`, markdown(report, meta));
   writeFileSync(`${stem}.svg`, svg(report, meta));
   return [`${stem}.md`, `${stem}.svg`];
 }

@@ -4,17 +4,17 @@ import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { startStack, type StackInfo } from '../deploy/local';
+import { startStack, type StackInfo, type TemporalProfile } from '../deploy/local';
 
 /**
- * The stack of `stackJson` (a running stack's stack.json) when given, else one of the benchmark's own (free ports) in
- * $STEWARD_BENCH_STATE_DIR/<name> (default in the temporary directory), started afresh.
+ * The stack of `stackJson` (a running stack's stack.json) when given, else one of the benchmark's own (free ports,
+ * Temporal's `temporal` profile) in $STEWARD_BENCH_STATE_DIR/<name> (default in the temporary directory), started afresh.
  */
-export async function benchStack(name: string, stackJson?: string): Promise<{ info: StackInfo; stop: () => Promise<void> }> {
+export async function benchStack(name: string, { stackJson, temporal }: { stackJson?: string; temporal?: TemporalProfile } = {}): Promise<{ info: StackInfo; stop: () => Promise<void> }> {
   if (stackJson) return { info: JSON.parse(readFileSync(stackJson, 'utf8')) as StackInfo, stop: () => Promise.resolve() };
   const stateDir = join(process.env.STEWARD_BENCH_STATE_DIR ?? tmpdir(), name);
   rmSync(stateDir, { recursive: true, force: true });
-  const stack = await startStack({ ports: 'free', stateDir });
+  const stack = await startStack({ ports: 'free', stateDir, ...(temporal ? { temporal } : {}) });
   return { info: stack.info, stop: () => stack.stop() };
 }
 

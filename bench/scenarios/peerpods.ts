@@ -10,7 +10,7 @@ import { createPeerPodPod, namespace, readPeerPod, startPeerPodHarness, type Pee
 import { waitFor } from '../../test/support';
 import type { StackInfo } from '../../deploy/local';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
-import { counted, startMeter, workerActivities, type Usage } from '../measure';
+import { counted, startMeter, temporalProcesses, workerActivities, type Usage } from '../measure';
 import type { Report, Row } from '../report';
 import { inParallel } from '../support';
 
@@ -34,7 +34,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
   const custom = counted(h.custom, driver);
   // The MidoNet counters are not used here; the meter reads them all the same.
   const admin = new EmulatorAdmin(info.midonet.adminUrl!);
-  const meter = () => startMeter({ kubeConfig, admin, temporalPid: info.pids.temporal, driver });
+  const meter = () => startMeter({ kubeConfig, admin, temporal: temporalProcesses(info), driver });
   const run = `${Date.now().toString(36)}`;
   const names = Array.from({ length: pods }, (_, i) => `bench-${run}-${String(i).padStart(3, '0')}`);
   let steward: { create: number; delete: number; usage: Usage; events: number; activities: number };
@@ -86,6 +86,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
       row('worker process peak RSS MB', steward.usage.peakRssMb, virshUsage.peakRssMb, 0),
       row('worker process RSS growth in the window MB', steward.usage.rssGrowthMb, virshUsage.rssGrowthMb, 0),
       row('Temporal server CPU s', steward.usage.temporalCpuSeconds, virshUsage.temporalCpuSeconds),
+      ...(steward.usage.databaseCpuSeconds === undefined ? [] : [row("Temporal's PostgreSQL CPU s", steward.usage.databaseCpuSeconds, virshUsage.databaseCpuSeconds)]),
     ],
     notes: [
       'virsh runs as child processes: its CPU is not in this process\'s; libvirtd and QEMU, shared by both sides, are counted on neither.',

@@ -8,7 +8,7 @@ import { repoRoot } from './paths';
 import { waitUntil } from './process';
 import { stderrReporter, step, type Reporter } from './progress';
 import type { StackInfo } from './stack';
-import { startStewardProcess, startWorkerProcess, type StewardProcess, type WorkerProcess } from './worker-process';
+import { startAll, startStewardProcess, startWorkerProcess, type StewardProcess, type WorkerProcess } from './worker-process';
 
 /**
  * Steward as a user deploys it, on the embedded stack: the RBAC of deploy/rbac/ and what deploy/manifests/steward.yaml
@@ -105,11 +105,8 @@ export async function startStewardProcesses({ info, workers, starters, overrides
     for (const p of [...started].reverse()) await p.stop();
   };
   const all = async <T extends StewardProcess>(role: Role, count: number, start: (index: number) => Promise<T>): Promise<T[]> => {
-    const results = await Promise.allSettled(Array.from({ length: count }, (_, index) => start(index)));
-    const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const ok = await startAll(count, start);
     started.push(...ok);
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
     report(`  ${ok.map((p) => `${p.process.name} (pid ${p.process.pid})`).join(', ')} ${role === 'worker' ? 'polling' : `running, Lease ${lease.namespace}/${lease.name}`}`);
     return ok;
   };

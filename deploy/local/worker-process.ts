@@ -61,3 +61,21 @@ export async function startWorkerProcess({ settings = {}, env = {}, ...options }
   const started = await startStewardProcess('worker', { ...options, env: { ...env, ...fromSettings } }, async () => (await fetch(`http://127.0.0.1:${httpPort}/readyz`)).ok);
   return { ...started, httpPort };
 }
+
+/**
+ * Starts `count` processes at once; if any fails to start, stops those that did and throws the first failure, so a
+ * caller never holds half a set.
+ */
+export async function startAll<T extends StewardProcess>(count: number, start: (index: number) => Promise<T>): Promise<T[]> {
+  const results = await Promise.allSettled(Array.from({ length: count }, (_, index) => start(index)));
+  const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await Promise.all(ok.map((p) => p.stop()));
+    throw failed.reason;
+  }
+  return ok;
+}
+
+/** `count` workers (`options(index)` for each), started at once. */
+export const startWorkerProcesses = (count: number, options: (index: number) => WorkerProcessOptions) => startAll(count, (index) => startWorkerProcess(options(index)));

@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { createMidonetClient, type MidonetClient } from '../../activities/midonet';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
-import { startWorkerProcess, type WorkerSettingValues } from '../../deploy/local/worker-process';
+import { startWorkerProcesses, type WorkerSettingValues } from '../../deploy/local/worker-process';
 import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
 import { loadKubeConfig } from '../../activities/kubernetes/kubeconfig';
 import { MIDONET_USER, startTestStarter, terminateRunning, waitFor as waitUntilValue, workerSettingsOn } from './index';
@@ -34,8 +34,8 @@ export interface ObjectsHarness {
   client: Client;
   admin: EmulatorAdmin;
   midonet: MidonetClient;
-  /** `pid` when the worker runs in a process of its own. */
-  worker: Pick<RunningWorker, 'httpPort' | 'shutdown'> & { pid?: number };
+  /** One in this process, or the processes of `workerProcesses` (each with its `pid`), in start order. */
+  workers: (Pick<RunningWorker, 'httpPort' | 'shutdown'> & { pid?: number })[];
   starter: Starter;
   stop(): Promise<void>;
 }
@@ -55,8 +55,11 @@ export interface HarnessOptions {
   debounceMs?: number;
   /** The starter's Lease timings: short (tests take over fast) unless given, e.g. the deployed ones in the bench. */
   lease?: Pick<LeaseOptions, 'leaseDurationSeconds' | 'renewSeconds'>;
-  /** Run the worker as `steward worker` in a process of its own (its CPU and memory then measurable), logging here. */
-  workerProcessLog?: string;
+  /**
+   * Run the worker as `count` `steward worker` processes (their CPU and memory then measurable), each logging to
+   * `logFile(index)`, all loading the workflow code from `workflowBundle` when given (as the image's workers do).
+   */
+  workerProcesses?: { count: number; logFile: (index: number) => string; workflowBundle?: string };
   /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
   maxCachedWorkflows?: number;
   /** How long the global Translations may take to be Ready (longer when many objects start at once). */
@@ -90,7 +93,7 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, lease, workerProcessLog, maxCachedWorkflows, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, lease, workerProcesses, maxCachedWorkflows, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
   const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = loadKubeConfig(info.kubernetes.kubeconfig)!;
@@ -102,9 +105,10 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
   const settings: WorkerSettingValues = { ...workerSettingsOn(info), ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}) };
   // Secrets have no flag.
   const secrets = { MIDONET_PASSWORD: MIDONET_USER.password };
-  const worker = workerProcessLog
-    ? await startWorkerProcess({ settings, secrets, logFile: workerProcessLog }).then((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() }))
-    : await runWorker(loadWorkerConfig(settings, secrets), { log });
+  const workers = workerProcesses
+    ? await startWorkerProcesses(workerProcesses.count, (index) => ({ settings, secrets, logFile: workerProcesses.logFile(index), ...(workerProcesses.workflowBundle ? { env: { STEWARD_WORKFLOW_BUNDLE: workerProcesses.workflowBundle } } : {}) }))
+        .then((children) => children.map((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() })))
+    : [await runWorker(loadWorkerConfig(settings, secrets), { log })];
   await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [tenant ? { tenant } : {}], workflowIdConflictPolicy: 'USE_EXISTING' });
   const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), ...(resyncMs ? { resyncMs } : {}), ...(lease ? { lease } : {}), debounceMs, logger: log });
   const harness: ObjectsHarness = {
@@ -114,12 +118,12 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
     client,
     admin,
     midonet,
-    worker,
+    workers,
     starter,
     async stop() {
       await starter.stop();
       await terminateRunning(client, 'end-to-end run done');
-      await worker.shutdown();
+      await Promise.all(workers.map((worker) => worker.shutdown()));
       await connection.close();
     },
   };
