@@ -357,7 +357,6 @@ function objectsReport(info: StackInfo, scenario: ObjectsScenario, steward: { re
   return {
     scenario: scenario.name,
     title: scenario.title,
-    temporal: { profile: info.temporal.profile, workers },
     baseline: 'direct',
     converged: { steward: steward.result.converged ?? true, baseline: direct.result.converged ?? true },
     rows: [

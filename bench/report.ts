@@ -25,8 +25,6 @@ export interface Report {
   converged: { steward: boolean; baseline: boolean };
   rows: Row[];
   notes: string[];
-  /** The Temporal profile and the number of Steward worker processes (object scenarios). */
-  temporal?: { profile: string; workers: number };
   /** Each worker process's CPU and peak RSS, in start order, when the workers ran in processes of their own. */
   workers?: { cpuSeconds: number; peakRssMb: number }[];
 }
