@@ -234,8 +234,8 @@ const KEEP_ALIVE_MS = 5_000;
 /**
  * The client, whose calls fail only once what they left unknown is settled. A write that got no answer (a timeout, a
  * connection cut after sending) may still be carried out by MidoNet afterwards; acting before then races it. The
- * race seen: a deletion's retry meets 404, its finalizer goes, and the late DELETE removes what the next incarnation
- * (same name, same IDs) pushed. So such a failure is thrown after the time the transport gives (`lateWriteMs`),
+ * race it closes: a deletion's retry meets 404, its finalizer goes, and the late DELETE removes what the next
+ * incarnation (same name, same IDs) pushed. So such a failure is thrown after the time the transport gives (`lateWriteMs`),
  * calling `keepAlive` meanwhile (an activity's heartbeat, with its progress).
  */
 export function settlingUnanswered(client: MidonetClient, keepAlive: () => void): MidonetClient {

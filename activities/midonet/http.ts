@@ -32,6 +32,8 @@ export interface Call {
 export type Send = (call: Call) => Promise<Reply>;
 
 const token = z.object({ key: z.string().min(1) });
+/** The one write that changes nothing in MidoNet: a late login cannot race anything. */
+const LOGIN_PATH = '/login';
 
 /** Failures where the request never reached the server: nothing can be carried out late. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -59,7 +61,7 @@ export function createTransport({ baseUrl, username, password, tenant, timeoutMs
       const error = err as Partial<Error> & { cause?: { code?: unknown } };
       const cause = err instanceof Error ? err : undefined;
       const sent = !(typeof error.cause?.code === 'string' && NOT_SENT.has(error.cause.code));
-      const details = { method: call.method, path: call.path, ...(call.method !== 'GET' && call.path !== '/login' && sent ? { unsettledUntil: sentAt + lateWriteMs } : {}) };
+      const details = { method: call.method, path: call.path, ...(call.method !== 'GET' && call.path !== LOGIN_PATH && sent ? { unsettledUntil: sentAt + lateWriteMs } : {}) };
       if (error.name === 'TimeoutError') throw midonetFailure('MidonetTimeout', `${where}: no answer within ${timeoutMs} ms`, details, cause);
       const code = typeof error.cause?.code === 'string' ? ` (${error.cause.code})` : '';
       throw midonetFailure('MidonetUnavailable', `${where}: ${error.message ?? String(err)}${code}`, details, cause);
@@ -69,10 +71,10 @@ export function createTransport({ baseUrl, username, password, tenant, timeoutMs
   async function login(): Promise<string> {
     const headers: Record<string, string> = { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` };
     if (tenant) headers['X-Auth-Project'] = tenant;
-    const reply = await exchange({ method: 'POST', path: '/login', media: tokenMedia }, headers);
-    if (reply.status !== 200) throw replyFailure('POST', '/login', reply);
+    const reply = await exchange({ method: 'POST', path: LOGIN_PATH, media: tokenMedia }, headers);
+    if (reply.status !== 200) throw replyFailure('POST', LOGIN_PATH, reply);
     const parsed = token.safeParse(reply.json);
-    if (!parsed.success) throw midonetFailure('MidonetBadResponse', `MidoNet POST /login answered without a token: ${reply.text.slice(0, 200)}`, { method: 'POST', path: '/login', status: 200 });
+    if (!parsed.success) throw midonetFailure('MidonetBadResponse', `MidoNet POST ${LOGIN_PATH} answered without a token: ${reply.text.slice(0, 200)}`, { method: 'POST', path: LOGIN_PATH, status: 200 });
     return parsed.data.key;
   }
 

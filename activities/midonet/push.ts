@@ -152,20 +152,24 @@ function ownId(resource: BackendResource): string | undefined {
 }
 
 const NOTICE_IDS = 20;
+const SYNC_WAIT_MS = 10_000;
 
 /**
- * The activity's progress as its heartbeat: `done(n)` after each resource, `alive()` while one is waited for (resumes
- * at the last `done`). An attempt the server gave up on (its heartbeat timed out while it ran on) learns it from a
- * heartbeat and stops there: writing on, it would race the attempt that replaced it.
+ * The activity's progress as its heartbeat: `resumeAt`, where an earlier attempt stopped; `done(n)` after each
+ * resource; `alive()` while one is waited for (a retry resumes at the last `done`). An attempt the server gave up on
+ * (its heartbeat timed out while it ran on) learns it from a heartbeat and stops there: writing on, it would race the
+ * attempt that replaced it.
  */
-function heartbeats(start: number) {
+function heartbeats() {
   const ctx = Context.current();
-  let at = start;
+  const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
+  let at = resumeAt;
   const beat = () => {
     ctx.cancellationSignal.throwIfAborted();
     ctx.heartbeat(at);
   };
   return {
+    resumeAt,
     done: (n: number) => {
       at = n;
       beat();
@@ -173,7 +177,6 @@ function heartbeats(start: number) {
     alive: beat,
   };
 }
-const SYNC_WAIT_MS = 10_000;
 
 export function createPushActivities({ client, neighbours }: PushDeps) {
   /** Who owns what is only known once the watch has listed every Translation. */
@@ -289,8 +292,8 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       if (problems.length > 0) throw invalidTranslation(owner, problems);
       await refuseClaimed(owner, resources);
       const ctx = Context.current();
-      const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
-      const progress = heartbeats(resumeAt);
+      const progress = heartbeats();
+      const { resumeAt } = progress;
       const midonet = settlingUnanswered(client, progress.alive);
       const wanted = new Set(resources.map((r) => identify(r).key));
       const stale = previous.filter((p) => !wanted.has(p.key) && ['synced', 'pending', 'unverified'].includes(p.state) && !ownedByAnother(owner, p));
@@ -370,14 +373,13 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
      * whole Translation first), so it is skipped rather than refused: an invalid Translation still deletes cleanly.
      */
     async deleteTranslation({ owner, resources: given, force, reference }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
-      const resumeAt = (Context.current().info.heartbeatDetails as number | undefined) ?? 0;
-      const progress = heartbeats(resumeAt);
+      const progress = heartbeats();
       const fromApi = reference ? await stored(owner, reference) : undefined;
       // Everything recorded, then everything asked for: deleted in reverse, so what was asked for last goes first.
       const resources = union<BackendResource>(fromApi?.record ?? [], union(given, fromApi?.resources ?? []));
       await neighboursListed(owner);
       const deletable = resources.filter((resource) => (byIdOnly(resource) || checkResource(resource).ok) && !ownedByAnother(owner, resource));
-      const removed = await removeInReverse(settlingUnanswered(client, progress.alive), deletable, resumeAt, progress.done, force);
+      const removed = await removeInReverse(settlingUnanswered(client, progress.alive), deletable, progress.resumeAt, progress.done, force);
       if (reference?.readRecord) await neighbours!.records.write(reference.ref, reference.uid, removed.map(({ kind, id, state }) => ({ kind, id, state })));
       // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
       const notified = await tell(owner, removedIds(removed, deletable), false);
