@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Stack } from '../../deploy/local';
 import { startPrivateStack, testStateDir } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
+import { inParallel } from '../../bench/support';
 import { startStewardProcesses, type StewardProcesses } from '../../deploy/local/steward-processes';
 import type { TemporalCluster } from '../../deploy/local/temporal-cluster';
 import { DEFAULT_TENANT } from '../../workflows/translation/ids';
@@ -122,13 +123,19 @@ async function deleteAll(name: string): Promise<number> {
   return (await converged(`${name}: the Pods gone`)).at - started;
 }
 
-/** Activities a worker had started and not finished, as Temporal sees them (the SDK's identity is `<pid>@<host>`). */
+/**
+ * Activities a worker had started and not finished, as Temporal sees them (the SDK's identity is `<pid>@<host>`).
+ * Described many at a time, so the count ends well within the heartbeat timeout (30 s): after it the activities are
+ * retried elsewhere and no longer name the dead worker, and one by one 200 workflows on a loaded machine may not.
+ */
 async function activitiesInFlightOn(pid: number): Promise<number> {
+  const running: { workflowId: string; runId: string }[] = [];
+  for await (const wf of source.client.workflow.list({ query: 'ExecutionStatus="Running"' })) running.push(wf);
   let count = 0;
-  for await (const wf of source.client.workflow.list({ query: 'ExecutionStatus="Running"' })) {
+  await inParallel(running, 25, async (wf) => {
     const description = await source.client.workflow.getHandle(wf.workflowId, wf.runId).describe().catch(() => undefined);
     count += (description?.raw.pendingActivities ?? []).filter((a) => a.lastWorkerIdentity?.startsWith(`${pid}@`)).length;
-  }
+  });
   return count;
 }
 
