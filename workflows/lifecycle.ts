@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, continueAsNew, log, patched, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition } from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { z } from 'zod';
 import { Interpreter, type Executors, type PersistedMachine, type Unstamped } from './interpreter';
@@ -26,6 +26,7 @@ import {
   type ResourceView,
 } from './messages';
 import { describeRef, type ObjectRef } from './naming';
+import { KNOWN_PATCHES, patchesOf, type PatchId } from './patches';
 import { K8sUID, LifecycleState } from './search-attributes';
 
 /**
@@ -44,21 +45,23 @@ const stateName = (value: unknown): string => (typeof value === 'string' ? value
 
 const sameObject = (a: ObjectRef, b: { kind: string; namespace?: string; name: string }) => a.kind === b.kind && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;
 
+/** Handles the common signals, updates and the query; returns what takes an observation in (signal or input). */
 function handleLifecycleMessages<TContext, TEvent extends { type: string }, TParams>(
   interpreter: Interpreter<TContext, TEvent, TParams>,
   view: () => LifecycleStateView,
   ref: ObjectRef,
   projection: z.ZodType,
-): void {
+): (payload: unknown, from: string) => void {
   const send = (event: LifecycleEvent) => interpreter.send(event as unknown as Unstamped<TEvent>);
   const observation = observationSchema(projection);
-  // A signal cannot be refused: one that is not an observation of this very object is logged and dropped.
-  setHandler(observedSignal as SignalDefinition<[unknown]>, (payload: unknown) => {
+  // Neither a signal nor a start can be refused: what is not an observation of this very object is logged and dropped.
+  const observe = (payload: unknown, from: string) => {
     const parsed = observation.safeParse(payload);
     const problem = !parsed.success ? describeIssues(parsed.error) : !sameObject(ref, parsed.data.ref) ? `it observes ${describeRef(parsed.data.ref as ObjectRef)}` : undefined;
-    if (problem !== undefined) log.warn(`dropped an observed signal that is no observation of ${describeRef(ref)}: ${problem}`);
+    if (problem !== undefined) log.warn(`dropped ${from} that is no observation of ${describeRef(ref)}: ${problem}`);
     else send({ type: 'observed', observation: parsed.data as Observation });
-  });
+  };
+  setHandler(observedSignal as SignalDefinition<[unknown]>, (payload: unknown) => observe(payload, 'an observed signal'));
   setHandler(stateQuery, view, { description: 'Machine state, backend resources with their status, the last error and operator actions.' });
 
   const operatorActions = [
@@ -98,6 +101,7 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
       else send({ type, request } as LifecycleEvent);
     });
   }
+  return observe;
 }
 
 function hint(type: string): string {
@@ -129,7 +133,7 @@ export function forwardSignal<TContext, TEvent extends { type: string }, TParams
  * Current details (markdown, no history event) and, when `upsert` says so, the coarse `LifecycleState` search
  * attribute, upserted only when it changes (each upsert is a history event and a visibility write).
  */
-function publishState(view: LifecycleStateView, lastPublished: { state?: string }, upsert: boolean): void {
+function publishState(view: LifecycleStateView, lastPublished: { state?: string }, upsert: boolean, has: (id: PatchId) => boolean): void {
   const rows = view.resources.map((r) => `| ${r.kind} | \`${r.id}\` | ${r.state} |`);
   setCurrentDetails(
     [
@@ -144,7 +148,7 @@ function publishState(view: LifecycleStateView, lastPublished: { state?: string 
     upsertSearchAttributes([{ key: LifecycleState, value: view.state }]);
     lastPublished.state = view.state;
   }
-  publishUid(view.uid);
+  publishUid(view.uid, has);
 }
 
 /**
@@ -152,30 +156,35 @@ function publishState(view: LifecycleStateView, lastPublished: { state?: string 
  * same name (continued as new in the same workflow id) would otherwise still be found under the first one's UID.
  * Behind a patch, since histories recorded before it have no such upsert.
  */
-function publishUid(uid: string | undefined): void {
+function publishUid(uid: string | undefined, has: (id: PatchId) => boolean): void {
   if (!uid || workflowInfo().typedSearchAttributes.get(K8sUID) === uid) return;
-  if (patched('k8s-uid-per-incarnation')) upsertSearchAttributes([{ key: K8sUID, value: uid }]);
+  if (has('k8s-uid-per-incarnation')) upsertSearchAttributes([{ key: K8sUID, value: uid }]);
 }
 
 /**
  * The patch behind every change that made a lifecycle's history shorter (issue 12): one marker per workflow, however
  * many places ask. Workflows recorded before it replay the longer way.
  */
-export const LEAN_HISTORY_PATCH = 'lean-history';
+export const LEAN_HISTORY_PATCH = 'lean-history' satisfies PatchId;
 
 const HISTORY_BOUND = 2_000;
 
 const continueAsNewDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_BOUND;
 
-/** The input of every lifecycle workflow; `persisted` and `observation` are set only by continue-as-new. */
+/** The input of every lifecycle workflow; `persisted` is set only by continue-as-new. */
 export interface LifecycleInput<TContext, TTimings> {
   ref: ObjectRef;
   timings?: Partial<TTimings>;
   /** MidoNet tenant of the object's resources (MIDONETKUBE_TENANT); the default tenant when absent. */
   tenant?: string;
   persisted?: PersistedMachine<TContext>;
-  /** The next incarnation's first observation, carried when the previous one finished. */
+  /**
+   * The first observation: the starter's (it starts a workflow with it rather than signalling it, one event less), or
+   * the next incarnation's, carried when the previous one finished. Checked like an `observed` signal.
+   */
   observation?: Observation;
+  /** The patches in effect from the start (patches.ts); absent in workflows started before the list existed. */
+  patches?: readonly string[];
 }
 
 /** What the lifecycle machines' contexts have in common. */
@@ -210,7 +219,8 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
 ): Promise<void> {
   // What the machine starts from, and what every next run (continue-as-new) is given again.
   const settings = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };
-  const lean = patched(LEAN_HISTORY_PATCH);
+  const has = patchesOf(input.patches);
+  const lean = has(LEAN_HISTORY_PATCH);
   const interpreter = new Interpreter<TContext, TEvent, TParams>(
     machine,
     input.persisted ? { persisted: migrate(input.persisted) } : { input: settings },
@@ -221,27 +231,28 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
     const lastError = c.lastError ?? options.condition?.(c);
     return { ref: c.ref, ...(c.uid ? { uid: c.uid } : {}), state: stateName(interpreter.snapshot.value), resources: options.resources(c), ...(lastError ? { lastError } : {}), actions: c.actions };
   };
-  handleLifecycleMessages(interpreter, view, input.ref, options.projection);
+  const observe = handleLifecycleMessages(interpreter, view, input.ref, options.projection);
   options.setup?.(interpreter);
-  const send = (event: { type: string; observation?: Observation }) => interpreter.send(event as Unstamped<TEvent>);
-  if (input.persisted) send({ type: 'resumed' });
-  if (input.observation) send({ type: 'observed', observation: input.observation });
+  if (input.persisted) interpreter.send({ type: 'resumed' } as Unstamped<TEvent>);
+  if (input.observation) observe(input.observation, 'the observation the workflow was started with');
 
   // LifecycleState is upserted where it is seen: where the machine rests, and before a slow backend call (not at every
   // step of a workflow task, which costs an event each and shows nobody anything). Histories recorded before it
   // upserted at every step.
   const published: { state?: string } = {};
   await interpreter.run(options.executors, {
-    onSnapshot: (_, settled) => publishState(view(), published, settled || !lean),
+    onSnapshot: (_, settled) => publishState(view(), published, settled || !lean, has),
     beforeAction: (type) => {
-      if (lean && (options.slowActions as readonly string[] | undefined)?.includes(type)) publishState(view(), published, true);
+      if (lean && (options.slowActions as readonly string[] | undefined)?.includes(type)) publishState(view(), published, true, has);
     },
     shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
   });
+  // The next run is started by this code, so with its patches.
+  const nextRun = { ...settings, patches: KNOWN_PATCHES };
   const next: LifecycleInput<TContext, TTimings> | undefined = !interpreter.done
-    ? { ...settings, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
+    ? { ...nextRun, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
     : interpreter.context.nextIncarnation
-      ? { ...settings, observation: interpreter.context.nextIncarnation }
+      ? { ...nextRun, observation: interpreter.context.nextIncarnation }
       : undefined;
   if (next) {
     await condition(allHandlersFinished);

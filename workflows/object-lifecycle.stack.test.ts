@@ -3,6 +3,8 @@ import { startInProcessWorker, type InProcessWorker } from '../test/support';
 import { applyObjectSteps, type ApplyObjectInput } from './apply-object';
 import { observedSignal, stateQuery, type Observation } from './messages';
 import type { ObjectRef } from './naming';
+import { KNOWN_PATCHES } from './patches';
+import { K8sUID } from './search-attributes';
 import type { NodeProjection } from './translation/types';
 
 /**
@@ -10,8 +12,9 @@ import type { NodeProjection } from './translation/types';
  * the IPv6 addresses its translation leaves out are told in a Normal Event on the Node, once per set of addresses,
  * not on every apply.
  */
+const taskQueue = `object-lifecycle-${Date.now()}`;
+
 describe('a Node with IPv6 addresses', () => {
-  const taskQueue = `object-lifecycle-${Date.now()}`;
   const ref: ObjectRef = { kind: 'Node', name: `dual-${Date.now()}` };
   let client: Client;
   let worker: InProcessWorker;
@@ -78,6 +81,89 @@ describe('a Node with IPv6 addresses', () => {
     await applied(3);
     expect(events).toHaveLength(2);
     expect(events[1]!.message).toMatch(/: InternalIP fd00::10, InternalIP fd00::20$/);
+    await handle.terminate('checked');
+  });
+});
+
+/**
+ * How the starter starts a workflow: its first observation and the patches in effect in its input. Each patch asked
+ * with `patched()` would cost a marker and an upsert, and the signal one event more.
+ */
+describe('a workflow started with its observation and patches in its input', () => {
+  let client: Client;
+  let worker: InProcessWorker;
+  let applies = 0;
+
+  beforeAll(async () => {
+    worker = await startInProcessWorker({
+      taskQueue,
+      workflowsPath: require.resolve('./index'),
+      activities: {
+        applyObject: () => {
+          applies += 1;
+          return Promise.resolve({ outcome: 'applied', applied: [], terminating: [], notes: [] });
+        },
+        listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
+      },
+    });
+    client = worker.client;
+  });
+
+  afterAll(() => worker?.stop());
+
+  const nodeObservation = (name: string, uid = `${name}-uid`): Observation<NodeProjection> => ({
+    ref: { kind: 'Node', name },
+    uid,
+    generation: 0,
+    deleting: false,
+    gone: false,
+    finalizers: [],
+    projection: { kind: 'Node', metadata: { name, uid, annotations: { 'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90' } }, spec: { podCIDR: '10.1.2.0/24' }, status: { addresses: [] } },
+  });
+  // As the starter starts it: with the incarnation's UID, which the workflow would otherwise upsert.
+  const start = (name: string, input: Record<string, unknown>) =>
+    client.workflow.start('nodeLifecycle', { taskQueue, workflowId: `node/${name}`, args: [{ ref: { kind: 'Node', name }, ...input }], typedSearchAttributes: [{ key: K8sUID, value: `${name}-uid` }] });
+  const events = async (workflowId: string) => (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const eventually = async (check: () => Promise<boolean>) => {
+    for (let i = 0; i < 100 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    return check();
+  };
+
+  it('acts on the observation and records no patch marker, no TemporalChangeVersion upsert and no signal', async () => {
+    const name = `input-${Date.now()}`;
+    const handle = await start(name, { observation: nodeObservation(name), patches: KNOWN_PATCHES });
+    expect(await eventually(async () => (await handle.query(stateQuery)).state === 'ready')).toBe(true);
+    const history = await handle.fetchHistory();
+    const markers = (history.events ?? []).flatMap((e) => (e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes.markerName] : []));
+    const upserted = (history.events ?? []).flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+    // The apply and the Node's referrers read, nothing else.
+    expect(markers).toEqual(['core_local_activity', 'core_local_activity']);
+    expect(upserted).toEqual(['LifecycleState']);
+    expect((history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes)).toEqual([]);
+    await handle.terminate('checked');
+  });
+
+  it('drops an observation of another object given in its input, and waits for a true one', async () => {
+    const name = `stray-${Date.now()}`;
+    const before = applies;
+    const handle = await start(name, { observation: nodeObservation(`${name}-other`), patches: KNOWN_PATCHES });
+    expect(await eventually(async () => (await events(handle.workflowId)).some((e) => e.workflowTaskCompletedEventAttributes))).toBe(true);
+    expect((await handle.query(stateQuery)).state).toBe('observing');
+    expect(applies).toBe(before);
+    await handle.signal(observedSignal, nodeObservation(name));
+    expect(await eventually(async () => (await handle.query(stateQuery)).state === 'ready')).toBe(true);
+    await handle.terminate('checked');
+  });
+
+  it('fails its workflow task, and acts on nothing, when started with a patch this worker does not know (a newer starter)', async () => {
+    const name = `newer-${Date.now()}`;
+    const before = applies;
+    const handle = await start(name, { observation: nodeObservation(name), patches: [...KNOWN_PATCHES, 'from-the-future'] });
+    expect(await eventually(async () => (await events(handle.workflowId)).some((e) => e.workflowTaskFailedEventAttributes))).toBe(true);
+    const failure = (await events(handle.workflowId)).find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure?.message;
+    expect(failure).toMatch(/newer Steward .*from-the-future/);
+    expect(applies).toBe(before);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
     await handle.terminate('checked');
   });
 });

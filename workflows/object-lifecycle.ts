@@ -1,4 +1,4 @@
-import { getExternalWorkflowHandle, patched } from '@temporalio/workflow';
+import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { kubernetes } from './activities';
 import { applyObjectSteps, type ApplyObjectCalls } from './apply-object';
 import type { Unstamped } from './interpreter';
@@ -6,6 +6,7 @@ import { forwardSignal, LEAN_HISTORY_PATCH, runLifecycle, type LifecycleInput } 
 import { dependencyChangedSchema, dependencyChangedSignal, refreshSignal, type DependencyChanged } from './messages';
 import { objectLifecycleMachine, type ObjectActionParams, type ObjectContext, type ObjectEvent, type ObjectTimings } from './machines/object';
 import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
+import { patchesOf, type PatchId } from './patches';
 import type { TranslationNote } from './translation/errors';
 import { observedObjectProjection } from './translation/types';
 import { Reason, REFERRERS_FINALIZER } from './vocabulary';
@@ -18,17 +19,18 @@ import { Reason, REFERRERS_FINALIZER } from './vocabulary';
 export type ObjectLifecycleInput = LifecycleInput<ObjectContext, ObjectTimings>;
 
 export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void> {
+  const has = patchesOf(input.patches);
   await runLifecycle<ObjectContext, ObjectEvent, ObjectTimings, ObjectActionParams>(objectLifecycleMachine, input, {
     projection: observedObjectProjection,
     resources: (c) => c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
     condition: (c) => (c.waitingFor ? { reason: Reason.WaitingForDependency, message: c.waitingFor, at: '' } : undefined),
     setup: (interpreter) => forwardSignal(interpreter, dependencyChangedSignal, dependencyChangedSchema, (change) => ({ type: 'dependencyChanged' as const, change: change as DependencyChanged })),
     executors: {
-      apply,
+      apply: (params) => apply(params, has),
       notifyReferrers: async ({ ref, uid }) => {
         // Only Nodes and Services are depended on; a Pod's or Endpoints' list is always empty (histories recorded
         // before this read it anyway).
-        if (isDependencyKind(ref.kind) || !patched(LEAN_HISTORY_PATCH)) await notifyReferrers(ref, uid);
+        if (isDependencyKind(ref.kind) || !has(LEAN_HISTORY_PATCH)) await notifyReferrers(ref, uid);
         return { type: 'referrersNotified' };
       },
       finalize: async ({ ref, uid, dependency, giveUp }) => {
@@ -62,9 +64,9 @@ async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
  * Translate once the dependency is there and pushed, then write the Translations: in one local activity, or (histories
  * recorded before it) one local activity per step.
  */
-async function apply({ ref, uid, projection, tenant, previousDependency, previousDependencyUid, toldNotes = [] }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
+async function apply({ ref, uid, projection, tenant, previousDependency, previousDependencyUid, toldNotes = [] }: ObjectActionParams['apply'], has: (id: PatchId) => boolean): Promise<Unstamped<ObjectEvent>> {
   const input = { ref, uid, projection, ...(tenant ? { tenant } : {}), ...(previousDependency ? { previousDependency } : {}) };
-  const result = patched(LEAN_HISTORY_PATCH)
+  const result = has(LEAN_HISTORY_PATCH)
     ? await kubernetes.applyObject.executeWithOptions({ summary: `translate ${describeRef(ref)}, apply its Translations, register it on what it depends on` }, [input])
     : await applyObjectSteps(stepByStep(ref), input);
   if (result.outcome === 'wait') return { type: 'mustWait', reason: result.reason };
@@ -81,7 +83,7 @@ async function apply({ ref, uid, projection, tenant, previousDependency, previou
       return getExternalWorkflowHandle(workflowId({ kind: 'Translation', namespace, name })).signal(refreshSignal, request).catch(() => undefined);
     }));
   }
-  const told = await tellNotes(ref, result.notes, toldNotes);
+  const told = await tellNotes(ref, result.notes, toldNotes, has);
   return { type: 'applied', translations: applied, ...(dependency ? { dependency } : {}), ...(dependencyUid ? { dependencyUid } : {}), ...(told.length ? { toldNotes: told } : {}) };
 }
 
@@ -98,11 +100,11 @@ const stepByStep = (ref: ObjectRef): ApplyObjectCalls => ({
  * What the translation left out (a dual-stack Node's IPv6 addresses) is told in a Normal Event on the object, once
  * per change: a note an earlier apply told is not told again. Returns the notes told now.
  */
-async function tellNotes(ref: ObjectRef, notes: TranslationNote[], told: TranslationNote[]): Promise<TranslationNote[]> {
+async function tellNotes(ref: ObjectRef, notes: TranslationNote[], told: TranslationNote[], has: (id: PatchId) => boolean): Promise<TranslationNote[]> {
   const fresh = notes.filter((note) => !told.some((t) => t.reason === note.reason && t.message === note.message));
   if (fresh.length === 0) return notes;
   // Histories recorded before notes were told have no such Event: replayed, they tell nothing (the next apply does).
-  if (!patched('tell-translation-notes')) return told;
+  if (!has('tell-translation-notes')) return told;
   for (const { reason, message } of fresh) {
     await kubernetes.recordObjectEvent.executeWithOptions({ summary: `Normal Event ${reason} on ${describeRef(ref)}` }, [{ ref, type: 'Normal', reason, message }]);
   }

@@ -1,9 +1,9 @@
-import { patched } from '@temporalio/workflow';
 import { cloud, kubernetes } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import type { ResourceView } from './messages';
 import { peerPodLifecycleMachine, peerPodProjection, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
 import { describeRef } from './naming';
+import { patchesOf } from './patches';
 import { PEERPOD_FINALIZER } from './vocabulary';
 
 /**
@@ -13,6 +13,7 @@ import { PEERPOD_FINALIZER } from './vocabulary';
 export type PeerPodLifecycleInput = LifecycleInput<PeerPodContext, PeerPodTimings>;
 
 export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<void> {
+  const has = patchesOf(input.patches);
   await runLifecycle<PeerPodContext, PeerPodEvent, PeerPodTimings, PeerPodActionParams>(peerPodLifecycleMachine, input, {
     projection: peerPodProjection,
     resources,
@@ -21,7 +22,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
       createVm: async ({ name, podUid, namespace, podName }) => {
         // Beside cloud-api-adaptor the Pod's VM may be made already: its PeerPod says so. (Histories recorded before
         // this check replay without it.)
-        if (patched('peerpod-made-elsewhere')) {
+        if (has('peerpod-made-elsewhere')) {
           const [foreign] = await kubernetes.findForeignPeerPods.executeWithOptions({ summary: `is a PeerPod of Pod ${namespace}/${podName} someone else's?` }, [{ namespace, podUid }]);
           if (foreign) return { type: 'vmMadeElsewhere', peerPod: foreign.name };
         }
@@ -50,7 +51,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
       },
       retireOlderPeerPods: async ({ skip, ...p }) => {
         // Histories recorded before this step replay without it.
-        if (skip || !patched('retire-older-peerpods')) return;
+        if (skip || !has('retire-older-peerpods')) return;
         await kubernetes.retireOlderPeerPods.executeWithOptions({ summary: `delete the PeerPods of the same Pod older than ${p.namespace}/${p.name}` }, [p]);
         return { type: 'olderRetired' };
       },

@@ -1,5 +1,6 @@
-import { NamespaceNotFoundError, ServiceError, WorkflowNotFoundError, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
+import { NamespaceNotFoundError, ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
 import type { Observation } from '../../workflows/messages';
+import { KNOWN_PATCHES } from '../../workflows/patches';
 import { createHandler, isTransient, type HandlerOptions, type SignalClient } from './handler';
 import { defaultWorkflowTypes } from './kinds';
 import { observation, partialFake, silentLogger } from './testing/fakes';
@@ -40,25 +41,37 @@ function handlerWith(client: SignalClient, overrides: Partial<HandlerOptions> = 
 /** A client verb that runs `fn` and answers like the real one: resolves, or rejects with what `fn` threw. */
 const verb = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A): Promise<void> => new Promise((resolve) => resolve(fn(...args)));
 
+/** One call that sends an Observation: a start with it in the input, or a signal-with-start. */
+interface Sending {
+  verb: 'start' | 'signalWithStart';
+  type: string;
+  options: { args: [Record<string, unknown>]; signalArgs?: [Observation] } & Record<string, unknown>;
+  obs: Observation;
+}
+
+/** Both verbs that send an Observation, answered by `fn` (which may throw what the server would). */
+function sending(fn: (call: Sending) => void): Partial<SignalClient['workflow']> {
+  const as = (v: Sending['verb']) => verb((type: string, options: Sending['options']) => fn({ verb: v, type, options, obs: options.signalArgs?.[0] ?? (options.args[0].observation as Observation) }));
+  return { start: as('start') as unknown as WorkflowClient['start'], signalWithStart: as('signalWithStart') as unknown as WorkflowClient['signalWithStart'] };
+}
+
 const pendingOf = (...list: Observation[]) => new Map(list.map((o) => [o.uid, o]));
 const live = () => new AbortController().signal;
 
 describe('handler', () => {
-  it('starts or signals the object workflow with its type, id, task queue, summary and search attributes', async () => {
-    const calls: unknown[][] = [];
-    const client = temporal({ signalWithStart: verb((...args: unknown[]) => void calls.push(args)) as unknown as WorkflowClient['signalWithStart'] });
-    const { handler, sent } = handlerWith(client);
+  it('starts the workflow of an incarnation seen first with the Observation in its input, with its type, id, task queue, summary, search attributes and patches', async () => {
+    const calls: Sending[] = [];
+    const { handler, sent } = handlerWith(temporal(sending((call) => void calls.push(call))));
     const node = observation({ ref: { kind: 'Node', name: 'node-1' }, uid: 'n-1' });
     const pending = pendingOf(node);
     await handler.drain(pending, live());
 
     expect(sent).toEqual([node]);
     expect(pending.size).toBe(0);
-    const [type, options] = calls[0] as [string, Record<string, unknown>];
-    expect(type).toBe('nodeLifecycle');
-    expect(options).toMatchObject({ workflowId: 'node/node-1', taskQueue: 'steward', signalArgs: [node], args: [{ ref: node.ref }], staticSummary: 'Node node-1' });
-    expect((options.args as unknown[])[0]).toEqual({ ref: node.ref });
-    expect((options.signal as { name: string }).name).toBe('observed');
+    const [{ verb: used, type, options }] = calls as [Sending];
+    expect({ used, type }).toEqual({ used: 'start', type: 'nodeLifecycle' });
+    expect(options).toMatchObject({ workflowId: 'node/node-1', taskQueue: 'steward', staticSummary: 'Node node-1' });
+    expect(options.args).toEqual([{ ref: node.ref, patches: KNOWN_PATCHES, observation: node }]);
     // A Node has no namespace: no K8sNamespace attribute rather than an empty one.
     expect((options.typedSearchAttributes as { key: { name: string }; value: string }[]).map((p) => `${p.key.name}=${p.value}`)).toEqual([
       'K8sKind=Node',
@@ -67,9 +80,55 @@ describe('handler', () => {
     ]);
   });
 
+  it('signals (with start) every later Observation of an incarnation whose workflow it started', async () => {
+    const calls: Sending[] = [];
+    const { handler } = handlerWith(temporal(sending((call) => void calls.push(call))));
+    await handler.drain(pendingOf(observation({ projection: { v: 1 } })), live());
+    await handler.drain(pendingOf(observation({ projection: { v: 2 } })), live());
+    expect(calls.map((c) => [c.verb, c.obs.projection])).toEqual([
+      ['start', { v: 1 }],
+      ['signalWithStart', { v: 2 }],
+    ]);
+    const { options } = calls[1] as Sending;
+    expect((options.signal as { name: string }).name).toBe('observed');
+    expect(options.args).toEqual([{ ref: observation().ref, patches: KNOWN_PATCHES }]);
+  });
+
+  it('signals (with start) when the workflow runs already: an older incarnation finalizing, or started before this starter', async () => {
+    const calls: Sending[] = [];
+    const client = temporal(
+      sending((call) => {
+        calls.push(call);
+        if (call.verb === 'start') throw new WorkflowExecutionAlreadyStartedError('already started', 'pod/default/web', 'podLifecycle');
+      }),
+    );
+    const { handler, sent, failures } = handlerWith(client);
+    await handler.drain(pendingOf(observation({ projection: { v: 1 } })), live());
+    await handler.drain(pendingOf(observation({ projection: { v: 2 } })), live());
+    expect(calls.map((c) => [c.verb, c.obs.projection])).toEqual([
+      ['start', { v: 1 }],
+      ['signalWithStart', { v: 1 }],
+      ['signalWithStart', { v: 2 }],
+    ]);
+    expect({ sent: sent.length, failures }).toEqual({ sent: 2, failures: [] });
+  });
+
+  it('forgets an incarnation once it is gone: the same uid seen again (a re-list after a restore) starts a workflow again', async () => {
+    const calls: string[] = [];
+    const client = temporal({
+      ...sending((call) => void calls.push(call.verb)),
+      getHandle: () => partialFake<WorkflowHandle>('handle', { signal: verb(() => void calls.push('signal')) }),
+    });
+    const { handler } = handlerWith(client);
+    await handler.drain(pendingOf(observation()), live());
+    await handler.drain(pendingOf(observation({ gone: true })), live());
+    await handler.drain(pendingOf(observation()), live());
+    expect(calls).toEqual(['start', 'signal', 'start']);
+  });
+
   it('gives every call to Temporal a deadline, so a call that hangs fails (DEADLINE_EXCEEDED) and is retried', async () => {
     const scopes = { deadlines: [] as number[] };
-    const client = temporal({ signalWithStart: verb(() => undefined) as unknown as WorkflowClient['signalWithStart'] }, scopes);
+    const client = temporal(sending(() => undefined), scopes);
     const { handler } = handlerWith(client);
     const before = Date.now();
     await handler.drain(pendingOf(observation()), live());
@@ -79,21 +138,20 @@ describe('handler', () => {
   });
 
   it("gives the workflow the cluster's MidoNet tenant when one is configured", async () => {
-    const calls: unknown[][] = [];
-    const client = temporal({ signalWithStart: verb((...args: unknown[]) => void calls.push(args)) as unknown as WorkflowClient['signalWithStart'] });
-    const { handler } = handlerWith(client, { tenant: 'team-a' });
+    const calls: Sending[] = [];
+    const { handler } = handlerWith(temporal(sending((call) => void calls.push(call))), { tenant: 'team-a' });
     const pod = observation({ ref: { kind: 'Pod', namespace: 'default', name: 'web' }, uid: 'p-1' });
     await handler.drain(pendingOf(pod), live());
-    expect((calls[0] as [string, { args: unknown[] }])[1].args).toEqual([{ ref: pod.ref, tenant: 'team-a' }]);
+    expect(calls[0]?.options.args).toEqual([{ ref: pod.ref, tenant: 'team-a', patches: KNOWN_PATCHES, observation: pod }]);
   });
 
   it('retries transient failures with backoff until the signal goes through, and sends it once', async () => {
     let calls = 0;
-    const client = temporal({
-      signalWithStart: verb(() => {
+    const client = temporal(
+      sending(() => {
         if (++calls < 3) throw grpcError(UNAVAILABLE);
-      }) as unknown as WorkflowClient['signalWithStart'],
-    });
+      }),
+    );
     const { handler, sent, failures } = handlerWith(client);
     const pending = pendingOf(observation());
     await handler.drain(pending, live());
@@ -103,16 +161,16 @@ describe('handler', () => {
   it('sends the newest Observation of the object on retry, never an outdated one, and never drops the newest', async () => {
     const pending = pendingOf(observation({ projection: { v: 1 } }));
     const attempted: unknown[] = [];
-    const client = temporal({
-      signalWithStart: verb((_type: string, options: { signalArgs: [Observation] }) => {
-        attempted.push(options.signalArgs[0].projection);
+    const client = temporal(
+      sending(({ obs }) => {
+        attempted.push(obs.projection);
         if (attempted.length === 1) {
           // The object changed while the server was unavailable.
           pending.set('uid-1', observation({ projection: { v: 2 } }));
           throw grpcError(UNAVAILABLE);
         }
-      }) as unknown as WorkflowClient['signalWithStart'],
-    });
+      }),
+    );
     const { handler, sent } = handlerWith(client);
     await handler.drain(pending, live());
     expect(attempted).toEqual([{ v: 1 }, { v: 2 }]);
@@ -122,11 +180,11 @@ describe('handler', () => {
 
   it('sends again when a newer Observation arrived while the previous one was in flight', async () => {
     const pending = pendingOf(observation({ projection: { v: 1 } }));
-    const client = temporal({
-      signalWithStart: verb((_type: string, options: { signalArgs: [Observation] }) => {
-        if ((options.signalArgs[0].projection as { v: number }).v === 1) pending.set('uid-1', observation({ projection: { v: 2 } }));
-      }) as unknown as WorkflowClient['signalWithStart'],
-    });
+    const client = temporal(
+      sending(({ obs }) => {
+        if ((obs.projection as { v: number }).v === 1) pending.set('uid-1', observation({ projection: { v: 2 } }));
+      }),
+    );
     const { handler, sent } = handlerWith(client);
     await handler.drain(pending, live());
     expect(sent.map((o) => o.projection)).toEqual([{ v: 1 }, { v: 2 }]);
@@ -134,12 +192,12 @@ describe('handler', () => {
 
   it('does not retry a permanent failure, and reports it so the predicate lets the object through next time', async () => {
     let calls = 0;
-    const client = temporal({
-      signalWithStart: verb(() => {
+    const client = temporal(
+      sending(() => {
         calls++;
         throw grpcError(INVALID_ARGUMENT);
-      }) as unknown as WorkflowClient['signalWithStart'],
-    });
+      }),
+    );
     const { handler, sent, failures } = handlerWith(client);
     const pending = pendingOf(observation());
     await handler.drain(pending, live());
@@ -155,7 +213,7 @@ describe('handler', () => {
           if (id === 'pod/default/never-started') throw new WorkflowNotFoundError('not found', id, undefined);
         }) as unknown as WorkflowHandle['signal'],
       });
-    // No signalWithStart: a gone object must never start a workflow.
+    // No start nor signalWithStart: a gone object must never start a workflow.
     const client = temporal({ getHandle: handle });
     const { handler, sent, failures } = handlerWith(client);
     const pending = pendingOf(
@@ -180,13 +238,13 @@ describe('handler', () => {
   it('stops retrying when aborted (leadership lost, shutdown) and leaves the Observation where it was', async () => {
     const controller = new AbortController();
     let calls = 0;
-    const client = temporal({
-      signalWithStart: verb(() => {
+    const client = temporal(
+      sending(() => {
         calls++;
         controller.abort();
         throw grpcError(UNAVAILABLE);
-      }) as unknown as WorkflowClient['signalWithStart'],
-    });
+      }),
+    );
     const { handler } = handlerWith(client, { backoff: { initialMs: 60_000, maxMs: 60_000 } });
     const pending = pendingOf(observation());
     await handler.drain(pending, controller.signal);

@@ -1,8 +1,9 @@
-import { isGrpcServiceError, NamespaceNotFoundError, ServiceError, WorkflowNotFoundError, type WorkflowClient } from '@temporalio/client';
+import { isGrpcServiceError, NamespaceNotFoundError, ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowClient } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { observedSignal, type Observation } from '../../workflows/messages';
 import { describeRef, workflowId, type ObjectRef } from '../../workflows/naming';
+import { KNOWN_PATCHES } from '../../workflows/patches';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
 import { backoffDelay, sleep, type Backoff } from './backoff';
 import type { WatchedKind } from './kinds';
@@ -10,7 +11,7 @@ import type { Work } from './queue';
 
 /** The part of the Temporal client the starter uses. */
 export interface SignalClient {
-  workflow: Pick<WorkflowClient, 'signalWithStart' | 'getHandle' | 'list' | 'withDeadline' | 'withAbortSignal'>;
+  workflow: Pick<WorkflowClient, 'start' | 'signalWithStart' | 'getHandle' | 'list' | 'withDeadline' | 'withAbortSignal'>;
 }
 
 export interface HandlerOptions {
@@ -37,6 +38,9 @@ export interface Handler {
   /** The queue's work: `deliver` each incarnation of one workflow id, in order. */
   drain: Work;
 }
+
+/** About 100 bytes each: a few MB for the largest cluster, and a starter that misses a `gone` cannot grow it for ever. */
+const MAX_REMEMBERED_RUNNING = 50_000;
 
 /** gRPC codes worth retrying: the server or the network may recover. Anything else is our mistake or config. */
 const TRANSIENT_CODES = new Set([
@@ -72,7 +76,10 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
 /**
  * The handler: turns an Observation into a signal to the object's workflow.
  *
- * - An object that exists is sent with signal-with-start, so its workflow starts on first sight.
+ * - An object seen for the first time starts its workflow with the observation in its input: one history event less
+ *   than signal-with-start. When the workflow runs already (a new incarnation waits behind the old one, or this
+ *   starter restarted), the start is refused and the observation goes by signal-with-start, as every later one of an
+ *   incarnation whose workflow this starter started or signalled does.
  * - A `gone` object is only signalled: when no workflow is running for it there is nothing left to finalize
  *   (its Translations carry their own finalizers), and starting one just to tell it so would leave a stray run.
  *
@@ -80,6 +87,14 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
  * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
  */
 export function createHandler({ client, taskQueue, workflowTypes, tenant, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
+  // Incarnations whose workflow runs, as far as this starter knows. Only a hint (both ways of sending are right for any
+  // incarnation), so it is bounded: the oldest is forgotten first.
+  const running = new Set<string>();
+  const remember = (uid: string) => {
+    running.delete(uid);
+    running.add(uid);
+    if (running.size > MAX_REMEMBERED_RUNNING) running.delete(running.values().next().value as string);
+  };
   /** Ends with `signal` (the queue cleared or stopped) or at the deadline (DEADLINE_EXCEEDED, retried). */
   const bounded = (signal: AbortSignal, call: () => Promise<unknown>) =>
     client.workflow.withAbortSignal(signal, () => client.workflow.withDeadline(Date.now() + callTimeoutMs, call));
@@ -87,6 +102,7 @@ export function createHandler({ client, taskQueue, workflowTypes, tenant, backof
   async function sendOnce(obs: Observation): Promise<void> {
     const id = workflowId(obs.ref);
     if (obs.gone) {
+      running.delete(obs.uid);
       try {
         await client.workflow.getHandle(id).signal(observedSignal, obs);
       } catch (error) {
@@ -95,15 +111,19 @@ export function createHandler({ client, taskQueue, workflowTypes, tenant, backof
       }
       return;
     }
-    await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
-      workflowId: id,
-      taskQueue,
-      signal: observedSignal,
-      signalArgs: [obs],
-      args: [{ ref: obs.ref, ...(tenant ? { tenant } : {}) }],
-      staticSummary: describeRef(obs.ref),
-      typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
-    });
+    const workflow = { workflowId: id, taskQueue, staticSummary: describeRef(obs.ref), typedSearchAttributes: searchAttributes(obs.ref, obs.uid) };
+    const input = { ref: obs.ref, ...(tenant ? { tenant } : {}), patches: KNOWN_PATCHES };
+    if (!running.has(obs.uid)) {
+      try {
+        await client.workflow.start(workflowTypes[obs.ref.kind], { ...workflow, args: [{ ...input, observation: obs }] });
+        remember(obs.uid);
+        return;
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      }
+    }
+    await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], { ...workflow, signal: observedSignal, signalArgs: [obs], args: [input] });
+    remember(obs.uid);
   }
 
   async function deliver(pending: Map<string, Observation>, uid: string, signal: AbortSignal): Promise<void> {

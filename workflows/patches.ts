@@ -1,0 +1,23 @@
+import { patched } from '@temporalio/workflow';
+
+/**
+ * Every patch the lifecycle workflows know, oldest first. Each `patched()` that answers true in a new workflow costs
+ * two history events (its marker and core's `TemporalChangeVersion` upsert), four per Pod with its Translation. So
+ * the starter starts each workflow with this list in its input: a workflow started with a patch listed took that
+ * path from its first event, and asks `patched()` only for the patches it was not started with (histories recorded
+ * before, and patches added after).
+ */
+export const KNOWN_PATCHES = ['k8s-uid-per-incarnation', 'lean-history', 'tell-translation-notes', 'peerpod-made-elsewhere', 'retire-older-peerpods'] as const;
+
+export type PatchId = (typeof KNOWN_PATCHES)[number];
+
+/**
+ * Whether a patch is in effect, for a workflow started with `startedWith` (its input's `patches`). A workflow that
+ * lists a patch this code does not know was started by a newer Steward: its workflow task fails (and is retried) so
+ * that only a worker of that version runs it; an older one would take the unpatched path and break its replay.
+ */
+export function patchesOf(startedWith: readonly string[] | undefined): (id: PatchId) => boolean {
+  const unknown = (startedWith ?? []).filter((id) => !(KNOWN_PATCHES as readonly string[]).includes(id));
+  if (unknown.length > 0) throw new Error(`started by a newer Steward with patches this worker does not know (${unknown.join(', ')}); a worker of that version runs it`);
+  return (id) => startedWith?.includes(id) === true || patched(id);
+}
