@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import pino from 'pino';
+import { observationsIn } from '../../test/support';
 import type { Observation } from '../../workflows/messages';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
@@ -56,13 +56,9 @@ function startStarter(identity: string): Starter {
   return started;
 }
 
-/** The `observed` signals a workflow got, decoded. */
+/** The observations a workflow was given (started with, then signalled), decoded. */
 async function observedSignals(name: string): Promise<Observation[]> {
-  const history = await direct.workflow.getHandle(idOf(name)).fetchHistory();
-  return (history.events ?? []).flatMap((event) => {
-    const signal = event.workflowExecutionSignaledEventAttributes;
-    return signal?.signalName === 'observed' ? [defaultPayloadConverter.fromPayload<Observation>(signal.input!.payloads![0]!)] : [];
-  });
+  return observationsIn(await direct.workflow.getHandle(idOf(name)).fetchHistory());
 }
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import pino from 'pino';
+import { observationsIn } from '../../test/support';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import type { Observation } from '../../workflows/messages';
@@ -57,15 +57,10 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
 
 const GRPC_NOT_FOUND = 5;
 
-/** The `observed` signals in a workflow's history, decoded, oldest first. */
+/** The observations a workflow was given (started with, then signalled), decoded, oldest first. */
 async function observed(workflowId: string): Promise<Observation[]> {
   try {
-    const history = await client.workflow.getHandle(workflowId).fetchHistory();
-    return (history.events ?? []).flatMap((event) => {
-      const signal = event.workflowExecutionSignaledEventAttributes;
-      if (signal?.signalName !== 'observed') return [];
-      return [defaultPayloadConverter.fromPayload<Observation>(signal.input!.payloads![0]!)];
-    });
+    return observationsIn(await client.workflow.getHandle(workflowId).fetchHistory());
   } catch (error) {
     // fetchHistory passes the server's NOT_FOUND through as a raw gRPC error.
     if (error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === GRPC_NOT_FOUND)) return [];
@@ -73,7 +68,7 @@ async function observed(workflowId: string): Promise<Observation[]> {
   }
 }
 
-const signalCount = (workflowId: string, n: number) => waitFor(`${n} observed signal(s) on ${workflowId}`, async () => ((await observed(workflowId)).length >= n ? true : undefined));
+const signalCount = (workflowId: string, n: number) => waitFor(`${n} observation(s) given to ${workflowId}`, async () => ((await observed(workflowId)).length >= n ? true : undefined));
 
 async function namespace(name: string) {
   await core.createNamespace({ body: { metadata: { name } } });

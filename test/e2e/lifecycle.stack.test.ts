@@ -1,6 +1,7 @@
 // The pusher end to end: Translations created, changed, paused and deleted in the real API server, pushed by the real
 // starter and worker into the MidoNet emulator, deleted by the real garbage collector.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { observationsIn } from '../support';
 import { cleanupUpdate } from '../../workflows/messages';
 import type { Translation } from '../../workflows/translation/types';
 import {
@@ -168,7 +169,7 @@ describe('operator actions', () => {
     // The starter delivers the change (the observation is in the workflow's record) but nothing is pushed.
     await waitFor('the workflow to see the new generation', async () => {
       const history = await handleOf(h, name).fetchHistory();
-      return (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'observed').length >= 2 || undefined;
+      return observationsIn(history).length >= 2 || undefined;
     });
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect((await emulatorIds(h)).Bridge).not.toContain(bridgeId(42));

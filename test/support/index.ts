@@ -2,12 +2,15 @@
 // tests only lives next to them, in that folder's testing/ (workflows/machines/testing/, starter/controller/testing/,
 // deploy/local/midonet/testing/, deploy/local/testing/, workflows/testing/). Nothing here is imported by product code.
 import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { WorkerSettingValues } from '../../deploy/local/worker-process';
 import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
+import type { Observation } from '../../workflows/messages';
 
 /**
  * Polls `probe` until it gives a value (not undefined or false) and returns it; on timeout the error names what was
@@ -106,4 +109,20 @@ export async function startInProcessWorker(options: { taskQueue: string; workflo
       await nativeConnection.close();
     },
   };
+}
+
+/**
+ * The observations a lifecycle workflow was given, oldest first: the one it was started with (the starter puts an
+ * incarnation's first observation in the input) and every `observed` signal after.
+ */
+export function observationsIn(history: temporal.api.history.v1.IHistory): Observation[] {
+  return (history.events ?? []).flatMap((event) => {
+    const started = event.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    if (started) {
+      const { observation } = defaultPayloadConverter.fromPayload<{ observation?: Observation }>(started);
+      return observation ? [observation] : [];
+    }
+    const signal = event.workflowExecutionSignaledEventAttributes;
+    return signal?.signalName === 'observed' ? [defaultPayloadConverter.fromPayload<Observation>(signal.input!.payloads![0]!)] : [];
+  });
 }
