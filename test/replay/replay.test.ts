@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { KNOWN_PATCHES } from '../../workflows/patches';
 
 const dir = join(__dirname, 'histories');
 /** What each committed history covers; every file in histories/ must be listed, so none is replayed unexplained. */
@@ -46,4 +47,17 @@ it('every recorded history has a case', () => {
 it.each(Object.entries(cases))('replays %s: %s', async (name) => {
   const history = historyFromJSON(JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')));
   await Worker.runReplayHistory({ workflowBundle: bundle }, history, `replay/${name}`);
+});
+
+/**
+ * During a rolling update a new starter starts workflows with the patches in their input (workflows/patches.ts) that
+ * an old worker may run, recording the markers as it always did: the lives recorded with the lean-history patch,
+ * their input given the list, stand for such histories and must replay.
+ */
+it.each(Object.keys(cases).filter((name) => name.startsWith('lean-')))('replays %s started with the patches listed in its input', async (name) => {
+  const json = JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as { events: { workflowExecutionStartedEventAttributes?: { input: { payloads: { data: string }[] } } }[] };
+  const started = json.events[0]!.workflowExecutionStartedEventAttributes!.input.payloads[0]!;
+  const input = JSON.parse(Buffer.from(started.data, 'base64').toString()) as Record<string, unknown>;
+  started.data = Buffer.from(JSON.stringify({ ...input, patches: KNOWN_PATCHES })).toString('base64');
+  await Worker.runReplayHistory({ workflowBundle: bundle }, historyFromJSON(json), `replay/${name}-listed`);
 });
