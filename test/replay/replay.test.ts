@@ -29,6 +29,16 @@ const cases: Record<string, string> = {
   'lean-node-ready': 'node-ready, with the lean-history patch (its drift timer kept across re-applies)',
   'lean-peerpod-libvirt-pod-deleted': 'peerpod-libvirt-pod-deleted, with the lean-history patch',
   'lean-peerpod-stuck-cleanup-retry': 'peerpod-stuck-cleanup-retry, with the lean-history patch',
+  // The same lives as the starter starts them since workflows/patches.ts: the first observation and the patches in the input, no patch marker.
+  'listed-synced': 'synced, started with its observation and the patches listed',
+  'listed-deleted': 'deleted, started with its observation and the patches listed',
+  'listed-pod-deleted': 'pod-deleted, started with its observation and the patches listed',
+  'listed-node-ready': 'node-ready, started with its observation and the patches listed',
+  'listed-peerpod-libvirt-pod-deleted': 'peerpod-libvirt-pod-deleted, started with its observation and the patches listed',
+  'listed-peerpod-aws-pod-deleted': 'peerpod-aws-pod-deleted, started with its observation and the patches listed',
+  'listed-peerpod-libvirt-failure-path': 'peerpod-libvirt-failure-path, started with its observation and the patches listed',
+  'listed-peerpod-aws-failure-path': 'peerpod-aws-failure-path, started with its observation and the patches listed',
+  'listed-peerpod-stuck-cleanup-retry': 'peerpod-stuck-cleanup-retry, started with its observation and the patches listed',
 };
 
 let bundle: WorkflowBundleWithSourceMap;
