@@ -49,6 +49,9 @@ class VirshError extends Error {
 
 const missing = /failed to get domain|Domain not found/;
 
+/** One word of a virsh command string: every character but [A-Za-z0-9_/-] escaped with a backslash. */
+const virshWord = (s: string) => s.replace(/[^A-Za-z0-9_/-]/g, (c) => `\\${c}`);
+
 // Before v0.20.0 cloud-api-adaptor recorded `dom.GetID()` as a decimal uint32; libvirt's IDs are positive ints.
 const LEGACY_ID = /^\d{1,10}$/;
 const MAX_DOMAIN_ID = 2 ** 31 - 1;
@@ -292,22 +295,28 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
           operation: 'create',
         });
       }
+      const uuid: string = randomUUID();
       const dir = await mkdtemp(join(tmpdir(), 'steward-domain-'));
       try {
         const file = join(dir, 'domain.xml');
-        let uuid: string = randomUUID();
         await writeFile(file, domainXml(settings, input, uuid));
+        // Define and start in one virsh process: each process blocks the worker's event loop while it forks (with 20
+        // VMs at once, a second of it). virsh runs both commands whatever the first one's outcome and exits with the
+        // last one's, so a success means this fresh UUID was defined and started.
         try {
-          await virsh('define', file);
+          await virsh(`define ${virshWord(file)} ; start ${uuid}`);
+          return { instanceId: uuid };
         } catch (error) {
           // A repeated create (lost reply): libvirt names the UUID of the domain that already holds the name.
           const existing = error instanceof VirshError ? /already exists with uuid ([0-9a-f-]{36})/.exec(error.stderr)?.[1] : undefined;
+          // Anything else (a define refused, a start that failed after the define) is retried as before: the retry
+          // meets the name taken and adopts the domain.
           if (existing === undefined) throw error;
-          uuid = await adopt(input, existing);
+          const adopted = await adopt(input, existing);
+          // The earlier attempt may have stopped between define and start.
+          await start(adopted);
+          return { instanceId: adopted };
         }
-        // Also after an adopt: the earlier attempt may have stopped between define and start.
-        await start(uuid);
-        return { instanceId: uuid };
       } catch (error) {
         throw failure('create', error);
       } finally {
