@@ -1,5 +1,5 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { CloudActivities } from '../activities/cloud';
+import type { CloudActivities, PodVmActivities } from '../activities/cloud';
 import type { KubernetesActivities } from '../activities/kubernetes';
 import type { MidonetActivities } from '../activities/midonet';
 import type { PushActivities } from '../activities/midonet/push';
@@ -40,7 +40,7 @@ export const midonetCalls = proxyActivities<MidonetActivities>({
  * after the heartbeat timeout and the call is retried elsewhere (the provider's create finds the VM an earlier
  * attempt made, by name and tag, so a lost reply never makes a second VM).
  */
-export const cloud = proxyActivities<CloudActivities>({
+export const cloud = proxyActivities<CloudActivities & PodVmActivities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '15 seconds',
   retry: bounded,

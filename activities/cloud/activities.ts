@@ -43,7 +43,7 @@ function activityContext(): Context | undefined {
   }
 }
 
-async function heartbeating<T>(periodMs: number, call: () => Promise<T>): Promise<T> {
+export async function heartbeating<T>(periodMs: number, call: () => Promise<T>): Promise<T> {
   const ctx = activityContext();
   if (!ctx) return call();
   ctx.heartbeat();

@@ -9,6 +9,7 @@ export { createCloudActivities, type CloudActivities, type CloudActivityDeps, ty
 export { clientToken, createAwsProvider, type AwsSettings } from './aws';
 export { cloudSettings, createCloudProvider, loadCloudConfig, type CloudConfig } from './config';
 export { cloudFailures, type CloudFailureDetails, type CloudFailureType } from './errors';
+export { createPodVmActivities, type PodVmActivities, type PodVmResult } from './pod-vm';
 export { createLibvirtProvider, METADATA_NAMESPACE, type LibvirtSettings } from './libvirt';
 export {
   DEFAULT_MARKER,

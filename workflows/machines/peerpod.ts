@@ -80,7 +80,8 @@ export interface PeerPodContext {
 
 export type PeerPodEvent = (
   | { type: 'observed'; observation: Observation }
-  | { type: 'vmCreated'; vm: VmRecord }
+  /** `peerPod`: the PeerPod recording it was written by the same call. */
+  | { type: 'vmCreated'; vm: VmRecord; peerPod?: { name: string; uid: string } }
   | { type: 'vmMadeElsewhere'; peerPod: string }
   | { type: 'olderRetired' }
   | { type: 'peerPodRecorded'; name: string; uid: string }
@@ -134,6 +135,12 @@ const needsRetiring = (c: PeerPodContext) => c.pod === undefined && c.peerPod !=
 
 const isPod = (o: Observation) => (o.projection as PeerPodProjection | undefined)?.source === 'Pod';
 
+/** The PeerPod just written for the VM: held by our finalizer, unless an observation of it already said more. */
+const recordedIn = (context: PeerPodContext, { name, uid }: { name: string; uid: string }) => ({
+  recorded: true,
+  peerPod: { uid, name, held: true, deleting: false, gone: false, ...context.peerPod },
+});
+
 /** The object an Event about this lifecycle is attached to: the Pod while it lives, else the PeerPod. */
 function eventTarget(context: PeerPodContext): ObjectRef {
   const { ref } = context;
@@ -181,14 +188,10 @@ export const peerPodMachine = setup({
       };
     }),
     recordIntent: assign(({ context, event }) => (context.intent ? {} : { intent: { name: vmName(context.ref.name, context.uid ?? ''), at: event.at } })),
-    recordVm: assign(({ event }) => (event.type === 'vmCreated' ? { vm: event.vm, lastError: undefined } : {})),
+    recordVm: assign(({ context, event }) => (event.type === 'vmCreated' ? { vm: event.vm, lastError: undefined, ...(event.peerPod ? recordedIn(context, event.peerPod) : {}) } : {})),
     markOlderRetired: assign({ olderRetired: true }),
     recordMadeElsewhere: assign(({ event }) => (event.type === 'vmMadeElsewhere' ? { trackedBy: event.peerPod, intent: undefined, lastError: undefined } : {})),
-    rememberPeerPod: assign(({ context, event }) =>
-      event.type === 'peerPodRecorded'
-        ? { recorded: true, peerPod: { uid: event.uid, name: event.name, held: true, deleting: false, gone: false, ...context.peerPod }, lastError: undefined }
-        : {},
-    ),
+    rememberPeerPod: assign(({ context, event }) => (event.type === 'peerPodRecorded' ? { ...recordedIn(context, event), lastError: undefined } : {})),
     forgetVm: assign(({ context }) => ({ vm: undefined, intent: undefined, recorded: false, settledVmId: context.vm?.instanceId ?? context.settledVmId })),
     orphanVm: assign(({ context }) => ({ orphanedVm: context.vm, vm: undefined, intent: undefined, settledVmId: context.vm?.instanceId ?? context.settledVmId })),
     clearError: assign({ lastError: undefined }),
