@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { createServer as createHttpServer, request, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { loadKubeConfig } from '../../activities/kubernetes/kubeconfig';
 import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from './cloud-backends';
 import type { StackInfo } from '../../deploy/local/stack';
 import { KATA_REMOTE } from '../../starter/controller';
@@ -141,8 +142,9 @@ export async function startPeerPodHarness(
   const ec2Relay = new Ec2Relay();
   await libvirtRelay.start();
   await ec2Relay.start(info.ec2.endpoint);
-  const kubeConfig = new k8s.KubeConfig();
-  kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+  // Pooled, as the deployed starter's (starter/run.ts) and the objects harness's: the starter's and the test's calls reuse
+  // their connections instead of opening a TLS connection each, which took the worker's event loop from it.
+  const kubeConfig = loadKubeConfig(info.kubernetes.kubeconfig)!;
   // As cloud-api-adaptor's installation creates it.
   await kubeConfig
     .makeApiClient(k8s.NodeV1Api)
