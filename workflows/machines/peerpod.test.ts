@@ -136,6 +136,7 @@ const [podSeen, podDeleting, , otherPod, peerPodSeen, peerPodDeleting, peerPodRe
 const cleanup = (mode: 'retry' | 'orphan'): PeerPodEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
 const olderRetired = events.at(-1)!;
 const madeElsewhere = events.at(-2)!;
+const createdAndRecorded: PeerPodEvent = { type: 'vmCreated', vm, peerPod: { name: 'web', uid: 'pp-u1' }, at };
 
 describe('peer-pod machine: scenarios', () => {
   it.each([
@@ -158,6 +159,8 @@ describe('peer-pod machine: scenarios', () => {
     ["a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM", [podSeen, madeElsewhere], 'tracking', ['recordEvent', 'startTimer', 'retireOlderPeerPods']],
     ['and its deletion leaves that VM to its PeerPod', [podSeen, madeElsewhere, podDeleting!], 'done', ['cancelTimer']],
     ['a VM gone from the cloud under a live pod is made again', [podSeen, created!, recorded!, driftCheck!, vmMissing!], 'creatingVm', ['recordEvent', 'createVm']],
+    ['a create that wrote its PeerPod too goes straight to tracking', [podSeen, createdAndRecorded], 'tracking', ['startTimer', 'retireOlderPeerPods']],
+    ['and its pod going deletes the VM, then releases that PeerPod', [podSeen, createdAndRecorded, podDeleting!, deleted!], 'releasing', ['release']],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as PeerPodEvent[]));
     expect(result.state).toBe(state);
@@ -191,6 +194,12 @@ describe('peer-pod machine: scenarios', () => {
   it('releases the PeerPod it wrote, by its UID', () => {
     const result = run(podSeen, created!, recorded!, podDeleting!, deleted!);
     expect(result.actions.find((a) => a.type === 'release')?.params).toEqual({ namespace: 'default', name: 'web', uid: 'pp-u1' });
+    // The same when the create wrote it, and when the watcher's observation of it came first (it says more).
+    const sameCall = run(podSeen, createdAndRecorded, podDeleting!, deleted!);
+    expect(sameCall.actions.find((a) => a.type === 'release')?.params).toEqual({ namespace: 'default', name: 'web', uid: 'pp-u1' });
+    const observedFirst = run(podSeen, peerPodSeen!, createdAndRecorded);
+    expect(observedFirst.context.peerPod).toEqual({ uid: 'pp-u1', name: 'web', held: true, deleting: false, gone: false });
+    expect(observedFirst.state).toBe('tracking');
   });
 
   it('keeps a new Pod with the same name for after this one is finished', () => {
