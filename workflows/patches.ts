@@ -8,7 +8,7 @@ import { getActivator } from '@temporalio/workflow/lib/global-attributes';
  * path from its first event, and asks `patched()` only for the patches it was not started with (histories recorded
  * before, and patches added after).
  */
-export const KNOWN_PATCHES = ['k8s-uid-per-incarnation', 'lean-history', 'tell-translation-notes', 'peerpod-made-elsewhere', 'retire-older-peerpods'] as const;
+export const KNOWN_PATCHES = ['k8s-uid-per-incarnation', 'lean-history', 'tell-translation-notes', 'peerpod-made-elsewhere', 'retire-older-peerpods', 'peerpod-create-and-record'] as const;
 
 export type PatchId = (typeof KNOWN_PATCHES)[number];
 

@@ -10,9 +10,6 @@ import { PEERPOD_FINALIZER } from './vocabulary';
  * One workflow per peer pod (`peerpod/<ns>/<name>`), fed by its Pod and its PeerPod. The machine
  * (machines/peerpod.ts) decides; this function wires its actions to the cloud and Kubernetes activities.
  */
-/** The patch behind creating and recording a peer pod's VM in one activity. */
-const CREATE_AND_RECORD_PATCH = 'peerpod-create-and-record';
-
 export type PeerPodLifecycleInput = LifecycleInput<PeerPodContext, PeerPodTimings>;
 
 export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<void> {
@@ -26,7 +23,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
         // The check for someone else's PeerPod, the create and the record in one activity: no local activity holds the
         // workflow tasks before and after it, and the PeerPod is written as soon as the VM runs (issue 12). Histories
         // recorded before it replay the calls one by one.
-        if (patched(CREATE_AND_RECORD_PATCH)) {
+        if (has('peerpod-create-and-record')) {
           const made = await cloud.cloudCreateAndRecordPodVm.executeWithOptions(
             { summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made) and record it in a PeerPod, unless someone else's PeerPod has it` },
             [{ name, podUid, podNamespace: namespace, podName }],

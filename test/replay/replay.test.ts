@@ -64,10 +64,13 @@ it.each(Object.entries(cases))('replays %s: %s', async (name) => {
  * an old worker may run, recording the markers as it always did: the lives recorded with the lean-history patch,
  * their input given the list, stand for such histories and must replay.
  */
+// The list as the first starter to give one gave it: the old worker knew these (a later patch it did not know would fail its task).
+const FIRST_LISTED = KNOWN_PATCHES.slice(0, 5);
+
 it.each(Object.keys(cases).filter((name) => name.startsWith('lean-')))('replays %s started with the patches listed in its input', async (name) => {
   const json = JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as { events: { workflowExecutionStartedEventAttributes?: { input: { payloads: { data: string }[] } } }[] };
   const started = json.events[0]!.workflowExecutionStartedEventAttributes!.input.payloads[0]!;
   const input = JSON.parse(Buffer.from(started.data, 'base64').toString()) as Record<string, unknown>;
-  started.data = Buffer.from(JSON.stringify({ ...input, patches: KNOWN_PATCHES })).toString('base64');
+  started.data = Buffer.from(JSON.stringify({ ...input, patches: FIRST_LISTED })).toString('base64');
   await Worker.runReplayHistory({ workflowBundle: bundle }, historyFromJSON(json), `replay/${name}-listed`);
 });
