@@ -1,8 +1,9 @@
 import { cloud, kubernetes } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
 import type { ResourceView } from './messages';
-import { peerPodLifecycleMachine, peerPodProjection, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
+import { peerPodLifecycleMachine, type PeerPodActionParams, type PeerPodContext, type PeerPodEvent, type PeerPodTimings } from './machines/peerpod';
 import { describeRef } from './naming';
+import { peerPodProjection } from './machines/peerpod-projection';
 import { patchesOf } from './patches';
 import { PEERPOD_FINALIZER } from './vocabulary';
 

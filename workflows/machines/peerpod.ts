@@ -1,9 +1,9 @@
 import { and, assign, not, setup } from 'xstate';
-import { z } from 'zod';
 import { timerActions } from '../interpreter';
 import { driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
+import type { PeerPodProjection } from './peerpod-projection';
 import { PEERPOD_FINALIZER, Reason } from '../vocabulary';
 
 /**
@@ -28,20 +28,8 @@ export interface PeerPodTimings {
 }
 export const defaultPeerPodTimings: PeerPodTimings = { driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
 
-/** What the watcher sends: a Pod of the peer-pod runtime class, or a PeerPod. */
-export const peerPodProjection = z.discriminatedUnion('source', [
-  z.object({ source: z.literal('Pod'), runtimeClassName: z.string() }),
-  z.object({
-    source: z.literal('PeerPod'),
-    cloudProvider: z.string().optional(),
-    instanceID: z.string().optional(),
-    /** The cloud Steward recorded the VM in (its own PeerPods); absent on cloud-api-adaptor's. */
-    cloud: z.string().optional(),
-    ownerUid: z.string().optional(),
-    ownerName: z.string().optional(),
-  }),
-]);
-export type PeerPodProjection = z.infer<typeof peerPodProjection>;
+// Its schema is in peerpod-projection.ts: this machine is preloaded into the worker's shared context, a schema is not.
+export type { PeerPodProjection };
 
 export interface VmRecord {
   provider: string;

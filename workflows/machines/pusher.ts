@@ -3,7 +3,7 @@ import { timerActions } from '../interpreter';
 import { driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
 import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
-import { identifyIfJson, type BackendResource, type PushedResource } from '../translation/types';
+import { identifyIfJson, type BackendResource, type PushedResource } from '../translation/model';
 import { Reason, TRANSLATION_FINALIZER } from '../vocabulary';
 
 /**

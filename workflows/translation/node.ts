@@ -11,7 +11,8 @@ import { looksLikeIPv6, parseIPv4, parseMAC, parsePodCIDR, parseUUID } from './n
 import { ETHERTYPE_IPV4, SNAT_PORTS, bridge, chain, hostInterfacePort, ipv4MacPair, macPort, port, portLink, route, rule, tunnelZoneHost } from './resources';
 import { annotationField, failure, isFailure, success, type TranslationFailure, type TranslationNote, type TranslationResult } from './errors';
 import { owned, refOf, uniqueByName, type Part } from './custom-resource';
-import { ANNOTATIONS, type NodeProjection, type TranslationContext } from './types';
+import { ANNOTATIONS } from './model';
+import type { NodeProjection, TranslationContext } from './types';
 
 /** The host-id annotation, parsed; shared with pod.ts, whose ports bind to the same host. */
 export function nodeHostId(node: NodeProjection): { hostId: string } | TranslationFailure {

@@ -9,7 +9,8 @@ import { hostInterfacePort, ipv4MacPair, macPort, port } from './resources';
 import { annotationField, failure, isFailure, success, type TranslationResult } from './errors';
 import { nodeHostId } from './node';
 import { owned, refOf, type Part } from './custom-resource';
-import { ANNOTATIONS, type PodProjection, type TranslationContext } from './types';
+import { ANNOTATIONS } from './model';
+import type { PodProjection, TranslationContext } from './types';
 
 /**
  * `context.node` is the Node named by `spec.nodeName`. A pod that is not scheduled, shares the host's network,

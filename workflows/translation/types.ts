@@ -9,17 +9,11 @@
 // writes it: name, namespace, labels, owner, finalizer, and the ordered backend resources.
 import { z } from 'zod';
 import { failure, type TranslationFailure } from './errors';
+import { ANNOTATIONS, type BackendResource } from './model';
 
-export const ANNOTATIONS = {
-  /** MidoNet host of a Node (written by MK's node annotator); binds the node's and its pods' ports. */
-  hostId: 'midonet.org/host-id',
-  /** Tunnel zone of a Node; empty means the default zone. */
-  tunnelZoneId: 'midonet.org/tunnel-zone-id',
-  /** Tunnel endpoint IP of a Node; absent means "not in a tunnel zone yet". */
-  tunnelEndpointIP: 'midonet.org/tunnel-endpoint-ip',
-  /** MAC of a Node's `midokube-node` or a Pod's eth0, written by midonet-kube-node / the CNI plugin. */
-  macAddress: 'midonet.org/mac-address',
-} as const;
+// The schema-free half (annotations, resource kinds, identities, labels) is in model.ts, which the worker preloads
+// once for all workflows; the zod schemas stay here (see worker/bundle.ts).
+export * from './model';
 
 /** Keeps only the named annotations, so unrelated annotation churn does not change the projection. */
 const annotations = (...keep: string[]) =>
@@ -109,16 +103,6 @@ export const translationProjection = z.object({
   deletionTimestamp: z.string().optional(),
 });
 
-/**
- * Above this size a Translation's resources travel by reference (the starter sends their digest, the activities read
- * them): midonet-kubernetes' Translations are a few KiB, so only hand-written giants take that path.
- */
-export const INLINE_RESOURCE_BYTES = 64 * 1024;
-
-/** The bytes a Translation's resources weigh in a payload, near enough to compare with INLINE_RESOURCE_BYTES. */
-export const resourceBytes = (resources: readonly { kind: string; parent?: string; body: string }[]) =>
-  resources.reduce((sum, r) => sum + r.kind.length + (r.parent?.length ?? 0) + r.body.length + 32, 0);
-
 export type NodeProjection = z.output<typeof nodeProjection>;
 export type PodProjection = z.output<typeof podProjection>;
 export type ServiceProjection = z.output<typeof serviceProjection>;
@@ -134,65 +118,6 @@ export interface TranslationContext {
   node?: NodeProjection | null;
   /** For Endpoints: the Service of the same namespace and name (its type and ClusterIP decide the rules). */
   service?: ServiceProjection | null;
-}
-
-/**
- * MidoNet resource kinds as midonet-kubernetes names them in `resources[].kind` (its Go type names): the one list
- * the translation writes, the pusher records and the MidoNet client knows how to call (activities/midonet/kinds.ts).
- */
-export const BACKEND_KINDS = [
-  'TunnelZone',
-  'TunnelZoneHost',
-  'Router',
-  'Bridge',
-  'Port',
-  'PortLink',
-  'Route',
-  'Chain',
-  'Rule',
-  'HostInterfacePort',
-  'MACPort',
-  'IPv4MACPair',
-] as const;
-export type BackendKind = (typeof BACKEND_KINDS)[number];
-
-/** One entry of a Translation's `resources`. */
-export interface BackendResource {
-  kind: BackendKind;
-  /** The parent's ID (bridge, router, chain, host, tunnel zone, or the port a link starts from), or `""`. */
-  parent: string;
-  /** The REST request body, JSON-encoded as MK's Go structs encode it; never contains the parent. */
-  body: string;
-}
-
-/** One backend resource as the pusher recorded it: its workflow's record of what is in MidoNet. */
-export interface PushedResource extends BackendResource {
-  /** Stable identity: kind plus its ID (or its identifying body for kinds without one). */
-  key: string;
-  id: string;
-  /**
-   * `pending`: a push of it started and did not report; it may be in MidoNet, so a removal or deletion includes it.
-   * `unverified`: pushed before, but the last push failed, so its presence is not vouched for (still this one's).
-   */
-  state: 'synced' | 'pending' | 'unverified' | 'deleted' | 'absent' | 'failed';
-  /** Found in MidoNet exactly as asked and taken over, not pushed by Steward (left by midonet-kubernetes). */
-  adopted?: true;
-}
-
-/** A resource's identity: its kind and ID, or for kinds without an ID (links, bindings, table entries) its parent and body. */
-export function identify(resource: BackendResource): { key: string; id: string } {
-  const body = JSON.parse(resource.body) as Record<string, unknown>;
-  const id = typeof body.id === 'string' && body.id ? body.id : `${resource.parent ?? ''}/${resource.body}`;
-  return { id, key: `${resource.kind}:${id}` };
-}
-
-/** identify() for a resource that may not be valid yet: undefined when its body is not JSON (it is refused, never pushed). */
-export function identifyIfJson(resource: BackendResource): { key: string; id: string } | undefined {
-  try {
-    return identify(resource);
-  } catch {
-    return undefined;
-  }
 }
 
 export interface OwnerReference {
@@ -213,12 +138,6 @@ export interface Translation {
   /** In creation order. */
   resources: BackendResource[];
 }
-
-export const OWNER_UID_LABEL = 'midonet.org/owner-uid';
-export const GLOBAL_LABEL = 'midonet.org/global';
-/** Cluster-scoped owners (Nodes) put their Translations here; globals go to `kube-system`. */
-export const CLUSTER_SCOPED_NAMESPACE = 'default';
-export const GLOBAL_NAMESPACE = 'kube-system';
 
 /**
  * Projects a Kubernetes object (or checks a received projection): the trimmed projection, or a
