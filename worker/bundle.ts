@@ -6,12 +6,51 @@ import { dirname } from 'node:path';
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /**
+ * Modules evaluated once per worker, in the shared V8 context, instead of once per workflow (`reuseV8Context` gives
+ * each workflow a module cache of its own): xstate, zod's code, the machines and the translation. The SDK deep-freezes
+ * what they export, so none of them may hold per-workflow state (none has a module-level Map, counter or cache), and
+ * none may import a module that exports a zod schema: a schema writes into itself when first used (its lazy internals,
+ * its memoizer), which fails on a frozen one. The schemas (messages.ts, translation/types.ts,
+ * machines/peerpod-projection.ts) and the lifecycle glue stay per workflow. `jitless-zod` comes first: it completes
+ * zod's global config before that is frozen. `npx jest test/replay` replays every recorded history with this list.
+ */
+export const PRELOADED_WORKFLOW_MODULES = [
+  'jitless-zod',
+  'vocabulary',
+  'naming',
+  'patches',
+  'search-attributes',
+  'activities',
+  'interpreter',
+  'machines/common',
+  'machines/object',
+  'machines/pusher',
+  'machines/peerpod',
+  'translation/model',
+  'translation/errors',
+  'translation/ids',
+  'translation/net',
+  'translation/resources',
+  'translation/custom-resource',
+  'translation/node',
+  'translation/pod',
+  'translation/service',
+  'translation/endpoints',
+  'translation/global',
+]
+  .map((m) => require.resolve(`../workflows/${m}`))
+  .concat(['zod', 'xstate']);
+
+/** How every bundle of Steward's workflows is made: by the worker, by `steward bundle` and by the replay test. */
+export const workflowBundlerOptions = { preloadModules: PRELOADED_WORKFLOW_MODULES };
+
+/**
  * Bundles the workflow code once, as every worker would at its start, and writes it to `out` (through a temporary
  * file, so a worker never reads half of one). Workers given the file (STEWARD_WORKFLOW_BUNDLE) skip webpack: less
  * memory kept after it and no bundling CPU at each start. The bundle is only right for the sources it came from.
  */
 export async function writeWorkflowBundle(out: string, workflowsPath = WORKFLOWS_PATH): Promise<{ bytes: number }> {
-  const { code } = await bundleWorkflowCode({ workflowsPath });
+  const { code } = await bundleWorkflowCode({ workflowsPath, ...workflowBundlerOptions });
   mkdirSync(dirname(out), { recursive: true });
   const partial = `${out}.partial`;
   writeFileSync(partial, code);

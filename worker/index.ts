@@ -26,7 +26,7 @@ import { checkTemporal, connectClient, connectWorker } from './connection';
 import { startHttpServer } from './http';
 import { activityMetricsInterceptor, countObjectsByState, createMetrics, metricsText } from './metrics';
 import { installRuntime } from './runtime';
-import { WORKFLOWS_PATH } from './bundle';
+import { workflowBundlerOptions, WORKFLOWS_PATH } from './bundle';
 
 export { loadTemporalConfig, loadWorkerConfig, type TemporalConfig, type WorkerConfig } from './config';
 export { ConfigError } from './settings';
@@ -173,7 +173,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      ...(config.workflowBundle && !options.workflowsPath ? { workflowBundle: { codePath: config.workflowBundle } } : { workflowsPath: options.workflowsPath ?? WORKFLOWS_PATH }),
+      ...(config.workflowBundle && !options.workflowsPath ? { workflowBundle: { codePath: config.workflowBundle } } : { workflowsPath: options.workflowsPath ?? WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions }),
       activities,
       interceptors: { activity: [activityMetricsInterceptor(metrics, backendOf)] },
       ...config.concurrency,
