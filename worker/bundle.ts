@@ -16,6 +16,8 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
  */
 export const PRELOADED_WORKFLOW_MODULES = [
   'jitless-zod',
+  'message-schemas',
+  'translation/projections',
   'vocabulary',
   'naming',
   'patches',

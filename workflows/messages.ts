@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { cleanupModes, messageSchemas } from './message-schemas';
 import type { ObjectRef } from './naming';
 import type { SweepProgress } from './sweep-report';
 
@@ -25,23 +26,9 @@ export interface Observation<P = unknown> {
 
 export const observedSignal = defineSignal<[Observation]>('observed');
 
-/**
- * Signals are a trust boundary (anyone with access to the namespace can send one): a payload is checked against
- * these before it reaches a machine, and one that does not fit is logged and dropped, never stored.
- */
-const objectRefSchema = z.object({ kind: z.string().min(1), namespace: z.string().min(1).optional(), name: z.string().min(1) });
-
-/** An `observed` payload; each lifecycle gives the schema of its own projection. */
-export const observationSchema = <P extends z.ZodType>(projection: P) =>
-  z.object({
-    ref: objectRefSchema,
-    uid: z.string().min(1),
-    generation: z.number().int().nonnegative(),
-    deleting: z.boolean(),
-    gone: z.boolean(),
-    finalizers: z.array(z.string()),
-    projection,
-  });
+// Signals are a trust boundary: their schemas are in message-schemas.ts, built once per worker (see there).
+export const { observationSchema, dependencyChangedSchema, backendChangedSchema, cleanupRequest, operatorRequestSchema } = messageSchemas();
+export { cleanupModes };
 
 /** The reasons a payload was refused, `field: message` each, for logs and update rejections. */
 export const describeIssues = (error: z.ZodError, what = 'payload') => error.issues.map((i) => `${i.path.join('.') || what}: ${i.message}`).join('; ');
@@ -52,7 +39,6 @@ export interface DependencyChanged {
   uid: string;
 }
 export const dependencyChangedSignal = defineSignal<[DependencyChanged]>('dependencyChanged');
-export const dependencyChangedSchema = z.object({ dependency: objectRefSchema, uid: z.string().min(1) });
 
 /**
  * Resources a Translation names changed in MidoNet under it: another Translation's deletion cascaded them away, or
@@ -65,18 +51,6 @@ export interface BackendChanged {
   ids: string[];
 }
 export const backendChangedSignal = defineSignal<[BackendChanged]>('backendChanged');
-export const backendChangedSchema = z.object({ by: z.string().min(1).max(400), ids: z.array(z.string().max(100)).max(20) });
-
-const operatorRequest = {
-  reason: z.string().trim().min(1, 'a reason is required'),
-  requestedBy: z.string().trim().min(1, 'requestedBy is required'),
-};
-export const cleanupModes = ['retry', 'orphan', 'force'] as const;
-export const cleanupRequest = z.object({
-  ...operatorRequest,
-  mode: z.enum(cleanupModes, { error: `mode must be one of ${cleanupModes.join(', ')}` }),
-});
-export const operatorRequestSchema = z.object(operatorRequest);
 
 export type CleanupMode = (typeof cleanupModes)[number];
 export type CleanupRequest = z.infer<typeof cleanupRequest>;

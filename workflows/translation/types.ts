@@ -9,99 +9,15 @@
 // writes it: name, namespace, labels, owner, finalizer, and the ordered backend resources.
 import { z } from 'zod';
 import { failure, type TranslationFailure } from './errors';
-import { ANNOTATIONS, type BackendResource } from './model';
+import type { BackendResource } from './model';
+import { projectionSchemas } from './projections';
 
 // The schema-free half (annotations, resource kinds, identities, labels) is in model.ts, which the worker preloads
-// once for all workflows; the zod schemas stay here (see worker/bundle.ts).
+// once for all workflows, as it does projections.ts (see worker/bundle.ts).
 export * from './model';
 
-/** Keeps only the named annotations, so unrelated annotation churn does not change the projection. */
-const annotations = (...keep: string[]) =>
-  z
-    .record(z.string(), z.string())
-    .optional()
-    .transform((all) => Object.fromEntries(keep.flatMap((key) => (all?.[key] === undefined ? [] : [[key, all[key]]]))) as Record<string, string>);
-
-const clusterScopedMeta = { name: z.string().min(1), uid: z.string().min(1) };
-const namespacedMeta = { ...clusterScopedMeta, namespace: z.string().min(1) };
-
-export const nodeProjection = z.object({
-  kind: z.literal('Node'),
-  metadata: z.object({
-    ...clusterScopedMeta,
-    annotations: annotations(ANNOTATIONS.hostId, ANNOTATIONS.tunnelZoneId, ANNOTATIONS.tunnelEndpointIP, ANNOTATIONS.macAddress),
-  }),
-  spec: z.object({ podCIDR: z.string().optional() }).default({}),
-  status: z.object({ addresses: z.array(z.object({ type: z.string(), address: z.string() })).optional() }).default({}),
-});
-
-export const podProjection = z.object({
-  kind: z.literal('Pod'),
-  metadata: z.object({ ...namespacedMeta, annotations: annotations(ANNOTATIONS.macAddress) }),
-  spec: z.object({ nodeName: z.string().optional(), hostNetwork: z.boolean().optional() }).default({}),
-  status: z.object({ phase: z.string().optional(), podIP: z.string().optional() }).default({}),
-});
-
-// `type` and `protocol` default as the API server defaults them, so a projection written by hand reads the same.
-export const serviceProjection = z.object({
-  kind: z.literal('Service'),
-  metadata: z.object(namespacedMeta),
-  spec: z
-    .object({
-      type: z.string().default('ClusterIP'),
-      clusterIP: z.string().optional(),
-      ports: z.array(z.object({ name: z.string().default(''), protocol: z.string().default('TCP'), port: z.number() })).optional(),
-    })
-    .default({ type: 'ClusterIP' }),
-});
-
-export const endpointsProjection = z.object({
-  kind: z.literal('Endpoints'),
-  metadata: z.object(namespacedMeta),
-  // notReadyAddresses are not projected: midonet-kubernetes never sends traffic to them.
-  subsets: z
-    .array(
-      z.object({
-        addresses: z.array(z.object({ ip: z.string() })).optional(),
-        ports: z.array(z.object({ name: z.string().default(''), protocol: z.string().default('TCP'), port: z.number() })).optional(),
-      }),
-    )
-    .optional(),
-});
-
-export const kubernetesProjection = z.discriminatedUnion('kind', [nodeProjection, podProjection, serviceProjection, endpointsProjection]);
-
-/** An object the watcher could not project: forwarded with the error, so its workflow shows it (starter/controller/projection.ts). */
-export const invalidProjection = z.object({
-  invalid: z.object({
-    ok: z.literal(false),
-    error: z.object({
-      reason: z.string(),
-      object: z.object({ kind: z.string(), namespace: z.string().optional(), name: z.string() }),
-      field: z.string(),
-      message: z.string(),
-    }),
-  }),
-});
-
-/** What an object's lifecycle is sent: its projection, or why there is none. */
-export const observedObjectProjection = z.union([kubernetesProjection, invalidProjection]);
-
-/**
- * What a Translation's pusher is sent. Kinds and bodies are only strings here: the pusher checks the whole
- * Translation before it pushes any of it, and refuses it with the resource, field and reason (InvalidTranslation).
- */
-export const translationProjection = z.object({
-  // Absent for a Translation larger than INLINE_RESOURCE_BYTES: sent by reference (`digest`, `count`), its pusher's
-  // activities read it from the API server, so no signal, activity input or persisted context grows with it.
-  resources: z.array(z.object({ kind: z.string(), parent: z.string(), body: z.string() })).optional(),
-  digest: z.string().max(100).optional(),
-  count: z.number().int().nonnegative().optional(),
-  // The starter repeats these from the envelope (so the projection alone is the desired state); the pusher reads the envelope's.
-  generation: z.number().int().nonnegative().optional(),
-  finalizers: z.array(z.string()).optional(),
-  deletionTimestamp: z.string().optional(),
-});
+// The schemas are built in projections.ts, once per worker (see there).
+export const { nodeProjection, podProjection, serviceProjection, endpointsProjection, kubernetesProjection, invalidProjection, observedObjectProjection, translationProjection } = projectionSchemas();
 
 export type NodeProjection = z.output<typeof nodeProjection>;
 export type PodProjection = z.output<typeof podProjection>;
