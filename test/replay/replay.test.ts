@@ -40,6 +40,10 @@ const cases: Record<string, string> = {
   'listed-peerpod-libvirt-failure-path': 'peerpod-libvirt-failure-path, started with its observation and the patches listed',
   'listed-peerpod-aws-failure-path': 'peerpod-aws-failure-path, started with its observation and the patches listed',
   'listed-peerpod-stuck-cleanup-retry': 'peerpod-stuck-cleanup-retry, started with its observation and the patches listed',
+  // Peer pods since peerpod-create-and-record: the foreign-PeerPod check, the VM create and the PeerPod record in one activity.
+  'one-create-peerpod-libvirt-pod-deleted': 'peerpod-libvirt-pod-deleted, the VM created and recorded by one activity',
+  'one-create-peerpod-aws-pod-deleted': 'peerpod-aws-pod-deleted, the VM created and recorded by one activity',
+  'one-create-peerpod-stuck-cleanup-retry': 'peerpod-stuck-cleanup-retry, the VM created and recorded by one activity',
 };
 
 let bundle: WorkflowBundleWithSourceMap;
