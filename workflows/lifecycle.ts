@@ -45,13 +45,17 @@ const stateName = (value: unknown): string => (typeof value === 'string' ? value
 
 const sameObject = (a: ObjectRef, b: { kind: string; namespace?: string; name: string }) => a.kind === b.kind && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;
 
-/** Handles the common signals, updates and the query; returns what takes an observation in (signal or input). */
+/**
+ * Handles the common signals, updates and the query. The observation the workflow was started with goes first: a
+ * signal that arrived before the first workflow task is dispatched as soon as its handler is set, and it is newer.
+ */
 function handleLifecycleMessages<TContext, TEvent extends { type: string }, TParams>(
   interpreter: Interpreter<TContext, TEvent, TParams>,
   view: () => LifecycleStateView,
   ref: ObjectRef,
   projection: z.ZodType,
-): (payload: unknown, from: string) => void {
+  startedWith: Observation | undefined,
+): void {
   const send = (event: LifecycleEvent) => interpreter.send(event as unknown as Unstamped<TEvent>);
   const observation = observationSchema(projection);
   // Neither a signal nor a start can be refused: what is not an observation of this very object is logged and dropped.
@@ -61,6 +65,7 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
     if (problem !== undefined) log.warn(`dropped ${from} that is no observation of ${describeRef(ref)}: ${problem}`);
     else send({ type: 'observed', observation: parsed.data as Observation });
   };
+  if (startedWith) observe(startedWith, 'the observation the workflow was started with');
   setHandler(observedSignal as SignalDefinition<[unknown]>, (payload: unknown) => observe(payload, 'an observed signal'));
   setHandler(stateQuery, view, { description: 'Machine state, backend resources with their status, the last error and operator actions.' });
 
@@ -101,7 +106,6 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
       else send({ type, request } as LifecycleEvent);
     });
   }
-  return observe;
 }
 
 function hint(type: string): string {
@@ -231,10 +235,9 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
     const lastError = c.lastError ?? options.condition?.(c);
     return { ref: c.ref, ...(c.uid ? { uid: c.uid } : {}), state: stateName(interpreter.snapshot.value), resources: options.resources(c), ...(lastError ? { lastError } : {}), actions: c.actions };
   };
-  const observe = handleLifecycleMessages(interpreter, view, input.ref, options.projection);
+  handleLifecycleMessages(interpreter, view, input.ref, options.projection, input.observation);
   options.setup?.(interpreter);
   if (input.persisted) interpreter.send({ type: 'resumed' } as Unstamped<TEvent>);
-  if (input.observation) observe(input.observation, 'the observation the workflow was started with');
 
   // LifecycleState is upserted where it is seen: where the machine rests, and before a slow backend call (not at every
   // step of a workflow task, which costs an event each and shows nobody anything). Histories recorded before it

@@ -155,6 +155,41 @@ describe('a workflow started with its observation and patches in its input', () 
     await handle.terminate('checked');
   });
 
+  it('takes a change signalled before its first workflow task after the observation it was started with, not before', async () => {
+    const name = `ordered-${Date.now()}`;
+    const queue = `${taskQueue}-late`;
+    const seen: string[] = [];
+    // No worker polls this queue yet: the start and the signal are both in the history of the first workflow task.
+    const handle = await client.workflow.start('nodeLifecycle', {
+      taskQueue: queue,
+      workflowId: `node/${name}`,
+      args: [{ ref: { kind: 'Node', name }, observation: nodeObservation(name), patches: KNOWN_PATCHES }],
+      typedSearchAttributes: [{ key: K8sUID, value: `${name}-uid` }],
+    });
+    const changed = nodeObservation(name);
+    changed.generation = 1;
+    changed.projection.spec = { podCIDR: '10.1.9.0/24' };
+    await handle.signal(observedSignal, changed);
+    const late = await startInProcessWorker({
+      taskQueue: queue,
+      workflowsPath: require.resolve('./index'),
+      activities: {
+        applyObject: ({ projection }: { projection: NodeProjection }) => {
+          seen.push(projection.spec?.podCIDR ?? '');
+          return Promise.resolve({ outcome: 'applied', applied: [], terminating: [], notes: [] });
+        },
+        listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
+      },
+    });
+    try {
+      expect(await eventually(async () => (await handle.query(stateQuery)).state === 'ready' && seen.length > 0)).toBe(true);
+      expect(seen.at(-1)).toBe('10.1.9.0/24');
+      await handle.terminate('checked');
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('fails its workflow task, and acts on nothing, when started with a patch this worker does not know (a newer starter)', async () => {
     const name = `newer-${Date.now()}`;
     const before = applies;
