@@ -22,7 +22,9 @@ export function startMidonet(options: { stateDir: string; port: number }): Promi
       { logFile },
     );
     const adminUrl = `${origin}/_emulator`;
-    await waitUntil('MidoNet emulator ready', async () => (await fetch(`${adminUrl}/health`)).ok, { timeoutMs: 30_000, process: server });
+    // Generous: a fresh machine compiles the emulator with tsx while the other servers start, and took 33 s once;
+    // a process that dies fails the wait at once.
+    await waitUntil('MidoNet emulator ready', async () => (await fetch(`${adminUrl}/health`)).ok, { timeoutMs: 90_000, process: server });
     return { url: `${origin}/midonet-api`, adminUrl, process: server };
   });
 }
