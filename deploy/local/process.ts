@@ -116,7 +116,7 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 /**
  * Polls `check` until it returns true. Fails early, with the end of the server's log, if the server exits, and
- * otherwise after `timeoutMs`.
+ * otherwise after `timeoutMs`, having stopped the server.
  */
 export async function waitUntil(
   what: string,
@@ -135,6 +135,8 @@ export async function waitUntil(
       lastError = error instanceof Error ? error.message : String(error);
     }
     if (Date.now() > deadline) {
+      // Nobody is handed a server that was not ready in time, so nobody else would stop it (a bench left waiting on it).
+      await options.process?.stop();
       throw new ProvisionError(
         what,
         `not ready after ${options.timeoutMs / 1000}s${lastError ? ` (last error: ${lastError})` : ''}`,
