@@ -48,7 +48,10 @@ const emulatorKeys = (translations: Translation[]) => new Set(Object.entries(exp
 export class Model {
   readonly objects = new Map<string, KubernetesProjection>();
   private readonly ever = new Map<string, Translation>();
-  private last = { objects: new Map<string, string>(), translations: new Map<string, Translation>() };
+  /** At the last checkpoint, by object key: its JSON and its Translations by identity. */
+  private readonly last = { objects: new Map<string, string>(), translations: new Map<string, Map<string, Translation>>() };
+  /** Objects written since the last checkpoint. */
+  private readonly written = new Set<string>();
   readonly ledger = { applies: 0, translationsCreated: 0, translationsDeleted: 0, resourcesCreated: 0, resourcesDeleted: 0 };
 
   constructor(readonly tenant?: string) {}
@@ -68,28 +71,46 @@ export class Model {
     const old = this.translationsOf(before);
     if (after) this.objects.set(key, after);
     else this.objects.delete(key);
+    this.written.add(key);
     const now = this.translationsOf(after);
     for (const t of now) this.ever.set(identity(t), t);
     const [oldKeys, nowKeys] = [emulatorKeys(old), emulatorKeys(now)];
     return { added: new Set([...nowKeys].filter((k) => !oldKeys.has(k))), removed: new Set([...oldKeys].filter((k) => !nowKeys.has(k))) };
   }
 
-  /** A state the scenario waits for: what changed since the last one goes to the ledger. */
+  /**
+   * A state the scenario waits for: what changed since the last one goes to the ledger. Only the objects written since
+   * are looked at (churn checkpoints after every change, among thousands of objects), all of them when a Node or a
+   * Service was, as what its Pods or Endpoints translate to depends on it.
+   */
   checkpoint(): void {
-    const objects = new Map([...this.objects].map(([key, p]) => [key, JSON.stringify(p)]));
-    const translations = new Map(this.live().map((t) => [identity(t), t]));
-    for (const [key, text] of objects) if (this.last.objects.get(key) !== text) this.ledger.applies++;
-    for (const [id, t] of translations) {
-      if (this.last.translations.has(id)) continue;
-      this.ledger.translationsCreated++;
-      this.ledger.resourcesCreated += t.resources.length;
+    const dependencyWritten = [...this.written].some((key) => key.startsWith('Node/') || key.startsWith('Service/'));
+    const keys = dependencyWritten ? new Set([...this.objects.keys(), ...this.last.objects.keys()]) : new Set(this.written);
+    this.written.clear();
+    for (const key of keys) {
+      const p = this.objects.get(key);
+      const text = p && JSON.stringify(p);
+      if (text !== undefined && this.last.objects.get(key) !== text) this.ledger.applies++;
+      const before = this.last.translations.get(key) ?? new Map<string, Translation>();
+      const now = new Map(this.translationsOf(p).map((t) => [identity(t), t]));
+      for (const [id, t] of now) {
+        if (before.has(id)) continue;
+        this.ledger.translationsCreated++;
+        this.ledger.resourcesCreated += t.resources.length;
+      }
+      for (const [id, t] of before) {
+        if (now.has(id)) continue;
+        this.ledger.translationsDeleted++;
+        this.ledger.resourcesDeleted += t.resources.length;
+      }
+      if (text === undefined) {
+        this.last.objects.delete(key);
+        this.last.translations.delete(key);
+      } else {
+        this.last.objects.set(key, text);
+        this.last.translations.set(key, now);
+      }
     }
-    for (const [id, t] of this.last.translations) {
-      if (translations.has(id)) continue;
-      this.ledger.translationsDeleted++;
-      this.ledger.resourcesDeleted += t.resources.length;
-    }
-    this.last = { objects, translations };
   }
 
   get(kind: string, namespace: string, name: string) {
