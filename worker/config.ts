@@ -27,7 +27,7 @@ export const workerSettings = {
   maxConcurrentWorkflowTasks: { env: 'STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS', arg: 'n', default: '20', description: 'workflow task slots (SDK default 40; a local server needs few)' },
   maxConcurrentActivities: { env: 'STEWARD_MAX_CONCURRENT_ACTIVITIES', arg: 'n', default: '50', description: 'activity slots, sized to what the backends take' },
   maxConcurrentLocalActivities: { env: 'STEWARD_MAX_CONCURRENT_LOCAL_ACTIVITIES', arg: 'n', default: '50', description: 'local activity slots' },
-  maxCachedWorkflows: { env: 'STEWARD_MAX_CACHED_WORKFLOWS', arg: 'n', default: '200', description: 'sticky cache size: ~4 MB each (measured), keeps memory flat (SDK default grows with the heap)' },
+  maxCachedWorkflows: { env: 'STEWARD_MAX_CACHED_WORKFLOWS', arg: 'n', default: '200', description: 'sticky cache size: under 1 MB each with the modules preloaded (measured), keeps memory flat (SDK default grows with the heap)' },
   workflowBundle: {
     env: 'STEWARD_WORKFLOW_BUNDLE',
     arg: 'file',
