@@ -2,8 +2,8 @@
 // `duration` seconds, mixed: 40% a Pod created, 30% one deleted, 15% one's MAC annotation set or removed (a
 // Translation more or less), 15% the Endpoints rewritten to other addresses. Each change's latency runs from its
 // Kubernetes write (the call's return) until the emulator holds what it added and no longer what it removed, read
-// every 100 ms or more (POLL_BACKOFF). An object with a change in flight is not changed again until it landed. The sequence comes from a
-// seeded generator, so both sides get the same one.
+// every 100 ms or more (POLL_BACKOFF). An object with a change in flight is not changed again until it landed. The
+// sequence comes from a seeded generator, so both sides get the same one.
 import * as k8s from '@kubernetes/client-node';
 import { deletePod } from '../../test/support/objects-harness';
 import { prng } from '../../deploy/local/midonet/faults';
