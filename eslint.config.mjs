@@ -23,9 +23,15 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*'], message: 'Workflows are deterministic: no Node built-ins (use activities).' },
-            { group: ['@kubernetes/client-node', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'], message: 'Workflows do no I/O: call an activity.' },
+            {
+              group: ['@kubernetes/client-node', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'],
+              message: 'Workflows do no I/O: call an activity.',
+            },
           ],
-          paths: ['fs', 'path', 'os', 'child_process', 'http', 'https', 'net', 'crypto'].map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins.' })),
+          paths: ['fs', 'path', 'os', 'child_process', 'http', 'https', 'net', 'crypto'].map((name) => ({
+            name,
+            message: 'Workflows are deterministic: no Node built-ins.',
+          })),
         },
       ],
     },
@@ -44,7 +50,8 @@ export default tseslint.config(
             {
               group: ['**/deploy/local', '**/deploy/local/**'],
               allowTypeImports: true,
-              message: 'The embedded development stack is not in the image: move what production needs out of deploy/local.',
+              message:
+                'The embedded development stack is not in the image: move what production needs out of deploy/local.',
             },
           ],
         },

@@ -29,7 +29,12 @@ const transform = {
   '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
 };
 const transformIgnorePatterns = [`/node_modules/(?!(${esmOnlyPackages().map(escape).join('|')})/)`];
-const common = { testEnvironment: 'node', transform, transformIgnorePatterns, testPathIgnorePatterns: ['/node_modules/', '/.steward/'] };
+const common = {
+  testEnvironment: 'node',
+  transform,
+  transformIgnorePatterns,
+  testPathIgnorePatterns: ['/node_modules/', '/.steward/'],
+};
 
 /**
  * Two projects: `unit` needs nothing running (machines, translators, the in-process MidoNet emulator);
@@ -46,7 +51,12 @@ module.exports = {
   // starter a failed file could not stop never runs on into the next file.
   workerIdleMemoryLimit: '1MB',
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/**/*.test.ts'], testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.stack\\.test\\.ts$'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/**/*.test.ts'],
+      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.stack\\.test\\.ts$'],
+    },
     {
       ...common,
       displayName: 'stack',

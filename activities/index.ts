@@ -5,4 +5,10 @@
  * plain JSON; failures carry one CamelCase vocabulary per backend that says what Temporal may retry.
  */
 export { createKubernetesActivities, type KubernetesActivities } from './kubernetes';
-export { createMidonetActivities, createMidonetClient, createPushActivities, type MidonetActivities, type PushActivities } from './midonet';
+export {
+  createMidonetActivities,
+  createMidonetClient,
+  createPushActivities,
+  type MidonetActivities,
+  type PushActivities,
+} from './midonet';

@@ -22,15 +22,19 @@ describe('on the dev server', () => {
     await stack?.stop();
   });
 
-  test.each(SCENARIOS)('%s at its smoke size: Steward and the baseline both converge, side by side in one table', async (name) => {
-    const report = await runScenario(stack.info, name, SMOKE_SIZES[name]);
-    expect(report.converged).toEqual({ steward: true, baseline: true });
-    const { header, rows } = reportTable(report);
-    expect(header).toEqual(['metric', 'Steward', report.baseline, 'ratio']);
-    // The first row is the scenario's time to converge: a value on both sides.
-    expect(rows[0]?.[1]).not.toBe('—');
-    expect(rows[0]?.[2]).not.toBe('—');
-  }, 900_000);
+  test.each(SCENARIOS)(
+    '%s at its smoke size: Steward and the baseline both converge, side by side in one table',
+    async (name) => {
+      const report = await runScenario(stack.info, name, SMOKE_SIZES[name]);
+      expect(report.converged).toEqual({ steward: true, baseline: true });
+      const { header, rows } = reportTable(report);
+      expect(header).toEqual(['metric', 'Steward', report.baseline, 'ratio']);
+      // The first row is the scenario's time to converge: a value on both sides.
+      expect(rows[0]?.[1]).not.toBe('—');
+      expect(rows[0]?.[2]).not.toBe('—');
+    },
+    900_000,
+  );
 });
 
 test('profiles, on the cluster profile with 2 worker processes: both sides converge, each worker and PostgreSQL measured, one table', async () => {

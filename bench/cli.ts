@@ -20,40 +20,88 @@ import { countArgument } from '../worker/settings';
 async function main(): Promise<void> {
   const program = new Command('bench')
     .description('Steward against the direct reconciler (or virsh) in the same run, on one stack')
-    .argument('[scenario]', `${[...SCENARIOS, 'profiles'].join(' | ')}; none: the default set (burst 200 on 4, peerpods 20)`)
+    .argument(
+      '[scenario]',
+      `${[...SCENARIOS, 'profiles'].join(' | ')}; none: the default set (burst 200 on 4, peerpods 20)`,
+    )
     .option('--pods <n>', 'Pods (burst, churn: those live at the start) or peer pods', countArgument)
     .option('--nodes <m>', 'Nodes', countArgument)
     .option('--rate <r>', 'churn: changes per second', countArgument)
     .option('--duration <s>', 'churn: seconds of churn', countArgument)
-    .option('--cache <n>', "burst, churn: each worker's sticky cache in workflows (STEWARD_MAX_CACHED_WORKFLOWS; default 200)", countArgument)
+    .option(
+      '--cache <n>',
+      "burst, churn: each worker's sticky cache in workflows (STEWARD_MAX_CACHED_WORKFLOWS; default 200)",
+      countArgument,
+    )
     .option('--workers <n>', 'burst, churn: Steward worker processes (default 1)', countArgument)
-    .addOption(new Option('--temporal <profile>', "the bench's stack: the Temporal dev server or the cluster profile (PostgreSQL, 3 server hosts)").choices(['dev', 'cluster']).default('dev'))
-    .option('--profiles <list>', `profiles: the runs, each <dev|cluster>[:<workers>] (default ${DEFAULT_PROFILES})`, parseProfiles)
-    .option('--smoke', 'every scenario (or the one named) at 20 Pods for a few seconds; results to the temporary directory')
+    .addOption(
+      new Option(
+        '--temporal <profile>',
+        "the bench's stack: the Temporal dev server or the cluster profile (PostgreSQL, 3 server hosts)",
+      )
+        .choices(['dev', 'cluster'])
+        .default('dev'),
+    )
+    .option(
+      '--profiles <list>',
+      `profiles: the runs, each <dev|cluster>[:<workers>] (default ${DEFAULT_PROFILES})`,
+      parseProfiles,
+    )
+    .option(
+      '--smoke',
+      'every scenario (or the one named) at 20 Pods for a few seconds; results to the temporary directory',
+    )
     .option('--stack <stack.json>', "a running stack's stack.json (else the bench starts its own)")
     .option('--out <dir>', 'where the .md and .svg results go', join(__dirname, 'results'))
     .showHelpAfterError();
   program.parse();
-  const opts = program.opts<Partial<Sizes> & { temporal: TemporalProfile; profiles?: ProfileRun[]; smoke?: boolean; stack?: string; out: string }>();
+  const opts = program.opts<
+    Partial<Sizes> & {
+      temporal: TemporalProfile;
+      profiles?: ProfileRun[];
+      smoke?: boolean;
+      stack?: string;
+      out: string;
+    }
+  >();
   const scenario = program.args[0];
-  if (scenario !== undefined && scenario !== 'profiles' && !(SCENARIOS as readonly string[]).includes(scenario)) program.error(`unknown scenario ${scenario}; one of ${[...SCENARIOS, 'profiles'].join(', ')}`);
-  if (opts.stack && program.getOptionValueSource('temporal') === 'cli') program.error('--temporal and --stack: a running stack has its profile already');
+  if (scenario !== undefined && scenario !== 'profiles' && !(SCENARIOS as readonly string[]).includes(scenario))
+    program.error(`unknown scenario ${scenario}; one of ${[...SCENARIOS, 'profiles'].join(', ')}`);
+  if (opts.stack && program.getOptionValueSource('temporal') === 'cli')
+    program.error('--temporal and --stack: a running stack has its profile already');
   if (opts.profiles && scenario !== 'profiles') program.error('--profiles goes with the scenario profiles');
-  if (scenario === 'profiles' && (opts.stack || opts.workers || program.getOptionValueSource('temporal') === 'cli')) program.error('profiles starts a stack per run: give the runs with --profiles, not --stack, --temporal or --workers');
+  if (scenario === 'profiles' && (opts.stack || opts.workers || program.getOptionValueSource('temporal') === 'cli'))
+    program.error(
+      'profiles starts a stack per run: give the runs with --profiles, not --stack, --temporal or --workers',
+    );
   const out = opts.smoke && opts.out === join(__dirname, 'results') ? join(tmpdir(), 'steward-bench-smoke') : opts.out;
-  const flags = Object.fromEntries((['pods', 'nodes', 'rate', 'duration', 'cache', 'workers'] as const).flatMap((k) => (opts[k] === undefined ? [] : [[k, opts[k]]])));
+  const flags = Object.fromEntries(
+    (['pods', 'nodes', 'rate', 'duration', 'cache', 'workers'] as const).flatMap((k) =>
+      opts[k] === undefined ? [] : [[k, opts[k]]],
+    ),
+  );
   const args = process.argv.slice(2).join(' ');
   const command = args ? `npm run bench -- ${args}` : 'npm run bench';
 
   if (scenario === 'profiles') {
     const sizes = { ...DEFAULT_SIZES.burst, ...(opts.smoke ? SMOKE_SIZES.burst : {}), ...flags } as Sizes;
-    const { file, failed } = await runProfiles(opts.profiles ?? parseProfiles(DEFAULT_PROFILES), sizes, { out, command });
+    const { file, failed } = await runProfiles(opts.profiles ?? parseProfiles(DEFAULT_PROFILES), sizes, {
+      out,
+      command,
+    });
     console.log(`  written: ${file}`);
     if (failed) throw new Error(`${failed} of the runs failed (see ${file})`);
     return;
   }
-  const names: ScenarioName[] = scenario ? [scenario as ScenarioName] : opts.smoke ? [...SCENARIOS] : ['burst', 'peerpods'];
-  const { info, stop } = await benchStack(opts.temporal === 'dev' ? 'steward-bench' : `steward-bench-${opts.temporal}`, { ...(opts.stack ? { stackJson: opts.stack } : {}), temporal: opts.temporal });
+  const names: ScenarioName[] = scenario
+    ? [scenario as ScenarioName]
+    : opts.smoke
+      ? [...SCENARIOS]
+      : ['burst', 'peerpods'];
+  const { info, stop } = await benchStack(
+    opts.temporal === 'dev' ? 'steward-bench' : `steward-bench-${opts.temporal}`,
+    { ...(opts.stack ? { stackJson: opts.stack } : {}), temporal: opts.temporal },
+  );
   try {
     for (const name of names) {
       const report = await runScenario(info, name, { ...(opts.smoke ? SMOKE_SIZES[name] : {}), ...flags });

@@ -19,7 +19,12 @@ export interface Usage {
    * The worker processes, when the worker runs in processes of its own: CPU summed, peak RSS the peak of their sum
    * (sampled together), and each one's CPU and peak RSS in start order.
    */
-  worker?: { cpuSeconds: number; peakRssMb: number; rssGrowthMb: number; each: { cpuSeconds: number; peakRssMb: number }[] };
+  worker?: {
+    cpuSeconds: number;
+    peakRssMb: number;
+    rssGrowthMb: number;
+    each: { cpuSeconds: number; peakRssMb: number }[];
+  };
   /** The Temporal server processes' CPU, summed; undefined when Temporal is not this stack's (no pid to read). */
   temporalCpuSeconds?: number;
   /** The cluster profile's PostgreSQL (the server and its backends); undefined on the dev server. */
@@ -45,19 +50,29 @@ const sum = (samples: Map<string, number>) => sumOf(samples.values());
 
 async function apiServerMetrics(kubeConfig: k8s.KubeConfig): Promise<string> {
   const url = new URL('/metrics', kubeConfig.getCurrentCluster()!.server);
-  const options: RequestOptions = { hostname: url.hostname, port: url.port, path: url.pathname, method: 'GET', headers: {} };
+  const options: RequestOptions = {
+    hostname: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'GET',
+    headers: {},
+  };
   await kubeConfig.applyToHTTPSOptions(options);
   return new Promise((resolve, reject) => {
     const req = request(options, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => resolve(Buffer.concat(chunks).toString())).on('error', reject);
+      res
+        .on('data', (chunk: Buffer) => chunks.push(chunk))
+        .on('end', () => resolve(Buffer.concat(chunks).toString()))
+        .on('error', reject);
     });
     req.on('error', reject).end();
   });
 }
 
 /** Sum of `apiserver_request_total` over every verb, resource and code. */
-export const apiServerRequests = async (kubeConfig: k8s.KubeConfig) => sum(promSamples(await apiServerMetrics(kubeConfig), 'apiserver_request_total'));
+export const apiServerRequests = async (kubeConfig: k8s.KubeConfig) =>
+  sum(promSamples(await apiServerMetrics(kubeConfig), 'apiserver_request_total'));
 
 /** Fields of /proc/<pid>/stat after the command (which may hold spaces): field N of proc(5) is at index N - 3. */
 function statFields(pid: number | string): string[] {
@@ -82,7 +97,10 @@ export function processTreeCpuSeconds(root: number): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const f = statFields(entry);
-      stats.set(Number(entry), { parent: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+      stats.set(Number(entry), {
+        parent: Number(f[1]),
+        ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+      });
     } catch {
       // Ended while the folder was read.
     }
@@ -105,7 +123,10 @@ export interface TemporalProcesses {
 export function temporalProcesses(info: StackInfo): TemporalProcesses {
   if (info.temporal.external) return { servers: [] };
   if (info.temporal.profile === 'cluster') {
-    return { servers: (info.temporal.hosts ?? []).map((h) => h.pid).filter((pid) => pid > 0), ...(info.pids.postgres ? { database: info.pids.postgres } : {}) };
+    return {
+      servers: (info.temporal.hosts ?? []).map((h) => h.pid).filter((pid) => pid > 0),
+      ...(info.pids.postgres ? { database: info.pids.postgres } : {}),
+    };
   }
   return { servers: info.pids.temporal ? [info.pids.temporal] : [] };
 }
@@ -158,7 +179,13 @@ export interface MeterOptions {
 }
 
 /** Starts measuring now; `stop()` gives what was used since. */
-export async function startMeter({ kubeConfig, admin, temporal, workerPids = [], driver }: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
+export async function startMeter({
+  kubeConfig,
+  admin,
+  temporal,
+  workerPids = [],
+  driver,
+}: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
   const started = Date.now();
   const cpu = process.cpuUsage();
   const temporalCpu = () => sumOf(temporal.servers.map(processTreeCpuSeconds));
@@ -188,9 +215,19 @@ export async function startMeter({ kubeConfig, admin, temporal, workerPids = [],
         seconds,
         processCpuSeconds: (used.user + used.system) / 1e6,
         ...own.stop(),
-        ...(workers ? { worker: workerUsage(workerPids.map((pid, i) => processCpuSeconds(pid) - workerCpuBefore[i]!), workers.stop(), workerRss) } : {}),
+        ...(workers
+          ? {
+              worker: workerUsage(
+                workerPids.map((pid, i) => processCpuSeconds(pid) - workerCpuBefore[i]!),
+                workers.stop(),
+                workerRss,
+              ),
+            }
+          : {}),
         ...(temporalBefore !== undefined ? { temporalCpuSeconds: temporalCpu() - temporalBefore } : {}),
-        ...(temporal.database && databaseBefore !== undefined ? { databaseCpuSeconds: processTreeCpuSeconds(temporal.database) - databaseBefore } : {}),
+        ...(temporal.database && databaseBefore !== undefined
+          ? { databaseCpuSeconds: processTreeCpuSeconds(temporal.database) - databaseBefore }
+          : {}),
         apiRequests: apiNow - api - requestsOfDriver,
         midonetRequests: (await admin.counters()).total - midonet,
       };
@@ -198,8 +235,16 @@ export async function startMeter({ kubeConfig, admin, temporal, workerPids = [],
   };
 }
 
-function workerUsage(cpu: number[], total: { peakRssMb: number; rssGrowthMb: number }, peaks: number[]): NonNullable<Usage['worker']> {
-  return { cpuSeconds: sumOf(cpu), ...total, each: cpu.map((cpuSeconds, i) => ({ cpuSeconds, peakRssMb: peaks[i]! / 2 ** 20 })) };
+function workerUsage(
+  cpu: number[],
+  total: { peakRssMb: number; rssGrowthMb: number },
+  peaks: number[],
+): NonNullable<Usage['worker']> {
+  return {
+    cpuSeconds: sumOf(cpu),
+    ...total,
+    each: cpu.map((cpuSeconds, i) => ({ cpuSeconds, peakRssMb: peaks[i]! / 2 ** 20 })),
+  };
 }
 
 /** Activities the worker ran, by name, from its /metrics (every execution, retries included). */

@@ -15,9 +15,23 @@ import { workerSettings } from '../worker/config';
 import { writeWorkflowBundle } from '../worker/bundle';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
 import type { MidonetClient } from '../activities/midonet';
-import { createNode, emulatorIds, expectedIds, listTranslations, readyOf, startObjectsHarness, waitFor, type ObjectsHarness } from '../test/support/objects-harness';
+import {
+  createNode,
+  emulatorIds,
+  expectedIds,
+  listTranslations,
+  readyOf,
+  startObjectsHarness,
+  waitFor,
+  type ObjectsHarness,
+} from '../test/support/objects-harness';
 import { translate } from '../workflows/translation';
-import { toProjection, type KubernetesProjection, type NodeProjection, type Translation } from '../workflows/translation/types';
+import {
+  toProjection,
+  type KubernetesProjection,
+  type NodeProjection,
+  type Translation,
+} from '../workflows/translation/types';
 import { startDirectReconciler, type DirectReconciler } from './direct/reconciler';
 import { counted, startMeter, temporalProcesses, workerActivities, type Usage } from './measure';
 import type { Report, Row } from './report';
@@ -25,7 +39,14 @@ import type { Report, Row } from './report';
 export type Side = 'steward' | 'direct';
 
 /** Keys of the report rows a summary across runs picks (bench/profiles.ts). */
-export const METRIC = { events: 'events', sideCpu: 'sideCpu', workerCpu: 'workerCpu', workerPeakRss: 'workerPeakRss', temporalCpu: 'temporalCpu', databaseCpu: 'databaseCpu' } as const;
+export const METRIC = {
+  events: 'events',
+  sideCpu: 'sideCpu',
+  workerCpu: 'workerCpu',
+  workerPeakRss: 'workerPeakRss',
+  temporalCpu: 'temporalCpu',
+  databaseCpu: 'databaseCpu',
+} as const;
 
 /** An object as the API server returned it, projected for the translation. */
 export const projected = (kind: KubernetesProjection['kind'], object: unknown): KubernetesProjection => {
@@ -34,10 +55,16 @@ export const projected = (kind: KubernetesProjection['kind'], object: unknown): 
   return result.projection;
 };
 
-const modelKey = (p: KubernetesProjection) => `${p.kind}/${'namespace' in p.metadata ? p.metadata.namespace : ''}/${p.metadata.name}`;
+const modelKey = (p: KubernetesProjection) =>
+  `${p.kind}/${'namespace' in p.metadata ? p.metadata.namespace : ''}/${p.metadata.name}`;
 const identity = (t: Translation) => `${t.namespace}/${t.name}:${JSON.stringify(t.resources)}`;
 /** What a set of Translations leaves in the emulator, as `<kind>:<id or key>` (emulatorIds' form). */
-const emulatorKeys = (translations: Translation[]) => new Set(Object.entries(expectedIds(translations, [])).flatMap(([kind, ids]) => (kind === 'Host' ? [] : ids.map((id) => `${kind}:${id}`))));
+const emulatorKeys = (translations: Translation[]) =>
+  new Set(
+    Object.entries(expectedIds(translations, [])).flatMap(([kind, ids]) =>
+      kind === 'Host' ? [] : ids.map((id) => `${kind}:${id}`),
+    ),
+  );
 
 /**
  * What the scenario wrote, translated as both sides must: the live objects, every Translation ever wanted (so what
@@ -49,24 +76,42 @@ export class Model {
   readonly objects = new Map<string, KubernetesProjection>();
   private readonly ever = new Map<string, Translation>();
   /** At the last checkpoint, by object key: its JSON and its Translations by identity. */
-  private readonly last = { objects: new Map<string, string>(), translations: new Map<string, Map<string, Translation>>() };
+  private readonly last = {
+    objects: new Map<string, string>(),
+    translations: new Map<string, Map<string, Translation>>(),
+  };
   /** Objects written since the last checkpoint. */
   private readonly written = new Set<string>();
-  readonly ledger = { applies: 0, translationsCreated: 0, translationsDeleted: 0, resourcesCreated: 0, resourcesDeleted: 0 };
+  readonly ledger = {
+    applies: 0,
+    translationsCreated: 0,
+    translationsDeleted: 0,
+    resourcesCreated: 0,
+    resourcesDeleted: 0,
+  };
 
   constructor(readonly tenant?: string) {}
 
   translationsOf(p: KubernetesProjection | undefined): Translation[] {
     if (!p) return [];
     const node = p.kind === 'Pod' ? this.objects.get(`Node//${p.spec.nodeName ?? ''}`) : undefined;
-    const service = p.kind === 'Endpoints' ? this.objects.get(`Service/${p.metadata.namespace}/${p.metadata.name}`) : undefined;
-    const result = translate(p, { ...(this.tenant ? { tenant: this.tenant } : {}), node: node?.kind === 'Node' ? node : null, service: service?.kind === 'Service' ? service : null });
-    if (!result.ok) throw new Error(`the bench's ${p.kind} ${p.metadata.name} does not translate: ${result.error.message}`);
+    const service =
+      p.kind === 'Endpoints' ? this.objects.get(`Service/${p.metadata.namespace}/${p.metadata.name}`) : undefined;
+    const result = translate(p, {
+      ...(this.tenant ? { tenant: this.tenant } : {}),
+      node: node?.kind === 'Node' ? node : null,
+      service: service?.kind === 'Service' ? service : null,
+    });
+    if (!result.ok)
+      throw new Error(`the bench's ${p.kind} ${p.metadata.name} does not translate: ${result.error.message}`);
     return result.translations;
   }
 
   /** Records a write (`after` undefined: a deletion); gives the emulator keys it adds and removes. */
-  write(before: KubernetesProjection | undefined, after: KubernetesProjection | undefined): { added: Set<string>; removed: Set<string> } {
+  write(
+    before: KubernetesProjection | undefined,
+    after: KubernetesProjection | undefined,
+  ): { added: Set<string>; removed: Set<string> } {
     const key = modelKey((after ?? before)!);
     const old = this.translationsOf(before);
     if (after) this.objects.set(key, after);
@@ -75,7 +120,10 @@ export class Model {
     const now = this.translationsOf(after);
     for (const t of now) this.ever.set(identity(t), t);
     const [oldKeys, nowKeys] = [emulatorKeys(old), emulatorKeys(now)];
-    return { added: new Set([...nowKeys].filter((k) => !oldKeys.has(k))), removed: new Set([...oldKeys].filter((k) => !nowKeys.has(k))) };
+    return {
+      added: new Set([...nowKeys].filter((k) => !oldKeys.has(k))),
+      removed: new Set([...oldKeys].filter((k) => !nowKeys.has(k))),
+    };
   }
 
   /**
@@ -85,7 +133,9 @@ export class Model {
    */
   checkpoint(): void {
     const dependencyWritten = [...this.written].some((key) => key.startsWith('Node/') || key.startsWith('Service/'));
-    const keys = dependencyWritten ? new Set([...this.objects.keys(), ...this.last.objects.keys()]) : new Set(this.written);
+    const keys = dependencyWritten
+      ? new Set([...this.objects.keys(), ...this.last.objects.keys()])
+      : new Set(this.written);
     this.written.clear();
     for (const key of keys) {
       const p = this.objects.get(key);
@@ -136,10 +186,14 @@ type Ledger = Model['ledger'];
  */
 function minimum(since: Ledger, now: Ledger) {
   const d = (key: keyof Ledger) => now[key] - since[key];
-  return { activities: d('applies') + 2 * (d('translationsCreated') + d('translationsDeleted')), midonet: d('resourcesCreated') + d('resourcesDeleted') };
+  return {
+    activities: d('applies') + 2 * (d('translationsCreated') + d('translationsDeleted')),
+    midonet: d('resourcesCreated') + d('resourcesDeleted'),
+  };
 }
 
-export const emulatorState = async (admin: EmulatorAdmin) => new Set(Object.entries(await emulatorIds({ admin })).flatMap(([kind, ids]) => ids.map((id) => `${kind}:${id}`)));
+export const emulatorState = async (admin: EmulatorAdmin) =>
+  new Set(Object.entries(await emulatorIds({ admin })).flatMap(([kind, ids]) => ids.map((id) => `${kind}:${id}`)));
 
 /** What a scenario gets for one side. */
 export interface PhaseContext {
@@ -184,7 +238,10 @@ interface PhaseCosts {
 
 const TENANT = undefined;
 const sideHosts = (side: Side, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ id: `b${side === 'steward' ? '0' : '1'}000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`, name: `bench-${side}-host-${i + 1}` }));
+  Array.from({ length: count }, (_, i) => ({
+    id: `b${side === 'steward' ? '0' : '1'}000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
+    name: `bench-${side}-host-${i + 1}`,
+  }));
 
 function nodesOf(side: Side, hosts: { id: string }[]): NodeProjection[] {
   return hosts.map((host, i) => ({
@@ -192,7 +249,11 @@ function nodesOf(side: Side, hosts: { id: string }[]): NodeProjection[] {
     metadata: {
       name: `bench-${side}-${i + 1}`,
       uid: '',
-      annotations: { 'midonet.org/host-id': host.id, 'midonet.org/tunnel-zone-id': '', 'midonet.org/tunnel-endpoint-ip': `192.0.${side === 'steward' ? 2 : 3}.${20 + i}` },
+      annotations: {
+        'midonet.org/host-id': host.id,
+        'midonet.org/tunnel-zone-id': '',
+        'midonet.org/tunnel-endpoint-ip': `192.0.${side === 'steward' ? 2 : 3}.${20 + i}`,
+      },
     },
     // A /16 per Node: room for 5,000 Pods on few Nodes.
     spec: { podCIDR: `10.${i + 1}.0.0/16` },
@@ -209,14 +270,19 @@ async function historyEvents(client: Client, select: (workflowId: string) => boo
   for await (const wf of client.workflow.list()) {
     if (!select(wf.workflowId)) continue;
     const [kind, , name = ''] = wf.workflowId.split('/');
-    const group = kind === 'translation' ? `translation/${name.slice(0, name.indexOf('.')).toLowerCase()}` : `${kind ?? ''}`;
-    const length = wf.status.name === 'RUNNING' ? (await client.workflow.getHandle(wf.workflowId, wf.runId).describe()).historyLength : wf.historyLength;
+    const group =
+      kind === 'translation' ? `translation/${name.slice(0, name.indexOf('.')).toLowerCase()}` : `${kind ?? ''}`;
+    const length =
+      wf.status.name === 'RUNNING'
+        ? (await client.workflow.getHandle(wf.workflowId, wf.runId).describe()).historyLength
+        : wf.historyLength;
     events.set(group, (events.get(group) ?? 0) + length);
   }
   return events;
 }
 
-const difference = (after: Map<string, number>, before: Map<string, number>) => new Map([...after].map(([group, n]) => [group, n - (before.get(group) ?? 0)]));
+const difference = (after: Map<string, number>, before: Map<string, number>) =>
+  new Map([...after].map(([group, n]) => [group, n - (before.get(group) ?? 0)]));
 
 const sumValues = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
 
@@ -228,7 +294,13 @@ interface SideRunner {
   stop(): Promise<void>;
 }
 
-async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario: ObjectsScenario, runner: (ctx: { namespace: string; nodePrefix: string }) => Promise<SideRunner>): Promise<{ result: PhaseResult; costs: PhaseCosts }> {
+async function runPhase(
+  side: Side,
+  h: ObjectsHarness,
+  info: StackInfo,
+  scenario: ObjectsScenario,
+  runner: (ctx: { namespace: string; nodePrefix: string }) => Promise<SideRunner>,
+): Promise<{ result: PhaseResult; costs: PhaseCosts }> {
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
   const driver = { requests: 0 };
@@ -247,14 +319,24 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
     model.checkpoint();
     const { present, absent } = model.expectation();
     const wanted = model.live().filter((t) => t.namespace === namespace).length;
-    await waitFor(`${side}: ${what}: the emulator holds what the model says`, async () => {
-      const state = await emulatorState(h.admin);
-      return [...present].every((k) => state.has(k)) && ![...absent].some((k) => state.has(k));
-    }, timeoutMs, 250);
-    await waitFor(`${side}: ${what}: the namespace's Translations Ready`, async () => {
-      const live = await listTranslations({ custom }, namespace);
-      return live.length === wanted && live.every((t) => readyOf(t) && !t.metadata.deletionTimestamp);
-    }, timeoutMs, 250);
+    await waitFor(
+      `${side}: ${what}: the emulator holds what the model says`,
+      async () => {
+        const state = await emulatorState(h.admin);
+        return [...present].every((k) => state.has(k)) && ![...absent].some((k) => state.has(k));
+      },
+      timeoutMs,
+      250,
+    );
+    await waitFor(
+      `${side}: ${what}: the namespace's Translations Ready`,
+      async () => {
+        const live = await listTranslations({ custom }, namespace);
+        return live.length === wanted && live.every((t) => readyOf(t) && !t.metadata.deletionTimestamp);
+      },
+      timeoutMs,
+      250,
+    );
   };
 
   await core.createNamespace({ body: { metadata: { name: namespace } } });
@@ -270,7 +352,13 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
 
   let costs: PhaseCosts | undefined;
   const measured = async <T>(run: () => Promise<T>): Promise<T> => {
-    const meter = await startMeter({ kubeConfig, admin: h.admin, temporal: temporalProcesses(info), ...(sideRunner.workerPids ? { workerPids: sideRunner.workerPids } : {}), driver });
+    const meter = await startMeter({
+      kubeConfig,
+      admin: h.admin,
+      temporal: temporalProcesses(info),
+      ...(sideRunner.workerPids ? { workerPids: sideRunner.workerPids } : {}),
+      driver,
+    });
     const [activities, events] = [await sideRunner.activities(), await sideRunner.events?.()];
     const ledger = { ...model.ledger };
     const value = await run();
@@ -286,11 +374,25 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
     };
     return value;
   };
-  const result = await scenario.run({ side, namespace, nodes, core, custom, admin: h.admin, model, measured, converged });
+  const result = await scenario.run({
+    side,
+    namespace,
+    nodes,
+    core,
+    custom,
+    admin: h.admin,
+    model,
+    measured,
+    converged,
+  });
   if (!costs) throw new Error(`scenario ${scenario.name} measured nothing`);
 
   // Clean up, outside the measured window: what the scenario left, the Nodes (and their backend state), the namespace.
-  const remove = { Pod: (name: string) => core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }), Endpoints: (name: string) => core.deleteNamespacedEndpoints({ namespace, name }), Service: (name: string) => core.deleteNamespacedService({ namespace, name }) };
+  const remove = {
+    Pod: (name: string) => core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }),
+    Endpoints: (name: string) => core.deleteNamespacedEndpoints({ namespace, name }),
+    Service: (name: string) => core.deleteNamespacedService({ namespace, name }),
+  };
   for (const object of [...model.objects.values()]) {
     if (object.kind === 'Node') continue;
     await remove[object.kind](object.metadata.name).catch((error: { code?: number }) => {
@@ -310,24 +412,43 @@ async function runPhase(side: Side, h: ObjectsHarness, info: StackInfo, scenario
 }
 
 /** Steward's side: the objects harness's workers and starter; its activities from the workers' /metrics. */
-const stewardSide = (h: ObjectsHarness) => ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> =>
-  Promise.resolve({
-    workerPids: h.workers.flatMap((w) => (w.pid ? [w.pid] : [])),
-    activities: async () => sumValues(await Promise.all(h.workers.map(async (w) => sumValues((await workerActivities(w.httpPort)).values())))),
-    events: () =>
-      // The namespace's workflows, the Nodes' and the Translations they own (in the cluster-scoped namespace, named after the Node).
-      historyEvents(h.client, (id) => id.includes(`/${namespace}/`) || id.startsWith(`node/${nodePrefix}`) || (id.startsWith('translation/default/') && id.includes(nodePrefix))),
-    stop: () => Promise.resolve(),
-  });
+const stewardSide =
+  (h: ObjectsHarness) =>
+  ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> =>
+    Promise.resolve({
+      workerPids: h.workers.flatMap((w) => (w.pid ? [w.pid] : [])),
+      activities: async () =>
+        sumValues(
+          await Promise.all(h.workers.map(async (w) => sumValues((await workerActivities(w.httpPort)).values()))),
+        ),
+      events: () =>
+        // The namespace's workflows, the Nodes' and the Translations they own (in the cluster-scoped namespace, named after the Node).
+        historyEvents(
+          h.client,
+          (id) =>
+            id.includes(`/${namespace}/`) ||
+            id.startsWith(`node/${nodePrefix}`) ||
+            (id.startsWith('translation/default/') && id.includes(nodePrefix)),
+        ),
+      stop: () => Promise.resolve(),
+    });
 
 /** The direct side: the reconciler started for the phase's namespace and Nodes. */
-const directSide = (kubeConfig: k8s.KubeConfig, midonet: MidonetClient) => ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> => {
-  const reconciler: DirectReconciler = startDirectReconciler({ kubeConfig, midonet, namespace, nodePrefix, logger: pino({ level: 'error' }) });
-  return Promise.resolve({
-    activities: () => Promise.resolve(sumValues(Object.values(reconciler.stats().calls))),
-    stop: () => reconciler.stop(),
-  });
-};
+const directSide =
+  (kubeConfig: k8s.KubeConfig, midonet: MidonetClient) =>
+  ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> => {
+    const reconciler: DirectReconciler = startDirectReconciler({
+      kubeConfig,
+      midonet,
+      namespace,
+      nodePrefix,
+      logger: pino({ level: 'error' }),
+    });
+    return Promise.resolve({
+      activities: () => Promise.resolve(sumValues(Object.values(reconciler.stats().calls))),
+      stop: () => reconciler.stop(),
+    });
+  };
 
 export interface ObjectsScenarioOptions {
   /** Each worker's sticky cache; the worker's default when absent. */
@@ -337,7 +458,11 @@ export interface ObjectsScenarioOptions {
 }
 
 /** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
-export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScenario, { maxCachedWorkflows, workers = 1 }: ObjectsScenarioOptions = {}): Promise<Report> {
+export async function runObjectsScenario(
+  info: StackInfo,
+  scenario: ObjectsScenario,
+  { maxCachedWorkflows, workers = 1 }: ObjectsScenarioOptions = {},
+): Promise<Report> {
   const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
   const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
   // The starter as deployed: its default coalescing window and Lease timings.
@@ -346,8 +471,19 @@ export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScena
   // workflow code bundled once, as the image's workers do (no webpack in each).
   const workflowBundle = join(info.stateDir, 'bench', 'workflow-bundle.js');
   await writeWorkflowBundle(workflowBundle);
-  const workerProcesses = { count: workers, logFile: (i: number) => join(info.stateDir, 'logs', `bench-${scenario.name}-worker-${i + 1}.log`), workflowBundle };
-  const h = await startObjectsHarness(info, { hosts, identity: `bench-${scenario.name}`, debounceMs: Number(starterSettings.debounceMs.default), lease: { leaseDurationSeconds, renewSeconds }, workerProcesses, maxCachedWorkflows: cache });
+  const workerProcesses = {
+    count: workers,
+    logFile: (i: number) => join(info.stateDir, 'logs', `bench-${scenario.name}-worker-${i + 1}.log`),
+    workflowBundle,
+  };
+  const h = await startObjectsHarness(info, {
+    hosts,
+    identity: `bench-${scenario.name}`,
+    debounceMs: Number(starterSettings.debounceMs.default),
+    lease: { leaseDurationSeconds, renewSeconds },
+    workerProcesses,
+    maxCachedWorkflows: cache,
+  });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
     steward = await runPhase('steward', h, info, scenario, stewardSide(h));
@@ -356,21 +492,46 @@ export async function runObjectsScenario(info: StackInfo, scenario: ObjectsScena
     await h.stop();
   }
   // Pooled as the worker's: both sides make their Kubernetes calls over kept connections.
-  const direct = await runPhase('direct', h, info, scenario, directSide(loadKubeConfig(info.kubernetes.kubeconfig)!, h.midonet));
+  const direct = await runPhase(
+    'direct',
+    h,
+    info,
+    scenario,
+    directSide(loadKubeConfig(info.kubernetes.kubeconfig)!, h.midonet),
+  );
   return objectsReport(info, scenario, steward, direct, { cache, workers });
 }
 
-function objectsReport(info: StackInfo, scenario: ObjectsScenario, steward: { result: PhaseResult; costs: PhaseCosts }, direct: { result: PhaseResult; costs: PhaseCosts }, { cache, workers }: { cache: number; workers: number }): Report {
+function objectsReport(
+  info: StackInfo,
+  scenario: ObjectsScenario,
+  steward: { result: PhaseResult; costs: PhaseCosts },
+  direct: { result: PhaseResult; costs: PhaseCosts },
+  { cache, workers }: { cache: number; workers: number },
+): Report {
   const { count, unit } = steward.result.per;
-  const per = (value: number | undefined, side: { result: PhaseResult }) => (value === undefined ? undefined : value / side.result.per.count);
-  const both = (metric: string, of: (side: { result: PhaseResult; costs: PhaseCosts }) => number | undefined, digits?: number, key?: string): Row => ({
+  const per = (value: number | undefined, side: { result: PhaseResult }) =>
+    value === undefined ? undefined : value / side.result.per.count;
+  const both = (
+    metric: string,
+    of: (side: { result: PhaseResult; costs: PhaseCosts }) => number | undefined,
+    digits?: number,
+    key?: string,
+  ): Row => ({
     metric,
     ...(key ? { key } : {}),
     steward: of(steward),
     baseline: of(direct),
     ...(digits === undefined ? {} : { digits }),
   });
-  const timings = steward.result.timings.map(([label, , digits = 2], i): Row => ({ metric: label, steward: steward.result.timings[i]?.[1], baseline: direct.result.timings[i]?.[1], digits }));
+  const timings = steward.result.timings.map(
+    ([label, , digits = 2], i): Row => ({
+      metric: label,
+      steward: steward.result.timings[i]?.[1],
+      baseline: direct.result.timings[i]?.[1],
+      digits,
+    }),
+  );
   const minimum = steward.costs.minimum;
   const plural = workers === 1 ? '' : 'es';
   const cluster = info.temporal.profile === 'cluster';
@@ -382,25 +543,60 @@ function objectsReport(info: StackInfo, scenario: ObjectsScenario, steward: { re
     converged: { steward: steward.result.converged ?? true, baseline: direct.result.converged ?? true },
     rows: [
       ...timings,
-      both(`history events per ${unit} (all workflows)`, (s) => per(s.costs.events && sumValues(s.costs.events.values()), s), undefined, METRIC.events),
-      both(`activities per ${unit} (minimum ${(minimum.activities / count).toFixed(1)})`, (s) => per(s.costs.activities, s)),
-      both(`MidoNet requests per ${unit} (minimum ${(minimum.midonet / count).toFixed(1)})`, (s) => per(s.costs.usage.midonetRequests, s)),
+      both(
+        `history events per ${unit} (all workflows)`,
+        (s) => per(s.costs.events && sumValues(s.costs.events.values()), s),
+        undefined,
+        METRIC.events,
+      ),
+      both(`activities per ${unit} (minimum ${(minimum.activities / count).toFixed(1)})`, (s) =>
+        per(s.costs.activities, s),
+      ),
+      both(`MidoNet requests per ${unit} (minimum ${(minimum.midonet / count).toFixed(1)})`, (s) =>
+        per(s.costs.usage.midonetRequests, s),
+      ),
       both(`API server requests per ${unit}`, (s) => per(s.costs.usage.apiRequests, s)),
-      both('CPU of the side s (Steward: workers + starter, direct: reconciler; the driver in both)', (s) => s.costs.usage.processCpuSeconds + (s.costs.usage.worker?.cpuSeconds ?? 0), undefined, METRIC.sideCpu),
+      both(
+        'CPU of the side s (Steward: workers + starter, direct: reconciler; the driver in both)',
+        (s) => s.costs.usage.processCpuSeconds + (s.costs.usage.worker?.cpuSeconds ?? 0),
+        undefined,
+        METRIC.sideCpu,
+      ),
       both(`worker process${plural} CPU s`, (s) => s.costs.usage.worker?.cpuSeconds, undefined, METRIC.workerCpu),
       both(`worker process${plural} peak RSS MB`, (s) => s.costs.usage.worker?.peakRssMb, 0, METRIC.workerPeakRss),
       both(`worker process${plural} RSS growth in the window MB`, (s) => s.costs.usage.worker?.rssGrowthMb, 0),
       both('bench process peak RSS MB (starter or reconciler, and the driver)', (s) => s.costs.usage.peakRssMb, 0),
-      both(cluster ? 'Temporal server CPU s (the 3 hosts)' : 'Temporal server CPU s', (s) => s.costs.usage.temporalCpuSeconds, undefined, METRIC.temporalCpu),
-      ...(cluster ? [both("Temporal's PostgreSQL CPU s (server and backends)", (s) => s.costs.usage.databaseCpuSeconds, undefined, METRIC.databaseCpu)] : []),
+      both(
+        cluster ? 'Temporal server CPU s (the 3 hosts)' : 'Temporal server CPU s',
+        (s) => s.costs.usage.temporalCpuSeconds,
+        undefined,
+        METRIC.temporalCpu,
+      ),
+      ...(cluster
+        ? [
+            both(
+              "Temporal's PostgreSQL CPU s (server and backends)",
+              (s) => s.costs.usage.databaseCpuSeconds,
+              undefined,
+              METRIC.databaseCpu,
+            ),
+          ]
+        : []),
     ],
     ...(each ? { workers: each } : {}),
     notes: [
       `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first (${workers} worker process${plural}, each caching ${cache} workflows); converged = the emulator holds exactly what the model says and every Translation is Ready.`,
       `Temporal: ${cluster ? 'the cluster profile (PostgreSQL, 3 server hosts; the UI server not counted)' : 'the dev server'}.`,
       `Steward's workers run as \`steward worker\` in processes of their own (as deployed, the workflow code bundled once); its starter, the direct reconciler and the bench's driver run in the bench process. activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.`,
-      ...(each && each.length > 1 ? [`Each worker, in start order: CPU ${each.map((w) => w.cpuSeconds.toFixed(1)).join(' / ')} s, peak RSS ${each.map((w) => w.peakRssMb.toFixed(0)).join(' / ')} MB (the table's peak is the peak of their sum).`] : []),
-      `Steward's history events per ${unit} by workflow: ${[...(steward.costs.events ?? new Map<string, number>())].filter(([, n]) => n > 0).map(([group, n]) => `${group} ${(n / count).toFixed(1)}`).join(', ')}.`,
+      ...(each && each.length > 1
+        ? [
+            `Each worker, in start order: CPU ${each.map((w) => w.cpuSeconds.toFixed(1)).join(' / ')} s, peak RSS ${each.map((w) => w.peakRssMb.toFixed(0)).join(' / ')} MB (the table's peak is the peak of their sum).`,
+          ]
+        : []),
+      `Steward's history events per ${unit} by workflow: ${[...(steward.costs.events ?? new Map<string, number>())]
+        .filter(([, n]) => n > 0)
+        .map(([group, n]) => `${group} ${(n / count).toFixed(1)}`)
+        .join(', ')}.`,
       ...(steward.result.notes ?? []).map((n) => `Steward: ${n}`),
       ...(direct.result.notes ?? []).map((n) => `direct: ${n}`),
     ],

@@ -8,8 +8,24 @@ import { BURST_TIMINGS } from './scenarios/burst';
 describe('parseProfiles', () => {
   test.each([
     ['dev', 'a profile alone means one worker', [{ temporal: 'dev', workers: 1 }]],
-    ['dev,cluster:1,cluster:2,cluster:3', 'the issue’s four runs, in order', [{ temporal: 'dev', workers: 1 }, { temporal: 'cluster', workers: 1 }, { temporal: 'cluster', workers: 2 }, { temporal: 'cluster', workers: 3 }]],
-    [' cluster:2 , dev:3', 'spaces around items are allowed', [{ temporal: 'cluster', workers: 2 }, { temporal: 'dev', workers: 3 }]],
+    [
+      'dev,cluster:1,cluster:2,cluster:3',
+      'the issue’s four runs, in order',
+      [
+        { temporal: 'dev', workers: 1 },
+        { temporal: 'cluster', workers: 1 },
+        { temporal: 'cluster', workers: 2 },
+        { temporal: 'cluster', workers: 3 },
+      ],
+    ],
+    [
+      ' cluster:2 , dev:3',
+      'spaces around items are allowed',
+      [
+        { temporal: 'cluster', workers: 2 },
+        { temporal: 'dev', workers: 3 },
+      ],
+    ],
   ])('%s (%s)', (list, _why, runs) => {
     expect(parseProfiles(list)).toEqual(runs);
   });

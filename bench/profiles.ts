@@ -9,7 +9,16 @@ import { InvalidArgumentError } from 'commander';
 import type { StackInfo, TemporalProfile } from '../deploy/local';
 import { countArgument } from '../worker/settings';
 import { METRIC } from './objects';
-import { markdownTable, metaLines, printReport, ratioOf, reportMarkdown, resultStem, rowOf, type Report } from './report';
+import {
+  markdownTable,
+  metaLines,
+  printReport,
+  ratioOf,
+  reportMarkdown,
+  resultStem,
+  rowOf,
+  type Report,
+} from './report';
 import { BURST_TIMINGS } from './scenarios/burst';
 import { benchStack, printTable } from './support';
 import { runScenario, type Sizes } from './scenarios';
@@ -25,12 +34,14 @@ export const DEFAULT_PROFILES = 'dev,cluster:1,cluster:2,cluster:3';
 export function parseProfiles(list: string): ProfileRun[] {
   return list.split(',').map((item) => {
     const [temporal, workers, ...rest] = item.trim().split(':');
-    if ((temporal !== 'dev' && temporal !== 'cluster') || rest.length) throw new InvalidArgumentError(`"${item}": each is dev or cluster, optionally :<workers> (dev,cluster:2).`);
+    if ((temporal !== 'dev' && temporal !== 'cluster') || rest.length)
+      throw new InvalidArgumentError(`"${item}": each is dev or cluster, optionally :<workers> (dev,cluster:2).`);
     return { temporal, workers: workers === undefined ? 1 : countArgument(workers) };
   });
 }
 
-export const profileLabel = ({ temporal, workers }: ProfileRun) => `${temporal === 'dev' ? 'dev server' : 'cluster'}, ${workers} worker${workers === 1 ? '' : 's'}`;
+export const profileLabel = ({ temporal, workers }: ProfileRun) =>
+  `${temporal === 'dev' ? 'dev server' : 'cluster'}, ${workers} worker${workers === 1 ? '' : 's'}`;
 
 export interface Outcome {
   run: ProfileRun;
@@ -55,20 +66,28 @@ export function summaryRow({ run, report, error }: Outcome): string[] {
   const label = profileLabel(run);
   if (!report) return [label, `failed: ${error ?? 'unknown'}`, ...Array<string>(7).fill('—')];
   const each = report.workers ?? [];
-  const perWorker = (values: number[], digits: number) => (values.length > 1 ? ` (${values.map((v) => v.toFixed(digits)).join(' + ')})` : '');
+  const perWorker = (values: number[], digits: number) =>
+    values.length > 1 ? ` (${values.map((v) => v.toFixed(digits)).join(' + ')})` : '';
   const steward = (key: string) => rowOf(report, key)?.steward;
   const temporal = steward(METRIC.temporalCpu);
   const database = steward(METRIC.databaseCpu);
   const temporalTotal = temporal === undefined ? undefined : temporal + (database ?? 0);
-  const directTemporal = (rowOf(report, METRIC.temporalCpu)?.baseline ?? 0) + (rowOf(report, METRIC.databaseCpu)?.baseline ?? 0);
+  const directTemporal =
+    (rowOf(report, METRIC.temporalCpu)?.baseline ?? 0) + (rowOf(report, METRIC.databaseCpu)?.baseline ?? 0);
   return [
     label,
     versus(report, BURST_TIMINGS.created, 1),
     versus(report, BURST_TIMINGS.deleted, 1),
     `${fixed(steward(BURST_TIMINGS.createRate))} / ${fixed(rowOf(report, BURST_TIMINGS.createRate)?.baseline)}`,
     fixed(steward(METRIC.events)),
-    `${fixed(steward(METRIC.workerCpu))}${perWorker(each.map((w) => w.cpuSeconds), 1)}`,
-    `${fixed(steward(METRIC.workerPeakRss), 0)}${perWorker(each.map((w) => w.peakRssMb), 0)}`,
+    `${fixed(steward(METRIC.workerCpu))}${perWorker(
+      each.map((w) => w.cpuSeconds),
+      1,
+    )}`,
+    `${fixed(steward(METRIC.workerPeakRss), 0)}${perWorker(
+      each.map((w) => w.peakRssMb),
+      0,
+    )}`,
     versus(report, METRIC.sideCpu),
     `${fixed(temporalTotal)}${database === undefined ? '' : ` (${fixed(temporal)} + ${fixed(database)})`} / ${directTemporal.toFixed(1)}`,
   ];
@@ -98,9 +117,14 @@ function markdown(outcomes: Outcome[], sizes: Sizes, command: string, date: Date
     '- Cells with a slash are Steward / the direct reconciler (ratio), each run against its own baseline on its own stack, started afresh (the direct reconciler uses no Temporal: its column shows what Temporal burns meanwhile on its own).',
     "- Worker CPU and peak RSS: the worker processes together (the peak of their sum, sampled every 250 ms), each worker's in parentheses in start order. CPU of the side: Steward's workers and starter, or the direct reconciler, with the bench's driver in both.",
     '- Temporal CPU: the dev server, or on the cluster profile its 3 server hosts + PostgreSQL (server and backends, from /proc); the UI server not counted.',
-    ...outcomes.map((o) => `- ${profileLabel(o.run)}: ${o.wallSeconds.toFixed(0)} s from the stack's start to its stop${o.error ? `; failed: ${o.error}` : ''}.`),
+    ...outcomes.map(
+      (o) =>
+        `- ${profileLabel(o.run)}: ${o.wallSeconds.toFixed(0)} s from the stack's start to its stop${o.error ? `; failed: ${o.error}` : ''}.`,
+    ),
     '',
-    ...outcomes.flatMap((o) => (o.report ? [...reportMarkdown({ ...o.report, title: `${profileLabel(o.run)}: ${o.report.title}` }, 2), ''] : [])),
+    ...outcomes.flatMap((o) =>
+      o.report ? [...reportMarkdown({ ...o.report, title: `${profileLabel(o.run)}: ${o.report.title}` }, 2), ''] : [],
+    ),
   ].join('\n');
 }
 
@@ -114,7 +138,11 @@ type StartStack = (run: ProfileRun) => Promise<{ info: StackInfo; stop: () => Pr
 export async function runProfiles(
   runs: ProfileRun[],
   sizes: Sizes,
-  { out, command, stack = (run) => benchStack(`steward-bench-${run.temporal}`, { temporal: run.temporal }) }: { out: string; command: string; stack?: StartStack },
+  {
+    out,
+    command,
+    stack = (run) => benchStack(`steward-bench-${run.temporal}`, { temporal: run.temporal }),
+  }: { out: string; command: string; stack?: StartStack },
 ): Promise<{ file: string; failed: number; outcomes: Outcome[] }> {
   const date = new Date();
   const file = `${resultStem(out, 'profiles', date)}.md`;
@@ -139,6 +167,10 @@ export async function runProfiles(
     outcomes.push({ ...outcome, wallSeconds: (Date.now() - started) / 1000 });
     writeFileSync(file, markdown(outcomes, sizes, command, date, runs));
   }
-  printTable(`burst of ${sizes.pods} Pods on ${sizes.nodes} Nodes, by profile (Steward / direct)`, SUMMARY_HEADER, outcomes.map(summaryRow));
+  printTable(
+    `burst of ${sizes.pods} Pods on ${sizes.nodes} Nodes, by profile (Steward / direct)`,
+    SUMMARY_HEADER,
+    outcomes.map(summaryRow),
+  );
   return { file, failed: outcomes.filter((o) => o.error).length, outcomes };
 }

@@ -33,12 +33,18 @@ export interface Report {
 export const rowOf = (report: Report, key: string) => report.rows.find((row) => (row.key ?? row.metric) === key);
 
 const format = (value: number | undefined, digits = 1) => (value === undefined ? '—' : value.toFixed(digits));
-export const ratioOf = ({ steward, baseline }: Row) => (steward !== undefined && baseline !== undefined && baseline > 0 ? steward / baseline : undefined);
+export const ratioOf = ({ steward, baseline }: Row) =>
+  steward !== undefined && baseline !== undefined && baseline > 0 ? steward / baseline : undefined;
 
 export function reportTable(report: Report): { header: string[]; rows: string[][] } {
   return {
     header: ['metric', 'Steward', report.baseline, 'ratio'],
-    rows: report.rows.map((row) => [row.metric, format(row.steward, row.digits), format(row.baseline, row.digits), format(ratioOf(row), 2)]),
+    rows: report.rows.map((row) => [
+      row.metric,
+      format(row.steward, row.digits),
+      format(row.baseline, row.digits),
+      format(ratioOf(row), 2),
+    ]),
   };
 }
 
@@ -50,7 +56,9 @@ export function printReport(report: Report): void {
 
 export const machine = () => {
   const cores = cpus();
-  return `${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`;
+  return `${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} at the end`;
 };
 
 /** A markdown table: the first column left-aligned, the others right-aligned. */
@@ -62,10 +70,20 @@ export function markdownTable(header: string[], rows: string[][]): string[] {
 /** A report's table and notes in markdown, below a heading of `level`. */
 export function reportMarkdown(report: Report, level = 1): string[] {
   const { header, rows } = reportTable(report);
-  return [`${'#'.repeat(level)} ${report.title}`, '', ...markdownTable(header, rows), '', ...report.notes.map((note) => `- ${note}`)];
+  return [
+    `${'#'.repeat(level)} ${report.title}`,
+    '',
+    ...markdownTable(header, rows),
+    '',
+    ...report.notes.map((note) => `- ${note}`),
+  ];
 }
 
-export const metaLines = (command: string, date: Date) => [`machine: ${machine()}`, `date: ${date.toISOString()}`, `command: ${command}`];
+export const metaLines = (command: string, date: Date) => [
+  `machine: ${machine()}`,
+  `date: ${date.toISOString()}`,
+  `command: ${command}`,
+];
 
 function markdown(report: Report, meta: string[]): string {
   const [heading, ...rest] = reportMarkdown(report);
@@ -80,7 +98,8 @@ function svg(report: Report, meta: string[]): string {
   const [labelWidth, barWidth, rowHeight, top] = [470, 400, 40, 70 + meta.length * 16];
   const width = labelWidth + barWidth + 170;
   const height = top + rows.length * rowHeight + 40;
-  const text = (x: number, y: number, content: string, attrs = '') => `<text x="${x}" y="${y}" ${attrs}>${escapeXml(content)}</text>`;
+  const text = (x: number, y: number, content: string, attrs = '') =>
+    `<text x="${x}" y="${y}" ${attrs}>${escapeXml(content)}</text>`;
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
@@ -102,16 +121,20 @@ function svg(report: Report, meta: string[]): string {
     ].forEach(([value, colour, dy]) => {
       if (value === undefined) return;
       const w = scale > 0 ? (Number(value) / scale) * barWidth : 0;
-      parts.push(`<rect x="${labelWidth}" y="${y + Number(dy)}" width="${w.toFixed(1)}" height="14" fill="${String(colour)}"/>`);
+      parts.push(
+        `<rect x="${labelWidth}" y="${y + Number(dy)}" width="${w.toFixed(1)}" height="14" fill="${String(colour)}"/>`,
+      );
       parts.push(text(Math.round(labelWidth + w + 4), y + Number(dy) + 11, format(Number(value), row.digits)));
     });
-    if (ratio !== undefined) parts.push(text(labelWidth + barWidth + 110, y + 18, `× ${format(ratio, 2)}`, 'fill="#333"'));
+    if (ratio !== undefined)
+      parts.push(text(labelWidth + barWidth + 110, y + 18, `× ${format(ratio, 2)}`, 'fill="#333"'));
   });
   parts.push('</svg>', '');
   return parts.join('\n');
 }
 
-export const resultStem = (dir: string, name: string, date: Date) => join(dir, `${name}-${date.toISOString().slice(0, 19).replace(/:/g, '')}`);
+export const resultStem = (dir: string, name: string, date: Date) =>
+  join(dir, `${name}-${date.toISOString().slice(0, 19).replace(/:/g, '')}`);
 
 /** Writes `<dir>/<scenario>-<date>.{md,svg}`; returns the two paths. */
 export function writeReport(report: Report, dir: string, command: string, date = new Date()): string[] {

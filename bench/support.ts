@@ -10,8 +10,12 @@ import { startStack, type StackInfo, type TemporalProfile } from '../deploy/loca
  * The stack of `stackJson` (a running stack's stack.json) when given, else one of the benchmark's own (free ports,
  * Temporal's `temporal` profile) in $STEWARD_BENCH_STATE_DIR/<name> (default in the temporary directory), started afresh.
  */
-export async function benchStack(name: string, { stackJson, temporal }: { stackJson?: string; temporal?: TemporalProfile } = {}): Promise<{ info: StackInfo; stop: () => Promise<void> }> {
-  if (stackJson) return { info: JSON.parse(readFileSync(stackJson, 'utf8')) as StackInfo, stop: () => Promise.resolve() };
+export async function benchStack(
+  name: string,
+  { stackJson, temporal }: { stackJson?: string; temporal?: TemporalProfile } = {},
+): Promise<{ info: StackInfo; stop: () => Promise<void> }> {
+  if (stackJson)
+    return { info: JSON.parse(readFileSync(stackJson, 'utf8')) as StackInfo, stop: () => Promise.resolve() };
   const stateDir = join(process.env.STEWARD_BENCH_STATE_DIR ?? tmpdir(), name);
   rmSync(stateDir, { recursive: true, force: true });
   const stack = await startStack({ ports: 'free', stateDir, ...(temporal ? { temporal } : {}) });
@@ -44,8 +48,11 @@ export async function noneRunning(client: Client, query: string): Promise<boolea
 export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, c) => Math.max(...cells.map((r) => r[c]!.length)));
-  const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
-  console.log(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${cells.slice(1).map(line).join('\n')}`);
+  const line = (r: string[]) =>
+    r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  console.log(
+    `\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${cells.slice(1).map(line).join('\n')}`,
+  );
 }
 
 export const seconds = (ms: number) => (ms / 1000).toFixed(1);
@@ -53,9 +60,11 @@ export const seconds = (ms: number) => (ms / 1000).toFixed(1);
 /** Runs `work` over `items`, `width` at a time. */
 export async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 /** Runs a benchmark's `main`: a failure is printed and ends the process with a failing exit code. */

@@ -17,7 +17,11 @@ import { ensureKustomize, kustomizeBuild } from './testing/kustomize';
 const serviceAccount = 'system:serviceaccount:steward:steward';
 const fieldManager = 'steward-deploy-test';
 /** Every variable the worker or the starter reads. Both take the one ConfigMap, so a key must be either's. */
-const knownSettings = new Set([workerSettings, cloudSettings, starterSettings].flatMap((table) => Object.values(table).map((setting) => setting.env)));
+const knownSettings = new Set(
+  [workerSettings, cloudSettings, starterSettings].flatMap((table) =>
+    Object.values(table).map((setting) => setting.env),
+  ),
+);
 
 interface Case {
   name: string;
@@ -30,35 +34,93 @@ interface Case {
 
 const midonetOnly = { steward: { MIDONET_PASSWORD: 'test-password' } };
 const cases: Case[] = [
-  { name: 'the base', dir: 'manifests', secrets: midonetOnly, temporal: () => ({ address: 'temporal-frontend.temporal:7233', namespace: 'default', tls: undefined, apiKey: undefined }) },
+  {
+    name: 'the base',
+    dir: 'manifests',
+    secrets: midonetOnly,
+    temporal: () => ({
+      address: 'temporal-frontend.temporal:7233',
+      namespace: 'default',
+      tls: undefined,
+      apiKey: undefined,
+    }),
+  },
   {
     name: 'the temporal-cloud overlay',
     dir: 'overlays/temporal-cloud',
     secrets: { steward: { ...midonetOnly.steward, TEMPORAL_API_KEY: 'test-api-key' } },
     // An API key implies TLS, with the system's CAs.
-    temporal: () => ({ address: 'steward.a1b2c.tmprl.cloud:7233', namespace: 'steward.a1b2c', apiKey: 'test-api-key', tls: {} }),
+    temporal: () => ({
+      address: 'steward.a1b2c.tmprl.cloud:7233',
+      namespace: 'steward.a1b2c',
+      apiKey: 'test-api-key',
+      tls: {},
+    }),
   },
   {
     name: 'the self-hosted-mtls overlay',
     dir: 'overlays/self-hosted-mtls',
-    secrets: { ...midonetOnly, 'steward-temporal-tls': { 'tls.crt': 'client certificate', 'tls.key': 'client key', 'ca.crt': 'server CA' } },
+    secrets: {
+      ...midonetOnly,
+      'steward-temporal-tls': { 'tls.crt': 'client certificate', 'tls.key': 'client key', 'ca.crt': 'server CA' },
+    },
     temporal: (root) => {
       const file = (name: string) => join(root, '/etc/steward/temporal-tls', name);
-      return { address: 'temporal-frontend.temporal:7233', apiKey: undefined, tls: { clientCertFile: file('tls.crt'), clientKeyFile: file('tls.key'), caFile: file('ca.crt') } };
+      return {
+        address: 'temporal-frontend.temporal:7233',
+        apiKey: undefined,
+        tls: { clientCertFile: file('tls.crt'), clientKeyFile: file('tls.key'), caFile: file('ca.crt') },
+      };
     },
   },
 ];
 
 const permissions: [string, k8s.V1ResourceAttributes, boolean][] = [
-  ['write Translations (the object workflows)', { group: 'midonet.org', resource: 'translations', verb: 'patch', namespace: 'default' }, true],
-  ['write Translation status (the pusher)', { group: 'midonet.org', resource: 'translations', subresource: 'status', verb: 'patch', namespace: 'default' }, true],
-  ['create PeerPods (peer pods)', { group: 'confidentialcontainers.org', resource: 'peerpods', verb: 'create', namespace: 'default' }, true],
-  ['delete PeerPods (the older ones a cloud-api-adaptor restart leaves)', { group: 'confidentialcontainers.org', resource: 'peerpods', verb: 'delete', namespace: 'default' }, true],
+  [
+    'write Translations (the object workflows)',
+    { group: 'midonet.org', resource: 'translations', verb: 'patch', namespace: 'default' },
+    true,
+  ],
+  [
+    'write Translation status (the pusher)',
+    { group: 'midonet.org', resource: 'translations', subresource: 'status', verb: 'patch', namespace: 'default' },
+    true,
+  ],
+  [
+    'create PeerPods (peer pods)',
+    { group: 'confidentialcontainers.org', resource: 'peerpods', verb: 'create', namespace: 'default' },
+    true,
+  ],
+  [
+    'delete PeerPods (the older ones a cloud-api-adaptor restart leaves)',
+    { group: 'confidentialcontainers.org', resource: 'peerpods', verb: 'delete', namespace: 'default' },
+    true,
+  ],
   ['watch Pods (the starter)', { resource: 'pods', verb: 'watch' }, true],
-  ['renew its Lease (the starter)', { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'kube-system', name: 'steward-starter' }, true],
+  [
+    'renew its Lease (the starter)',
+    {
+      group: 'coordination.k8s.io',
+      resource: 'leases',
+      verb: 'update',
+      namespace: 'kube-system',
+      name: 'steward-starter',
+    },
+    true,
+  ],
   ['not delete Pods', { resource: 'pods', verb: 'delete', namespace: 'default' }, false],
   ['not read Secrets', { resource: 'secrets', verb: 'get', namespace: 'default' }, false],
-  ['not update another Lease', { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'kube-system', name: 'kube-controller-manager' }, false],
+  [
+    'not update another Lease',
+    {
+      group: 'coordination.k8s.io',
+      resource: 'leases',
+      verb: 'update',
+      namespace: 'kube-system',
+      name: 'kube-controller-manager',
+    },
+    false,
+  ],
 ];
 
 let kubeConfig: k8s.KubeConfig;
@@ -72,7 +134,8 @@ beforeAll(async () => {
   kustomize = await ensureKustomize();
 }, 15 * 60_000);
 
-const keyOf = (o: k8s.KubernetesObject) => `${o.apiVersion}/${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
+const keyOf = (o: k8s.KubernetesObject) =>
+  `${o.apiVersion}/${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
 /** What this file created, in order; what was there before (the stack's CRDs) is left as it was. */
 const created = new Map<string, k8s.KubernetesObject>();
 const seen = new Set<string>();
@@ -81,13 +144,19 @@ async function apply(object: k8s.KubernetesObject): Promise<void> {
   const key = keyOf(object);
   if (!seen.has(key)) {
     seen.add(key);
-    const exists = await objectApi.read({ apiVersion: object.apiVersion!, kind: object.kind!, metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace } }).then(
-      () => true,
-      (error: unknown) => {
-        if (error instanceof k8s.ApiException && error.code === 404) return false;
-        throw error;
-      },
-    );
+    const exists = await objectApi
+      .read({
+        apiVersion: object.apiVersion!,
+        kind: object.kind!,
+        metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace },
+      })
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof k8s.ApiException && error.code === 404) return false;
+          throw error;
+        },
+      );
     if (!exists) created.set(key, object);
   }
   await objectApi.patch(object, undefined, undefined, fieldManager, true, k8s.PatchStrategy.ServerSideApply);
@@ -102,7 +171,15 @@ afterAll(async () => {
   // The namespace controller empties the namespace first; a next run on this stack must not meet it terminating.
   if (created.has('v1/Namespace//steward')) {
     const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-    await waitFor('namespace steward deleted', () => core.readNamespace({ name: 'steward' }).then(() => false, (error: unknown) => error instanceof k8s.ApiException && error.code === 404), 90_000);
+    await waitFor(
+      'namespace steward deleted',
+      () =>
+        core.readNamespace({ name: 'steward' }).then(
+          () => false,
+          (error: unknown) => error instanceof k8s.ApiException && error.code === 404,
+        ),
+      90_000,
+    );
   }
 }, 120_000);
 
@@ -122,11 +199,17 @@ const secretObject = (name: string, data: Record<string, string>): k8s.V1Secret 
 async function containerEnvironment(deployment: k8s.V1Deployment, root: string): Promise<Record<string, string>> {
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const namespace = deployment.metadata!.namespace!;
-  const read = async (kind: 'ConfigMap' | 'Secret', name: string, optional = false): Promise<Record<string, string>> => {
+  const read = async (
+    kind: 'ConfigMap' | 'Secret',
+    name: string,
+    optional = false,
+  ): Promise<Record<string, string>> => {
     try {
       if (kind === 'ConfigMap') return (await core.readNamespacedConfigMap({ namespace, name })).data ?? {};
       const data = (await core.readNamespacedSecret({ namespace, name })).data ?? {};
-      return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value, 'base64').toString()]));
+      return Object.fromEntries(
+        Object.entries(data).map(([key, value]) => [key, Buffer.from(value, 'base64').toString()]),
+      );
     } catch (error) {
       if (optional && error instanceof k8s.ApiException && error.code === 404) return {};
       throw error;
@@ -136,7 +219,8 @@ async function containerEnvironment(deployment: k8s.V1Deployment, root: string):
   const [container] = pod.containers;
   const env: Record<string, string> = {};
   for (const from of container!.envFrom ?? []) {
-    if (from.configMapRef) Object.assign(env, await read('ConfigMap', from.configMapRef.name!, from.configMapRef.optional));
+    if (from.configMapRef)
+      Object.assign(env, await read('ConfigMap', from.configMapRef.name!, from.configMapRef.optional));
     if (from.secretRef) Object.assign(env, await read('Secret', from.secretRef.name!, from.secretRef.optional));
   }
   for (const variable of container!.env ?? []) {
@@ -144,7 +228,8 @@ async function containerEnvironment(deployment: k8s.V1Deployment, root: string):
     if (variable.value !== undefined) env[variable.name] = variable.value;
     else if (secretKeyRef) {
       const value = (await read('Secret', secretKeyRef.name!, secretKeyRef.optional))[secretKeyRef.key];
-      if (value === undefined && !secretKeyRef.optional) throw new Error(`${variable.name}: Secret ${secretKeyRef.name} has no key ${secretKeyRef.key}`);
+      if (value === undefined && !secretKeyRef.optional)
+        throw new Error(`${variable.name}: Secret ${secretKeyRef.name} has no key ${secretKeyRef.key}`);
       if (value !== undefined) env[variable.name] = value;
     } else if (fieldRef?.fieldPath === 'metadata.name') env[variable.name] = `${deployment.metadata!.name}-0`;
     else throw new Error(`${variable.name}: a source this test does not resolve`);
@@ -158,14 +243,15 @@ async function containerEnvironment(deployment: k8s.V1Deployment, root: string):
       writeFileSync(join(root, mount.mountPath, file), content);
     }
   }
-  for (const [key, value] of Object.entries(env)) if (mounts.some((mount) => value.startsWith(`${mount.mountPath}/`))) env[key] = join(root, value);
+  for (const [key, value] of Object.entries(env))
+    if (mounts.some((mount) => value.startsWith(`${mount.mountPath}/`))) env[key] = join(root, value);
   return env;
 }
 
 describe.each(cases)('$name (deploy/$dir)', (c) => {
   let objects: k8s.KubernetesObject[];
 
-  it('renders the base\'s objects, each once, giving only settings the worker or the starter reads', async () => {
+  it("renders the base's objects, each once, giving only settings the worker or the starter reads", async () => {
     objects = await kustomizeBuild(kustomize, join(__dirname, c.dir));
     expect(objects.map((o) => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name}`)).toEqual([
       'Namespace /steward',
@@ -181,22 +267,30 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
       'Deployment steward/steward-worker',
     ]);
     const configMap = objects.find((o): o is k8s.V1ConfigMap => o.kind === 'ConfigMap')!;
-    const containers = objects.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment').flatMap((d) => d.spec!.template.spec!.containers);
-    const given = [...Object.keys(configMap.data ?? {}), ...containers.flatMap((container) => (container.env ?? []).map((variable) => variable.name))];
+    const containers = objects
+      .filter((o): o is k8s.V1Deployment => o.kind === 'Deployment')
+      .flatMap((d) => d.spec!.template.spec!.containers);
+    const given = [
+      ...Object.keys(configMap.data ?? {}),
+      ...containers.flatMap((container) => (container.env ?? []).map((variable) => variable.name)),
+    ];
     expect(given.filter((key) => !knownSettings.has(key))).toEqual([]);
   });
 
   it('is applied to the API server (server-side apply), with the Secrets the setup needs', async () => {
     for (const object of objects) await apply(object);
     for (const [name, data] of Object.entries(c.secrets)) await apply(secretObject(name, data));
-    const worker = await kubeConfig.makeApiClient(k8s.AppsV1Api).readNamespacedDeployment({ namespace: 'steward', name: 'steward-worker' });
+    const worker = await kubeConfig
+      .makeApiClient(k8s.AppsV1Api)
+      .readNamespacedDeployment({ namespace: 'steward', name: 'steward-worker' });
     expect(worker.spec?.template.spec?.serviceAccountName).toBe('steward');
   });
 
   it("gives both Deployments the setup's Temporal connection, in settings their loaders accept", async () => {
     const apps = kubeConfig.makeApiClient(k8s.AppsV1Api);
     const root = mkdtempSync(join(tmpdir(), 'steward-deploy-'));
-    const environment = async (name: string) => containerEnvironment(await apps.readNamespacedDeployment({ namespace: 'steward', name }), root);
+    const environment = async (name: string) =>
+      containerEnvironment(await apps.readNamespacedDeployment({ namespace: 'steward', name }), root);
     const worker = loadWorkerConfig({}, await environment('steward-worker'));
     const starter = loadStarterConfig({}, await environment('steward-starter'));
     expect(worker.temporal).toEqual({ ...worker.temporal, ...c.temporal(root) });
@@ -210,9 +304,17 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
   it.each(permissions)('its ServiceAccount may %s', async (what, attributes, expected) => {
     const authorization = kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
     const allowed = async () =>
-      (await authorization.createSubjectAccessReview({ body: { spec: { user: serviceAccount, groups: ['system:serviceaccounts'], resourceAttributes: attributes } } })).status?.allowed ?? false;
+      (
+        await authorization.createSubjectAccessReview({
+          body: { spec: { user: serviceAccount, groups: ['system:serviceaccounts'], resourceAttributes: attributes } },
+        })
+      ).status?.allowed ?? false;
     // Bindings reach the authorizer's cache asynchronously (the allowed cases come first, so they wait for it).
-    await waitFor(`${what}: ${expected ? 'allowed' : 'denied'}`, async () => (await allowed()) === expected || undefined, 30_000);
+    await waitFor(
+      `${what}: ${expected ? 'allowed' : 'denied'}`,
+      async () => (await allowed()) === expected || undefined,
+      30_000,
+    );
   });
 });
 
@@ -241,7 +343,10 @@ it("takes the Secret from a secretGenerator in a user's own overlay, with the us
   for (const deployment of objects.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment')) {
     const [container] = deployment.spec!.template.spec!.containers;
     expect(container!.image).toBe('registry.example.com/steward:0.2.0');
-    const references = [...(container!.envFrom ?? []).map((from) => from.secretRef?.name), ...(container!.env ?? []).map((variable) => variable.valueFrom?.secretKeyRef?.name)].filter(Boolean);
+    const references = [
+      ...(container!.envFrom ?? []).map((from) => from.secretRef?.name),
+      ...(container!.env ?? []).map((variable) => variable.valueFrom?.secretKeyRef?.name),
+    ].filter(Boolean);
     expect(new Set(references)).toEqual(new Set([secret.metadata?.name]));
   }
 });

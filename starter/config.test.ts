@@ -2,9 +2,15 @@ import { hostname } from 'node:os';
 import { loadStarterConfig } from './config';
 
 describe('starter configuration', () => {
-  it("defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for", () => {
+  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for', () => {
     expect(loadStarterConfig({}, {})).toEqual({
-      temporal: { address: '127.0.0.1:7233', namespace: 'default', tls: undefined, apiKey: undefined, taskQueue: 'steward' },
+      temporal: {
+        address: '127.0.0.1:7233',
+        namespace: 'default',
+        tls: undefined,
+        apiKey: undefined,
+        taskQueue: 'steward',
+      },
       kubeconfig: undefined,
       watchNamespace: undefined,
       lease: { namespace: 'kube-system', name: 'steward-starter' },
@@ -19,8 +25,21 @@ describe('starter configuration', () => {
   });
 
   it.each<[string, Record<string, string>, object]>([
-    ['every hour, 90 s grace, MidoNet only, dry run', { STEWARD_SWEEP_INTERVAL: '1h', STEWARD_SWEEP_GRACE: '90s', STEWARD_SWEEP_BACKENDS: 'midonet', STEWARD_SWEEP_DRY_RUN: 'true' }, { intervalMs: 3_600_000, graceMs: 90_000, backends: ['midonet'], dryRun: true }],
-    ['no grace at all, and none removes the Schedule', { STEWARD_SWEEP_GRACE: '0', STEWARD_SWEEP_BACKENDS: 'none' }, { graceMs: 0, backends: [] }],
+    [
+      'every hour, 90 s grace, MidoNet only, dry run',
+      {
+        STEWARD_SWEEP_INTERVAL: '1h',
+        STEWARD_SWEEP_GRACE: '90s',
+        STEWARD_SWEEP_BACKENDS: 'midonet',
+        STEWARD_SWEEP_DRY_RUN: 'true',
+      },
+      { intervalMs: 3_600_000, graceMs: 90_000, backends: ['midonet'], dryRun: true },
+    ],
+    [
+      'no grace at all, and none removes the Schedule',
+      { STEWARD_SWEEP_GRACE: '0', STEWARD_SWEEP_BACKENDS: 'none' },
+      { graceMs: 0, backends: [] },
+    ],
   ])('sweeper Schedule: %s', (_sentence, env, expected) => {
     expect(loadStarterConfig({}, env).sweep).toMatchObject(expected);
   });
@@ -35,28 +54,82 @@ describe('starter configuration', () => {
   it('takes a flag over its variable, and the variable over the default', () => {
     const config = loadStarterConfig(
       { leaseName: 'from-flag', watchNamespace: 'team-a' },
-      { STEWARD_LEASE_NAME: 'from-env', STEWARD_LEASE_NAMESPACE: 'steward', STEWARD_RESYNC_SECONDS: '30', TEMPORAL_ADDRESS: 'temporal:7233', STEWARD_IDENTITY: 'pod-1' },
+      {
+        STEWARD_LEASE_NAME: 'from-env',
+        STEWARD_LEASE_NAMESPACE: 'steward',
+        STEWARD_RESYNC_SECONDS: '30',
+        TEMPORAL_ADDRESS: 'temporal:7233',
+        STEWARD_IDENTITY: 'pod-1',
+      },
     );
-    expect(config).toMatchObject({ lease: { name: 'from-flag', namespace: 'steward' }, watchNamespace: 'team-a', resyncMs: 30_000, identity: 'pod-1', temporal: { address: 'temporal:7233' } });
+    expect(config).toMatchObject({
+      lease: { name: 'from-flag', namespace: 'steward' },
+      watchNamespace: 'team-a',
+      resyncMs: 30_000,
+      identity: 'pod-1',
+      temporal: { address: 'temporal:7233' },
+    });
   });
 
   it.each<[string, Record<string, string>, string | RegExp]>([
-    ['a runtime class must be a Kubernetes name', { peerPodRuntimeClasses: 'kata-remote,Kata_Remote' }, /--peer-pod-runtime-classes \/ STEWARD_PEERPOD_RUNTIME_CLASSES: .*Kata_Remote/],
-    ['a resync of 0 would re-list in a loop', { resyncSeconds: '0' }, '--resync-seconds / STEWARD_RESYNC_SECONDS: must be at least 1'],
-    ['the debounce is whole milliseconds', { debounceMs: '0.5' }, '--debounce-ms / STEWARD_DEBOUNCE_MS: must be a whole number, got "0.5"'],
-    ['a Lease name must be a Kubernetes name', { leaseName: 'Steward_Starter' }, /--lease-name \/ STEWARD_LEASE_NAME: must be a Kubernetes name/],
+    [
+      'a runtime class must be a Kubernetes name',
+      { peerPodRuntimeClasses: 'kata-remote,Kata_Remote' },
+      /--peer-pod-runtime-classes \/ STEWARD_PEERPOD_RUNTIME_CLASSES: .*Kata_Remote/,
+    ],
+    [
+      'a resync of 0 would re-list in a loop',
+      { resyncSeconds: '0' },
+      '--resync-seconds / STEWARD_RESYNC_SECONDS: must be at least 1',
+    ],
+    [
+      'the debounce is whole milliseconds',
+      { debounceMs: '0.5' },
+      '--debounce-ms / STEWARD_DEBOUNCE_MS: must be a whole number, got "0.5"',
+    ],
+    [
+      'a Lease name must be a Kubernetes name',
+      { leaseName: 'Steward_Starter' },
+      /--lease-name \/ STEWARD_LEASE_NAME: must be a Kubernetes name/,
+    ],
     ['an empty identity is refused', { identity: '' }, '--identity / STEWARD_IDENTITY: must not be empty'],
-    ['a kubeconfig that cannot be read', { kubeconfig: '/nonexistent/kubeconfig' }, '--kubeconfig / KUBECONFIG: cannot read file "/nonexistent/kubeconfig"'],
-    ['an unknown log level lists the levels', { logLevel: 'loud' }, '--log-level / STEWARD_LOG_LEVEL: must be one of trace, debug, info, warn, error'],
-    ['a sweep interval under a minute', { sweepInterval: '30s' }, '--sweep-interval / STEWARD_SWEEP_INTERVAL: must be at least 1m'],
-    ['a grace period needs its unit', { sweepGrace: '10' }, '--sweep-grace / STEWARD_SWEEP_GRACE: must be a duration such as 90s, 10m or 1h, got "10"'],
-    ['an unknown sweep backend', { sweepBackends: 'cloud,aws' }, /--sweep-backends \/ STEWARD_SWEEP_BACKENDS: must be a comma-separated list of cloud, midonet, or none/],
-    ['a bad Temporal address is checked by the worker rules', { address: 'nowhere' }, /--address \/ TEMPORAL_ADDRESS: must be host:port/],
+    [
+      'a kubeconfig that cannot be read',
+      { kubeconfig: '/nonexistent/kubeconfig' },
+      '--kubeconfig / KUBECONFIG: cannot read file "/nonexistent/kubeconfig"',
+    ],
+    [
+      'an unknown log level lists the levels',
+      { logLevel: 'loud' },
+      '--log-level / STEWARD_LOG_LEVEL: must be one of trace, debug, info, warn, error',
+    ],
+    [
+      'a sweep interval under a minute',
+      { sweepInterval: '30s' },
+      '--sweep-interval / STEWARD_SWEEP_INTERVAL: must be at least 1m',
+    ],
+    [
+      'a grace period needs its unit',
+      { sweepGrace: '10' },
+      '--sweep-grace / STEWARD_SWEEP_GRACE: must be a duration such as 90s, 10m or 1h, got "10"',
+    ],
+    [
+      'an unknown sweep backend',
+      { sweepBackends: 'cloud,aws' },
+      /--sweep-backends \/ STEWARD_SWEEP_BACKENDS: must be a comma-separated list of cloud, midonet, or none/,
+    ],
+    [
+      'a bad Temporal address is checked by the worker rules',
+      { address: 'nowhere' },
+      /--address \/ TEMPORAL_ADDRESS: must be host:port/,
+    ],
   ])('%s', (_sentence, flags, expected) => {
     expect(() => loadStarterConfig(flags, {})).toThrow(expected);
   });
 
   it('reports every problem at once, Temporal and starter alike', () => {
-    expect(() => loadStarterConfig({ address: 'nowhere', resyncSeconds: 'often' }, {})).toThrow(/--address \/ TEMPORAL_ADDRESS[^]*--resync-seconds \/ STEWARD_RESYNC_SECONDS/);
+    expect(() => loadStarterConfig({ address: 'nowhere', resyncSeconds: 'often' }, {})).toThrow(
+      /--address \/ TEMPORAL_ADDRESS[^]*--resync-seconds \/ STEWARD_RESYNC_SECONDS/,
+    );
   });
 });

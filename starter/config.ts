@@ -18,32 +18,71 @@ export const starterSettings = {
   watchNamespace: {
     env: 'STEWARD_WATCH_NAMESPACE',
     arg: 'name',
-    description: 'namespace whose Pods, Services, Endpoints and Translations are watched (Nodes always are); all namespaces when unset',
+    description:
+      'namespace whose Pods, Services, Endpoints and Translations are watched (Nodes always are); all namespaces when unset',
   },
-  leaseNamespace: { env: 'STEWARD_LEASE_NAMESPACE', arg: 'name', default: DEFAULT_LEASE.namespace, description: 'namespace of the leader-election Lease' },
-  leaseName: { env: 'STEWARD_LEASE_NAME', arg: 'name', default: DEFAULT_LEASE.name, description: 'leader-election Lease: of the starters sharing it, only the holder sends' },
-  resyncSeconds: { env: 'STEWARD_RESYNC_SECONDS', arg: 'seconds', default: '600', description: 'period of the full re-list of every watched kind' },
-  debounceMs: { env: 'STEWARD_DEBOUNCE_MS', arg: 'ms', default: '200', description: "window in which an object's changes are coalesced into one signal" },
-  identity: { env: 'STEWARD_IDENTITY', arg: 'name', description: 'this starter in the Lease and the logs, unique per process (e.g. the pod name); default <hostname>-<pid>' },
+  leaseNamespace: {
+    env: 'STEWARD_LEASE_NAMESPACE',
+    arg: 'name',
+    default: DEFAULT_LEASE.namespace,
+    description: 'namespace of the leader-election Lease',
+  },
+  leaseName: {
+    env: 'STEWARD_LEASE_NAME',
+    arg: 'name',
+    default: DEFAULT_LEASE.name,
+    description: 'leader-election Lease: of the starters sharing it, only the holder sends',
+  },
+  resyncSeconds: {
+    env: 'STEWARD_RESYNC_SECONDS',
+    arg: 'seconds',
+    default: '600',
+    description: 'period of the full re-list of every watched kind',
+  },
+  debounceMs: {
+    env: 'STEWARD_DEBOUNCE_MS',
+    arg: 'ms',
+    default: '200',
+    description: "window in which an object's changes are coalesced into one signal",
+  },
+  identity: {
+    env: 'STEWARD_IDENTITY',
+    arg: 'name',
+    description:
+      'this starter in the Lease and the logs, unique per process (e.g. the pod name); default <hostname>-<pid>',
+  },
   tenant: {
     env: 'MIDONETKUBE_TENANT',
     arg: 'name',
     default: DEFAULT_TENANT,
-    description: "MidoNet tenant of the cluster's objects (midonet-kubernetes' MIDONETKUBE_TENANT), given to every object's workflow and the global setup workflow",
+    description:
+      "MidoNet tenant of the cluster's objects (midonet-kubernetes' MIDONETKUBE_TENANT), given to every object's workflow and the global setup workflow",
   },
   peerPodRuntimeClasses: {
     env: 'STEWARD_PEERPOD_RUNTIME_CLASSES',
     arg: 'names',
     default: DEFAULT_PEERPOD_RUNTIME_CLASSES.join(',') || 'none',
-    description: "comma-separated runtime classes whose Pods are peer pods Steward makes cloud VMs for; 'none' (the default) beside cloud-api-adaptor, which makes them itself",
+    description:
+      "comma-separated runtime classes whose Pods are peer pods Steward makes cloud VMs for; 'none' (the default) beside cloud-api-adaptor, which makes them itself",
   },
-  sweepInterval: { env: 'STEWARD_SWEEP_INTERVAL', arg: 'duration', default: '10m', description: 'how often the orphan sweeper runs (Schedule gc/sweep), e.g. 10m or 1h' },
-  sweepGrace: { env: 'STEWARD_SWEEP_GRACE', arg: 'duration', default: '10m', description: 'how long a resource must stay unrecorded before the sweeper deletes it' },
+  sweepInterval: {
+    env: 'STEWARD_SWEEP_INTERVAL',
+    arg: 'duration',
+    default: '10m',
+    description: 'how often the orphan sweeper runs (Schedule gc/sweep), e.g. 10m or 1h',
+  },
+  sweepGrace: {
+    env: 'STEWARD_SWEEP_GRACE',
+    arg: 'duration',
+    default: '10m',
+    description: 'how long a resource must stay unrecorded before the sweeper deletes it',
+  },
   sweepBackends: {
     env: 'STEWARD_SWEEP_BACKENDS',
     arg: 'list',
     default: 'cloud,midonet',
-    description: 'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
+    description:
+      'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
   },
   sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
   logLevel: workerSettings.logLevel,
@@ -66,7 +105,9 @@ export interface StarterConfig {
 
 const name = z.string().min(1, 'must not be empty');
 // Kubernetes object names (RFC 1123 subdomain): caught here rather than as a 422 on the first Lease request.
-const objectName = name.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: (issue) => `must be a Kubernetes name (lower case, digits, '-', '.'), got "${String(issue.input)}"` });
+const objectName = name.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+  error: (issue) => `must be a Kubernetes name (lower case, digits, '-', '.'), got "${String(issue.input)}"`,
+});
 
 const starterSchema = z.object({
   kubeconfig: readableFile.optional(),
@@ -79,7 +120,14 @@ const starterSchema = z.object({
   tenant: name,
   peerPodRuntimeClasses: z
     .string()
-    .transform((list) => (list.trim() === 'none' ? [] : list.split(',').map((s) => s.trim()).filter(Boolean)))
+    .transform((list) =>
+      list.trim() === 'none'
+        ? []
+        : list
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+    )
     .pipe(z.array(objectName)),
   sweepInterval: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
   sweepGrace: duration,
@@ -113,7 +161,12 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
     identity: v.identity ?? `${hostname()}-${process.pid}`,
     tenant: v.tenant,
     peerPodRuntimeClasses: v.peerPodRuntimeClasses,
-    sweep: { intervalMs: v.sweepInterval, graceMs: v.sweepGrace, backends: v.sweepBackends, dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1' },
+    sweep: {
+      intervalMs: v.sweepInterval,
+      graceMs: v.sweepGrace,
+      backends: v.sweepBackends,
+      dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1',
+    },
     logLevel: v.logLevel,
   };
 }

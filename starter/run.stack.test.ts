@@ -85,10 +85,15 @@ describe('worker and starter on a task queue other than the default', () => {
     const created = await createNode({ core }, node);
     const translation = translate(node, {});
     if (!translation.ok) throw new Error(`the sample Node does not translate: ${translation.error.message}`);
-    const owned = await waitFor(`the ${translation.translations.length} Translations of Node ${node.metadata.name} Ready`, async () => {
-      const mine = (await listTranslations({ custom })).filter((t) => t.metadata.ownerReferences?.some((o) => o.uid === created.metadata!.uid));
-      return mine.length === translation.translations.length && mine.every(readyOf) && mine;
-    });
+    const owned = await waitFor(
+      `the ${translation.translations.length} Translations of Node ${node.metadata.name} Ready`,
+      async () => {
+        const mine = (await listTranslations({ custom })).filter((t) =>
+          t.metadata.ownerReferences?.some((o) => o.uid === created.metadata!.uid),
+        );
+        return mine.length === translation.translations.length && mine.every(readyOf) && mine;
+      },
+    );
     expect(owned.map((t) => t.metadata.name).sort()).toEqual(translation.translations.map((t) => t.name).sort());
 
     const started = [GLOBAL_MIDONET_WORKFLOW_ID, workflowId({ kind: 'Node', name: node.metadata.name })];
@@ -96,9 +101,15 @@ describe('worker and starter on a task queue other than the default', () => {
       const ids = await idsOn(taskQueue);
       return started.every((id) => ids.includes(id)) && ids;
     });
-    for (const t of owned) expect(onQueue).toContain(workflowId({ kind: 'Translation', namespace: t.metadata.namespace, name: t.metadata.name }));
+    for (const t of owned)
+      expect(onQueue).toContain(
+        workflowId({ kind: 'Translation', namespace: t.metadata.namespace, name: t.metadata.name }),
+      );
     expect((await client.workflow.getHandle(started[1]!).describe()).taskQueue).toBe(taskQueue);
-    expect((await client.schedule.getHandle(SWEEP_SCHEDULE_ID).describe()).action).toMatchObject({ type: 'startWorkflow', taskQueue });
+    expect((await client.schedule.getHandle(SWEEP_SCHEDULE_ID).describe()).action).toMatchObject({
+      type: 'startWorkflow',
+      taskQueue,
+    });
     expect(await idsOn(TASK_QUEUE)).toEqual([]);
   });
 });

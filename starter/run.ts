@@ -21,7 +21,10 @@ async function ensureGlobalSetup(client: Client, { tenant, temporal }: StarterCo
     workflowIdConflictPolicy: 'USE_EXISTING',
     staticSummary: 'MidoNet global setup',
   });
-  log.info({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId, tenant }, 'global setup workflow running');
+  log.info(
+    { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, tenant },
+    'global setup workflow running',
+  );
 }
 
 export interface RunningStarter {
@@ -32,13 +35,18 @@ export interface RunningStarter {
 
 export async function runStarter(config: StarterConfig, log: Logger): Promise<RunningStarter> {
   const kubeConfig = loadKubeConfig(config.kubeconfig);
-  if (!kubeConfig) throw new Error('no Kubernetes cluster: give --kubeconfig / KUBECONFIG, or run the starter in a cluster');
+  if (!kubeConfig)
+    throw new Error('no Kubernetes cluster: give --kubeconfig / KUBECONFIG, or run the starter in a cluster');
   const client = await connectClient(config.temporal);
   const { taskQueue } = config.temporal;
   try {
     await ensureGlobalSetup(client, config, log);
     const { intervalMs, graceMs, backends, dryRun } = config.sweep;
-    const schedule = await ensureSweepSchedule(client, { intervalMs, taskQueue, input: { graceMs, backends, dryRun, tenant: config.tenant } });
+    const schedule = await ensureSweepSchedule(client, {
+      intervalMs,
+      taskQueue,
+      input: { graceMs, backends, dryRun, tenant: config.tenant },
+    });
     log.info({ schedule, intervalMs, graceMs, backends, dryRun, taskQueue }, 'orphan sweeper Schedule gc/sweep');
     const starter = createStarter({
       kubeConfig,

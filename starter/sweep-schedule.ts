@@ -1,4 +1,10 @@
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleOptionsStartWorkflowAction,
+} from '@temporalio/client';
 import { z } from 'zod';
 import { SWEEP_SCHEDULE_ID } from '../workflows/naming';
 import type { sweep, SweepInput } from '../workflows/sweep';
@@ -30,11 +36,17 @@ export const duration = z.string().transform((text, ctx) => {
 
 /** `cloud,midonet`, one of them, or `none`. */
 export const backendList = z.string().transform((text, ctx) => {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.length === 1 && names[0] === 'none') return [];
   const unknown = names.filter((n) => !(SWEEP_BACKENDS as readonly string[]).includes(n));
   if (unknown.length || names.length === 0) {
-    ctx.addIssue({ code: 'custom', message: `must be a comma-separated list of ${SWEEP_BACKENDS.join(', ')}, or none; got "${text}"` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a comma-separated list of ${SWEEP_BACKENDS.join(', ')}, or none; got "${text}"`,
+    });
     return z.NEVER;
   }
   return [...new Set(names)] as SweepBackend[];
@@ -43,7 +55,10 @@ export const backendList = z.string().transform((text, ctx) => {
 export type EnsureOutcome = 'created' | 'updated' | 'removed' | 'absent';
 
 /** Creates the Schedule, or brings an existing one to these settings; idempotent, so every starter may call it. */
-export async function ensureSweepSchedule(client: Client, { intervalMs, input, taskQueue }: SweepScheduleOptions): Promise<EnsureOutcome> {
+export async function ensureSweepSchedule(
+  client: Client,
+  { intervalMs, input, taskQueue }: SweepScheduleOptions,
+): Promise<EnsureOutcome> {
   const handle = client.schedule.getHandle(SWEEP_SCHEDULE_ID);
   if (input.backends.length === 0) {
     try {

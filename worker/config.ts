@@ -10,28 +10,73 @@ import { flag, parseSettings, readableFile, settingLabel, whole, type Flags, typ
  */
 
 export const temporalSettings = {
-  address: { env: 'TEMPORAL_ADDRESS', arg: 'host:port', default: '127.0.0.1:7233', description: 'Temporal frontend address' },
+  address: {
+    env: 'TEMPORAL_ADDRESS',
+    arg: 'host:port',
+    default: '127.0.0.1:7233',
+    description: 'Temporal frontend address',
+  },
   namespace: { env: 'TEMPORAL_NAMESPACE', arg: 'name', default: 'default', description: 'Temporal namespace' },
   tls: { env: 'TEMPORAL_TLS', description: 'connect with TLS (implied by a TLS file or an API key)' },
   tlsCert: { env: 'TEMPORAL_TLS_CERT', arg: 'file', description: 'client certificate (PEM) for mTLS; needs the key' },
-  tlsKey: { env: 'TEMPORAL_TLS_KEY', arg: 'file', description: 'client private key (PEM) for mTLS; needs the certificate' },
-  tlsCa: { env: 'TEMPORAL_TLS_CA', arg: 'file', description: 'CA certificate (PEM) of the server, when the system does not trust it' },
-  tlsServerName: { env: 'TEMPORAL_TLS_SERVER_NAME', arg: 'name', description: 'server name to verify (SNI) when it differs from the address host' },
+  tlsKey: {
+    env: 'TEMPORAL_TLS_KEY',
+    arg: 'file',
+    description: 'client private key (PEM) for mTLS; needs the certificate',
+  },
+  tlsCa: {
+    env: 'TEMPORAL_TLS_CA',
+    arg: 'file',
+    description: 'CA certificate (PEM) of the server, when the system does not trust it',
+  },
+  tlsServerName: {
+    env: 'TEMPORAL_TLS_SERVER_NAME',
+    arg: 'name',
+    description: 'server name to verify (SNI) when it differs from the address host',
+  },
   apiKey: { env: 'TEMPORAL_API_KEY', secret: true, description: 'API key (Temporal Cloud); implies TLS' },
   // Here rather than with the worker's: the starter, the Schedule and `steward sweep` start work on it.
-  taskQueue: { env: 'STEWARD_TASK_QUEUE', arg: 'name', default: TASK_QUEUE, description: "task queue of Steward's workflows and activities: the workers poll it, the starter and the commands start work on it" },
+  taskQueue: {
+    env: 'STEWARD_TASK_QUEUE',
+    arg: 'name',
+    default: TASK_QUEUE,
+    description:
+      "task queue of Steward's workflows and activities: the workers poll it, the starter and the commands start work on it",
+  },
 } satisfies Record<string, Setting>;
 
 export const workerSettings = {
   ...temporalSettings,
-  maxConcurrentWorkflowTasks: { env: 'STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS', arg: 'n', default: '20', description: 'workflow task slots (SDK default 40; a local server needs few)' },
-  maxConcurrentActivities: { env: 'STEWARD_MAX_CONCURRENT_ACTIVITIES', arg: 'n', default: '50', description: 'activity slots, sized to what the backends take' },
-  maxConcurrentLocalActivities: { env: 'STEWARD_MAX_CONCURRENT_LOCAL_ACTIVITIES', arg: 'n', default: '50', description: 'local activity slots' },
-  maxCachedWorkflows: { env: 'STEWARD_MAX_CACHED_WORKFLOWS', arg: 'n', default: '200', description: 'sticky cache size: under 1 MB each with the modules preloaded (measured), keeps memory flat (SDK default grows with the heap)' },
+  maxConcurrentWorkflowTasks: {
+    env: 'STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS',
+    arg: 'n',
+    default: '20',
+    description: 'workflow task slots (SDK default 40; a local server needs few)',
+  },
+  maxConcurrentActivities: {
+    env: 'STEWARD_MAX_CONCURRENT_ACTIVITIES',
+    arg: 'n',
+    default: '50',
+    description: 'activity slots, sized to what the backends take',
+  },
+  maxConcurrentLocalActivities: {
+    env: 'STEWARD_MAX_CONCURRENT_LOCAL_ACTIVITIES',
+    arg: 'n',
+    default: '50',
+    description: 'local activity slots',
+  },
+  maxCachedWorkflows: {
+    env: 'STEWARD_MAX_CACHED_WORKFLOWS',
+    arg: 'n',
+    default: '200',
+    description:
+      'sticky cache size: under 1 MB each with the modules preloaded (measured), keeps memory flat (SDK default grows with the heap)',
+  },
   workflowBundle: {
     env: 'STEWARD_WORKFLOW_BUNDLE',
     arg: 'file',
-    description: 'the workflow code as `steward bundle` wrote it from these same sources; the worker then skips bundling at start (about 130 MB and 20 s of CPU less per worker)',
+    description:
+      'the workflow code as `steward bundle` wrote it from these same sources; the worker then skips bundling at start (about 130 MB and 20 s of CPU less per worker)',
   },
   midonetActivitiesPerSecond: {
     env: 'STEWARD_MIDONET_ACTIVITIES_PER_SECOND',
@@ -39,14 +84,37 @@ export const workerSettings = {
     description:
       "cap on MidoNet activities started per second, across every worker (Temporal's maxTaskQueueActivitiesPerSecond on the task queue, where MidoNet's are the only regular activities)",
   },
-  kubeconfig: { env: 'KUBECONFIG', arg: 'file', description: 'kubeconfig of the cluster; else ~/.kube/config, else the in-cluster service account' },
-  midonetUrl: { env: 'MIDONET_API_URL', arg: 'url', description: 'MidoNet REST API root, e.g. http://midonet:8181/midonet-api; no MidoNet activities when unset' },
+  kubeconfig: {
+    env: 'KUBECONFIG',
+    arg: 'file',
+    description: 'kubeconfig of the cluster; else ~/.kube/config, else the in-cluster service account',
+  },
+  midonetUrl: {
+    env: 'MIDONET_API_URL',
+    arg: 'url',
+    description: 'MidoNet REST API root, e.g. http://midonet:8181/midonet-api; no MidoNet activities when unset',
+  },
   midonetUsername: { env: 'MIDONET_USERNAME', arg: 'name', description: 'MidoNet user (needed with the URL)' },
   midonetPassword: { env: 'MIDONET_PASSWORD', secret: true, description: 'MidoNet password (needed with the URL)' },
   midonetTenant: { env: 'MIDONET_TENANT', arg: 'name', description: 'MidoNet project sent at login (X-Auth-Project)' },
-  httpHost: { env: 'STEWARD_HTTP_HOST', arg: 'address', default: '0.0.0.0', description: 'address of the health and metrics server' },
-  httpPort: { env: 'STEWARD_HTTP_PORT', arg: 'port', default: '9464', description: 'port of /healthz, /readyz and /metrics (0: any free port)' },
-  logLevel: { env: 'STEWARD_LOG_LEVEL', arg: 'level', default: 'info', description: 'trace, debug, info, warn or error' },
+  httpHost: {
+    env: 'STEWARD_HTTP_HOST',
+    arg: 'address',
+    default: '0.0.0.0',
+    description: 'address of the health and metrics server',
+  },
+  httpPort: {
+    env: 'STEWARD_HTTP_PORT',
+    arg: 'port',
+    default: '9464',
+    description: 'port of /healthz, /readyz and /metrics (0: any free port)',
+  },
+  logLevel: {
+    env: 'STEWARD_LOG_LEVEL',
+    arg: 'level',
+    default: 'info',
+    description: 'trace, debug, info, warn or error',
+  },
 } satisfies Record<string, Setting>;
 
 export interface TlsFiles {
@@ -94,7 +162,9 @@ export const logLevels = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof logLevels)[number];
 
 const temporalShape = {
-  address: z.string().regex(/^[^\s:/]+:\d{1,5}$/, { error: (issue) => `must be host:port, got "${String(issue.input)}"` }),
+  address: z
+    .string()
+    .regex(/^[^\s:/]+:\d{1,5}$/, { error: (issue) => `must be host:port, got "${String(issue.input)}"` }),
   namespace: z.string().min(1, 'must not be empty'),
   tls: flag.optional(),
   tlsCert: readableFile.optional(),
@@ -130,9 +200,12 @@ const workerShape = {
 type TemporalValues = z.infer<z.ZodObject<typeof temporalShape>>;
 
 function tlsRules(v: TemporalValues, ctx: z.RefinementCtx) {
-  const missing = (path: keyof typeof temporalSettings, because: string) => ctx.addIssue({ code: 'custom', path: [path], message: `is required ${because}` });
-  if (v.tlsCert && !v.tlsKey) missing('tlsKey', `with a client certificate (${settingLabel('tlsCert', temporalSettings.tlsCert)})`);
-  if (v.tlsKey && !v.tlsCert) missing('tlsCert', `with a client key (${settingLabel('tlsKey', temporalSettings.tlsKey)})`);
+  const missing = (path: keyof typeof temporalSettings, because: string) =>
+    ctx.addIssue({ code: 'custom', path: [path], message: `is required ${because}` });
+  if (v.tlsCert && !v.tlsKey)
+    missing('tlsKey', `with a client certificate (${settingLabel('tlsCert', temporalSettings.tlsCert)})`);
+  if (v.tlsKey && !v.tlsCert)
+    missing('tlsCert', `with a client key (${settingLabel('tlsKey', temporalSettings.tlsKey)})`);
   if (v.tls === false && (v.apiKey || v.tlsCert || v.tlsCa)) {
     ctx.addIssue({ code: 'custom', path: ['tls'], message: 'cannot be false with an API key or TLS files' });
   }
@@ -143,7 +216,9 @@ function temporalConfig(v: TemporalValues): TemporalConfig {
   return {
     address: v.address,
     namespace: v.namespace,
-    tls: useTls ? { clientCertFile: v.tlsCert, clientKeyFile: v.tlsKey, caFile: v.tlsCa, serverName: v.tlsServerName } : undefined,
+    tls: useTls
+      ? { clientCertFile: v.tlsCert, clientKeyFile: v.tlsKey, caFile: v.tlsCa, serverName: v.tlsServerName }
+      : undefined,
     apiKey: v.apiKey,
     taskQueue: v.taskQueue,
   };
@@ -160,8 +235,10 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
     tlsRules(v, ctx);
     if (v.midonetUrl) {
       const because = `with ${settingLabel('midonetUrl', workerSettings.midonetUrl)}`;
-      if (!v.midonetUsername) ctx.addIssue({ code: 'custom', path: ['midonetUsername'], message: `is required ${because}` });
-      if (!v.midonetPassword) ctx.addIssue({ code: 'custom', path: ['midonetPassword'], message: `is required ${because}` });
+      if (!v.midonetUsername)
+        ctx.addIssue({ code: 'custom', path: ['midonetUsername'], message: `is required ${because}` });
+      if (!v.midonetPassword)
+        ctx.addIssue({ code: 'custom', path: ['midonetPassword'], message: `is required ${because}` });
     }
   });
   const v = parseSettings(workerSettings, schema, flags, env);

@@ -11,6 +11,8 @@ describe('the Temporal connection factory', () => {
 
   it('says TLS was used when it was, since a TLS/plaintext mismatch looks like an unreachable server', async () => {
     const address = `127.0.0.1:${await freePort()}`;
-    await expect(connectClient({ address, namespace: 'default', tls: {} })).rejects.toThrow(`Temporal at ${address} (namespace default, TLS) is not reachable`);
+    await expect(connectClient({ address, namespace: 'default', tls: {} })).rejects.toThrow(
+      `Temporal at ${address} (namespace default, TLS) is not reachable`,
+    );
   });
 });

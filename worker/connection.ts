@@ -12,7 +12,10 @@ import type { TemporalConnectionConfig, TlsFiles } from './config';
 export class TemporalUnreachableError extends Error {
   constructor(config: TemporalConnectionConfig, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    super(`Temporal at ${config.address} (namespace ${config.namespace}${config.tls ? ', TLS' : ''}) is not reachable: ${reason}`, { cause });
+    super(
+      `Temporal at ${config.address} (namespace ${config.namespace}${config.tls ? ', TLS' : ''}) is not reachable: ${reason}`,
+      { cause },
+    );
     this.name = 'TemporalUnreachableError';
   }
 }
@@ -23,7 +26,10 @@ async function tlsOptions(tls: TlsFiles | undefined): Promise<TLSConfig | undefi
   return {
     serverNameOverride: serverName,
     serverRootCACertificate: caFile ? await readFile(caFile) : undefined,
-    clientCertPair: clientCertFile && clientKeyFile ? { crt: await readFile(clientCertFile), key: await readFile(clientKeyFile) } : undefined,
+    clientCertPair:
+      clientCertFile && clientKeyFile
+        ? { crt: await readFile(clientCertFile), key: await readFile(clientKeyFile) }
+        : undefined,
   };
 }
 
@@ -35,9 +41,15 @@ async function connectionOptions(config: TemporalConnectionConfig) {
 const checkTimeoutMs = 5_000;
 
 /** Answers within a few seconds whether the frontend serves this namespace; throws TemporalUnreachableError if not. */
-export async function checkTemporal(connection: ConnectionLike, config: TemporalConnectionConfig, timeoutMs = checkTimeoutMs): Promise<void> {
+export async function checkTemporal(
+  connection: ConnectionLike,
+  config: TemporalConnectionConfig,
+  timeoutMs = checkTimeoutMs,
+): Promise<void> {
   try {
-    await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.describeNamespace({ namespace: config.namespace }));
+    await connection.withDeadline(Date.now() + timeoutMs, () =>
+      connection.workflowService.describeNamespace({ namespace: config.namespace }),
+    );
   } catch (error) {
     throw new TemporalUnreachableError(config, error);
   }

@@ -22,13 +22,23 @@ const send = (res: ServerResponse, status: number, contentType: string, body: st
   res.writeHead(status, { 'content-type': contentType }).end(body);
 };
 
-export async function startHttpServer(host: string, port: number, handlers: HttpHandlers, log: Logger): Promise<HttpServer> {
+export async function startHttpServer(
+  host: string,
+  port: number,
+  handlers: HttpHandlers,
+  log: Logger,
+): Promise<HttpServer> {
   const server = createServer((req, res) => {
     const route = async () => {
       switch (req.url?.split('?')[0]) {
         case '/healthz': {
           const problems = await handlers.problems();
-          return send(res, problems.length ? 503 : 200, 'application/json', JSON.stringify({ ok: problems.length === 0, problems }));
+          return send(
+            res,
+            problems.length ? 503 : 200,
+            'application/json',
+            JSON.stringify({ ok: problems.length === 0, problems }),
+          );
         }
         case '/readyz': {
           const ready = handlers.ready();

@@ -9,7 +9,13 @@ import type { UntypedActivities } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
 import * as k8s from '@kubernetes/client-node';
-import { createCloudActivities, createCloudProvider, createPodVmActivities, type CloudActivities, type PodVmActivities } from '../activities/cloud';
+import {
+  createCloudActivities,
+  createCloudProvider,
+  createPodVmActivities,
+  type CloudActivities,
+  type PodVmActivities,
+} from '../activities/cloud';
 import { createKubernetesActivities, type KubernetesActivities } from '../activities/kubernetes';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from '../activities/midonet';
 import { createPushActivities, type Neighbours, type PushActivities } from '../activities/midonet/push';
@@ -76,7 +82,11 @@ function translationRef(workflowId: string): ObjectRef {
  * The pushers' view of each other: a watch of every Translation (who owns which resource, who names which ID) and
  * the signal that tells one that resources it names changed. Stopped with the worker.
  */
-function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logger): Neighbours & { stop(): Promise<void> } {
+function watchNeighbours(
+  kubeConfig: k8s.KubeConfig,
+  temporal: Client,
+  log: Logger,
+): Neighbours & { stop(): Promise<void> } {
   const index = createTranslationIndex();
   const source = createSource({
     kinds: ['Translation'],
@@ -114,13 +124,18 @@ function watchNeighbours(kubeConfig: k8s.KubeConfig, temporal: Client, log: Logg
     },
     synced: () => source.synced(),
     notify: async (workflowIds, notice) => {
-      for (let i = 0; i < workflowIds.length; i += 20) await Promise.all(workflowIds.slice(i, i + 20).map((id) => signal(id, notice)));
+      for (let i = 0; i < workflowIds.length; i += 20)
+        await Promise.all(workflowIds.slice(i, i + 20).map((id) => signal(id, notice)));
     },
     stop: () => source.stop(),
   };
 }
 
-function activitiesFromConfig(config: WorkerConfig, log: Logger, temporal: Client): { groups: ActivityGroups; stop(): Promise<void> } {
+function activitiesFromConfig(
+  config: WorkerConfig,
+  log: Logger,
+  temporal: Client,
+): { groups: ActivityGroups; stop(): Promise<void> } {
   const groups: ActivityGroups = {};
   const kubeConfig = loadKubeConfig(config.kubeconfig);
   const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, log) : undefined;
@@ -156,14 +171,16 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
   const client = await connectClient(config.temporal);
   const closing: (() => Promise<void>)[] = [() => client.connection.close()];
   const closeAll = async () => {
-    for (const close of closing.reverse()) await close().catch((error: unknown) => log.warn({ err: error }, 'close failed'));
+    for (const close of closing.reverse())
+      await close().catch((error: unknown) => log.warn({ err: error }, 'close failed'));
   };
   try {
     const fromConfig = activitiesFromConfig(config, log, client);
     closing.push(() => fromConfig.stop());
     const groups: ActivityGroups = { ...fromConfig.groups, ...options.activities };
     // From the groups in use (a test's fakes included), so it calls exactly what the separate activities call.
-    if (!groups.peerpod && groups.cloud && groups.kubernetes) groups.peerpod = createPodVmActivities({ cloud: groups.cloud, kubernetes: groups.kubernetes });
+    if (!groups.peerpod && groups.cloud && groups.kubernetes)
+      groups.peerpod = createPodVmActivities({ cloud: groups.cloud, kubernetes: groups.kubernetes });
     const { activities, backendOf } = flatten(groups);
     log.info({ config: redacted(config), backends: Object.keys(groups) }, 'starting the worker');
     const connection: NativeConnection = await connectWorker(config.temporal);
@@ -173,7 +190,9 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      ...(config.workflowBundle && !options.workflowsPath ? { workflowBundle: { codePath: config.workflowBundle } } : { workflowsPath: options.workflowsPath ?? WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions }),
+      ...(config.workflowBundle && !options.workflowsPath
+        ? { workflowBundle: { codePath: config.workflowBundle } }
+        : { workflowsPath: options.workflowsPath ?? WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions }),
       activities,
       interceptors: { activity: [activityMetricsInterceptor(metrics, backendOf)] },
       ...config.concurrency,
@@ -191,7 +210,9 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       {
         problems: async () => {
           const problems = worker.getState() === 'RUNNING' ? [] : [`worker is ${worker.getState()}`];
-          await checkTemporal(client.connection, config.temporal, 2_000).catch((error: Error) => problems.push(error.message));
+          await checkTemporal(client.connection, config.temporal, 2_000).catch((error: Error) =>
+            problems.push(error.message),
+          );
           return problems;
         },
         ready: () => worker.getState() === 'RUNNING',
@@ -200,7 +221,10 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       log,
     );
     closing.push(() => http.close());
-    log.info({ taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, httpPort: http.port }, 'worker running');
+    log.info(
+      { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, httpPort: http.port },
+      'worker running',
+    );
     void counter.refresh();
     const done = worker.run().finally(async () => {
       log.info('worker stopped');

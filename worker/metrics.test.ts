@@ -20,15 +20,21 @@ async function valuesOf(metrics: ReturnType<typeof createMetrics>, name: string)
 
 describe('the activity metrics interceptor', () => {
   const run = (metrics: ReturnType<typeof createMetrics>, activityType: string, next: () => Promise<unknown>) => {
-    const inbound = activityMetricsInterceptor(metrics, (name) => (name.startsWith('midonet') ? 'midonet' : 'unknown'))({ info: { activityType } } as Context).inbound;
+    const inbound = activityMetricsInterceptor(metrics, (name) => (name.startsWith('midonet') ? 'midonet' : 'unknown'))(
+      { info: { activityType } } as Context,
+    ).inbound;
     return inbound!.execute!({ args: [], headers: {} }, next);
   };
 
   it('times a call under its backend and activity name', async () => {
     const metrics = createMetrics();
     await run(metrics, 'midonetEnsure', () => Promise.resolve('ok'));
-    const counts = (await valuesOf(metrics, 'steward_backend_call_duration_seconds')).filter((v) => v.metricName === 'steward_backend_call_duration_seconds_count');
-    expect(counts).toEqual([expect.objectContaining({ labels: { backend: 'midonet', operation: 'midonetEnsure' }, value: 1 })]);
+    const counts = (await valuesOf(metrics, 'steward_backend_call_duration_seconds')).filter(
+      (v) => v.metricName === 'steward_backend_call_duration_seconds_count',
+    );
+    expect(counts).toEqual([
+      expect.objectContaining({ labels: { backend: 'midonet', operation: 'midonetEnsure' }, value: 1 }),
+    ]);
   });
 
   it('counts a failure by its ApplicationFailure type, times it too, and passes the error on', async () => {
@@ -36,18 +42,27 @@ describe('the activity metrics interceptor', () => {
     const failure = ApplicationFailure.retryable('down', 'MidonetUnavailable');
     await expect(run(metrics, 'midonetRemove', () => Promise.reject(failure))).rejects.toBe(failure);
     expect(await valuesOf(metrics, 'steward_backend_call_errors_total')).toEqual([
-      expect.objectContaining({ labels: { backend: 'midonet', operation: 'midonetRemove', type: 'MidonetUnavailable' }, value: 1 }),
+      expect.objectContaining({
+        labels: { backend: 'midonet', operation: 'midonetRemove', type: 'MidonetUnavailable' },
+        value: 1,
+      }),
     ]);
-    const counts = (await valuesOf(metrics, 'steward_backend_call_duration_seconds')).filter((v) => v.metricName?.endsWith('_count'));
+    const counts = (await valuesOf(metrics, 'steward_backend_call_duration_seconds')).filter((v) =>
+      v.metricName?.endsWith('_count'),
+    );
     expect(counts[0]?.value).toBe(1);
   });
 });
 
 describe('objects per lifecycle state', () => {
-  it("counts the states of the lifecycle machines, taken from the machines themselves", () => {
-    expect(lifecycleStates('Translation')).toEqual(expect.arrayContaining(['observing', 'pushing', 'synced', 'stuck', 'paused', 'done']));
+  it('counts the states of the lifecycle machines, taken from the machines themselves', () => {
+    expect(lifecycleStates('Translation')).toEqual(
+      expect.arrayContaining(['observing', 'pushing', 'synced', 'stuck', 'paused', 'done']),
+    );
     expect(lifecycleStates('Pod')).toEqual(expect.arrayContaining(['translating', 'ready', 'finalizing', 'stuck']));
-    expect(lifecycleStates('PeerPod')).toEqual(expect.arrayContaining(['creatingVm', 'tracking', 'deletingVm', 'stuck']));
+    expect(lifecycleStates('PeerPod')).toEqual(
+      expect.arrayContaining(['creatingVm', 'tracking', 'deletingVm', 'stuck']),
+    );
   });
 
   /** A partial fake: only `workflow.count`, answering from a table of query → count. */
@@ -89,7 +104,9 @@ describe('objects per lifecycle state', () => {
     const metrics = createMetrics();
     metrics.objects.set({ kind: 'Pod', state: 'synced' }, 7);
     const warn = jest.fn();
-    const client = { workflow: { count: () => Promise.reject(new Error('operation is not supported')) } } as unknown as Client;
+    const client = {
+      workflow: { count: () => Promise.reject(new Error('operation is not supported')) },
+    } as unknown as Client;
     const counter = countObjectsByState({ client, metrics, log: { warn, info: jest.fn() } as unknown as pino.Logger });
     await counter.refresh();
     await counter.refresh();

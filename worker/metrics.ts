@@ -57,7 +57,10 @@ const failureType = (error: unknown) => {
 };
 
 /** Times every activity (local ones too) under the backend its factory belongs to. */
-export function activityMetricsInterceptor(metrics: WorkerMetrics, backendOf: (activityType: string) => string): ActivityInterceptorsFactory {
+export function activityMetricsInterceptor(
+  metrics: WorkerMetrics,
+  backendOf: (activityType: string) => string,
+): ActivityInterceptorsFactory {
   return (ctx) => {
     const operation = ctx.info.activityType;
     const labels = { backend: backendOf(operation), operation };
@@ -90,7 +93,8 @@ const lifecycleMachines: Record<LifecycleKind, AnyStateMachine> = {
 };
 
 /** A kind's top-level states, one count query each. A state not listed still shows, summed as `other`. */
-export const lifecycleStates = (kind: LifecycleKind): readonly string[] => Object.keys(lifecycleMachines[kind].root.states);
+export const lifecycleStates = (kind: LifecycleKind): readonly string[] =>
+  Object.keys(lifecycleMachines[kind].root.states);
 
 export interface ObjectCountOptions {
   client: Client;
@@ -105,9 +109,16 @@ export interface ObjectCountOptions {
  * ExecutionStatus, so it is one query per kind, then one per state for kinds that have objects. A server without
  * count support (or unreachable) leaves the last values and is logged once until it answers again.
  */
-export function countObjectsByState({ client, metrics, log, intervalMs = 30_000, states = lifecycleStates }: ObjectCountOptions) {
+export function countObjectsByState({
+  client,
+  metrics,
+  log,
+  intervalMs = 30_000,
+  states = lifecycleStates,
+}: ObjectCountOptions) {
   let failing = false;
-  const count = async (...conditions: string[]) => (await client.workflow.count(['ExecutionStatus="Running"', ...conditions].join(' AND '))).count;
+  const count = async (...conditions: string[]) =>
+    (await client.workflow.count(['ExecutionStatus="Running"', ...conditions].join(' AND '))).count;
 
   async function refresh(): Promise<void> {
     try {
@@ -130,7 +141,11 @@ export function countObjectsByState({ client, metrics, log, intervalMs = 30_000,
       if (failing) log.info('counting objects per lifecycle state works again');
       failing = false;
     } catch (error) {
-      if (!failing) log.warn({ err: error }, 'cannot count objects per lifecycle state in Temporal visibility; keeping the last values');
+      if (!failing)
+        log.warn(
+          { err: error },
+          'cannot count objects per lifecycle state in Temporal visibility; keeping the last values',
+        );
       failing = true;
     }
   }
@@ -141,7 +156,11 @@ export function countObjectsByState({ client, metrics, log, intervalMs = 30_000,
 }
 
 /** Our registry followed by the SDK's metrics, when Rust core exports them; a core that does not answer costs only its part. */
-export async function metricsText(metrics: WorkerMetrics, sdkMetricsUrl: string | undefined, log: Logger): Promise<string> {
+export async function metricsText(
+  metrics: WorkerMetrics,
+  sdkMetricsUrl: string | undefined,
+  log: Logger,
+): Promise<string> {
   const own = await metrics.registry.metrics();
   if (!sdkMetricsUrl) return own;
   try {

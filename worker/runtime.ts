@@ -28,7 +28,10 @@ export async function installRuntime(log: Logger): Promise<string | undefined> {
     });
     sdkMetrics = { url: `http://${bindAddress}/metrics` };
   } catch (error) {
-    log.warn({ err: error }, 'the Temporal Runtime was installed elsewhere in this process: SDK metrics are not served');
+    log.warn(
+      { err: error },
+      'the Temporal Runtime was installed elsewhere in this process: SDK metrics are not served',
+    );
     sdkMetrics = {};
   }
   return sdkMetrics.url;

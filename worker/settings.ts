@@ -25,10 +25,12 @@ export interface Setting {
 /** Flag values as commander gives them (camelCase keys). */
 export type Flags = Record<string, string | boolean | undefined>;
 
-export const flagOf = (key: string, setting: Setting) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}${setting.arg ? ` <${setting.arg}>` : ''}`;
+export const flagOf = (key: string, setting: Setting) =>
+  `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}${setting.arg ? ` <${setting.arg}>` : ''}`;
 
 /** How a setting is named in error messages: both ways of giving it. */
-export const settingLabel = (key: string, setting: Setting) => (setting.secret ? setting.env : `${flagOf(key, setting).split(' ')[0]} / ${setting.env}`);
+export const settingLabel = (key: string, setting: Setting) =>
+  setting.secret ? setting.env : `${flagOf(key, setting).split(' ')[0]} / ${setting.env}`;
 
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
@@ -45,7 +47,9 @@ const readable = (file: string) => {
     return false;
   }
 };
-export const readableFile = z.string().refine(readable, { error: (issue) => `cannot read file "${String(issue.input)}"` });
+export const readableFile = z
+  .string()
+  .refine(readable, { error: (issue) => `cannot read file "${String(issue.input)}"` });
 export const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()
@@ -58,14 +62,24 @@ export function countArgument(value: string): number {
   return Number(value);
 }
 /** A switch: the flag gives a boolean, the variable one of these words. */
-export const flag = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
+export const flag = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
 
 /** Flag, else environment variable, else default, validated by `schema`; every problem named by its flag and variable. */
-export function parseSettings<S extends Record<string, Setting>, T>(settings: S, schema: z.ZodType<T>, flags: Flags, env: NodeJS.ProcessEnv): T {
+export function parseSettings<S extends Record<string, Setting>, T>(
+  settings: S,
+  schema: z.ZodType<T>,
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+): T {
   const raw = Object.fromEntries(
     Object.entries(settings).map(([key, setting]) => {
       const fromFlag = setting.secret ? undefined : flags[key];
-      const value = typeof fromFlag === 'boolean' ? String(fromFlag) : (fromFlag ?? (env[setting.env] || undefined) ?? setting.default);
+      const value =
+        typeof fromFlag === 'boolean'
+          ? String(fromFlag)
+          : (fromFlag ?? (env[setting.env] || undefined) ?? setting.default);
       return [key, value];
     }),
   );
@@ -84,7 +98,10 @@ export function parseSettings<S extends Record<string, Setting>, T>(settings: S,
 export function addSettingFlags(command: Command, settings: Record<string, Setting>): Command {
   for (const [key, setting] of Object.entries(settings)) {
     if (setting.secret) continue;
-    command.option(flagOf(key, setting), `${setting.description} [${setting.env}${setting.default ? `, default ${setting.default}` : ''}]`);
+    command.option(
+      flagOf(key, setting),
+      `${setting.description} [${setting.env}${setting.default ? `, default ${setting.default}` : ''}]`,
+    );
   }
   return command;
 }

@@ -56,15 +56,25 @@ describe('the worker on the embedded stack', () => {
 
   it('times each activity under its backend and counts failures by type, next to the SDK metrics', async () => {
     const { client } = running;
-    expect(await client.workflow.execute(echoOnce, { taskQueue, workflowId: `${taskQueue}/echo`, args: ['hi'] })).toBe('hi');
-    await expect(client.workflow.execute(failOnce, { taskQueue, workflowId: `${taskQueue}/fail` })).rejects.toBeInstanceOf(WorkflowFailedError);
+    expect(await client.workflow.execute(echoOnce, { taskQueue, workflowId: `${taskQueue}/echo`, args: ['hi'] })).toBe(
+      'hi',
+    );
+    await expect(
+      client.workflow.execute(failOnce, { taskQueue, workflowId: `${taskQueue}/fail` }),
+    ).rejects.toBeInstanceOf(WorkflowFailedError);
 
     const metrics = await (await fetch(url('/metrics'))).text();
     expect(metrics).toContain('steward_backend_call_duration_seconds_count{backend="test",operation="testEcho"} 1');
-    expect(metrics).toMatch(/steward_backend_call_duration_seconds_bucket\{le="0.005",backend="test",operation="testEcho"\} [01]/);
-    expect(metrics).toContain('steward_backend_call_errors_total{backend="test",operation="testFail",type="TestFailure"} 1');
+    expect(metrics).toMatch(
+      /steward_backend_call_duration_seconds_bucket\{le="0.005",backend="test",operation="testEcho"\} [01]/,
+    );
+    expect(metrics).toContain(
+      'steward_backend_call_errors_total{backend="test",operation="testFail",type="TestFailure"} 1',
+    );
     // The SDK's own metrics, from Rust core, on the same page.
-    expect(metrics).toMatch(new RegExp(`^temporal_activity_execution_failed_total\\{.*task_queue="${taskQueue}".*\\} 1$`, 'm'));
+    expect(metrics).toMatch(
+      new RegExp(`^temporal_activity_execution_failed_total\\{.*task_queue="${taskQueue}".*\\} 1$`, 'm'),
+    );
     expect(metrics).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 
@@ -88,10 +98,10 @@ describe('the worker on the embedded stack', () => {
     }
   });
 
-  it("fails the health check with the address and namespace when Temporal does not serve the namespace", async () => {
-    await expect(checkTemporal(running.client.connection, { address, namespace: 'no-such-namespace' }, 2_000)).rejects.toThrow(
-      `Temporal at ${address} (namespace no-such-namespace) is not reachable`,
-    );
+  it('fails the health check with the address and namespace when Temporal does not serve the namespace', async () => {
+    await expect(
+      checkTemporal(running.client.connection, { address, namespace: 'no-such-namespace' }, 2_000),
+    ).rejects.toThrow(`Temporal at ${address} (namespace no-such-namespace) is not reachable`);
   });
 });
 
@@ -103,12 +113,21 @@ describe('a workflow bundle written ahead', () => {
     const bundle = join(dir, 'probe-bundle.js');
     await writeWorkflowBundle(bundle, require.resolve('../test/support/probe-workflows'));
     const taskQueue = `worker-bundle-${Date.now()}`;
-    const config = loadWorkerConfig({ address: stackInfo().temporal.address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, { STEWARD_WORKFLOW_BUNDLE: bundle });
+    const config = loadWorkerConfig(
+      { address: stackInfo().temporal.address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' },
+      { STEWARD_WORKFLOW_BUNDLE: bundle },
+    );
     expect(config.workflowBundle).toBe(bundle);
     const worker = await runWorker(config, { activities: { test: testActivities }, log });
     try {
       // `echoOnce` is only in the bundle: bundled at start, the worker would have Steward's workflows, not it.
-      expect(await worker.client.workflow.execute(echoOnce, { taskQueue, workflowId: `${taskQueue}/echo`, args: ['from the bundle'] })).toBe('from the bundle');
+      expect(
+        await worker.client.workflow.execute(echoOnce, {
+          taskQueue,
+          workflowId: `${taskQueue}/echo`,
+          args: ['from the bundle'],
+        }),
+      ).toBe('from the bundle');
     } finally {
       await worker.shutdown();
     }
@@ -116,14 +135,18 @@ describe('a workflow bundle written ahead', () => {
 
   it('is written by `steward bundle --out`, and a bundle that is not there is refused by name', async () => {
     const out = join(dir, 'nested', 'workflows.js');
-    const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'bundle', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'bundle', '--out', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     expect(await new Promise<number | null>((resolve) => child.once('exit', resolve))).toBe(0);
     expect(output).toContain(`wrote ${out}`);
     expect(readFileSync(out, 'utf8')).toContain('podLifecycle');
-    expect(() => loadWorkerConfig({}, { STEWARD_WORKFLOW_BUNDLE: join(dir, 'missing.js') })).toThrow(/--workflow-bundle \/ STEWARD_WORKFLOW_BUNDLE: cannot read file/);
+    expect(() => loadWorkerConfig({}, { STEWARD_WORKFLOW_BUNDLE: join(dir, 'missing.js') })).toThrow(
+      /--workflow-bundle \/ STEWARD_WORKFLOW_BUNDLE: cannot read file/,
+    );
   });
 });
 
@@ -131,26 +154,41 @@ describe('steward worker as a process', () => {
   it('starts with the project workflows and the MidoNet and Kubernetes activities, becomes ready, and exits 0 on SIGTERM after a graceful stop', async () => {
     const { temporal, kubernetes, midonet } = stackInfo();
     const port = await freePort();
-    const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'worker', '--task-queue', `worker-process-${Date.now()}`, '--http-host', '127.0.0.1'], {
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: temporal.address,
-        STEWARD_HTTP_PORT: String(port),
-        STEWARD_LOG_LEVEL: 'info',
-        KUBECONFIG: kubernetes.kubeconfig,
-        MIDONET_API_URL: midonet.url,
-        MIDONET_USERNAME: 'admin',
-        MIDONET_PASSWORD: 'the-midonet-password',
-        TEMPORAL_API_KEY: '',
+    const child = spawn(
+      process.execPath,
+      [
+        join(__dirname, '..', 'bin', 'steward.cjs'),
+        'worker',
+        '--task-queue',
+        `worker-process-${Date.now()}`,
+        '--http-host',
+        '127.0.0.1',
+      ],
+      {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: temporal.address,
+          STEWARD_HTTP_PORT: String(port),
+          STEWARD_LOG_LEVEL: 'info',
+          KUBECONFIG: kubernetes.kubeconfig,
+          MIDONET_API_URL: midonet.url,
+          MIDONET_USERNAME: 'admin',
+          MIDONET_PASSWORD: 'the-midonet-password',
+          TEMPORAL_API_KEY: '',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      await waitFor('the worker process to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok ? true : undefined), 60_000);
+      await waitFor(
+        'the worker process to be ready',
+        async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok ? true : undefined),
+        60_000,
+      );
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(output).toContain('"backends":["midonet","kubernetes"]');
@@ -162,7 +200,11 @@ describe('steward worker as a process', () => {
   });
 
   it('exits 1 at once with the address when Temporal is not there', async () => {
-    const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'worker', '--address', '127.0.0.1:1', '--http-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [join(__dirname, '..', 'bin', 'steward.cjs'), 'worker', '--address', '127.0.0.1:1', '--http-port', '0'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

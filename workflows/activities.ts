@@ -4,14 +4,20 @@ import type { KubernetesActivities } from '../activities/kubernetes';
 import type { MidonetActivities } from '../activities/midonet';
 import type { PushActivities } from '../activities/midonet/push';
 
-type SweepActivities = Pick<CloudActivities, 'cloudListVms' | 'cloudDeleteVm'> & Pick<MidonetActivities, 'midonetListTenantResources' | 'midonetDeleteResources'>;
+type SweepActivities = Pick<CloudActivities, 'cloudListVms' | 'cloudDeleteVm'> &
+  Pick<MidonetActivities, 'midonetListTenantResources' | 'midonetDeleteResources'>;
 
 /**
  * The few option presets every workflow calls activities through (activities are imported as types only).
  * Retries are bounded on purpose: when they run out the machine shows `stuck` and keeps retrying slowly, which an
  * operator can see and act on, instead of an activity retrying invisibly forever.
  */
-const bounded = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 };
+const bounded = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '10 seconds',
+  maximumAttempts: 5,
+};
 
 /** A whole Translation pushed or deleted in one call: heartbeats after each resource, resumes where it stopped. */
 export const midonet = proxyActivities<PushActivities>({

@@ -35,19 +35,25 @@ export type ApplyObjectResult =
 /** The calls the steps make: the Kubernetes activities themselves, or local activities that run them. */
 export interface ApplyObjectCalls {
   readObject(input: { ref: ObjectRef }): Promise<ReadObjectResult>;
-  translationsReady(input: { translations: { namespace: string; name: string }[] }): Promise<{ ready: boolean; notReady: string[] }>;
+  translationsReady(input: {
+    translations: { namespace: string; name: string }[];
+  }): Promise<{ ready: boolean; notReady: string[] }>;
   applyTranslations(input: ApplyTranslationsInput): Promise<Pick<ApplyTranslationsResult, 'applied' | 'terminating'>>;
   addReferrer(input: ReferrerInput): Promise<unknown>;
   removeReferrer(input: ReferrerInput): Promise<unknown>;
 }
 
-export async function applyObjectSteps(calls: ApplyObjectCalls, { ref, uid, projection, tenant, previousDependency }: ApplyObjectInput): Promise<ApplyObjectResult> {
+export async function applyObjectSteps(
+  calls: ApplyObjectCalls,
+  { ref, uid, projection, tenant, previousDependency }: ApplyObjectInput,
+): Promise<ApplyObjectResult> {
   const dependency = dependencyOf(projection);
   let dependencyProjection: unknown;
   let dependencyUid: string | undefined;
   if (dependency) {
     const read = await calls.readObject({ ref: dependency });
-    if (!read.found || read.deleting) return { outcome: 'wait', reason: `${describeRef(dependency)} does not exist (yet)` };
+    if (!read.found || read.deleting)
+      return { outcome: 'wait', reason: `${describeRef(dependency)} does not exist (yet)` };
     dependencyProjection = { ...read.object, kind: dependency.kind };
     dependencyUid = read.uid;
   }
@@ -55,12 +61,29 @@ export async function applyObjectSteps(calls: ApplyObjectCalls, { ref, uid, proj
   if (translated.outcome !== 'translated') return translated;
   if (translated.dependencyTranslations.length > 0) {
     const { ready, notReady } = await calls.translationsReady({ translations: translated.dependencyTranslations });
-    if (!ready) return { outcome: 'wait', reason: `waiting for ${describeRef(dependency!)}'s Translations to be pushed: ${notReady.join(', ')}` };
+    if (!ready)
+      return {
+        outcome: 'wait',
+        reason: `waiting for ${describeRef(dependency!)}'s Translations to be pushed: ${notReady.join(', ')}`,
+      };
   }
   const { kind, metadata } = translated.projection;
-  const owner = { kind, ...('namespace' in metadata ? { namespace: metadata.namespace } : {}), name: metadata.name, uid };
+  const owner = {
+    kind,
+    ...('namespace' in metadata ? { namespace: metadata.namespace } : {}),
+    name: metadata.name,
+    uid,
+  };
   const { applied, terminating } = await calls.applyTranslations({ owner, translations: translated.translations });
   if (dependency) await calls.addReferrer({ dependency, referrer: ref });
-  if (previousDependency && previousDependency.name !== dependency?.name) await calls.removeReferrer({ dependency: previousDependency, referrer: ref });
-  return { outcome: 'applied', applied, terminating, ...(dependency ? { dependency } : {}), ...(dependencyUid ? { dependencyUid } : {}), notes: translated.notes };
+  if (previousDependency && previousDependency.name !== dependency?.name)
+    await calls.removeReferrer({ dependency: previousDependency, referrer: ref });
+  return {
+    outcome: 'applied',
+    applied,
+    terminating,
+    ...(dependency ? { dependency } : {}),
+    ...(dependencyUid ? { dependencyUid } : {}),
+    notes: translated.notes,
+  };
 }

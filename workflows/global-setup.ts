@@ -16,11 +16,14 @@ export interface GlobalSetupInput {
   recheckMs?: number;
 }
 
-export async function globalMidonet({ tenant, recheckMs = 30_000 }: GlobalSetupInput = {}): Promise<{ translations: string[] }> {
+export async function globalMidonet({ tenant, recheckMs = 30_000 }: GlobalSetupInput = {}): Promise<{
+  translations: string[];
+}> {
   const result = translateGlobals(tenant ? { tenant } : {});
   if (!result.ok) throw ApplicationFailure.nonRetryable(result.error.message, result.error.reason);
   const router = result.translations.flatMap((t) => t.resources).find((r) => r.kind === 'Router');
-  if (!router) throw ApplicationFailure.nonRetryable('the global translation has no cluster router', Reason.MachineMisconfigured);
+  if (!router)
+    throw ApplicationFailure.nonRetryable('the global translation has no cluster router', Reason.MachineMisconfigured);
   const routerId = (JSON.parse(router.body) as { id: string }).id;
   let published = '';
   const show = (state: string, details: string) => {
@@ -29,12 +32,21 @@ export async function globalMidonet({ tenant, recheckMs = 30_000 }: GlobalSetupI
     published = state;
   };
   for (;;) {
-    const seen = await midonetCalls.midonetObserve.executeWithOptions({ summary: `look for the cluster router ${routerId}` }, [{ resource: router }]);
+    const seen = await midonetCalls.midonetObserve.executeWithOptions(
+      { summary: `look for the cluster router ${routerId}` },
+      [{ resource: router }],
+    );
     if (seen.exists) break;
-    show('waitingForClusterRouter', `**Waiting for the cluster router** \`${routerId}\`: the deployer creates it in MidoNet (seed 001); checking again every ${recheckMs / 1000}s.`);
+    show(
+      'waitingForClusterRouter',
+      `**Waiting for the cluster router** \`${routerId}\`: the deployer creates it in MidoNet (seed 001); checking again every ${recheckMs / 1000}s.`,
+    );
     await sleep(recheckMs, { summary: 'clusterRouterRecheck' });
   }
-  const applied = await kubernetes.applyTranslations.executeWithOptions({ summary: `apply the ${result.translations.length} global Translations` }, [{ owner: { kind: 'Global' }, translations: result.translations }]);
+  const applied = await kubernetes.applyTranslations.executeWithOptions(
+    { summary: `apply the ${result.translations.length} global Translations` },
+    [{ owner: { kind: 'Global' }, translations: result.translations }],
+  );
   show('done', `Cluster router \`${routerId}\` found; global Translations written: ${applied.applied.join(', ')}`);
   return { translations: applied.applied };
 }

@@ -44,13 +44,21 @@ describe('interpreter', () => {
   it('turns a failed activity into an actionFailed event with its type as reason and its message', async () => {
     const handle = await start('fail', { fail: true });
     await handle.signal(goSignal);
-    expect(await handle.result()).toEqual({ value: 'failed', log: ['go@stamped', 'actionFailed:ToyRefused:the backend said no@stamped'] });
+    expect(await handle.result()).toEqual({
+      value: 'failed',
+      log: ['go@stamped', 'actionFailed:ToyRefused:the backend said no@stamped'],
+    });
   });
 
   it('cancels a timer the machine cancels (no TIMER_FIRED, one TIMER_CANCELED)', async () => {
     const handle = await start('cancel', { fail: false });
     await handle.signal(goSignal);
-    for (let i = 0; i < 50 && !(await handle.fetchHistory()).events?.some((e) => e.eventType === EVENT_TYPE_TIMER_STARTED); i++) await new Promise((r) => setTimeout(r, 20));
+    for (
+      let i = 0;
+      i < 50 && !(await handle.fetchHistory()).events?.some((e) => e.eventType === EVENT_TYPE_TIMER_STARTED);
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 20));
     await handle.signal(cancelSignal);
     expect((await handle.result()).value).toBe('cancelled');
     const types = (await handle.fetchHistory()).events?.map((e) => e.eventType) ?? [];
@@ -67,13 +75,21 @@ describe('interpreter', () => {
     // Entry actions do not run again on restore: the new run waits for an event, like `resumed` in the lifecycles.
     const second = await start('persist-2', { fail: false, persisted: stopped.persisted! });
     await second.signal(cancelSignal);
-    expect(await second.result()).toEqual({ value: 'cancelled', log: ['go@stamped', 'worked=42@stamped', 'cancel@stamped'] });
+    expect(await second.result()).toEqual({
+      value: 'cancelled',
+      log: ['go@stamped', 'worked=42@stamped', 'cancel@stamped'],
+    });
   });
 
   describe('a periodic timer (drift check) leaving its state and coming back', () => {
     const run = async (id: string, keep: boolean, pauseAwayMs: number) => {
-      const handle = await client.workflow.start(periodicTimerToy, { taskQueue, workflowId: `${taskQueue}/${id}`, args: [{ keep }] });
-      const count = async (type: temporal.api.enums.v1.EventType) => ((await handle.fetchHistory()).events ?? []).filter((e) => e.eventType === type).length;
+      const handle = await client.workflow.start(periodicTimerToy, {
+        taskQueue,
+        workflowId: `${taskQueue}/${id}`,
+        args: [{ keep }],
+      });
+      const count = async (type: temporal.api.enums.v1.EventType) =>
+        ((await handle.fetchHistory()).events ?? []).filter((e) => e.eventType === type).length;
       // Each step in a workflow task of its own: a timer started and cancelled within one task never reaches the server.
       const completedTasks = () => count(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
       const afterTask = async (n: number) => {
@@ -85,19 +101,39 @@ describe('interpreter', () => {
       await new Promise((r) => setTimeout(r, pauseAwayMs));
       await handle.signal(goSignal);
       const log = await handle.result();
-      return { log, started: await count(EVENT_TYPE_TIMER_STARTED), cancelled: await count(EVENT_TYPE_TIMER_CANCELED), fired: await count(EVENT_TYPE_TIMER_FIRED) };
+      return {
+        log,
+        started: await count(EVENT_TYPE_TIMER_STARTED),
+        cancelled: await count(EVENT_TYPE_TIMER_CANCELED),
+        fired: await count(EVENT_TYPE_TIMER_FIRED),
+      };
     };
 
     it('is cancelled and started again when not kept (histories recorded before lean-history)', async () => {
-      expect(await run('periodic-cancelled', false, 0)).toEqual({ log: ['go', 'go', 'check'], started: 2, cancelled: 1, fired: 1 });
+      expect(await run('periodic-cancelled', false, 0)).toEqual({
+        log: ['go', 'go', 'check'],
+        started: 2,
+        cancelled: 1,
+        fired: 1,
+      });
     });
 
     it('when kept, is only disarmed and re-armed: one timer, no cancel', async () => {
-      expect(await run('periodic-kept', true, 0)).toEqual({ log: ['go', 'go', 'check'], started: 1, cancelled: 0, fired: 1 });
+      expect(await run('periodic-kept', true, 0)).toEqual({
+        log: ['go', 'go', 'check'],
+        started: 1,
+        cancelled: 0,
+        fired: 1,
+      });
     });
 
     it('when kept and it fires while disarmed, is dropped (no event for the machine) and started afresh on return', async () => {
-      expect(await run('periodic-dropped', true, 2_500)).toEqual({ log: ['go', 'go', 'check'], started: 2, cancelled: 0, fired: 2 });
+      expect(await run('periodic-dropped', true, 2_500)).toEqual({
+        log: ['go', 'go', 'check'],
+        started: 2,
+        cancelled: 0,
+        fired: 2,
+      });
     });
   });
 });

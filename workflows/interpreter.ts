@@ -1,5 +1,19 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, sleep } from '@temporalio/workflow';
-import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject, type StateValue } from 'xstate';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  sleep,
+} from '@temporalio/workflow';
+import {
+  initialTransition,
+  transition,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventObject,
+  type StateValue,
+} from 'xstate';
 import { Reason } from './vocabulary';
 
 /**
@@ -69,7 +83,10 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
     private readonly options: { keepPeriodicTimers?: boolean } = {},
   ) {
     if ('persisted' in start) {
-      this.snapshot = machine.resolveState({ value: start.persisted.value, context: start.persisted.context }) as AnyMachineSnapshot;
+      this.snapshot = machine.resolveState({
+        value: start.persisted.value,
+        context: start.persisted.context,
+      }) as AnyMachineSnapshot;
       this.pending = [];
     } else {
       [this.snapshot, this.pending] = initialTransition(machine, start.input);
@@ -100,7 +117,11 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
    */
   async run(
     executors: Executors<TParams, TEvent>,
-    hooks: { onSnapshot?: (snapshot: AnyMachineSnapshot, settled: boolean) => void; beforeAction?: (type: string) => void; shouldStop?: () => boolean } = {},
+    hooks: {
+      onSnapshot?: (snapshot: AnyMachineSnapshot, settled: boolean) => void;
+      beforeAction?: (type: string) => void;
+      shouldStop?: () => boolean;
+    } = {},
   ): Promise<void> {
     for (;;) {
       const actions = this.pending;
@@ -118,12 +139,18 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
     }
   }
 
-  private async execute(action: { type: string; params?: unknown }, executors: Executors<TParams, TEvent>): Promise<void> {
+  private async execute(
+    action: { type: string; params?: unknown },
+    executors: Executors<TParams, TEvent>,
+  ): Promise<void> {
     if (action.type === 'startTimer') return this.startTimer(action.params as TimerParams<Unstamped<TEvent>>);
     if (action.type === 'cancelTimer') return this.cancelTimer((action.params as { id: string }).id);
     // An action the machine names outside its `*ActionParams` still has no executor.
-    const executor = (executors as Record<string, ((params: unknown) => Promise<Produced<TEvent>>) | undefined>)[action.type];
-    if (!executor) throw ApplicationFailure.nonRetryable(`no executor for action ${action.type}`, Reason.MachineMisconfigured);
+    const executor = (executors as Record<string, ((params: unknown) => Promise<Produced<TEvent>>) | undefined>)[
+      action.type
+    ];
+    if (!executor)
+      throw ApplicationFailure.nonRetryable(`no executor for action ${action.type}`, Reason.MachineMisconfigured);
     try {
       const produced = await executor(action.params);
       for (const event of ([] as Unstamped<TEvent>[]).concat(produced ?? [])) this.send(event);
@@ -144,15 +171,17 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
     const delay = Math.round(delayMs * (1 + jitter * (Math.random() * 2 - 1)));
     const timer = { scope: new CancellationScope(), periodic, armed: true };
     this.timers.set(id, timer);
-    void timer.scope.run(() => sleep(delay, { summary: id })).then(
-      () => {
-        this.timers.delete(id);
-        if (timer.armed) this.send(event);
-      },
-      (error: unknown) => {
-        if (!isCancellation(error)) throw error;
-      },
-    );
+    void timer.scope
+      .run(() => sleep(delay, { summary: id }))
+      .then(
+        () => {
+          this.timers.delete(id);
+          if (timer.armed) this.send(event);
+        },
+        (error: unknown) => {
+          if (!isCancellation(error)) throw error;
+        },
+      );
   }
 
   private cancelTimer(id: string): void {
@@ -170,7 +199,13 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
 /** The failure's type (our CamelCase reason vocabulary) and message, from an activity or a workflow-side error. */
 export function actionFailed(action: string, error: unknown): ActionFailedEvent {
   const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure) return { type: 'actionFailed', action, reason: cause.type ?? Reason.ActionFailed, message: cause.message };
+  if (cause instanceof ApplicationFailure)
+    return { type: 'actionFailed', action, reason: cause.type ?? Reason.ActionFailed, message: cause.message };
   const message = cause instanceof Error ? cause.message : String(cause);
-  return { type: 'actionFailed', action, reason: error instanceof ActivityFailure ? Reason.ActivityTimedOut : Reason.ActionFailed, message };
+  return {
+    type: 'actionFailed',
+    action,
+    reason: error instanceof ActivityFailure ? Reason.ActivityTimedOut : Reason.ActionFailed,
+    message,
+  };
 }

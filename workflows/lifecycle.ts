@@ -1,4 +1,14 @@
-import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, type SignalDefinition } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  type SignalDefinition,
+} from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { z } from 'zod';
 import { Interpreter, type Executors, type PersistedMachine, type Unstamped } from './interpreter';
@@ -43,7 +53,8 @@ type LifecycleEvent =
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-const sameObject = (a: ObjectRef, b: { kind: string; namespace?: string; name: string }) => a.kind === b.kind && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;
+const sameObject = (a: ObjectRef, b: { kind: string; namespace?: string; name: string }) =>
+  a.kind === b.kind && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;
 
 /**
  * Handles the common signals, updates and the query. The observation the workflow was started with goes first: a
@@ -61,13 +72,21 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
   // Neither a signal nor a start can be refused: what is not an observation of this very object is logged and dropped.
   const observe = (payload: unknown, from: string) => {
     const parsed = observation.safeParse(payload);
-    const problem = !parsed.success ? describeIssues(parsed.error) : !sameObject(ref, parsed.data.ref) ? `it observes ${describeRef(parsed.data.ref as ObjectRef)}` : undefined;
+    const problem = !parsed.success
+      ? describeIssues(parsed.error)
+      : !sameObject(ref, parsed.data.ref)
+        ? `it observes ${describeRef(parsed.data.ref as ObjectRef)}`
+        : undefined;
     if (problem !== undefined) log.warn(`dropped ${from} that is no observation of ${describeRef(ref)}: ${problem}`);
     else send({ type: 'observed', observation: parsed.data as Observation });
   };
   if (startedWith) observe(startedWith, 'the observation the workflow was started with');
-  setHandler(observedSignal as SignalDefinition<[unknown]>, (payload: unknown) => observe(payload, 'an observed signal'));
-  setHandler(stateQuery, view, { description: 'Machine state, backend resources with their status, the last error and operator actions.' });
+  setHandler(observedSignal as SignalDefinition<[unknown]>, (payload: unknown) =>
+    observe(payload, 'an observed signal'),
+  );
+  setHandler(stateQuery, view, {
+    description: 'Machine state, backend resources with their status, the last error and operator actions.',
+  });
 
   const operatorActions = [
     { type: 'cleanup', update: cleanupUpdate, signal: cleanupSignal, schema: cleanupRequest },
@@ -81,7 +100,8 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
       const parsed = schema.safeParse(request);
       if (!parsed.success) return `invalid ${type} request: ${describeIssues(parsed.error, 'request')}`;
       const event = { type, request: parsed.data, at: '' };
-      if (!interpreter.snapshot.can(event)) return `${type} is not possible while the lifecycle is ${stateName(interpreter.snapshot.value)}${hint(type)}`;
+      if (!interpreter.snapshot.can(event))
+        return `${type} is not possible while the lifecycle is ${stateName(interpreter.snapshot.value)}${hint(type)}`;
       return undefined;
     };
     setHandler(
@@ -137,7 +157,12 @@ export function forwardSignal<TContext, TEvent extends { type: string }, TParams
  * Current details (markdown, no history event) and, when `upsert` says so, the coarse `LifecycleState` search
  * attribute, upserted only when it changes (each upsert is a history event and a visibility write).
  */
-function publishState(view: LifecycleStateView, lastPublished: { state?: string }, upsert: boolean, has: (id: PatchId) => boolean): void {
+function publishState(
+  view: LifecycleStateView,
+  lastPublished: { state?: string },
+  upsert: boolean,
+  has: (id: PatchId) => boolean,
+): void {
   const rows = view.resources.map((r) => `| ${r.kind} | \`${r.id}\` | ${r.state} |`);
   setCurrentDetails(
     [
@@ -205,7 +230,12 @@ interface LifecycleContext {
  * `continueAsNewSafe`, carrying `{ value, context }`) or when a new incarnation of the object waits: incarnations of
  * one name are handled in order by the same workflow id, the new one once the old one is finalized.
  */
-export async function runLifecycle<TContext extends LifecycleContext, TEvent extends { type: string }, TTimings, TParams>(
+export async function runLifecycle<
+  TContext extends LifecycleContext,
+  TEvent extends { type: string },
+  TTimings,
+  TParams,
+>(
   { machine, version, migrate }: VersionedMachine<TContext>,
   input: LifecycleInput<TContext, TTimings>,
   options: {
@@ -233,7 +263,14 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
   const view = (): LifecycleStateView => {
     const c = interpreter.context;
     const lastError = c.lastError ?? options.condition?.(c);
-    return { ref: c.ref, ...(c.uid ? { uid: c.uid } : {}), state: stateName(interpreter.snapshot.value), resources: options.resources(c), ...(lastError ? { lastError } : {}), actions: c.actions };
+    return {
+      ref: c.ref,
+      ...(c.uid ? { uid: c.uid } : {}),
+      state: stateName(interpreter.snapshot.value),
+      resources: options.resources(c),
+      ...(lastError ? { lastError } : {}),
+      actions: c.actions,
+    };
   };
   handleLifecycleMessages(interpreter, view, input.ref, options.projection, input.observation);
   options.setup?.(interpreter);
@@ -246,7 +283,8 @@ export async function runLifecycle<TContext extends LifecycleContext, TEvent ext
   await interpreter.run(options.executors, {
     onSnapshot: (_, settled) => publishState(view(), published, settled || !lean, has),
     beforeAction: (type) => {
-      if (lean && (options.slowActions as readonly string[] | undefined)?.includes(type)) publishState(view(), published, true, has);
+      if (lean && (options.slowActions as readonly string[] | undefined)?.includes(type))
+        publishState(view(), published, true, has);
     },
     shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
   });

@@ -10,7 +10,11 @@ import { z } from 'zod';
  * Signals are a trust boundary (anyone with access to the namespace can send one): a payload is checked against
  * these before it reaches a machine, and one that does not fit is logged and dropped, never stored.
  */
-const objectRefSchema = z.object({ kind: z.string().min(1), namespace: z.string().min(1).optional(), name: z.string().min(1) });
+const objectRefSchema = z.object({
+  kind: z.string().min(1),
+  namespace: z.string().min(1).optional(),
+  name: z.string().min(1),
+});
 
 /** An `observed` payload; each lifecycle gives the schema of its own projection. */
 const observationSchema = <P extends z.ZodType>(projection: P) =>
@@ -38,6 +42,12 @@ const cleanupRequest = z.object({
 });
 const operatorRequestSchema = z.object(operatorRequest);
 
-const schemas = { observationSchema, dependencyChangedSchema, backendChangedSchema, cleanupRequest, operatorRequestSchema };
+const schemas = {
+  observationSchema,
+  dependencyChangedSchema,
+  backendChangedSchema,
+  cleanupRequest,
+  operatorRequestSchema,
+};
 
 export const messageSchemas = () => schemas;

@@ -27,11 +27,18 @@ export interface Observation<P = unknown> {
 export const observedSignal = defineSignal<[Observation]>('observed');
 
 // Signals are a trust boundary: their schemas are in message-schemas.ts, built once per worker (see there).
-export const { observationSchema, dependencyChangedSchema, backendChangedSchema, cleanupRequest, operatorRequestSchema } = messageSchemas();
+export const {
+  observationSchema,
+  dependencyChangedSchema,
+  backendChangedSchema,
+  cleanupRequest,
+  operatorRequestSchema,
+} = messageSchemas();
 export { cleanupModes };
 
 /** The reasons a payload was refused, `field: message` each, for logs and update rejections. */
-export const describeIssues = (error: z.ZodError, what = 'payload') => error.issues.map((i) => `${i.path.join('.') || what}: ${i.message}`).join('; ');
+export const describeIssues = (error: z.ZodError, what = 'payload') =>
+  error.issues.map((i) => `${i.path.join('.') || what}: ${i.message}`).join('; ');
 
 /** A dependency (the Node of a Pod, the Service of Endpoints) changed: referrers re-read it and repair. */
 export interface DependencyChanged {

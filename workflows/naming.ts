@@ -38,10 +38,12 @@ export function parseObjectRef(kind: string, target: string): ObjectRef {
   if (!lifecycleKind) throw new Error(`unknown kind "${kind}": expected one of ${LIFECYCLE_KINDS.join(', ')}`);
   const parts = target.split('/');
   if (lifecycleKind === 'Node') {
-    if (parts.length !== 1 || !parts[0]) throw new Error(`a Node is named without a namespace, e.g. "node-1" (got "${target}")`);
+    if (parts.length !== 1 || !parts[0])
+      throw new Error(`a Node is named without a namespace, e.g. "node-1" (got "${target}")`);
     return { kind: lifecycleKind, name: parts[0] };
   }
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new Error(`a ${lifecycleKind} is named <namespace>/<name> (got "${target}")`);
+  if (parts.length !== 2 || !parts[0] || !parts[1])
+    throw new Error(`a ${lifecycleKind} is named <namespace>/<name> (got "${target}")`);
   return { kind: lifecycleKind, namespace: parts[0], name: parts[1] };
 }
 

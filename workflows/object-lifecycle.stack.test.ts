@@ -24,7 +24,11 @@ describe('a Node with IPv6 addresses', () => {
   beforeAll(async () => {
     const applyTranslations = ({ translations }: { translations: { namespace: string; name: string }[] }) => {
       applies += 1;
-      return Promise.resolve({ applied: translations.map((t) => `${t.namespace}/${t.name}`), deleted: [], terminating: [] });
+      return Promise.resolve({
+        applied: translations.map((t) => `${t.namespace}/${t.name}`),
+        deleted: [],
+        terminating: [],
+      });
     };
     const unused = () => Promise.reject(new Error('a Node depends on nothing'));
     worker = await startInProcessWorker({
@@ -32,7 +36,17 @@ describe('a Node with IPv6 addresses', () => {
       workflowsPath: require.resolve('./index'),
       activities: {
         // The apply's real steps (one local activity), with the Translations' write faked.
-        applyObject: (input: ApplyObjectInput) => applyObjectSteps({ applyTranslations, readObject: unused, translationsReady: unused, addReferrer: unused, removeReferrer: unused }, input),
+        applyObject: (input: ApplyObjectInput) =>
+          applyObjectSteps(
+            {
+              applyTranslations,
+              readObject: unused,
+              translationsReady: unused,
+              addReferrer: unused,
+              removeReferrer: unused,
+            },
+            input,
+          ),
         listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
         recordObjectEvent: (event: (typeof events)[number]) => {
           events.push(event);
@@ -47,16 +61,29 @@ describe('a Node with IPv6 addresses', () => {
 
   const node = (addresses: string[]): NodeProjection => ({
     kind: 'Node',
-    metadata: { name: ref.name, uid: 'node-uid-1', annotations: { 'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90' } },
+    metadata: {
+      name: ref.name,
+      uid: 'node-uid-1',
+      annotations: { 'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90' },
+    },
     spec: { podCIDR: '10.1.1.0/24' },
     status: { addresses: addresses.map((address) => ({ type: 'InternalIP', address })) },
   });
-  const observation = (addresses: string[]): Observation<NodeProjection> => ({ ref, uid: 'node-uid-1', generation: 0, deleting: false, gone: false, finalizers: [], projection: node(addresses) });
+  const observation = (addresses: string[]): Observation<NodeProjection> => ({
+    ref,
+    uid: 'node-uid-1',
+    generation: 0,
+    deleting: false,
+    gone: false,
+    finalizers: [],
+    projection: node(addresses),
+  });
   /** Waits for the `n`th apply and the Node back in `ready` after it. */
   const applied = async (n: number) => {
     const handle = client.workflow.getHandle(`node/${ref.name}`);
     for (let i = 0; i < 100 && applies < n; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    for (let i = 0; i < 100 && (await handle.query(stateQuery)).state !== 'ready'; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 100 && (await handle.query(stateQuery)).state !== 'ready'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(applies).toBe(n);
     expect((await handle.query(stateQuery)).state).toBe('ready');
   };
@@ -70,7 +97,14 @@ describe('a Node with IPv6 addresses', () => {
       signalArgs: [observation(['192.0.2.10', 'fd00::10'])],
     });
     await applied(1);
-    expect(events).toEqual([{ ref, type: 'Normal', reason: 'IPv6AddressSkipped', message: expect.stringMatching(/: InternalIP fd00::10$/) as unknown }]);
+    expect(events).toEqual([
+      {
+        ref,
+        type: 'Normal',
+        reason: 'IPv6AddressSkipped',
+        message: expect.stringMatching(/: InternalIP fd00::10$/) as unknown,
+      },
+    ]);
 
     // Another IPv4 address: applied again, the same IPv6 address left out, nothing new to tell.
     await handle.signal(observedSignal, observation(['192.0.2.10', 'fd00::10', '192.0.2.20']));
@@ -118,12 +152,23 @@ describe('a workflow started with its observation and patches in its input', () 
     deleting: false,
     gone: false,
     finalizers: [],
-    projection: { kind: 'Node', metadata: { name, uid, annotations: { 'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90' } }, spec: { podCIDR: '10.1.2.0/24' }, status: { addresses: [] } },
+    projection: {
+      kind: 'Node',
+      metadata: { name, uid, annotations: { 'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90' } },
+      spec: { podCIDR: '10.1.2.0/24' },
+      status: { addresses: [] },
+    },
   });
   // As the starter starts it: with the incarnation's UID, which the workflow would otherwise upsert.
   const start = (name: string, input: Record<string, unknown>) =>
-    client.workflow.start('nodeLifecycle', { taskQueue, workflowId: `node/${name}`, args: [{ ref: { kind: 'Node', name }, ...input }], typedSearchAttributes: [{ key: K8sUID, value: `${name}-uid` }] });
-  const events = async (workflowId: string) => (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    client.workflow.start('nodeLifecycle', {
+      taskQueue,
+      workflowId: `node/${name}`,
+      args: [{ ref: { kind: 'Node', name }, ...input }],
+      typedSearchAttributes: [{ key: K8sUID, value: `${name}-uid` }],
+    });
+  const events = async (workflowId: string) =>
+    (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   const eventually = async (check: () => Promise<boolean>) => {
     for (let i = 0; i < 100 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
     return check();
@@ -134,8 +179,12 @@ describe('a workflow started with its observation and patches in its input', () 
     const handle = await start(name, { observation: nodeObservation(name), patches: KNOWN_PATCHES });
     expect(await eventually(async () => (await handle.query(stateQuery)).state === 'ready')).toBe(true);
     const history = await handle.fetchHistory();
-    const markers = (history.events ?? []).flatMap((e) => (e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes.markerName] : []));
-    const upserted = (history.events ?? []).flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+    const markers = (history.events ?? []).flatMap((e) =>
+      e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes.markerName] : [],
+    );
+    const upserted = (history.events ?? []).flatMap((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+    );
     // The apply and the Node's referrers read, nothing else.
     expect(markers).toEqual(['core_local_activity', 'core_local_activity']);
     expect(upserted).toEqual(['LifecycleState']);
@@ -147,7 +196,11 @@ describe('a workflow started with its observation and patches in its input', () 
     const name = `stray-${Date.now()}`;
     const before = applies;
     const handle = await start(name, { observation: nodeObservation(`${name}-other`), patches: KNOWN_PATCHES });
-    expect(await eventually(async () => (await events(handle.workflowId)).some((e) => e.workflowTaskCompletedEventAttributes))).toBe(true);
+    expect(
+      await eventually(async () =>
+        (await events(handle.workflowId)).some((e) => e.workflowTaskCompletedEventAttributes),
+      ),
+    ).toBe(true);
     expect((await handle.query(stateQuery)).state).toBe('observing');
     expect(applies).toBe(before);
     await handle.signal(observedSignal, nodeObservation(name));
@@ -182,7 +235,9 @@ describe('a workflow started with its observation and patches in its input', () 
       },
     });
     try {
-      expect(await eventually(async () => (await handle.query(stateQuery)).state === 'ready' && seen.length > 0)).toBe(true);
+      expect(await eventually(async () => (await handle.query(stateQuery)).state === 'ready' && seen.length > 0)).toBe(
+        true,
+      );
       expect(seen.at(-1)).toBe('10.1.9.0/24');
       await handle.terminate('checked');
     } finally {
@@ -193,9 +248,15 @@ describe('a workflow started with its observation and patches in its input', () 
   it('fails its workflow task, and acts on nothing, when started with a patch this worker does not know (a newer starter)', async () => {
     const name = `newer-${Date.now()}`;
     const before = applies;
-    const handle = await start(name, { observation: nodeObservation(name), patches: [...KNOWN_PATCHES, 'from-the-future'] });
-    expect(await eventually(async () => (await events(handle.workflowId)).some((e) => e.workflowTaskFailedEventAttributes))).toBe(true);
-    const failure = (await events(handle.workflowId)).find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure?.message;
+    const handle = await start(name, {
+      observation: nodeObservation(name),
+      patches: [...KNOWN_PATCHES, 'from-the-future'],
+    });
+    expect(
+      await eventually(async () => (await events(handle.workflowId)).some((e) => e.workflowTaskFailedEventAttributes)),
+    ).toBe(true);
+    const failure = (await events(handle.workflowId)).find((e) => e.workflowTaskFailedEventAttributes)
+      ?.workflowTaskFailedEventAttributes?.failure?.message;
     expect(failure).toMatch(/newer Steward .*from-the-future/);
     expect(applies).toBe(before);
     expect((await handle.describe()).status.name).toBe('RUNNING');

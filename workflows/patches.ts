@@ -8,7 +8,14 @@ import { getActivator } from '@temporalio/workflow/lib/global-attributes';
  * path from its first event, and asks `patched()` only for the patches it was not started with (histories recorded
  * before, and patches added after).
  */
-export const KNOWN_PATCHES = ['k8s-uid-per-incarnation', 'lean-history', 'tell-translation-notes', 'peerpod-made-elsewhere', 'retire-older-peerpods', 'peerpod-create-and-record'] as const;
+export const KNOWN_PATCHES = [
+  'k8s-uid-per-incarnation',
+  'lean-history',
+  'tell-translation-notes',
+  'peerpod-made-elsewhere',
+  'retire-older-peerpods',
+  'peerpod-create-and-record',
+] as const;
 
 export type PatchId = (typeof KNOWN_PATCHES)[number];
 
@@ -23,7 +30,10 @@ export type PatchId = (typeof KNOWN_PATCHES)[number];
  */
 export function patchesOf(startedWith: readonly string[] | undefined): (id: PatchId) => boolean {
   const unknown = (startedWith ?? []).filter((id) => !(KNOWN_PATCHES as readonly string[]).includes(id));
-  if (unknown.length > 0) throw new Error(`started by a newer Steward with patches this worker does not know (${unknown.join(', ')}); a worker of that version runs it`);
+  if (unknown.length > 0)
+    throw new Error(
+      `started by a newer Steward with patches this worker does not know (${unknown.join(', ')}); a worker of that version runs it`,
+    );
   return (id) => (startedWith?.includes(id) === true && !markerRecorded(id)) || patched(id);
 }
 
@@ -34,6 +44,9 @@ export function patchesOf(startedWith: readonly string[] | undefined): (id: Patc
  */
 function markerRecorded(id: string): boolean {
   const known = (getActivator() as unknown as { knownPresentPatches?: ReadonlySet<string> }).knownPresentPatches;
-  if (typeof known?.has !== 'function') throw new Error('@temporalio/workflow no longer keeps the patch markers it was told of: check workflows/patches.ts against it');
+  if (typeof known?.has !== 'function')
+    throw new Error(
+      '@temporalio/workflow no longer keeps the patch markers it was told of: check workflows/patches.ts against it',
+    );
   return known.has(id);
 }

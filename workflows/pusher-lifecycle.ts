@@ -1,7 +1,13 @@
 import { kubernetes, midonet } from './activities';
 import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
 import { backendChangedSchema, backendChangedSignal } from './messages';
-import { pusherLifecycleMachine, type PusherActionParams, type PusherContext, type PusherEvent, type PusherTimings } from './machines/pusher';
+import {
+  pusherLifecycleMachine,
+  type PusherActionParams,
+  type PusherContext,
+  type PusherEvent,
+  type PusherTimings,
+} from './machines/pusher';
 import { describeRef } from './naming';
 import { translationProjection, type PushedResource } from './translation/types';
 import { Reason } from './vocabulary';
@@ -20,25 +26,49 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
       ...c.pushed.map(asView),
       ...c.orphaned.map((r) => ({ ...asView(r), state: 'orphaned' })),
       // A large Translation's record is its status: the view says how many and where.
-      ...(c.recordInStatus ? [{ kind: 'Translation', id: `${c.pushedCount ?? 0} resources, listed in status.childResources`, state: 'synced' }] : []),
+      ...(c.recordInStatus
+        ? [
+            {
+              kind: 'Translation',
+              id: `${c.pushedCount ?? 0} resources, listed in status.childResources`,
+              state: 'synced',
+            },
+          ]
+        : []),
     ],
     slowActions: ['push', 'deleteBackend'],
-    setup: (interpreter) => forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({ type: 'backendChanged' as const, notice })),
+    setup: (interpreter) =>
+      forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({
+        type: 'backendChanged' as const,
+        notice,
+      })),
     executors: {
       push: async (p) => ({
         type: 'pushed',
-        ...(await midonet.pushTranslation.executeWithOptions({ summary: `push ${p.resources.length} MidoNet resources of ${what}` }, [p])),
+        ...(await midonet.pushTranslation.executeWithOptions(
+          { summary: `push ${p.resources.length} MidoNet resources of ${what}` },
+          [p],
+        )),
       }),
       deleteBackend: async (p) => ({
         type: 'backendDeleted',
-        ...(await midonet.deleteTranslation.executeWithOptions({ summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` }, [p])),
+        ...(await midonet.deleteTranslation.executeWithOptions(
+          { summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` },
+          [p],
+        )),
       }),
       addFinalizer: async (p) => ({
         type: 'finalizerAdded',
-        ...(await kubernetes.addFinalizer.executeWithOptions({ summary: `put the finalizer ${p.finalizer} on ${what} before pushing` }, [p])),
+        ...(await kubernetes.addFinalizer.executeWithOptions(
+          { summary: `put the finalizer ${p.finalizer} on ${what} before pushing` },
+          [p],
+        )),
       }),
       releaseFinalizer: async (p) => {
-        await kubernetes.releaseFinalizer.executeWithOptions({ summary: `release the finalizer ${p.finalizer} of ${what}` }, [p]);
+        await kubernetes.releaseFinalizer.executeWithOptions(
+          { summary: `release the finalizer ${p.finalizer} of ${what}` },
+          [p],
+        );
         return { type: 'released' };
       },
       recordStatus: async (p) => {
@@ -46,14 +76,21 @@ export async function translationLifecycle(input: PusherLifecycleInput): Promise
         const condition = synced
           ? { status: 'True' as const, reason: Reason.Synced, message: p.eventMessage }
           : { status: 'False' as const, reason: p.error?.reason ?? Reason.Stuck, message: p.eventMessage };
-        await kubernetes.recordTranslationStatus.executeWithOptions({ summary: `status ${p.state} and a ${p.eventReason} Event on ${what}` }, [{
-          ref: p.ref,
-          generation: p.generation,
-          ...(p.keepChildResources ? {} : { childResources: p.resources.map(({ kind, id, state }) => ({ kind, id, state })) }),
-          ready: condition,
-          synced: condition,
-          event: { type: synced ? 'Normal' : 'Warning', reason: p.eventReason, message: p.eventMessage },
-        }]);
+        await kubernetes.recordTranslationStatus.executeWithOptions(
+          { summary: `status ${p.state} and a ${p.eventReason} Event on ${what}` },
+          [
+            {
+              ref: p.ref,
+              generation: p.generation,
+              ...(p.keepChildResources
+                ? {}
+                : { childResources: p.resources.map(({ kind, id, state }) => ({ kind, id, state })) }),
+              ready: condition,
+              synced: condition,
+              event: { type: synced ? 'Normal' : 'Warning', reason: p.eventReason, message: p.eventMessage },
+            },
+          ],
+        );
         return { type: 'eventRecorded' };
       },
     },

@@ -9,9 +9,22 @@ const report = (dryRun: boolean, orphans: number): SweepReport => ({
       scope: "VMs with Steward's marker",
       outcome: dryRun ? 'dryRun' : 'swept',
       counts: { found: 30, candidates: orphans + 1, orphans, deleted: dryRun ? 0 : orphans, kept: 1 },
-      orphans: Array.from({ length: orphans }, (_, i) => ({ kind: 'VM', id: `vm-${i}`, name: `podvm-${i}`, pod: `default/web-${i}`, podUid: `uid-${i}` })),
+      orphans: Array.from({ length: orphans }, (_, i) => ({
+        kind: 'VM',
+        id: `vm-${i}`,
+        name: `podvm-${i}`,
+        pod: `default/web-${i}`,
+        podUid: `uid-${i}`,
+      })),
     },
-    { backend: 'midonet', scope: 'MidoNet tenant midonetkube', outcome: 'failed', counts: { found: 0, candidates: 0, orphans: 0, deleted: 0, kept: 0 }, orphans: [], message: 'MidonetUnavailable: a|b' },
+    {
+      backend: 'midonet',
+      scope: 'MidoNet tenant midonetkube',
+      outcome: 'failed',
+      counts: { found: 0, candidates: 0, orphans: 0, deleted: 0, kept: 0 },
+      orphans: [],
+      message: 'MidonetUnavailable: a|b',
+    },
   ],
 });
 
@@ -39,8 +52,15 @@ describe('the sweep report', () => {
   });
 
   it('says when it waits, what a dry run would delete, and lists at most 20 orphans per backend', () => {
-    const details = renderDetails(report(true, 25), { phase: 'waiting', total: 600, done: 0, waitUntil: '2025-01-01T00:10:00.000Z' });
-    expect(details).toMatch(/^\*\*Orphan sweep\*\* \(dry run: nothing is deleted\), grace period 600s: waiting for the grace period to end \(2025-01-01T00:10:00.000Z\)/);
+    const details = renderDetails(report(true, 25), {
+      phase: 'waiting',
+      total: 600,
+      done: 0,
+      waitUntil: '2025-01-01T00:10:00.000Z',
+    });
+    expect(details).toMatch(
+      /^\*\*Orphan sweep\*\* \(dry run: nothing is deleted\), grace period 600s: waiting for the grace period to end \(2025-01-01T00:10:00.000Z\)/,
+    );
     expect(details).toContain('Would delete (cloud):');
     expect(details.match(/^- VM /gm)).toHaveLength(20);
     expect(details).toContain('- … and 5 more (in the result)');

@@ -67,24 +67,39 @@ export interface SweepProgress {
 
 export const emptyCounts = (): BackendCounts => ({ found: 0, candidates: 0, orphans: 0, deleted: 0, kept: 0 });
 
-export const COUNT_COLUMNS = ['found', 'candidates', 'orphans', 'deleted', 'kept'] as const satisfies readonly (keyof BackendCounts)[];
+export const COUNT_COLUMNS = [
+  'found',
+  'candidates',
+  'orphans',
+  'deleted',
+  'kept',
+] as const satisfies readonly (keyof BackendCounts)[];
 
 /** One row per backend: name, the counts, the outcome; the CLI and the current details both print these. */
 export function reportRows(report: SweepReport): string[][] {
-  return report.backends.map((b) => [`${b.backend} (${b.scope})`, ...COUNT_COLUMNS.map((c) => String(b.counts[c])), b.outcome + (b.message ? `: ${b.message}` : '')]);
+  return report.backends.map((b) => [
+    `${b.backend} (${b.scope})`,
+    ...COUNT_COLUMNS.map((c) => String(b.counts[c])),
+    b.outcome + (b.message ? `: ${b.message}` : ''),
+  ]);
 }
 
 export const REPORT_HEADER = ['backend', ...COUNT_COLUMNS, 'outcome'];
 
 const LISTED_ORPHANS = 20;
 
-const describeResource = (r: SweptResource) => `${r.kind} \`${r.id}\`${r.name ? ` ${r.name}` : ''}${r.pod ? ` (pod ${r.pod})` : ''}`;
+const describeResource = (r: SweptResource) =>
+  `${r.kind} \`${r.id}\`${r.name ? ` ${r.name}` : ''}${r.pod ? ` (pod ${r.pod})` : ''}`;
 
 /** The workflow's current details: the phase, the table, and the first orphans of each backend. */
 export function renderDetails(report: SweepReport, progress: SweepProgress): string {
   const escape = (cell: string) => cell.replaceAll('|', '\\|');
   const phase =
-    progress.phase === 'waiting' ? `waiting for the grace period to end (${progress.waitUntil})` : progress.phase === 'done' ? 'done' : `${progress.phase} (${progress.done}/${progress.total})`;
+    progress.phase === 'waiting'
+      ? `waiting for the grace period to end (${progress.waitUntil})`
+      : progress.phase === 'done'
+        ? 'done'
+        : `${progress.phase} (${progress.done}/${progress.total})`;
   const lines = [
     `**Orphan sweep**${report.dryRun ? ' (dry run: nothing is deleted)' : ''}, grace period ${report.graceMs / 1000}s: ${phase}`,
     '',
@@ -93,8 +108,13 @@ export function renderDetails(report: SweepReport, progress: SweepProgress): str
     ...reportRows(report).map((row) => `| ${row.map(escape).join(' | ')} |`),
   ];
   for (const b of report.backends.filter((b) => b.orphans.length > 0)) {
-    lines.push('', `${report.dryRun ? 'Would delete' : 'Orphans'} (${b.backend}):`, ...b.orphans.slice(0, LISTED_ORPHANS).map((r) => `- ${describeResource(r)}`));
-    if (b.orphans.length > LISTED_ORPHANS) lines.push(`- … and ${b.orphans.length - LISTED_ORPHANS} more (in the result)`);
+    lines.push(
+      '',
+      `${report.dryRun ? 'Would delete' : 'Orphans'} (${b.backend}):`,
+      ...b.orphans.slice(0, LISTED_ORPHANS).map((r) => `- ${describeResource(r)}`),
+    );
+    if (b.orphans.length > LISTED_ORPHANS)
+      lines.push(`- … and ${b.orphans.length - LISTED_ORPHANS} more (in the result)`);
   }
   return lines.join('\n');
 }

@@ -39,20 +39,44 @@ const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 let namespace: string;
 
 /** A worker on a task queue of its own, with these cloud activities (none: `undefined`). */
-async function startWorker(taskQueue: string, cloud: ReturnType<typeof createCloudActivities> | undefined): Promise<RunningWorker> {
+async function startWorker(
+  taskQueue: string,
+  cloud: ReturnType<typeof createCloudActivities> | undefined,
+): Promise<RunningWorker> {
   const config = loadWorkerConfig(
-    { address: info.temporal.address, taskQueue, httpHost: '127.0.0.1', httpPort: '0', kubeconfig: info.kubernetes.kubeconfig, midonetUrl: info.midonet.url, midonetUsername: 'admin' },
+    {
+      address: info.temporal.address,
+      taskQueue,
+      httpHost: '127.0.0.1',
+      httpPort: '0',
+      kubeconfig: info.kubernetes.kubeconfig,
+      midonetUrl: info.midonet.url,
+      midonetUsername: 'admin',
+    },
     { MIDONET_PASSWORD: 'admin' },
   );
   return runWorker(config, { activities: { cloud }, log: pino({ level: 'error' }) });
 }
 
 const execute = (worker: RunningWorker, taskQueue: string, input: SweepInput) =>
-  worker.client.workflow.execute<(input: SweepInput) => Promise<SweepReport>>('sweep', { taskQueue, workflowId: `gc/sweep/test-${randomUUID()}`, args: [input] });
+  worker.client.workflow.execute<(input: SweepInput) => Promise<SweepReport>>('sweep', {
+    taskQueue,
+    workflowId: `gc/sweep/test-${randomUUID()}`,
+    args: [input],
+  });
 
 /** Starts a sweep, runs `during` once it waits out its grace period, and resolves its report. */
-async function sweepWithGrace(worker: RunningWorker, taskQueue: string, input: SweepInput, during: () => Promise<void>): Promise<SweepReport> {
-  const handle = await worker.client.workflow.start<(input: SweepInput) => Promise<SweepReport>>('sweep', { taskQueue, workflowId: `gc/sweep/test-${randomUUID()}`, args: [input] });
+async function sweepWithGrace(
+  worker: RunningWorker,
+  taskQueue: string,
+  input: SweepInput,
+  during: () => Promise<void>,
+): Promise<SweepReport> {
+  const handle = await worker.client.workflow.start<(input: SweepInput) => Promise<SweepReport>>('sweep', {
+    taskQueue,
+    workflowId: `gc/sweep/test-${randomUUID()}`,
+    args: [input],
+  });
   for (let i = 0; (await handle.query(sweepProgressQuery)).phase !== 'waiting'; i++) {
     if (i > 200) throw new Error('the sweep never reached its grace period');
     await sleep(100);
@@ -61,7 +85,8 @@ async function sweepWithGrace(worker: RunningWorker, taskQueue: string, input: S
   return handle.result();
 }
 
-const row = (report: SweepReport, backend: string) => report.backends.find((b) => b.backend === backend) as BackendReport;
+const row = (report: SweepReport, backend: string) =>
+  report.backends.find((b) => b.backend === backend) as BackendReport;
 
 beforeAll(async () => {
   namespace = await createNamespace(kc, 'steward-test-sweep');
@@ -83,7 +108,16 @@ afterAll(() => rmSync(xmlDir, { recursive: true, force: true }));
 function libvirt(marker: string): Cloud {
   const { uri } = info.libvirt;
   return {
-    provider: createLibvirtProvider({ uri, domainType: 'qemu', memoryMiB: 64, vcpus: 1, emulator: '/usr/bin/qemu-system-x86_64', marker, concurrency: 4, timeoutMs: 60_000 }),
+    provider: createLibvirtProvider({
+      uri,
+      domainType: 'qemu',
+      memoryMiB: 64,
+      vcpus: 1,
+      emulator: '/usr/bin/qemu-system-x86_64',
+      marker,
+      concurrency: 4,
+      timeoutMs: 60_000,
+    }),
     async createUnmarked(name) {
       const file = join(xmlDir, `${name}.xml`);
       writeFileSync(
@@ -100,15 +134,32 @@ function libvirt(marker: string): Cloud {
 
 function aws(marker: string): Cloud {
   const { endpoint, region } = info.ec2;
-  const settings = { region, endpoint, imageId: 'ami-12c6146b', instanceType: 't3.micro', securityGroupIds: [], marker };
+  const settings = {
+    region,
+    endpoint,
+    imageId: 'ami-12c6146b',
+    instanceType: 't3.micro',
+    securityGroupIds: [],
+    marker,
+  };
   const ec2 = new EC2Client({ region, endpoint });
   const provider = createAwsProvider(settings);
   return {
     provider,
     async createUnmarked(name) {
       // Tagged with a pod UID like Steward's VMs, only the marker is missing.
-      const tags = [{ Key: 'Name', Value: name }, { Key: tagKeys.podUid, Value: randomUUID() }];
-      const reply = await ec2.send(new RunInstancesCommand({ ImageId: settings.imageId, MinCount: 1, MaxCount: 1, TagSpecifications: [{ ResourceType: 'instance', Tags: tags }] }));
+      const tags = [
+        { Key: 'Name', Value: name },
+        { Key: tagKeys.podUid, Value: randomUUID() },
+      ];
+      const reply = await ec2.send(
+        new RunInstancesCommand({
+          ImageId: settings.imageId,
+          MinCount: 1,
+          MaxCount: 1,
+          TagSpecifications: [{ ResourceType: 'instance', Tags: tags }],
+        }),
+      );
       return reply.Instances![0]!.InstanceId!;
     },
     deleteUnmarked: async (id) => void (await provider.delete({ instanceId: id })),
@@ -129,7 +180,12 @@ describe.each([
 
   /** A VM with Steward's marker, for a pod that does not exist unless `podUid` is given. */
   const markedVm = async (podUid: string = randomUUID()) => {
-    const { instanceId } = await cloud.provider.create({ name: `steward-sweep-${run}-${name}-${serial++}`, podUid, podNamespace: namespace, podName: `web-${serial}` });
+    const { instanceId } = await cloud.provider.create({
+      name: `steward-sweep-${run}-${name}-${serial++}`,
+      podUid,
+      podNamespace: namespace,
+      podName: `web-${serial}`,
+    });
     made.push(instanceId);
     return instanceId;
   };
@@ -137,7 +193,12 @@ describe.each([
     custom.createNamespacedCustomObject({
       ...PEERPOD,
       namespace,
-      body: { apiVersion: `${PEERPOD.group}/${PEERPOD.version}`, kind: 'PeerPod', metadata: { name: `pp-${name}-${serial++}` }, spec: { cloudProvider: cloud.provider.name, instanceID: instanceId } },
+      body: {
+        apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
+        kind: 'PeerPod',
+        metadata: { name: `pp-${name}-${serial++}` },
+        spec: { cloudProvider: cloud.provider.name, instanceID: instanceId },
+      },
     });
   const exists = async (instanceId: string) => (await cloud.provider.get({ instanceId })).exists;
 
@@ -155,7 +216,11 @@ describe.each([
     const orphan = await markedVm();
     const report = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['cloud'] });
     expect(row(report, 'cloud')).toEqual(
-      expect.objectContaining({ outcome: 'dryRun', counts: { found: 1, candidates: 1, orphans: 1, deleted: 0, kept: 0 }, orphans: [expect.objectContaining({ kind: 'VM', id: orphan })] }),
+      expect.objectContaining({
+        outcome: 'dryRun',
+        counts: { found: 1, candidates: 1, orphans: 1, deleted: 0, kept: 0 },
+        orphans: [expect.objectContaining({ kind: 'VM', id: orphan })],
+      }),
     );
     expect(await exists(orphan)).toBe(true);
     expect(await exists(unmarked)).toBe(true);
@@ -165,20 +230,40 @@ describe.each([
     const [orphan] = made;
     const recorded = await markedVm();
     await peerPodFor(recorded);
-    const pod = await core.createNamespacedPod({ namespace, body: { metadata: { name: `live-${name}` }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] } } });
+    const pod = await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: `live-${name}` },
+        spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] },
+      },
+    });
     const ofLivePod = await markedVm(pod.metadata!.uid);
     const claimedLate = await markedVm();
 
-    const report = await sweepWithGrace(worker, taskQueue, { graceMs: 3_000, backends: ['cloud'] }, () => peerPodFor(claimedLate).then(() => undefined));
+    const report = await sweepWithGrace(worker, taskQueue, { graceMs: 3_000, backends: ['cloud'] }, () =>
+      peerPodFor(claimedLate).then(() => undefined),
+    );
     expect(row(report, 'cloud')).toEqual(
-      expect.objectContaining({ outcome: 'swept', counts: { found: 4, candidates: 2, orphans: 1, deleted: 1, kept: 1 }, orphans: [expect.objectContaining({ id: orphan })] }),
+      expect.objectContaining({
+        outcome: 'swept',
+        counts: { found: 4, candidates: 2, orphans: 1, deleted: 1, kept: 1 },
+        orphans: [expect.objectContaining({ id: orphan })],
+      }),
     );
     expect(await exists(orphan!)).toBe(false);
-    for (const kept of [recorded, ofLivePod, claimedLate, unmarked]) expect({ kept, exists: await exists(kept) }).toEqual({ kept, exists: true });
+    for (const kept of [recorded, ofLivePod, claimedLate, unmarked])
+      expect({ kept, exists: await exists(kept) }).toEqual({ kept, exists: true });
 
     const metrics = await (await fetch(`http://127.0.0.1:${worker.httpPort}/metrics`)).text();
-    expect(metrics).toMatch(new RegExp(`^steward_sweep_orphans_deleted_total\\{(?=.*backend="cloud")(?=.*taskQueue="${taskQueue}").*\\} 1$`, 'm'));
-    expect(metrics).toMatch(new RegExp(`^steward_sweep_orphans_found\\{(?=.*backend="cloud")(?=.*taskQueue="${taskQueue}").*\\} 1$`, 'm'));
+    expect(metrics).toMatch(
+      new RegExp(
+        `^steward_sweep_orphans_deleted_total\\{(?=.*backend="cloud")(?=.*taskQueue="${taskQueue}").*\\} 1$`,
+        'm',
+      ),
+    );
+    expect(metrics).toMatch(
+      new RegExp(`^steward_sweep_orphans_found\\{(?=.*backend="cloud")(?=.*taskQueue="${taskQueue}").*\\} 1$`, 'm'),
+    );
   });
 });
 
@@ -189,21 +274,33 @@ describe('sweeping MidoNet', () => {
   const k8sActivities = createKubernetesActivities({ kubeConfig: kc });
   const stamp = Date.now().toString(16).slice(-8);
   const id = (n: number) => `5eeb0000-0000-4000-8000-${stamp}${String(n).padStart(4, '0')}`;
-  const ids = { listed: id(1), orphan: id(2), otherTenant: id(3), claimedLate: id(4), orphanPort: id(5), noTenant: id(6) };
+  const ids = {
+    listed: id(1),
+    orphan: id(2),
+    otherTenant: id(3),
+    claimedLate: id(4),
+    orphanPort: id(5),
+    noTenant: id(6),
+  };
   const clusterRouter = globalIds(tenant).clusterRouter;
   let worker: RunningWorker;
   let owner: Awaited<ReturnType<typeof createService>>;
 
   /** The test's Translation lists these bridges (no finalizer: no pusher runs here to release it). */
   const listBridges = (...bridgeIds: string[]) =>
-    k8sActivities.applyTranslations({ owner, translations: [{ ...translationOf(owner, `sweep-test-${run}`, bridgeIds), finalizers: [] }] });
-  const present = async (bridge: string) => (await midonet.observe(backendResource('Bridge', '', { id: bridge }))).exists;
+    k8sActivities.applyTranslations({
+      owner,
+      translations: [{ ...translationOf(owner, `sweep-test-${run}`, bridgeIds), finalizers: [] }],
+    });
+  const present = async (bridge: string) =>
+    (await midonet.observe(backendResource('Bridge', '', { id: bridge }))).exists;
 
   beforeAll(async () => {
     worker = await startWorker(taskQueue, undefined);
     owner = await createService(kc, namespace);
     await listBridges(ids.listed);
-    for (const bridge of [ids.listed, ids.orphan, ids.claimedLate]) await midonet.ensure(backendResource('Bridge', '', { id: bridge, name: bridge.slice(-4), tenantId: tenant }));
+    for (const bridge of [ids.listed, ids.orphan, ids.claimedLate])
+      await midonet.ensure(backendResource('Bridge', '', { id: bridge, name: bridge.slice(-4), tenantId: tenant }));
     await midonet.ensure(backendResource('Port', ids.orphan, { id: ids.orphanPort, type: 'Bridge' }));
     await midonet.ensure(backendResource('Bridge', '', { id: ids.otherTenant, tenantId: `${tenant}-other` }));
     await midonet.ensure(backendResource('Bridge', '', { id: ids.noTenant }));
@@ -215,19 +312,35 @@ describe('sweeping MidoNet', () => {
   it("dry run: reports the bridge of Steward's tenant that no Translation lists, deletes nothing", async () => {
     const report = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['midonet'], tenant });
     const midonetRow = row(report, 'midonet');
-    expect(midonetRow).toEqual(expect.objectContaining({ outcome: 'dryRun', counts: { found: 4, candidates: 2, orphans: 2, deleted: 0, kept: 1 }, message: 'the cluster router is never swept' }));
+    expect(midonetRow).toEqual(
+      expect.objectContaining({
+        outcome: 'dryRun',
+        counts: { found: 4, candidates: 2, orphans: 2, deleted: 0, kept: 1 },
+        message: 'the cluster router is never swept',
+      }),
+    );
     expect(midonetRow.orphans.map((o) => o.id).sort()).toEqual([ids.orphan, ids.claimedLate].sort());
-    for (const bridge of Object.values(ids).filter((i) => i !== ids.orphanPort)) expect({ bridge, present: await present(bridge) }).toEqual({ bridge, present: true });
+    for (const bridge of Object.values(ids).filter((i) => i !== ids.orphanPort))
+      expect({ bridge, present: await present(bridge) }).toEqual({ bridge, present: true });
   });
 
   it('after the grace period deletes it (its port with it); keeps what a Translation lists, lists during the grace period, the cluster router, and objects of other tenants or none', async () => {
-    const report = await sweepWithGrace(worker, taskQueue, { graceMs: 3_000, backends: ['midonet'], tenant }, () => listBridges(ids.listed, ids.claimedLate).then(() => undefined));
+    const report = await sweepWithGrace(worker, taskQueue, { graceMs: 3_000, backends: ['midonet'], tenant }, () =>
+      listBridges(ids.listed, ids.claimedLate).then(() => undefined),
+    );
     expect(row(report, 'midonet')).toEqual(
-      expect.objectContaining({ outcome: 'swept', counts: { found: 4, candidates: 2, orphans: 1, deleted: 1, kept: 2 }, orphans: [expect.objectContaining({ kind: 'Bridge', id: ids.orphan })] }),
+      expect.objectContaining({
+        outcome: 'swept',
+        counts: { found: 4, candidates: 2, orphans: 1, deleted: 1, kept: 2 },
+        orphans: [expect.objectContaining({ kind: 'Bridge', id: ids.orphan })],
+      }),
     );
     expect(await present(ids.orphan)).toBe(false);
-    expect((await midonet.observe(backendResource('Port', ids.orphan, { id: ids.orphanPort, type: 'Bridge' }))).exists).toBe(false);
-    for (const bridge of [ids.listed, ids.claimedLate, ids.otherTenant, ids.noTenant]) expect({ bridge, present: await present(bridge) }).toEqual({ bridge, present: true });
+    expect(
+      (await midonet.observe(backendResource('Port', ids.orphan, { id: ids.orphanPort, type: 'Bridge' }))).exists,
+    ).toBe(false);
+    for (const bridge of [ids.listed, ids.claimedLate, ids.otherTenant, ids.noTenant])
+      expect({ bridge, present: await present(bridge) }).toEqual({ bridge, present: true });
     expect((await midonet.observe(backendResource('Router', '', { id: clusterRouter }))).exists).toBe(true);
   });
 
@@ -237,7 +350,9 @@ describe('sweeping MidoNet', () => {
       (error: unknown) => error as { cause?: { type?: string; message: string; details?: unknown[] } },
     );
     expect(failure?.cause?.type).toBe('SweepIncomplete');
-    expect(failure?.cause?.message).toMatch(/^cloud: the worker has no cloud activities \(cloudListVms is not registered\): configure a cloud provider/);
+    expect(failure?.cause?.message).toMatch(
+      /^cloud: the worker has no cloud activities \(cloudListVms is not registered\): configure a cloud provider/,
+    );
     const report = failure?.cause?.details?.[0] as SweepReport;
     expect(row(report, 'cloud').outcome).toBe('failed');
     expect(row(report, 'midonet').outcome).toBe('dryRun');

@@ -1,4 +1,11 @@
-import { ActivityFailure, ApplicationFailure, metricMeter, setCurrentDetails, setHandler, sleep } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  metricMeter,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import { kubernetes, sweepCalls } from './activities';
 import { sweepProgressQuery } from './messages';
 import {
@@ -54,7 +61,10 @@ const cloudBackend: Backend = {
   name: 'cloud',
   scope: "VMs with Steward's marker",
   async list() {
-    const { instances } = await sweepCalls.cloudListVms.executeWithOptions({ summary: "list the VMs with Steward's marker" }, [{}]);
+    const { instances } = await sweepCalls.cloudListVms.executeWithOptions(
+      { summary: "list the VMs with Steward's marker" },
+      [{}],
+    );
     const resources = instances.map((vm) => ({
       kind: 'VM',
       id: vm.instanceId,
@@ -66,7 +76,10 @@ const cloudBackend: Backend = {
   },
   async unrecorded(resources) {
     const vms = resources.map((r) => ({ instanceId: r.id, podUid: r.podUid ?? '' }));
-    const { unrecorded } = await kubernetes.findUnrecordedVms.executeWithOptions({ summary: `check ${vms.length} VMs against the PeerPods and Pods` }, [{ vms }]);
+    const { unrecorded } = await kubernetes.findUnrecordedVms.executeWithOptions(
+      { summary: `check ${vms.length} VMs against the PeerPods and Pods` },
+      [{ vms }],
+    );
     return new Set(unrecorded);
   },
   async remove(resources, progress) {
@@ -75,7 +88,9 @@ const cloudBackend: Backend = {
     const worker = async () => {
       while (next < resources.length) {
         const vm = resources[next++] as SweptResource;
-        await sweepCalls.cloudDeleteVm.executeWithOptions({ summary: `delete orphan VM ${vm.name ?? ''} ${vm.id}` }, [{ instanceId: vm.id }]);
+        await sweepCalls.cloudDeleteVm.executeWithOptions({ summary: `delete orphan VM ${vm.name ?? ''} ${vm.id}` }, [
+          { instanceId: vm.id },
+        ]);
         progress(++done);
       }
     };
@@ -93,17 +108,30 @@ function midonetBackend(tenant: string): Backend {
     name: 'midonet',
     scope: `MidoNet tenant ${tenant}`,
     async list() {
-      const { resources } = await sweepCalls.midonetListTenantResources.executeWithOptions({ summary: `list the routers, bridges and chains of tenant ${tenant}` }, [{ tenant }]);
+      const { resources } = await sweepCalls.midonetListTenantResources.executeWithOptions(
+        { summary: `list the routers, bridges and chains of tenant ${tenant}` },
+        [{ tenant }],
+      );
       const hasRouter = resources.some((r) => r.id === clusterRouter);
-      return { resources, protectedIds: new Set([clusterRouter]), note: hasRouter ? 'the cluster router is never swept' : undefined };
+      return {
+        resources,
+        protectedIds: new Set([clusterRouter]),
+        note: hasRouter ? 'the cluster router is never swept' : undefined,
+      };
     },
     async unrecorded(resources) {
       const ids = resources.map((r) => r.id);
-      const { unrecorded, translations } = await kubernetes.findUnrecordedMidonetIds.executeWithOptions({ summary: `check ${ids.length} MidoNet ids against the Translations` }, [{ ids }]);
+      const { unrecorded, translations } = await kubernetes.findUnrecordedMidonetIds.executeWithOptions(
+        { summary: `check ${ids.length} MidoNet ids against the Translations` },
+        [{ ids }],
+      );
       // No Translation at all, not even the global ones: the cluster is not set up (or not this MidoNet's), and
       // everything would look orphaned. Refuse rather than empty the tenant.
       if (translations === 0 && ids.length > 0) {
-        throw ApplicationFailure.nonRetryable(`no Translations at all in the cluster, so every object of tenant ${tenant} looks orphaned: not swept (has the global setup run?)`, 'SweepRefused');
+        throw ApplicationFailure.nonRetryable(
+          `no Translations at all in the cluster, so every object of tenant ${tenant} looks orphaned: not swept (has the global setup run?)`,
+          'SweepRefused',
+        );
       }
       return new Set(unrecorded);
     },
@@ -112,9 +140,10 @@ function midonetBackend(tenant: string): Backend {
       for (let start = 0; start < ordered.length; start += MIDONET_BATCH) {
         const batch = ordered.slice(start, start + MIDONET_BATCH);
         const names = batch.map((r) => `${r.kind} ${r.name ?? r.id}`).join(', ');
-        await sweepCalls.midonetDeleteResources.executeWithOptions({ summary: `delete ${batch.length} orphan MidoNet resources: ${names}`.slice(0, 200) }, [
-          { resources: batch.map((r) => ({ kind: r.kind as 'Router' | 'Bridge' | 'Chain', id: r.id })) },
-        ]);
+        await sweepCalls.midonetDeleteResources.executeWithOptions(
+          { summary: `delete ${batch.length} orphan MidoNet resources: ${names}`.slice(0, 200) },
+          [{ resources: batch.map((r) => ({ kind: r.kind as 'Router' | 'Bridge' | 'Chain', id: r.id })) }],
+        );
         progress(start + batch.length);
       }
     },
@@ -125,7 +154,8 @@ function midonetBackend(tenant: string): Backend {
 function explain(backend: SweepBackend, error: ActivityFailure | ApplicationFailure): string {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (error instanceof ActivityFailure && cause instanceof ApplicationFailure && cause.type === 'NotFoundError') {
-    const how = backend === 'cloud' ? 'a cloud provider (STEWARD_CLOUD_PROVIDER and its settings)' : 'MidoNet (MIDONET_API_URL)';
+    const how =
+      backend === 'cloud' ? 'a cloud provider (STEWARD_CLOUD_PROVIDER and its settings)' : 'MidoNet (MIDONET_API_URL)';
     return `the worker has no ${backend} activities (${error.activityType} is not registered): configure ${how} on the workers, or leave ${backend} out of the sweep`;
   }
   const type = cause instanceof ApplicationFailure && cause.type ? `${cause.type}: ` : '';
@@ -135,18 +165,34 @@ function explain(backend: SweepBackend, error: ActivityFailure | ApplicationFail
 /** Per-backend gauges and counters, tagged with the backend (the SDK emits them once, never again on replay). */
 function recordMetrics(report: BackendReport, dryRun: boolean): void {
   const meter = metricMeter.withTags({ backend: report.backend });
-  meter.createGauge('steward_sweep_resources', 'int', '', 'Backend resources the last sweep listed (VMs with the marker, tenant objects)').set(report.counts.found);
-  meter.createGauge('steward_sweep_orphans_found', 'int', '', 'Orphans the last sweep found after its grace period').set(report.counts.orphans);
+  meter
+    .createGauge(
+      'steward_sweep_resources',
+      'int',
+      '',
+      'Backend resources the last sweep listed (VMs with the marker, tenant objects)',
+    )
+    .set(report.counts.found);
+  meter
+    .createGauge('steward_sweep_orphans_found', 'int', '', 'Orphans the last sweep found after its grace period')
+    .set(report.counts.orphans);
   meter.createCounter('steward_sweep_orphans_deleted', '', 'Orphans deleted by sweeps').add(report.counts.deleted);
-  meter.createCounter('steward_sweep_runs', '', 'Sweeps by outcome (swept, dryRun, failed)').withTags({ outcome: report.outcome, dry_run: String(dryRun) }).add(1);
+  meter
+    .createCounter('steward_sweep_runs', '', 'Sweeps by outcome (swept, dryRun, failed)')
+    .withTags({ outcome: report.outcome, dry_run: String(dryRun) })
+    .add(1);
 }
 
 function checkInput(input: SweepInput): Required<SweepInput> {
   const { graceMs = DEFAULT_GRACE_MS, dryRun = false, backends = [...SWEEP_BACKENDS], tenant = DEFAULT_TENANT } = input;
   const problems = [
-    ...(Number.isInteger(graceMs) && graceMs >= 0 ? [] : [`graceMs must be a whole number of milliseconds, at least 0 (got ${graceMs})`]),
+    ...(Number.isInteger(graceMs) && graceMs >= 0
+      ? []
+      : [`graceMs must be a whole number of milliseconds, at least 0 (got ${graceMs})`]),
     ...(backends.length > 0 ? [] : ['backends must name at least one backend']),
-    ...backends.filter((b) => !SWEEP_BACKENDS.includes(b)).map((b) => `unknown backend "${b}": expected ${SWEEP_BACKENDS.join(' or ')}`),
+    ...backends
+      .filter((b) => !SWEEP_BACKENDS.includes(b))
+      .map((b) => `unknown backend "${b}": expected ${SWEEP_BACKENDS.join(' or ')}`),
     ...(tenant ? [] : ['tenant must not be empty']),
   ];
   if (problems.length) throw ApplicationFailure.nonRetryable(problems.join('; '), 'InvalidRequest');
@@ -156,7 +202,17 @@ function checkInput(input: SweepInput): Required<SweepInput> {
 export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
   const { graceMs, dryRun, backends: names, tenant } = checkInput(input);
   const backends = names.map((name) => (name === 'cloud' ? cloudBackend : midonetBackend(tenant)));
-  const report: SweepReport = { dryRun, graceMs, backends: backends.map((b) => ({ backend: b.name, scope: b.scope, outcome: dryRun ? 'dryRun' : 'swept', counts: emptyCounts(), orphans: [] })) };
+  const report: SweepReport = {
+    dryRun,
+    graceMs,
+    backends: backends.map((b) => ({
+      backend: b.name,
+      scope: b.scope,
+      outcome: dryRun ? 'dryRun' : 'swept',
+      counts: emptyCounts(),
+      orphans: [],
+    })),
+  };
   let progress: SweepProgress = { phase: 'listing', total: backends.length, done: 0 };
   setHandler(sweepProgressQuery, () => progress);
   const show = (next: Partial<SweepProgress>) => {
@@ -197,7 +253,12 @@ export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
 
   // 2. The grace period, then the candidates checked again: what a record claimed meanwhile is kept.
   if (candidates.some((c) => c.length > 0)) {
-    show({ phase: 'waiting', total: Math.ceil(graceMs / 1000), done: 0, waitUntil: new Date(Date.now() + graceMs).toISOString() });
+    show({
+      phase: 'waiting',
+      total: Math.ceil(graceMs / 1000),
+      done: 0,
+      waitUntil: new Date(Date.now() + graceMs).toISOString(),
+    });
     if (graceMs > 0) await sleep(graceMs, { summary: 'sweepGrace' });
     show({ phase: 'checking', total: backends.length, done: 0, waitUntil: undefined });
     await eachBackend(async (backend, row) => {
@@ -231,7 +292,12 @@ export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
   report.backends.forEach((row) => recordMetrics(row, dryRun));
   const failed = report.backends.filter((row) => row.outcome === 'failed');
   if (failed.length) {
-    throw ApplicationFailure.create({ type: 'SweepIncomplete', nonRetryable: true, message: failed.map((row) => `${row.backend}: ${row.message}`).join('; '), details: [report] });
+    throw ApplicationFailure.create({
+      type: 'SweepIncomplete',
+      nonRetryable: true,
+      message: failed.map((row) => `${row.backend}: ${row.message}`).join('; '),
+      details: [report],
+    });
   }
   return report;
 }

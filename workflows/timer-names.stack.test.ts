@@ -30,7 +30,8 @@ describe('timer names in the Temporal UI', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with apt-get install -y chromium`);
-    if (!uiUrl) throw new Error('the stack runs no Temporal UI (a Temporal service given by TEMPORAL_ADDRESS has none of ours)');
+    if (!uiUrl)
+      throw new Error('the stack runs no Temporal UI (a Temporal service given by TEMPORAL_ADDRESS has none of ours)');
     nativeConnection = await NativeConnection.connect({ address });
     connection = await Connection.connect({ address });
     client = new Client({ connection });
@@ -61,7 +62,15 @@ describe('timer names in the Temporal UI', () => {
   });
 
   it('shows each timer of a workflow by the name of what it waits for', async () => {
-    const observation: Observation<TranslationProjection> = { ref, uid: 'u1', generation: 1, deleting: false, gone: false, finalizers: ['midonet.org/deleter'], projection: { resources: [] } };
+    const observation: Observation<TranslationProjection> = {
+      ref,
+      uid: 'u1',
+      generation: 1,
+      deleting: false,
+      gone: false,
+      finalizers: ['midonet.org/deleter'],
+      projection: { resources: [] },
+    };
     const handle = await client.workflow.signalWithStart(translationLifecycle, {
       taskQueue,
       workflowId: `translation/${ref.namespace}/${ref.name}`,
@@ -70,11 +79,14 @@ describe('timer names in the Temporal UI', () => {
       signalArgs: [observation],
     });
     const stateIs = async (state: string) => {
-      for (let i = 0; i < 100 && (await handle.query(stateQuery)).state !== state; i++) await new Promise((resolve) => setTimeout(resolve, 200));
+      for (let i = 0; i < 100 && (await handle.query(stateQuery)).state !== state; i++)
+        await new Promise((resolve) => setTimeout(resolve, 200));
       expect((await handle.query(stateQuery)).state).toBe(state);
     };
     await stateIs('synced');
-    await handle.executeUpdate(refreshUpdate, { args: [{ requestedBy: 'timer-names test', reason: 'cancel the drift timer, fail the push' }] });
+    await handle.executeUpdate(refreshUpdate, {
+      args: [{ requestedBy: 'timer-names test', reason: 'cancel the drift timer, fail the push' }],
+    });
     await stateIs('stuck');
 
     const page = await browser.newPage();
@@ -83,7 +95,8 @@ describe('timer names in the Temporal UI', () => {
     // Timer Started / Timer Canceled event. Exact, so that the input's `stuckRetryMs` does not count.
     for (const tab of ['timeline', 'history']) {
       await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(handle.workflowId)}/${runId}/${tab}`);
-      for (const name of ['driftCheck', 'stuckRetry']) await page.getByText(name, { exact: true }).first().waitFor({ timeout: 30_000 });
+      for (const name of ['driftCheck', 'stuckRetry'])
+        await page.getByText(name, { exact: true }).first().waitFor({ timeout: 30_000 });
     }
     await handle.terminate('timer names checked');
   });

@@ -59,10 +59,14 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
   const long = <T>(call: () => Promise<T>) => heartbeating(heartbeatMs, call);
   const checkProvider = (name: string, operation: string) => {
     if (name !== provider.name) {
-      throw cloudFailure('CloudProviderNotConfigured', `the VM is in cloud "${name}" but this worker is configured for "${provider.name}" (STEWARD_CLOUD_PROVIDER)`, {
-        provider: name,
-        operation,
-      });
+      throw cloudFailure(
+        'CloudProviderNotConfigured',
+        `the VM is in cloud "${name}" but this worker is configured for "${provider.name}" (STEWARD_CLOUD_PROVIDER)`,
+        {
+          provider: name,
+          operation,
+        },
+      );
     }
   };
   /**
@@ -86,22 +90,32 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
 
   return {
     cloudCreateVm: (input: CreateInstanceInput): Promise<{ instanceId: string; provider: string; cloud: string }> =>
-      long(async () => ({ ...(await provider.create(input)), provider: provider.name, cloud: await provider.identity() })),
-    cloudDeleteVm: ({ instanceId }: InstanceInput): Promise<{ outcome: 'deleted' | 'absent' }> => long(() => provider.delete({ instanceId })),
-    cloudObserveRecordedVm: async (vm: RecordedVmInput): Promise<InstanceObservation> => provider.get({ instanceId: await locate(vm, 'get') }),
+      long(async () => ({
+        ...(await provider.create(input)),
+        provider: provider.name,
+        cloud: await provider.identity(),
+      })),
+    cloudDeleteVm: ({ instanceId }: InstanceInput): Promise<{ outcome: 'deleted' | 'absent' }> =>
+      long(() => provider.delete({ instanceId })),
+    cloudObserveRecordedVm: async (vm: RecordedVmInput): Promise<InstanceObservation> =>
+      provider.get({ instanceId: await locate(vm, 'get') }),
     /** The pod's VMs, by record and by tag; each one gone (or already absent) counts. */
     cloudDeletePodVms: ({ vm, podUid }: DeletePodVmsInput): Promise<{ deleted: string[]; absent: string[] }> =>
       long(async () => {
         const recorded = vm ? await locate(vm, 'delete') : undefined;
         const tagged = podUid ? (await provider.findByPodUid(podUid)).map((instance) => instance.instanceId) : [];
         const ids = [...new Set([...(recorded ? [recorded] : []), ...tagged])];
-        const outcomes = await Promise.all(ids.map(async (instanceId) => ({ instanceId, ...(await provider.delete({ instanceId })) })));
+        const outcomes = await Promise.all(
+          ids.map(async (instanceId) => ({ instanceId, ...(await provider.delete({ instanceId })) })),
+        );
         return {
           deleted: outcomes.filter((o) => o.outcome === 'deleted').map((o) => o.instanceId),
           absent: outcomes.filter((o) => o.outcome === 'absent').map((o) => o.instanceId),
         };
       }),
-    cloudListVms: async (_input: Record<string, never> = {}): Promise<{ instances: MarkedInstance[] }> => ({ instances: await long(() => provider.list()) }),
+    cloudListVms: async (_input: Record<string, never> = {}): Promise<{ instances: MarkedInstance[] }> => ({
+      instances: await long(() => provider.list()),
+    }),
   };
 }
 

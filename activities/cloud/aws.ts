@@ -21,7 +21,13 @@ import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { createHash } from 'node:crypto';
 import { cloudFailure, type CloudFailureType, isCloudFailure } from './errors';
 import { keptOnceRead } from './limit';
-import { type CloudProvider, type CreateInstanceInput, type InstanceState, type MarkedInstance, tagKeys } from './provider';
+import {
+  type CloudProvider,
+  type CreateInstanceInput,
+  type InstanceState,
+  type MarkedInstance,
+  tagKeys,
+} from './provider';
 
 export interface AwsSettings {
   region: string;
@@ -68,9 +74,17 @@ function failure(operation: string, error: unknown, instanceId?: string, service
   if (!(error instanceof Error) || isCloudFailure(error)) return error;
   const meta = error as Error & { $fault?: 'client' | 'server'; $metadata?: { httpStatusCode?: number } };
   // A client-side fault with an HTTP status is a refused request; no status at all is a network or timeout error.
-  const refused = meta.$fault === 'client' && (meta.$metadata?.httpStatusCode ?? 0) < 500 && meta.$metadata?.httpStatusCode !== undefined;
+  const refused =
+    meta.$fault === 'client' &&
+    (meta.$metadata?.httpStatusCode ?? 0) < 500 &&
+    meta.$metadata?.httpStatusCode !== undefined;
   const type = codes[error.name] ?? (refused ? 'CloudInvalidRequest' : 'CloudUnavailable');
-  return cloudFailure(type, `${service} ${operation}: ${error.name}: ${error.message}`, { provider: 'aws', operation, code: error.name, instanceId }, error);
+  return cloudFailure(
+    type,
+    `${service} ${operation}: ${error.name}: ${error.message}`,
+    { provider: 'aws', operation, code: error.name, instanceId },
+    error,
+  );
 }
 
 /**
@@ -93,29 +107,49 @@ const live: InstanceStateName[] = ['pending', 'running', 'stopping', 'stopped', 
 const tagIn = (tags: Tag[] | undefined, key: string) => tags?.find((t) => t.Key === key)?.Value;
 const tagOf = (instance: Instance, key: string) => tagIn(instance.Tags, key);
 
-export function createAwsProvider(settings: AwsSettings, client = new EC2Client({ region: settings.region, endpoint: settings.endpoint })): CloudProvider {
+export function createAwsProvider(
+  settings: AwsSettings,
+  client = new EC2Client({ region: settings.region, endpoint: settings.endpoint }),
+): CloudProvider {
   // The EC2 client's own settings, so both see the same account, region and endpoint (moto serves STS there too).
   const { region, endpoint, credentials, maxAttempts } = client.config;
   const sts = new STSClient({ region, endpoint, credentials, maxAttempts });
 
   const checkId = (operation: string, instanceId: string) => {
     if (!INSTANCE_ID.test(instanceId)) {
-      throw cloudFailure('CloudInvalidRequest', `EC2 ${operation}: "${instanceId}" is not an instance ID`, { provider: 'aws', operation, instanceId });
+      throw cloudFailure('CloudInvalidRequest', `EC2 ${operation}: "${instanceId}" is not an instance ID`, {
+        provider: 'aws',
+        operation,
+        instanceId,
+      });
     }
   };
 
   const marked = (instance: Instance): MarkedInstance[] => {
     const podUid = tagOf(instance, tagKeys.podUid);
     if (!instance.InstanceId || !podUid || tagOf(instance, tagKeys.marker) !== settings.marker) return [];
-    return [{ instanceId: instance.InstanceId, name: tagOf(instance, 'Name'), podUid, podNamespace: tagOf(instance, tagKeys.podNamespace), podName: tagOf(instance, tagKeys.podName) }];
+    return [
+      {
+        instanceId: instance.InstanceId,
+        name: tagOf(instance, 'Name'),
+        podUid,
+        podNamespace: tagOf(instance, tagKeys.podNamespace),
+        podName: tagOf(instance, tagKeys.podName),
+      },
+    ];
   };
 
   const describe = async (operation: string, filters: Filter[]): Promise<MarkedInstance[]> => {
-    const Filters = [{ Name: `tag:${tagKeys.marker}`, Values: [settings.marker] }, { Name: 'instance-state-name', Values: live }, ...filters];
+    const Filters = [
+      { Name: `tag:${tagKeys.marker}`, Values: [settings.marker] },
+      { Name: 'instance-state-name', Values: live },
+      ...filters,
+    ];
     try {
       const found: MarkedInstance[] = [];
       for await (const page of paginateDescribeInstances({ client }, { Filters })) {
-        for (const reservation of page.Reservations ?? []) for (const instance of reservation.Instances ?? []) found.push(...marked(instance));
+        for (const reservation of page.Reservations ?? [])
+          for (const instance of reservation.Instances ?? []) found.push(...marked(instance));
       }
       return found;
     } catch (error) {
@@ -123,13 +157,17 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
     }
   };
 
-  const findByPodUid = (podUid: string) => describe('findByPodUid', [{ Name: `tag:${tagKeys.podUid}`, Values: [podUid] }]);
+  const findByPodUid = (podUid: string) =>
+    describe('findByPodUid', [{ Name: `tag:${tagKeys.podUid}`, Values: [podUid] }]);
 
   const readIdentity = async () => {
     try {
       const [{ Account }, regionName] = await Promise.all([sts.send(new GetCallerIdentityCommand({})), region()]);
       if (!Account || !/^\d{12}$/.test(Account)) {
-        throw cloudFailure('CloudBadResponse', `STS GetCallerIdentity answered without an account ID`, { provider: 'aws', operation: 'identity' });
+        throw cloudFailure('CloudBadResponse', `STS GetCallerIdentity answered without an account ID`, {
+          provider: 'aws',
+          operation: 'identity',
+        });
       }
       return `aws:${Account}:${regionName}`;
     } catch (error) {
@@ -144,9 +182,16 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
    */
   const addressesToRelease = async (instanceId: string): Promise<Address[]> => {
     const { Addresses = [] } = await client.send(new DescribeAddressesCommand({}));
-    const found = Addresses.filter((a) => a.AllocationId && (a.InstanceId === instanceId || (!a.InstanceId && tagIn(a.Tags, RELEASE_WITH) === instanceId)));
+    const found = Addresses.filter(
+      (a) =>
+        a.AllocationId &&
+        (a.InstanceId === instanceId || (!a.InstanceId && tagIn(a.Tags, RELEASE_WITH) === instanceId)),
+    );
     const untagged = found.filter((a) => tagIn(a.Tags, RELEASE_WITH) !== instanceId).map((a) => a.AllocationId!);
-    if (untagged.length) await client.send(new CreateTagsCommand({ Resources: untagged, Tags: [{ Key: RELEASE_WITH, Value: instanceId }] }));
+    if (untagged.length)
+      await client.send(
+        new CreateTagsCommand({ Resources: untagged, Tags: [{ Key: RELEASE_WITH, Value: instanceId }] }),
+      );
     return found;
   };
 
@@ -156,7 +201,10 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
       if (!isCode(error, code)) throw error;
     };
     // The instance is still shutting down, holding its address, when TerminateInstances returns.
-    if (AssociationId) await client.send(new DisassociateAddressCommand({ AssociationId })).catch(unless('InvalidAssociationID.NotFound'));
+    if (AssociationId)
+      await client
+        .send(new DisassociateAddressCommand({ AssociationId }))
+        .catch(unless('InvalidAssociationID.NotFound'));
     await client.send(new ReleaseAddressCommand({ AllocationId })).catch(unless('InvalidAllocationID.NotFound'));
   };
 
@@ -168,7 +216,14 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
       // same where the token is not honoured (moto ignores it) or has expired.
       const earlier = (await findByPodUid(input.podUid)).find((instance) => instance.name === input.name);
       if (earlier) return { instanceId: earlier.instanceId };
-      const tags = { ...input.tags, Name: input.name, [tagKeys.marker]: settings.marker, [tagKeys.podUid]: input.podUid, [tagKeys.podNamespace]: input.podNamespace, [tagKeys.podName]: input.podName };
+      const tags = {
+        ...input.tags,
+        Name: input.name,
+        [tagKeys.marker]: settings.marker,
+        [tagKeys.podUid]: input.podUid,
+        [tagKeys.podNamespace]: input.podNamespace,
+        [tagKeys.podName]: input.podName,
+      };
       try {
         const reply = await client.send(
           new RunInstancesCommand({
@@ -179,11 +234,17 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
             ClientToken: clientToken(input),
             SubnetId: settings.subnetId,
             SecurityGroupIds: settings.securityGroupIds.length ? settings.securityGroupIds : undefined,
-            TagSpecifications: [{ ResourceType: 'instance', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }],
+            TagSpecifications: [
+              { ResourceType: 'instance', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) },
+            ],
           }),
         );
         const instanceId = reply.Instances?.[0]?.InstanceId;
-        if (!instanceId) throw cloudFailure('CloudBadResponse', 'EC2 RunInstances answered without an instance', { provider: 'aws', operation: 'create' });
+        if (!instanceId)
+          throw cloudFailure('CloudBadResponse', 'EC2 RunInstances answered without an instance', {
+            provider: 'aws',
+            operation: 'create',
+          });
         return { instanceId };
       } catch (error) {
         throw failure('create', error);
@@ -241,7 +302,9 @@ export function createAwsProvider(settings: AwsSettings, client = new EC2Client(
     resolveRecordedId({ instanceId, podName }) {
       if (!INSTANCE_ID.test(instanceId)) {
         const message = `EC2: the PeerPod of pod ${podName} records "${instanceId}", which is not an EC2 instance ID (i- and hex digits)`;
-        return Promise.reject(cloudFailure('CloudInvalidRequest', message, { provider: 'aws', operation: 'resolveRecordedId', instanceId }));
+        return Promise.reject(
+          cloudFailure('CloudInvalidRequest', message, { provider: 'aws', operation: 'resolveRecordedId', instanceId }),
+        );
       }
       return Promise.resolve({ instanceId });
     },

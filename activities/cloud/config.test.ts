@@ -16,32 +16,74 @@ describe('cloud configuration', () => {
   it('defaults to libvirt with a tiny qemu domain', () => {
     const config = loadCloudConfig({}, {});
     expect(config.provider).toBe('libvirt');
-    expect(config).toMatchObject({ libvirt: { uri: 'qemu:///system', domainType: 'qemu', memoryMiB: 64, vcpus: 1, marker: 'steward' } });
+    expect(config).toMatchObject({
+      libvirt: { uri: 'qemu:///system', domainType: 'qemu', memoryMiB: 64, vcpus: 1, marker: 'steward' },
+    });
   });
 
   it.each([
-    { what: 'an unknown provider names its variable', env: { STEWARD_CLOUD_PROVIDER: 'azure' }, issue: /^--cloud-provider \/ STEWARD_CLOUD_PROVIDER: must be libvirt or aws, got "azure"/ },
-    { what: 'aws needs a region', env: { STEWARD_CLOUD_PROVIDER: 'aws', STEWARD_PODVM_IMAGE: 'ami-1' }, issue: /^--aws-region \/ AWS_REGION: is required with --cloud-provider \/ STEWARD_CLOUD_PROVIDER aws/ },
-    { what: 'aws needs an image', env: { STEWARD_CLOUD_PROVIDER: 'aws', AWS_REGION: 'us-east-1' }, issue: /^--podvm-image \/ STEWARD_PODVM_IMAGE: is required/ },
-    { what: 'a domain type other than qemu or kvm is refused', env: { STEWARD_LIBVIRT_DOMAIN_TYPE: 'xen' }, issue: /^--libvirt-domain-type \/ STEWARD_LIBVIRT_DOMAIN_TYPE: must be qemu or kvm/ },
-    { what: 'memory must be a number', env: { STEWARD_PODVM_MEMORY_MIB: 'lots' }, issue: /^--podvm-memory-mib \/ STEWARD_PODVM_MEMORY_MIB: must be a whole number/ },
-    { what: 'the endpoint must be a URL', env: { STEWARD_CLOUD_PROVIDER: 'aws', AWS_REGION: 'us-east-1', STEWARD_PODVM_IMAGE: 'ami-1', AWS_ENDPOINT_URL: 'moto' }, issue: /^--aws-endpoint-url \/ AWS_ENDPOINT_URL: must be an http\(s\) URL/ },
+    {
+      what: 'an unknown provider names its variable',
+      env: { STEWARD_CLOUD_PROVIDER: 'azure' },
+      issue: /^--cloud-provider \/ STEWARD_CLOUD_PROVIDER: must be libvirt or aws, got "azure"/,
+    },
+    {
+      what: 'aws needs a region',
+      env: { STEWARD_CLOUD_PROVIDER: 'aws', STEWARD_PODVM_IMAGE: 'ami-1' },
+      issue: /^--aws-region \/ AWS_REGION: is required with --cloud-provider \/ STEWARD_CLOUD_PROVIDER aws/,
+    },
+    {
+      what: 'aws needs an image',
+      env: { STEWARD_CLOUD_PROVIDER: 'aws', AWS_REGION: 'us-east-1' },
+      issue: /^--podvm-image \/ STEWARD_PODVM_IMAGE: is required/,
+    },
+    {
+      what: 'a domain type other than qemu or kvm is refused',
+      env: { STEWARD_LIBVIRT_DOMAIN_TYPE: 'xen' },
+      issue: /^--libvirt-domain-type \/ STEWARD_LIBVIRT_DOMAIN_TYPE: must be qemu or kvm/,
+    },
+    {
+      what: 'memory must be a number',
+      env: { STEWARD_PODVM_MEMORY_MIB: 'lots' },
+      issue: /^--podvm-memory-mib \/ STEWARD_PODVM_MEMORY_MIB: must be a whole number/,
+    },
+    {
+      what: 'the endpoint must be a URL',
+      env: {
+        STEWARD_CLOUD_PROVIDER: 'aws',
+        AWS_REGION: 'us-east-1',
+        STEWARD_PODVM_IMAGE: 'ami-1',
+        AWS_ENDPOINT_URL: 'moto',
+      },
+      issue: /^--aws-endpoint-url \/ AWS_ENDPOINT_URL: must be an http\(s\) URL/,
+    },
   ])('$what', ({ env, issue }) => {
     expect(problems(env)).toEqual([expect.stringMatching(issue)]);
   });
 
   it('aws settings carry no credentials, even when the environment has them', () => {
-    const config = loadCloudConfig({}, {
-      STEWARD_CLOUD_PROVIDER: 'aws',
-      AWS_REGION: 'eu-west-1',
-      STEWARD_PODVM_IMAGE: 'ami-0abc',
-      AWS_SG_IDS: 'sg-1, sg-2',
-      AWS_ACCESS_KEY_ID: 'AKIDSECRET',
-      AWS_SECRET_ACCESS_KEY: 'very-secret',
-    });
+    const config = loadCloudConfig(
+      {},
+      {
+        STEWARD_CLOUD_PROVIDER: 'aws',
+        AWS_REGION: 'eu-west-1',
+        STEWARD_PODVM_IMAGE: 'ami-0abc',
+        AWS_SG_IDS: 'sg-1, sg-2',
+        AWS_ACCESS_KEY_ID: 'AKIDSECRET',
+        AWS_SECRET_ACCESS_KEY: 'very-secret',
+      },
+    );
     expect(config).toEqual({
       provider: 'aws',
-      aws: { region: 'eu-west-1', endpoint: undefined, imageId: 'ami-0abc', instanceType: 'm6a.large', subnetId: undefined, securityGroupIds: ['sg-1', 'sg-2'], marker: 'steward' },
+      aws: {
+        region: 'eu-west-1',
+        endpoint: undefined,
+        imageId: 'ami-0abc',
+        instanceType: 'm6a.large',
+        subnetId: undefined,
+        securityGroupIds: ['sg-1', 'sg-2'],
+        marker: 'steward',
+      },
     });
     expect(JSON.stringify(config)).not.toMatch(/SECRET|secret/);
   });
@@ -49,12 +91,29 @@ describe('cloud configuration', () => {
 
 describe('libvirt domain metadata', () => {
   it('round-trips the pod identity, escaped, through the domain XML', () => {
-    const settings = { uri: 'qemu:///system', domainType: 'qemu' as const, memoryMiB: 64, vcpus: 1, emulator: '/usr/bin/qemu-system-x86_64', marker: 'steward', concurrency: 4, timeoutMs: 1000 };
-    const xml = domainXml(settings, { name: 'podvm-a', podUid: 'u-1', podNamespace: 'ns', podName: 'a<&>"b' }, '6f1c2d3e-0000-4000-8000-000000000001');
+    const settings = {
+      uri: 'qemu:///system',
+      domainType: 'qemu' as const,
+      memoryMiB: 64,
+      vcpus: 1,
+      emulator: '/usr/bin/qemu-system-x86_64',
+      marker: 'steward',
+      concurrency: 4,
+      timeoutMs: 1000,
+    };
+    const xml = domainXml(
+      settings,
+      { name: 'podvm-a', podUid: 'u-1', podNamespace: 'ns', podName: 'a<&>"b' },
+      '6f1c2d3e-0000-4000-8000-000000000001',
+    );
     expect(parseMetadata(xml)).toEqual({ marker: 'steward', podUid: 'u-1', podNamespace: 'ns', podName: 'a<&>"b' });
   });
 
   it('finds none in a domain without Steward namespace', () => {
-    expect(parseMetadata('<domain><metadata><other:vm xmlns:other="urn:x"><other:podUid>u</other:podUid></other:vm></metadata></domain>')).toBeUndefined();
+    expect(
+      parseMetadata(
+        '<domain><metadata><other:vm xmlns:other="urn:x"><other:podUid>u</other:podUid></other:vm></metadata></domain>',
+      ),
+    ).toBeUndefined();
   });
 });

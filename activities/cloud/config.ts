@@ -7,38 +7,86 @@ import { createLibvirtProvider, type LibvirtSettings } from './libvirt';
 import { type CloudProvider, DEFAULT_MARKER } from './provider';
 
 export const cloudSettings = {
-  cloudProvider: { env: 'STEWARD_CLOUD_PROVIDER', arg: 'name', default: 'libvirt', description: 'where peer-pod VMs are created: libvirt or aws; a worker not given it runs no cloud activities' },
+  cloudProvider: {
+    env: 'STEWARD_CLOUD_PROVIDER',
+    arg: 'name',
+    default: 'libvirt',
+    description: 'where peer-pod VMs are created: libvirt or aws; a worker not given it runs no cloud activities',
+  },
   cloudMarker: {
     env: 'STEWARD_CLOUD_MARKER',
     arg: 'value',
     default: DEFAULT_MARKER,
-    description: "value of the steward.dev/managed-by tag on this installation's VMs; the sweeper touches only VMs with it",
+    description:
+      "value of the steward.dev/managed-by tag on this installation's VMs; the sweeper touches only VMs with it",
   },
-  libvirtUri: { env: 'LIBVIRT_URI', arg: 'uri', default: 'qemu:///system', description: 'libvirt connection URI (libvirt)' },
-  libvirtDomainType: { env: 'STEWARD_LIBVIRT_DOMAIN_TYPE', arg: 'type', default: 'qemu', description: 'domain type: qemu (software emulation) or kvm (libvirt)' },
-  libvirtEmulator: { env: 'STEWARD_LIBVIRT_EMULATOR', arg: 'file', default: '/usr/bin/qemu-system-x86_64', description: 'QEMU binary on the libvirt host (libvirt)' },
-  podvmMemoryMib: { env: 'STEWARD_PODVM_MEMORY_MIB', arg: 'MiB', default: '64', description: 'memory of a pod VM (libvirt)' },
+  libvirtUri: {
+    env: 'LIBVIRT_URI',
+    arg: 'uri',
+    default: 'qemu:///system',
+    description: 'libvirt connection URI (libvirt)',
+  },
+  libvirtDomainType: {
+    env: 'STEWARD_LIBVIRT_DOMAIN_TYPE',
+    arg: 'type',
+    default: 'qemu',
+    description: 'domain type: qemu (software emulation) or kvm (libvirt)',
+  },
+  libvirtEmulator: {
+    env: 'STEWARD_LIBVIRT_EMULATOR',
+    arg: 'file',
+    default: '/usr/bin/qemu-system-x86_64',
+    description: 'QEMU binary on the libvirt host (libvirt)',
+  },
+  podvmMemoryMib: {
+    env: 'STEWARD_PODVM_MEMORY_MIB',
+    arg: 'MiB',
+    default: '64',
+    description: 'memory of a pod VM (libvirt)',
+  },
   podvmVcpus: { env: 'STEWARD_PODVM_VCPUS', arg: 'n', default: '1', description: 'vCPUs of a pod VM (libvirt)' },
   awsRegion: { env: 'AWS_REGION', arg: 'region', description: 'EC2 region (aws; required)' },
-  awsEndpointUrl: { env: 'AWS_ENDPOINT_URL', arg: 'url', description: 'EC2-compatible endpoint instead of the regional one (aws)' },
+  awsEndpointUrl: {
+    env: 'AWS_ENDPOINT_URL',
+    arg: 'url',
+    description: 'EC2-compatible endpoint instead of the regional one (aws)',
+  },
   podvmImage: { env: 'STEWARD_PODVM_IMAGE', arg: 'ami', description: 'image (AMI id) of a pod VM (aws; required)' },
-  podvmInstanceType: { env: 'STEWARD_PODVM_INSTANCE_TYPE', arg: 'type', default: 'm6a.large', description: 'instance type of a pod VM (aws)' },
+  podvmInstanceType: {
+    env: 'STEWARD_PODVM_INSTANCE_TYPE',
+    arg: 'type',
+    default: 'm6a.large',
+    description: 'instance type of a pod VM (aws)',
+  },
   awsSubnetId: { env: 'AWS_SUBNET_ID', arg: 'id', description: 'subnet of pod VMs (aws; default subnet when unset)' },
-  awsSecurityGroupIds: { env: 'AWS_SG_IDS', arg: 'ids', description: 'comma-separated security groups of pod VMs (aws)' },
+  awsSecurityGroupIds: {
+    env: 'AWS_SG_IDS',
+    arg: 'ids',
+    description: 'comma-separated security groups of pod VMs (aws)',
+  },
 } satisfies Record<string, Setting>;
 
 export type CloudConfig = { provider: 'libvirt'; libvirt: LibvirtSettings } | { provider: 'aws'; aws: AwsSettings };
 
 const schema = z
   .object({
-    cloudProvider: z.enum(['libvirt', 'aws'], { error: (issue) => `must be libvirt or aws, got "${String(issue.input)}"` }),
+    cloudProvider: z.enum(['libvirt', 'aws'], {
+      error: (issue) => `must be libvirt or aws, got "${String(issue.input)}"`,
+    }),
     cloudMarker: z.string().regex(/^[A-Za-z0-9_.:/=+@-]{1,63}$/, 'must be 1 to 63 letters, digits or _ . : / = + @ -'),
-    libvirtUri: z.string().regex(/^[a-z0-9+]+:\/\//, { error: (issue) => `must be a libvirt URI such as qemu:///system, got "${String(issue.input)}"` }),
-    libvirtDomainType: z.enum(['qemu', 'kvm'], { error: (issue) => `must be qemu or kvm, got "${String(issue.input)}"` }),
+    libvirtUri: z.string().regex(/^[a-z0-9+]+:\/\//, {
+      error: (issue) => `must be a libvirt URI such as qemu:///system, got "${String(issue.input)}"`,
+    }),
+    libvirtDomainType: z.enum(['qemu', 'kvm'], {
+      error: (issue) => `must be qemu or kvm, got "${String(issue.input)}"`,
+    }),
     libvirtEmulator: z.string().startsWith('/', 'must be an absolute path'),
     podvmMemoryMib: whole(16, 1024 * 1024),
     podvmVcpus: whole(1, 256),
-    awsRegion: z.string().regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1').optional(),
+    awsRegion: z
+      .string()
+      .regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1')
+      .optional(),
     awsEndpointUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     podvmImage: z.string().min(1).optional(),
     podvmInstanceType: z.string().min(1),
@@ -48,7 +96,12 @@ const schema = z
   .superRefine((v, ctx) => {
     if (v.cloudProvider !== 'aws') return;
     for (const key of ['awsRegion', 'podvmImage'] as const) {
-      if (!v[key]) ctx.addIssue({ code: 'custom', path: [key], message: `is required with ${settingLabel('cloudProvider', cloudSettings.cloudProvider)} aws` });
+      if (!v[key])
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `is required with ${settingLabel('cloudProvider', cloudSettings.cloudProvider)} aws`,
+        });
     }
   });
 
@@ -63,7 +116,10 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
         imageId: v.podvmImage!,
         instanceType: v.podvmInstanceType,
         subnetId: v.awsSubnetId,
-        securityGroupIds: (v.awsSecurityGroupIds ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+        securityGroupIds: (v.awsSecurityGroupIds ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
         marker: v.cloudMarker,
       },
     };

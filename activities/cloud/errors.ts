@@ -37,7 +37,12 @@ export interface CloudFailureDetails {
   instanceId?: string;
 }
 
-export function cloudFailure(type: CloudFailureType, message: string, details: CloudFailureDetails, cause?: Error): ApplicationFailure {
+export function cloudFailure(
+  type: CloudFailureType,
+  message: string,
+  details: CloudFailureDetails,
+  cause?: Error,
+): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: !cloudFailures[type], details: [details], cause });
 }
 

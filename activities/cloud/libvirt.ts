@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cloudFailure, type CloudFailureType } from './errors';
 import { keptOnceRead, mapLimit } from './limit';
-import type { CloudProvider, CreateInstanceInput, InstanceObservation, InstanceState, MarkedInstance } from './provider';
+import type {
+  CloudProvider,
+  CreateInstanceInput,
+  InstanceObservation,
+  InstanceState,
+  MarkedInstance,
+} from './provider';
 import { vmNamePodPart } from '../../workflows/machines/peerpod';
 
 export const METADATA_NAMESPACE = 'https://steward.dev/xmlns/vm/1';
@@ -34,7 +40,8 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 // A request libvirt refuses as such. Everything else (cannot connect, daemon restarting, QEMU failing to start, a
 // timeout) is retryable: libvirt's messages are too varied to call the rest permanent.
-const invalidRequest = /XML error|XML document failed to validate|unsupported configuration|invalid argument|Cannot find .*emulator|Cannot check QEMU binary/i;
+const invalidRequest =
+  /XML error|XML document failed to validate|unsupported configuration|invalid argument|Cannot find .*emulator|Cannot check QEMU binary/i;
 
 class VirshError extends Error {
   constructor(
@@ -68,7 +75,8 @@ export function parseHostUuid(capabilities: string, sysinfo = ''): string | unde
   const host = /<host>([\s\S]*?)<\/host>/.exec(capabilities)?.[1];
   const fromCaps = host === undefined ? undefined : /<uuid>\s*([^<\s]+)\s*<\/uuid>/.exec(host)?.[1];
   const system = /<system>([\s\S]*?)<\/system>/.exec(sysinfo)?.[1];
-  const fromSysinfo = system === undefined ? undefined : /<entry name=["']uuid["']>\s*([^<\s]+)\s*<\/entry>/.exec(system)?.[1];
+  const fromSysinfo =
+    system === undefined ? undefined : /<entry name=["']uuid["']>\s*([^<\s]+)\s*<\/entry>/.exec(system)?.[1];
   return [fromCaps, fromSysinfo].find((u) => u !== undefined && UUID.test(u))?.toLowerCase();
 }
 
@@ -87,12 +95,26 @@ interface DomainMetadata {
   podName?: string;
 }
 
-const metadataFields = { marker: 'managedBy', podUid: 'podUid', podNamespace: 'podNamespace', podName: 'podName' } as const;
+const metadataFields = {
+  marker: 'managedBy',
+  podUid: 'podUid',
+  podNamespace: 'podNamespace',
+  podName: 'podName',
+} as const;
 
 export function domainXml(settings: LibvirtSettings, input: CreateInstanceInput, uuid: string): string {
-  const meta: Record<keyof DomainMetadata, string> = { marker: settings.marker, podUid: input.podUid, podNamespace: input.podNamespace, podName: input.podName };
-  const fields = Object.entries(metadataFields).map(([key, element]) => `<steward:${element}>${xmlEscape(meta[key as keyof DomainMetadata])}</steward:${element}>`);
-  const tags = Object.entries(input.tags ?? {}).map(([k, v]) => `<steward:tag key="${xmlEscape(k)}" value="${xmlEscape(v)}"/>`);
+  const meta: Record<keyof DomainMetadata, string> = {
+    marker: settings.marker,
+    podUid: input.podUid,
+    podNamespace: input.podNamespace,
+    podName: input.podName,
+  };
+  const fields = Object.entries(metadataFields).map(
+    ([key, element]) => `<steward:${element}>${xmlEscape(meta[key as keyof DomainMetadata])}</steward:${element}>`,
+  );
+  const tags = Object.entries(input.tags ?? {}).map(
+    ([k, v]) => `<steward:tag key="${xmlEscape(k)}" value="${xmlEscape(v)}"/>`,
+  );
   return `<domain type='${settings.domainType}'>
   <name>${xmlEscape(input.name)}</name>
   <uuid>${uuid}</uuid>
@@ -109,7 +131,9 @@ export function domainXml(settings: LibvirtSettings, input: CreateInstanceInput,
 export function parseMetadata(xml: string): DomainMetadata | undefined {
   const block = /<metadata>([\s\S]*?)<\/metadata>/.exec(xml)?.[1] ?? '';
   const ns = METADATA_NAMESPACE.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  const vm = new RegExp(`<(\\w+:)?vm\\b[^>]*xmlns(:\\w+)?=["']${ns}["'][^>]*>([\\s\\S]*?)</(\\w+:)?vm>`).exec(block)?.[3];
+  const vm = new RegExp(`<(\\w+:)?vm\\b[^>]*xmlns(:\\w+)?=["']${ns}["'][^>]*>([\\s\\S]*?)</(\\w+:)?vm>`).exec(
+    block,
+  )?.[3];
   if (vm === undefined) return undefined;
   const field = (element: string) => {
     const value = new RegExp(`<(?:\\w+:)?${element}>([^<]*)</(?:\\w+:)?${element}>`).exec(vm)?.[1];
@@ -137,23 +161,46 @@ const states: Record<string, InstanceState> = {
 export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider {
   const virsh = (...args: string[]) =>
     new Promise<string>((resolve, reject) => {
-      execFile('virsh', ['-c', settings.uri, ...args], { timeout: settings.timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-        if (!error) return resolve(stdout);
-        const code = error.killed ? `timed out after ${settings.timeoutMs} ms` : String(error.code ?? error.signal);
-        reject(new VirshError(args, stderr.replace(/^error: /gm, '').trim().replace(/\n+/g, '; '), code));
-      });
+      execFile(
+        'virsh',
+        ['-c', settings.uri, ...args],
+        { timeout: settings.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          if (!error) return resolve(stdout);
+          const code = error.killed ? `timed out after ${settings.timeoutMs} ms` : String(error.code ?? error.signal);
+          reject(
+            new VirshError(
+              args,
+              stderr
+                .replace(/^error: /gm, '')
+                .trim()
+                .replace(/\n+/g, '; '),
+              code,
+            ),
+          );
+        },
+      );
     });
 
   /** The failure for a virsh error no caller handled. */
   const failure = (operation: string, error: unknown, instanceId?: string) => {
     if (!(error instanceof VirshError)) return error;
     const type: CloudFailureType = error.matches(invalidRequest) ? 'CloudInvalidRequest' : 'CloudUnavailable';
-    return cloudFailure(type, `libvirt ${operation} (${settings.uri}): ${error.message}`, { provider: 'libvirt', operation, code: error.code, instanceId }, error);
+    return cloudFailure(
+      type,
+      `libvirt ${operation} (${settings.uri}): ${error.message}`,
+      { provider: 'libvirt', operation, code: error.code, instanceId },
+      error,
+    );
   };
 
   const checkUuid = (operation: string, instanceId: string) => {
     if (!UUID.test(instanceId)) {
-      throw cloudFailure('CloudInvalidRequest', `libvirt ${operation}: instance ID "${instanceId}" is not a domain UUID`, { provider: 'libvirt', operation, instanceId });
+      throw cloudFailure(
+        'CloudInvalidRequest',
+        `libvirt ${operation}: instance ID "${instanceId}" is not a domain UUID`,
+        { provider: 'libvirt', operation, instanceId },
+      );
     }
   };
 
@@ -180,23 +227,38 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
   const adopt = async (input: CreateInstanceInput, uuid: string) => {
     const existing = await readDomain(uuid);
     if (existing?.meta?.podUid !== input.podUid || existing.meta.marker !== settings.marker) {
-      throw cloudFailure('CloudNameTaken', `libvirt create: domain "${input.name}" (${uuid}) exists and is not Steward's VM of pod ${input.podUid}`, {
-        provider: 'libvirt',
-        operation: 'create',
-        instanceId: uuid,
-      });
+      throw cloudFailure(
+        'CloudNameTaken',
+        `libvirt create: domain "${input.name}" (${uuid}) exists and is not Steward's VM of pod ${input.podUid}`,
+        {
+          provider: 'libvirt',
+          operation: 'create',
+          instanceId: uuid,
+        },
+      );
     }
     return uuid;
   };
 
   const list = async (): Promise<MarkedInstance[]> => {
     try {
-      const uuids = (await virsh('list', '--all', '--uuid')).split('\n').map((l) => l.trim()).filter(Boolean);
+      const uuids = (await virsh('list', '--all', '--uuid'))
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean);
       const domains = await mapLimit(uuids, settings.concurrency, async (uuid) => {
         const domain = await readDomain(uuid);
         const meta = domain?.meta;
         if (meta?.marker !== settings.marker || !meta.podUid) return [];
-        return [{ instanceId: uuid, name: domain?.name, podUid: meta.podUid, podNamespace: meta.podNamespace, podName: meta.podName }];
+        return [
+          {
+            instanceId: uuid,
+            name: domain?.name,
+            podUid: meta.podUid,
+            podNamespace: meta.podNamespace,
+            podName: meta.podName,
+          },
+        ];
       });
       return domains.flat();
     } catch (error) {
@@ -216,10 +278,14 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
         });
       const uuid = parseHostUuid(capabilities) ?? parseHostUuid('', await sysinfo());
       if (uuid === undefined) {
-        throw cloudFailure('CloudBadResponse', `libvirt identity (${settings.uri}): neither \`virsh capabilities\` nor \`virsh sysinfo\` names a host UUID`, {
-          provider: 'libvirt',
-          operation: 'identity',
-        });
+        throw cloudFailure(
+          'CloudBadResponse',
+          `libvirt identity (${settings.uri}): neither \`virsh capabilities\` nor \`virsh sysinfo\` names a host UUID`,
+          {
+            provider: 'libvirt',
+            operation: 'identity',
+          },
+        );
       }
       return `libvirt:${uuid}`;
     } catch (error) {
@@ -244,11 +310,15 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
   const resolveRecordedId: CloudProvider['resolveRecordedId'] = async ({ instanceId, podName }) => {
     if (UUID.test(instanceId)) return { instanceId };
     if (!LEGACY_ID.test(instanceId) || Number(instanceId) > MAX_DOMAIN_ID) {
-      throw cloudFailure('CloudInvalidRequest', `libvirt resolveRecordedId: instance ID "${instanceId}" is neither a domain UUID nor a domain ID`, {
-        provider: 'libvirt',
-        operation: 'resolveRecordedId',
-        instanceId,
-      });
+      throw cloudFailure(
+        'CloudInvalidRequest',
+        `libvirt resolveRecordedId: instance ID "${instanceId}" is neither a domain UUID nor a domain ID`,
+        {
+          provider: 'libvirt',
+          operation: 'resolveRecordedId',
+          instanceId,
+        },
+      );
     }
     const id = String(Number(instanceId));
     let domain: Awaited<ReturnType<typeof domainById>>;
@@ -272,11 +342,15 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
       throw refuse(`domain ${id} is now \`${domain.name ?? '(no name)'}\`, not pod ${podName}'s VM`);
     }
     if (domain.uuid === undefined || !UUID.test(domain.uuid)) {
-      throw cloudFailure('CloudBadResponse', `libvirt resolveRecordedId (${settings.uri}): \`virsh dumpxml ${id}\` has no domain UUID`, {
-        provider: 'libvirt',
-        operation: 'resolveRecordedId',
-        instanceId,
-      });
+      throw cloudFailure(
+        'CloudBadResponse',
+        `libvirt resolveRecordedId (${settings.uri}): \`virsh dumpxml ${id}\` has no domain UUID`,
+        {
+          provider: 'libvirt',
+          operation: 'resolveRecordedId',
+          instanceId,
+        },
+      );
     }
     return { instanceId: domain.uuid.toLowerCase() };
   };
@@ -290,10 +364,14 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
 
     async create(input) {
       if (!NAME.test(input.name)) {
-        throw cloudFailure('CloudInvalidRequest', `libvirt create: "${input.name}" is not a valid domain name (letters, digits, . _ -; at most 63)`, {
-          provider: 'libvirt',
-          operation: 'create',
-        });
+        throw cloudFailure(
+          'CloudInvalidRequest',
+          `libvirt create: "${input.name}" is not a valid domain name (letters, digits, . _ -; at most 63)`,
+          {
+            provider: 'libvirt',
+            operation: 'create',
+          },
+        );
       }
       const uuid: string = randomUUID();
       const dir = await mkdtemp(join(tmpdir(), 'steward-domain-'));
@@ -308,7 +386,10 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
           return { instanceId: uuid };
         } catch (error) {
           // A repeated create (lost reply): libvirt names the UUID of the domain that already holds the name.
-          const existing = error instanceof VirshError ? /already exists with uuid ([0-9a-f-]{36})/.exec(error.stderr)?.[1] : undefined;
+          const existing =
+            error instanceof VirshError
+              ? /already exists with uuid ([0-9a-f-]{36})/.exec(error.stderr)?.[1]
+              : undefined;
           // Anything else (a define refused, a start that failed after the define) is retried as before: the retry
           // meets the name taken and adopts the domain.
           if (existing === undefined) throw error;

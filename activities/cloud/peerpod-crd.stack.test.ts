@@ -20,20 +20,42 @@ describe('PeerPod CRD', () => {
       };
       await api.createNamespacedCustomObject({ group, version, namespace, plural, body });
       await api.patchNamespacedCustomObjectStatus(
-        { group, version, namespace, plural, name: body.metadata.name, body: [{ op: 'add', path: '/status', value: { cleand: true } }] },
+        {
+          group,
+          version,
+          namespace,
+          plural,
+          name: body.metadata.name,
+          body: [{ op: 'add', path: '/status', value: { cleand: true } }],
+        },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
       );
-      const stored = (await api.getNamespacedCustomObject({ group, version, namespace, plural, name: body.metadata.name })) as typeof body & { status: unknown };
+      const stored = (await api.getNamespacedCustomObject({
+        group,
+        version,
+        namespace,
+        plural,
+        name: body.metadata.name,
+      })) as typeof body & { status: unknown };
       expect(stored.spec).toEqual(body.spec);
       expect(stored.status).toEqual({ cleand: true });
 
       await api.deleteNamespacedCustomObject({ group, version, namespace, plural, name: body.metadata.name });
       // ReleasePeerPod: removes every finalizer with one JSON patch.
       await api.patchNamespacedCustomObject(
-        { group, version, namespace, plural, name: body.metadata.name, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+        {
+          group,
+          version,
+          namespace,
+          plural,
+          name: body.metadata.name,
+          body: [{ op: 'remove', path: '/metadata/finalizers' }],
+        },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
       );
-      await expect(api.getNamespacedCustomObject({ group, version, namespace, plural, name: body.metadata.name })).rejects.toThrow(/404|not found/i);
+      await expect(
+        api.getNamespacedCustomObject({ group, version, namespace, plural, name: body.metadata.name }),
+      ).rejects.toThrow(/404|not found/i);
     } finally {
       await kc.makeApiClient(k8s.CoreV1Api).deleteNamespace({ name: namespace });
     }

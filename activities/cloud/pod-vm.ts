@@ -14,7 +14,11 @@ export interface PodVmDeps {
 
 export type PodVmResult =
   | { outcome: 'madeElsewhere'; peerPod: string }
-  | { outcome: 'created'; vm: { provider: string; instanceId: string; cloud: string }; peerPod: { name: string; uid: string } };
+  | {
+      outcome: 'created';
+      vm: { provider: string; instanceId: string; cloud: string };
+      peerPod: { name: string; uid: string };
+    };
 
 export function createPodVmActivities({ cloud, kubernetes, heartbeatMs = 5_000 }: PodVmDeps) {
   return {
@@ -24,11 +28,19 @@ export function createPodVmActivities({ cloud, kubernetes, heartbeatMs = 5_000 }
      * attempt made by name and pod UID; the PeerPod is written by server-side apply.
      */
     cloudCreateAndRecordPodVm: async (input: CreateInstanceInput): Promise<PodVmResult> => {
-      const [foreign] = await heartbeating(heartbeatMs, () => kubernetes.findForeignPeerPods({ namespace: input.podNamespace, podUid: input.podUid }));
+      const [foreign] = await heartbeating(heartbeatMs, () =>
+        kubernetes.findForeignPeerPods({ namespace: input.podNamespace, podUid: input.podUid }),
+      );
       if (foreign) return { outcome: 'madeElsewhere', peerPod: foreign.name };
       const vm = await cloud.cloudCreateVm(input);
       const recorded = await heartbeating(heartbeatMs, () =>
-        kubernetes.recordPeerPod({ namespace: input.podNamespace, podName: input.podName, podUid: input.podUid, vm, vmName: input.name }),
+        kubernetes.recordPeerPod({
+          namespace: input.podNamespace,
+          podName: input.podName,
+          podUid: input.podUid,
+          vm,
+          vmName: input.name,
+        }),
       );
       return { outcome: 'created', vm, peerPod: { name: recorded.name, uid: recorded.uid } };
     },

@@ -49,7 +49,15 @@ export interface CreateInstanceInput {
 }
 
 /** Normalised across providers; `deleting` is EC2's shutting-down. */
-export type InstanceState = 'pending' | 'running' | 'paused' | 'stopping' | 'stopped' | 'crashed' | 'deleting' | 'unknown';
+export type InstanceState =
+  | 'pending'
+  | 'running'
+  | 'paused'
+  | 'stopping'
+  | 'stopped'
+  | 'crashed'
+  | 'deleting'
+  | 'unknown';
 
 export type InstanceObservation =
   | { exists: false }

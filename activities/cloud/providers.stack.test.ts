@@ -1,12 +1,24 @@
-import { AllocateAddressCommand, AssociateAddressCommand, DescribeAddressesCommand, DescribeInstancesCommand, EC2Client, ReleaseAddressCommand } from '@aws-sdk/client-ec2';
+import {
+  AllocateAddressCommand,
+  AssociateAddressCommand,
+  DescribeAddressesCommand,
+  DescribeInstancesCommand,
+  EC2Client,
+  ReleaseAddressCommand,
+} from '@aws-sdk/client-ec2';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { virsh } from '../../deploy/local/libvirt';
 import { createCloudActivities } from './activities';
 import { clientToken, createAwsProvider } from './aws';
-import { awsBackend as awsBackendOf, libvirtBackend as libvirtBackendOf, plainDomainFile, TEST_AMI, type Backend } from '../../test/support/cloud-backends';
-
+import {
+  awsBackend as awsBackendOf,
+  libvirtBackend as libvirtBackendOf,
+  plainDomainFile,
+  TEST_AMI,
+  type Backend,
+} from '../../test/support/cloud-backends';
 
 /** This run's own marker, so VMs of other test runs on the same daemon or server never show in its lists. */
 const marker = `steward-test-${Date.now().toString(36)}`;
@@ -49,8 +61,12 @@ describe.each([
     made.push(instanceId);
 
     expect(await backend.recordedPodUid(instanceId)).toBe(p.podUid);
-    expect(await backend.provider.get({ instanceId })).toEqual(expect.objectContaining({ exists: true, podUid: p.podUid, marker: true, name: p.name }));
-    expect(await backend.provider.findByPodUid(p.podUid)).toEqual([expect.objectContaining({ instanceId, podUid: p.podUid, podName: p.podName, podNamespace: 'default' })]);
+    expect(await backend.provider.get({ instanceId })).toEqual(
+      expect.objectContaining({ exists: true, podUid: p.podUid, marker: true, name: p.name }),
+    );
+    expect(await backend.provider.findByPodUid(p.podUid)).toEqual([
+      expect.objectContaining({ instanceId, podUid: p.podUid, podName: p.podName, podNamespace: 'default' }),
+    ]);
 
     expect(await backend.provider.delete({ instanceId })).toEqual({ outcome: 'deleted' });
     expect(await backend.provider.get({ instanceId })).toEqual({ exists: false });
@@ -83,9 +99,13 @@ describe.each([
     try {
       const listed = await backend.provider.list();
       expect(listed.map((i) => i.instanceId).sort()).toEqual([...ids].sort());
-      expect(listed.find((i) => i.instanceId === ids[0])).toEqual(expect.objectContaining({ podUid: a.podUid, name: a.name }));
+      expect(listed.find((i) => i.instanceId === ids[0])).toEqual(
+        expect.objectContaining({ podUid: a.podUid, name: a.name }),
+      );
       expect(listed.map((i) => i.instanceId)).not.toContain(unmarked);
-      expect(await backend.provider.get({ instanceId: unmarked })).toEqual(expect.objectContaining({ exists: true, marker: false }));
+      expect(await backend.provider.get({ instanceId: unmarked })).toEqual(
+        expect.objectContaining({ exists: true, marker: false }),
+      );
     } finally {
       await backend.provider.delete({ instanceId: unmarked });
     }
@@ -152,7 +172,12 @@ describe('libvirt specifics', () => {
       await call();
       return performance.now() - start;
     };
-    const times = { providerCreate: [] as number[], providerDelete: [] as number[], virshCreate: [] as number[], virshDelete: [] as number[] };
+    const times = {
+      providerCreate: [] as number[],
+      providerDelete: [] as number[],
+      virshCreate: [] as number[],
+      virshDelete: [] as number[],
+    };
     for (let i = 0; i < rounds; i++) {
       let instanceId = '';
       times.providerCreate.push(await timed(async () => ({ instanceId } = await provider.create(pod()))));
@@ -160,13 +185,22 @@ describe('libvirt specifics', () => {
 
       const name = `steward-test-${run}-virsh-${i}`;
       const file = plainDomainFile(name);
-      times.virshCreate.push(await timed(async () => (await virsh(uri, 'define', file), await virsh(uri, 'start', name))));
-      times.virshDelete.push(await timed(async () => (await virsh(uri, 'destroy', name), await virsh(uri, 'undefine', name))));
+      times.virshCreate.push(
+        await timed(async () => (await virsh(uri, 'define', file), await virsh(uri, 'start', name))),
+      );
+      times.virshDelete.push(
+        await timed(async () => (await virsh(uri, 'destroy', name), await virsh(uri, 'undefine', name))),
+      );
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const row = (what: string, p: number[], v: number[]) => `  ${what}: provider ${median(p).toFixed(0)} ms, virsh ${median(v).toFixed(0)} ms (median of ${rounds})`;
+    const row = (what: string, p: number[], v: number[]) =>
+      `  ${what}: provider ${median(p).toFixed(0)} ms, virsh ${median(v).toFixed(0)} ms (median of ${rounds})`;
     console.log(
-      ['VM timings, libvirt (qemu, 64 MiB, diskless):', row('create (define+start)', times.providerCreate, times.virshCreate), row('delete (destroy+undefine)', times.providerDelete, times.virshDelete)].join('\n'),
+      [
+        'VM timings, libvirt (qemu, 64 MiB, diskless):',
+        row('create (define+start)', times.providerCreate, times.virshCreate),
+        row('delete (destroy+undefine)', times.providerDelete, times.virshDelete),
+      ].join('\n'),
     );
     expect(times.providerCreate).toHaveLength(rounds);
   });
@@ -208,7 +242,9 @@ describe('libvirt: host identity and pre-v0.20 (numeric) instance IDs', () => {
 
   it('a recorded UUID comes back unchanged, without asking libvirtd', async () => {
     const instanceId = randomUUID();
-    expect(await libvirtBackend().unreachable().resolveRecordedId({ instanceId, podName: 'web-1' })).toEqual({ instanceId });
+    expect(await libvirtBackend().unreachable().resolveRecordedId({ instanceId, podName: 'web-1' })).toEqual({
+      instanceId,
+    });
   });
 
   it("the numeric ID of pod web-1's upstream VM resolves to its UUID, and delete of that UUID deletes it", async () => {
@@ -216,7 +252,9 @@ describe('libvirt: host identity and pre-v0.20 (numeric) instance IDs', () => {
     const vm = await upstreamDomain('web-1');
     try {
       expect(vm.id).toMatch(/^\d+$/);
-      expect(await provider.resolveRecordedId({ instanceId: vm.id, podName: 'web-1' })).toEqual({ instanceId: vm.uuid });
+      expect(await provider.resolveRecordedId({ instanceId: vm.id, podName: 'web-1' })).toEqual({
+        instanceId: vm.uuid,
+      });
       expect(await provider.delete({ instanceId: vm.uuid })).toEqual({ outcome: 'deleted' });
       expect(await virsh(uri, 'list', '--all', '--name')).not.toContain(vm.name);
     } finally {
@@ -234,7 +272,9 @@ describe('libvirt: host identity and pre-v0.20 (numeric) instance IDs', () => {
       expect(failure.message).toContain(`domain ${vm.id} is now \`${vm.name}\`, not pod web-2's VM`);
       expect(failure.message).toContain('podvm-web-2-…');
       expect(failure.message).toContain('--mode orphan');
-      expect(await provider.get({ instanceId: vm.uuid })).toEqual(expect.objectContaining({ exists: true, state: 'running', marker: false }));
+      expect(await provider.get({ instanceId: vm.uuid })).toEqual(
+        expect.objectContaining({ exists: true, state: 'running', marker: false }),
+      );
     } finally {
       await vm.remove();
     }
@@ -263,11 +303,14 @@ describe('libvirt: host identity and pre-v0.20 (numeric) instance IDs', () => {
     }
   });
 
-  it.each(['--help', '7a', '-1', '99999999999', ''])('a recorded ID %j, neither a UUID nor a domain ID, is a non-retryable CloudInvalidRequest', async (instanceId) => {
-    const failure = await failureOf(libvirtBackend().provider.resolveRecordedId({ instanceId, podName: 'web-1' }));
-    expect(failure.type).toBe('CloudInvalidRequest');
-    expect(failure.nonRetryable).toBe(true);
-  });
+  it.each(['--help', '7a', '-1', '99999999999', ''])(
+    'a recorded ID %j, neither a UUID nor a domain ID, is a non-retryable CloudInvalidRequest',
+    async (instanceId) => {
+      const failure = await failureOf(libvirtBackend().provider.resolveRecordedId({ instanceId, podName: 'web-1' }));
+      expect(failure.type).toBe('CloudInvalidRequest');
+      expect(failure.nonRetryable).toBe(true);
+    },
+  );
 });
 
 describe('aws specifics', () => {
@@ -277,7 +320,9 @@ describe('aws specifics', () => {
     const p = pod();
     const { instanceId } = await provider.create(p);
     try {
-      const reply = await new EC2Client({ region, endpoint }).send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+      const reply = await new EC2Client({ region, endpoint }).send(
+        new DescribeInstancesCommand({ InstanceIds: [instanceId] }),
+      );
       const token = reply.Reservations?.[0]?.Instances?.[0]?.ClientToken;
       expect(token).toBe(clientToken(p));
       expect(token!.startsWith(p.podUid)).toBe(true);
@@ -304,7 +349,9 @@ describe('aws specifics', () => {
 
   it('resolveRecordedId passes an EC2 instance ID and refuses a numeric libvirt domain ID', async () => {
     const { provider } = awsBackend();
-    expect(await provider.resolveRecordedId({ instanceId: 'i-0123456789abcdef0', podName: 'web' })).toEqual({ instanceId: 'i-0123456789abcdef0' });
+    expect(await provider.resolveRecordedId({ instanceId: 'i-0123456789abcdef0', podName: 'web' })).toEqual({
+      instanceId: 'i-0123456789abcdef0',
+    });
     const failure = await failureOf(provider.resolveRecordedId({ instanceId: '7', podName: 'web' }));
     expect(failure.type).toBe('CloudInvalidRequest');
     expect(failure.nonRetryable).toBe(true);
@@ -316,7 +363,8 @@ describe('aws specifics', () => {
     const ec2 = new EC2Client({ region, endpoint });
     const allocations: string[] = [];
     afterAll(async () => {
-      for (const AllocationId of allocations) await ec2.send(new ReleaseAddressCommand({ AllocationId })).catch(() => undefined);
+      for (const AllocationId of allocations)
+        await ec2.send(new ReleaseAddressCommand({ AllocationId })).catch(() => undefined);
     });
     /** An address allocated and associated to the instance, as upstream does; its allocation ID. */
     const associated = async (instanceId: string) => {
@@ -326,7 +374,9 @@ describe('aws specifics', () => {
       return AllocationId!;
     };
     const allocated = async (allocationId: string) => {
-      const { Addresses = [] } = await ec2.send(new DescribeAddressesCommand({ Filters: [{ Name: 'allocation-id', Values: [allocationId] }] }));
+      const { Addresses = [] } = await ec2.send(
+        new DescribeAddressesCommand({ Filters: [{ Name: 'allocation-id', Values: [allocationId] }] }),
+      );
       return Addresses.length > 0;
     };
 
@@ -347,12 +397,16 @@ describe('aws specifics', () => {
       let failures = 1;
       client.middlewareStack.add(
         (next, context) => (args) => {
-          if (context.commandName === 'ReleaseAddressCommand' && failures-- > 0) throw Object.assign(new Error('Request limit exceeded.'), { name: 'RequestLimitExceeded' });
+          if (context.commandName === 'ReleaseAddressCommand' && failures-- > 0)
+            throw Object.assign(new Error('Request limit exceeded.'), { name: 'RequestLimitExceeded' });
           return next(args);
         },
         { step: 'initialize' },
       );
-      const provider = createAwsProvider({ region, endpoint, imageId: TEST_AMI, instanceType: 't3.micro', securityGroupIds: [], marker }, client);
+      const provider = createAwsProvider(
+        { region, endpoint, imageId: TEST_AMI, instanceType: 't3.micro', securityGroupIds: [], marker },
+        client,
+      );
       const { instanceId } = await provider.create(pod());
       const allocationId = await associated(instanceId);
 

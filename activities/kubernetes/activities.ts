@@ -38,7 +38,9 @@ export interface ReleaseFinalizerInput {
   finalizer: string;
 }
 
-export type ReleaseFinalizerResult = { released: true } | { released: false; reason: 'NotFound' | 'UidMismatch' | 'FinalizerAbsent' };
+export type ReleaseFinalizerResult =
+  | { released: true }
+  | { released: false; reason: 'NotFound' | 'UidMismatch' | 'FinalizerAbsent' };
 
 export type AddFinalizerResult = { added: true } | { added: false; reason: 'NotFound' | 'UidMismatch' | 'Deleting' };
 
@@ -46,7 +48,11 @@ export interface RecordObjectEventInput extends EventInput {
   ref: ObjectRef;
 }
 
-export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward', clock = () => new Date() }: KubernetesActivityDeps) {
+export function createKubernetesActivities({
+  kubeConfig,
+  fieldManager = 'steward',
+  clock = () => new Date(),
+}: KubernetesActivityDeps) {
   const objects = createObjects(kubeConfig, fieldManager);
   const recordEvent = createEventRecorder(objects, clock);
 
@@ -93,7 +99,9 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
       return {
         patch: [
           { op: 'test', path: '/metadata/uid', value: uid },
-          finalizers ? { op: 'test', path: '/metadata/finalizers', value: finalizers } : { op: 'add', path: '/metadata/finalizers', value: [] },
+          finalizers
+            ? { op: 'test', path: '/metadata/finalizers', value: finalizers }
+            : { op: 'add', path: '/metadata/finalizers', value: [] },
           { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
         ],
         strategy: k8s.PatchStrategy.JsonPatch,
@@ -114,7 +122,11 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
    * Translations (its Node's bridge) to be pushed before writing its own, which would otherwise fail on a missing
    * parent. One call for all of them keeps the referrer's history short.
    */
-  async function translationsReady({ translations }: { translations: { namespace: string; name: string }[] }): Promise<{ ready: boolean; notReady: string[] }> {
+  async function translationsReady({
+    translations,
+  }: {
+    translations: { namespace: string; name: string }[];
+  }): Promise<{ ready: boolean; notReady: string[] }> {
     const notReady: string[] = [];
     for (const { namespace, name } of translations) {
       const object = await objects.accessor({ kind: 'Translation', namespace, name }).read();
@@ -130,7 +142,10 @@ export function createKubernetesActivities({ kubeConfig, fieldManager = 'steward
 
   /** An object's whole apply (workflows/apply-object.ts) in one call: one marker in its workflow's history. */
   const applyObject = (input: ApplyObjectInput): Promise<ApplyObjectResult> =>
-    applyObjectSteps({ readObject, translationsReady, applyTranslations: translationActivities.applyTranslations, ...referrers }, input);
+    applyObjectSteps(
+      { readObject, translationsReady, applyTranslations: translationActivities.applyTranslations, ...referrers },
+      input,
+    );
 
   return {
     ...translationActivities,

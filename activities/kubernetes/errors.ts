@@ -31,8 +31,19 @@ export const kubernetesFailures = {
 
 export type KubernetesFailureType = keyof typeof kubernetesFailures;
 
-export function kubernetesFailure(type: KubernetesFailureType, message: string, status?: number, cause?: Error): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: !kubernetesFailures[type], details: status === undefined ? [] : [{ status }], cause });
+export function kubernetesFailure(
+  type: KubernetesFailureType,
+  message: string,
+  status?: number,
+  cause?: Error,
+): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: !kubernetesFailures[type],
+    details: status === undefined ? [] : [{ status }],
+    cause,
+  });
 }
 
 /** The HTTP status of an API server reply, or undefined for anything else (connection errors, bugs). */

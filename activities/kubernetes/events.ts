@@ -20,7 +20,9 @@ export const EVENT_SOURCE = 'steward';
 const MAX_MESSAGE = 1024;
 
 export function eventName(object: KubeObject, event: EventInput): string {
-  const digest = createHash('sha256').update(JSON.stringify([object.metadata.uid, event.type, event.reason, event.message])).digest('hex');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([object.metadata.uid, event.type, event.reason, event.message]))
+    .digest('hex');
   return `${object.metadata.name.slice(0, 200)}.${digest.slice(0, 16)}`;
 }
 
@@ -28,7 +30,11 @@ export function createEventRecorder(objects: Objects, clock: () => Date) {
   const instance = hostname().slice(0, 128);
 
   /** Records `event` about `object` (as read), in its namespace; Events about cluster-scoped objects go to `default`. */
-  return async function recordEvent(ref: ObjectRef, object: KubeObject, event: EventInput): Promise<{ name: string; count: number }> {
+  return async function recordEvent(
+    ref: ObjectRef,
+    object: KubeObject,
+    event: EventInput,
+  ): Promise<{ name: string; count: number }> {
     const namespace = object.metadata.namespace ?? 'default';
     const name = eventName(object, event);
     const now = clock();
@@ -58,27 +64,45 @@ export function createEventRecorder(objects: Objects, clock: () => Date) {
       });
       return { name, count: 1 };
     } catch (error) {
-      if (statusOf(error) !== 409) throw toFailure(error, `record event ${event.reason} on ${namespace}/${object.metadata.name}`);
+      if (statusOf(error) !== 409)
+        throw toFailure(error, `record event ${event.reason} on ${namespace}/${object.metadata.name}`);
     }
     const existing = {
       what: `Event ${namespace}/${name}`,
       read: async () => {
         try {
-          return JSON.parse(JSON.stringify(await objects.core.readNamespacedEvent({ name, namespace }))) as KubeObject & { count?: number };
+          return JSON.parse(
+            JSON.stringify(await objects.core.readNamespacedEvent({ name, namespace })),
+          ) as KubeObject & { count?: number };
         } catch (error) {
           if (statusOf(error) === 404) return undefined;
           throw toFailure(error, `read Event ${namespace}/${name}`);
         }
       },
       patch: async (body: unknown) =>
-        JSON.parse(JSON.stringify(await objects.core.patchNamespacedEvent({ name, namespace, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)))) as KubeObject,
+        JSON.parse(
+          JSON.stringify(
+            await objects.core.patchNamespacedEvent(
+              { name, namespace, body },
+              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+            ),
+          ),
+        ) as KubeObject,
     };
     return update(existing, (current) => {
       // Expired between our create and this read: the activity's next attempt creates it afresh.
-      if (!current) throw kubernetesFailure('KubernetesConflict', `Event ${namespace}/${name} expired while its count was being bumped`);
+      if (!current)
+        throw kubernetesFailure(
+          'KubernetesConflict',
+          `Event ${namespace}/${name} expired while its count was being bumped`,
+        );
       const count = ((current as { count?: number }).count ?? 1) + 1;
       return {
-        patch: { metadata: { resourceVersion: current.metadata.resourceVersion }, count, lastTimestamp: now.toISOString() },
+        patch: {
+          metadata: { resourceVersion: current.metadata.resourceVersion },
+          count,
+          lastTimestamp: now.toISOString(),
+        },
         strategy: k8s.PatchStrategy.MergePatch,
         then: () => ({ name, count }),
       };

@@ -20,7 +20,14 @@ export { EVENT_SOURCE, type EventInput } from './events';
 export type { VmToCheck } from './inventory';
 export type { KubeObject } from './objects';
 export { REFERRERS_ANNOTATION, type ReferrerInput, type ReferrersResult } from './referrers';
-export type { ChildResource, ChildResourceInput, Condition, ConditionInput, ConditionStatus, TranslationStatus } from './status';
+export type {
+  ChildResource,
+  ChildResourceInput,
+  Condition,
+  ConditionInput,
+  ConditionStatus,
+  TranslationStatus,
+} from './status';
 export {
   type ApplyTranslationsInput,
   type ApplyTranslationsResult,

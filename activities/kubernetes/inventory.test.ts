@@ -5,22 +5,48 @@ const vm = (instanceId: string, podUid: string) => ({ instanceId, podUid });
 describe('unrecordedVms', () => {
   it.each([
     { why: 'a VM no PeerPod and no Pod knows is unrecorded', peerPods: [], podUids: [], expected: ['i-1'] },
-    { why: 'a PeerPod with its instance id records it', peerPods: [{ instanceId: 'i-1', ownerUids: [] }], podUids: [], expected: [] },
-    { why: 'a PeerPod owned by its pod records it, even without an instance id yet', peerPods: [{ ownerUids: ['pod-1'] }], podUids: [], expected: [] },
-    { why: 'a live Pod with its UID records it (the PeerPod is not written yet)', peerPods: [], podUids: ['pod-1'], expected: [] },
-    { why: "another VM's PeerPod and another Pod do not", peerPods: [{ instanceId: 'i-2', ownerUids: ['pod-2'] }], podUids: ['pod-3'], expected: ['i-1'] },
+    {
+      why: 'a PeerPod with its instance id records it',
+      peerPods: [{ instanceId: 'i-1', ownerUids: [] }],
+      podUids: [],
+      expected: [],
+    },
+    {
+      why: 'a PeerPod owned by its pod records it, even without an instance id yet',
+      peerPods: [{ ownerUids: ['pod-1'] }],
+      podUids: [],
+      expected: [],
+    },
+    {
+      why: 'a live Pod with its UID records it (the PeerPod is not written yet)',
+      peerPods: [],
+      podUids: ['pod-1'],
+      expected: [],
+    },
+    {
+      why: "another VM's PeerPod and another Pod do not",
+      peerPods: [{ instanceId: 'i-2', ownerUids: ['pod-2'] }],
+      podUids: ['pod-3'],
+      expected: ['i-1'],
+    },
   ])('$why', ({ peerPods, podUids, expected }) => {
     expect(unrecordedVms([vm('i-1', 'pod-1')], { peerPods, podUids })).toEqual(expected);
   });
 
   it('keeps the input order and checks every VM on its own', () => {
     const vms = [vm('i-3', 'p3'), vm('i-1', 'p1'), vm('i-2', 'p2')];
-    expect(unrecordedVms(vms, { peerPods: [{ instanceId: 'i-1', ownerUids: [] }], podUids: [] })).toEqual(['i-3', 'i-2']);
+    expect(unrecordedVms(vms, { peerPods: [{ instanceId: 'i-1', ownerUids: [] }], podUids: [] })).toEqual([
+      'i-3',
+      'i-2',
+    ]);
   });
 });
 
 describe('recordedMidonetIds', () => {
-  const translation = (...bodies: string[]) => ({ metadata: { name: 't' }, resources: bodies.map((body) => ({ kind: 'Bridge', body })) });
+  const translation = (...bodies: string[]) => ({
+    metadata: { name: 't' },
+    resources: bodies.map((body) => ({ kind: 'Bridge', body })),
+  });
 
   it('collects the id of every resource body of every Translation', () => {
     const ids = recordedMidonetIds([translation('{"id":"a","name":"node1"}', '{"id":"b"}'), translation('{"id":"c"}')]);
@@ -28,7 +54,11 @@ describe('recordedMidonetIds', () => {
   });
 
   it('skips bodies without an id or that are not JSON, and Translations without resources', () => {
-    const ids = recordedMidonetIds([translation('{"peerId":"x"}', 'not json', '{"id":"d"}'), { metadata: { name: 'empty' } }, { resources: null }]);
+    const ids = recordedMidonetIds([
+      translation('{"peerId":"x"}', 'not json', '{"id":"d"}'),
+      { metadata: { name: 'empty' } },
+      { resources: null },
+    ]);
     expect([...ids]).toEqual(['d']);
   });
 });

@@ -53,7 +53,10 @@ export function recordedMidonetIds(translations: unknown[]): Set<string> {
 const PAGE = 500;
 
 /** Every item of a paged list call; `page` maps a continue token to the items and the next token. */
-async function listAll<T>(what: string, page: (token?: string) => Promise<{ items: T[]; next?: string }>): Promise<T[]> {
+async function listAll<T>(
+  what: string,
+  page: (token?: string) => Promise<{ items: T[]; next?: string }>,
+): Promise<T[]> {
   const items: T[] = [];
   let token: string | undefined;
   try {
@@ -77,16 +80,29 @@ type CustomList = { items: unknown[]; metadata?: { continue?: string } };
 export function createInventoryActivities({ core, custom }: Objects) {
   const listCustom = (api: typeof PEERPOD_API | typeof TRANSLATION_API, what: string) =>
     listAll(what, async (token) => {
-      const list = (await custom.listCustomObjectForAllNamespaces({ group: api.group, version: api.version, resourcePlural: api.plural, limit: PAGE, _continue: token })) as CustomList;
+      const list = (await custom.listCustomObjectForAllNamespaces({
+        group: api.group,
+        version: api.version,
+        resourcePlural: api.plural,
+        limit: PAGE,
+        _continue: token,
+      })) as CustomList;
       return { items: list.items, next: list.metadata?.continue };
     });
 
-  async function findUnrecordedVms({ vms }: { vms: VmToCheck[] }): Promise<{ unrecorded: string[]; peerPods: number; pods: number }> {
+  async function findUnrecordedVms({
+    vms,
+  }: {
+    vms: VmToCheck[];
+  }): Promise<{ unrecorded: string[]; peerPods: number; pods: number }> {
     const [peerPods, podUids] = await Promise.all([
       listCustom(PEERPOD_API, 'PeerPods in all namespaces (is the PeerPod CRD installed?)').then((items) =>
         items.map((item) => {
           const parsed = peerPod.parse(item);
-          return { instanceId: parsed.spec?.instanceID ?? undefined, ownerUids: (parsed.metadata.ownerReferences ?? []).map((o) => o.uid) };
+          return {
+            instanceId: parsed.spec?.instanceID ?? undefined,
+            ownerUids: (parsed.metadata.ownerReferences ?? []).map((o) => o.uid),
+          };
         }),
       ),
       listAll('Pods in all namespaces', async (token) => {
@@ -97,7 +113,11 @@ export function createInventoryActivities({ core, custom }: Objects) {
     return { unrecorded: unrecordedVms(vms, { peerPods, podUids }), peerPods: peerPods.length, pods: podUids.length };
   }
 
-  async function findUnrecordedMidonetIds({ ids }: { ids: string[] }): Promise<{ unrecorded: string[]; translations: number }> {
+  async function findUnrecordedMidonetIds({
+    ids,
+  }: {
+    ids: string[];
+  }): Promise<{ unrecorded: string[]; translations: number }> {
     const translations = await listCustom(TRANSLATION_API, 'Translations in all namespaces');
     const recorded = recordedMidonetIds(translations);
     return { unrecorded: ids.filter((id) => !recorded.has(id)), translations: translations.length };

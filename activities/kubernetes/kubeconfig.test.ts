@@ -3,7 +3,12 @@ import { PooledKubeConfig } from './kubeconfig';
 
 // A CA makes client-node build a dispatcher of its own (without TLS options it uses undici's global one); the
 // certificate is read only when a connection is made.
-const cluster = { name: 'c', server: 'https://127.0.0.1:6443', skipTLSVerify: false, caData: Buffer.from('a CA').toString('base64') };
+const cluster = {
+  name: 'c',
+  server: 'https://127.0.0.1:6443',
+  skipTLSVerify: false,
+  caData: Buffer.from('a CA').toString('base64'),
+};
 
 const configFor = (...users: string[]) => {
   const kubeConfig = new PooledKubeConfig();
@@ -42,7 +47,12 @@ describe('PooledKubeConfig', () => {
 
   it('differs from the plain KubeConfig, which makes a new dispatcher per request', async () => {
     const plain = new k8s.KubeConfig();
-    plain.loadFromOptions({ clusters: [cluster], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    plain.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
     expect((await authenticated(plain)).getDispatcher()).not.toBe((await authenticated(plain)).getDispatcher());
   });
 });

@@ -17,7 +17,12 @@ export class PooledKubeConfig extends k8s.KubeConfig {
     const fresh = context.getDispatcher();
     if (!fresh) return;
     const user = this.getCurrentUser();
-    const key = JSON.stringify([this.getCurrentCluster()?.server, user?.name, user?.certData ?? user?.certFile, user?.keyData ?? user?.keyFile]);
+    const key = JSON.stringify([
+      this.getCurrentCluster()?.server,
+      user?.name,
+      user?.certData ?? user?.certFile,
+      user?.keyData ?? user?.keyFile,
+    ]);
     const kept = this.dispatchers.get(key);
     if (kept) {
       context.setDispatcher(kept);

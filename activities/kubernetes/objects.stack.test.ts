@@ -3,7 +3,14 @@ import type { ObjectRef } from '../../workflows/naming';
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKubernetesActivities } from './activities';
 import { REFERRERS_ANNOTATION } from './referrers';
-import { adminConfig, bridgeId, createNamespace, createService, translationOf, uniqueName } from '../../test/support/kubernetes';
+import {
+  adminConfig,
+  bridgeId,
+  createNamespace,
+  createService,
+  translationOf,
+  uniqueName,
+} from '../../test/support/kubernetes';
 
 const kc = adminConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -27,15 +34,31 @@ describe('readObject', () => {
     await k.applyTranslations({ owner: service, translations: [translation] });
 
     const cases: { what: string; ref: ObjectRef; expected: object }[] = [
-      { what: 'a Node has no namespace and no generation', ref: { kind: 'Node', name: node.name }, expected: { found: true, uid: node.uid, generation: 0, deleting: false, finalizers: [] } },
-      { what: 'a Service reads from its namespace', ref: { kind: 'Service', namespace, name: service.name }, expected: { found: true, uid: service.uid, deleting: false } },
+      {
+        what: 'a Node has no namespace and no generation',
+        ref: { kind: 'Node', name: node.name },
+        expected: { found: true, uid: node.uid, generation: 0, deleting: false, finalizers: [] },
+      },
+      {
+        what: 'a Service reads from its namespace',
+        ref: { kind: 'Service', namespace, name: service.name },
+        expected: { found: true, uid: service.uid, deleting: false },
+      },
       {
         what: 'a Translation has a generation and our finalizer',
         ref: { kind: 'Translation', namespace, name: translation.name },
         expected: { found: true, generation: 1, deleting: false, finalizers: [TRANSLATION_FINALIZER] },
       },
-      { what: 'a missing Pod is not found, not an error', ref: { kind: 'Pod', namespace, name: 'missing' }, expected: { found: false } },
-      { what: 'a missing Endpoints is not found', ref: { kind: 'Endpoints', namespace, name: 'missing' }, expected: { found: false } },
+      {
+        what: 'a missing Pod is not found, not an error',
+        ref: { kind: 'Pod', namespace, name: 'missing' },
+        expected: { found: false },
+      },
+      {
+        what: 'a missing Endpoints is not found',
+        ref: { kind: 'Endpoints', namespace, name: 'missing' },
+        expected: { found: false },
+      },
     ];
     for (const { what, ref, expected } of cases) {
       expect({ what, read: await k.readObject({ ref }) }).toMatchObject({ what, read: expected });
@@ -43,29 +66,51 @@ describe('readObject', () => {
     // Raw JSON, as the API server sent it: timestamps are strings, not Dates.
     const read = await k.readObject({ ref: { kind: 'Service', namespace, name: service.name } });
     expect(read.found && typeof read.object.metadata).toBe('object');
-    expect(read.found && typeof (read.object.metadata as { creationTimestamp?: unknown }).creationTimestamp).toBe('string');
+    expect(read.found && typeof (read.object.metadata as { creationTimestamp?: unknown }).creationTimestamp).toBe(
+      'string',
+    );
     expect(read.found && read.object).toMatchObject({ spec: { ports: [{ port: 80 }] } });
   });
 
   it('fails non-retryable for a namespaced kind without a namespace', async () => {
-    await expect(k.readObject({ ref: { kind: 'Pod', name: 'x' } })).rejects.toMatchObject({ type: 'KubernetesBadRequest', nonRetryable: true });
+    await expect(k.readObject({ ref: { kind: 'Pod', name: 'x' } })).rejects.toMatchObject({
+      type: 'KubernetesBadRequest',
+      nonRetryable: true,
+    });
   });
 });
 
 describe('referrers', () => {
   const pod = (name: string): ObjectRef => ({ kind: 'Pod', namespace, name });
-  const annotationOf = async (name: string) => (await core.readNode({ name })).metadata?.annotations?.[REFERRERS_ANNOTATION];
+  const annotationOf = async (name: string) =>
+    (await core.readNode({ name })).metadata?.annotations?.[REFERRERS_ANNOTATION];
 
   it('adds a referrer once however often it is added, keeps the list sorted, and removes it', async () => {
     const node = await createNode();
-    expect(await k.addReferrer({ dependency: node, referrer: pod('b') })).toEqual({ found: true, referrers: [pod('b')], changed: true });
-    expect(await k.addReferrer({ dependency: node, referrer: pod('b') })).toEqual({ found: true, referrers: [pod('b')], changed: false });
+    expect(await k.addReferrer({ dependency: node, referrer: pod('b') })).toEqual({
+      found: true,
+      referrers: [pod('b')],
+      changed: true,
+    });
+    expect(await k.addReferrer({ dependency: node, referrer: pod('b') })).toEqual({
+      found: true,
+      referrers: [pod('b')],
+      changed: false,
+    });
     await k.addReferrer({ dependency: node, referrer: pod('a') });
     expect(await annotationOf(node.name)).toBe(JSON.stringify([pod('a'), pod('b')]));
     expect(await k.listReferrers({ dependency: node })).toEqual({ found: true, referrers: [pod('a'), pod('b')] });
 
-    expect(await k.removeReferrer({ dependency: node, referrer: pod('b') })).toEqual({ found: true, referrers: [pod('a')], changed: true });
-    expect(await k.removeReferrer({ dependency: node, referrer: pod('b') })).toEqual({ found: true, referrers: [pod('a')], changed: false });
+    expect(await k.removeReferrer({ dependency: node, referrer: pod('b') })).toEqual({
+      found: true,
+      referrers: [pod('a')],
+      changed: true,
+    });
+    expect(await k.removeReferrer({ dependency: node, referrer: pod('b') })).toEqual({
+      found: true,
+      referrers: [pod('a')],
+      changed: false,
+    });
     await k.removeReferrer({ dependency: node, referrer: pod('a') });
     // The last removal takes the annotation away rather than leaving "[]".
     expect(await annotationOf(node.name)).toBeUndefined();
@@ -81,8 +126,16 @@ describe('referrers', () => {
 
   it('fails non-retryable to add to a missing dependency, and treats removal from one as done', async () => {
     const missing: ObjectRef = { kind: 'Node', name: uniqueName('gone') };
-    await expect(k.addReferrer({ dependency: missing, referrer: pod('a') })).rejects.toMatchObject({ type: 'DependencyNotFound', nonRetryable: true, message: expect.stringContaining(missing.name) as unknown });
-    expect(await k.removeReferrer({ dependency: missing, referrer: pod('a') })).toEqual({ found: false, referrers: [], changed: false });
+    await expect(k.addReferrer({ dependency: missing, referrer: pod('a') })).rejects.toMatchObject({
+      type: 'DependencyNotFound',
+      nonRetryable: true,
+      message: expect.stringContaining(missing.name) as unknown,
+    });
+    expect(await k.removeReferrer({ dependency: missing, referrer: pod('a') })).toEqual({
+      found: false,
+      referrers: [],
+      changed: false,
+    });
     expect(await k.listReferrers({ dependency: missing })).toEqual({ found: false, referrers: [] });
   });
 });
@@ -91,23 +144,40 @@ describe('releaseFinalizer', () => {
   it('removes only the named finalizer, wherever it stands, and only from the incarnation named by its UID', async () => {
     const service = await createService(kc, namespace);
     const other = 'example.com/other';
-    const t = { ...translationOf(service, uniqueName('service.4.fin'), [bridgeId(1)]), finalizers: [other, TRANSLATION_FINALIZER] };
+    const t = {
+      ...translationOf(service, uniqueName('service.4.fin'), [bridgeId(1)]),
+      finalizers: [other, TRANSLATION_FINALIZER],
+    };
     const ref: ObjectRef = { kind: 'Translation', namespace, name: t.name };
     await k.applyTranslations({ owner: service, translations: [t] });
     const first = await k.readObject({ ref });
     if (!first.found) throw new Error('Translation not written');
 
-    expect(await k.releaseFinalizer({ ref, uid: first.uid, finalizer: 'example.com/absent' })).toEqual({ released: false, reason: 'FinalizerAbsent' });
-    expect(await k.releaseFinalizer({ ref, uid: first.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
+    expect(await k.releaseFinalizer({ ref, uid: first.uid, finalizer: 'example.com/absent' })).toEqual({
+      released: false,
+      reason: 'FinalizerAbsent',
+    });
+    expect(await k.releaseFinalizer({ ref, uid: first.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({
+      released: true,
+    });
     expect(await k.readObject({ ref })).toMatchObject({ finalizers: [other] });
 
     // Another incarnation of the same name: the old UID never touches it.
     await k.releaseFinalizer({ ref, uid: first.uid, finalizer: other });
-    await kc.makeApiClient(k8s.CustomObjectsApi).deleteNamespacedCustomObject({ group: 'midonet.org', version: 'v1', plural: 'translations', namespace, name: t.name });
+    await kc.makeApiClient(k8s.CustomObjectsApi).deleteNamespacedCustomObject({
+      group: 'midonet.org',
+      version: 'v1',
+      plural: 'translations',
+      namespace,
+      name: t.name,
+    });
     await k.applyTranslations({ owner: service, translations: [t] });
     const second = await k.readObject({ ref });
     expect(second.found && second.uid).not.toBe(first.uid);
-    expect(await k.releaseFinalizer({ ref, uid: first.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({ released: false, reason: 'UidMismatch' });
+    expect(await k.releaseFinalizer({ ref, uid: first.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({
+      released: false,
+      reason: 'UidMismatch',
+    });
     expect(await k.readObject({ ref })).toMatchObject({ finalizers: [other, TRANSLATION_FINALIZER] });
   });
 });

@@ -42,7 +42,6 @@ interface KindApi {
   patch(name: string, namespace: string, body: unknown, options: k8s.ConfigurationOptions): Promise<unknown>;
 }
 
-
 // The typed core API hands back class instances (Dates for timestamps); activities return plain JSON.
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as KubeObject;
 
@@ -67,19 +66,22 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
       apiVersion: 'v1',
       namespaced: true,
       read: (name, namespace) => core.readNamespacedPod({ name, namespace }),
-      patch: (name, namespace, body, options) => core.patchNamespacedPod({ name, namespace, body, fieldManager }, options),
+      patch: (name, namespace, body, options) =>
+        core.patchNamespacedPod({ name, namespace, body, fieldManager }, options),
     },
     Service: {
       apiVersion: 'v1',
       namespaced: true,
       read: (name, namespace) => core.readNamespacedService({ name, namespace }),
-      patch: (name, namespace, body, options) => core.patchNamespacedService({ name, namespace, body, fieldManager }, options),
+      patch: (name, namespace, body, options) =>
+        core.patchNamespacedService({ name, namespace, body, fieldManager }, options),
     },
     Endpoints: {
       apiVersion: 'v1',
       namespaced: true,
       read: (name, namespace) => core.readNamespacedEndpoints({ name, namespace }),
-      patch: (name, namespace, body, options) => core.patchNamespacedEndpoints({ name, namespace, body, fieldManager }, options),
+      patch: (name, namespace, body, options) =>
+        core.patchNamespacedEndpoints({ name, namespace, body, fieldManager }, options),
     },
     Translation: customKind(TRANSLATION_API),
     PeerPod: customKind(PEERPOD_API),
@@ -87,8 +89,13 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
 
   function kindOf(ref: ObjectRef): KindApi & { namespace: string } {
     const api = kinds[ref.kind];
-    if (!api) throw kubernetesFailure('KubernetesBadRequest', `${describeRef(ref)}: Steward does not handle kind ${String(ref.kind)}`);
-    if (api.namespaced && !ref.namespace) throw kubernetesFailure('KubernetesBadRequest', `${describeRef(ref)}: a ${ref.kind} needs a namespace`);
+    if (!api)
+      throw kubernetesFailure(
+        'KubernetesBadRequest',
+        `${describeRef(ref)}: Steward does not handle kind ${String(ref.kind)}`,
+      );
+    if (api.namespaced && !ref.namespace)
+      throw kubernetesFailure('KubernetesBadRequest', `${describeRef(ref)}: a ${ref.kind} needs a namespace`);
     return { ...api, namespace: api.namespaced ? (ref.namespace ?? '') : '' };
   }
 
@@ -105,7 +112,8 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
           throw toFailure(error, `read ${what}`);
         }
       },
-      patch: async (body, strategy) => plain(await api.patch(ref.name, api.namespace, body, k8s.setHeaderOptions('Content-Type', strategy))),
+      patch: async (body, strategy) =>
+        plain(await api.patch(ref.name, api.namespace, body, k8s.setHeaderOptions('Content-Type', strategy))),
     };
   }
 
@@ -126,7 +134,10 @@ const ATTEMPTS = 8;
  * Read → decide → patch, again from a fresh read when the object changed meanwhile: a 409 (the patch carried the
  * resourceVersion it was computed from), a 404 (gone since the read), or a failed JSON-patch `test` (422).
  */
-export async function update<R>(object: Accessor, decide: (current: KubeObject | undefined) => Decision<R>): Promise<R> {
+export async function update<R>(
+  object: Accessor,
+  decide: (current: KubeObject | undefined) => Decision<R>,
+): Promise<R> {
   for (let attempt = 1; ; attempt++) {
     const decision = decide(await object.read());
     if ('done' in decision) return decision.done;
@@ -134,7 +145,8 @@ export async function update<R>(object: Accessor, decide: (current: KubeObject |
       return decision.then(await object.patch(decision.patch, decision.strategy));
     } catch (error) {
       const status = statusOf(error);
-      const changed = status === 409 || status === 404 || (status === 422 && decision.strategy === k8s.PatchStrategy.JsonPatch);
+      const changed =
+        status === 409 || status === 404 || (status === 422 && decision.strategy === k8s.PatchStrategy.JsonPatch);
       if (!changed || attempt === ATTEMPTS) throw toFailure(error, `patch ${object.what}`);
       // Writers that collided would collide again in lockstep; a growing random pause spreads them out.
       await setTimeout(Math.random() * 25 * attempt);

@@ -31,9 +31,17 @@ export interface RecordPeerPodResult {
   podFound: boolean;
 }
 
-export function createPeerPodActivities(objects: Objects, fieldManager: string, recordEvent: (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>) {
+export function createPeerPodActivities(
+  objects: Objects,
+  fieldManager: string,
+  recordEvent: (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>,
+) {
   /** The applied object as plain JSON; `undefined` for the statuses in `absentOn`; any other failure typed, naming `what`. */
-  const apply = async (what: string, call: () => Promise<unknown>, absentOn: number[] = []): Promise<KubeObject | undefined> => {
+  const apply = async (
+    what: string,
+    call: () => Promise<unknown>,
+    absentOn: number[] = [],
+  ): Promise<KubeObject | undefined> => {
     try {
       return JSON.parse(JSON.stringify(await call())) as KubeObject;
     } catch (error) {
@@ -49,7 +57,13 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
    * changes nothing. The owner reference makes the garbage collector delete the PeerPod after the Pod, so even a
    * Pod deleted in between leaves no PeerPod behind.
    */
-  async function recordPeerPod({ namespace, podName, podUid, vm, vmName }: RecordPeerPodInput): Promise<RecordPeerPodResult> {
+  async function recordPeerPod({
+    namespace,
+    podName,
+    podUid,
+    vm,
+    vmName,
+  }: RecordPeerPodInput): Promise<RecordPeerPodResult> {
     const { custom, core } = objects;
     const body = {
       apiVersion: `${PEERPOD_API.group}/${PEERPOD_API.version}`,
@@ -58,30 +72,47 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
         name: podName,
         namespace,
         finalizers: [PEERPOD_FINALIZER],
-        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true },
+        ],
         labels: { [MANAGED_BY]: 'steward' },
         ...(vm.cloud ? { annotations: { [VM_CLOUD_ANNOTATION]: vm.cloud } } : {}),
       },
       spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
     };
     // No absent statuses: the API server answers with the object or with a failure.
-    const peerPod = (await apply(`apply PeerPod ${namespace}/${podName}`, () => custom.patchNamespacedCustomObject({ ...PEERPOD_API, namespace, name: podName, body, fieldManager, force: true }, applyOptions)))!;
-    // The Pod's apply carries its UID as a precondition: this incarnation gone is a 404, another one a 409.
-    const pod = await apply(`annotate Pod ${namespace}/${podName}`, () =>
-      core.patchNamespacedPod(
-        {
-          namespace,
-          name: podName,
-          fieldManager,
-          force: true,
-          body: {
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: podName, namespace, uid: podUid, annotations: { [podVmAnnotations.instance]: `${vm.provider}/${vm.instanceId}`, [podVmAnnotations.name]: vmName } },
-          },
-        },
+    const peerPod = (await apply(`apply PeerPod ${namespace}/${podName}`, () =>
+      custom.patchNamespacedCustomObject(
+        { ...PEERPOD_API, namespace, name: podName, body, fieldManager, force: true },
         applyOptions,
       ),
+    ))!;
+    // The Pod's apply carries its UID as a precondition: this incarnation gone is a 404, another one a 409.
+    const pod = await apply(
+      `annotate Pod ${namespace}/${podName}`,
+      () =>
+        core.patchNamespacedPod(
+          {
+            namespace,
+            name: podName,
+            fieldManager,
+            force: true,
+            body: {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: {
+                name: podName,
+                namespace,
+                uid: podUid,
+                annotations: {
+                  [podVmAnnotations.instance]: `${vm.provider}/${vm.instanceId}`,
+                  [podVmAnnotations.name]: vmName,
+                },
+              },
+            },
+          },
+          applyOptions,
+        ),
       [404, 409],
     );
     if (pod) {
@@ -96,7 +127,10 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
 
   async function listPeerPods(namespace: string): Promise<KubeObject[]> {
     try {
-      return ((await objects.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace })) as { items?: KubeObject[] }).items ?? [];
+      return (
+        ((await objects.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace })) as { items?: KubeObject[] })
+          .items ?? []
+      );
     } catch (error) {
       throw toFailure(error, `list PeerPods in ${namespace}`);
     }
@@ -106,8 +140,16 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
    * The PeerPods someone else (cloud-api-adaptor) wrote for this Pod: owned by its UID, without Steward's label. Such
    * a Pod already has its VM; Steward tracks that PeerPod (its own workflow) and never makes a second VM.
    */
-  async function findForeignPeerPods({ namespace, podUid }: { namespace: string; podUid: string }): Promise<{ name: string }[]> {
-    return (await listPeerPods(namespace)).filter((o) => ownerOf(o)?.uid === podUid && o.metadata.labels?.[MANAGED_BY] !== 'steward').map((o) => ({ name: o.metadata.name }));
+  async function findForeignPeerPods({
+    namespace,
+    podUid,
+  }: {
+    namespace: string;
+    podUid: string;
+  }): Promise<{ name: string }[]> {
+    return (await listPeerPods(namespace))
+      .filter((o) => ownerOf(o)?.uid === podUid && o.metadata.labels?.[MANAGED_BY] !== 'steward')
+      .map((o) => ({ name: o.metadata.name }));
   }
 
   /**
@@ -116,23 +158,46 @@ export function createPeerPodActivities(objects: Objects, fieldManager: string, 
    * before this one are deleted (with a UID precondition); their finalizer then has their own workflows delete their
    * VMs and release them. A Normal Event on the Pod says which.
    */
-  async function retireOlderPeerPods({ namespace, name, uid }: { namespace: string; name: string; uid: string }): Promise<{ deleted: string[] }> {
+  async function retireOlderPeerPods({
+    namespace,
+    name,
+    uid,
+  }: {
+    namespace: string;
+    name: string;
+    uid: string;
+  }): Promise<{ deleted: string[] }> {
     const items = await listPeerPods(namespace);
     const self = items.find((o) => o.metadata.uid === uid);
     const owner = self && ownerOf(self);
     if (!self || !owner) return { deleted: [] };
-    const created = (o: KubeObject) => Date.parse((o.metadata as { creationTimestamp?: string }).creationTimestamp ?? '');
-    const older = items.filter((o) => o.metadata.uid !== uid && ownerOf(o)?.uid === owner.uid && created(o) < created(self) && !o.metadata.deletionTimestamp);
+    const created = (o: KubeObject) =>
+      Date.parse((o.metadata as { creationTimestamp?: string }).creationTimestamp ?? '');
+    const older = items.filter(
+      (o) =>
+        o.metadata.uid !== uid &&
+        ownerOf(o)?.uid === owner.uid &&
+        created(o) < created(self) &&
+        !o.metadata.deletionTimestamp,
+    );
     for (const o of older) {
       try {
-        await objects.custom.deleteNamespacedCustomObject({ ...PEERPOD_API, namespace, name: o.metadata.name, body: { preconditions: { uid: o.metadata.uid } } });
+        await objects.custom.deleteNamespacedCustomObject({
+          ...PEERPOD_API,
+          namespace,
+          name: o.metadata.name,
+          body: { preconditions: { uid: o.metadata.uid } },
+        });
       } catch (error) {
         // Gone already, or another incarnation holds the name: nothing of this owner's left to delete.
-        if (statusOf(error) !== 404 && statusOf(error) !== 409) throw toFailure(error, `delete older PeerPod ${namespace}/${o.metadata.name}`);
+        if (statusOf(error) !== 404 && statusOf(error) !== 409)
+          throw toFailure(error, `delete older PeerPod ${namespace}/${o.metadata.name}`);
       }
     }
     const deleted = older.map((o) => o.metadata.name);
-    const pod = deleted.length ? await objects.accessor({ kind: 'Pod', namespace, name: owner.name }).read() : undefined;
+    const pod = deleted.length
+      ? await objects.accessor({ kind: 'Pod', namespace, name: owner.name }).read()
+      : undefined;
     if (pod?.metadata.uid === owner.uid) {
       const vms = older.map((o) => (o as { spec?: { instanceID?: string } }).spec?.instanceID ?? '?').join(', ');
       await recordEvent({ kind: 'Pod', namespace, name: owner.name }, pod, {

@@ -6,9 +6,19 @@ import { createServiceAccountKubeconfig } from '../../deploy/local';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { PEERPOD_FINALIZER, TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKubernetesActivities } from './activities';
-import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from '../../test/support/kubernetes';
+import {
+  adminConfig,
+  bridgeId,
+  createNamespace,
+  createService,
+  eventually,
+  translationOf,
+  uniqueName,
+} from '../../test/support/kubernetes';
 
-const clusterRole = k8s.loadYaml<k8s.V1ClusterRole>(readFileSync(join(__dirname, '../../deploy/rbac/steward-clusterrole.yaml'), 'utf8'));
+const clusterRole = k8s.loadYaml<k8s.V1ClusterRole>(
+  readFileSync(join(__dirname, '../../deploy/rbac/steward-clusterrole.yaml'), 'utf8'),
+);
 
 async function serviceAccount(name: string, clusterRules: k8s.V1PolicyRule[]) {
   const kubeConfig = await createServiceAccountKubeconfig(
@@ -24,18 +34,30 @@ describe('RBAC', () => {
     const admin = adminConfig();
     const namespace = await createNamespace(admin, 'k8sact-rbac');
     const k = await serviceAccount('steward', clusterRole.rules ?? []);
-    const node = (await admin.makeApiClient(k8s.CoreV1Api).createNode({ body: { metadata: { name: uniqueName('node') } } })).metadata!.name!;
+    const node = (
+      await admin.makeApiClient(k8s.CoreV1Api).createNode({ body: { metadata: { name: uniqueName('node') } } })
+    ).metadata!.name!;
     // RBAC bindings reach the authorizer's cache asynchronously.
-    await eventually(async () => (await k.readObject({ ref: { kind: 'Node', name: node } }).catch(() => ({ found: false }))).found, 'the binding is effective', 30_000);
+    await eventually(
+      async () => (await k.readObject({ ref: { kind: 'Node', name: node } }).catch(() => ({ found: false }))).found,
+      'the binding is effective',
+      30_000,
+    );
 
     const owner = await createService(admin, namespace);
-    const [a, b] = ['a', 'b'].map((n) => translationOf(owner, `service.4.${owner.name}-${n}`, [bridgeId(1)])) as [ReturnType<typeof translationOf>, ReturnType<typeof translationOf>];
+    const [a, b] = ['a', 'b'].map((n) => translationOf(owner, `service.4.${owner.name}-${n}`, [bridgeId(1)])) as [
+      ReturnType<typeof translationOf>,
+      ReturnType<typeof translationOf>,
+    ];
     const ref = { kind: 'Translation' as const, namespace, name: a.name };
     await k.applyTranslations({ owner, translations: [a, b] });
     await k.applyTranslations({ owner, translations: [a, b] });
-    expect(await k.applyTranslations({ owner, translations: [a] })).toMatchObject({ deleted: [`${namespace}/${b.name}`] });
+    expect(await k.applyTranslations({ owner, translations: [a] })).toMatchObject({
+      deleted: [`${namespace}/${b.name}`],
+    });
 
-    for (const kind of ['Pod', 'Service', 'Endpoints', 'Translation', 'PeerPod'] as const) await k.readObject({ ref: { kind, namespace, name: 'missing' } });
+    for (const kind of ['Pod', 'Service', 'Endpoints', 'Translation', 'PeerPod'] as const)
+      await k.readObject({ ref: { kind, namespace, name: 'missing' } });
     for (const dependency of [{ kind: 'Node' as const, name: node }, owner]) {
       await k.addReferrer({ dependency, referrer: ref });
       expect(await k.listReferrers({ dependency })).toMatchObject({ referrers: [ref] });
@@ -44,22 +66,47 @@ describe('RBAC', () => {
 
     const ready = { status: 'True', reason: 'Pushed', message: 'pushed' } as const;
     const event = { type: 'Normal', reason: 'Pushed', message: 'pushed' } as const;
-    for (let i = 0; i < 2; i++) await k.recordTranslationStatus({ ref, generation: 1, childResources: [], ready, synced: ready, event });
+    for (let i = 0; i < 2; i++)
+      await k.recordTranslationStatus({ ref, generation: 1, childResources: [], ready, synced: ready, event });
     expect(await k.recordObjectEvent({ ref: owner, ...event })).toEqual({ found: true });
 
     const read = await k.readObject({ ref });
-    expect(await k.releaseFinalizer({ ref, uid: read.found ? read.uid : '', finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
+    expect(
+      await k.releaseFinalizer({ ref, uid: read.found ? read.uid : '', finalizer: TRANSLATION_FINALIZER }),
+    ).toEqual({ released: true });
 
-    const pod = await admin.makeApiClient(k8s.CoreV1Api).createNamespacedPod({ namespace, body: { metadata: { name: 'peer' }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } });
+    const pod = await admin.makeApiClient(k8s.CoreV1Api).createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'peer' },
+        spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+      },
+    });
     const vm = { provider: 'libvirt', instanceId: '0b0c6c39-5d3a-4b3e-9d0e-3f7f1c2a4e10' };
-    const peerPod = await k.recordPeerPod({ namespace, podName: 'peer', podUid: pod.metadata!.uid!, vm, vmName: 'podvm-peer-0b0c6c39' });
+    const peerPod = await k.recordPeerPod({
+      namespace,
+      podName: 'peer',
+      podUid: pod.metadata!.uid!,
+      vm,
+      vmName: 'podvm-peer-0b0c6c39',
+    });
     expect(peerPod).toMatchObject({ name: 'peer', podFound: true });
-    expect(await k.releaseFinalizer({ ref: { kind: 'PeerPod', namespace, name: 'peer' }, uid: peerPod.uid, finalizer: PEERPOD_FINALIZER })).toEqual({ released: true });
+    expect(
+      await k.releaseFinalizer({
+        ref: { kind: 'PeerPod', namespace, name: 'peer' },
+        uid: peerPod.uid,
+        finalizer: PEERPOD_FINALIZER,
+      }),
+    ).toEqual({ released: true });
   });
 
   it('fails non-retryable KubernetesForbidden, naming the object, where the role grants nothing', async () => {
     const k = await serviceAccount('nobody', []);
     const ref = { kind: 'Node' as const, name: 'node-1' };
-    await expect(k.readObject({ ref })).rejects.toMatchObject({ type: 'KubernetesForbidden', nonRetryable: true, message: expect.stringContaining('Node node-1') as unknown });
+    await expect(k.readObject({ ref })).rejects.toMatchObject({
+      type: 'KubernetesForbidden',
+      nonRetryable: true,
+      message: expect.stringContaining('Node node-1') as unknown,
+    });
   });
 });

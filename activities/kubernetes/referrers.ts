@@ -27,7 +27,8 @@ export interface ReferrersResult {
 }
 
 const key = (ref: ObjectRef) => `${ref.kind}\u0000${ref.namespace ?? ''}\u0000${ref.name}`;
-const canonical = ({ kind, namespace, name }: ObjectRef): ObjectRef => (namespace ? { kind, namespace, name } : { kind, name });
+const canonical = ({ kind, namespace, name }: ObjectRef): ObjectRef =>
+  namespace ? { kind, namespace, name } : { kind, name };
 
 /** Sorted by kind, namespace, name; one entry per object. */
 export function normalizeReferrers(refs: ObjectRef[]): ObjectRef[] {
@@ -49,10 +50,12 @@ export function readReferrers(object: KubeObject): ObjectRef[] {
     return [];
   }
   if (!Array.isArray(entries)) return [];
-  return normalizeReferrers(entries.flatMap((entry) => {
-    const parsed = referrer.safeParse(entry);
-    return parsed.success ? [parsed.data] : [];
-  }));
+  return normalizeReferrers(
+    entries.flatMap((entry) => {
+      const parsed = referrer.safeParse(entry);
+      return parsed.success ? [parsed.data] : [];
+    }),
+  );
 }
 
 export function createReferrerActivities(objects: Objects) {
@@ -66,14 +69,17 @@ export function createReferrerActivities(objects: Objects) {
       const held = finalizers.includes(REFERRERS_FINALIZER);
       // No finalizer may be added to an object being deleted; one no longer needed goes with the last referrer.
       const wantHeld = after.length > 0 && (held || !current.metadata.deletionTimestamp);
-      if (current.metadata.annotations?.[REFERRERS_ANNOTATION] === text && held === wantHeld) return { done: { found: true, referrers: after, changed: false } };
+      if (current.metadata.annotations?.[REFERRERS_ANNOTATION] === text && held === wantHeld)
+        return { done: { found: true, referrers: after, changed: false } };
       return {
         patch: {
           metadata: {
             resourceVersion: current.metadata.resourceVersion,
             // An empty list removes the annotation (null deletes a key in a merge patch).
             annotations: { [REFERRERS_ANNOTATION]: text ?? null },
-            finalizers: wantHeld ? [...finalizers.filter((f) => f !== REFERRERS_FINALIZER), REFERRERS_FINALIZER] : finalizers.filter((f) => f !== REFERRERS_FINALIZER),
+            finalizers: wantHeld
+              ? [...finalizers.filter((f) => f !== REFERRERS_FINALIZER), REFERRERS_FINALIZER]
+              : finalizers.filter((f) => f !== REFERRERS_FINALIZER),
           },
         },
         strategy: k8s.PatchStrategy.MergePatch,
@@ -83,12 +89,27 @@ export function createReferrerActivities(objects: Objects) {
 
   return {
     addReferrer: ({ dependency, referrer }: ReferrerInput): Promise<ReferrersResult> =>
-      edit(dependency, (refs) => [...refs, referrer], () => {
-        throw kubernetesFailure('DependencyNotFound', `${describeRef(dependency)} does not exist, so ${describeRef(referrer)} cannot depend on it`);
-      }),
+      edit(
+        dependency,
+        (refs) => [...refs, referrer],
+        () => {
+          throw kubernetesFailure(
+            'DependencyNotFound',
+            `${describeRef(dependency)} does not exist, so ${describeRef(referrer)} cannot depend on it`,
+          );
+        },
+      ),
     removeReferrer: ({ dependency, referrer }: ReferrerInput): Promise<ReferrersResult> =>
-      edit(dependency, (refs) => refs.filter((ref) => key(ref) !== key(referrer)), () => ({ found: false, referrers: [], changed: false })),
-    listReferrers: async ({ dependency }: { dependency: ObjectRef }): Promise<{ found: boolean; referrers: ObjectRef[] }> => {
+      edit(
+        dependency,
+        (refs) => refs.filter((ref) => key(ref) !== key(referrer)),
+        () => ({ found: false, referrers: [], changed: false }),
+      ),
+    listReferrers: async ({
+      dependency,
+    }: {
+      dependency: ObjectRef;
+    }): Promise<{ found: boolean; referrers: ObjectRef[] }> => {
       const current = await objects.accessor(dependency).read();
       return current ? { found: true, referrers: readReferrers(current) } : { found: false, referrers: [] };
     },

@@ -46,19 +46,45 @@ export interface StatusInput {
 /** metav1.Time has second precision; writing it so keeps what we write equal to what we read back. */
 export const kubeTime = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-export function nextStatus(previous: Partial<TranslationStatus> | undefined, input: StatusInput, now: string): TranslationStatus {
+export function nextStatus(
+  previous: Partial<TranslationStatus> | undefined,
+  input: StatusInput,
+  now: string,
+): TranslationStatus {
   const { generation } = input;
   const condition = (type: string, next: ConditionInput): Condition => {
     const before = previous?.conditions?.find((c) => c.type === type);
     const lastTransitionTime = before && before.status === next.status ? before.lastTransitionTime : now;
-    return { type, status: next.status, reason: next.reason, message: next.message, lastTransitionTime, observedGeneration: generation };
+    return {
+      type,
+      status: next.status,
+      reason: next.reason,
+      message: next.message,
+      lastTransitionTime,
+      observedGeneration: generation,
+    };
   };
   const known = new Map((previous?.childResources ?? []).map((c) => [`${c.kind}:${c.id}`, c]));
-  if (!input.childResources) return { observedGeneration: generation, childResources: previous?.childResources ?? [], conditions: [condition('Ready', input.ready), condition('Synced', input.synced)] };
+  if (!input.childResources)
+    return {
+      observedGeneration: generation,
+      childResources: previous?.childResources ?? [],
+      conditions: [condition('Ready', input.ready), condition('Synced', input.synced)],
+    };
   const childResources = input.childResources.map((child): ChildResource => {
     const before = known.get(`${child.kind}:${child.id}`);
     const kept = before && before.state === child.state ? before.lastTransitionTime : now;
-    return { kind: child.kind, id: child.id, state: child.state, lastTransitionTime: child.lastTransitionTime ?? kept, observedGeneration: generation };
+    return {
+      kind: child.kind,
+      id: child.id,
+      state: child.state,
+      lastTransitionTime: child.lastTransitionTime ?? kept,
+      observedGeneration: generation,
+    };
   });
-  return { observedGeneration: generation, childResources, conditions: [condition('Ready', input.ready), condition('Synced', input.synced)] };
+  return {
+    observedGeneration: generation,
+    childResources,
+    conditions: [condition('Ready', input.ready), condition('Synced', input.synced)],
+  };
 }

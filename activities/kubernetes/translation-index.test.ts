@@ -4,8 +4,16 @@ import type { BackendResource } from '../../workflows/translation/types';
 import { createTranslationIndex } from './translation-index';
 
 const id = (n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
-const chain = (n: number): BackendResource => ({ kind: 'Chain', parent: '', body: JSON.stringify({ id: id(n), name: `c${n}` }) });
-const port = (n: number, bridge: number): BackendResource => ({ kind: 'Port', parent: id(bridge), body: JSON.stringify({ id: id(n), type: 'Bridge' }) });
+const chain = (n: number): BackendResource => ({
+  kind: 'Chain',
+  parent: '',
+  body: JSON.stringify({ id: id(n), name: `c${n}` }),
+});
+const port = (n: number, bridge: number): BackendResource => ({
+  kind: 'Port',
+  parent: id(bridge),
+  body: JSON.stringify({ id: id(n), type: 'Bridge' }),
+});
 
 interface Options {
   created?: string;
@@ -14,9 +22,18 @@ interface Options {
   ready?: { status: string; reason: string };
 }
 
-function translation(name: string, resources: BackendResource[], { created = '2026-01-01T00:00:00Z', recorded = [], deleting = false, ready }: Options = {}) {
+function translation(
+  name: string,
+  resources: BackendResource[],
+  { created = '2026-01-01T00:00:00Z', recorded = [], deleting = false, ready }: Options = {},
+) {
   return {
-    metadata: { name, namespace: 'ns', creationTimestamp: new Date(created), ...(deleting ? { deletionTimestamp: new Date(created) } : {}) },
+    metadata: {
+      name,
+      namespace: 'ns',
+      creationTimestamp: new Date(created),
+      ...(deleting ? { deletionTimestamp: new Date(created) } : {}),
+    },
     resources,
     status: {
       childResources: recorded.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' })),
@@ -31,7 +48,10 @@ describe('the Translation index', () => {
   test('a resource recorded by another Translation is owned by it; one only listed, or recorded by itself, is not', () => {
     const index = createTranslationIndex();
     index.apply({ type: 'upsert', object: translation('a', [chain(1)], { recorded: [chain(1)] }) });
-    index.apply({ type: 'upsert', object: translation('b', [chain(1), chain(2)], { created: '2026-01-02T00:00:00Z' }) });
+    index.apply({
+      type: 'upsert',
+      object: translation('b', [chain(1), chain(2)], { created: '2026-01-02T00:00:00Z' }),
+    });
     expect(index.ownerOf(key(chain(1)), 'translation/ns/b')).toBe('translation/ns/a');
     expect(index.ownerOf(key(chain(1)), 'translation/ns/a')).toBeUndefined();
     expect(index.ownerOf(key(chain(2)), 'translation/ns/b')).toBeUndefined();
@@ -41,8 +61,14 @@ describe('the Translation index', () => {
 
   test('two that both record a resource resolve to the one created first, whichever asks', () => {
     const index = createTranslationIndex();
-    index.apply({ type: 'upsert', object: translation('late', [chain(1)], { created: '2026-01-02T00:00:00Z', recorded: [chain(1)] }) });
-    index.apply({ type: 'upsert', object: translation('early', [chain(1)], { created: '2026-01-01T00:00:00Z', recorded: [chain(1)] }) });
+    index.apply({
+      type: 'upsert',
+      object: translation('late', [chain(1)], { created: '2026-01-02T00:00:00Z', recorded: [chain(1)] }),
+    });
+    index.apply({
+      type: 'upsert',
+      object: translation('early', [chain(1)], { created: '2026-01-01T00:00:00Z', recorded: [chain(1)] }),
+    });
     expect(index.ownerOf(key(chain(1)), 'translation/ns/late')).toBe('translation/ns/early');
     expect(index.ownerOf(key(chain(1)), 'translation/ns/early')).toBeUndefined();
   });
@@ -61,27 +87,58 @@ describe('the Translation index', () => {
 
   test('finds who names an ID as a resource, a parent or inside a body, and for a created ID those it concerns', () => {
     const index = createTranslationIndex();
-    const route: BackendResource = { kind: 'Route', parent: id(90), body: JSON.stringify({ id: id(7), nextHopPort: id(5) }) };
-    index.apply({ type: 'upsert', object: translation('bridge', [{ kind: 'Bridge', parent: '', body: JSON.stringify({ id: id(1) }) }]) });
-    index.apply({ type: 'upsert', object: translation('pod', [port(5, 1)], { ready: { status: 'False', reason: 'MidonetDependencyMissing' } }) });
+    const route: BackendResource = {
+      kind: 'Route',
+      parent: id(90),
+      body: JSON.stringify({ id: id(7), nextHopPort: id(5) }),
+    };
+    index.apply({
+      type: 'upsert',
+      object: translation('bridge', [{ kind: 'Bridge', parent: '', body: JSON.stringify({ id: id(1) }) }]),
+    });
+    index.apply({
+      type: 'upsert',
+      object: translation('pod', [port(5, 1)], { ready: { status: 'False', reason: 'MidonetDependencyMissing' } }),
+    });
     index.apply({ type: 'upsert', object: translation('route', [route]) });
     expect(index.mentioning([id(1)], 'translation/ns/bridge')).toEqual(['translation/ns/pod']);
     expect(index.mentioning([id(5)], 'translation/ns/pod').sort()).toEqual(['translation/ns/route']);
-    expect(index.mentioning([id(5), id(1)], 'translation/ns/x').sort()).toEqual(['translation/ns/bridge', 'translation/ns/pod', 'translation/ns/route']);
+    expect(index.mentioning([id(5), id(1)], 'translation/ns/x').sort()).toEqual([
+      'translation/ns/bridge',
+      'translation/ns/pod',
+      'translation/ns/route',
+    ]);
     // Created: those waiting for it, and none that has pushed nothing yet (it pushes after the creation anyway).
     expect(index.mentioning([id(5), id(1)], 'translation/ns/x', { created: true })).toEqual(['translation/ns/pod']);
     // One whose record says its route is pushed, though the port it names was missing (MidoNet took the route with
     // the port, or refused it): told, or it stays Ready without its route until its drift check.
-    index.apply({ type: 'upsert', object: translation('route', [route], { recorded: [route], ready: { status: 'True', reason: 'Synced' } }) });
-    expect(index.mentioning([id(5)], 'translation/ns/x', { created: true }).sort()).toEqual(['translation/ns/pod', 'translation/ns/route']);
+    index.apply({
+      type: 'upsert',
+      object: translation('route', [route], { recorded: [route], ready: { status: 'True', reason: 'Synced' } }),
+    });
+    expect(index.mentioning([id(5)], 'translation/ns/x', { created: true }).sort()).toEqual([
+      'translation/ns/pod',
+      'translation/ns/route',
+    ]);
     expect(index.mentioning([id(99)], 'translation/ns/x')).toEqual([]);
   });
 
   test("midonet-kubernetes' own translation never has two Translations list one resource: none is refused for a claim", () => {
     const index = createTranslationIndex();
     const all = sampleClusterTranslations();
-    for (const t of all) index.apply({ type: 'upsert', object: { ...translation(t.name, t.resources, { recorded: t.resources }), metadata: { name: t.name, namespace: t.namespace } } });
-    const claimed = all.flatMap((t) => t.resources.filter((r) => index.ownerOf(key(r), `translation/${t.namespace}/${t.name}`)).map((r) => `${t.name}: ${key(r)}`));
+    for (const t of all)
+      index.apply({
+        type: 'upsert',
+        object: {
+          ...translation(t.name, t.resources, { recorded: t.resources }),
+          metadata: { name: t.name, namespace: t.namespace },
+        },
+      });
+    const claimed = all.flatMap((t) =>
+      t.resources
+        .filter((r) => index.ownerOf(key(r), `translation/${t.namespace}/${t.name}`))
+        .map((r) => `${t.name}: ${key(r)}`),
+    );
     expect(claimed).toEqual([]);
     expect(all.reduce((n, t) => n + t.resources.length, 0)).toBeGreaterThan(50);
   });

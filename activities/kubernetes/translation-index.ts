@@ -41,20 +41,36 @@ const DEPENDENCY_MISSING: keyof typeof midonetFailures = 'MidonetDependencyMissi
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 /** Who wrote the Translation, from its `managedFields`; `fieldManager` is the one Steward applies Translations with. */
-export function provenanceOf(object: { metadata?: Pick<k8s.V1ObjectMeta, 'managedFields'> }, fieldManager = 'steward'): Provenance {
+export function provenanceOf(
+  object: { metadata?: Pick<k8s.V1ObjectMeta, 'managedFields'> },
+  fieldManager = 'steward',
+): Provenance {
   const written = (object.metadata?.managedFields ?? []).filter((f) => f.subresource !== 'status');
   return {
     foreign: written.length === 0 || written.some((f) => f.manager !== fieldManager),
-    translated: written.some((f) => f.manager === fieldManager && f.operation === 'Apply' && typeof f.fieldsV1 === 'object' && f.fieldsV1 !== null && 'f:resources' in f.fieldsV1),
+    translated: written.some(
+      (f) =>
+        f.manager === fieldManager &&
+        f.operation === 'Apply' &&
+        typeof f.fieldsV1 === 'object' &&
+        f.fieldsV1 !== null &&
+        'f:resources' in f.fieldsV1,
+    ),
   };
 }
 
 function entryOf(object: WatchedTranslation, fieldManager: string): Entry {
   const mentions = new Set<string>();
   for (const r of object.resources ?? []) {
-    for (const text of [r.parent, r.body]) if (typeof text === 'string') for (const id of text.match(UUID) ?? []) mentions.add(id.toLowerCase());
+    for (const text of [r.parent, r.body])
+      if (typeof text === 'string') for (const id of text.match(UUID) ?? []) mentions.add(id.toLowerCase());
   }
-  const records = (object.status?.childResources ?? []).filter((c) => (c.state === 'synced' || c.state === 'unverified') && typeof c.kind === 'string' && typeof c.id === 'string').map((c) => `${c.kind as string}:${c.id as string}`);
+  const records = (object.status?.childResources ?? [])
+    .filter(
+      (c) =>
+        (c.state === 'synced' || c.state === 'unverified') && typeof c.kind === 'string' && typeof c.id === 'string',
+    )
+    .map((c) => `${c.kind as string}:${c.id as string}`);
   const ready = object.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     seniority: `${object.metadata?.creationTimestamp ? new Date(object.metadata.creationTimestamp).toISOString() : ''} ${workflowIdOf(object)}`,
@@ -66,7 +82,8 @@ function entryOf(object: WatchedTranslation, fieldManager: string): Entry {
   };
 }
 
-const workflowIdOf = (object: k8s.KubernetesObject) => workflowId({ kind: 'Translation', namespace: object.metadata?.namespace ?? '', name: object.metadata?.name ?? '' });
+const workflowIdOf = (object: k8s.KubernetesObject) =>
+  workflowId({ kind: 'Translation', namespace: object.metadata?.namespace ?? '', name: object.metadata?.name ?? '' });
 
 /** A multimap that forgets empty sets. */
 class Multimap {
@@ -149,7 +166,8 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
         return !created || entry?.waitingForDependency === true || (entry?.records.length ?? 0) > 0;
       };
       const found = new Set<string>();
-      for (const id of ids) for (const other of mentionedBy.get(id.toLowerCase())) if (other !== self && concerned(other)) found.add(other);
+      for (const id of ids)
+        for (const other of mentionedBy.get(id.toLowerCase())) if (other !== self && concerned(other)) found.add(other);
       return [...found];
     },
     recordOf: (self) => entries.get(self)?.records ?? [],

@@ -43,7 +43,9 @@ export function createTranslationRecords(kubeConfig: k8s.KubeConfig, fieldManage
       const object = await current(ref, uid);
       if (!object) return undefined;
       return {
-        resources: (object.resources ?? []).map(({ kind, parent, body }) => ({ kind, parent: parent ?? '', body }) as BackendResource),
+        resources: (object.resources ?? []).map(
+          ({ kind, parent, body }) => ({ kind, parent: parent ?? '', body }) as BackendResource,
+        ),
         record: (object.status?.childResources ?? []).map(({ kind, id, state }) => ({ kind, id, state })),
       };
     },
@@ -53,11 +55,21 @@ export function createTranslationRecords(kubeConfig: k8s.KubeConfig, fieldManage
         what: `${translation.what} status`,
         read: () => current(ref, uid),
         patch: async (body: unknown, strategy: string) =>
-          (await custom.patchNamespacedCustomObjectStatus({ ...TRANSLATION_API, namespace: ref.namespace ?? '', name: ref.name, body, fieldManager }, k8s.setHeaderOptions('Content-Type', strategy))) as KubeObject,
+          (await custom.patchNamespacedCustomObjectStatus(
+            { ...TRANSLATION_API, namespace: ref.namespace ?? '', name: ref.name, body, fieldManager },
+            k8s.setHeaderOptions('Content-Type', strategy),
+          )) as KubeObject,
       };
       await update<void>(status, (object) =>
         object
-          ? { patch: { metadata: { resourceVersion: object.metadata.resourceVersion }, status: { childResources: record } }, strategy: k8s.PatchStrategy.MergePatch, then: () => undefined }
+          ? {
+              patch: {
+                metadata: { resourceVersion: object.metadata.resourceVersion },
+                status: { childResources: record },
+              },
+              strategy: k8s.PatchStrategy.MergePatch,
+              then: () => undefined,
+            }
           : { done: undefined },
       );
     },

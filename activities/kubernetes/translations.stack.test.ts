@@ -3,7 +3,15 @@ import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation } from '../../workflow
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKubernetesActivities } from './activities';
 import type { RecordTranslationStatusInput } from './translations';
-import { adminConfig, bridgeId, createNamespace, createService, eventually, translationOf, uniqueName } from '../../test/support/kubernetes';
+import {
+  adminConfig,
+  bridgeId,
+  createNamespace,
+  createService,
+  eventually,
+  translationOf,
+  uniqueName,
+} from '../../test/support/kubernetes';
 
 const kc = adminConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -20,22 +28,50 @@ describe('applyTranslations', () => {
 
   it('applies labels, ownerReferences, finalizers and resources; re-applying changes nothing; a smaller set deletes the stale one', async () => {
     const owner = await createService(kc, namespace);
-    const [a, b, c] = ['a', 'b', 'c'].map((n, i) => translationOf(owner, `service.4.${owner.name}-${n}`, [bridgeId(i)])) as [Translation, Translation, Translation];
+    const [a, b, c] = ['a', 'b', 'c'].map((n, i) =>
+      translationOf(owner, `service.4.${owner.name}-${n}`, [bridgeId(i)]),
+    ) as [Translation, Translation, Translation];
     const bystander = translationOf(await createService(kc, namespace), uniqueName('bystander'), [bridgeId(9)]);
-    await k.applyTranslations({ owner: { kind: 'Service', namespace, name: bystander.ownerReferences[0]!.name, uid: bystander.ownerReferences[0]!.uid }, translations: [bystander] });
+    await k.applyTranslations({
+      owner: {
+        kind: 'Service',
+        namespace,
+        name: bystander.ownerReferences[0]!.name,
+        uid: bystander.ownerReferences[0]!.uid,
+      },
+      translations: [bystander],
+    });
 
-    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toEqual({ applied: [a, b, c].map(key), deleted: [], terminating: [] });
+    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toEqual({
+      applied: [a, b, c].map(key),
+      deleted: [],
+      terminating: [],
+    });
     const read = await k.readObject({ ref: ref(a) });
     if (!read.found) throw new Error('Translation a not written');
-    expect(read.object.metadata).toMatchObject({ labels: a.labels, finalizers: [TRANSLATION_FINALIZER], ownerReferences: a.ownerReferences });
+    expect(read.object.metadata).toMatchObject({
+      labels: a.labels,
+      finalizers: [TRANSLATION_FINALIZER],
+      ownerReferences: a.ownerReferences,
+    });
     expect(read.object.resources).toEqual(a.resources);
 
     // Idempotent: the same apply again is a no-op for the API server too (same resourceVersion).
-    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toEqual({ applied: [a, b, c].map(key), deleted: [], terminating: [] });
-    expect(await k.readObject({ ref: ref(a) })).toMatchObject({ object: { metadata: { resourceVersion: read.object.metadata.resourceVersion } } });
+    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toEqual({
+      applied: [a, b, c].map(key),
+      deleted: [],
+      terminating: [],
+    });
+    expect(await k.readObject({ ref: ref(a) })).toMatchObject({
+      object: { metadata: { resourceVersion: read.object.metadata.resourceVersion } },
+    });
 
     const grownB = { ...b, resources: [...b.resources, ...translationOf(owner, b.name, [bridgeId(7)]).resources] };
-    expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toEqual({ applied: [a, b].map(key), deleted: [key(c)], terminating: [] });
+    expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toEqual({
+      applied: [a, b].map(key),
+      deleted: [key(c)],
+      terminating: [],
+    });
     expect(await k.readObject({ ref: ref(b) })).toMatchObject({ object: { resources: grownB.resources } });
     // The finalizer holds the stale Translation until the pusher releases it.
     const staleC = await k.readObject({ ref: ref(c) });
@@ -43,8 +79,14 @@ describe('applyTranslations', () => {
     // Asked again, the stale one is still reported (its deletion was requested earlier).
     expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toMatchObject({ deleted: [key(c)] });
     // Applying it while it is being deleted says so: the caller must apply again once it is gone.
-    expect(await k.applyTranslations({ owner, translations: [a, grownB, c] })).toEqual({ applied: [a, b, c].map(key), deleted: [], terminating: [key(c)] });
-    expect(await k.releaseFinalizer({ ref: ref(c), uid: staleC.found ? staleC.uid : '', finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
+    expect(await k.applyTranslations({ owner, translations: [a, grownB, c] })).toEqual({
+      applied: [a, b, c].map(key),
+      deleted: [],
+      terminating: [key(c)],
+    });
+    expect(
+      await k.releaseFinalizer({ ref: ref(c), uid: staleC.found ? staleC.uid : '', finalizer: TRANSLATION_FINALIZER }),
+    ).toEqual({ released: true });
     expect(await k.readObject({ ref: ref(c) })).toEqual({ found: false });
     expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toMatchObject({ deleted: [] });
     // Another owner's Translation in the same namespace is never stale for this owner.
@@ -63,13 +105,24 @@ describe('applyTranslations', () => {
       const current = await k.readObject({ ref: ref(t) });
       return current.found && current.deleting;
     }, 'the garbage collector deleted the Translation');
-    expect(await k.readObject({ ref: ref(t) })).toMatchObject({ found: true, deleting: true, finalizers: [TRANSLATION_FINALIZER] });
+    expect(await k.readObject({ ref: ref(t) })).toMatchObject({
+      found: true,
+      deleting: true,
+      finalizers: [TRANSLATION_FINALIZER],
+    });
 
-    expect(await k.releaseFinalizer({ ref: ref(t), uid: 'not-this-incarnation', finalizer: TRANSLATION_FINALIZER })).toEqual({ released: false, reason: 'UidMismatch' });
+    expect(
+      await k.releaseFinalizer({ ref: ref(t), uid: 'not-this-incarnation', finalizer: TRANSLATION_FINALIZER }),
+    ).toEqual({ released: false, reason: 'UidMismatch' });
     expect(await k.readObject({ ref: ref(t) })).toMatchObject({ found: true, finalizers: [TRANSLATION_FINALIZER] });
-    expect(await k.releaseFinalizer({ ref: ref(t), uid: before.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({ released: true });
+    expect(await k.releaseFinalizer({ ref: ref(t), uid: before.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({
+      released: true,
+    });
     await eventually(async () => !(await k.readObject({ ref: ref(t) })).found, 'the Translation is gone');
-    expect(await k.releaseFinalizer({ ref: ref(t), uid: before.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({ released: false, reason: 'NotFound' });
+    expect(await k.releaseFinalizer({ ref: ref(t), uid: before.uid, finalizer: TRANSLATION_FINALIZER })).toEqual({
+      released: false,
+      reason: 'NotFound',
+    });
   });
 
   it('handles the global Translations by the midonet.org/global label, without an owner object', async () => {
@@ -81,9 +134,18 @@ describe('applyTranslations', () => {
       finalizers: [TRANSLATION_FINALIZER],
       resources: [{ kind: 'Chain', parent: '', body: JSON.stringify({ id: bridgeId(3), name }) }],
     });
-    const [x, y] = [global(uniqueName('midonet-global.4.x')), global(uniqueName('midonet-global.4.y'))] as [Translation, Translation];
-    expect(await k.applyTranslations({ owner: { kind: 'Global' }, translations: [x, y] })).toMatchObject({ applied: [key(x), key(y)], deleted: [] });
-    expect(await k.applyTranslations({ owner: { kind: 'Global' }, translations: [x] })).toMatchObject({ applied: [key(x)], deleted: [key(y)] });
+    const [x, y] = [global(uniqueName('midonet-global.4.x')), global(uniqueName('midonet-global.4.y'))] as [
+      Translation,
+      Translation,
+    ];
+    expect(await k.applyTranslations({ owner: { kind: 'Global' }, translations: [x, y] })).toMatchObject({
+      applied: [key(x), key(y)],
+      deleted: [],
+    });
+    expect(await k.applyTranslations({ owner: { kind: 'Global' }, translations: [x] })).toMatchObject({
+      applied: [key(x)],
+      deleted: [key(y)],
+    });
     expect(await k.readObject({ ref: ref(y) })).toMatchObject({ found: true, deleting: true });
   });
 
@@ -91,7 +153,10 @@ describe('applyTranslations', () => {
     const owner = await createService(kc, namespace);
     const other = await createService(kc, namespace);
     const t = translationOf(other, uniqueName('service.4.mismatch'), [bridgeId(2)]);
-    await expect(k.applyTranslations({ owner, translations: [t] })).rejects.toMatchObject({ type: 'TranslationOwnerMismatch', nonRetryable: true });
+    await expect(k.applyTranslations({ owner, translations: [t] })).rejects.toMatchObject({
+      type: 'TranslationOwnerMismatch',
+      nonRetryable: true,
+    });
     expect(await k.readObject({ ref: ref(t) })).toEqual({ found: false });
   });
 });
@@ -113,7 +178,15 @@ describe('recordTranslationStatus', () => {
     const child = { kind: 'Bridge', id: bridgeId(1), state: 'synced' };
 
     now = new Date('2030-01-01T10:00:00Z');
-    expect(await k.recordTranslationStatus({ ref: ref(t), generation: 1, childResources: [child], ready: pushed, synced: pushed })).toMatchObject({ found: true, changed: true });
+    expect(
+      await k.recordTranslationStatus({
+        ref: ref(t),
+        generation: 1,
+        childResources: [child],
+        ready: pushed,
+        synced: pushed,
+      }),
+    ).toMatchObject({ found: true, changed: true });
     const first = await k.readObject({ ref: ref(t) });
     expect(first.found && first.object.status).toEqual({
       observedGeneration: 1,
@@ -125,9 +198,25 @@ describe('recordTranslationStatus', () => {
     });
 
     now = new Date('2030-01-01T10:05:00Z');
-    expect(await k.recordTranslationStatus({ ref: ref(t), generation: 1, childResources: [child], ready: pushed, synced: pushed })).toMatchObject({ changed: false });
+    expect(
+      await k.recordTranslationStatus({
+        ref: ref(t),
+        generation: 1,
+        childResources: [child],
+        ready: pushed,
+        synced: pushed,
+      }),
+    ).toMatchObject({ changed: false });
     const failing = { status: 'False', reason: 'MidonetUnavailable', message: 'MidoNet answered 503' } as const;
-    expect(await k.recordTranslationStatus({ ref: ref(t), generation: 1, childResources: [child], ready: pushed, synced: failing })).toMatchObject({ changed: true });
+    expect(
+      await k.recordTranslationStatus({
+        ref: ref(t),
+        generation: 1,
+        childResources: [child],
+        ready: pushed,
+        synced: failing,
+      }),
+    ).toMatchObject({ changed: true });
     const second = await k.readObject({ ref: ref(t) });
     expect(second.found && second.object.status).toMatchObject({
       childResources: [{ lastTransitionTime: '2030-01-01T10:00:00Z' }],
@@ -139,7 +228,9 @@ describe('recordTranslationStatus', () => {
 
     // The status subresource keeps status out of server-side apply: applying the Translation again leaves it.
     await k.applyTranslations({ owner, translations: [t] });
-    expect(await k.readObject({ ref: ref(t) })).toMatchObject({ object: { status: { conditions: [{ type: 'Ready' }, { type: 'Synced', status: 'False' }] } } });
+    expect(await k.readObject({ ref: ref(t) })).toMatchObject({
+      object: { status: { conditions: [{ type: 'Ready' }, { type: 'Synced', status: 'False' }] } },
+    });
   });
 
   it('emits an Event on the Translation, and an identical one again bumps its count instead of adding another', async () => {
@@ -151,7 +242,15 @@ describe('recordTranslationStatus', () => {
 
     const recorded = await k.recordTranslationStatus(input);
     if (!recorded.found) throw new Error('Translation not found');
-    expect(await eventsOf(recorded.uid)).toMatchObject([{ type: 'Warning', reason: 'MidonetUnavailable', count: 1, source: { component: 'steward' }, involvedObject: { kind: 'Translation', apiVersion: 'midonet.org/v1', name: t.name } }]);
+    expect(await eventsOf(recorded.uid)).toMatchObject([
+      {
+        type: 'Warning',
+        reason: 'MidonetUnavailable',
+        count: 1,
+        source: { component: 'steward' },
+        involvedObject: { kind: 'Translation', apiVersion: 'midonet.org/v1', name: t.name },
+      },
+    ]);
     now = new Date('2030-01-01T11:00:00Z');
     await k.recordTranslationStatus(input);
     const [bumped, ...others] = await eventsOf(recorded.uid);
@@ -164,15 +263,36 @@ describe('recordTranslationStatus', () => {
 
   it('emits Events on any object with recordObjectEvent', async () => {
     const owner = await createService(kc, namespace);
-    expect(await k.recordObjectEvent({ ref: owner, type: 'Normal', reason: 'TranslationCreated', message: 'Translation created' })).toEqual({ found: true });
-    expect(await eventsOf(owner.uid)).toMatchObject([{ reason: 'TranslationCreated', involvedObject: { kind: 'Service', apiVersion: 'v1', name: owner.name, namespace } }]);
-    expect(await k.recordObjectEvent({ ref: { ...owner, name: 'missing' }, type: 'Normal', reason: 'X', message: 'x' })).toEqual({ found: false });
+    expect(
+      await k.recordObjectEvent({
+        ref: owner,
+        type: 'Normal',
+        reason: 'TranslationCreated',
+        message: 'Translation created',
+      }),
+    ).toEqual({ found: true });
+    expect(await eventsOf(owner.uid)).toMatchObject([
+      {
+        reason: 'TranslationCreated',
+        involvedObject: { kind: 'Service', apiVersion: 'v1', name: owner.name, namespace },
+      },
+    ]);
+    expect(
+      await k.recordObjectEvent({ ref: { ...owner, name: 'missing' }, type: 'Normal', reason: 'X', message: 'x' }),
+    ).toEqual({ found: false });
   });
 
   it('does nothing for a missing Translation or another incarnation of it', async () => {
     const owner = await createService(kc, namespace);
     const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
-    const input: RecordTranslationStatusInput = { ref: ref(t), generation: 1, childResources: [], ready: pushed, synced: pushed, event: { type: 'Normal', reason: 'Pushed', message: 'pushed' } };
+    const input: RecordTranslationStatusInput = {
+      ref: ref(t),
+      generation: 1,
+      childResources: [],
+      ready: pushed,
+      synced: pushed,
+      event: { type: 'Normal', reason: 'Pushed', message: 'pushed' },
+    };
     expect(await k.recordTranslationStatus(input)).toEqual({ found: false });
     await k.applyTranslations({ owner, translations: [t] });
     expect(await k.recordTranslationStatus({ ...input, uid: 'an-older-incarnation' })).toEqual({ found: false });

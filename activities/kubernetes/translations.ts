@@ -4,7 +4,12 @@
 import * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import { describeRef, type ObjectRef } from '../../workflows/naming';
-import { GLOBAL_LABEL, type KubernetesKind, OWNER_UID_LABEL, type Translation } from '../../workflows/translation/types';
+import {
+  GLOBAL_LABEL,
+  type KubernetesKind,
+  OWNER_UID_LABEL,
+  type Translation,
+} from '../../workflows/translation/types';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
 import { TRANSLATION_API } from '../../workflows/naming';
@@ -16,7 +21,9 @@ import { type ChildResourceInput, type ConditionInput, kubeTime, nextStatus, typ
  * `midonet.org/owner-uid` label. The global Translations (shared chains and rules) have no owner object: they are
  * expressed as `{ kind: 'Global' }` and found by the presence of the `midonet.org/global` label, as upstream does.
  */
-export type TranslationOwner = { kind: KubernetesKind; namespace?: string; name: string; uid: string } | { kind: 'Global' };
+export type TranslationOwner =
+  | { kind: KubernetesKind; namespace?: string; name: string; uid: string }
+  | { kind: 'Global' };
 
 export interface ApplyTranslationsInput {
   owner: TranslationOwner;
@@ -49,16 +56,20 @@ export interface RecordTranslationStatusInput {
   event?: EventInput;
 }
 
-export type RecordTranslationStatusResult = { found: false } | { found: true; uid: string; changed: boolean; status: TranslationStatus };
+export type RecordTranslationStatusResult =
+  | { found: false }
+  | { found: true; uid: string; changed: boolean; status: TranslationStatus };
 
-const ownerName = (owner: TranslationOwner) => (owner.kind === 'Global' ? 'the global Translations' : describeRef(owner));
+const ownerName = (owner: TranslationOwner) =>
+  owner.kind === 'Global' ? 'the global Translations' : describeRef(owner);
 const keyOf = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
 
 function checkOwnership(owner: TranslationOwner, translation: Translation): void {
   const belongs =
     owner.kind === 'Global'
       ? GLOBAL_LABEL in translation.labels && translation.ownerReferences.length === 0
-      : translation.labels[OWNER_UID_LABEL] === owner.uid && translation.ownerReferences.some((ref) => ref.uid === owner.uid);
+      : translation.labels[OWNER_UID_LABEL] === owner.uid &&
+        translation.ownerReferences.some((ref) => ref.uid === owner.uid);
   if (!belongs) {
     throw kubernetesFailure(
       'TranslationOwnerMismatch',
@@ -88,7 +99,13 @@ export function createTranslationActivities(
           body: {
             apiVersion: `${TRANSLATION_API.group}/${TRANSLATION_API.version}`,
             kind: 'Translation',
-            metadata: { name, namespace, labels: translation.labels, ownerReferences: translation.ownerReferences, finalizers: translation.finalizers },
+            metadata: {
+              name,
+              namespace,
+              labels: translation.labels,
+              ownerReferences: translation.ownerReferences,
+              finalizers: translation.finalizers,
+            },
             resources: translation.resources,
           },
         },
@@ -104,7 +121,12 @@ export function createTranslationActivities(
     const { name, namespace = '', uid } = object.metadata;
     try {
       // The UID precondition spares a Translation of the same name created since the list.
-      await custom.deleteNamespacedCustomObject({ ...TRANSLATION_API, namespace, name, body: { preconditions: { uid } } });
+      await custom.deleteNamespacedCustomObject({
+        ...TRANSLATION_API,
+        namespace,
+        name,
+        body: { preconditions: { uid } },
+      });
     } catch (error) {
       if (statusOf(error) === 404 || statusOf(error) === 409) return;
       throw toFailure(error, `delete stale Translation ${namespace}/${name}`);
@@ -117,7 +139,12 @@ export function createTranslationActivities(
     const labelSelector = owner.kind === 'Global' ? GLOBAL_LABEL : `${OWNER_UID_LABEL}=${owner.uid}`;
     let listed: { items: KubeObject[] };
     try {
-      listed = (await custom.listCustomObjectForAllNamespaces({ group: TRANSLATION_API.group, version: TRANSLATION_API.version, resourcePlural: TRANSLATION_API.plural, labelSelector })) as { items: KubeObject[] };
+      listed = (await custom.listCustomObjectForAllNamespaces({
+        group: TRANSLATION_API.group,
+        version: TRANSLATION_API.version,
+        resourcePlural: TRANSLATION_API.plural,
+        labelSelector,
+      })) as { items: KubeObject[] };
     } catch (error) {
       throw toFailure(error, `list Translations of ${ownerName(owner)}`);
     }
@@ -125,28 +152,44 @@ export function createTranslationActivities(
     const stale = listed.items.filter((item) => !current.has(keyOf(item.metadata.namespace, item.metadata.name)));
     await Promise.all(stale.filter((item) => !item.metadata.deletionTimestamp).map(deleteStale));
     const names = (items: KubeObject[]) => items.map((item) => keyOf(item.metadata.namespace, item.metadata.name));
-    return { applied: names(applied), deleted: names(stale).sort(), terminating: names(applied.filter((item) => item.metadata.deletionTimestamp)) };
+    return {
+      applied: names(applied),
+      deleted: names(stale).sort(),
+      terminating: names(applied.filter((item) => item.metadata.deletionTimestamp)),
+    };
   }
 
   async function recordTranslationStatus(input: RecordTranslationStatusInput): Promise<RecordTranslationStatusResult> {
     const { ref } = input;
-    if (ref.kind !== 'Translation') throw kubernetesFailure('KubernetesBadRequest', `recordTranslationStatus is for Translations, not ${describeRef(ref)}`);
+    if (ref.kind !== 'Translation')
+      throw kubernetesFailure(
+        'KubernetesBadRequest',
+        `recordTranslationStatus is for Translations, not ${describeRef(ref)}`,
+      );
     const translation = objects.accessor(ref);
     const status = {
       what: `${translation.what} status`,
       read: () => translation.read(),
       patch: async (body: unknown, strategy: string) => {
         const namespace = ref.namespace ?? '';
-        return (await custom.patchNamespacedCustomObjectStatus({ ...TRANSLATION_API, namespace, name: ref.name, body, fieldManager }, k8s.setHeaderOptions('Content-Type', strategy))) as KubeObject;
+        return (await custom.patchNamespacedCustomObjectStatus(
+          { ...TRANSLATION_API, namespace, name: ref.name, body, fieldManager },
+          k8s.setHeaderOptions('Content-Type', strategy),
+        )) as KubeObject;
       },
     };
     const now = kubeTime(clock());
     const result = await update<RecordTranslationStatusResult & { object?: KubeObject }>(status, (current) => {
-      if (!current || (input.uid !== undefined && current.metadata.uid !== input.uid)) return { done: { found: false } };
+      if (!current || (input.uid !== undefined && current.metadata.uid !== input.uid))
+        return { done: { found: false } };
       const previous = (current as { status?: Partial<TranslationStatus> }).status;
       const next = nextStatus(previous, input, now);
       // A kept record is not sent back: the answer is in the workflow's history, which must not grow with it.
-      const found = { found: true as const, uid: current.metadata.uid, status: input.childResources ? next : { ...next, childResources: [] } };
+      const found = {
+        found: true as const,
+        uid: current.metadata.uid,
+        status: input.childResources ? next : { ...next, childResources: [] },
+      };
       if (isDeepStrictEqual(previous, next)) return { done: { ...found, changed: false, object: current } };
       return {
         patch: { metadata: { resourceVersion: current.metadata.resourceVersion }, status: next },

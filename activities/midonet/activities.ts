@@ -18,7 +18,9 @@ export function createMidonetActivities({ client }: MidonetActivityDeps) {
     midonetEnsure: ({ resource }: ResourceInput): Promise<EnsureResult> => client.ensure(resource),
     midonetRemove: ({ resource }: ResourceInput): Promise<RemoveResult> => client.remove(resource),
     midonetObserve: ({ resource }: ResourceInput): Promise<Observation> => client.observe(resource),
-    midonetListHosts: async (_input: Record<string, never> = {}): Promise<{ hosts: MidonetHost[] }> => ({ hosts: await client.listHosts() }),
+    midonetListHosts: async (_input: Record<string, never> = {}): Promise<{ hosts: MidonetHost[] }> => ({
+      hosts: await client.listHosts(),
+    }),
     ...createMidonetInventoryActivities(client),
   };
 }

@@ -34,17 +34,29 @@ export function classify(observation: { exists: boolean; upToDate?: boolean }, c
 
 /** Why a resource `conflict`s, in words an operator can act on. */
 export function conflictReason(claim: Claim): string {
-  return claim.recordedByOther ? 'another Translation records it' : "it was not pushed by this Translation, whose resources Steward's translation did not write, so its ID is not known to be this Translation's";
+  return claim.recordedByOther
+    ? 'another Translation records it'
+    : "it was not pushed by this Translation, whose resources Steward's translation did not write, so its ID is not known to be this Translation's";
 }
 
-const ENDPOINTS_BUG_FIELDS = new Set(['natTargets[0].addressFrom', 'natTargets[0].addressTo', 'natTargets[0].portFrom', 'natTargets[0].portTo', 'nwSrcAddress']);
+const ENDPOINTS_BUG_FIELDS = new Set([
+  'natTargets[0].addressFrom',
+  'natTargets[0].addressTo',
+  'natTargets[0].portFrom',
+  'natTargets[0].portTo',
+  'nwSrcAddress',
+]);
 
 /**
  * A known cause of a difference, when there is one: midonet-kubernetes stored `&ep`, the address of its loop
  * variable (pkg/converter/endpoints/converter.go, Go before 1.22), so every endpoint of a Service port got the rules
  * of that port's last endpoint, under its own name and IDs.
  */
-export function knownCause(translationName: string, resource: BackendResource, diff: readonly FieldDiff[]): string | undefined {
+export function knownCause(
+  translationName: string,
+  resource: BackendResource,
+  diff: readonly FieldDiff[],
+): string | undefined {
   const endpointsRule = translationName.startsWith('endpoints-port.') && resource.kind === 'Rule';
   if (endpointsRule && diff.length > 0 && diff.every((d) => ENDPOINTS_BUG_FIELDS.has(d.field))) {
     return "midonet-kubernetes' Endpoints bug: every endpoint of a Service port got that port's last address (its converter kept a pointer to the loop variable)";
@@ -53,4 +65,5 @@ export function knownCause(translationName: string, resource: BackendResource, d
 }
 
 /** `natTargets[0].addressFrom: 10.0.0.3 → 10.0.0.1` for each field, as MidoNet had it and as it is now asked for. */
-export const describeDiff = (diff: readonly FieldDiff[]) => diff.map((d) => `${d.field}: ${JSON.stringify(d.observed)} → ${JSON.stringify(d.desired)}`).join(', ');
+export const describeDiff = (diff: readonly FieldDiff[]) =>
+  diff.map((d) => `${d.field}: ${JSON.stringify(d.observed)} → ${JSON.stringify(d.desired)}`).join(', ');

@@ -27,7 +27,8 @@ const bridgePort = (id = PORT) => backendResource('Port', BRIDGE, { id, type: 'B
 let emulator: MidonetEmulator;
 let admin: EmulatorAdmin;
 let client: MidonetClient;
-const connect = (extra: Partial<MidonetConnection> = {}) => createMidonetClient({ baseUrl: emulator.url, username: 'admin', password: 'secret', ...extra });
+const connect = (extra: Partial<MidonetConnection> = {}) =>
+  createMidonetClient({ baseUrl: emulator.url, username: 'admin', password: 'secret', ...extra });
 
 beforeAll(async () => {
   emulator = await startMidonetEmulator({ port: 0 });
@@ -71,7 +72,10 @@ describe('ensure', () => {
 
   it('updates a kind that has PUT when its body changed, and reports what changed', async () => {
     await client.ensure(bridge('old'));
-    await expect(client.ensure(bridge('new'))).resolves.toEqual({ outcome: 'updated', diff: [{ field: 'name', desired: 'new', observed: 'old' }] });
+    await expect(client.ensure(bridge('new'))).resolves.toEqual({
+      outcome: 'updated',
+      diff: [{ field: 'name', desired: 'new', observed: 'old' }],
+    });
     expect((await admin.dump()).Bridge).toEqual([expect.objectContaining({ id: BRIDGE, name: 'new' })]);
     await expect(client.observe(bridge('new'))).resolves.toEqual({ exists: true, upToDate: true, diff: [] });
   });
@@ -89,7 +93,9 @@ describe('ensure', () => {
 
   it('reports a conflict when MidoNet refuses the PUT: a TunnelZone that keeps its name clashes with itself (MNA-1293)', async () => {
     await client.ensure(backendResource('TunnelZone', '', { id: ZONE, name: 'DefaultTunnelZone', type: 'vxlan' }));
-    await expect(client.ensure(backendResource('TunnelZone', '', { id: ZONE, name: 'DefaultTunnelZone', type: 'gre' }))).resolves.toEqual({
+    await expect(
+      client.ensure(backendResource('TunnelZone', '', { id: ZONE, name: 'DefaultTunnelZone', type: 'gre' })),
+    ).resolves.toEqual({
       outcome: 'conflict',
       diff: [{ field: 'type', desired: 'gre', observed: 'vxlan' }],
       reason: expect.stringMatching(/PUT \/tunnel_zones\/.* answered 409: Tunnel zone name already exists/) as string,
@@ -111,7 +117,10 @@ describe('ensure', () => {
     const link = (peerId: string) => backendResource('PortLink', PORT, { portId: null, peerId });
     await expect(client.ensure(link(PEER))).resolves.toEqual({ outcome: 'created' });
     await expect(client.ensure(link(PEER))).resolves.toEqual({ outcome: 'unchanged' });
-    await expect(client.ensure(link(OTHER_PEER))).resolves.toMatchObject({ outcome: 'conflict', diff: [{ field: 'peerId', desired: OTHER_PEER, observed: PEER }] });
+    await expect(client.ensure(link(OTHER_PEER))).resolves.toMatchObject({
+      outcome: 'conflict',
+      diff: [{ field: 'peerId', desired: OTHER_PEER, observed: PEER }],
+    });
     await expect(client.remove(link(PEER))).resolves.toEqual({ outcome: 'deleted' });
     await expect(client.observe(link(PEER))).resolves.toEqual({ exists: false });
   });
@@ -120,7 +129,11 @@ describe('ensure', () => {
     await admin.seedHost({ id: HOST, name: 'node1' });
     await client.ensure(bridge());
     await client.ensure(bridgePort());
-    const failure = await failureOf(client.ensure(backendResource('HostInterfacePort', HOST, { hostId: HOST, portId: PORT, interfaceName: 'midokube-mido' })));
+    const failure = await failureOf(
+      client.ensure(
+        backendResource('HostInterfacePort', HOST, { hostId: HOST, portId: PORT, interfaceName: 'midokube-mido' }),
+      ),
+    );
     expect(failure).toMatchObject({ type: 'MidonetConflict', nonRetryable: false });
     expect(failure.message).toMatch(`POST /hosts/${HOST}/ports answered 409`);
   });
@@ -150,7 +163,11 @@ describe('observe', () => {
 
   it('answers what differs, and changes nothing', async () => {
     await client.ensure(bridge('old'));
-    await expect(client.observe(bridge('new'))).resolves.toEqual({ exists: true, upToDate: false, diff: [{ field: 'name', desired: 'new', observed: 'old' }] });
+    await expect(client.observe(bridge('new'))).resolves.toEqual({
+      exists: true,
+      upToDate: false,
+      diff: [{ field: 'name', desired: 'new', observed: 'old' }],
+    });
     expect((await admin.dump()).Bridge).toEqual([expect.objectContaining({ name: 'old' })]);
   });
 });
@@ -215,20 +232,36 @@ describe('failures', () => {
 
   it('a 400 → non-retryable MidonetValidation with the violations in the message', async () => {
     const failure = await failureOf(client.ensure(bridge('x'.repeat(300))));
-    expect(failure).toMatchObject({ type: 'MidonetValidation', nonRetryable: true, details: [expect.objectContaining({ status: 400, violations: [expect.objectContaining({ property: 'name' })] })] });
+    expect(failure).toMatchObject({
+      type: 'MidonetValidation',
+      nonRetryable: true,
+      details: [expect.objectContaining({ status: 400, violations: [expect.objectContaining({ property: 'name' })] })],
+    });
     expect(failure.message).toMatch(/^MidoNet POST \/bridges answered 400: Validation error\(s\) found: name: /);
   });
 
   it('a missing parent → non-retryable MidonetParentMissing naming it', async () => {
     const failure = await failureOf(client.ensure(backendResource('Port', MISSING, { id: PORT, type: 'Bridge' })));
-    expect(failure).toMatchObject({ type: 'MidonetParentMissing', nonRetryable: true, details: [expect.objectContaining({ missingId: MISSING })] });
-    expect(failure.message).toMatch(`POST /bridges/${MISSING}/ports answered 404: There is no Network with ID ${MISSING}`);
+    expect(failure).toMatchObject({
+      type: 'MidonetParentMissing',
+      nonRetryable: true,
+      details: [expect.objectContaining({ missingId: MISSING })],
+    });
+    expect(failure.message).toMatch(
+      `POST /bridges/${MISSING}/ports answered 404: There is no Network with ID ${MISSING}`,
+    );
   });
 
   it('a missing referenced object other than the parent → non-retryable MidonetReferenceMissing', async () => {
     await client.ensure(chain());
-    const failure = await failureOf(client.ensure(backendResource('Rule', CHAIN, { id: RULE, type: 'jump', jumpChainId: MISSING })));
-    expect(failure).toMatchObject({ type: 'MidonetReferenceMissing', nonRetryable: true, details: [expect.objectContaining({ missingId: MISSING })] });
+    const failure = await failureOf(
+      client.ensure(backendResource('Rule', CHAIN, { id: RULE, type: 'jump', jumpChainId: MISSING })),
+    );
+    expect(failure).toMatchObject({
+      type: 'MidonetReferenceMissing',
+      nonRetryable: true,
+      details: [expect.objectContaining({ missingId: MISSING })],
+    });
   });
 
   it('no answer within timeoutMs → retryable MidonetTimeout; the retry is safe whether or not the lost call was carried out', async () => {
@@ -240,13 +273,16 @@ describe('failures', () => {
     expect(failure.message).toMatch('MidoNet POST /bridges: no answer within 100 ms');
     // Let the emulator finish with the abandoned request (its delay is a plain timer) before the retry.
     await new Promise((resolve) => setTimeout(resolve, 400));
-    await expect(quick.ensure(bridge())).resolves.toEqual({ outcome: expect.stringMatching(/^(created|unchanged)$/) as string });
+    await expect(quick.ensure(bridge())).resolves.toEqual({
+      outcome: expect.stringMatching(/^(created|unchanged)$/) as string,
+    });
     expect((await admin.dump()).Bridge).toHaveLength(1);
   });
 
   describe('a write that got no answer', () => {
     const late = { timeoutMs: 100, lateWriteMs: 700 };
-    const unsettled = (failure: ApplicationFailure) => (failure.details?.[0] as { unsettledUntil?: number }).unsettledUntil;
+    const unsettled = (failure: ApplicationFailure) =>
+      (failure.details?.[0] as { unsettledUntil?: number }).unsettledUntil;
 
     it('is marked with how long MidoNet may still carry it out; a read, or a write that never reached MidoNet, is not', async () => {
       const quick = connect(late);
@@ -259,8 +295,13 @@ describe('failures', () => {
       // Logged in, then MidoNet's port closes: the DELETE never left.
       const closed = await closedPort();
       const api = new URL(emulator.url);
-      const hrefOf = (url: string | URL | Request) => (typeof url === 'string' ? url : url instanceof URL ? url.href : url.url);
-      const away = connect({ ...late, fetch: (url, init) => fetch(hrefOf(url).endsWith('/login') ? url : hrefOf(url).replace(api.host, `127.0.0.1:${closed}`), init) });
+      const hrefOf = (url: string | URL | Request) =>
+        typeof url === 'string' ? url : url instanceof URL ? url.href : url.url;
+      const away = connect({
+        ...late,
+        fetch: (url, init) =>
+          fetch(hrefOf(url).endsWith('/login') ? url : hrefOf(url).replace(api.host, `127.0.0.1:${closed}`), init),
+      });
       await away.listHosts().catch(() => undefined);
       const refused = await failureOf(away.remove(bridge()));
       expect(refused.message).toMatch(/\(ECONNREFUSED\)$/);
@@ -297,7 +338,10 @@ describe('failures', () => {
 
   it('a failure of the next call only: the retry Temporal would make succeeds', async () => {
     await admin.injectFault({ method: 'POST', path: '/bridges', action: 'error', status: 500, times: 1 });
-    await expect(failureOf(client.ensure(bridge()))).resolves.toMatchObject({ type: 'MidonetUnavailable', nonRetryable: false });
+    await expect(failureOf(client.ensure(bridge()))).resolves.toMatchObject({
+      type: 'MidonetUnavailable',
+      nonRetryable: false,
+    });
     await expect(client.ensure(bridge())).resolves.toEqual({ outcome: 'created' });
   });
 
@@ -312,7 +356,13 @@ describe('failures', () => {
     ['a 403 is a refusal the client cannot fix by waiting: never retry', 403, 'MidonetRejected', false],
   ];
   it.each(statuses)('%s', async (_what, status, type, retryable) => {
-    await admin.injectFault({ method: 'POST', path: '/bridges', action: 'error', status, message: `injected ${status}` });
+    await admin.injectFault({
+      method: 'POST',
+      path: '/bridges',
+      action: 'error',
+      status,
+      message: `injected ${status}`,
+    });
     const failure = await failureOf(client.ensure(bridge()));
     expect(failure).toMatchObject({ type, nonRetryable: !retryable });
     expect(failure.message).toBe(`MidoNet POST /bridges answered ${status}: injected ${status}`);
@@ -340,7 +390,9 @@ describe('activities', () => {
 
   it('let a typed failure through unchanged', async () => {
     const acts = createMidonetActivities({ client });
-    const failure = await failureOf(acts.midonetEnsure({ resource: backendResource('Port', OTHER_BRIDGE, { id: PORT, type: 'Bridge' }) }));
+    const failure = await failureOf(
+      acts.midonetEnsure({ resource: backendResource('Port', OTHER_BRIDGE, { id: PORT, type: 'Bridge' }) }),
+    );
     expect(failure.type).toBe('MidonetParentMissing');
   });
 });
@@ -348,7 +400,9 @@ describe('activities', () => {
 describe('listHosts', () => {
   it('lists the hosts agents registered', async () => {
     await admin.seedHost({ id: HOST, name: 'node1', addresses: ['192.0.2.10'] });
-    await expect(client.listHosts()).resolves.toEqual([expect.objectContaining({ id: HOST, name: 'node1', alive: true, addresses: ['192.0.2.10'] })]);
+    await expect(client.listHosts()).resolves.toEqual([
+      expect.objectContaining({ id: HOST, name: 'node1', alive: true, addresses: ['192.0.2.10'] }),
+    ]);
   });
 });
 

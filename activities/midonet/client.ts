@@ -86,7 +86,9 @@ export interface ResourceProblem {
 }
 
 /** The resource resolved against its kind's table, or the first problem that keeps it from being sent. */
-export function checkResource(resource: BackendResource): { ok: true; resolved: Resolved } | { ok: false; problem: ResourceProblem } {
+export function checkResource(
+  resource: BackendResource,
+): { ok: true; resolved: Resolved } | { ok: false; problem: ResourceProblem } {
   const problem = (field: string, message: string) => ({ ok: false as const, problem: { field, message } });
   // Checked although typed: a Translation's resources arrive as JSON that the type cannot vouch for.
   const kind: string = resource.kind;
@@ -94,7 +96,13 @@ export function checkResource(resource: BackendResource): { ok: true; resolved: 
   // Widened to any kind: the body is checked against this same kind's schema below, which TypeScript cannot follow.
   const spec = kinds[kind] as KindSpec<BackendKind>;
   const parent = resource.parent ?? '';
-  if (spec.parent !== (parent !== '')) return problem('parent', spec.parent ? `a parent is required (a ${kind} lives under one)` : `this kind has no parent (a ${kind} is top-level)`);
+  if (spec.parent !== (parent !== ''))
+    return problem(
+      'parent',
+      spec.parent
+        ? `a parent is required (a ${kind} lives under one)`
+        : `this kind has no parent (a ${kind} is top-level)`,
+    );
   if (parent && !z.guid().safeParse(parent).success) return problem('parent', `"${parent}" is not a UUID`);
   let json: unknown;
   try {
@@ -105,11 +113,16 @@ export function checkResource(resource: BackendResource): { ok: true; resolved: 
   const body = bodies[kind].safeParse(json);
   if (!body.success) {
     const issue = body.error.issues[0]!;
-    return problem(['body', ...issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))].join(''), issue.message);
+    return problem(
+      ['body', ...issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))].join(''),
+      issue.message,
+    );
   }
-  return { ok: true, resolved: { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) } };
+  return {
+    ok: true,
+    resolved: { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) },
+  };
 }
-
 
 /** Where a kind with IDs of its own keeps each (kinds.ts `item` paths, which need only the ID for these). */
 const ITEMS_BY_ID: Partial<Record<BackendKind, string>> = {
@@ -126,7 +139,10 @@ function resolve(resource: BackendResource): Resolved {
   const checked = checkResource(resource);
   if (checked.ok) return checked.resolved;
   const { field, message } = checked.problem;
-  throw midonetFailure('MidonetBadResource', `${resource.kind} resource (parent ${resource.parent || 'none'}): ${field}: ${message}`);
+  throw midonetFailure(
+    'MidonetBadResource',
+    `${resource.kind} resource (parent ${resource.parent || 'none'}): ${field}: ${message}`,
+  );
 }
 
 // Shared with the pusher's machine, which records what a push may have created before it knows.
@@ -142,7 +158,12 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
     if (reply.status === 404) return undefined;
     if (!ok(reply)) throw replyFailure('GET', path, reply);
     const observed = observedObject.safeParse(reply.json);
-    if (!observed.success) throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path} answered ${reply.status} without a JSON object`, { method: 'GET', path, status: reply.status });
+    if (!observed.success)
+      throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path} answered ${reply.status} without a JSON object`, {
+        method: 'GET',
+        path,
+        status: reply.status,
+      });
     return r.spec.present && !r.spec.present(observed.data) ? undefined : observed.data;
   }
 
@@ -172,13 +193,16 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
       if (!seen.exists) throw replyFailure('POST', r.paths.create, posted);
     }
     if (seen.upToDate) return { outcome: 'unchanged' };
-    if (!r.spec.put) return { outcome: 'conflict', diff: seen.diff, reason: `MidoNet cannot update a ${r.kind} in place (no PUT)` };
+    if (!r.spec.put)
+      return { outcome: 'conflict', diff: seen.diff, reason: `MidoNet cannot update a ${r.kind} in place (no PUT)` };
 
     const put = await send({ method: 'PUT', path: item, media: r.spec.media, body: r.raw });
     if (ok(put)) return { outcome: 'updated', diff: seen.diff };
     // e.g. a TunnelZone PUT that keeps its name always clashes with itself (MNA-1293).
-    if (put.status === 409) return { outcome: 'conflict', diff: seen.diff, reason: replyFailure('PUT', item, put).message };
-    if (put.status === 404) throw missingFailure('PUT', item, put, r.parent, typeof r.body.id === 'string' ? r.body.id : undefined);
+    if (put.status === 409)
+      return { outcome: 'conflict', diff: seen.diff, reason: replyFailure('PUT', item, put).message };
+    if (put.status === 404)
+      throw missingFailure('PUT', item, put, r.parent, typeof r.body.id === 'string' ? r.body.id : undefined);
     throw replyFailure('PUT', item, put);
   }
 
@@ -197,7 +221,8 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
 
   async function removeById(kind: BackendKind, id: string): Promise<RemoveResult> {
     const collection = ITEMS_BY_ID[kind];
-    if (!collection || !z.guid().safeParse(id).success) throw midonetFailure('MidonetBadResource', `${kind} ${id}: not a kind with IDs of its own, or not a UUID`);
+    if (!collection || !z.guid().safeParse(id).success)
+      throw midonetFailure('MidonetBadResource', `${kind} ${id}: not a kind with IDs of its own, or not a UUID`);
     return removeAt(`${collection}/${id}`);
   }
 
@@ -213,7 +238,12 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
     const reply = await send({ method: 'GET', path, media });
     if (!ok(reply)) throw replyFailure('GET', path, reply);
     const items = z.array(item).safeParse(reply.json);
-    if (!items.success) throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path}: ${z.prettifyError(items.error)}`, { method: 'GET', path, status: reply.status });
+    if (!items.success)
+      throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path}: ${z.prettifyError(items.error)}`, {
+        method: 'GET',
+        path,
+        status: reply.status,
+      });
     return items.data;
   }
 
@@ -223,10 +253,20 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
     const { path, media } = tenantCollections[kind];
     const listed = await list(`${path}?tenant_id=${encodeURIComponent(tenant)}`, media, tenantResource);
     // Checked again here: a server that ignored the filter must not hand the sweeper another tenant's objects.
-    return listed.filter((r) => r.tenantId === tenant).map((r) => ({ kind, id: r.id, ...(r.name ? { name: r.name } : {}) }));
+    return listed
+      .filter((r) => r.tenantId === tenant)
+      .map((r) => ({ kind, id: r.id, ...(r.name ? { name: r.name } : {}) }));
   }
 
-  return { ensure, replace, remove, removeById, observe: (resource) => observeResolved(resolve(resource)), listHosts, listTenant };
+  return {
+    ensure,
+    replace,
+    remove,
+    removeById,
+    observe: (resource) => observeResolved(resolve(resource)),
+    listHosts,
+    listTenant,
+  };
 }
 
 const KEEP_ALIVE_MS = 5_000;
@@ -240,7 +280,10 @@ const KEEP_ALIVE_MS = 5_000;
  */
 export function settlingUnanswered(client: MidonetClient, keepAlive: () => void): MidonetClient {
   const settled = async (error: unknown): Promise<never> => {
-    const until = error instanceof ApplicationFailure ? (error.details?.[0] as MidonetFailureDetails | undefined)?.unsettledUntil : undefined;
+    const until =
+      error instanceof ApplicationFailure
+        ? (error.details?.[0] as MidonetFailureDetails | undefined)?.unsettledUntil
+        : undefined;
     for (let left = (until ?? 0) - Date.now(); left > 0; left = (until ?? 0) - Date.now()) {
       keepAlive();
       await sleep(Math.min(left, KEEP_ALIVE_MS));

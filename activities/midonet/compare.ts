@@ -14,7 +14,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 // A null asked for is the same as a field the server leaves out.
 function collect(desired: unknown, observed: unknown, field: string, out: FieldDiff[]): void {
   if (isRecord(desired) && isRecord(observed)) {
-    for (const [key, value] of Object.entries(desired)) collect(value, observed[key], field ? `${field}.${key}` : key, out);
+    for (const [key, value] of Object.entries(desired))
+      collect(value, observed[key], field ? `${field}.${key}` : key, out);
   } else if (Array.isArray(desired) && Array.isArray(observed) && desired.length === observed.length) {
     desired.forEach((value, i) => collect(value, observed[i], `${field}[${i}]`, out));
   } else if ((desired ?? null) !== (observed ?? null)) {
@@ -23,8 +24,13 @@ function collect(desired: unknown, observed: unknown, field: string, out: FieldD
 }
 
 /** Fields of `desired` (except `ignore`d top-level ones) whose value `observed` does not hold. */
-export function diffBody(desired: Record<string, unknown>, observed: Record<string, unknown>, ignore: readonly string[] = []): FieldDiff[] {
+export function diffBody(
+  desired: Record<string, unknown>,
+  observed: Record<string, unknown>,
+  ignore: readonly string[] = [],
+): FieldDiff[] {
   const out: FieldDiff[] = [];
-  for (const [key, value] of Object.entries(desired)) if (!ignore.includes(key)) collect(value, observed[key], key, out);
+  for (const [key, value] of Object.entries(desired))
+    if (!ignore.includes(key)) collect(value, observed[key], key, out);
   return out;
 }

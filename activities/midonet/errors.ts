@@ -55,7 +55,12 @@ export interface MidonetFailureDetails {
   unsettledUntil?: number;
 }
 
-export function midonetFailure(type: MidonetFailureType, message: string, details: MidonetFailureDetails = {}, cause?: Error): ApplicationFailure {
+export function midonetFailure(
+  type: MidonetFailureType,
+  message: string,
+  details: MidonetFailureDetails = {},
+  cause?: Error,
+): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: !midonetFailures[type], details: [details], cause });
 }
 
@@ -98,14 +103,28 @@ export function backendMessage(reply: Reply): { message: string; violations?: Vi
   const body = parsed.success ? parsed.data : undefined;
   const violations = body?.violations ?? undefined;
   const text = body?.message ?? (reply.text.trim() || '(empty body)');
-  const listed = violations?.length ? `: ${violations.map((v) => (v.property ? `${v.property}: ${v.message}` : v.message)).join('; ')}` : '';
+  const listed = violations?.length
+    ? `: ${violations.map((v) => (v.property ? `${v.property}: ${v.message}` : v.message)).join('; ')}`
+    : '';
   return { message: `${text}${listed}`, violations };
 }
 
 /** A failure for an error reply; `type` overrides the reason the status alone would give. */
-export function replyFailure(method: string, path: string, reply: Reply, type: MidonetFailureType = statusType(reply.status), extra: MidonetFailureDetails = {}): ApplicationFailure {
+export function replyFailure(
+  method: string,
+  path: string,
+  reply: Reply,
+  type: MidonetFailureType = statusType(reply.status),
+  extra: MidonetFailureDetails = {},
+): ApplicationFailure {
   const { message, violations } = backendMessage(reply);
-  return midonetFailure(type, `MidoNet ${method} ${path} answered ${reply.status}: ${message}`, { method, path, status: reply.status, violations, ...extra });
+  return midonetFailure(type, `MidoNet ${method} ${path} answered ${reply.status}: ${message}`, {
+    method,
+    path,
+    status: reply.status,
+    violations,
+    ...extra,
+  });
 }
 
 // ZOOM's 404 text: "There is no <Class> with ID <uuid>."
@@ -115,10 +134,17 @@ const missingIdPattern = /with ID ([0-9a-fA-F-]{36})/;
  * A 404 on create or update: the parent, or another referenced object, does not exist. `self` is the object's own
  * id when it is known: its absence on an update means it vanished meanwhile, and a new ensure will create it.
  */
-export function missingFailure(method: string, path: string, reply: Reply, parent: string, self?: string): ApplicationFailure {
+export function missingFailure(
+  method: string,
+  path: string,
+  reply: Reply,
+  parent: string,
+  self?: string,
+): ApplicationFailure {
   const missingId = missingIdPattern.exec(backendMessage(reply).message)?.[1]?.toLowerCase();
   const extra = missingId === undefined ? {} : { missingId };
-  if (missingId !== undefined && missingId === self?.toLowerCase()) return replyFailure(method, path, reply, 'MidonetConflict', extra);
+  if (missingId !== undefined && missingId === self?.toLowerCase())
+    return replyFailure(method, path, reply, 'MidonetConflict', extra);
   // An empty 404 (e.g. a tunnel zone that is not there) can only be about what the path names.
   const parentMissing = parent !== '' && (missingId === undefined || missingId === parent.toLowerCase());
   return replyFailure(method, path, reply, parentMissing ? 'MidonetParentMissing' : 'MidonetReferenceMissing', extra);

@@ -36,16 +36,36 @@ const token = z.object({ key: z.string().min(1) });
 const LOGIN_PATH = '/login';
 
 /** Failures where the request never reached the server: nothing can be carried out late. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
-export function createTransport({ baseUrl, username, password, tenant, timeoutMs = 10_000, lateWriteMs = 2 * timeoutMs, fetch: fetchImpl = fetch }: MidonetConnection): Send {
+export function createTransport({
+  baseUrl,
+  username,
+  password,
+  tenant,
+  timeoutMs = 10_000,
+  lateWriteMs = 2 * timeoutMs,
+  fetch: fetchImpl = fetch,
+}: MidonetConnection): Send {
   const root = baseUrl.replace(/\/+$/, '');
 
   async function exchange(call: Call, headers: Record<string, string>): Promise<Reply> {
     if (call.media) headers[call.body === undefined ? 'Accept' : 'Content-Type'] = call.media;
     const sentAt = Date.now();
     try {
-      const res = await fetchImpl(root + call.path, { method: call.method, headers, body: call.body, signal: AbortSignal.timeout(timeoutMs) });
+      const res = await fetchImpl(root + call.path, {
+        method: call.method,
+        headers,
+        body: call.body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       // Reading the body is part of the exchange: a connection cut mid-body fails here, under the same timeout.
       const text = await res.text();
       let json: unknown;
@@ -61,20 +81,32 @@ export function createTransport({ baseUrl, username, password, tenant, timeoutMs
       const error = err as Partial<Error> & { cause?: { code?: unknown } };
       const cause = err instanceof Error ? err : undefined;
       const sent = !(typeof error.cause?.code === 'string' && NOT_SENT.has(error.cause.code));
-      const details = { method: call.method, path: call.path, ...(call.method !== 'GET' && call.path !== LOGIN_PATH && sent ? { unsettledUntil: sentAt + lateWriteMs } : {}) };
-      if (error.name === 'TimeoutError') throw midonetFailure('MidonetTimeout', `${where}: no answer within ${timeoutMs} ms`, details, cause);
+      const details = {
+        method: call.method,
+        path: call.path,
+        ...(call.method !== 'GET' && call.path !== LOGIN_PATH && sent ? { unsettledUntil: sentAt + lateWriteMs } : {}),
+      };
+      if (error.name === 'TimeoutError')
+        throw midonetFailure('MidonetTimeout', `${where}: no answer within ${timeoutMs} ms`, details, cause);
       const code = typeof error.cause?.code === 'string' ? ` (${error.cause.code})` : '';
       throw midonetFailure('MidonetUnavailable', `${where}: ${error.message ?? String(err)}${code}`, details, cause);
     }
   }
 
   async function login(): Promise<string> {
-    const headers: Record<string, string> = { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` };
+    const headers: Record<string, string> = {
+      Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
+    };
     if (tenant) headers['X-Auth-Project'] = tenant;
     const reply = await exchange({ method: 'POST', path: LOGIN_PATH, media: tokenMedia }, headers);
     if (reply.status !== 200) throw replyFailure('POST', LOGIN_PATH, reply);
     const parsed = token.safeParse(reply.json);
-    if (!parsed.success) throw midonetFailure('MidonetBadResponse', `MidoNet POST ${LOGIN_PATH} answered without a token: ${reply.text.slice(0, 200)}`, { method: 'POST', path: LOGIN_PATH, status: 200 });
+    if (!parsed.success)
+      throw midonetFailure(
+        'MidonetBadResponse',
+        `MidoNet POST ${LOGIN_PATH} answered without a token: ${reply.text.slice(0, 200)}`,
+        { method: 'POST', path: LOGIN_PATH, status: 200 },
+      );
     return parsed.data.key;
   }
 

@@ -5,7 +5,12 @@
  * Temporal. Kinds are data (kinds.ts); failures carry one vocabulary of reasons (errors.ts) that says which ones
  * Temporal may retry.
  */
-export { createMidonetActivities, type MidonetActivities, type MidonetActivityDeps, type ResourceInput } from './activities';
+export {
+  createMidonetActivities,
+  type MidonetActivities,
+  type MidonetActivityDeps,
+  type ResourceInput,
+} from './activities';
 export {
   backendResource,
   createMidonetClient,

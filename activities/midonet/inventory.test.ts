@@ -39,7 +39,13 @@ it('deletes a batch (a bridge takes its ports along) and counts the ones already
   await client.ensure(backendResource('Bridge', '', { id: id(2), tenantId: 'mine' }));
   await client.ensure(backendResource('Port', id(2), { id: id(6), type: 'Bridge' }));
   await client.ensure(backendResource('Chain', '', { id: id(3), tenantId: 'mine' }));
-  const batch = { resources: [{ kind: 'Bridge' as const, id: id(2) }, { kind: 'Chain' as const, id: id(3) }, { kind: 'Bridge' as const, id: id(9) }] };
+  const batch = {
+    resources: [
+      { kind: 'Bridge' as const, id: id(2) },
+      { kind: 'Chain' as const, id: id(3) },
+      { kind: 'Bridge' as const, id: id(9) },
+    ],
+  };
   await expect(acts.midonetDeleteResources(batch)).resolves.toEqual({ deleted: 2, absent: 1 });
   const state = await admin.dump();
   expect([state.Bridge, state.Chain, state.Port]).toEqual([[], [], []]);

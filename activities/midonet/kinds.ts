@@ -13,7 +13,12 @@ const mac = z.string().regex(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/, 'a lower-case MAC
 const dashes = (m: string): string => m.replaceAll(':', '-');
 const seg = encodeURIComponent;
 
-const natTarget = z.looseObject({ addressFrom: ipv4, addressTo: ipv4, portFrom: z.number().int(), portTo: z.number().int() });
+const natTarget = z.looseObject({
+  addressFrom: ipv4,
+  addressTo: ipv4,
+  portFrom: z.number().int(),
+  portTo: z.number().int(),
+});
 const range = z.looseObject({ start: z.number().int(), end: z.number().int() });
 
 /**
@@ -23,7 +28,12 @@ const range = z.looseObject({ start: z.number().int(), end: z.number().int() });
 export const bodies = {
   TunnelZone: z.looseObject({ id, name: z.string(), type: z.enum(['gre', 'vxlan', 'vtep']) }),
   TunnelZoneHost: z.looseObject({ hostId: id, ipAddress: ipv4 }),
-  Router: z.looseObject({ id, name: z.string().nullish(), tenantId: z.string().nullish(), adminStateUp: z.boolean().nullish() }),
+  Router: z.looseObject({
+    id,
+    name: z.string().nullish(),
+    tenantId: z.string().nullish(),
+    adminStateUp: z.boolean().nullish(),
+  }),
   Bridge: z.looseObject({
     id,
     name: z.string().nullish(),
@@ -55,7 +65,19 @@ export const bodies = {
   Chain: z.looseObject({ id, name: z.string().nullish(), tenantId: z.string().nullish() }),
   Rule: z.looseObject({
     id,
-    type: z.enum(['accept', 'drop', 'reject', 'return', 'jump', 'dnat', 'snat', 'rev_dnat', 'rev_snat', 'l2_transform', 'trace']),
+    type: z.enum([
+      'accept',
+      'drop',
+      'reject',
+      'return',
+      'jump',
+      'dnat',
+      'snat',
+      'rev_dnat',
+      'rev_snat',
+      'l2_transform',
+      'trace',
+    ]),
     jumpChainId: id.nullish(),
     flowAction: z.enum(['accept', 'continue', 'return']).nullish(),
     natTargets: z.array(natTarget).nullish(),
@@ -114,7 +136,10 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     parent: true,
     put: false,
     duplicate: [409],
-    paths: (p, b) => ({ create: `/tunnel_zones/${seg(p)}/hosts`, item: `/tunnel_zones/${seg(p)}/hosts/${seg(b.hostId)}` }),
+    paths: (p, b) => ({
+      create: `/tunnel_zones/${seg(p)}/hosts`,
+      item: `/tunnel_zones/${seg(p)}/hosts/${seg(b.hostId)}`,
+    }),
   },
   Router: {
     media: vendor('Router-v3'),
@@ -135,7 +160,10 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     parent: true,
     put: true,
     duplicate: [409],
-    paths: (p, b) => ({ create: `/${b.type.endsWith('Bridge') ? 'bridges' : 'routers'}/${seg(p)}/ports`, item: `/ports/${seg(b.id)}` }),
+    paths: (p, b) => ({
+      create: `/${b.type.endsWith('Bridge') ? 'bridges' : 'routers'}/${seg(p)}/ports`,
+      item: `/ports/${seg(b.id)}`,
+    }),
   },
   PortLink: {
     media: vendor('PortLink-v1'),
@@ -144,7 +172,11 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     duplicate: [409],
     ignore: ['portId'],
     present: (port) => port.peerId != null,
-    paths: (p) => ({ create: `/ports/${seg(p)}/link`, item: `/ports/${seg(p)}/link`, observe: { path: `/ports/${seg(p)}`, media: portMedia } }),
+    paths: (p) => ({
+      create: `/ports/${seg(p)}/link`,
+      item: `/ports/${seg(p)}/link`,
+      observe: { path: `/ports/${seg(p)}`, media: portMedia },
+    }),
   },
   Route: {
     media: vendor('Route-v1'),
@@ -186,14 +218,20 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     put: false,
     // A duplicate MAC or ARP entry answers 500, not 409 (MNA-1315).
     duplicate: [409, 500],
-    paths: (p, b) => ({ create: `/bridges/${seg(p)}/mac_table`, item: `/bridges/${seg(p)}/mac_table/${seg(`${dashes(b.macAddr)}_${b.portId}`)}` }),
+    paths: (p, b) => ({
+      create: `/bridges/${seg(p)}/mac_table`,
+      item: `/bridges/${seg(p)}/mac_table/${seg(`${dashes(b.macAddr)}_${b.portId}`)}`,
+    }),
   },
   IPv4MACPair: {
     media: vendor('IP4Mac-v1'),
     parent: true,
     put: false,
     duplicate: [409, 500],
-    paths: (p, b) => ({ create: `/bridges/${seg(p)}/arp_table`, item: `/bridges/${seg(p)}/arp_table/${seg(`${b.ip}_${dashes(b.mac)}`)}` }),
+    paths: (p, b) => ({
+      create: `/bridges/${seg(p)}/arp_table`,
+      item: `/bridges/${seg(p)}/arp_table/${seg(`${b.ip}_${dashes(b.mac)}`)}`,
+    }),
   },
 };
 
@@ -214,7 +252,12 @@ export const tenantResource = z.looseObject({ id, name: z.string().nullish(), te
 
 /** Hosts are registered by agents, never by Steward: read-only, listed as midonet-kubernetes' node annotator does. */
 export const hostsCollection = { path: '/hosts', media: vendor('collection.Host-v3') } as const;
-export const host = z.looseObject({ id, name: z.string(), alive: z.boolean().nullish(), addresses: z.array(z.string()).nullish() });
+export const host = z.looseObject({
+  id,
+  name: z.string(),
+  alive: z.boolean().nullish(),
+  addresses: z.array(z.string()).nullish(),
+});
 export type MidonetHost = z.infer<typeof host>;
 
 export const tokenMedia = vendor('Token-v1');

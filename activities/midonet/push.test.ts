@@ -26,21 +26,37 @@ beforeAll(async () => (emulator = await startHarness()));
 afterAll(() => emulator.emulator.close());
 beforeEach(async () => {
   await emulator.admin.reset();
-  push = createPushActivities({ client: createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' }) });
+  push = createPushActivities({
+    client: createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' }),
+  });
 });
 
 describe('pushTranslation', () => {
   it('refuses a Translation with a bad resource in the middle before pushing any of it', async () => {
     const resources = [chain, rule(1), { kind: 'Rule', parent: CHAIN, body: '{"id": x}' } as BackendResource, rule(2)];
-    const failure = await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources, previous: [] })).catch((e: unknown) => e);
-    expect(failure).toMatchObject({ type: 'InvalidTranslation', nonRetryable: true, message: expect.stringContaining('resources[2] (Rule) body: not JSON') as unknown });
+    const failure = await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources, previous: [] })).catch(
+      (e: unknown) => e,
+    );
+    expect(failure).toMatchObject({
+      type: 'InvalidTranslation',
+      nonRetryable: true,
+      message: expect.stringContaining('resources[2] (Rule) body: not JSON') as unknown,
+    });
     expect(await ids('Chain')).toEqual([]);
   });
 
   it('refuses an ID listed twice as an invalid Translation, never as a conflict with what it pushed itself', async () => {
     const twice = backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' });
-    const failure = await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), twice], previous: [] })).catch((e: unknown) => e);
-    expect(failure).toMatchObject({ type: 'InvalidTranslation', nonRetryable: true, message: expect.stringContaining(`resources[2] (Rule) body.id: Rule ${RULE(1)} is listed twice (first at resources[1])`) as unknown });
+    const failure = await run(() =>
+      push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), twice], previous: [] }),
+    ).catch((e: unknown) => e);
+    expect(failure).toMatchObject({
+      type: 'InvalidTranslation',
+      nonRetryable: true,
+      message: expect.stringContaining(
+        `resources[2] (Rule) body.id: Rule ${RULE(1)} is listed twice (first at resources[1])`,
+      ) as unknown,
+    });
     expect((failure as Error).message).not.toContain('not pushed by this Translation');
     expect(await ids('Rule')).toEqual([]);
   });
@@ -52,8 +68,14 @@ describe('pushTranslation', () => {
       backendResource('Port', 'b0000000-0000-4000-8000-000000000001', { id: PORT, type: 'Bridge' }),
       backendResource('HostInterfacePort', HOST, { hostId: HOST, portId: PORT, interfaceName: 'midokube-mido' }),
     ];
-    const failure = await run(() => push.pushTranslation({ owner: 'translation/default/node.4.node-1', resources, previous: [] })).catch((e: unknown) => e);
-    expect(failure).toMatchObject({ type: 'MidonetConflict', nonRetryable: false, message: expect.stringContaining('midonet.org/tunnel-endpoint-ip') as unknown });
+    const failure = await run(() =>
+      push.pushTranslation({ owner: 'translation/default/node.4.node-1', resources, previous: [] }),
+    ).catch((e: unknown) => e);
+    expect(failure).toMatchObject({
+      type: 'MidonetConflict',
+      nonRetryable: false,
+      message: expect.stringContaining('midonet.org/tunnel-endpoint-ip') as unknown,
+    });
   });
 });
 
@@ -63,7 +85,15 @@ describe('an attempt the server gave up on', () => {
     env.on('heartbeat', (done: unknown) => {
       if (done === 1) env.cancel('TIMED_OUT');
     });
-    const failure = await env.run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), rule(2), rule(3)], previous: [] })).catch((e: unknown) => e);
+    const failure = await env
+      .run(() =>
+        push.pushTranslation({
+          owner: 'translation/ns/t',
+          resources: [chain, rule(1), rule(2), rule(3)],
+          previous: [],
+        }),
+      )
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(CancelledFailure);
     expect(await ids('Rule')).toEqual([RULE(1)]);
   });
@@ -82,7 +112,9 @@ describe('deleteTranslation', () => {
   });
 
   it('stops at a refused delete; with force it records it as failed and deletes the rest', async () => {
-    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)], previous: [] }));
+    await run(() =>
+      push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)], previous: [] }),
+    );
     await emulator.admin.injectFault({ method: 'DELETE', path: `/rules/${RULE(2)}`, action: 'error', status: 403 });
     const input = { owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)] };
     await expect(run(() => push.deleteTranslation(input))).rejects.toMatchObject({ nonRetryable: true });
@@ -107,14 +139,30 @@ describe('with the other Translations known (one owner per resource)', () => {
     const index = createTranslationIndex();
     for (const object of others) index.apply({ type: 'upsert', object });
     const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
-    return createPushActivities({ client, neighbours: { index, records: { read: () => Promise.resolve(undefined), write: () => Promise.resolve() }, synced: () => true, notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })), announce: () => Promise.resolve(), provenance: () => Promise.resolve(undefined) } });
+    return createPushActivities({
+      client,
+      neighbours: {
+        index,
+        records: { read: () => Promise.resolve(undefined), write: () => Promise.resolve() },
+        synced: () => true,
+        notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })),
+        announce: () => Promise.resolve(),
+        provenance: () => Promise.resolve(undefined),
+      },
+    });
   }
 
   it("refuses whole a Translation listing another's resource, and neither its stale removal nor its deletion ever removes that resource", async () => {
     const pusher = withNeighbours(owner('first', [chain]), { ...owner('listing', []), resources: [chain] });
     await run(() => push.pushTranslation({ owner: 'translation/ns/first', resources: [chain], previous: [] }));
-    const failure = await run(() => pusher.pushTranslation({ owner: 'translation/ns/second', resources: [chain, rule(1)], previous: [] })).catch((e: unknown) => e);
-    expect(failure).toMatchObject({ type: 'ResourceClaimed', nonRetryable: true, message: expect.stringContaining(`Chain ${CHAIN} (owned by translation/ns/first)`) as unknown });
+    const failure = await run(() =>
+      pusher.pushTranslation({ owner: 'translation/ns/second', resources: [chain, rule(1)], previous: [] }),
+    ).catch((e: unknown) => e);
+    expect(failure).toMatchObject({
+      type: 'ResourceClaimed',
+      nonRetryable: true,
+      message: expect.stringContaining(`Chain ${CHAIN} (owned by translation/ns/first)`) as unknown,
+    });
     expect(await ids('Rule')).toEqual([]);
 
     const pending = { ...chain, ...identify(chain), state: 'pending' as const };
@@ -144,7 +192,9 @@ describe('with the other Translations known (one owner per resource)', () => {
     const pusher = withNeighbours(dependent);
     told.length = 0;
     const parentless = backendResource('Port', 'b0000000-0000-4000-8000-00000000dead', { id: PORT, type: 'Bridge' });
-    const failure = await run(() => pusher.pushTranslation({ owner: 'translation/ns/parent', resources: [chain, parentless], previous: [] })).catch((e: unknown) => e);
+    const failure = await run(() =>
+      pusher.pushTranslation({ owner: 'translation/ns/parent', resources: [chain, parentless], previous: [] }),
+    ).catch((e: unknown) => e);
     expect(failure).toMatchObject({ type: 'MidonetDependencyMissing' });
     expect(await ids('Chain')).toEqual([CHAIN]);
     expect(told).toEqual([{ by: 'translation/ns/parent', ids: [CHAIN], to: ['translation/ns/dependent'] }]);
@@ -153,7 +203,9 @@ describe('with the other Translations known (one owner per resource)', () => {
   it('a resource recorded as pending (a push cut short) and no longer wanted is removed by the next push', async () => {
     await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
     const pending = [chain, rule(1)].map((r) => ({ ...r, ...identify(r), state: 'pending' as const }));
-    const { removed } = await run(() => withNeighbours().pushTranslation({ owner: 'translation/ns/t', resources: [chain], previous: pending }));
+    const { removed } = await run(() =>
+      withNeighbours().pushTranslation({ owner: 'translation/ns/t', resources: [chain], previous: pending }),
+    );
     expect(removed.map((r) => [r.id, r.state])).toEqual([[RULE(1), 'deleted']]);
     expect(await ids('Rule')).toEqual([]);
   });
@@ -162,12 +214,21 @@ describe('with the other Translations known (one owner per resource)', () => {
 describe('taking over what another controller left (issue 11)', () => {
   const announced: { owner: string; reason: string; message: string }[] = [];
   /** A Translation as the worker's watch sees it, written by these field managers (Steward's applies). */
-  const written = (name: string, managers: string[], childResources: { kind: string; id: string; state: string }[] = []) => ({
+  const written = (
+    name: string,
+    managers: string[],
+    childResources: { kind: string; id: string; state: string }[] = [],
+  ) => ({
     metadata: {
       name,
       namespace: 'ns',
       creationTimestamp: new Date('2026-01-01T00:00:00Z'),
-      managedFields: managers.map((manager) => ({ manager, operation: manager === 'steward' ? 'Apply' : 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:resources': {} } })),
+      managedFields: managers.map((manager) => ({
+        manager,
+        operation: manager === 'steward' ? 'Apply' : 'Update',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:resources': {} },
+      })),
     },
     status: { childResources },
   });
@@ -178,37 +239,84 @@ describe('taking over what another controller left (issue 11)', () => {
     for (const object of translations) index.apply({ type: 'upsert', object });
     const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
     const records = { read: () => Promise.resolve(undefined), write: () => Promise.resolve() };
-    return createPushActivities({ client, neighbours: { index, records, synced: () => true, notify: () => Promise.resolve(), announce: (owner, e) => Promise.resolve(void announced.push({ owner, ...e })), provenance: () => Promise.resolve(undefined) } });
+    return createPushActivities({
+      client,
+      neighbours: {
+        index,
+        records,
+        synced: () => true,
+        notify: () => Promise.resolve(),
+        announce: (owner, e) => Promise.resolve(void announced.push({ owner, ...e })),
+        provenance: () => Promise.resolve(undefined),
+      },
+    });
   }
   /** Writes to resources (a login is a POST too, and not one). */
   const writes = async () => {
     const counts = { POST: 0, PUT: 0, DELETE: 0 };
     for (const [kind, methods] of Object.entries((await emulator.admin.counters()).byKind)) {
-      if (kind !== 'Login') for (const method of ['POST', 'PUT', 'DELETE'] as const) counts[method] += methods[method] ?? 0;
+      if (kind !== 'Login')
+        for (const method of ['POST', 'PUT', 'DELETE'] as const) counts[method] += methods[method] ?? 0;
     }
     return counts;
   };
-  const positions = async () => ((await emulator.admin.dump()).Rule ?? []).map((r) => [r.id, r.position]).sort((a, b) => Number(a[1]) - Number(b[1]));
+  const positions = async () =>
+    ((await emulator.admin.dump()).Rule ?? [])
+      .map((r) => [r.id, r.position])
+      .sort((a, b) => Number(a[1]) - Number(b[1]));
   beforeEach(() => (announced.length = 0));
 
   it('takes over what MidoNet holds exactly as asked without a single write, and says so', async () => {
-    await run(() => push.pushTranslation({ owner: 'translation/ns/left', resources: [chain, rule(1), rule(2)], previous: [] }));
+    await run(() =>
+      push.pushTranslation({ owner: 'translation/ns/left', resources: [chain, rule(1), rule(2)], previous: [] }),
+    );
     await emulator.admin.resetCounters();
-    const result = await run(() => pusherSeeing(written('left', ['midonet-kube-controllers'])).pushTranslation({ owner: 'translation/ns/left', resources: [chain, rule(1), rule(2)], previous: [] }));
+    const result = await run(() =>
+      pusherSeeing(written('left', ['midonet-kube-controllers'])).pushTranslation({
+        owner: 'translation/ns/left',
+        resources: [chain, rule(1), rule(2)],
+        previous: [],
+      }),
+    );
     expect(await writes()).toEqual({ POST: 0, PUT: 0, DELETE: 0 });
     expect(result).toMatchObject({ adopted: 3, count: 3 });
     expect(result.pushed.every((r) => r.adopted)).toBe(true);
-    expect(announced).toEqual([{ owner: 'translation/ns/left', type: 'Normal', reason: 'Adopted', message: expect.stringContaining(`3 resources found in MidoNet exactly as this Translation asks`) as unknown }]);
+    expect(announced).toEqual([
+      {
+        owner: 'translation/ns/left',
+        type: 'Normal',
+        reason: 'Adopted',
+        message: expect.stringContaining(`3 resources found in MidoNet exactly as this Translation asks`) as unknown,
+      },
+    ]);
   });
 
   it("replaces a rule Steward's translation derives for this Translation where it stood in its chain, naming the fields and their known cause", async () => {
-    const dnat = (address: string) => backendResource('Rule', CHAIN, { id: RULE(2), type: 'dnat', flowAction: 'accept', natTargets: [{ addressFrom: address, addressTo: address, portFrom: 80, portTo: 80 }] });
+    const dnat = (address: string) =>
+      backendResource('Rule', CHAIN, {
+        id: RULE(2),
+        type: 'dnat',
+        flowAction: 'accept',
+        natTargets: [{ addressFrom: address, addressTo: address, portFrom: 80, portTo: 80 }],
+      });
     // Posted without positions, each at the head: rule 3, then the buggy DNAT, then rule 1.
-    await run(() => push.pushTranslation({ owner: 'translation/ns/x', resources: [chain, rule(1), dnat('10.0.0.3'), rule(3)], previous: [] }));
+    await run(() =>
+      push.pushTranslation({
+        owner: 'translation/ns/x',
+        resources: [chain, rule(1), dnat('10.0.0.3'), rule(3)],
+        previous: [],
+      }),
+    );
     const before = await positions();
     await emulator.admin.resetCounters();
     const owner = 'translation/ns/endpoints-port.4.web-http-10.96.0.1-10.0.0.1-80-tcp';
-    const result = await run(() => pusherSeeing(written('endpoints-port.4.web-http-10.96.0.1-10.0.0.1-80-tcp', MIGRATED)).pushTranslation({ owner, resources: [chain, rule(1), dnat('10.0.0.1'), rule(3)], previous: [] }));
+    const result = await run(() =>
+      pusherSeeing(written('endpoints-port.4.web-http-10.96.0.1-10.0.0.1-80-tcp', MIGRATED)).pushTranslation({
+        owner,
+        resources: [chain, rule(1), dnat('10.0.0.1'), rule(3)],
+        previous: [],
+      }),
+    );
     expect(await writes()).toEqual({ POST: 1, PUT: 0, DELETE: 1 });
     expect(await positions()).toEqual(before);
     expect(result).toMatchObject({ adopted: 3, corrected: [`Rule:${RULE(2)}`] });
@@ -218,27 +326,60 @@ describe('taking over what another controller left (issue 11)', () => {
   });
 
   it('refuses as a conflict a differing resource of a Translation nobody proves is its own, and one another Translation records', async () => {
-    await run(() => push.pushTranslation({ owner: 'translation/ns/x', resources: [chain, backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' })], previous: [] }));
+    await run(() =>
+      push.pushTranslation({
+        owner: 'translation/ns/x',
+        resources: [chain, backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' })],
+        previous: [],
+      }),
+    );
     await emulator.admin.resetCounters();
     const handWritten = pusherSeeing(written('hand', ['kubectl-create']));
     // The machine pre-records what a push may create as pending: that is no claim on what MidoNet already holds.
     const preRecorded = [chain, rule(1)].map((r) => ({ ...r, ...identify(r), state: 'pending' as const }));
-    await expect(run(() => handWritten.pushTranslation({ owner: 'translation/ns/hand', resources: [chain, rule(1)], previous: preRecorded }))).rejects.toMatchObject({
+    await expect(
+      run(() =>
+        handWritten.pushTranslation({
+          owner: 'translation/ns/hand',
+          resources: [chain, rule(1)],
+          previous: preRecorded,
+        }),
+      ),
+    ).rejects.toMatchObject({
       type: 'ResourceConflict',
       message: expect.stringContaining('not pushed by this Translation') as unknown,
     });
-    const recordedElsewhere = pusherSeeing(written('mine', MIGRATED), written('other', ['steward'], [{ kind: 'Rule', id: RULE(1), state: 'synced' }]));
-    await expect(run(() => recordedElsewhere.pushTranslation({ owner: 'translation/ns/mine', resources: [chain, rule(1)], previous: [] }))).rejects.toMatchObject({
+    const recordedElsewhere = pusherSeeing(
+      written('mine', MIGRATED),
+      written('other', ['steward'], [{ kind: 'Rule', id: RULE(1), state: 'synced' }]),
+    );
+    await expect(
+      run(() =>
+        recordedElsewhere.pushTranslation({ owner: 'translation/ns/mine', resources: [chain, rule(1)], previous: [] }),
+      ),
+    ).rejects.toMatchObject({
       message: expect.stringContaining('another Translation records it') as unknown,
     });
     expect(await writes()).toEqual({ POST: 0, PUT: 0, DELETE: 0 });
   });
 
   it('rebuilds a lost workflow record from the status: what it pushed is neither pushed again nor refused, and what it no longer lists goes', async () => {
-    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' }), rule(2)], previous: [] }));
+    await run(() =>
+      push.pushTranslation({
+        owner: 'translation/ns/t',
+        resources: [chain, backendResource('Rule', CHAIN, { id: RULE(1), type: 'drop' }), rule(2)],
+        previous: [],
+      }),
+    );
     await emulator.admin.resetCounters();
     const recorded = [chain, rule(1), rule(2)].map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' }));
-    const result = await run(() => pusherSeeing(written('t', ['steward'], recorded)).pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
+    const result = await run(() =>
+      pusherSeeing(written('t', ['steward'], recorded)).pushTranslation({
+        owner: 'translation/ns/t',
+        resources: [chain, rule(1)],
+        previous: [],
+      }),
+    );
     // Rule 1 changed (replaced: one DELETE, one POST), rule 2 is no longer listed (one DELETE), the chain is left alone.
     expect(await writes()).toEqual({ POST: 1, PUT: 0, DELETE: 2 });
     expect(result.removed.map((r) => r.id)).toEqual([RULE(2)]);

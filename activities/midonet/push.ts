@@ -10,7 +10,12 @@ import type { Provenance, TranslationIndex } from '../kubernetes/translation-ind
 import type { RecordedResource, TranslationRecords } from '../kubernetes/translation-record';
 import type { TranslationReference } from '../../workflows/machines/pusher';
 import type { BackendChanged } from '../../workflows/messages';
-import { ANNOTATIONS, identifyIfJson, type BackendResource, type PushedResource } from '../../workflows/translation/types';
+import {
+  ANNOTATIONS,
+  identifyIfJson,
+  type BackendResource,
+  type PushedResource,
+} from '../../workflows/translation/types';
 import type { EventInput } from '../kubernetes/events';
 import { classify, conflictReason, describeDiff, knownCause, type Claim } from './adoption';
 import { checkResource, identify, settlingUnanswered, type MidonetClient } from './client';
@@ -64,12 +69,22 @@ export interface DeleteInput {
 function waitForOtherTranslations(error: unknown, resource: BackendResource): never {
   if (!(error instanceof ApplicationFailure)) throw error;
   const missing = error.type === 'MidonetParentMissing' || error.type === 'MidonetReferenceMissing';
-  const routeWithoutPort = error.type === 'MidonetValidation' && resource.kind === 'Route' && resource.body.includes('"nextHopPort"');
-  if (missing || routeWithoutPort) throw midonetFailure('MidonetDependencyMissing', error.message, error.details?.[0] as MidonetFailureDetails | undefined);
+  const routeWithoutPort =
+    error.type === 'MidonetValidation' && resource.kind === 'Route' && resource.body.includes('"nextHopPort"');
+  if (missing || routeWithoutPort)
+    throw midonetFailure(
+      'MidonetDependencyMissing',
+      error.message,
+      error.details?.[0] as MidonetFailureDetails | undefined,
+    );
   // MidoNet only says the host is in no tunnel zone; what puts it in one is its Node's annotation.
   if (error.type === 'MidonetConflict' && resource.kind === 'HostInterfacePort') {
     const hint = `host ${resource.parent} joins a tunnel zone through its Node's annotation ${ANNOTATIONS.tunnelEndpointIP}: is it set, and its Node-Tunnel-Endpoint Translation pushed?`;
-    throw midonetFailure('MidonetConflict', `${error.message}; ${hint}`, error.details?.[0] as MidonetFailureDetails | undefined);
+    throw midonetFailure(
+      'MidonetConflict',
+      `${error.message}; ${hint}`,
+      error.details?.[0] as MidonetFailureDetails | undefined,
+    );
   }
   throw error;
 }
@@ -82,7 +97,14 @@ function waitForOtherTranslations(error: unknown, resource: BackendResource): ne
 function fromRecord({ kind, id, state }: RecordedResource): PushedResource {
   const slash = id.indexOf('/');
   const [parent, body] = slash < 0 ? ['', ''] : [id.slice(0, slash), id.slice(slash + 1)];
-  return { kind: kind as PushedResource['kind'], parent, body, id, key: `${kind}:${id}`, state: state as PushedResource['state'] };
+  return {
+    kind: kind as PushedResource['kind'],
+    parent,
+    body,
+    id,
+    key: `${kind}:${id}`,
+    state: state as PushedResource['state'],
+  };
 }
 /** A key of `status.childResources` as the worker's index holds it (`kind:id`). */
 function fromKey(key: string): PushedResource {
@@ -95,7 +117,8 @@ function keyOf(resource: BackendResource): string {
   // Not JSON: never pushed, only ever skipped.
   return identifyIfJson(resource)?.key ?? `${resource.kind}:${resource.parent}/${resource.body}`;
 }
-const idOf = (resource: BackendResource) => (byIdOnly(resource) ? (resource as PushedResource).id : identify(resource).id);
+const idOf = (resource: BackendResource) =>
+  byIdOnly(resource) ? (resource as PushedResource).id : identify(resource).id;
 
 /** `first` then what `second` adds (by key). */
 function union<T extends BackendResource>(first: T[], second: T[]): T[] {
@@ -103,7 +126,8 @@ function union<T extends BackendResource>(first: T[], second: T[]): T[] {
   return [...first, ...second.filter((r) => !seen.has(keyOf(r)))];
 }
 
-const asRecord = (resources: BackendResource[], state: string): RecordedResource[] => resources.map((r) => ({ kind: r.kind, id: idOf(r), state }));
+const asRecord = (resources: BackendResource[], state: string): RecordedResource[] =>
+  resources.map((r) => ({ kind: r.kind, id: idOf(r), state }));
 
 const record = (resource: BackendResource, state: PushedResource['state']): PushedResource => ({
   kind: resource.kind,
@@ -115,7 +139,9 @@ const record = (resource: BackendResource, state: PushedResource['state']): Push
 
 const findings = (adopted: string[], corrected: { resource: BackendResource }[]) => ({
   ...(adopted.length ? { adopted: adopted.length } : {}),
-  ...(corrected.length ? { corrected: corrected.slice(0, NOTICE_IDS).map(({ resource }) => identify(resource).key) } : {}),
+  ...(corrected.length
+    ? { corrected: corrected.slice(0, NOTICE_IDS).map(({ resource }) => identify(resource).key) }
+    : {}),
 });
 
 /** A refusal no retry can change (a 4xx, a bad resource), as opposed to a backend that may recover. */
@@ -182,7 +208,11 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
   /** Who owns what is only known once the watch has listed every Translation. */
   async function neighboursListed(owner: string): Promise<void> {
     for (let waited = 0; neighbours && !neighbours.synced(); waited += 200) {
-      if (waited >= SYNC_WAIT_MS) throw ApplicationFailure.retryable(`${owner}: the worker's watch of Translations has not listed them yet`, 'TranslationsNotListed');
+      if (waited >= SYNC_WAIT_MS)
+        throw ApplicationFailure.retryable(
+          `${owner}: the worker's watch of Translations has not listed them yet`,
+          'TranslationsNotListed',
+        );
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
@@ -202,7 +232,10 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
     });
     if (claimed.length > 0) {
       const shown = claimed.slice(0, 5).join(', ') + (claimed.length > 5 ? ` and ${claimed.length - 5} more` : '');
-      throw midonetFailure('ResourceClaimed', `${owner}: ${claimed.length} resources are pushed and recorded by another Translation: ${shown}`);
+      throw midonetFailure(
+        'ResourceClaimed',
+        `${owner}: ${claimed.length} resources are pushed and recorded by another Translation: ${shown}`,
+      );
     }
   }
 
@@ -222,32 +255,57 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
    * What to tell about after removing `removed`: what this attempt deleted, and on a retry everything it may have
    * removed, since an earlier attempt (a worker killed after a delete, before its notice) may have deleted it.
    */
-  const removedIds = (removed: PushedResource[], all: BackendResource[]) => (Context.current().info.attempt > 1 ? idsOf(all) : idsOf(removed.filter((r) => r.state === 'deleted')));
+  const removedIds = (removed: PushedResource[], all: BackendResource[]) =>
+    Context.current().info.attempt > 1 ? idsOf(all) : idsOf(removed.filter((r) => r.state === 'deleted'));
 
   /** Another Translation's resource is never removed by this one, even one it listed (it was refused for it). */
-  const ownedByAnother = (owner: string, resource: BackendResource) => neighbours?.index.ownerOf(keyOf(resource), owner) !== undefined;
+  const ownedByAnother = (owner: string, resource: BackendResource) =>
+    neighbours?.index.ownerOf(keyOf(resource), owner) !== undefined;
 
   /** The Translation as the API server has it, for a workflow that does not carry it. */
   async function stored(owner: string, reference: TranslationReference) {
-    if (!neighbours) throw ApplicationFailure.nonRetryable(`${owner} is sent by reference, but this worker has no Kubernetes access to read it`, 'TranslationUnreadable');
+    if (!neighbours)
+      throw ApplicationFailure.nonRetryable(
+        `${owner} is sent by reference, but this worker has no Kubernetes access to read it`,
+        'TranslationUnreadable',
+      );
     const found = await neighbours.records.read(reference.ref, reference.uid);
     // Gone, or another incarnation: its workflow hears of it and stops; nothing may be pushed or deleted meanwhile.
-    if (!found) throw ApplicationFailure.retryable(`${owner} (uid ${reference.uid}) is no longer in the API server`, 'TranslationGone');
-    return { resources: reference.readResources ? found.resources : undefined, record: reference.readRecord ? found.record.map(fromRecord) : [] };
+    if (!found)
+      throw ApplicationFailure.retryable(
+        `${owner} (uid ${reference.uid}) is no longer in the API server`,
+        'TranslationGone',
+      );
+    return {
+      resources: reference.readResources ? found.resources : undefined,
+      record: reference.readRecord ? found.record.map(fromRecord) : [],
+    };
   }
 
   /** Tells, on the Translation, what a push took over (no write) and what it made right, with the known cause. */
-  async function announce(owner: string, adopted: string[], corrected: { resource: BackendResource; diff: FieldDiff[] }[]): Promise<void> {
+  async function announce(
+    owner: string,
+    adopted: string[],
+    corrected: { resource: BackendResource; diff: FieldDiff[] }[],
+  ): Promise<void> {
     if (!neighbours) return;
     const name = owner.split('/').at(-1) ?? owner;
     const events: EventInput[] = [];
     if (adopted.length > 0) {
       const shown = adopted.slice(0, 10).join(', ') + (adopted.length > 10 ? ` and ${adopted.length - 10} more` : '');
-      events.push({ type: 'Normal', reason: 'Adopted', message: `${adopted.length} resources found in MidoNet exactly as this Translation asks, taken over without a write: ${shown}` });
+      events.push({
+        type: 'Normal',
+        reason: 'Adopted',
+        message: `${adopted.length} resources found in MidoNet exactly as this Translation asks, taken over without a write: ${shown}`,
+      });
     }
     for (const { resource, diff } of corrected) {
       const cause = knownCause(name, resource, diff);
-      events.push({ type: 'Normal', reason: 'Corrected', message: `${identify(resource).key} held another body in MidoNet and was made right: ${describeDiff(diff)}${cause ? `; cause: ${cause}` : ''}` });
+      events.push({
+        type: 'Normal',
+        reason: 'Corrected',
+        message: `${identify(resource).key} held another body in MidoNet and was made right: ${describeDiff(diff)}${cause ? `; cause: ${cause}` : ''}`,
+      });
     }
     // An Event only tells; the push is done and recorded either way.
     for (const event of events) {
@@ -257,20 +315,37 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
     }
   }
 
-  const idsOf = (resources: BackendResource[]) => resources.flatMap((r) => (byIdOnly(r) ? [idOf(r)] : (ownId(r) ?? [])));
+  const idsOf = (resources: BackendResource[]) =>
+    resources.flatMap((r) => (byIdOnly(r) ? [idOf(r)] : (ownId(r) ?? [])));
 
-  async function removeInReverse(midonet: MidonetClient, resources: BackendResource[], startAt: number, progress: (done: number) => void, force = false): Promise<PushedResource[]> {
+  async function removeInReverse(
+    midonet: MidonetClient,
+    resources: BackendResource[],
+    startAt: number,
+    progress: (done: number) => void,
+    force = false,
+  ): Promise<PushedResource[]> {
     const removed: PushedResource[] = [];
     const reversed = [...resources].reverse();
     for (let i = startAt; i < reversed.length; i++) {
       const resource = reversed[i]!;
       try {
-        const { outcome } = byIdOnly(resource) ? await midonet.removeById(resource.kind, idOf(resource)) : await midonet.remove(resource);
-        removed.push({ ...(byIdOnly(resource) ? (resource as PushedResource) : record(resource, 'synced')), state: outcome === 'deleted' ? 'deleted' : 'absent' });
+        const { outcome } = byIdOnly(resource)
+          ? await midonet.removeById(resource.kind, idOf(resource))
+          : await midonet.remove(resource);
+        removed.push({
+          ...(byIdOnly(resource) ? (resource as PushedResource) : record(resource, 'synced')),
+          state: outcome === 'deleted' ? 'deleted' : 'absent',
+        });
       } catch (error) {
         if (!force || !isRefusal(error)) throw error;
-        Context.current().log.warn(`force: ${resource.kind} ${idOf(resource)} could not be deleted and is left: ${(error as Error).message}`);
-        removed.push({ ...(byIdOnly(resource) ? (resource as PushedResource) : record(resource, 'synced')), state: 'failed' });
+        Context.current().log.warn(
+          `force: ${resource.kind} ${idOf(resource)} could not be deleted and is left: ${(error as Error).message}`,
+        );
+        removed.push({
+          ...(byIdOnly(resource) ? (resource as PushedResource) : record(resource, 'synced')),
+          state: 'failed',
+        });
       }
       progress(i + 1);
     }
@@ -286,7 +361,9 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       const previous = union(carried, fromApi?.record ?? rebuilt);
       // A Translation sent by reference keeps its record in its status: written before anything is pushed (what may
       // be created is pending), and again once all of it is.
-      const writeRecord = reference?.readResources ? (record: RecordedResource[]) => neighbours!.records.write(reference.ref, reference.uid, record) : undefined;
+      const writeRecord = reference?.readResources
+        ? (record: RecordedResource[]) => neighbours!.records.write(reference.ref, reference.uid, record)
+        : undefined;
       // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
       const problems = validateResources(resources);
       if (problems.length > 0) throw invalidTranslation(owner, problems);
@@ -296,9 +373,17 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
       const { resumeAt } = progress;
       const midonet = settlingUnanswered(client, progress.alive);
       const wanted = new Set(resources.map((r) => identify(r).key));
-      const stale = previous.filter((p) => !wanted.has(p.key) && ['synced', 'pending', 'unverified'].includes(p.state) && !ownedByAnother(owner, p));
+      const stale = previous.filter(
+        (p) => !wanted.has(p.key) && ['synced', 'pending', 'unverified'].includes(p.state) && !ownedByAnother(owner, p),
+      );
       const before = new Set(previous.map((p) => p.key));
-      await writeRecord?.([...asRecord(previous, 'unverified'), ...asRecord(resources.filter((r) => !before.has(identify(r).key)), 'pending')]);
+      await writeRecord?.([
+        ...asRecord(previous, 'unverified'),
+        ...asRecord(
+          resources.filter((r) => !before.has(identify(r).key)),
+          'pending',
+        ),
+      ]);
       const removed = await removeInReverse(midonet, stale, 0, () => progress.done(resumeAt));
       const ours = new Map(previous.map((p) => [p.key, p]));
       const provenance = neighbours?.index.provenanceOf(owner);
@@ -318,11 +403,18 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
             // What is probably there already is looked at before anything is written: what a record says was pushed, and
             // anything a Translation someone else wrote asks for (midonet-kubernetes left it): found as asked, it is
             // taken over without a write.
-            const observed = mine || provenance?.foreign ? await midonet.observe(resource).catch((error: unknown) => waitForOtherTranslations(error, resource)) : undefined;
-            const result = await midonet.ensure(resource, observed).catch((error: unknown) => waitForOtherTranslations(error, resource));
+            const observed =
+              mine || provenance?.foreign
+                ? await midonet.observe(resource).catch((error: unknown) => waitForOtherTranslations(error, resource))
+                : undefined;
+            const result = await midonet
+              .ensure(resource, observed)
+              .catch((error: unknown) => waitForOtherTranslations(error, resource));
             if (result.outcome === 'conflict') {
               // Where it decides, the API server is asked (rarely): the watch may lag behind the apply that made these resources Steward's.
-              const translated = (provenance?.translated ?? false) || (mine === undefined && ((await neighbours?.provenance(owner))?.translated ?? false));
+              const translated =
+                (provenance?.translated ?? false) ||
+                (mine === undefined && ((await neighbours?.provenance(owner))?.translated ?? false));
               const claim: Claim = {
                 recorded: mine !== undefined,
                 translated,
@@ -344,7 +436,11 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
             if (adoptedNow) adopted.push(key);
             // Made right what MidoNet held otherwise than this workflow left it: found so, adopted so, or drifted (an
             // update of a body it pushed itself is an ordinary change).
-            if ((result.outcome === 'conflict' || result.outcome === 'updated') && (!mine || mine.adopted || mine.body === resource.body)) corrected.push({ resource, diff: result.diff });
+            if (
+              (result.outcome === 'conflict' || result.outcome === 'updated') &&
+              (!mine || mine.adopted || mine.body === resource.body)
+            )
+              corrected.push({ resource, diff: result.diff });
             progress.done(index + 1);
           }
           // Kept as adopted until Steward pushes a body of its own: a later change of it is then still a correction.
@@ -360,27 +456,62 @@ export function createPushActivities({ client, neighbours }: PushDeps) {
         throw error;
       }
       await announce(owner, adopted, corrected);
-      const notified = (await tell(owner, idsOf(created), true)) + (await tell(owner, removedIds(removed, stale), false));
+      const notified =
+        (await tell(owner, idsOf(created), true)) + (await tell(owner, removedIds(removed, stale), false));
       if (writeRecord) {
         await writeRecord(asRecord(pushed, 'synced'));
-        return { pushed: [], removed: [], recreated: recreated.slice(0, NOTICE_IDS), notified, recordInStatus: true, count: pushed.length, ...findings(adopted, corrected) };
+        return {
+          pushed: [],
+          removed: [],
+          recreated: recreated.slice(0, NOTICE_IDS),
+          notified,
+          recordInStatus: true,
+          count: pushed.length,
+          ...findings(adopted, corrected),
+        };
       }
-      return { pushed, removed, recreated, notified, recordInStatus: false, count: pushed.length, ...findings(adopted, corrected) };
+      return {
+        pushed,
+        removed,
+        recreated,
+        notified,
+        recordInStatus: false,
+        count: pushed.length,
+        ...findings(adopted, corrected),
+      };
     },
 
     /**
      * Deletes in reverse order. A resource that is not a valid MidoNet resource was never pushed (a push checks the
      * whole Translation first), so it is skipped rather than refused: an invalid Translation still deletes cleanly.
      */
-    async deleteTranslation({ owner, resources: given, force, reference }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
+    async deleteTranslation({
+      owner,
+      resources: given,
+      force,
+      reference,
+    }: DeleteInput): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
       const progress = heartbeats();
       const fromApi = reference ? await stored(owner, reference) : undefined;
       // Everything recorded, then everything asked for: deleted in reverse, so what was asked for last goes first.
       const resources = union<BackendResource>(fromApi?.record ?? [], union(given, fromApi?.resources ?? []));
       await neighboursListed(owner);
-      const deletable = resources.filter((resource) => (byIdOnly(resource) || checkResource(resource).ok) && !ownedByAnother(owner, resource));
-      const removed = await removeInReverse(settlingUnanswered(client, progress.alive), deletable, progress.resumeAt, progress.done, force);
-      if (reference?.readRecord) await neighbours!.records.write(reference.ref, reference.uid, removed.map(({ kind, id, state }) => ({ kind, id, state })));
+      const deletable = resources.filter(
+        (resource) => (byIdOnly(resource) || checkResource(resource).ok) && !ownedByAnother(owner, resource),
+      );
+      const removed = await removeInReverse(
+        settlingUnanswered(client, progress.alive),
+        deletable,
+        progress.resumeAt,
+        progress.done,
+        force,
+      );
+      if (reference?.readRecord)
+        await neighbours!.records.write(
+          reference.ref,
+          reference.uid,
+          removed.map(({ kind, id, state }) => ({ kind, id, state })),
+        );
       // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
       const notified = await tell(owner, removedIds(removed, deletable), false);
       return { removed: reference ? [] : removed, notified, count: removed.length };

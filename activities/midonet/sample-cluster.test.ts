@@ -50,7 +50,8 @@ async function pushAll(): Promise<Record<string, string>> {
 }
 
 const ids = (entries: Record<string, unknown>[] | undefined) => (entries ?? []).map((e) => e.id as string).sort();
-const count = (dump: StateDump) => Object.fromEntries(Object.entries(dump).map(([kind, entries]) => [kind, entries.length]));
+const count = (dump: StateDump) =>
+  Object.fromEntries(Object.entries(dump).map(([kind, entries]) => [kind, entries.length]));
 /** IDs the Translations give a kind. */
 const translatedIds = (kind: string) =>
   translations
@@ -61,19 +62,39 @@ const translatedIds = (kind: string) =>
 // A link is symmetric: the dump may list it from either end.
 const pair = (a: unknown, b: unknown) => [String(a), String(b)].sort().join('↔');
 /** One key per object of a kind without an id, from a Translation entry and from the dump. */
-const keyed: Record<string, { fromTranslation: (parent: string, body: Record<string, string>) => string; fromDump: (e: Record<string, unknown>) => string }> = {
+const keyed: Record<
+  string,
+  {
+    fromTranslation: (parent: string, body: Record<string, string>) => string;
+    fromDump: (e: Record<string, unknown>) => string;
+  }
+> = {
   PortLink: { fromTranslation: (parent, b) => pair(parent, b.peerId), fromDump: (e) => pair(e.portId, e.peerId) },
-  TunnelZoneHost: { fromTranslation: (parent, b) => `${parent}/${b.hostId}/${b.ipAddress}`, fromDump: (e) => `${String(e.tunnelZoneId)}/${String(e.hostId)}/${String(e.ipAddress)}` },
-  HostInterfacePort: { fromTranslation: (parent, b) => `${parent}/${b.portId}/${b.interfaceName}`, fromDump: (e) => `${String(e.hostId)}/${String(e.portId)}/${String(e.interfaceName)}` },
-  MACPort: { fromTranslation: (parent, b) => `${parent}/${b.macAddr}/${b.portId}`, fromDump: (e) => `${String(e.bridgeId)}/${String(e.macAddr)}/${String(e.portId)}` },
-  IPv4MACPair: { fromTranslation: (parent, b) => `${parent}/${b.ip}/${b.mac}`, fromDump: (e) => `${String(e.bridgeId)}/${String(e.ip)}/${String(e.mac)}` },
+  TunnelZoneHost: {
+    fromTranslation: (parent, b) => `${parent}/${b.hostId}/${b.ipAddress}`,
+    fromDump: (e) => `${String(e.tunnelZoneId)}/${String(e.hostId)}/${String(e.ipAddress)}`,
+  },
+  HostInterfacePort: {
+    fromTranslation: (parent, b) => `${parent}/${b.portId}/${b.interfaceName}`,
+    fromDump: (e) => `${String(e.hostId)}/${String(e.portId)}/${String(e.interfaceName)}`,
+  },
+  MACPort: {
+    fromTranslation: (parent, b) => `${parent}/${b.macAddr}/${b.portId}`,
+    fromDump: (e) => `${String(e.bridgeId)}/${String(e.macAddr)}/${String(e.portId)}`,
+  },
+  IPv4MACPair: {
+    fromTranslation: (parent, b) => `${parent}/${b.ip}/${b.mac}`,
+    fromDump: (e) => `${String(e.bridgeId)}/${String(e.ip)}/${String(e.mac)}`,
+  },
 };
 
 describe('the sample cluster pushed into the emulator', () => {
   it('gives exactly the expected objects, counted per kind and checked by ID', async () => {
     const outcomes = await pushAll();
     // Everything is new but the router the deployer made.
-    expect(Object.entries(outcomes).filter(([, outcome]) => outcome !== 'created')).toEqual([[`${ROUTER_TRANSLATION} Router 0`, 'unchanged']]);
+    expect(Object.entries(outcomes).filter(([, outcome]) => outcome !== 'created')).toEqual([
+      [`${ROUTER_TRANSLATION} Router 0`, 'unchanged'],
+    ]);
 
     const dump = await admin.dump();
     // Counted by hand from ref §2.4: e.g. Port = 3 per Node + 1 per Pod; Route = per Node its subnet route and the
@@ -94,9 +115,13 @@ describe('the sample cluster pushed into the emulator', () => {
       MACPort: 2,
       IPv4MACPair: 2,
     });
-    for (const kind of ['TunnelZone', 'Router', 'Bridge', 'Port', 'Chain', 'Rule']) expect([kind, ids(dump[kind as keyof StateDump])]).toEqual([kind, translatedIds(kind)]);
+    for (const kind of ['TunnelZone', 'Router', 'Bridge', 'Port', 'Chain', 'Rule'])
+      expect([kind, ids(dump[kind as keyof StateDump])]).toEqual([kind, translatedIds(kind)]);
     for (const [kind, key] of Object.entries(keyed)) {
-      const wanted = translations.flatMap((t) => t.resources).filter((r) => r.kind === kind).map((r) => key.fromTranslation(r.parent, JSON.parse(r.body) as Record<string, string>));
+      const wanted = translations
+        .flatMap((t) => t.resources)
+        .filter((r) => r.kind === kind)
+        .map((r) => key.fromTranslation(r.parent, JSON.parse(r.body) as Record<string, string>));
       expect([kind, dump[kind as keyof StateDump].map(key.fromDump).sort()]).toEqual([kind, wanted.sort()]);
     }
     // Translated routes by ID; the other two are the Local /32 routes MidoNet adds for each router port's address.
@@ -114,8 +139,21 @@ describe('the sample cluster pushed into the emulator', () => {
     ]);
     // A few published test vectors (ref §2.3), so the IDs are not only checked against themselves.
     expect(ids(dump.Bridge)).toContain('d1c5f0f1-d501-5330-b521-b2daaf3d238b');
-    expect(ids(dump.Port)).toEqual(expect.arrayContaining(['3f0a6a70-d576-5f19-afe8-716588fbf223', '3779194d-91e0-51d0-98e0-9adc61e6ffc0', '78181522-c44d-52e7-96c9-801b2f7d5f66', '2116e331-6186-5900-b627-392aab45b2ec']));
-    expect(ids(dump.Chain)).toEqual(expect.arrayContaining(['23b6f94b-2fb5-55b0-9614-3cbb6d6dc17f', '901ce55e-dc0c-5ad7-991e-1e28f72223e9', '8ba7d5a7-f323-53d4-8522-ddb2c7158ef0']));
+    expect(ids(dump.Port)).toEqual(
+      expect.arrayContaining([
+        '3f0a6a70-d576-5f19-afe8-716588fbf223',
+        '3779194d-91e0-51d0-98e0-9adc61e6ffc0',
+        '78181522-c44d-52e7-96c9-801b2f7d5f66',
+        '2116e331-6186-5900-b627-392aab45b2ec',
+      ]),
+    );
+    expect(ids(dump.Chain)).toEqual(
+      expect.arrayContaining([
+        '23b6f94b-2fb5-55b0-9614-3cbb6d6dc17f',
+        '901ce55e-dc0c-5ad7-991e-1e28f72223e9',
+        '8ba7d5a7-f323-53d4-8522-ddb2c7158ef0',
+      ]),
+    );
     // Head insertion gives midonet-kubernetes' rule order (ref §2.4 Globals).
     const order = (chainId: string) =>
       dump.Rule.filter((r) => r.chainId === chainId)
@@ -133,10 +171,16 @@ describe('the sample cluster pushed into the emulator', () => {
   it('removed in reverse order, leaves only the hosts and the deployer’s router', async () => {
     await pushAll();
     const owned = translations.filter((t) => t.name !== ROUTER_TRANSLATION).reverse();
-    for (const t of owned) for (const r of [...t.resources].reverse()) expect((await client.remove(r)).outcome).toMatch(/^(deleted|absent)$/);
+    for (const t of owned)
+      for (const r of [...t.resources].reverse())
+        expect((await client.remove(r)).outcome).toMatch(/^(deleted|absent)$/);
 
     const dump = await admin.dump();
-    expect(count(dump)).toEqual({ ...Object.fromEntries(Object.keys(dump).map((kind) => [kind, 0])), Host: 2, Router: 1 });
+    expect(count(dump)).toEqual({
+      ...Object.fromEntries(Object.keys(dump).map((kind) => [kind, 0])),
+      Host: 2,
+      Router: 1,
+    });
     expect(ids(dump.Router)).toEqual([CLUSTER_ROUTER]);
     expect(ids(dump.Host)).toEqual(cluster.hosts.map((h) => h.id).sort());
   });
@@ -147,7 +191,8 @@ describe('the sample cluster pushed into the emulator', () => {
     await emulator.close();
     await start();
     // URIs name the listening port, which changes with the restart.
-    const withoutOrigin = (dump: StateDump, url: string) => JSON.parse(JSON.stringify(dump).replaceAll(new URL(url).origin, 'ORIGIN')) as unknown;
+    const withoutOrigin = (dump: StateDump, url: string) =>
+      JSON.parse(JSON.stringify(dump).replaceAll(new URL(url).origin, 'ORIGIN')) as unknown;
     const oldUrl = (before.Bridge[0]!.uri as string).replace(/\/midonet-api\/.*/, '');
     expect(withoutOrigin(await admin.dump(), emulator.url)).toEqual(withoutOrigin(before, oldUrl));
     const again = await pushAll();

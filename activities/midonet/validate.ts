@@ -29,11 +29,21 @@ export interface InvalidResource {
 /** Every problem of `resources`, in order: the list's size, then each resource's kind, parent, body and identity. */
 export function validateResources(resources: readonly BackendResource[]): InvalidResource[] {
   if (resources.length > TRANSLATION_LIMITS.resources) {
-    return [{ field: 'resources', message: `${resources.length} resources; at most ${TRANSLATION_LIMITS.resources} are accepted in one Translation` }];
+    return [
+      {
+        field: 'resources',
+        message: `${resources.length} resources; at most ${TRANSLATION_LIMITS.resources} are accepted in one Translation`,
+      },
+    ];
   }
   const total = resourceBytes(resources);
   if (total > TRANSLATION_LIMITS.totalBytes) {
-    return [{ field: 'resources', message: `about ${total} bytes of resources; at most ${TRANSLATION_LIMITS.totalBytes} are accepted in one Translation` }];
+    return [
+      {
+        field: 'resources',
+        message: `about ${total} bytes of resources; at most ${TRANSLATION_LIMITS.totalBytes} are accepted in one Translation`,
+      },
+    ];
   }
   const problems: InvalidResource[] = [];
   const firstIndexOf = new Map<string, number>();
@@ -41,7 +51,11 @@ export function validateResources(resources: readonly BackendResource[]): Invali
     const at = { index, kind: resource.kind };
     const bytes = Buffer.byteLength(resource.body ?? '');
     if (bytes > TRANSLATION_LIMITS.bodyBytes) {
-      problems.push({ ...at, field: 'body', message: `${bytes} bytes; at most ${TRANSLATION_LIMITS.bodyBytes} are accepted` });
+      problems.push({
+        ...at,
+        field: 'body',
+        message: `${bytes} bytes; at most ${TRANSLATION_LIMITS.bodyBytes} are accepted`,
+      });
       continue;
     }
     const checked = checkResource(resource);
@@ -52,16 +66,26 @@ export function validateResources(resources: readonly BackendResource[]): Invali
     const { key, id } = identify(resource);
     const first = firstIndexOf.get(key);
     if (first === undefined) firstIndexOf.set(key, index);
-    else problems.push({ ...at, field: 'body.id', message: `${resource.kind} ${id} is listed twice (first at resources[${first}])` });
+    else
+      problems.push({
+        ...at,
+        field: 'body.id',
+        message: `${resource.kind} ${id} is listed twice (first at resources[${first}])`,
+      });
   }
   return problems;
 }
 
-export const describeProblem = (p: InvalidResource) => `${p.index === undefined ? '' : `resources[${p.index}] (${p.kind}) `}${p.field}: ${p.message}`;
+export const describeProblem = (p: InvalidResource) =>
+  `${p.index === undefined ? '' : `resources[${p.index}] (${p.kind}) `}${p.field}: ${p.message}`;
 
 /** The refusal: non-retryable (only a changed Translation can fix it), listing the first problems. */
 export function invalidTranslation(owner: string, problems: InvalidResource[]): ApplicationFailure {
   const listed = problems.slice(0, LISTED).map(describeProblem);
   const more = problems.length > LISTED ? `; and ${problems.length - LISTED} more` : '';
-  return midonetFailure('InvalidTranslation', `${owner} is invalid, nothing of it was pushed: ${listed.join('; ')}${more}`, { problems: problems.slice(0, LISTED) });
+  return midonetFailure(
+    'InvalidTranslation',
+    `${owner} is invalid, nothing of it was pushed: ${listed.join('; ')}${more}`,
+    { problems: problems.slice(0, LISTED) },
+  );
 }

@@ -13,7 +13,11 @@ export interface KeyQueue {
   stop(): Promise<void>;
 }
 
-export function createKeyQueue(workers: number, reconcile: (key: string) => Promise<void>, backoff = CLIENT_GO_BACKOFF): KeyQueue {
+export function createKeyQueue(
+  workers: number,
+  reconcile: (key: string) => Promise<void>,
+  backoff = CLIENT_GO_BACKOFF,
+): KeyQueue {
   const queue: string[] = [];
   const dirty = new Set<string>();
   const processing = new Set<string>();
@@ -38,10 +42,13 @@ export function createKeyQueue(workers: number, reconcile: (key: string) => Prom
     stats.retries++;
     const type = (error as { type?: string }).type ?? (error instanceof Error ? error.name : 'Unknown');
     stats.failures[type] = (stats.failures[type] ?? 0) + 1;
-    const timer = setTimeout(() => {
-      retries.delete(timer);
-      add(key);
-    }, backoffDelay(backoff, attempt));
+    const timer = setTimeout(
+      () => {
+        retries.delete(timer);
+        add(key);
+      },
+      backoffDelay(backoff, attempt),
+    );
     retries.add(timer);
   }
   async function worker(): Promise<void> {

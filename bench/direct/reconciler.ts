@@ -15,7 +15,13 @@ import { identify, type MidonetClient } from '../../activities/midonet';
 import { createSource, informerFactory, kubernetesListWatch, type SourceEvent } from '../../starter/controller/source';
 import { workerSettings } from '../../worker/config';
 import { translate } from '../../workflows/translation';
-import { CLUSTER_SCOPED_NAMESPACE, OWNER_UID_LABEL, toProjection, type BackendResource, type KubernetesProjection } from '../../workflows/translation/types';
+import {
+  CLUSTER_SCOPED_NAMESPACE,
+  OWNER_UID_LABEL,
+  toProjection,
+  type BackendResource,
+  type KubernetesProjection,
+} from '../../workflows/translation/types';
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
 import { createKeyQueue } from './queue';
 
@@ -33,7 +39,10 @@ export interface DirectOptions {
 }
 
 /** Calls by the name of the Steward activity doing the same work, so the two sides compare line by line. */
-export type DirectCalls = Record<'applyTranslations' | 'pushTranslation' | 'recordTranslationStatus' | 'deleteTranslation' | 'releaseFinalizer', number>;
+export type DirectCalls = Record<
+  'applyTranslations' | 'pushTranslation' | 'recordTranslationStatus' | 'deleteTranslation' | 'releaseFinalizer',
+  number
+>;
 
 export interface DirectReconciler {
   /** Nothing queued, in flight or waiting for a retry. */
@@ -44,19 +53,27 @@ export interface DirectReconciler {
 
 type Kind = SourceEvent['kind'];
 const OBJECT_KINDS = ['Node', 'Pod', 'Service', 'Endpoints'] as const;
-const keyOf = (kind: string, object: k8s.KubernetesObject) => `${kind}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+const keyOf = (kind: string, object: k8s.KubernetesObject) =>
+  `${kind}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 
 export function startDirectReconciler(options: DirectOptions): DirectReconciler {
   const { kubeConfig, midonet, namespace, nodePrefix, tenant, logger } = options;
   const kubernetes = createKubernetesActivities({ kubeConfig, fieldManager: 'steward-direct' });
   const cache = new Map<string, KubeObject>();
   const nodeUids = new Set<string>();
-  const calls: DirectCalls = { applyTranslations: 0, pushTranslation: 0, recordTranslationStatus: 0, deleteTranslation: 0, releaseFinalizer: 0 };
+  const calls: DirectCalls = {
+    applyTranslations: 0,
+    pushTranslation: 0,
+    recordTranslationStatus: 0,
+    deleteTranslation: 0,
+    releaseFinalizer: 0,
+  };
   const queue = createKeyQueue(options.workers ?? Number(workerSettings.maxConcurrentActivities.default), reconcile);
 
   const mine = (kind: Kind, object: KubeObject): boolean => {
     if (kind === 'Node') return object.metadata.name.startsWith(nodePrefix);
-    if (kind === 'Translation' && object.metadata.namespace === CLUSTER_SCOPED_NAMESPACE) return nodeUids.has(object.metadata.labels?.[OWNER_UID_LABEL] ?? '');
+    if (kind === 'Translation' && object.metadata.namespace === CLUSTER_SCOPED_NAMESPACE)
+      return nodeUids.has(object.metadata.labels?.[OWNER_UID_LABEL] ?? '');
     return object.metadata.namespace === namespace;
   };
   function onEvent({ type, kind, object }: SourceEvent): void {
@@ -69,7 +86,10 @@ export function startDirectReconciler(options: DirectOptions): DirectReconciler 
     queue.add(key);
     // Dependents translate with their dependency: Endpoints with their Service, Pods with their Node.
     if (kind === 'Service') queue.add(`Endpoints/${kubeObject.metadata.namespace}/${kubeObject.metadata.name}`);
-    if (kind === 'Node') for (const [podKey, pod] of cache) if (podKey.startsWith('Pod/') && (pod.spec as { nodeName?: string }).nodeName === kubeObject.metadata.name) queue.add(podKey);
+    if (kind === 'Node')
+      for (const [podKey, pod] of cache)
+        if (podKey.startsWith('Pod/') && (pod.spec as { nodeName?: string }).nodeName === kubeObject.metadata.name)
+          queue.add(podKey);
   }
 
   const projectionOf = (kind: string, object: KubeObject | undefined): KubernetesProjection | undefined => {
@@ -83,8 +103,14 @@ export function startDirectReconciler(options: DirectOptions): DirectReconciler 
     if (!object || object.metadata.deletionTimestamp) return;
     const projection = projectionOf(kind, object);
     if (!projection) return logger.warn({ key }, 'does not project; left alone');
-    const node = projection.kind === 'Pod' ? projectionOf('Node', cache.get(`Node//${projection.spec.nodeName ?? ''}`)) : undefined;
-    const service = projection.kind === 'Endpoints' ? projectionOf('Service', cache.get(`Service/${object.metadata.namespace}/${object.metadata.name}`)) : undefined;
+    const node =
+      projection.kind === 'Pod'
+        ? projectionOf('Node', cache.get(`Node//${projection.spec.nodeName ?? ''}`))
+        : undefined;
+    const service =
+      projection.kind === 'Endpoints'
+        ? projectionOf('Service', cache.get(`Service/${object.metadata.namespace}/${object.metadata.name}`))
+        : undefined;
     const result = translate(projection, {
       ...(tenant ? { tenant } : {}),
       ...(node?.kind === 'Node' ? { node } : {}),
@@ -94,17 +120,25 @@ export function startDirectReconciler(options: DirectOptions): DirectReconciler 
     if (!result.ok) throw Object.assign(new Error(result.error.message), { type: result.error.reason });
     calls.applyTranslations++;
     const { name, uid } = object.metadata;
-    const owner = kind === 'Node' ? { kind, name, uid } : { kind, namespace: object.metadata.namespace ?? '', name, uid };
+    const owner =
+      kind === 'Node' ? { kind, name, uid } : { kind, namespace: object.metadata.namespace ?? '', name, uid };
     const applied = await kubernetes.applyTranslations({ owner, translations: result.translations });
     // A previous incarnation's Translation is still being finalized: apply again once it is gone.
-    if (applied.terminating.length) throw Object.assign(new Error(`terminating: ${applied.terminating.join(', ')}`), { type: 'TranslationTerminating' });
+    if (applied.terminating.length)
+      throw Object.assign(new Error(`terminating: ${applied.terminating.join(', ')}`), {
+        type: 'TranslationTerminating',
+      });
   }
 
   async function reconcileTranslation(key: string): Promise<void> {
     const object = cache.get(key);
     if (!object || !object.metadata.finalizers?.includes(TRANSLATION_FINALIZER)) return;
     const resources = (object.resources ?? []) as BackendResource[];
-    const ref = { kind: 'Translation' as const, namespace: object.metadata.namespace ?? '', name: object.metadata.name };
+    const ref = {
+      kind: 'Translation' as const,
+      namespace: object.metadata.namespace ?? '',
+      name: object.metadata.name,
+    };
     const { uid, generation = 0 } = object.metadata;
     if (object.metadata.deletionTimestamp) {
       calls.deleteTranslation++;
@@ -113,13 +147,20 @@ export function startDirectReconciler(options: DirectOptions): DirectReconciler 
       await kubernetes.releaseFinalizer({ ref, uid, finalizer: TRANSLATION_FINALIZER });
       return;
     }
-    const status = object.status as { observedGeneration?: number; conditions?: { type: string; status: string }[] } | undefined;
-    const ready = status?.observedGeneration === generation && status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    const status = object.status as
+      | { observedGeneration?: number; conditions?: { type: string; status: string }[] }
+      | undefined;
+    const ready =
+      status?.observedGeneration === generation &&
+      status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     if (ready) return;
     calls.pushTranslation++;
     for (const resource of resources) {
       const outcome = await midonet.ensure(resource);
-      if (outcome.outcome === 'conflict') throw Object.assign(new Error(`${key}: ${resource.kind} conflicts (${outcome.reason})`), { type: 'ResourceConflict' });
+      if (outcome.outcome === 'conflict')
+        throw Object.assign(new Error(`${key}: ${resource.kind} conflicts (${outcome.reason})`), {
+          type: 'ResourceConflict',
+        });
     }
     const message = `${resources.length} MidoNet resources pushed`;
     const condition = { status: 'True' as const, reason: 'Synced', message };
@@ -128,7 +169,11 @@ export function startDirectReconciler(options: DirectOptions): DirectReconciler 
       ref,
       uid,
       generation,
-      childResources: resources.map((resource) => ({ kind: resource.kind, id: identify(resource).id, state: 'synced' })),
+      childResources: resources.map((resource) => ({
+        kind: resource.kind,
+        id: identify(resource).id,
+        state: 'synced',
+      })),
       ready: condition,
       synced: condition,
       event: { type: 'Normal', reason: 'Synced', message },
@@ -142,10 +187,24 @@ export function startDirectReconciler(options: DirectOptions): DirectReconciler 
     return objectKind ? reconcileObject(objectKind, key) : Promise.resolve();
   }
 
-  const sourceOptions = { makeInformer: informerFactory(kubeConfig), resyncMs: 600_000, backoff: { initialMs: 500, maxMs: 30_000 }, logger, onEvent };
+  const sourceOptions = {
+    makeInformer: informerFactory(kubeConfig),
+    resyncMs: 600_000,
+    backoff: { initialMs: 500, maxMs: 30_000 },
+    logger,
+    onEvent,
+  };
   const sources = [
-    createSource({ ...sourceOptions, kinds: ['Node', 'Pod', 'Service', 'Endpoints', 'Translation'], listWatch: kubernetesListWatch(kubeConfig, namespace) }),
-    createSource({ ...sourceOptions, kinds: ['Translation'], listWatch: kubernetesListWatch(kubeConfig, CLUSTER_SCOPED_NAMESPACE) }),
+    createSource({
+      ...sourceOptions,
+      kinds: ['Node', 'Pod', 'Service', 'Endpoints', 'Translation'],
+      listWatch: kubernetesListWatch(kubeConfig, namespace),
+    }),
+    createSource({
+      ...sourceOptions,
+      kinds: ['Translation'],
+      listWatch: kubernetesListWatch(kubeConfig, CLUSTER_SCOPED_NAMESPACE),
+    }),
   ];
   sources.forEach((source) => source.start());
   return {

@@ -8,7 +8,12 @@ import { projected, type ObjectsScenario, type PhaseContext, type PhaseResult } 
 import { inParallel } from '../support';
 
 /** Pod `i` on Node `i mod M`, addressed in that Node's /16. */
-export function podAt(ctx: Pick<PhaseContext, 'namespace' | 'nodes'>, name: string, i: number, annotations: Record<string, string> = {}): PodProjection {
+export function podAt(
+  ctx: Pick<PhaseContext, 'namespace' | 'nodes'>,
+  name: string,
+  i: number,
+  annotations: Record<string, string> = {},
+): PodProjection {
   const n = i % ctx.nodes.length;
   const k = Math.floor(i / ctx.nodes.length);
   return {
@@ -21,22 +26,54 @@ export function podAt(ctx: Pick<PhaseContext, 'namespace' | 'nodes'>, name: stri
 
 /** The Service every scenario uses: two named ports, no selector (the bench writes its Endpoints). */
 export async function createWebService(ctx: PhaseContext): Promise<void> {
-  const service = await createService(ctx, { kind: 'Service', metadata: { name: 'web', namespace: ctx.namespace, uid: '' }, spec: { type: 'ClusterIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'https', protocol: 'TCP', port: 443 }] } });
+  const service = await createService(ctx, {
+    kind: 'Service',
+    metadata: { name: 'web', namespace: ctx.namespace, uid: '' },
+    spec: {
+      type: 'ClusterIP',
+      ports: [
+        { name: 'http', protocol: 'TCP', port: 80 },
+        { name: 'https', protocol: 'TCP', port: 443 },
+      ],
+    },
+  });
   ctx.model.write(undefined, projected('Service', service));
 }
 
 /** Sets the Endpoints `web` to these addresses (created on first use). */
-export async function writeEndpoints(ctx: PhaseContext, ips: string[]): Promise<{ added: Set<string>; removed: Set<string> }> {
+export async function writeEndpoints(
+  ctx: PhaseContext,
+  ips: string[],
+): Promise<{ added: Set<string>; removed: Set<string> }> {
   const { namespace } = ctx;
-  const body = { metadata: { name: 'web' }, subsets: ips.length ? [{ addresses: ips.map((ip) => ({ ip })), ports: [{ name: 'http', protocol: 'TCP', port: 8080 }, { name: 'https', protocol: 'TCP', port: 8443 }] }] : [] };
+  const body = {
+    metadata: { name: 'web' },
+    subsets: ips.length
+      ? [
+          {
+            addresses: ips.map((ip) => ({ ip })),
+            ports: [
+              { name: 'http', protocol: 'TCP', port: 8080 },
+              { name: 'https', protocol: 'TCP', port: 8443 },
+            ],
+          },
+        ]
+      : [],
+  };
   const before = ctx.model.get('Endpoints', namespace, 'web');
   const written = before
-    ? await ctx.core.patchNamespacedEndpoints({ name: 'web', namespace, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch))
+    ? await ctx.core.patchNamespacedEndpoints(
+        { name: 'web', namespace, body },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      )
     : await ctx.core.createNamespacedEndpoints({ namespace, body });
   return ctx.model.write(before, projected('Endpoints', written));
 }
 
-export async function writePod(ctx: PhaseContext, pod: PodProjection): Promise<{ added: Set<string>; removed: Set<string> }> {
+export async function writePod(
+  ctx: PhaseContext,
+  pod: PodProjection,
+): Promise<{ added: Set<string>; removed: Set<string> }> {
   return ctx.model.write(undefined, projected('Pod', await createPod(ctx, pod)));
 }
 

@@ -22,8 +22,13 @@ const POLL_BACKOFF = 4;
 /** How long after the last write a backlog is waited for before it is reported as such. */
 const BACKLOG_WAIT_MS = 600_000;
 
-const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
-const macOf = (ip: string) => `0a:58:${ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join(':')}`;
+const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+const macOf = (ip: string) =>
+  `0a:58:${ip
+    .split('.')
+    .map((o) => Number(o).toString(16).padStart(2, '0'))
+    .join(':')}`;
 
 interface Pending {
   at: number;
@@ -31,7 +36,17 @@ interface Pending {
   absent: Set<string>;
 }
 
-export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: number; rate: number; duration: number }): ObjectsScenario {
+export function churn({
+  pods,
+  nodes,
+  rate,
+  duration,
+}: {
+  pods: number;
+  nodes: number;
+  rate: number;
+  duration: number;
+}): ObjectsScenario {
   return {
     name: 'churn',
     title: `churn: ${rate} changes/s for ${duration} s over ${pods} Pods on ${nodes} Nodes (create, delete, annotate Pods; rewrite Endpoints): Kubernetes write → MidoNet state`,
@@ -47,7 +62,13 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
         await writePod(ctx, pod);
         live.push(pod.metadata.name);
       });
-      await writeEndpoints(ctx, live.slice(0, 4).map((name) => ctx.model.get('Pod', ctx.namespace, name)!).flatMap((p) => (p.kind === 'Pod' && p.status.podIP ? [p.status.podIP] : [])));
+      await writeEndpoints(
+        ctx,
+        live
+          .slice(0, 4)
+          .map((name) => ctx.model.get('Pod', ctx.namespace, name)!)
+          .flatMap((p) => (p.kind === 'Pod' && p.status.podIP ? [p.status.podIP] : [])),
+      );
       await ctx.converged('the initial Pods');
 
       const busy = new Set<string>();
@@ -62,7 +83,11 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
         return pod?.kind === 'Pod' ? (pod.status.podIP ?? '') : '';
       };
       /** One change: the write, then its expectation queued for the checker. */
-      const change = async (what: number, target: string | undefined, write: () => Promise<{ added: Set<string>; removed: Set<string> }>) => {
+      const change = async (
+        what: number,
+        target: string | undefined,
+        write: () => Promise<{ added: Set<string>; removed: Set<string> }>,
+      ) => {
         const key = target ?? `new-${what}`;
         busy.add(key);
         const { added, removed } = await write();
@@ -82,7 +107,13 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
             return diff;
           });
         }
-        if (target === 'web') return change(i, target, () => writeEndpoints(ctx, Array.from({ length: 4 }, () => pick()).flatMap((name) => (name ? [ipOf(name)] : []))));
+        if (target === 'web')
+          return change(i, target, () =>
+            writeEndpoints(
+              ctx,
+              Array.from({ length: 4 }, () => pick()).flatMap((name) => (name ? [ipOf(name)] : [])),
+            ),
+          );
         if (r < 0.7) {
           live.splice(live.indexOf(target), 1);
           return change(i, target, async () => {
@@ -92,8 +123,18 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
         }
         return change(i, target, async () => {
           const before = ctx.model.get('Pod', ctx.namespace, target);
-          const mac = before?.kind === 'Pod' && before.metadata.annotations['midonet.org/mac-address'] ? null : macOf(ipOf(target));
-          const patched = await ctx.core.patchNamespacedPod({ name: target, namespace: ctx.namespace, body: { metadata: { annotations: { 'midonet.org/mac-address': mac } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+          const mac =
+            before?.kind === 'Pod' && before.metadata.annotations['midonet.org/mac-address']
+              ? null
+              : macOf(ipOf(target));
+          const patched = await ctx.core.patchNamespacedPod(
+            {
+              name: target,
+              namespace: ctx.namespace,
+              body: { metadata: { annotations: { 'midonet.org/mac-address': mac } } },
+            },
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+          );
           return ctx.model.write(before, projected('Pod', patched));
         });
       };
@@ -151,7 +192,11 @@ export function churn({ pods, nodes, rate, duration }: { pods: number; nodes: nu
         converged: result.backlog === 0,
         notes: [
           `latencies read from the emulator every ${POLL_MS} ms, or ${POLL_BACKOFF} times as long as the last read took (the slowest read ${result.slowestPollMs} ms); ${total - sorted.length} changes made nothing to wait for.`,
-          ...(result.backlog ? [`saturated: ${result.backlog} changes had not landed ${BACKLOG_WAIT_MS / 60_000} min after the last write; they count with the time they waited, so the latencies are lower bounds.`] : []),
+          ...(result.backlog
+            ? [
+                `saturated: ${result.backlog} changes had not landed ${BACKLOG_WAIT_MS / 60_000} min after the last write; they count with the time they waited, so the latencies are lower bounds.`,
+              ]
+            : []),
         ],
       };
     },

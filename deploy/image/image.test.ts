@@ -3,7 +3,17 @@
 // exactly those files, load every module they need and nothing of deploy/local; `steward up` and `steward demo` there
 // fail with a sentence, not a stack trace.
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +23,9 @@ const work = mkdtempSync(join(tmpdir(), 'steward-image-test-'));
 
 /** The `.dockerignore` patterns as regular expressions; only the syntax it uses (no `!` exceptions) is supported. */
 function ignorePatterns(): RegExp[] {
-  const lines = readFileSync(join(repoRoot, '.dockerignore'), 'utf8').split('\n').map((line) => line.trim());
+  const lines = readFileSync(join(repoRoot, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((line) => line.trim());
   return lines
     .filter((line) => line && !line.startsWith('#'))
     .map((pattern) => {
@@ -21,7 +33,11 @@ function ignorePatterns(): RegExp[] {
       const source = pattern
         .replace(/^\/+|\/+$/g, '')
         .split(/(\*\*\/|\*\*|\*|\?)/)
-        .map((part) => ({ '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*', '?': '[^/]' })[part] ?? part.replace(/[.+^${}()|[\]\\]/g, '\\$&'))
+        .map(
+          (part) =>
+            ({ '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*', '?': '[^/]' })[part] ??
+            part.replace(/[.+^${}()|[\]\\]/g, '\\$&'),
+        )
         .join('');
       return new RegExp(`^${source}$`);
     });
@@ -30,49 +46,88 @@ function ignorePatterns(): RegExp[] {
 /** Repository paths the image gets: each COPY source, file or folder, without what a pattern matches (or a parent of it). */
 function imageFiles(): string[] {
   const ignored = ignorePatterns();
-  const excluded = (path: string) => path.split('/').some((_, i, parts) => ignored.some((re) => re.test(parts.slice(0, i + 1).join('/'))));
+  const excluded = (path: string) =>
+    path.split('/').some((_, i, parts) => ignored.some((re) => re.test(parts.slice(0, i + 1).join('/'))));
   const dockerfile = readFileSync(join(repoRoot, 'deploy', 'image', 'Dockerfile'), 'utf8');
-  const sources = [...dockerfile.matchAll(/^COPY\s+(?!--from)(.+)$/gm)].flatMap(([, args]) => args!.trim().split(/\s+/).slice(0, -1));
+  const sources = [...dockerfile.matchAll(/^COPY\s+(?!--from)(.+)$/gm)].flatMap(([, args]) =>
+    args!.trim().split(/\s+/).slice(0, -1),
+  );
   const files = sources.flatMap((source) => {
     const path = join(repoRoot, source);
     if (!statSync(path).isDirectory()) return [source];
-    return readdirSync(path, { recursive: true, encoding: 'utf8' }).map((entry) => `${source}/${entry}`).filter((file) => statSync(join(repoRoot, file)).isFile());
+    return readdirSync(path, { recursive: true, encoding: 'utf8' })
+      .map((entry) => `${source}/${entry}`)
+      .filter((file) => statSync(join(repoRoot, file)).isFile());
   });
   return files.filter((file) => !excluded(file));
 }
 
 /** Records every module the process loaded, at its exit, in the file its environment names. */
 const recorder = join(work, 'record-modules.cjs');
-writeFileSync(recorder, "process.on('exit', () => require('node:fs').writeFileSync(process.env.STEWARD_LOADED_MODULES, JSON.stringify(Object.keys(require.cache))));\n");
+writeFileSync(
+  recorder,
+  "process.on('exit', () => require('node:fs').writeFileSync(process.env.STEWARD_LOADED_MODULES, JSON.stringify(Object.keys(require.cache))));\n",
+);
 
-async function steward(root: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string; loaded: string[] }> {
+async function steward(
+  root: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string; loaded: string[] }> {
   const record = join(work, `loaded-${Math.random().toString(36).slice(2)}.json`);
   const env = { ...process.env, STEWARD_LOADED_MODULES: record };
-  const result = await promisify(execFile)(process.execPath, ['--require', recorder, join(root, 'bin', 'steward.cjs'), ...args], { cwd: root, env }).then(
+  const result = await promisify(execFile)(
+    process.execPath,
+    ['--require', recorder, join(root, 'bin', 'steward.cjs'), ...args],
+    { cwd: root, env },
+  ).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   );
-  const loaded = (JSON.parse(readFileSync(record, 'utf8')) as string[]).map((file) => relative(root, file)).filter((file) => !file.startsWith('..') && !file.startsWith('node_modules/'));
+  const loaded = (JSON.parse(readFileSync(record, 'utf8')) as string[])
+    .map((file) => relative(root, file))
+    .filter((file) => !file.startsWith('..') && !file.startsWith('node_modules/'));
   return { ...result, loaded };
 }
 
-const productionCommands = [['--help'], ['worker', '--help'], ['starter', '--help'], ['status', '--help'], ['sweep', '--help']].map((args) => [args.join(' '), args] as const);
+const productionCommands = [
+  ['--help'],
+  ['worker', '--help'],
+  ['starter', '--help'],
+  ['status', '--help'],
+  ['sweep', '--help'],
+].map((args) => [args.join(' '), args] as const);
 
 describe('the image', () => {
   const files = imageFiles();
 
   it('holds no development stack, test, testing helper or benchmark, and the sources production runs', () => {
     expect(files.filter((file) => /^(deploy|test|bench)\/|\.test\.ts$|(^|\/)testing\//.test(file))).toEqual([]);
-    expect(files).toEqual(expect.arrayContaining(['bin/steward.cjs', 'starter/cli/main.ts', 'worker/index.ts', 'workflows/index.ts', 'package-lock.json', 'tsconfig.json']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'bin/steward.cjs',
+        'starter/cli/main.ts',
+        'worker/index.ts',
+        'workflows/index.ts',
+        'package-lock.json',
+        'tsconfig.json',
+      ]),
+    );
   });
 
-  it.each(productionCommands)('steward %s loads nothing of deploy/local, and only files the image has', async (_name, args) => {
-    const { code, loaded } = await steward(repoRoot, [...args]);
-    expect(code).toBe(0);
-    expect(loaded).toContain('starter/cli/main.ts');
-    expect(loaded.filter((file) => file.startsWith('deploy/'))).toEqual([]);
-    expect(loaded.filter((file) => !files.includes(file))).toEqual([]);
-  });
+  it.each(productionCommands)(
+    'steward %s loads nothing of deploy/local, and only files the image has',
+    async (_name, args) => {
+      const { code, loaded } = await steward(repoRoot, [...args]);
+      expect(code).toBe(0);
+      expect(loaded).toContain('starter/cli/main.ts');
+      expect(loaded.filter((file) => file.startsWith('deploy/'))).toEqual([]);
+      expect(loaded.filter((file) => !files.includes(file))).toEqual([]);
+    },
+  );
 
   describe('assembled from those files alone', () => {
     const root = join(work, 'opt-steward');
@@ -91,13 +146,16 @@ describe('the image', () => {
       expect(stdout).toMatch(/^Usage: steward/);
     });
 
-    it.each([['up'], ['demo']])('refuses steward %s with a sentence that says why, not a stack trace', async (command) => {
-      const { code, stdout, stderr } = await steward(root, [command]);
-      expect(code).toBe(1);
-      expect(stdout).toBe('');
-      expect(stderr).toBe(
-        `steward ${command} needs the embedded development stack (deploy/local), which this installation does not have (the container image leaves it out): run it from a checkout of the repository\n`,
-      );
-    });
+    it.each([['up'], ['demo']])(
+      'refuses steward %s with a sentence that says why, not a stack trace',
+      async (command) => {
+        const { code, stdout, stderr } = await steward(root, [command]);
+        expect(code).toBe(1);
+        expect(stdout).toBe('');
+        expect(stderr).toBe(
+          `steward ${command} needs the embedded development stack (deploy/local), which this installation does not have (the container image leaves it out): run it from a checkout of the repository\n`,
+        );
+      },
+    );
   });
 });

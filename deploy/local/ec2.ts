@@ -36,7 +36,10 @@ export async function ensureMoto(report: Reporter): Promise<string> {
   const dir = join(cacheRoot, `moto-${MOTO_VERSION}`);
   if (existsSync(join(dir, 'moto', '__init__.py'))) return dir;
   if (!(await commandExists('python3'))) {
-    throw new MissingPrerequisite('The EC2 test server (moto) needs Python 3 with pip.', 'apt-get install -y python3-pip   (or set AWS_ENDPOINT_URL to an EC2-compatible endpoint)');
+    throw new MissingPrerequisite(
+      'The EC2 test server (moto) needs Python 3 with pip.',
+      'apt-get install -y python3-pip   (or set AWS_ENDPOINT_URL to an EC2-compatible endpoint)',
+    );
   }
   return step(report, `install moto[server]==${MOTO_VERSION} (PyPI) into ${dir}`, async () => {
     // Our own staging directory: another stack may be installing at the same time; the first rename wins.
@@ -45,11 +48,15 @@ export async function ensureMoto(report: Reporter): Promise<string> {
     mkdirSync(staging, { recursive: true });
     const requirements = join(staging, 'requirements.txt');
     writeFileSync(requirements, MOTO_REQUIREMENTS.join('\n') + '\n');
-    await runLogged('python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--target', staging, '-r', requirements], {
-      step: `pip install moto[server]==${MOTO_VERSION}`,
-      logFile: join(cacheRoot, 'logs', 'moto.log'),
-      env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
-    });
+    await runLogged(
+      'python3',
+      ['-m', 'pip', 'install', '--quiet', '--no-deps', '--target', staging, '-r', requirements],
+      {
+        step: `pip install moto[server]==${MOTO_VERSION}`,
+        logFile: join(cacheRoot, 'logs', 'moto.log'),
+        env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+      },
+    );
     try {
       renameSync(staging, dir);
     } catch (error) {
@@ -78,12 +85,21 @@ export async function startEc2(options: { stateDir: string; port: number; report
   const logFile = join(options.stateDir, 'logs', 'moto.log');
   return retryWhenPortTaken(logFile, async () => {
     const port = await freePort(options.port);
-    const server = ManagedProcess.start('moto', 'python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
-      logFile,
-      env: { PYTHONPATH: pythonPath, PYTHONDONTWRITEBYTECODE: '1' },
-    });
+    const server = ManagedProcess.start(
+      'moto',
+      'python3',
+      ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)],
+      {
+        logFile,
+        env: { PYTHONPATH: pythonPath, PYTHONDONTWRITEBYTECODE: '1' },
+      },
+    );
     const endpoint = `http://127.0.0.1:${port}`;
-    await waitUntil('EC2 test server (moto) ready', () => ec2Answers(endpoint), { timeoutMs: 60_000, intervalMs: 200, process: server });
+    await waitUntil('EC2 test server (moto) ready', () => ec2Answers(endpoint), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      process: server,
+    });
     return { endpoint, region: EC2_REGION, process: server };
   });
 }

@@ -16,7 +16,9 @@ export interface ServiceAccountIdentity {
 }
 
 /** Server-side apply as `steward`, forcing conflicts: what `kubectl apply --server-side --force-conflicts` does. */
-export function serverSideApply(kubeConfig: k8s.KubeConfig): (object: k8s.KubernetesObject) => Promise<k8s.KubernetesObject> {
+export function serverSideApply(
+  kubeConfig: k8s.KubeConfig,
+): (object: k8s.KubernetesObject) => Promise<k8s.KubernetesObject> {
   const objects = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
   return (object) => objects.patch(object, undefined, undefined, 'steward', true, k8s.PatchStrategy.ServerSideApply);
 }
@@ -36,24 +38,45 @@ export async function createServiceAccountKubeconfig(
   await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   await apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
   if (identity.rules) {
-    await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace }, rules: identity.rules } as k8s.V1Role);
     await apply({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: roleName, namespace },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName }, subjects: [subject],
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: roleName, namespace },
+      rules: identity.rules,
+    } as k8s.V1Role);
+    await apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: roleName, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName },
+      subjects: [subject],
     } as k8s.V1RoleBinding);
   }
   if (identity.clusterRules) {
-    await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName }, rules: identity.clusterRules } as k8s.V1ClusterRole);
     await apply({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: roleName },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName }, subjects: [subject],
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: roleName },
+      rules: identity.clusterRules,
+    } as k8s.V1ClusterRole);
+    await apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: roleName },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+      subjects: [subject],
     } as k8s.V1ClusterRoleBinding);
   }
   return serviceAccountKubeconfig(admin, namespace, name, outputPath);
 }
 
 /** A token of an existing ServiceAccount from the TokenRequest API (valid a day), written as a kubeconfig. */
-export async function serviceAccountKubeconfig(admin: k8s.KubeConfig, namespace: string, name: string, outputPath: string): Promise<k8s.KubeConfig> {
+export async function serviceAccountKubeconfig(
+  admin: k8s.KubeConfig,
+  namespace: string,
+  name: string,
+  outputPath: string,
+): Promise<k8s.KubeConfig> {
   const core = admin.makeApiClient(k8s.CoreV1Api);
   const tokenRequest = await core.createNamespacedServiceAccountToken({
     name,
@@ -61,8 +84,18 @@ export async function serviceAccountKubeconfig(admin: k8s.KubeConfig, namespace:
     body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } },
   });
   const cluster = admin.getCurrentCluster();
-  if (!cluster?.caData || !tokenRequest.status?.token) throw new Error(`no token issued for ServiceAccount ${namespace}/${name}`);
-  writeFileSync(outputPath, kubeconfigYaml({ server: cluster.server, caData: cluster.caData, user: `system:serviceaccount:${namespace}:${name}`, token: tokenRequest.status.token }), { mode: 0o600 });
+  if (!cluster?.caData || !tokenRequest.status?.token)
+    throw new Error(`no token issued for ServiceAccount ${namespace}/${name}`);
+  writeFileSync(
+    outputPath,
+    kubeconfigYaml({
+      server: cluster.server,
+      caData: cluster.caData,
+      user: `system:serviceaccount:${namespace}:${name}`,
+      token: tokenRequest.status.token,
+    }),
+    { mode: 0o600 },
+  );
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(outputPath);
   return kc;

@@ -44,11 +44,16 @@ describe('Kubernetes control plane of the embedded stack', () => {
     const core = admin().makeApiClient(k8s.CoreV1Api);
     const suffix = Date.now().toString(36);
     const owner = await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `owner-${suffix}` } } });
-    const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata!.name!, uid: owner.metadata!.uid! }];
+    const ownerReferences = [
+      { apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata!.name!, uid: owner.metadata!.uid! },
+    ];
     const plain = `plain-${suffix}`;
     const held = `held-${suffix}`;
     await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: plain, ownerReferences } } });
-    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: held, ownerReferences, finalizers: ['steward.test/hold'] } } });
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: held, ownerReferences, finalizers: ['steward.test/hold'] } },
+    });
 
     await core.deleteNamespacedConfigMap({ name: owner.metadata!.name!, namespace });
     await waitGone(() => core.readNamespacedConfigMap({ name: plain, namespace }));
@@ -56,7 +61,9 @@ describe('Kubernetes control plane of the embedded stack', () => {
     const waiting = await core.readNamespacedConfigMap({ name: held, namespace });
     expect(waiting.metadata?.deletionTimestamp).toBeDefined();
     await sleep(2_000);
-    expect((await core.readNamespacedConfigMap({ name: held, namespace })).metadata?.finalizers).toEqual(['steward.test/hold']);
+    expect((await core.readNamespacedConfigMap({ name: held, namespace })).metadata?.finalizers).toEqual([
+      'steward.test/hold',
+    ]);
 
     await core.patchNamespacedConfigMap(
       { name: held, namespace, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
@@ -70,15 +77,22 @@ describe('Kubernetes control plane of the embedded stack', () => {
     const kubeconfig = join(mkdtempSync(join(tmpdir(), 'steward-sa-')), 'kubeconfig');
     const kc = await createServiceAccountKubeconfig(
       stackInfo().kubernetes.kubeconfig,
-      { namespace: ns, name: 'reader', rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] },
+      {
+        namespace: ns,
+        name: 'reader',
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
+      },
       kubeconfig,
     );
     const core = kc.makeApiClient(k8s.CoreV1Api);
     // RBAC bindings reach the authorizer's cache asynchronously.
-    for (let i = 0; i < 50 && (await statusOf(() => core.listNamespacedConfigMap({ namespace: ns }))) !== 200; i++) await sleep(200);
+    for (let i = 0; i < 50 && (await statusOf(() => core.listNamespacedConfigMap({ namespace: ns }))) !== 200; i++)
+      await sleep(200);
 
     expect(await statusOf(() => core.listNamespacedConfigMap({ namespace: ns }))).toBe(200);
-    expect(await statusOf(() => core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'x' } } }))).toBe(403);
+    expect(
+      await statusOf(() => core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'x' } } })),
+    ).toBe(403);
     expect(await statusOf(() => core.listNamespacedSecret({ namespace: ns }))).toBe(403);
     expect(await statusOf(() => core.listNamespacedConfigMap({ namespace: 'default' }))).toBe(403);
     const review = await kc.makeApiClient(k8s.AuthenticationV1Api).createSelfSubjectReview({ body: {} });

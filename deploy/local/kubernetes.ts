@@ -29,7 +29,11 @@ export async function ensureKubernetesBinaries(report: Reporter): Promise<string
   const binDir = configured ?? join(cacheRoot, `kubernetes-${KUBERNETES_VERSION}`, 'bin');
   const missing = BINARIES.filter((name) => !existsSync(join(binDir, name)));
   if (missing.length === 0) return binDir;
-  if (configured) throw new MissingPrerequisite(`KUBE_BIN_DIR=${configured} lacks ${missing.join(', ')}`, 'unset KUBE_BIN_DIR to build them, or point it at a folder with all three');
+  if (configured)
+    throw new MissingPrerequisite(
+      `KUBE_BIN_DIR=${configured} lacks ${missing.join(', ')}`,
+      'unset KUBE_BIN_DIR to build them, or point it at a folder with all three',
+    );
   if (!(await commandExists('go'))) {
     throw new MissingPrerequisite(
       `Go is needed once to build ${missing.join(', ')} ${KUBERNETES_VERSION} (Debian's golang-go is too old).`,
@@ -38,10 +42,13 @@ export async function ensureKubernetesBinaries(report: Reporter): Promise<string
   }
   const srcDir = join(cacheRoot, `kubernetes-${KUBERNETES_VERSION}`, 'src');
   mkdirSync(srcDir, { recursive: true });
-  for (const file of ['go.mod', 'go.sum', 'tools.go']) copyFileSync(join(__dirname, 'toolchain', 'kubernetes', file), join(srcDir, file));
+  for (const file of ['go.mod', 'go.sum', 'tools.go'])
+    copyFileSync(join(__dirname, 'toolchain', 'kubernetes', file), join(srcDir, file));
   const logFile = join(cacheRoot, 'logs', `kubernetes-${KUBERNETES_VERSION}-build.log`);
   const env = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
-  report(`Building Kubernetes ${KUBERNETES_VERSION} control-plane binaries once (10-25 min on 2 cores); full log: ${logFile}`);
+  report(
+    `Building Kubernetes ${KUBERNETES_VERSION} control-plane binaries once (10-25 min on 2 cores); full log: ${logFile}`,
+  );
   await step(report, 'download Go modules for Kubernetes', () =>
     runLogged('go', ['mod', 'download'], { step: 'go mod download', logFile, cwd: srcDir, env }),
   );
@@ -66,8 +73,11 @@ function buildFlags(name: Binary): string[] {
   const [major, minor] = KUBERNETES_VERSION.slice(1).split('.');
   // Without these, /version reports v0.0.0-master.
   const version = ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].flatMap((pkg) => [
-    `-X ${pkg}.gitVersion=${KUBERNETES_VERSION}`, `-X ${pkg}.gitMajor=${major}`, `-X ${pkg}.gitMinor=${minor}`,
-    `-X ${pkg}.gitTreeState=clean`, `-X ${pkg}.buildDate=1970-01-01T00:00:00Z`,
+    `-X ${pkg}.gitVersion=${KUBERNETES_VERSION}`,
+    `-X ${pkg}.gitMajor=${major}`,
+    `-X ${pkg}.gitMinor=${minor}`,
+    `-X ${pkg}.gitTreeState=clean`,
+    `-X ${pkg}.buildDate=1970-01-01T00:00:00Z`,
   ]);
   return ['-tags=selinux,notest,grpcnotrace', '-ldflags', ['-s -w', ...version].join(' ')];
 }
@@ -97,48 +107,80 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
   const processes: ManagedProcess[] = [];
   try {
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const etcd = ManagedProcess.start('etcd', join(binDir, 'etcd'), [
-      '--name=default', `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-      '--unsafe-no-fsync=true', '--logger=zap', '--log-level=warn',
-    ], { logFile: join(logs, 'etcd.log') });
+    const etcd = ManagedProcess.start(
+      'etcd',
+      join(binDir, 'etcd'),
+      [
+        '--name=default',
+        `--data-dir=${join(dir, 'etcd')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+        '--unsafe-no-fsync=true',
+        '--logger=zap',
+        '--log-level=warn',
+      ],
+      { logFile: join(logs, 'etcd.log') },
+    );
     processes.push(etcd);
-    await waitUntil('etcd healthy', async () => (await fetch(`${etcdUrl}/health`)).ok, { timeoutMs: 30_000, process: etcd });
+    await waitUntil('etcd healthy', async () => (await fetch(`${etcdUrl}/health`)).ok, {
+      timeoutMs: 30_000,
+      process: etcd,
+    });
 
-    const apiserver = ManagedProcess.start('kube-apiserver', join(binDir, 'kube-apiserver'), [
-      `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1', `--secure-port=${apiPort}`,
-      // A loopback advertise address needs the endpoint reconciler off (it may not write loopback endpoints).
-      '--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none',
-      `--cert-dir=${pki}`,
-      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
-      '--authorization-mode=RBAC',
-      `--token-auth-file=${join(pki, 'tokens.csv')}`,
-      `--service-account-issuer=${server}`,
-      `--service-account-key-file=${join(pki, 'sa.pub')}`,
-      `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      // No controller creates the default ServiceAccount here, and Pods could not be created without it.
-      '--disable-admission-plugins=ServiceAccount',
-      '--enable-priority-and-fairness=false',
-    ], { logFile: join(logs, 'kube-apiserver.log') });
+    const apiserver = ManagedProcess.start(
+      'kube-apiserver',
+      join(binDir, 'kube-apiserver'),
+      [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${apiPort}`,
+        // A loopback advertise address needs the endpoint reconciler off (it may not write loopback endpoints).
+        '--advertise-address=127.0.0.1',
+        '--endpoint-reconciler-type=none',
+        `--cert-dir=${pki}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        '--authorization-mode=RBAC',
+        `--token-auth-file=${join(pki, 'tokens.csv')}`,
+        `--service-account-issuer=${server}`,
+        `--service-account-key-file=${join(pki, 'sa.pub')}`,
+        `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
+        // No controller creates the default ServiceAccount here, and Pods could not be created without it.
+        '--disable-admission-plugins=ServiceAccount',
+        '--enable-priority-and-fairness=false',
+      ],
+      { logFile: join(logs, 'kube-apiserver.log') },
+    );
     processes.push(apiserver);
-    await waitUntil('kube-apiserver ready', async () => (await httpsGet(`${server}/readyz`, tokens.admin)).status === 200, {
-      timeoutMs: 120_000,
-      intervalMs: 500,
-      process: apiserver,
-    });
-    await waitUntil('namespace default exists', async () => (await httpsGet(`${server}/api/v1/namespaces/default`, tokens.admin)).status === 200, {
-      timeoutMs: 60_000,
-      process: apiserver,
-    });
+    await waitUntil(
+      'kube-apiserver ready',
+      async () => (await httpsGet(`${server}/readyz`, tokens.admin)).status === 200,
+      {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        process: apiserver,
+      },
+    );
+    await waitUntil(
+      'namespace default exists',
+      async () => (await httpsGet(`${server}/api/v1/namespaces/default`, tokens.admin)).status === 200,
+      {
+        timeoutMs: 60_000,
+        process: apiserver,
+      },
+    );
 
     const caData = readFileSync(join(pki, 'apiserver.crt')).toString('base64');
     const kubeconfigPath = join(options.stateDir, 'kubeconfig');
     writeFileSync(kubeconfigPath, kubeconfigYaml({ server, caData, user: 'admin', token: tokens.admin }));
     const kcmKubeconfig = join(dir, 'kube-controller-manager.kubeconfig');
-    writeFileSync(kcmKubeconfig, kubeconfigYaml({ server, caData, user: 'system:kube-controller-manager', token: tokens.controllerManager }));
+    writeFileSync(
+      kcmKubeconfig,
+      kubeconfigYaml({ server, caData, user: 'system:kube-controller-manager', token: tokens.controllerManager }),
+    );
 
     // CRDs go in before the controller manager starts: its garbage collector only sees kinds it discovered, and
     // re-reads discovery every 30 s.
@@ -147,22 +189,33 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
     const kcmLog = join(logs, 'kube-controller-manager.log');
     await retryWhenPortTaken(kcmLog, async () => {
       const kcmPort = await freePort();
-      const kcm = ManagedProcess.start('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
-        `--kubeconfig=${kcmKubeconfig}`,
-        '--controllers=garbage-collector-controller,namespace-controller',
-        '--leader-elect=false',
-        '--use-service-account-credentials=true',
-        '--bind-address=127.0.0.1', `--secure-port=${kcmPort}`,
-        '--authorization-always-allow-paths=/healthz,/readyz,/livez',
-        '--concurrent-gc-syncs=5', '--concurrent-namespace-syncs=2',
-        '--v=1',
-      ], { logFile: kcmLog });
+      const kcm = ManagedProcess.start(
+        'kube-controller-manager',
+        join(binDir, 'kube-controller-manager'),
+        [
+          `--kubeconfig=${kcmKubeconfig}`,
+          '--controllers=garbage-collector-controller,namespace-controller',
+          '--leader-elect=false',
+          '--use-service-account-credentials=true',
+          '--bind-address=127.0.0.1',
+          `--secure-port=${kcmPort}`,
+          '--authorization-always-allow-paths=/healthz,/readyz,/livez',
+          '--concurrent-gc-syncs=5',
+          '--concurrent-namespace-syncs=2',
+          '--v=1',
+        ],
+        { logFile: kcmLog },
+      );
       processes.push(kcm);
-      await waitUntil('kube-controller-manager healthy', async () => (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`)).status === 200, {
-        timeoutMs: 60_000,
-        intervalMs: 500,
-        process: kcm,
-      });
+      await waitUntil(
+        'kube-controller-manager healthy',
+        async () => (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`)).status === 200,
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          process: kcm,
+        },
+      );
     });
     return { server, kubeconfigPath, processes };
   } catch (error) {
@@ -189,11 +242,15 @@ function ensureCredentials(pki: string): Tokens {
     const token = () => randomBytes(24).toString('hex');
     writeFileSync(
       tokensFile,
-      [`${token()},admin,uid-admin,"system:masters"`, `${token()},system:kube-controller-manager,uid-kcm`].join('\n') + '\n',
+      [`${token()},admin,uid-admin,"system:masters"`, `${token()},system:kube-controller-manager,uid-kcm`].join('\n') +
+        '\n',
       { mode: 0o600 },
     );
   }
-  const [admin, controllerManager] = readFileSync(tokensFile, 'utf8').trim().split('\n').map((line) => line.split(',')[0] ?? '');
+  const [admin, controllerManager] = readFileSync(tokensFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split(',')[0] ?? '');
   return { admin: admin ?? '', controllerManager: controllerManager ?? '' };
 }
 
@@ -219,10 +276,14 @@ export async function installCrds(kubeconfigPath: string): Promise<void> {
     for (const crd of k8s.loadAllYaml(readFileSync(join(CRD_DIR, file), 'utf8')) as k8s.V1CustomResourceDefinition[]) {
       await objects.patch(crd, undefined, undefined, 'steward', true, k8s.PatchStrategy.ServerSideApply);
       const name = crd.metadata?.name ?? file;
-      await waitUntil(`CRD ${name} established`, async () => {
-        const current = await extensions.readCustomResourceDefinition({ name });
-        return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-      }, { timeoutMs: 30_000 });
+      await waitUntil(
+        `CRD ${name} established`,
+        async () => {
+          const current = await extensions.readCustomResourceDefinition({ name });
+          return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+        },
+        { timeoutMs: 30_000 },
+      );
     }
   }
 }
@@ -230,10 +291,14 @@ export async function installCrds(kubeconfigPath: string): Promise<void> {
 /** A GET that ignores the self-signed serving certificate (readiness probes only; traffic stays on 127.0.0.1). */
 function httpsGet(url: string, token?: string): Promise<{ status: number }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {}, timeout: 5_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
-    });
+    const req = request(
+      url,
+      { rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {}, timeout: 5_000 },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end();
@@ -251,4 +316,3 @@ export async function kubernetesReachable(kubeconfigPath: string): Promise<boole
     return false;
   }
 }
-

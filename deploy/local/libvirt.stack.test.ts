@@ -29,7 +29,9 @@ describe('libvirt of the embedded stack', () => {
       await virsh(uri, 'start', name);
       expect((await virsh(uri, 'domstate', uuid)).trim()).toBe('running');
       expect(await virsh(uri, 'dominfo', uuid)).toMatch(/OS Type:\s+hvm/);
-      expect(await virsh(uri, 'metadata', uuid, 'https://steward.dev/xmlns/vm/1')).toMatch(/<(\w+:)?test>stack<\/(\w+:)?test>/);
+      expect(await virsh(uri, 'metadata', uuid, 'https://steward.dev/xmlns/vm/1')).toMatch(
+        /<(\w+:)?test>stack<\/(\w+:)?test>/,
+      );
       await virsh(uri, 'destroy', uuid);
       expect((await virsh(uri, 'domstate', uuid)).trim()).toBe('shut off');
     } finally {

@@ -25,7 +25,9 @@ const LIBVIRTD_CONF = '/etc/libvirt/libvirtd.conf';
  * release a PeerPod), and without SMBIOS (VMs, containers) libvirtd makes up a new one at every start.
  */
 const LIBVIRTD_SETTINGS = (): Record<string, string> =>
-  existsSync('/etc/machine-id') && readFileSync('/etc/machine-id', 'utf8').trim() ? { host_uuid_source: '"machine-id"' } : { host_uuid: `"${randomUUID()}"` };
+  existsSync('/etc/machine-id') && readFileSync('/etc/machine-id', 'utf8').trim()
+    ? { host_uuid_source: '"machine-id"' }
+    : { host_uuid: `"${randomUUID()}"` };
 
 export interface Libvirt {
   uri: string;
@@ -49,7 +51,13 @@ const isRoot = () => process.getuid?.() === 0;
 
 export async function ensureLibvirtInstalled(report: Reporter, logFile: string): Promise<void> {
   if ((await commandExists('virsh')) && existsSync(LIBVIRTD) && (await commandExists('qemu-system-x86_64'))) return;
-  await installDebianPackages({ what: 'libvirt and QEMU', packages: PACKAGES, report, logFile, orElse: 'or set LIBVIRT_URI to an existing libvirt' });
+  await installDebianPackages({
+    what: 'libvirt and QEMU',
+    packages: PACKAGES,
+    report,
+    logFile,
+    orElse: 'or set LIBVIRT_URI to an existing libvirt',
+  });
 }
 
 /** Idempotent host settings; without the /dev/kvm fix every libvirt call re-probes QEMU (~30 s each). */
@@ -68,12 +76,15 @@ function configureHost(): void {
 /** Appends each setting the file does not set yet; a host UUID set either way (chosen once, or by source) stays. */
 function setOnce(file: string, settings: Record<string, string>): void {
   const conf = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const isSet = (key: string) => new RegExp(`^\\s*${key.startsWith('host_uuid') ? 'host_uuid\\w*' : key}\\s*=`, 'm').test(conf);
+  const isSet = (key: string) =>
+    new RegExp(`^\\s*${key.startsWith('host_uuid') ? 'host_uuid\\w*' : key}\\s*=`, 'm').test(conf);
   for (const [key, value] of Object.entries(settings)) if (!isSet(key)) appendFileSync(file, `\n${key} = ${value}\n`);
 }
 
 function groupId(name: string): number | undefined {
-  const line = readFileSync('/etc/group', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+  const line = readFileSync('/etc/group', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name}:`));
   return line ? Number(line.split(':')[2]) : undefined;
 }
 
@@ -82,12 +93,21 @@ export async function startLibvirt(options: { stateDir: string; report: Reporter
   await ensureLibvirtInstalled(options.report, join(options.stateDir, 'logs', 'provision-libvirt.log'));
   if (await answers(SYSTEM_URI)) return { uri: SYSTEM_URI, stop: async () => {} };
   if (!isRoot()) {
-    throw new MissingPrerequisite('libvirtd is not running, and starting it needs root.', 'run as root, or start libvirtd yourself and set LIBVIRT_URI=qemu:///system');
+    throw new MissingPrerequisite(
+      'libvirtd is not running, and starting it needs root.',
+      'run as root, or start libvirtd yourself and set LIBVIRT_URI=qemu:///system',
+    );
   }
   configureHost();
   // Foreground (no -d), so it stays this stack's child and dies with it.
-  const daemon = ManagedProcess.start('libvirtd', LIBVIRTD, ['--pid-file', join(options.stateDir, 'libvirtd.pid')], { logFile });
-  await waitUntil('libvirtd answers', () => answers(SYSTEM_URI), { timeoutMs: 20_000, intervalMs: 100, process: daemon });
+  const daemon = ManagedProcess.start('libvirtd', LIBVIRTD, ['--pid-file', join(options.stateDir, 'libvirtd.pid')], {
+    logFile,
+  });
+  await waitUntil('libvirtd answers', () => answers(SYSTEM_URI), {
+    timeoutMs: 20_000,
+    intervalMs: 100,
+    process: daemon,
+  });
   // The first QEMU capability probe takes seconds; do it now rather than in the first test.
   await virsh(SYSTEM_URI, 'domcapabilities', '--virttype', 'qemu');
   return {

@@ -18,13 +18,24 @@ export function startMidonet(options: { stateDir: string; port: number }): Promi
     const server = ManagedProcess.start(
       'midonet-emulator',
       process.execPath,
-      ['--import', 'tsx', join(__dirname, 'midonet', 'main.ts'), '--port', String(port), '--data-file', join(options.stateDir, 'midonet', 'state.json')],
+      [
+        '--import',
+        'tsx',
+        join(__dirname, 'midonet', 'main.ts'),
+        '--port',
+        String(port),
+        '--data-file',
+        join(options.stateDir, 'midonet', 'state.json'),
+      ],
       { logFile },
     );
     const adminUrl = `${origin}/_emulator`;
     // Generous: a fresh machine compiles the emulator with tsx while the other servers start, and took 33 s once;
     // a process that dies fails the wait at once.
-    await waitUntil('MidoNet emulator ready', async () => (await fetch(`${adminUrl}/health`)).ok, { timeoutMs: 90_000, process: server });
+    await waitUntil('MidoNet emulator ready', async () => (await fetch(`${adminUrl}/health`)).ok, {
+      timeoutMs: 90_000,
+      process: server,
+    });
     return { url: `${origin}/midonet-api`, adminUrl, process: server };
   });
 }

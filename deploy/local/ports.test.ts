@@ -6,7 +6,8 @@ import { retryWhenPortTaken } from './ports';
 
 describe('retryWhenPortTaken', () => {
   const log = () => join(mkdtempSync(join(tmpdir(), 'steward-ports-')), 'server.log');
-  const taken = (file: string, port: number) => appendFileSync(file, `listen tcp 127.0.0.1:${port}: bind: address already in use\n`);
+  const taken = (file: string, port: number) =>
+    appendFileSync(file, `listen tcp 127.0.0.1:${port}: bind: address already in use\n`);
 
   it('tries another free port when the server says its port was taken meanwhile', async () => {
     const file = log();
@@ -24,7 +25,10 @@ describe('retryWhenPortTaken', () => {
   });
 
   it("reads Node's and Python's wording alike (the emulator, moto)", async () => {
-    for (const line of ['Error: listen EADDRINUSE: address already in use 127.0.0.1:35757', 'OSError: [Errno 98] Address already in use']) {
+    for (const line of [
+      'Error: listen EADDRINUSE: address already in use 127.0.0.1:35757',
+      'OSError: [Errno 98] Address already in use',
+    ]) {
       const file = log();
       let calls = 0;
       const result = await retryWhenPortTaken(file, () => {
@@ -51,13 +55,17 @@ describe('retryWhenPortTaken', () => {
     ).rejects.toThrow('attempt 3');
     const other = log();
     calls = 0;
-    await expect(retryWhenPortTaken(other, () => Promise.reject(new Error(`attempt ${++calls}`)))).rejects.toThrow('attempt 1');
+    await expect(retryWhenPortTaken(other, () => Promise.reject(new Error(`attempt ${++calls}`)))).rejects.toThrow(
+      'attempt 1',
+    );
   });
 
   it('reads only what this attempt logged: a taken port of an earlier run in the same log does not make it retry', async () => {
     const file = log();
     writeFileSync(file, 'bind: address already in use\n');
     let calls = 0;
-    await expect(retryWhenPortTaken(file, () => Promise.reject(new Error(`attempt ${++calls}`)))).rejects.toThrow('attempt 1');
+    await expect(retryWhenPortTaken(file, () => Promise.reject(new Error(`attempt ${++calls}`)))).rejects.toThrow(
+      'attempt 1',
+    );
   });
 });

@@ -12,7 +12,8 @@ export async function retryWhenPortTaken<T>(logFile: string, start: () => Promis
       return await start();
     } catch (error) {
       // Node and Go say "address already in use", Python "Address already in use".
-      const taken = existsSync(logFile) && /address already in use/i.test(readFileSync(logFile).subarray(logged).toString('utf8'));
+      const taken =
+        existsSync(logFile) && /address already in use/i.test(readFileSync(logFile).subarray(logged).toString('utf8'));
       if (!taken || attempt >= attempts) throw error;
     }
   }

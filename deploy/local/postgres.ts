@@ -41,7 +41,12 @@ export interface Postgres {
 
 export async function startPostgres(options: PostgresOptions): Promise<Postgres> {
   if (TOOLS.some((tool) => !existsSync(join(POSTGRES_BIN_DIR, tool)))) {
-    await installDebianPackages({ what: 'PostgreSQL 15 (for the cluster profile)', packages: ['postgresql-15'], report: options.report, logFile: join(options.stateDir, 'logs', 'provision-postgres.log') });
+    await installDebianPackages({
+      what: 'PostgreSQL 15 (for the cluster profile)',
+      packages: ['postgresql-15'],
+      report: options.report,
+      logFile: join(options.stateDir, 'logs', 'provision-postgres.log'),
+    });
   }
   const dir = join(options.stateDir, 'postgres');
   const dataDir = join(dir, 'data');
@@ -57,31 +62,69 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
 
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     await step(options.report, `initialise PostgreSQL in ${dataDir}`, () =>
-      runLogged(...asServerUser(runAs, join(POSTGRES_BIN_DIR, 'initdb'), [
-        '-D', dataDir, '-U', SERVER_USER, '-E', 'UTF8', '--locale=C',
-        // Local socket: trust, as only the server user can open its folder. TCP: passwords.
-        '--auth-local=trust', '--auth-host=scram-sha-256',
-      ]), { step: 'initdb', logFile }),
+      runLogged(
+        ...asServerUser(runAs, join(POSTGRES_BIN_DIR, 'initdb'), [
+          '-D',
+          dataDir,
+          '-U',
+          SERVER_USER,
+          '-E',
+          'UTF8',
+          '--locale=C',
+          // Local socket: trust, as only the server user can open its folder. TCP: passwords.
+          '--auth-local=trust',
+          '--auth-host=scram-sha-256',
+        ]),
+        { step: 'initdb', logFile },
+      ),
     );
   }
 
   const launch = (port: number) => {
-    const server = ManagedProcess.start('postgres', ...asServerUser(runAs, join(POSTGRES_BIN_DIR, 'postgres'), [
-      '-D', dataDir, '-p', String(port), '-k', socketDir,
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_permissions=0700',
-      // Three Temporal hosts keep pools of 10-20 connections per service.
-      '-c', 'max_connections=300',
-      // Writes still reach the kernel at each commit, so killed processes (what the failover tests do) lose
-      // nothing; only a machine crash could, and this is a test stack.
-      '-c', 'fsync=off',
-    ]), { logFile });
+    const server = ManagedProcess.start(
+      'postgres',
+      ...asServerUser(runAs, join(POSTGRES_BIN_DIR, 'postgres'), [
+        '-D',
+        dataDir,
+        '-p',
+        String(port),
+        '-k',
+        socketDir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_permissions=0700',
+        // Three Temporal hosts keep pools of 10-20 connections per service.
+        '-c',
+        'max_connections=300',
+        // Writes still reach the kernel at each commit, so killed processes (what the failover tests do) lose
+        // nothing; only a machine crash could, and this is a test stack.
+        '-c',
+        'fsync=off',
+      ]),
+      { logFile },
+    );
     return server;
   };
   const ready = (server: ManagedProcess, port: number) =>
-    waitUntil('PostgreSQL accepting connections', async () => {
-      await capture(join(POSTGRES_BIN_DIR, 'pg_isready'), ['-q', '-h', socketDir, '-p', String(port), '-U', SERVER_USER, '-d', 'postgres']);
-      return true;
-    }, { timeoutMs: 60_000, process: server });
+    waitUntil(
+      'PostgreSQL accepting connections',
+      async () => {
+        await capture(join(POSTGRES_BIN_DIR, 'pg_isready'), [
+          '-q',
+          '-h',
+          socketDir,
+          '-p',
+          String(port),
+          '-U',
+          SERVER_USER,
+          '-d',
+          'postgres',
+        ]);
+        return true;
+      },
+      { timeoutMs: 60_000, process: server },
+    );
 
   let port = 0;
   let server = await retryWhenPortTaken(logFile, async () => {
@@ -102,7 +145,23 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
     await server.stop(30_000);
   };
   const sql = (statement: string, database = 'postgres') =>
-    capture(join(POSTGRES_BIN_DIR, 'psql'), ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, '-p', String(port), '-U', SERVER_USER, '-d', database, '-c', statement]);
+    capture(join(POSTGRES_BIN_DIR, 'psql'), [
+      '-X',
+      '-q',
+      '-At',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      socketDir,
+      '-p',
+      String(port),
+      '-U',
+      SERVER_USER,
+      '-d',
+      database,
+      '-c',
+      statement,
+    ]);
 
   return {
     host: '127.0.0.1',
@@ -144,7 +203,10 @@ async function serverUser(): Promise<Account | undefined> {
     const [uid, gid] = await Promise.all([capture('id', ['-u', SERVER_USER]), capture('id', ['-g', SERVER_USER])]);
     return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
   } catch {
-    throw new MissingPrerequisite(`PostgreSQL must not run as root, and there is no '${SERVER_USER}' system user to run it as.`, 'apt-get install -y postgresql-15   (it creates that user)');
+    throw new MissingPrerequisite(
+      `PostgreSQL must not run as root, and there is no '${SERVER_USER}' system user to run it as.`,
+      'apt-get install -y postgresql-15   (it creates that user)',
+    );
   }
 }
 
@@ -154,7 +216,10 @@ async function serverUser(): Promise<Account | undefined> {
  */
 function asServerUser(account: Account | undefined, cmd: string, args: string[]): [string, string[]] {
   if (!account) return [cmd, args];
-  return ['/usr/bin/setpriv', [`--reuid=${account.uid}`, `--regid=${account.gid}`, '--init-groups', '--pdeathsig=SIGKILL', '--', cmd, ...args]];
+  return [
+    '/usr/bin/setpriv',
+    [`--reuid=${account.uid}`, `--regid=${account.gid}`, '--init-groups', '--pdeathsig=SIGKILL', '--', cmd, ...args],
+  ];
 }
 
 /**
@@ -163,7 +228,11 @@ function asServerUser(account: Account | undefined, cmd: string, args: string[])
  */
 async function checkReachable(account: Account, ownFolders: string[], dataDir: string): Promise<void> {
   for (const folder of ownFolders) chmodSync(folder, statSync(folder).mode | 0o001);
-  const canEnter = (folder: string) => capture(...asServerUser(account, 'test', ['-x', folder])).then(() => true, () => false);
+  const canEnter = (folder: string) =>
+    capture(...asServerUser(account, 'test', ['-x', folder])).then(
+      () => true,
+      () => false,
+    );
   if (await canEnter(dataDir)) return;
   const closed: string[] = [];
   for (let folder = dirname(dataDir); ; folder = dirname(folder)) {
@@ -176,4 +245,3 @@ async function checkReachable(account: Account, ownFolders: string[], dataDir: s
     `chmod o+x ${closed.reverse().join(' ')}   (or give --state-dir a folder outside it)`,
   );
 }
-

@@ -19,7 +19,9 @@ export interface LoggedCommand {
 /** Runs a command to completion with its output in `logFile`; failure names the step and how to reproduce it. */
 export async function runLogged(cmd: string, args: readonly string[], options: LoggedCommand): Promise<void> {
   mkdirSync(dirname(options.logFile), { recursive: true });
-  const envPrefix = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${quote(v)} `).join('');
+  const envPrefix = Object.entries(options.env ?? {})
+    .map(([k, v]) => `${k}=${quote(v)} `)
+    .join('');
   const reproduce = `${options.cwd ? `cd ${quote(options.cwd)} && ` : ''}${envPrefix}${commandLine(cmd, args)}`;
   appendFileSync(options.logFile, `\n$ ${reproduce}\n`);
   const fd = openSync(options.logFile, 'a');
@@ -87,7 +89,9 @@ export class ManagedProcess {
     mkdirSync(dirname(options.logFile), { recursive: true });
     appendFileSync(options.logFile, `\n$ ${commandLine(cmd, args)}\n`);
     const fd = openSync(options.logFile, 'a');
-    const [file, argv] = existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', cmd, ...args]] : [cmd, [...args]];
+    const [file, argv] = existsSync(SETPRIV)
+      ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', cmd, ...args]]
+      : [cmd, [...args]];
     const child = spawn(file, argv, {
       cwd: options.cwd,
       env: { ...process.env, ...options.env },

@@ -28,9 +28,13 @@ async function waitFor(condition: () => boolean, what: string, timeoutMs = 120_0
 async function startUp() {
   const stateDir = mkdtempSync(join(tmpdir(), 'steward-up-'));
   let output = '';
-  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'up', '--state-dir', stateDir, '--free-ports'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(repoRoot, 'bin', 'steward.cjs'), 'up', '--state-dir', stateDir, '--free-ports'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -45,9 +49,26 @@ describe('steward up (npm start)', () => {
   it('prints where everything is and, on Ctrl-C, stops every process it started', async () => {
     const { child, info, exited, output } = await startUp();
     const pids = Object.values(info.pids);
-    expect(Object.keys(info.pids)).toEqual(expect.arrayContaining(['temporal', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'midonet-emulator', 'moto']));
+    expect(Object.keys(info.pids)).toEqual(
+      expect.arrayContaining([
+        'temporal',
+        'etcd',
+        'kube-apiserver',
+        'kube-controller-manager',
+        'midonet-emulator',
+        'moto',
+      ]),
+    );
     expect(pids.every(alive)).toBe(true);
-    for (const shown of [info.temporal.uiUrl!, info.temporal.address, info.kubernetes.kubeconfig, info.libvirt.uri, info.midonet.url, info.ec2.endpoint]) expect(output()).toContain(shown);
+    for (const shown of [
+      info.temporal.uiUrl!,
+      info.temporal.address,
+      info.kubernetes.kubeconfig,
+      info.libvirt.uri,
+      info.midonet.url,
+      info.ec2.endpoint,
+    ])
+      expect(output()).toContain(shown);
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -79,31 +79,53 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const temporal = async (): Promise<Part<StackInfo['temporal']>> => {
     const address = process.env.TEMPORAL_ADDRESS;
     if (address) {
-      if (profile === 'cluster') throw new MissingPrerequisite(`TEMPORAL_ADDRESS=${address} is set, and the cluster profile starts a Temporal of its own.`, 'unset TEMPORAL_ADDRESS, or leave out the cluster profile');
+      if (profile === 'cluster')
+        throw new MissingPrerequisite(
+          `TEMPORAL_ADDRESS=${address} is set, and the cluster profile starts a Temporal of its own.`,
+          'unset TEMPORAL_ADDRESS, or leave out the cluster profile',
+        );
       if (!(await temporalHealthy(address).catch(() => false))) {
-        throw new MissingPrerequisite(`TEMPORAL_ADDRESS=${address} does not answer.`, 'start that server, or unset TEMPORAL_ADDRESS to use the embedded one');
+        throw new MissingPrerequisite(
+          `TEMPORAL_ADDRESS=${address} does not answer.`,
+          'start that server, or unset TEMPORAL_ADDRESS to use the embedded one',
+        );
       }
       const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
       return { value: { address, namespace, external: true, profile }, processes: [], stop: async () => {} };
     }
     const ports = { port: fixedPorts ? 7233 : 0, uiPort: fixedPorts ? 8233 : 0 };
     if (profile === 'cluster') {
-      const cluster = await step(report, 'start Temporal cluster (PostgreSQL, 3 server hosts, UI server)', () => startTemporalCluster({ stateDir, report, ...ports }));
+      const cluster = await step(report, 'start Temporal cluster (PostgreSQL, 3 server hosts, UI server)', () =>
+        startTemporalCluster({ stateDir, report, ...ports }),
+      );
       temporalCluster = cluster;
       const { address: a, namespace, uiUrl } = cluster;
       const hosts = cluster.hosts().map(({ name, services, pid }) => ({ name, services, pid }));
-      return { value: { address: a, namespace, uiUrl, external: false, profile, hosts }, processes: cluster.processes(), stop: () => cluster.stop() };
+      return {
+        value: { address: a, namespace, uiUrl, external: false, profile, hosts },
+        processes: cluster.processes(),
+        stop: () => cluster.stop(),
+      };
     }
-    const server = await step(report, 'start Temporal dev server', () => startTemporal({ stateDir: join(stateDir, 'temporal'), report, ...ports }));
+    const server = await step(report, 'start Temporal dev server', () =>
+      startTemporal({ stateDir: join(stateDir, 'temporal'), report, ...ports }),
+    );
     const { address: a, namespace, uiUrl } = server;
-    return { value: { address: a, namespace, uiUrl, external: false, profile }, processes: [server.process], stop: stopAll([server.process]) };
+    return {
+      value: { address: a, namespace, uiUrl, external: false, profile },
+      processes: [server.process],
+      stop: stopAll([server.process]),
+    };
   };
 
   const kubernetes = async (): Promise<Part<StackInfo['kubernetes']>> => {
     const kubeconfig = process.env.KUBECONFIG;
     if (kubeconfig) {
       if (!(await kubernetesReachable(kubeconfig))) {
-        throw new MissingPrerequisite(`The cluster in KUBECONFIG=${kubeconfig} does not answer.`, 'fix that cluster, or unset KUBECONFIG to use the embedded one');
+        throw new MissingPrerequisite(
+          `The cluster in KUBECONFIG=${kubeconfig} does not answer.`,
+          'fix that cluster, or unset KUBECONFIG to use the embedded one',
+        );
       }
       await step(report, 'install Steward CRDs into the existing cluster', () => installCrds(kubeconfig));
       return { value: { kubeconfig, external: true }, processes: [], stop: async () => {} };
@@ -122,14 +144,24 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const uri = options.libvirtUri ?? process.env.LIBVIRT_URI;
     if (uri) return { value: { uri, external: true }, processes: [], stop: async () => {} };
     const started = await step(report, 'start libvirt', () => startLibvirt({ stateDir, report }));
-    return { value: { uri: started.uri, external: !started.process }, processes: started.process ? [started.process] : [], stop: () => started.stop() };
+    return {
+      value: { uri: started.uri, external: !started.process },
+      processes: started.process ? [started.process] : [],
+      stop: () => started.stop(),
+    };
   };
 
   const midonet = async (): Promise<Part<StackInfo['midonet']>> => {
     const url = process.env.MIDONET_API_URL;
     if (url) return { value: { url, external: true }, processes: [], stop: async () => {} };
-    const server = await step(report, 'start MidoNet API emulator', () => startMidonet({ stateDir, port: fixedPorts ? 8181 : 0 }));
-    return { value: { url: server.url, adminUrl: server.adminUrl, external: false }, processes: [server.process], stop: stopAll([server.process]) };
+    const server = await step(report, 'start MidoNet API emulator', () =>
+      startMidonet({ stateDir, port: fixedPorts ? 8181 : 0 }),
+    );
+    return {
+      value: { url: server.url, adminUrl: server.adminUrl, external: false },
+      processes: [server.process],
+      stop: stopAll([server.process]),
+    };
   };
 
   const ec2 = async (): Promise<Part<StackInfo['ec2']>> => {
@@ -137,19 +169,29 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const region = process.env.AWS_REGION ?? EC2_REGION;
     if (endpoint) {
       if (!(await ec2Answers(endpoint).catch(() => false))) {
-        throw new MissingPrerequisite(`AWS_ENDPOINT_URL=${endpoint} does not answer.`, 'start that server, or unset AWS_ENDPOINT_URL to use the embedded one');
+        throw new MissingPrerequisite(
+          `AWS_ENDPOINT_URL=${endpoint} does not answer.`,
+          'start that server, or unset AWS_ENDPOINT_URL to use the embedded one',
+        );
       }
       return { value: { endpoint, region, external: true }, processes: [], stop: async () => {} };
     }
-    const server = await step(report, 'start EC2 test server (moto)', () => startEc2({ stateDir, port: fixedPorts ? 5000 : 0, report }));
-    return { value: { endpoint: server.endpoint, region: server.region, external: false }, processes: [server.process], stop: stopAll([server.process]) };
+    const server = await step(report, 'start EC2 test server (moto)', () =>
+      startEc2({ stateDir, port: fixedPorts ? 5000 : 0, report }),
+    );
+    return {
+      value: { endpoint: server.endpoint, region: server.region, external: false },
+      processes: [server.process],
+      stop: stopAll([server.process]),
+    };
   };
 
   const pending = [temporal(), kubernetes(), libvirt(), midonet(), ec2()] as const;
   const results = await Promise.allSettled(pending);
   const parts = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value as Part<unknown>] : []));
   const stop = async () => {
-    for (const part of [...parts].reverse()) await part.stop().catch((error: unknown) => report(`stop failed: ${String(error)}`));
+    for (const part of [...parts].reverse())
+      await part.stop().catch((error: unknown) => report(`stop failed: ${String(error)}`));
   };
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) {

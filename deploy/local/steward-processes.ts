@@ -8,7 +8,13 @@ import { repoRoot } from './paths';
 import { waitUntil } from './process';
 import { stderrReporter, step, type Reporter } from './progress';
 import type { StackInfo } from './stack';
-import { startAll, startStewardProcess, startWorkerProcess, type StewardProcess, type WorkerProcess } from './worker-process';
+import {
+  startAll,
+  startStewardProcess,
+  startWorkerProcess,
+  type StewardProcess,
+  type WorkerProcess,
+} from './worker-process';
 
 /**
  * Steward as a user deploys it, on the embedded stack: the RBAC of deploy/rbac/ and what deploy/manifests/steward.yaml
@@ -17,7 +23,9 @@ import { startAll, startStewardProcess, startWorkerProcess, type StewardProcess,
  * the cluster's, and a ServiceAccount token of its own from the TokenRequest API (as each pod gets a projected
  * token), never the admin kubeconfig. The starters share one Lease: one leads.
  */
-export const RBAC_FILES = ['steward-clusterrole.yaml', 'steward-starter-lease-role.yaml'].map((file) => join(repoRoot, 'deploy', 'rbac', file));
+export const RBAC_FILES = ['steward-clusterrole.yaml', 'steward-starter-lease-role.yaml'].map((file) =>
+  join(repoRoot, 'deploy', 'rbac', file),
+);
 export const MANIFEST_FILE = join(repoRoot, 'deploy', 'manifests', 'steward.yaml');
 
 export interface StewardProcessesOptions {
@@ -50,7 +58,14 @@ export interface StewardProcesses {
 type Role = 'worker' | 'starter';
 type Manifest = k8s.KubernetesObject & Record<string, unknown>;
 
-export async function startStewardProcesses({ info, workers, starters, overrides = {}, secrets = {}, report = stderrReporter }: StewardProcessesOptions): Promise<StewardProcesses> {
+export async function startStewardProcesses({
+  info,
+  workers,
+  starters,
+  overrides = {},
+  secrets = {},
+  report = stderrReporter,
+}: StewardProcessesOptions): Promise<StewardProcesses> {
   const manifest = k8s.loadAllYaml(readFileSync(MANIFEST_FILE, 'utf8')) as Manifest[];
   const rbac = RBAC_FILES.flatMap((file) => k8s.loadAllYaml(readFileSync(file, 'utf8')) as Manifest[]);
   const admin = new k8s.KubeConfig();
@@ -74,15 +89,23 @@ export async function startStewardProcesses({ info, workers, starters, overrides
     const container = deployment.spec?.template.spec?.containers[0];
     return {
       name,
-      serviceAccount: { namespace: deployment.metadata?.namespace ?? 'default', name: deployment.spec?.template.spec?.serviceAccountName ?? 'default' },
+      serviceAccount: {
+        namespace: deployment.metadata?.namespace ?? 'default',
+        name: deployment.spec?.template.spec?.serviceAccountName ?? 'default',
+      },
       env: { ...configMap?.data, ...containerEnv(container, name), ...stackEnv, ...overrides },
     };
   };
   // As the starters will see it: a process inherits this one's environment below its own.
   const starterEnv: NodeJS.ProcessEnv = { ...process.env, ...pod('starter', 0).env };
-  const lease = { namespace: starterEnv.STEWARD_LEASE_NAMESPACE ?? DEFAULT_LEASE.namespace, name: starterEnv.STEWARD_LEASE_NAME ?? DEFAULT_LEASE.name };
+  const lease = {
+    namespace: starterEnv.STEWARD_LEASE_NAMESPACE ?? DEFAULT_LEASE.namespace,
+    name: starterEnv.STEWARD_LEASE_NAME ?? DEFAULT_LEASE.name,
+  };
   const first = pod('starter', 0).serviceAccount;
-  await step(report, `RBAC of ServiceAccount ${first.namespace}/${first.name} in force`, () => rbacInForce(admin, first, lease));
+  await step(report, `RBAC of ServiceAccount ${first.namespace}/${first.name} in force`, () =>
+    rbacInForce(admin, first, lease),
+  );
 
   const identities = join(info.stateDir, 'steward');
   mkdirSync(identities, { recursive: true });
@@ -90,24 +113,36 @@ export async function startStewardProcesses({ info, workers, starters, overrides
     const { name, serviceAccount, env } = pod(role, index);
     const kubeconfig = join(identities, `${name}.kubeconfig`);
     await serviceAccountKubeconfig(admin, serviceAccount.namespace, serviceAccount.name, kubeconfig);
-    return { name, env: { ...env, KUBECONFIG: kubeconfig }, secrets, logFile: join(info.stateDir, 'logs', `${name}.log`) };
+    return {
+      name,
+      env: { ...env, KUBECONFIG: kubeconfig },
+      secrets,
+      logFile: join(info.stateDir, 'logs', `${name}.log`),
+    };
   };
 
   const coordination = admin.makeApiClient(k8s.CoordinationV1Api);
-  const readLease = () => coordination.readNamespacedLease(lease).catch((error: unknown) => {
-    if (error instanceof k8s.ApiException && error.code === 404) return undefined;
-    throw error;
-  });
+  const readLease = () =>
+    coordination.readNamespacedLease(lease).catch((error: unknown) => {
+      if (error instanceof k8s.ApiException && error.code === 404) return undefined;
+      throw error;
+    });
   const leaseHolder = async () => (await readLease())?.spec?.holderIdentity ?? undefined;
 
   const started: StewardProcess[] = [];
   const stop = async () => {
     for (const p of [...started].reverse()) await p.stop();
   };
-  const all = async <T extends StewardProcess>(role: Role, count: number, start: (index: number) => Promise<T>): Promise<T[]> => {
+  const all = async <T extends StewardProcess>(
+    role: Role,
+    count: number,
+    start: (index: number) => Promise<T>,
+  ): Promise<T[]> => {
     const ok = await startAll(count, start);
     started.push(...ok);
-    report(`  ${ok.map((p) => `${p.process.name} (pid ${p.process.pid})`).join(', ')} ${role === 'worker' ? 'polling' : `running, Lease ${lease.namespace}/${lease.name}`}`);
+    report(
+      `  ${ok.map((p) => `${p.process.name} (pid ${p.process.pid})`).join(', ')} ${role === 'worker' ? 'polling' : `running, Lease ${lease.namespace}/${lease.name}`}`,
+    );
     return ok;
   };
   try {
@@ -117,7 +152,11 @@ export async function startStewardProcesses({ info, workers, starters, overrides
     const workerProcesses = await step(report, `start ${workers} worker process${workers === 1 ? '' : 'es'}`, () =>
       all('worker', workers, async (index) => {
         const options = await prepare('worker', index);
-        return startWorkerProcess({ ...options, env: { STEWARD_WORKFLOW_BUNDLE: bundle, ...options.env }, readyTimeoutMs: 120_000 });
+        return startWorkerProcess({
+          ...options,
+          env: { STEWARD_WORKFLOW_BUNDLE: bundle, ...options.env },
+          readyTimeoutMs: 120_000,
+        });
       }),
     );
     // A Lease left by an earlier run names a starter of the same name: only a renewal since now proves one of ours leads.
@@ -125,20 +164,29 @@ export async function startStewardProcesses({ info, workers, starters, overrides
     const names = Array.from({ length: starters }, (_, index) => pod('starter', index).name);
     const oursLeads = async () => {
       const spec = (await readLease())?.spec;
-      return names.includes(spec?.holderIdentity ?? '') && (spec?.renewTime ? new Date(spec.renewTime).getTime() >= since - 1_000 : false);
+      return (
+        names.includes(spec?.holderIdentity ?? '') &&
+        (spec?.renewTime ? new Date(spec.renewTime).getTime() >= since - 1_000 : false)
+      );
     };
     const starterProcesses = await step(report, `start ${starters} starter process${starters === 1 ? '' : 'es'}`, () =>
       // A killed holder's Lease must expire (its duration, 15 s) before one of these may take it.
-      all('starter', starters, async (index) => startStewardProcess('starter', { ...(await prepare('starter', index)), readyTimeoutMs: 90_000 }, oursLeads)),
+      all('starter', starters, async (index) =>
+        startStewardProcess('starter', { ...(await prepare('starter', index)), readyTimeoutMs: 90_000 }, oursLeads),
+      ),
     );
-    const allExited = (processes: StewardProcess[], what: string) => Promise.all(processes.map((p) => p.process.exited)).then(() => what);
+    const allExited = (processes: StewardProcess[], what: string) =>
+      Promise.all(processes.map((p) => p.process.exited)).then(() => what);
     return {
       workers: workerProcesses,
       starters: starterProcesses,
       lease,
       settings: { ...configMap?.data, ...stackEnv, ...overrides },
       leaseHolder,
-      exited: Promise.race([allExited(workerProcesses, 'every worker process exited'), allExited(starterProcesses, 'every starter process exited')]),
+      exited: Promise.race([
+        allExited(workerProcesses, 'every worker process exited'),
+        allExited(starterProcesses, 'every starter process exited'),
+      ]),
       stop,
     };
   } catch (error) {
@@ -148,22 +196,33 @@ export async function startStewardProcesses({ info, workers, starters, overrides
 }
 
 function deploymentOf(manifest: Manifest[], role: Role): k8s.V1Deployment {
-  const deployment = manifest.find((o): o is k8s.V1Deployment & Manifest => o.kind === 'Deployment' && (o as k8s.V1Deployment).spec?.template.spec?.containers[0]?.args?.[0] === role);
+  const deployment = manifest.find(
+    (o): o is k8s.V1Deployment & Manifest =>
+      o.kind === 'Deployment' && (o as k8s.V1Deployment).spec?.template.spec?.containers[0]?.args?.[0] === role,
+  );
   if (!deployment) throw new Error(`${MANIFEST_FILE} has no Deployment whose container runs \`steward ${role}\``);
   return deployment;
 }
 
 /** A container's own `env`: plain values, and the pod's name where a field reference asks for it. */
 function containerEnv(container: k8s.V1Container | undefined, podName: string): Record<string, string> {
-  return Object.fromEntries((container?.env ?? []).map((variable) => {
-    if (variable.value !== undefined) return [variable.name, variable.value];
-    if (variable.valueFrom?.fieldRef?.fieldPath === 'metadata.name') return [variable.name, podName];
-    throw new Error(`${MANIFEST_FILE}: ${variable.name} of container ${container?.name} comes from something the embedded stack cannot give (only values and metadata.name)`);
-  }));
+  return Object.fromEntries(
+    (container?.env ?? []).map((variable) => {
+      if (variable.value !== undefined) return [variable.name, variable.value];
+      if (variable.valueFrom?.fieldRef?.fieldPath === 'metadata.name') return [variable.name, podName];
+      throw new Error(
+        `${MANIFEST_FILE}: ${variable.name} of container ${container?.name} comes from something the embedded stack cannot give (only values and metadata.name)`,
+      );
+    }),
+  );
 }
 
 /** Bindings reach the authorizer's cache asynchronously: a process started before would meet 403 first. */
-async function rbacInForce(admin: k8s.KubeConfig, account: { namespace: string; name: string }, lease: { namespace: string; name: string }): Promise<void> {
+async function rbacInForce(
+  admin: k8s.KubeConfig,
+  account: { namespace: string; name: string },
+  lease: { namespace: string; name: string },
+): Promise<void> {
   const authorization = admin.makeApiClient(k8s.AuthorizationV1Api);
   const user = `system:serviceaccount:${account.namespace}:${account.name}`;
   const checks: k8s.V1ResourceAttributes[] = [
@@ -171,9 +230,15 @@ async function rbacInForce(admin: k8s.KubeConfig, account: { namespace: string; 
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', ...lease },
   ];
   for (const resourceAttributes of checks) {
-    await waitUntil(`${user} may ${resourceAttributes.verb} ${resourceAttributes.resource}`, async () => {
-      const review = await authorization.createSubjectAccessReview({ body: { spec: { user, groups: ['system:serviceaccounts'], resourceAttributes } } });
-      return review.status?.allowed ?? false;
-    }, { timeoutMs: 30_000, intervalMs: 250 });
+    await waitUntil(
+      `${user} may ${resourceAttributes.verb} ${resourceAttributes.resource}`,
+      async () => {
+        const review = await authorization.createSubjectAccessReview({
+          body: { spec: { user, groups: ['system:serviceaccounts'], resourceAttributes } },
+        });
+        return review.status?.allowed ?? false;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
   }
 }

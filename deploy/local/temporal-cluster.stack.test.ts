@@ -81,12 +81,16 @@ describe('Temporal cluster profile (PostgreSQL, three server hosts, UI server)',
     const info = await connection.workflowService.getSystemInfo({});
     expect(info.serverVersion).toMatch(/^1\.32\./);
     const cli = await ensureTemporalCli(stderrReporter);
-    const described = JSON.parse(await capture(cli, ['operator', 'cluster', 'describe', '--address', cluster.address, '-o', 'json'])) as { historyShardCount?: number };
+    const described = JSON.parse(
+      await capture(cli, ['operator', 'cluster', 'describe', '--address', cluster.address, '-o', 'json']),
+    ) as { historyShardCount?: number };
     expect(described.historyShardCount).toBe(HISTORY_SHARDS);
   });
 
   it('has the five search attributes of Steward registered as Keyword in its namespace', async () => {
-    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: cluster.namespace });
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({
+      namespace: cluster.namespace,
+    });
     for (const key of searchAttributeKeys) {
       expect(customAttributes?.[key.name]).toBe(temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
     }
@@ -116,7 +120,10 @@ describe('Temporal cluster profile (PostgreSQL, three server hosts, UI server)',
     expect(description.typedSearchAttributes.get(K8sKind)).toBe('Pod');
     await recovers('visibility lists the workflow by K8sKind', async () => {
       const found: string[] = [];
-      for await (const execution of client.workflow.list({ query: `K8sKind = "Pod" AND WorkflowId = "${handle.workflowId}"` })) found.push(execution.workflowId);
+      for await (const execution of client.workflow.list({
+        query: `K8sKind = "Pod" AND WorkflowId = "${handle.workflowId}"`,
+      }))
+        found.push(execution.workflowId);
       expect(found).toEqual([handle.workflowId]);
     });
   });
@@ -147,7 +154,9 @@ describe('Temporal cluster profile (PostgreSQL, three server hosts, UI server)',
     const taskQueue = `cluster-profile-${Date.now()}`;
     const { client: workerClient, worker, close } = await testWorker(cluster.address, taskQueue);
     try {
-      const result = await worker.runUntil(workerClient.workflow.execute(greetOnce, { taskQueue, workflowId: `greet/${taskQueue}`, args: ['cluster'] }));
+      const result = await worker.runUntil(
+        workerClient.workflow.execute(greetOnce, { taskQueue, workflowId: `greet/${taskQueue}`, args: ['cluster'] }),
+      );
       expect(result).toBe('hello, cluster');
     } finally {
       await close();

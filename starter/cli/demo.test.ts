@@ -30,11 +30,27 @@ function steward(...args: string[]): Promise<unknown> {
 
 describe('steward demo arguments, checked before anything is created', () => {
   it.each<[string, string[], string | RegExp]>([
-    ['a missing stack.json says to start the stack', ['demo', '--stack', join(dir, 'none.json')], /--stack .*none\.json: no such file; start the stack with `npm start` first/],
+    [
+      'a missing stack.json says to start the stack',
+      ['demo', '--stack', join(dir, 'none.json')],
+      /--stack .*none\.json: no such file; start the stack with `npm start` first/,
+    ],
     ['a file that is not JSON', ['demo', '--stack', stackJson('not json')], /--stack .*: .*JSON/],
-    ['JSON that is not a stack.json names what is missing', ['demo', '--stack', stackJson({ temporal: {} })], /not a stack\.json written by `steward up`[^]*kubernetes/],
-    ['the timeout is whole seconds', ['demo', '--timeout', '1.5', '--stack', stackJson(stack)], '--timeout: must be a whole number of seconds, at least 1 (got "1.5")'],
-    ['a timeout of 0 could never succeed', ['demo', '--cleanup', '--timeout', '0'], '--timeout: must be a whole number of seconds, at least 1 (got "0")'],
+    [
+      'JSON that is not a stack.json names what is missing',
+      ['demo', '--stack', stackJson({ temporal: {} })],
+      /not a stack\.json written by `steward up`[^]*kubernetes/,
+    ],
+    [
+      'the timeout is whole seconds',
+      ['demo', '--timeout', '1.5', '--stack', stackJson(stack)],
+      '--timeout: must be a whole number of seconds, at least 1 (got "1.5")',
+    ],
+    [
+      'a timeout of 0 could never succeed',
+      ['demo', '--cleanup', '--timeout', '0'],
+      '--timeout: must be a whole number of seconds, at least 1 (got "0")',
+    ],
     ['unknown flags are refused', ['demo', '--namespace', 'x'], /unknown option '--namespace'/],
   ])('%s', async (_sentence, args, expected) => {
     await expect(steward(...args)).rejects.toThrow(expected);
@@ -42,17 +58,27 @@ describe('steward demo arguments, checked before anything is created', () => {
 
   it('reads a valid stack.json with the defaults', () => {
     const file = stackJson(stack);
-    expect(parseDemoOptions({ stack: file })).toMatchObject({ stackFile: file, timeoutMs: 180_000, cleanup: false, stack: { temporal: { uiUrl: 'http://127.0.0.1:8233' } } });
+    expect(parseDemoOptions({ stack: file })).toMatchObject({
+      stackFile: file,
+      timeoutMs: 180_000,
+      cleanup: false,
+      stack: { temporal: { uiUrl: 'http://127.0.0.1:8233' } },
+    });
   });
 });
 
 describe('demo objects', () => {
   const objects = demoObjects();
-  const withUid = <T extends k8s.KubernetesObject>(object: T, uid: string): T => ({ ...object, metadata: { ...object.metadata, uid } });
+  const withUid = <T extends k8s.KubernetesObject>(object: T, uid: string): T => ({
+    ...object,
+    metadata: { ...object.metadata, uid },
+  });
 
   it('project exactly as the sample cluster, except the Service, whose ClusterIP the API server picks', () => {
     const cluster = sampleCluster();
-    expect(objects.nodes.map((n, i) => project('Node', withUid(n, cluster.nodes[i]!.metadata.uid)))).toEqual(cluster.nodes);
+    expect(objects.nodes.map((n, i) => project('Node', withUid(n, cluster.nodes[i]!.metadata.uid)))).toEqual(
+      cluster.nodes,
+    );
     expect(objects.pods.map((p, i) => project('Pod', withUid(p, cluster.pods[i]!.metadata.uid)))).toEqual(cluster.pods);
     expect(project('Endpoints', withUid(objects.endpoints, cluster.endpoints.metadata.uid))).toEqual(cluster.endpoints);
     const service = structuredClone(cluster.service);

@@ -4,7 +4,13 @@ import * as k8s from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { EmulatorAdmin, StackInfo } from '../../deploy/local';
-import { GLOBAL_MIDONET_WORKFLOW_ID, PEERPOD_API, TRANSLATION_API, workflowId, type ObjectRef } from '../../workflows/naming';
+import {
+  GLOBAL_MIDONET_WORKFLOW_ID,
+  PEERPOD_API,
+  TRANSLATION_API,
+  workflowId,
+  type ObjectRef,
+} from '../../workflows/naming';
 import { translate, type NodeProjection, type ServiceProjection } from '../../workflows/translation';
 import { sampleCluster, type SampleCluster } from '../../workflows/translation/sample-cluster';
 import { KATA_REMOTE, project } from '../controller';
@@ -44,20 +50,40 @@ function defaultStackFile(): string {
 }
 
 /** Checks the flags and reads the stack before anything is created. */
-export function parseDemoOptions(flags: { stack?: string; timeout?: string; cleanup?: boolean; peerPod?: boolean }): DemoOptions & { stack: StackInfo } {
+export function parseDemoOptions(flags: {
+  stack?: string;
+  timeout?: string;
+  cleanup?: boolean;
+  peerPod?: boolean;
+}): DemoOptions & { stack: StackInfo } {
   const file = flags.stack ?? defaultStackFile();
   const timeout = flags.timeout ?? '180';
-  if (!/^\d+$/.test(timeout) || Number(timeout) < 1) throw new Error(`--timeout: must be a whole number of seconds, at least 1 (got "${timeout}")`);
+  if (!/^\d+$/.test(timeout) || Number(timeout) < 1)
+    throw new Error(`--timeout: must be a whole number of seconds, at least 1 (got "${timeout}")`);
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : error instanceof Error ? error.message : String(error);
-    throw new Error(`--stack ${file}: ${why}; start the stack with \`npm start\` first, or give its stack.json with --stack <file>`);
+    const why =
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'no such file'
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    throw new Error(
+      `--stack ${file}: ${why}; start the stack with \`npm start\` first, or give its stack.json with --stack <file>`,
+    );
   }
   const stack = stackSchema.safeParse(json);
-  if (!stack.success) throw new Error(`--stack ${file}: not a stack.json written by \`steward up\`: ${z.prettifyError(stack.error)}`);
-  return { stackFile: file, timeoutMs: Number(timeout) * 1000, cleanup: flags.cleanup ?? false, peerPod: flags.peerPod ?? true, stack: stack.data as unknown as StackInfo };
+  if (!stack.success)
+    throw new Error(`--stack ${file}: not a stack.json written by \`steward up\`: ${z.prettifyError(stack.error)}`);
+  return {
+    stackFile: file,
+    timeoutMs: Number(timeout) * 1000,
+    cleanup: flags.cleanup ?? false,
+    peerPod: flags.peerPod ?? true,
+    stack: stack.data as unknown as StackInfo,
+  };
 }
 
 /** The sample projections as real objects. */
@@ -76,12 +102,22 @@ export function demoObjects(cluster: SampleCluster = sampleCluster()): DemoObjec
   const addresses = cluster.endpoints.subsets?.[0]?.addresses ?? [];
   const podOf = (ip: string) => cluster.pods.find((pod) => pod.status.podIP === ip);
   const pod = ({ metadata, spec, status }: SampleCluster['pods'][number]): k8s.V1Pod => ({
-    metadata: { name: metadata.name, namespace: metadata.namespace, labels: DEMO_LABELS, annotations: metadata.annotations },
+    metadata: {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      labels: DEMO_LABELS,
+      annotations: metadata.annotations,
+    },
     // Never runs: there is no kubelet. The status below is what one would report.
     spec: { nodeName: spec.nodeName, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
     status: { phase: status.phase, podIP: status.podIP, podIPs: status.podIP ? [{ ip: status.podIP }] : undefined },
   });
-  const peer = pod({ kind: 'Pod', metadata: { name: PEER_POD, namespace: 'default', uid: '', annotations: {} }, spec: { nodeName: 'node2' }, status: { phase: 'Running', podIP: '10.1.2.6' } });
+  const peer = pod({
+    kind: 'Pod',
+    metadata: { name: PEER_POD, namespace: 'default', uid: '', annotations: {} },
+    spec: { nodeName: 'node2' },
+    status: { phase: 'Running', podIP: '10.1.2.6' },
+  });
   return {
     runtimeClass: { metadata: { name: PEER_RUNTIME_CLASS, labels: DEMO_LABELS }, handler: PEER_RUNTIME_CLASS },
     peerPod: { ...peer, spec: { ...peer.spec!, runtimeClassName: PEER_RUNTIME_CLASS } },
@@ -92,7 +128,11 @@ export function demoObjects(cluster: SampleCluster = sampleCluster()): DemoObjec
     })),
     pods: cluster.pods.map(pod),
     service: {
-      metadata: { name: cluster.service.metadata.name, namespace: cluster.service.metadata.namespace, labels: DEMO_LABELS },
+      metadata: {
+        name: cluster.service.metadata.name,
+        namespace: cluster.service.metadata.namespace,
+        labels: DEMO_LABELS,
+      },
       // No clusterIP: the fixture's may lie outside this cluster's service range, so the API server picks one.
       spec: {
         type: cluster.service.spec.type,
@@ -103,12 +143,20 @@ export function demoObjects(cluster: SampleCluster = sampleCluster()): DemoObjec
       },
     },
     endpoints: {
-      metadata: { name: cluster.endpoints.metadata.name, namespace: cluster.endpoints.metadata.namespace, labels: DEMO_LABELS },
+      metadata: {
+        name: cluster.endpoints.metadata.name,
+        namespace: cluster.endpoints.metadata.namespace,
+        labels: DEMO_LABELS,
+      },
       subsets: [
         {
           addresses: addresses.map(({ ip }) => {
             const pod = podOf(ip);
-            return { ip, nodeName: pod?.spec.nodeName, targetRef: pod && { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name } };
+            return {
+              ip,
+              nodeName: pod?.spec.nodeName,
+              targetRef: pod && { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name },
+            };
           }),
           ports: endpointPorts,
         },
@@ -160,7 +208,8 @@ interface DemoEntry {
   remove: () => Promise<unknown>;
 }
 
-const refKey = (ref: { namespace?: string; name: string }) => (ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name);
+const refKey = (ref: { namespace?: string; name: string }) =>
+  ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
 
 class Demo {
   private readonly core: k8s.CoreV1Api;
@@ -221,27 +270,40 @@ class Demo {
     if (this.admin) {
       // Real hosts are registered by MidoNet agents; the emulator has none until told.
       for (const host of cluster.hosts) await this.admin.seedHost(host);
-      this.out(`Seeded ${cluster.hosts.length} MidoNet hosts in the emulator: ${cluster.hosts.map((h) => h.name).join(', ')}\n`);
+      this.out(
+        `Seeded ${cluster.hosts.length} MidoNet hosts in the emulator: ${cluster.hosts.map((h) => h.name).join(', ')}\n`,
+      );
     } else this.out('MidoNet is not the emulator: its agents must have registered the hosts the sample Nodes name.\n');
 
     // Status goes through the status subresource, as a kubelet (absent here) would write it.
     for (const node of objects.nodes) {
       await createOrKeep(() => core.createNode({ body: node }));
       const current = await core.readNode({ name: node.metadata!.name! });
-      await core.replaceNodeStatus({ name: node.metadata!.name!, body: { ...current, status: { ...current.status, ...node.status } } });
+      await core.replaceNodeStatus({
+        name: node.metadata!.name!,
+        body: { ...current, status: { ...current.status, ...node.status } },
+      });
     }
     if (this.withPeerPod) await createOrKeep(() => this.node.createRuntimeClass({ body: objects.runtimeClass }));
     for (const pod of [...objects.pods, ...(this.withPeerPod ? [objects.peerPod] : [])]) {
       const { name, namespace } = pod.metadata as { name: string; namespace: string };
       await createOrKeep(() => core.createNamespacedPod({ namespace, body: pod }));
       const current = await core.readNamespacedPod({ name, namespace });
-      await core.replaceNamespacedPodStatus({ name, namespace, body: { ...current, status: { ...current.status, ...pod.status } } });
+      await core.replaceNamespacedPodStatus({
+        name,
+        namespace,
+        body: { ...current, status: { ...current.status, ...pod.status } },
+      });
     }
     const { service, endpoints } = objects;
     await createOrKeep(() => core.createNamespacedService({ namespace: service.metadata!.namespace!, body: service }));
-    await createOrKeep(() => core.createNamespacedEndpoints({ namespace: endpoints.metadata!.namespace!, body: endpoints }));
+    await createOrKeep(() =>
+      core.createNamespacedEndpoints({ namespace: endpoints.metadata!.namespace!, body: endpoints }),
+    );
 
-    const live = await Promise.all(this.entries().map(async (entry) => ({ ref: entry.ref, object: await entry.read() })));
+    const live = await Promise.all(
+      this.entries().map(async (entry) => ({ ref: entry.ref, object: await entry.read() })),
+    );
     this.out(`\nKubernetes objects (label ${Object.entries(DEMO_LABELS)[0]!.join('=')}):\n`);
     this.out(table(live.map(({ ref, object }) => [ref.kind, refKey(ref), `uid ${object.metadata?.uid ?? ''}`])));
 
@@ -249,31 +311,47 @@ class Demo {
     const owners = new Map(live.map(({ ref, object }) => [object.metadata!.uid!, ref]));
     this.out(`\nWaiting up to ${timeoutMs / 1000} s until their ${expected.size} Translations are Ready…\n`);
     const ready = await this.poll(timeoutMs, async () => {
-      const owned = (await this.translations()).filter((t) => t.metadata?.ownerReferences?.some((o) => owners.has(o.uid)));
+      const owned = (await this.translations()).filter((t) =>
+        t.metadata?.ownerReferences?.some((o) => owners.has(o.uid)),
+      );
       const byKey = new Map(owned.map((t) => [refKey(t.metadata as { namespace: string; name: string }), t]));
       const problems = [...new Set([...expected, ...byKey.keys()])].sort().flatMap((key) => {
         const t = byKey.get(key);
         if (!t) return [`${key}: not created yet`];
         const condition = t.status?.conditions?.find((c) => c.type === 'Ready');
-        return condition?.status === 'True' ? [] : [`${key}: Ready=${condition?.status ?? 'unknown'}${condition ? ` ${condition.reason}: ${condition.message}` : ' (no status yet)'}`];
+        return condition?.status === 'True'
+          ? []
+          : [
+              `${key}: Ready=${condition?.status ?? 'unknown'}${condition ? ` ${condition.reason}: ${condition.message}` : ' (no status yet)'}`,
+            ];
       });
       return problems.length ? { done: false as const, problems } : { done: true as const, value: owned };
     });
-    if (!ready.done) throw new Error(`timed out after ${timeoutMs / 1000} s; Translations not Ready:\n  ${ready.problems.join('\n  ')}`);
+    if (!ready.done)
+      throw new Error(
+        `timed out after ${timeoutMs / 1000} s; Translations not Ready:\n  ${ready.problems.join('\n  ')}`,
+      );
 
     this.out(`\nTranslations: ${ready.value.length}, all Ready\n`);
     this.out(
       table(
         ready.value.map((t) => {
           const owner = owners.get(t.metadata!.ownerReferences!.find((o) => owners.has(o.uid))!.uid)!;
-          return [`${owner.kind} ${refKey(owner)}`, 'Ready=True', `${t.resources?.length ?? 0} resources`, refKey(t.metadata as { namespace: string; name: string })];
+          return [
+            `${owner.kind} ${refKey(owner)}`,
+            'Ready=True',
+            `${t.resources?.length ?? 0} resources`,
+            refKey(t.metadata as { namespace: string; name: string }),
+          ];
         }),
       ),
     );
     if (this.admin) {
       const dump = await this.admin.dump();
       const counts = Object.entries(dump).filter(([, items]) => items.length > 0);
-      this.out(`\nMidoNet resources in the emulator (all, the cluster's globals included):\n${table(counts.map(([kind, items]) => [kind, String(items.length)]))}`);
+      this.out(
+        `\nMidoNet resources in the emulator (all, the cluster's globals included):\n${table(counts.map(([kind, items]) => [kind, String(items.length)]))}`,
+      );
     }
     const peerPodRef = { kind: 'PeerPod' as const, namespace: 'default', name: PEER_POD };
     if (this.withPeerPod) {
@@ -282,17 +360,30 @@ class Demo {
         const peerPod = await this.peerPod();
         return peerPod?.spec?.instanceID
           ? { done: true as const, value: peerPod }
-          : { done: false as const, problems: [`PeerPod ${refKey(peerPodRef)}: ${peerPod ? 'no instance yet' : 'not created yet'} (\`steward status peerpod ${refKey(peerPodRef)}\` tells why)`] };
+          : {
+              done: false as const,
+              problems: [
+                `PeerPod ${refKey(peerPodRef)}: ${peerPod ? 'no instance yet' : 'not created yet'} (\`steward status peerpod ${refKey(peerPodRef)}\` tells why)`,
+              ],
+            };
       });
       if (!recorded.done) throw new Error(`timed out after ${timeoutMs / 1000} s; ${recorded.problems.join('; ')}`);
       const { cloudProvider = '?', instanceID = '?' } = recorded.value.spec ?? {};
-      this.out(`\nPeer pod VM:\n${table([[`Pod ${refKey(peerPodRef)}`, `PeerPod ${refKey(peerPodRef)}`, `${cloudProvider} VM ${instanceID}`]])}`);
+      this.out(
+        `\nPeer pod VM:\n${table([[`Pod ${refKey(peerPodRef)}`, `PeerPod ${refKey(peerPodRef)}`, `${cloudProvider} VM ${instanceID}`]])}`,
+      );
       if (cloudProvider === 'libvirt') this.out(`  see it: virsh -c ${this.stack.libvirt.uri} dominfo ${instanceID}\n`);
     }
-    this.printLinks('Lifecycle workflows', [GLOBAL_MIDONET_WORKFLOW_ID, ...live.map(({ ref }) => workflowId(ref)), ...(this.withPeerPod ? [workflowId(peerPodRef)] : [])]);
+    this.printLinks('Lifecycle workflows', [
+      GLOBAL_MIDONET_WORKFLOW_ID,
+      ...live.map(({ ref }) => workflowId(ref)),
+      ...(this.withPeerPod ? [workflowId(peerPodRef)] : []),
+    ]);
     this.printLinks(
       'Translation workflows (the pushers)',
-      ready.value.map((t) => workflowId({ kind: 'Translation', namespace: t.metadata!.namespace!, name: t.metadata!.name! })),
+      ready.value.map((t) =>
+        workflowId({ kind: 'Translation', namespace: t.metadata!.namespace!, name: t.metadata!.name! }),
+      ),
     );
     this.out(`\nUndo with: steward demo --cleanup${this.stackArg}\n`);
   }
@@ -311,7 +402,9 @@ class Demo {
       await readOrAbsent(entry.remove);
       this.out(`deleted ${entry.ref.kind} ${refKey(entry.ref)}\n`);
     }
-    this.out(`\nWaiting up to ${timeoutMs / 1000} s until their Translations${this.withPeerPod ? ' and the peer pod\'s VM and PeerPod' : ''} are gone…\n`);
+    this.out(
+      `\nWaiting up to ${timeoutMs / 1000} s until their Translations${this.withPeerPod ? " and the peer pod's VM and PeerPod" : ''} are gone…\n`,
+    );
     const gone = await this.poll(timeoutMs, async () => {
       const left = (await this.translations()).filter((t) => t.metadata?.ownerReferences?.some((o) => uids.has(o.uid)));
       const problems = left.map((t) => {
@@ -320,10 +413,14 @@ class Demo {
         return `${refKey(t.metadata as { namespace: string; name: string })}: finalizers ${finalizers}${ready ? `; Ready=${ready.status} ${ready.reason}: ${ready.message}` : ''}`;
       });
       const peerPod = this.withPeerPod ? await this.peerPod() : undefined;
-      if (peerPod) problems.push(`PeerPod default/${PEER_POD}: finalizers ${peerPod.metadata?.finalizers?.join(', ') || 'none'} (its VM is being deleted)`);
+      if (peerPod)
+        problems.push(
+          `PeerPod default/${PEER_POD}: finalizers ${peerPod.metadata?.finalizers?.join(', ') || 'none'} (its VM is being deleted)`,
+        );
       return problems.length ? { done: false as const, problems } : { done: true as const, value: undefined };
     });
-    if (!gone.done) throw new Error(`timed out after ${timeoutMs / 1000} s; still there:\n  ${gone.problems.join('\n  ')}`);
+    if (!gone.done)
+      throw new Error(`timed out after ${timeoutMs / 1000} s; still there:\n  ${gone.problems.join('\n  ')}`);
     if (this.withPeerPod) {
       const runtimeClass = await readOrAbsent(() => this.node.readRuntimeClass({ name: PEER_RUNTIME_CLASS }));
       if (runtimeClass?.metadata?.labels?.[Object.keys(DEMO_LABELS)[0]!] === Object.values(DEMO_LABELS)[0]) {
@@ -339,7 +436,14 @@ class Demo {
   }
 
   private peerPod(): Promise<PeerPodObject | undefined> {
-    return readOrAbsent(async () => (await this.custom.getNamespacedCustomObject({ ...PEERPOD_API, namespace: 'default', name: PEER_POD })) as PeerPodObject);
+    return readOrAbsent(
+      async () =>
+        (await this.custom.getNamespacedCustomObject({
+          ...PEERPOD_API,
+          namespace: 'default',
+          name: PEER_POD,
+        })) as PeerPodObject,
+    );
   }
 
   private async translations(): Promise<TranslationObject[]> {
@@ -348,7 +452,10 @@ class Demo {
   }
 
   /** Polls `probe` until done or the deadline; on timeout returns the last problems. */
-  private async poll<T>(timeoutMs: number, probe: () => Promise<{ done: true; value: T } | { done: false; problems: string[] }>) {
+  private async poll<T>(
+    timeoutMs: number,
+    probe: () => Promise<{ done: true; value: T } | { done: false; problems: string[] }>,
+  ) {
     const deadline = Date.now() + timeoutMs;
     let reported = -1;
     for (;;) {
@@ -367,19 +474,24 @@ class Demo {
       this.out(`\n${title} (external Temporal: open them in its own UI):\n${ids.map((id) => `  ${id}\n`).join('')}`);
       return;
     }
-    this.out(`\n${title} in the Temporal UI:\n${ids.map((id) => `  ${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(id)}\n`).join('')}`);
+    this.out(
+      `\n${title} in the Temporal UI:\n${ids.map((id) => `  ${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(id)}\n`).join('')}`,
+    );
   }
 }
 
 /** `namespace/name` of every Translation the objects should own, computed by the translation the workflows run. */
 function expectedTranslations(live: { ref: ObjectRef; object: k8s.KubernetesObject }[]): Set<string> {
-  const projections = live.map(({ ref, object }) => project(ref.kind as 'Node' | 'Pod' | 'Service' | 'Endpoints', object));
+  const projections = live.map(({ ref, object }) =>
+    project(ref.kind as 'Node' | 'Pod' | 'Service' | 'Endpoints', object),
+  );
   const nodes = projections.filter((p): p is NodeProjection => 'kind' in p && p.kind === 'Node');
   const service = projections.find((p): p is ServiceProjection => 'kind' in p && p.kind === 'Service') ?? null;
   const keys = new Set<string>();
   for (const projection of projections) {
     if (!('kind' in projection)) throw new Error(`a demo object does not project: ${JSON.stringify(projection)}`);
-    const node = projection.kind === 'Pod' ? (nodes.find((n) => n.metadata.name === projection.spec.nodeName) ?? null) : null;
+    const node =
+      projection.kind === 'Pod' ? (nodes.find((n) => n.metadata.name === projection.spec.nodeName) ?? null) : null;
     const result = translate(projection, { node, service });
     if (!result.ok) throw new Error(`a demo object does not translate: ${JSON.stringify(result.error)}`);
     for (const t of result.translations) keys.add(refKey(t));
@@ -389,7 +501,15 @@ function expectedTranslations(live: { ref: ObjectRef; object: k8s.KubernetesObje
 
 function table(rows: string[][]): string {
   const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
-  return rows.map((row) => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`).join('');
+  return rows
+    .map(
+      (row) =>
+        `  ${row
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd()}\n`,
+    )
+    .join('');
 }
 
 export function registerDemoCommand(program: Command): void {
@@ -398,15 +518,25 @@ export function registerDemoCommand(program: Command): void {
     .description(
       'on the running stack (npm start): create sample Nodes, Pods, a Service with two ports and its Endpoints, and a peer pod with a cloud VM, wait until their Translations are Ready and the VM is recorded, and print them with the Temporal UI links of their workflows',
     )
-    .option('--stack <file>', 'stack.json of the running stack (default .steward/stack.json, where steward up writes it)')
+    .option(
+      '--stack <file>',
+      'stack.json of the running stack (default .steward/stack.json, where steward up writes it)',
+    )
     .option('--timeout <seconds>', 'how long to wait for the Translations (default 180)')
     .option('--cleanup', 'delete what demo created and wait until their Translations are gone')
     .option('--no-peer-pod', 'leave out the peer pod (for a worker without cloud activities)')
-    .action(async (flags: { stack?: string; timeout?: string; cleanup?: boolean; peerPod?: boolean }, self: Command) => {
-      const options = parseDemoOptions(flags);
-      const stackArg = flags.stack ? ` --stack ${flags.stack}` : '';
-      const demo = new Demo(options.stack, stackArg, (text) => self.configureOutput().writeOut?.(text), options.peerPod);
-      if (options.cleanup) await demo.cleanup(options.timeoutMs);
-      else await demo.create(options.timeoutMs);
-    });
+    .action(
+      async (flags: { stack?: string; timeout?: string; cleanup?: boolean; peerPod?: boolean }, self: Command) => {
+        const options = parseDemoOptions(flags);
+        const stackArg = flags.stack ? ` --stack ${flags.stack}` : '';
+        const demo = new Demo(
+          options.stack,
+          stackArg,
+          (text) => self.configureOutput().writeOut?.(text),
+          options.peerPod,
+        );
+        if (options.cleanup) await demo.cleanup(options.timeoutMs);
+        else await demo.create(options.timeoutMs);
+      },
+    );
 }

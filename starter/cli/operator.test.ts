@@ -7,7 +7,9 @@ import { registerWorkerCommand } from './worker';
 import { connectClient } from '../../worker/connection';
 import { runWorker } from '../../worker';
 
-jest.mock('../../worker/connection', () => ({ connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))) }));
+jest.mock('../../worker/connection', () => ({
+  connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))),
+}));
 jest.mock('../../worker', () => ({ runWorker: jest.fn() }));
 
 function steward(...args: string[]): Promise<unknown> {
@@ -24,17 +26,57 @@ describe('operator command arguments, checked before any call to Temporal', () =
   });
 
   it.each<[string, string[], string | RegExp]>([
-    ['an unknown kind lists the kinds', ['cleanup', 'pods', 'default/web', '--reason', 'r'], 'unknown kind "pods": expected one of Node, Pod, Service, Endpoints, Translation, PeerPod'],
+    [
+      'an unknown kind lists the kinds',
+      ['cleanup', 'pods', 'default/web', '--reason', 'r'],
+      'unknown kind "pods": expected one of Node, Pod, Service, Endpoints, Translation, PeerPod',
+    ],
     ['an unknown kind is rejected by status too', ['status', 'deployment', 'default/web'], 'unknown kind "deployment"'],
-    ['a Pod needs <namespace>/<name>', ['pause', 'pod', 'web', '--reason', 'r'], 'a Pod is named <namespace>/<name> (got "web")'],
-    ['a Node has no namespace', ['refresh', 'node', 'default/node-1', '--reason', 'r'], 'a Node is named without a namespace'],
-    ['an unknown cleanup mode lists the modes', ['cleanup', 'pod', 'default/web', '--mode', 'nuke', '--reason', 'r'], 'cleanup pod/default/web: --mode: mode must be one of retry, orphan, force'],
-    ['a cleanup without a reason is refused', ['cleanup', 'pod', 'default/web', '--mode', 'orphan'], 'cleanup pod/default/web: --reason: a reason is required'],
-    ['a blank reason counts as none', ['pause', 'service', 'default/web', '--reason', '   '], 'pause service/default/web: --reason: a reason is required'],
-    ['both problems are reported at once', ['cleanup', 'pod', 'default/web', '--mode', 'x'], /--reason: a reason is required; --mode: mode must be one of/],
-    ['an empty requester is refused', ['resume', 'pod', 'default/web', '--reason', 'r', '--by', ''], 'resume pod/default/web: --by: requestedBy is required'],
-    ['a bad Temporal address is named by its flag and variable', ['status', 'pod', 'default/web', '--address', 'nowhere'], /--address \/ TEMPORAL_ADDRESS: must be host:port/],
-    ['a bad worker setting stops the worker before it starts', ['worker', '--http-port', 'eighty'], /--http-port \/ STEWARD_HTTP_PORT: must be a whole number, got "eighty"/],
+    [
+      'a Pod needs <namespace>/<name>',
+      ['pause', 'pod', 'web', '--reason', 'r'],
+      'a Pod is named <namespace>/<name> (got "web")',
+    ],
+    [
+      'a Node has no namespace',
+      ['refresh', 'node', 'default/node-1', '--reason', 'r'],
+      'a Node is named without a namespace',
+    ],
+    [
+      'an unknown cleanup mode lists the modes',
+      ['cleanup', 'pod', 'default/web', '--mode', 'nuke', '--reason', 'r'],
+      'cleanup pod/default/web: --mode: mode must be one of retry, orphan, force',
+    ],
+    [
+      'a cleanup without a reason is refused',
+      ['cleanup', 'pod', 'default/web', '--mode', 'orphan'],
+      'cleanup pod/default/web: --reason: a reason is required',
+    ],
+    [
+      'a blank reason counts as none',
+      ['pause', 'service', 'default/web', '--reason', '   '],
+      'pause service/default/web: --reason: a reason is required',
+    ],
+    [
+      'both problems are reported at once',
+      ['cleanup', 'pod', 'default/web', '--mode', 'x'],
+      /--reason: a reason is required; --mode: mode must be one of/,
+    ],
+    [
+      'an empty requester is refused',
+      ['resume', 'pod', 'default/web', '--reason', 'r', '--by', ''],
+      'resume pod/default/web: --by: requestedBy is required',
+    ],
+    [
+      'a bad Temporal address is named by its flag and variable',
+      ['status', 'pod', 'default/web', '--address', 'nowhere'],
+      /--address \/ TEMPORAL_ADDRESS: must be host:port/,
+    ],
+    [
+      'a bad worker setting stops the worker before it starts',
+      ['worker', '--http-port', 'eighty'],
+      /--http-port \/ STEWARD_HTTP_PORT: must be a whole number, got "eighty"/,
+    ],
   ])('%s', async (_sentence, args, expected) => {
     await expect(steward(...args)).rejects.toThrow(expected);
   });
@@ -53,23 +95,49 @@ describe('the operator commands', () => {
 });
 
 describe('status output', () => {
-  const view: LifecycleStateView = { ref: { kind: 'Node', name: 'node-1' }, state: 'synced', resources: [], actions: [] };
+  const view: LifecycleStateView = {
+    ref: { kind: 'Node', name: 'node-1' },
+    state: 'synced',
+    resources: [],
+    actions: [],
+  };
 
   it('says when there are no resources, no error and no actions', () => {
     expect(formatStatus('node/node-1', view)).toBe(
-      ['node/node-1', '  state:       synced', '  last error:  none', '', 'resources: none', '', 'recent operator actions: none', ''].join('\n'),
+      [
+        'node/node-1',
+        '  state:       synced',
+        '  last error:  none',
+        '',
+        'resources: none',
+        '',
+        'recent operator actions: none',
+        '',
+      ].join('\n'),
     );
   });
 
   it('shows when an error happened, and a lasting condition (waiting for a dependency) without an empty time', () => {
-    const failed = formatStatus('pod/ns/web', { ...view, lastError: { reason: 'KubernetesUnavailable', message: 'apply: down', at: '2026-11-26T06:00:00Z' } });
+    const failed = formatStatus('pod/ns/web', {
+      ...view,
+      lastError: { reason: 'KubernetesUnavailable', message: 'apply: down', at: '2026-11-26T06:00:00Z' },
+    });
     expect(failed).toContain('  last error:  KubernetesUnavailable: apply: down (2026-11-26T06:00:00Z)\n');
-    const waiting = formatStatus('pod/ns/web', { ...view, state: 'waitingForDependency', lastError: { reason: 'WaitingForDependency', message: 'Node node-1 does not exist (yet)', at: '' } });
+    const waiting = formatStatus('pod/ns/web', {
+      ...view,
+      state: 'waitingForDependency',
+      lastError: { reason: 'WaitingForDependency', message: 'Node node-1 does not exist (yet)', at: '' },
+    });
     expect(waiting).toContain('  last error:  WaitingForDependency: Node node-1 does not exist (yet)\n');
   });
 
   it('shows only the ten most recent operator actions, oldest first', () => {
-    const actions = Array.from({ length: 12 }, (_, i) => ({ action: 'refresh' as const, requestedBy: 'bob', reason: `round ${i}`, at: `t${i}` }));
+    const actions = Array.from({ length: 12 }, (_, i) => ({
+      action: 'refresh' as const,
+      requestedBy: 'bob',
+      reason: `round ${i}`,
+      at: `t${i}`,
+    }));
     const out = formatStatus('node/node-1', { ...view, actions });
     expect(out).not.toContain('round 1\n');
     expect(out.indexOf('round 2')).toBeLessThan(out.indexOf('round 11'));
@@ -88,7 +156,13 @@ describe("status of an object: its Translations' own state", () => {
     ],
     actions: [],
   };
-  const translation = (state: string, lastError?: typeof stuck): LifecycleStateView => ({ ref: { kind: 'Translation', name: 'x' }, state, resources: [], actions: [], ...(lastError ? { lastError } : {}) });
+  const translation = (state: string, lastError?: typeof stuck): LifecycleStateView => ({
+    ref: { kind: 'Translation', name: 'x' },
+    state,
+    resources: [],
+    actions: [],
+    ...(lastError ? { lastError } : {}),
+  });
   /** A client whose only verb is the `state` query of the workflows in `answers` (an Error is thrown). */
   const clientAnswering = (answers: Record<string, LifecycleStateView | Error>) =>
     partialFake<Client>('client', {
@@ -109,7 +183,10 @@ describe("status of an object: its Translations' own state", () => {
       { name: 'ns/pod.4.web', state: 'stuck', lastError: stuck },
       { name: 'ns/pod-mac.4.web', state: 'no workflow' },
     ]);
-    const silent = clientAnswering({ 'translation/ns/pod.4.web': new Error('no poller'), 'translation/ns/pod-mac.4.web': translation('synced') });
+    const silent = clientAnswering({
+      'translation/ns/pod.4.web': new Error('no poller'),
+      'translation/ns/pod-mac.4.web': translation('synced'),
+    });
     expect((await translationStates(silent, pod))[0]).toEqual({ name: 'ns/pod.4.web', state: 'unknown (no poller)' });
   });
 
@@ -119,7 +196,9 @@ describe("status of an object: its Translations' own state", () => {
       { name: 'ns/pod-mac.4.web', state: 'synced' },
     ]);
     expect(out).toContain('  state:       ready, but not synced: Translation ns/pod.4.web is stuck\n');
-    expect(out).toContain('  last error:  Translation ns/pod.4.web: MidonetUnavailable: MidoNet API did not answer (2026-11-26T06:00:00Z)\n');
+    expect(out).toContain(
+      '  last error:  Translation ns/pod.4.web: MidonetUnavailable: MidoNet API did not answer (2026-11-26T06:00:00Z)\n',
+    );
     expect(out).toMatch(/Translation +ns\/pod\.4\.web +stuck\n/);
     expect(out).toMatch(/Translation +ns\/pod-mac\.4\.web +synced\n/);
   });
@@ -129,18 +208,22 @@ describe("status of an object: its Translations' own state", () => {
       { name: 'ns/pod.4.web', state: 'pushing' },
       { name: 'ns/pod-mac.4.web', state: 'no workflow' },
     ]);
-    expect(out).toContain('  state:       ready, but not synced: Translation ns/pod.4.web is pushing; Translation ns/pod-mac.4.web has no workflow\n');
+    expect(out).toContain(
+      '  state:       ready, but not synced: Translation ns/pod.4.web is pushing; Translation ns/pod-mac.4.web has no workflow\n',
+    );
     expect(out).toContain('  last error:  none\n');
   });
 
-  it('is ready when every Translation is synced; an error of its own comes before a Translation\'s', () => {
+  it("is ready when every Translation is synced; an error of its own comes before a Translation's", () => {
     const synced = [
       { name: 'ns/pod.4.web', state: 'synced' },
       { name: 'ns/pod-mac.4.web', state: 'synced' },
     ];
     expect(formatStatus('pod/ns/web', pod, synced)).toContain('  state:       ready\n');
     const own = { reason: 'WaitingForDependency', message: 'Node node-1 does not exist (yet)', at: '' };
-    const waiting = formatStatus('pod/ns/web', { ...pod, state: 'waitingForDependency', lastError: own }, [{ name: 'ns/pod.4.web', state: 'stuck', lastError: stuck }]);
+    const waiting = formatStatus('pod/ns/web', { ...pod, state: 'waitingForDependency', lastError: own }, [
+      { name: 'ns/pod.4.web', state: 'stuck', lastError: stuck },
+    ]);
     expect(waiting).toContain('  state:       waitingForDependency\n');
     expect(waiting).toContain('  last error:  WaitingForDependency: Node node-1 does not exist (yet)\n');
   });

@@ -9,7 +9,9 @@ import { runStarter, untilStopSignal } from '../run';
 export function registerStarterCommand(program: Command): void {
   const command = program
     .command('starter')
-    .description('run the starter: watch Nodes, Pods, Services, Endpoints and Translations and signal their workflows (one leader per Lease)');
+    .description(
+      'run the starter: watch Nodes, Pods, Services, Endpoints and Translations and signal their workflows (one leader per Lease)',
+    );
   addSettingFlags(addSettingFlags(command, temporalSettings), starterSettings).action(async (options: Flags) => {
     const config = loadStarterConfig(options);
     const log = createLogger(config.logLevel);

@@ -32,15 +32,29 @@ let worker: RunningWorker;
 
 beforeAll(async () => {
   const config = loadWorkerConfig(
-    { address, taskQueue, httpHost: '127.0.0.1', httpPort: '0', kubeconfig: info.kubernetes.kubeconfig, midonetUrl: info.midonet.url, midonetUsername: 'admin' },
+    {
+      address,
+      taskQueue,
+      httpHost: '127.0.0.1',
+      httpPort: '0',
+      kubeconfig: info.kubernetes.kubeconfig,
+      midonetUrl: info.midonet.url,
+      midonetUsername: 'admin',
+    },
     { MIDONET_PASSWORD: 'admin' },
   );
   worker = await runWorker(config, { activities: { cloud: undefined }, log: pino({ level: 'error' }) });
   const kc = adminConfig();
   const owner = await createService(kc, await createNamespace(kc, 'steward-test-sweep-cli'));
-  await createKubernetesActivities({ kubeConfig: kc }).applyTranslations({ owner, translations: [{ ...translationOf(owner, `sweep-cli-${run}`, [listed]), finalizers: [] }] });
+  await createKubernetesActivities({ kubeConfig: kc }).applyTranslations({
+    owner,
+    translations: [{ ...translationOf(owner, `sweep-cli-${run}`, [listed]), finalizers: [] }],
+  });
   for (const id of [listed, orphan]) await midonet.ensure(backendResource('Bridge', '', { id, tenantId: tenant }));
-  await worker.client.schedule.getHandle(SWEEP_SCHEDULE_ID).delete().catch(() => undefined);
+  await worker.client.schedule
+    .getHandle(SWEEP_SCHEDULE_ID)
+    .delete()
+    .catch(() => undefined);
 });
 afterAll(() => worker?.shutdown());
 
@@ -49,21 +63,35 @@ describe('the gc/sweep Schedule', () => {
 
   it('is created, then brought to new settings while keeping an operator pause, then removed by an empty backend list', async () => {
     const handle = worker.client.schedule.getHandle(SWEEP_SCHEDULE_ID);
-    await expect(ensureSweepSchedule(worker.client, { intervalMs: 600_000, input, taskQueue })).resolves.toBe('created');
+    await expect(ensureSweepSchedule(worker.client, { intervalMs: 600_000, input, taskQueue })).resolves.toBe(
+      'created',
+    );
     let described = await handle.describe();
     expect(described.spec.intervals).toEqual([{ every: 600_000, offset: undefined }]);
     expect(described.policies.overlap).toBe(ScheduleOverlapPolicy.SKIP);
-    expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: 'sweep', workflowId: SWEEP_SCHEDULE_ID, taskQueue, args: [input] });
+    expect(described.action).toMatchObject({
+      type: 'startWorkflow',
+      workflowType: 'sweep',
+      workflowId: SWEEP_SCHEDULE_ID,
+      taskQueue,
+      args: [input],
+    });
 
     await handle.pause('checking the sweeper');
-    await expect(ensureSweepSchedule(worker.client, { intervalMs: 1_200_000, input: { ...input, graceMs: 60_000 }, taskQueue })).resolves.toBe('updated');
+    await expect(
+      ensureSweepSchedule(worker.client, { intervalMs: 1_200_000, input: { ...input, graceMs: 60_000 }, taskQueue }),
+    ).resolves.toBe('updated');
     described = await handle.describe();
     expect(described.spec.intervals).toEqual([{ every: 1_200_000, offset: undefined }]);
     expect(described.action).toMatchObject({ args: [{ ...input, graceMs: 60_000 }] });
     expect(described.state).toMatchObject({ paused: true, note: 'checking the sweeper' });
 
-    await expect(ensureSweepSchedule(worker.client, { intervalMs: 600_000, input: { ...input, backends: [] }, taskQueue })).resolves.toBe('removed');
-    await expect(ensureSweepSchedule(worker.client, { intervalMs: 600_000, input: { ...input, backends: [] }, taskQueue })).resolves.toBe('absent');
+    await expect(
+      ensureSweepSchedule(worker.client, { intervalMs: 600_000, input: { ...input, backends: [] }, taskQueue }),
+    ).resolves.toBe('removed');
+    await expect(
+      ensureSweepSchedule(worker.client, { intervalMs: 600_000, input: { ...input, backends: [] }, taskQueue }),
+    ).resolves.toBe('absent');
   });
 
   it('starts sweeps named gc/sweep-<time> that find the orphan', async () => {
@@ -78,7 +106,9 @@ describe('the gc/sweep Schedule', () => {
       }
       expect(workflowId).toMatch(/^gc\/sweep-\d{4}-\d\d-\d\dT/);
       const report = await worker.client.workflow.getHandle<() => Promise<SweepReport>>(workflowId!).result();
-      expect(report.backends).toEqual([expect.objectContaining({ backend: 'midonet', outcome: 'dryRun', orphans: [{ kind: 'Bridge', id: orphan }] })]);
+      expect(report.backends).toEqual([
+        expect.objectContaining({ backend: 'midonet', outcome: 'dryRun', orphans: [{ kind: 'Bridge', id: orphan }] }),
+      ]);
     } finally {
       await handle.delete();
     }
@@ -90,9 +120,13 @@ describe('steward sweep', () => {
 
   it('--dry-run --grace 0 prints the report table and what it would delete, and deletes nothing', async () => {
     let out = '';
-    const program = new Command('steward').exitOverride().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
+    const program = new Command('steward')
+      .exitOverride()
+      .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
     registerSweepCommand(program);
-    await program.parseAsync(['sweep', '--dry-run', '--grace', '0', '--backends', 'midonet', ...flags], { from: 'user' });
+    await program.parseAsync(['sweep', '--dry-run', '--grace', '0', '--backends', 'midonet', ...flags], {
+      from: 'user',
+    });
     expect(out).toMatch(/^gc\/sweep\/manual-\S+ \(dry run: nothing deleted\), grace period 0s\n/);
     expect(out).toMatch(/backend +found +candidates +orphans +deleted +kept +outcome/);
     expect(out).toMatch(new RegExp(`midonet \\(MidoNet tenant ${tenant}\\) +2 +1 +1 +0 +0 +dryRun`));
@@ -102,21 +136,34 @@ describe('steward sweep', () => {
 
   it('as a process: plain progress lines on stderr; a backend the worker lacks is named and the exit code is 1; the report still printed', async () => {
     const bin = join(__dirname, '..', '..', 'bin', 'steward.cjs');
-    const failed = await promisify(execFile)(process.execPath, [bin, 'sweep', '--dry-run', '--grace', '0', ...flags]).then(
+    const failed = await promisify(execFile)(process.execPath, [
+      bin,
+      'sweep',
+      '--dry-run',
+      '--grace',
+      '0',
+      ...flags,
+    ]).then(
       () => undefined,
       (error: { code: number; stdout: string; stderr: string }) => error,
     );
     expect(failed?.code).toBe(1);
     expect(failed?.stderr).toMatch(/^gc\/sweep\/manual-\S+ started\nlisting the backends 0\/2\n/);
     expect(failed?.stderr).toMatch(/\ndone\n/);
-    expect(failed?.stderr).toMatch(/incomplete: cloud: the worker has no cloud activities \(cloudListVms is not registered\)/);
-    expect(failed?.stdout).toMatch(/cloud \(VMs with Steward's marker\) +0 +0 +0 +0 +0 +failed: the worker has no cloud activities/);
+    expect(failed?.stderr).toMatch(
+      /incomplete: cloud: the worker has no cloud activities \(cloudListVms is not registered\)/,
+    );
+    expect(failed?.stdout).toMatch(
+      /cloud \(VMs with Steward's marker\) +0 +0 +0 +0 +0 +failed: the worker has no cloud activities/,
+    );
     expect(failed?.stdout).toMatch(new RegExp(`midonet \\(MidoNet tenant ${tenant}\\) +2 +1 +1 +0 +0 +dryRun`));
   });
 
   it('refuses a bad duration before starting anything', async () => {
     const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
     registerSweepCommand(program);
-    await expect(program.parseAsync(['sweep', '--grace', 'soon', ...flags], { from: 'user' })).rejects.toThrow('sweep: --grace: must be a duration such as 90s, 10m or 1h, got "soon"');
+    await expect(program.parseAsync(['sweep', '--grace', 'soon', ...flags], { from: 'user' })).rejects.toThrow(
+      'sweep: --grace: must be a duration such as 90s, 10m or 1h, got "soon"',
+    );
   });
 });

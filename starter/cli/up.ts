@@ -21,7 +21,10 @@ import { loadDevStack } from './dev-stack';
 
 function peerPodSummary(cloud: CloudConfig | undefined, runtimeClasses: string[]): string {
   if (!cloud) return 'none (no --cloud-provider / STEWARD_CLOUD_PROVIDER)';
-  const where = cloud.provider === 'libvirt' ? `libvirt ${cloud.libvirt.uri}` : `aws ${cloud.aws.region}${cloud.aws.endpoint ? ` at ${cloud.aws.endpoint}` : ''}`;
+  const where =
+    cloud.provider === 'libvirt'
+      ? `libvirt ${cloud.libvirt.uri}`
+      : `aws ${cloud.aws.region}${cloud.aws.endpoint ? ` at ${cloud.aws.endpoint}` : ''}`;
   return `${where}, for Pods of runtime class ${runtimeClasses.join(', ') || '(none)'}`;
 }
 
@@ -30,7 +33,11 @@ function peerPodSummary(cloud: CloudConfig | undefined, runtimeClasses: string[]
  * Translation's router (workflows/translation/global.ts), so the two never differ.
  */
 async function ensureClusterRouter(midonet: MidonetConnection, tenant: string): Promise<string> {
-  const router = backendResource('Router', '', { id: globalIds(tenant).clusterRouter, tenantId: tenant, name: 'ClusterRouter' });
+  const router = backendResource('Router', '', {
+    id: globalIds(tenant).clusterRouter,
+    tenantId: tenant,
+    name: 'ClusterRouter',
+  });
   return (await createMidonetClient(midonet).ensure(router)).outcome;
 }
 
@@ -51,7 +58,11 @@ interface StewardOnStack {
  * MidoNet emulator as a deployer would (seed 001: the deployer creates it, the global setup only checks it). Their
  * logs go to `<stateDir>/logs/steward.log`, so the terminal keeps the summary.
  */
-async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags: Flags }, env: NodeJS.ProcessEnv = process.env): Promise<StewardOnStack> {
+async function runOnStack(
+  info: StackInfo,
+  options: { freePorts: boolean; flags: Flags },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<StewardOnStack> {
   const stackEnv: NodeJS.ProcessEnv = {
     ...env,
     TEMPORAL_ADDRESS: info.temporal.address,
@@ -59,18 +70,24 @@ async function runOnStack(info: StackInfo, options: { freePorts: boolean; flags:
     KUBECONFIG: info.kubernetes.kubeconfig,
     MIDONET_API_URL: info.midonet.url,
     // The emulator takes any credentials; a real MidoNet needs the user's.
-    ...(info.midonet.external ? {} : { MIDONET_USERNAME: env.MIDONET_USERNAME || 'admin', MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' }),
+    ...(info.midonet.external
+      ? {}
+      : { MIDONET_USERNAME: env.MIDONET_USERNAME || 'admin', MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' }),
     // Peer-pod VMs go to the stack's libvirt unless another cloud is configured.
     ...(env.STEWARD_CLOUD_PROVIDER ? {} : { STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: info.libvirt.uri }),
     // The embedded stack has no cloud-api-adaptor: Steward makes the VMs of kata-remote Pods unless told otherwise.
     STEWARD_PEERPOD_RUNTIME_CLASSES: env.STEWARD_PEERPOD_RUNTIME_CLASSES || KATA_REMOTE,
     STEWARD_HTTP_HOST: env.STEWARD_HTTP_HOST || '127.0.0.1',
-    STEWARD_HTTP_PORT: env.STEWARD_HTTP_PORT || String(options.freePorts ? 0 : await freePort(Number(workerSettings.httpPort.default))),
+    STEWARD_HTTP_PORT:
+      env.STEWARD_HTTP_PORT || String(options.freePorts ? 0 : await freePort(Number(workerSettings.httpPort.default))),
   };
   const workerConfig = loadWorkerConfig(options.flags, stackEnv);
   const starterConfig = loadStarterConfig(options.flags, stackEnv);
   const logFile = join(info.stateDir, 'logs', 'steward.log');
-  const log = pino({ level: workerConfig.logLevel, serializers: { error: pino.stdSerializers.err } }, pino.destination({ dest: logFile, mkdir: true }));
+  const log = pino(
+    { level: workerConfig.logLevel, serializers: { error: pino.stdSerializers.err } },
+    pino.destination({ dest: logFile, mkdir: true }),
+  );
 
   const { tenant } = starterConfig;
   if (info.midonet.adminUrl && workerConfig.midonet) {
@@ -113,27 +130,54 @@ function tryIt(info: StackInfo): string {
  * each with the manifest's settings and a ServiceAccount token of its own. As under runOnStack, the cluster router is
  * created as a deployer would, and Pods of runtime class kata-remote get VMs (the stack has no cloud-api-adaptor).
  */
-async function runProcessesOnStack(info: StackInfo, options: { workers: number; starters: number; taskQueue?: string }, env: NodeJS.ProcessEnv = process.env): Promise<StewardOnStack> {
+async function runProcessesOnStack(
+  info: StackInfo,
+  options: { workers: number; starters: number; taskQueue?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<StewardOnStack> {
   const { startStewardProcesses } = loadDevStack('up');
   // The emulator takes any credentials; a real MidoNet needs the user's.
-  const secrets: Record<string, string> = info.midonet.external ? (env.MIDONET_PASSWORD ? { MIDONET_PASSWORD: env.MIDONET_PASSWORD } : {}) : { MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' };
+  const secrets: Record<string, string> = info.midonet.external
+    ? env.MIDONET_PASSWORD
+      ? { MIDONET_PASSWORD: env.MIDONET_PASSWORD }
+      : {}
+    : { MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' };
   const overrides: Record<string, string> = {
     STEWARD_PEERPOD_RUNTIME_CLASSES: env.STEWARD_PEERPOD_RUNTIME_CLASSES || KATA_REMOTE,
     ...(options.taskQueue ? { [temporalSettings.taskQueue.env]: options.taskQueue } : {}),
   };
-  const processes = await startStewardProcesses({ info, workers: options.workers, starters: options.starters, overrides, secrets });
+  const processes = await startStewardProcesses({
+    info,
+    workers: options.workers,
+    starters: options.starters,
+    overrides,
+    secrets,
+  });
   try {
     // Read as the processes read them, so a bad value fails here with its variable named.
     const workerConfig = loadWorkerConfig({}, { ...processes.settings, ...secrets });
     const starterConfig = loadStarterConfig({}, processes.settings);
-    if (info.midonet.adminUrl && workerConfig.midonet) await ensureClusterRouter(workerConfig.midonet, starterConfig.tenant);
+    if (info.midonet.adminUrl && workerConfig.midonet)
+      await ensureClusterRouter(workerConfig.midonet, starterConfig.tenant);
     const holder = await processes.leaseHolder();
     const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 'es'}`;
     return {
       what: `${plural(options.workers, 'worker process')} and ${plural(options.starters, 'starter process')}`,
       summary: [
-        ...column('Workers:', processes.workers.map((w) => `${w.process.name} (pid ${w.process.pid}): http://127.0.0.1:${w.httpPort}/metrics, log ${w.process.logFile}`)),
-        ...column('Starters:', processes.starters.map((s) => `${s.process.name} (pid ${s.process.pid})${s.process.name === holder ? ', holds' : ', waits for'} Lease ${processes.lease.namespace}/${processes.lease.name}, log ${s.process.logFile}`)),
+        ...column(
+          'Workers:',
+          processes.workers.map(
+            (w) =>
+              `${w.process.name} (pid ${w.process.pid}): http://127.0.0.1:${w.httpPort}/metrics, log ${w.process.logFile}`,
+          ),
+        ),
+        ...column(
+          'Starters:',
+          processes.starters.map(
+            (s) =>
+              `${s.process.name} (pid ${s.process.pid})${s.process.name === holder ? ', holds' : ', waits for'} Lease ${processes.lease.namespace}/${processes.lease.name}, log ${s.process.logFile}`,
+          ),
+        ),
         `  Identities:        the manifests' ServiceAccount, a token each: ${join(info.stateDir, 'steward')}/<process>.kubeconfig`,
         `  Peer-pod VMs:      ${peerPodSummary(workerConfig.cloud, starterConfig.peerPodRuntimeClasses)}`,
         tryIt(info),
@@ -148,7 +192,8 @@ async function runProcessesOnStack(info: StackInfo, options: { workers: number; 
 }
 
 /** Summary lines under one label, in the style of the stack's. */
-const column = (label: string, lines: string[]) => lines.map((line, i) => `  ${(i === 0 ? label : '').padEnd(19)}${line}`);
+const column = (label: string, lines: string[]) =>
+  lines.map((line, i) => `  ${(i === 0 ? label : '').padEnd(19)}${line}`);
 
 /** What `--temporal` offers: the profile, and what it starts. */
 const temporalProfiles: Record<TemporalProfile, string> = {
@@ -166,24 +211,59 @@ export function registerUpCommand(program: Command): void {
     .option('--free-ports', 'use any free ports instead of the well-known ones')
     .option('--no-steward', 'start only the stack: no cluster router, worker or starter')
     .addOption(
-      new Option('--temporal <profile>', `Temporal to start: ${Object.entries(temporalProfiles).map(([name, what]) => `${name}, ${what}`).join('; ')}`)
+      new Option(
+        '--temporal <profile>',
+        `Temporal to start: ${Object.entries(temporalProfiles)
+          .map(([name, what]) => `${name}, ${what}`)
+          .join('; ')}`,
+      )
         .choices(Object.keys(temporalProfiles))
         .default('dev'),
     )
-    .option('--workers <n>', 'run n `steward worker` processes as deploy/manifests/steward.yaml deploys them (settings as environment, a ServiceAccount token each) instead of the worker in this process', countArgument)
-    .option('--starters <n>', 'run n `steward starter` processes sharing one Lease, deployed the same way (with --workers: default 1)', countArgument);
+    .option(
+      '--workers <n>',
+      'run n `steward worker` processes as deploy/manifests/steward.yaml deploys them (settings as environment, a ServiceAccount token each) instead of the worker in this process',
+      countArgument,
+    )
+    .option(
+      '--starters <n>',
+      'run n `steward starter` processes sharing one Lease, deployed the same way (with --workers: default 1)',
+      countArgument,
+    );
   // The worker's and the starter's task queue: the stack's Temporal gives the rest of the Temporal settings.
   addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action(
-    async (options: { stateDir?: string; freePorts?: boolean; steward: boolean; taskQueue?: string; temporal: TemporalProfile; workers?: number; starters?: number }) => {
+    async (options: {
+      stateDir?: string;
+      freePorts?: boolean;
+      steward: boolean;
+      taskQueue?: string;
+      temporal: TemporalProfile;
+      workers?: number;
+      starters?: number;
+    }) => {
       const asDeployed = options.workers !== undefined || options.starters !== undefined;
-      if (asDeployed && !options.steward) command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
+      if (asDeployed && !options.steward)
+        command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
       const { startStack, stackFile } = loadDevStack('up');
-      const stack = await startStack({ stateDir: options.stateDir, ports: options.freePorts ? 'free' : 'default', temporal: options.temporal });
+      const stack = await startStack({
+        stateDir: options.stateDir,
+        ports: options.freePorts ? 'free' : 'default',
+        temporal: options.temporal,
+      });
       const { info } = stack;
       let steward: StewardOnStack | undefined;
       try {
-        if (asDeployed) steward = await runProcessesOnStack(info, { workers: options.workers ?? 1, starters: options.starters ?? 1, taskQueue: options.taskQueue });
-        else if (options.steward) steward = await runOnStack(info, { freePorts: options.freePorts ?? false, flags: { taskQueue: options.taskQueue } });
+        if (asDeployed)
+          steward = await runProcessesOnStack(info, {
+            workers: options.workers ?? 1,
+            starters: options.starters ?? 1,
+            taskQueue: options.taskQueue,
+          });
+        else if (options.steward)
+          steward = await runOnStack(info, {
+            freePorts: options.freePorts ?? false,
+            flags: { taskQueue: options.taskQueue },
+          });
       } catch (error) {
         await stack.stop();
         throw error;
@@ -193,8 +273,13 @@ export function registerUpCommand(program: Command): void {
         `Steward embedded stack is up${steward ? `, with ${steward.what}` : ''}.`,
         `  Temporal UI:       ${info.temporal.uiUrl ?? '(external server: see its own UI)'}`,
         `  Temporal address:  ${info.temporal.address} (namespace ${info.temporal.namespace})`,
-        ...column('Temporal hosts:', (info.temporal.hosts ?? []).map((h) => `${h.name}: ${h.services.join(', ')} (pid ${h.pid})`)),
-        ...(info.pids.postgres ? [`  PostgreSQL:        pid ${info.pids.postgres} (Temporal's persistence and visibility)`] : []),
+        ...column(
+          'Temporal hosts:',
+          (info.temporal.hosts ?? []).map((h) => `${h.name}: ${h.services.join(', ')} (pid ${h.pid})`),
+        ),
+        ...(info.pids.postgres
+          ? [`  PostgreSQL:        pid ${info.pids.postgres} (Temporal's persistence and visibility)`]
+          : []),
         `  kubeconfig:        ${info.kubernetes.kubeconfig}`,
         `  libvirt URI:       ${info.libvirt.uri}`,
         `  MidoNet API:       ${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}`,
@@ -208,7 +293,8 @@ export function registerUpCommand(program: Command): void {
       // too, with exit code 1.
       const workerEnded = steward?.done.then(
         () => 'the worker stopped',
-        (error: unknown) => `${asDeployed ? 'Steward' : 'the worker'} failed: ${error instanceof Error ? error.message : String(error)}`,
+        (error: unknown) =>
+          `${asDeployed ? 'Steward' : 'the worker'} failed: ${error instanceof Error ? error.message : String(error)}`,
       );
       const why = await Promise.race([untilStopSignal(), ...(workerEnded ? [workerEnded] : [])]);
       const signalled = why === 'SIGINT' || why === 'SIGTERM';

@@ -6,7 +6,9 @@ import { addSettingFlags, type Flags } from '../../worker/settings';
 
 /** `steward worker`: polls Temporal, runs the workflows and activities, serves /healthz, /readyz and /metrics. */
 export function registerWorkerCommand(program: Command): void {
-  const command = program.command('worker').description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics');
+  const command = program
+    .command('worker')
+    .description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics');
   addSettingFlags(addSettingFlags(command, workerSettings), cloudSettings).action(async (options: Flags) => {
     const running = await runWorker(loadWorkerConfig(options));
     await running.done;

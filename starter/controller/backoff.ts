@@ -5,7 +5,8 @@ export interface Backoff {
 }
 
 /** Delay before retry number `attempt` (0-based): initial, doubled each time, capped. */
-export const backoffDelay = (backoff: Backoff, attempt: number): number => Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
+export const backoffDelay = (backoff: Backoff, attempt: number): number =>
+  Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
 
 /** Resolves after `ms`, or at once when `signal` aborts (the caller checks `signal.aborted`). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

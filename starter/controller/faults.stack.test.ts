@@ -66,7 +66,8 @@ afterAll(async () => {
   await relayed?.close();
   await relay?.stop();
   for await (const wf of direct.workflow.list({ query: 'ExecutionStatus="Running"' })) {
-    if (wf.workflowId.startsWith(`translation/${namespace}/`)) await direct.workflow.getHandle(wf.workflowId).terminate('starter fault test done');
+    if (wf.workflowId.startsWith(`translation/${namespace}/`))
+      await direct.workflow.getHandle(wf.workflowId).terminate('starter fault test done');
   }
   await directConnection?.close();
 });
@@ -92,7 +93,8 @@ async function untilAllRunning(timeoutMs: number): Promise<number> {
   const startedAt = Date.now();
   let missing = await notRunning();
   while (missing.length > 0) {
-    if (Date.now() - startedAt > timeoutMs) throw new Error(`${missing.length} Translations have no running workflow: ${missing.slice(0, 10).join(', ')}…`);
+    if (Date.now() - startedAt > timeoutMs)
+      throw new Error(`${missing.length} Translations have no running workflow: ${missing.slice(0, 10).join(', ')}…`);
     await sleep(500);
     missing = await notRunning();
   }
@@ -102,7 +104,11 @@ async function untilAllRunning(timeoutMs: number): Promise<number> {
 describe('the starter under Temporal faults', () => {
   it(`gives each of ${BURST} Translations, created while Temporal is frozen, cut off and back, a running workflow`, async () => {
     const create = (name: string) =>
-      custom.createNamespacedCustomObject({ ...TRANSLATION_API, namespace, body: { apiVersion: 'midonet.org/v1', kind: 'Translation', metadata: { name }, resources: [] } });
+      custom.createNamespacedCustomObject({
+        ...TRANSLATION_API,
+        namespace,
+        body: { apiVersion: 'midonet.org/v1', kind: 'Translation', metadata: { name }, resources: [] },
+      });
     const phases: [number, 'pass' | 'freeze' | 'cut'][] = [
       [0, 'freeze'],
       [50, 'pass'],

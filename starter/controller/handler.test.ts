@@ -1,4 +1,11 @@
-import { NamespaceNotFoundError, ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
+import {
+  NamespaceNotFoundError,
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type WorkflowClient,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import type { Observation } from '../../workflows/messages';
 import { KNOWN_PATCHES } from '../../workflows/patches';
 import { createHandler, isTransient, type HandlerOptions, type SignalClient } from './handler';
@@ -7,12 +14,17 @@ import { observation, partialFake, silentLogger } from './testing/fakes';
 
 /** What the Temporal client throws when the server answers with a gRPC status. */
 const grpcError = (code: number) =>
-  new ServiceError('Failed to signalWithStart', { cause: Object.assign(new Error(`${code} grpc`), { code, details: 'x', metadata: {} }) });
+  new ServiceError('Failed to signalWithStart', {
+    cause: Object.assign(new Error(`${code} grpc`), { code, details: 'x', metadata: {} }),
+  });
 const UNAVAILABLE = 14;
 const INVALID_ARGUMENT = 3;
 
 /** The client's verbs a test names, plus deadline and abort scopes that only record what they were given. */
-function temporal(workflow: Partial<SignalClient['workflow']>, scopes: { deadlines: number[] } = { deadlines: [] }): SignalClient {
+function temporal(
+  workflow: Partial<SignalClient['workflow']>,
+  scopes: { deadlines: number[] } = { deadlines: [] },
+): SignalClient {
   const scoped: Pick<SignalClient['workflow'], 'withDeadline' | 'withAbortSignal'> = {
     withDeadline: (deadline, fn) => (scopes.deadlines.push(Number(deadline)), fn()),
     withAbortSignal: (_signal, fn) => fn(),
@@ -39,7 +51,10 @@ function handlerWith(client: SignalClient, overrides: Partial<HandlerOptions> = 
 }
 
 /** A client verb that runs `fn` and answers like the real one: resolves, or rejects with what `fn` threw. */
-const verb = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A): Promise<void> => new Promise((resolve) => resolve(fn(...args)));
+const verb =
+  <A extends unknown[]>(fn: (...args: A) => void) =>
+  (...args: A): Promise<void> =>
+    new Promise((resolve) => resolve(fn(...args)));
 
 /** One call that sends an Observation: a start with it in the input, or a signal-with-start. */
 interface Sending {
@@ -51,8 +66,14 @@ interface Sending {
 
 /** Both verbs that send an Observation, answered by `fn` (which may throw what the server would). */
 function sending(fn: (call: Sending) => void): Partial<SignalClient['workflow']> {
-  const as = (v: Sending['verb']) => verb((type: string, options: Sending['options']) => fn({ verb: v, type, options, obs: options.signalArgs?.[0] ?? (options.args[0].observation as Observation) }));
-  return { start: as('start') as unknown as WorkflowClient['start'], signalWithStart: as('signalWithStart') as unknown as WorkflowClient['signalWithStart'] };
+  const as = (v: Sending['verb']) =>
+    verb((type: string, options: Sending['options']) =>
+      fn({ verb: v, type, options, obs: options.signalArgs?.[0] ?? (options.args[0].observation as Observation) }),
+    );
+  return {
+    start: as('start') as unknown as WorkflowClient['start'],
+    signalWithStart: as('signalWithStart') as unknown as WorkflowClient['signalWithStart'],
+  };
 }
 
 const pendingOf = (...list: Observation[]) => new Map(list.map((o) => [o.uid, o]));
@@ -73,11 +94,11 @@ describe('handler', () => {
     expect(options).toMatchObject({ workflowId: 'node/node-1', taskQueue: 'steward', staticSummary: 'Node node-1' });
     expect(options.args).toEqual([{ ref: node.ref, patches: KNOWN_PATCHES, observation: node }]);
     // A Node has no namespace: no K8sNamespace attribute rather than an empty one.
-    expect((options.typedSearchAttributes as { key: { name: string }; value: string }[]).map((p) => `${p.key.name}=${p.value}`)).toEqual([
-      'K8sKind=Node',
-      'K8sName=node-1',
-      'K8sUID=n-1',
-    ]);
+    expect(
+      (options.typedSearchAttributes as { key: { name: string }; value: string }[]).map(
+        (p) => `${p.key.name}=${p.value}`,
+      ),
+    ).toEqual(['K8sKind=Node', 'K8sName=node-1', 'K8sUID=n-1']);
   });
 
   it('signals (with start) every later Observation of an incarnation whose workflow it started', async () => {
@@ -99,7 +120,8 @@ describe('handler', () => {
     const client = temporal(
       sending((call) => {
         calls.push(call);
-        if (call.verb === 'start') throw new WorkflowExecutionAlreadyStartedError('already started', 'pod/default/web', 'podLifecycle');
+        if (call.verb === 'start')
+          throw new WorkflowExecutionAlreadyStartedError('already started', 'pod/default/web', 'podLifecycle');
       }),
     );
     const { handler, sent, failures } = handlerWith(client);
@@ -128,7 +150,10 @@ describe('handler', () => {
 
   it('gives every call to Temporal a deadline, so a call that hangs fails (DEADLINE_EXCEEDED) and is retried', async () => {
     const scopes = { deadlines: [] as number[] };
-    const client = temporal(sending(() => undefined), scopes);
+    const client = temporal(
+      sending(() => undefined),
+      scopes,
+    );
     const { handler } = handlerWith(client);
     const before = Date.now();
     await handler.drain(pendingOf(observation()), live());
@@ -142,7 +167,9 @@ describe('handler', () => {
     const { handler } = handlerWith(temporal(sending((call) => void calls.push(call))), { tenant: 'team-a' });
     const pod = observation({ ref: { kind: 'Pod', namespace: 'default', name: 'web' }, uid: 'p-1' });
     await handler.drain(pendingOf(pod), live());
-    expect(calls[0]?.options.args).toEqual([{ ref: pod.ref, tenant: 'team-a', patches: KNOWN_PATCHES, observation: pod }]);
+    expect(calls[0]?.options.args).toEqual([
+      { ref: pod.ref, tenant: 'team-a', patches: KNOWN_PATCHES, observation: pod },
+    ]);
   });
 
   it('retries transient failures with backoff until the signal goes through, and sends it once', async () => {
@@ -155,7 +182,12 @@ describe('handler', () => {
     const { handler, sent, failures } = handlerWith(client);
     const pending = pendingOf(observation());
     await handler.drain(pending, live());
-    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual({ calls: 3, sent: 1, failures: [{ permanent: false }, { permanent: false }], left: 0 });
+    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual({
+      calls: 3,
+      sent: 1,
+      failures: [{ permanent: false }, { permanent: false }],
+      left: 0,
+    });
   });
 
   it('sends the newest Observation of the object on retry, never an outdated one, and never drops the newest', async () => {
@@ -201,7 +233,12 @@ describe('handler', () => {
     const { handler, sent, failures } = handlerWith(client);
     const pending = pendingOf(observation());
     await handler.drain(pending, live());
-    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual({ calls: 1, sent: 0, failures: [{ permanent: true }], left: 0 });
+    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual({
+      calls: 1,
+      sent: 0,
+      failures: [{ permanent: true }],
+      left: 0,
+    });
   });
 
   it('tells a gone object with a plain signal, and a workflow that is not running means nothing to tell', async () => {
@@ -225,7 +262,11 @@ describe('handler', () => {
       ['pod/default/web', true],
       ['pod/default/never-started', true],
     ]);
-    expect({ sent: sent.length, failures: failures.length, left: pending.size }).toEqual({ sent: 2, failures: 0, left: 0 });
+    expect({ sent: sent.length, failures: failures.length, left: pending.size }).toEqual({
+      sent: 2,
+      failures: 0,
+      left: 0,
+    });
   });
 
   it('sends nothing when not the leader (the fake client has no verbs at all) and keeps nothing', async () => {
@@ -255,11 +296,27 @@ describe('handler', () => {
     { what: 'UNAVAILABLE (server down or restarting) is transient', error: grpcError(14), transient: true },
     { what: 'DEADLINE_EXCEEDED is transient', error: grpcError(4), transient: true },
     { what: 'RESOURCE_EXHAUSTED (rate limited) is transient', error: grpcError(8), transient: true },
-    { what: 'INVALID_ARGUMENT (e.g. an unregistered search attribute) is permanent', error: grpcError(3), transient: false },
+    {
+      what: 'INVALID_ARGUMENT (e.g. an unregistered search attribute) is permanent',
+      error: grpcError(3),
+      transient: false,
+    },
     { what: 'NOT_FOUND is permanent', error: grpcError(5), transient: false },
-    { what: 'namespace not found is transient (a cluster says so while its database restarts)', error: new NamespaceNotFoundError('default'), transient: true },
-    { what: 'a ServiceError with no gRPC status (connection failed underneath) is transient', error: new ServiceError('boom'), transient: true },
-    { what: 'any other error (a bug of ours, a payload that does not convert) is permanent', error: new TypeError('x'), transient: false },
+    {
+      what: 'namespace not found is transient (a cluster says so while its database restarts)',
+      error: new NamespaceNotFoundError('default'),
+      transient: true,
+    },
+    {
+      what: 'a ServiceError with no gRPC status (connection failed underneath) is transient',
+      error: new ServiceError('boom'),
+      transient: true,
+    },
+    {
+      what: 'any other error (a bug of ours, a payload that does not convert) is permanent',
+      error: new TypeError('x'),
+      transient: false,
+    },
   ])('$what', ({ error, transient }) => {
     expect(isTransient(error)).toBe(transient);
   });

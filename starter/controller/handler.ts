@@ -1,4 +1,11 @@
-import { isGrpcServiceError, NamespaceNotFoundError, ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowClient } from '@temporalio/client';
+import {
+  isGrpcServiceError,
+  NamespaceNotFoundError,
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type WorkflowClient,
+} from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { observedSignal, type Observation } from '../../workflows/messages';
@@ -11,7 +18,10 @@ import type { Work } from './queue';
 
 /** The part of the Temporal client the starter uses. */
 export interface SignalClient {
-  workflow: Pick<WorkflowClient, 'start' | 'signalWithStart' | 'getHandle' | 'list' | 'withDeadline' | 'withAbortSignal'>;
+  workflow: Pick<
+    WorkflowClient,
+    'start' | 'signalWithStart' | 'getHandle' | 'list' | 'withDeadline' | 'withAbortSignal'
+  >;
 }
 
 export interface HandlerOptions {
@@ -86,7 +96,18 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
  * Retries re-read `pending` before every attempt, so a retry sends the newest Observation of the incarnation and a
  * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
  */
-export function createHandler({ client, taskQueue, workflowTypes, tenant, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure }: HandlerOptions): Handler {
+export function createHandler({
+  client,
+  taskQueue,
+  workflowTypes,
+  tenant,
+  backoff,
+  callTimeoutMs,
+  logger,
+  isLeader,
+  onSent,
+  onFailure,
+}: HandlerOptions): Handler {
   // Incarnations whose workflow runs, as far as this starter knows. Only a hint (both ways of sending are right for any
   // incarnation), so it is bounded: the oldest is forgotten first.
   const running = new Set<string>();
@@ -111,18 +132,31 @@ export function createHandler({ client, taskQueue, workflowTypes, tenant, backof
       }
       return;
     }
-    const workflow = { workflowId: id, taskQueue, staticSummary: describeRef(obs.ref), typedSearchAttributes: searchAttributes(obs.ref, obs.uid) };
+    const workflow = {
+      workflowId: id,
+      taskQueue,
+      staticSummary: describeRef(obs.ref),
+      typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
+    };
     const input = { ref: obs.ref, ...(tenant ? { tenant } : {}), patches: KNOWN_PATCHES };
     if (!running.has(obs.uid)) {
       try {
-        await client.workflow.start(workflowTypes[obs.ref.kind], { ...workflow, args: [{ ...input, observation: obs }] });
+        await client.workflow.start(workflowTypes[obs.ref.kind], {
+          ...workflow,
+          args: [{ ...input, observation: obs }],
+        });
         remember(obs.uid);
         return;
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       }
     }
-    await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], { ...workflow, signal: observedSignal, signalArgs: [obs], args: [input] });
+    await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
+      ...workflow,
+      signal: observedSignal,
+      signalArgs: [obs],
+      args: [input],
+    });
     remember(obs.uid);
   }
 
@@ -146,7 +180,10 @@ export function createHandler({ client, taskQueue, workflowTypes, tenant, backof
         onFailure?.(obs, error, permanent);
         const fields = { workflowId: workflowId(obs.ref), uid, err: error };
         if (permanent) {
-          logger.error(fields, 'signal failed and will not be retried; the object is sent again on its next change or re-list');
+          logger.error(
+            fields,
+            'signal failed and will not be retried; the object is sent again on its next change or re-list',
+          );
           if (pending.get(uid) === obs) pending.delete(uid);
           return;
         }

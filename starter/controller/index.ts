@@ -5,7 +5,21 @@
  * bursts, and a handler that delivers each Observation to its object's workflow with signal-with-start. A Lease
  * decides which starter sends. `createStarter` assembles them; each piece is small and tested alone.
  */
-export { createStarter, DEFAULT_PEERPOD_RUNTIME_CLASSES, KATA_REMOTE, type Starter, type StarterOptions, type StarterStats } from './starter';
+export {
+  createStarter,
+  DEFAULT_PEERPOD_RUNTIME_CLASSES,
+  KATA_REMOTE,
+  type Starter,
+  type StarterOptions,
+  type StarterStats,
+} from './starter';
 export { defaultWorkflowTypes, WATCHED_KINDS, type WatchedKind } from './kinds';
 export { DEFAULT_LEASE, type LeaseOptions } from './leader';
-export { observe, observePeerPodOfPod, project, type InvalidProjection, type ObservedProjection, type TranslationProjection } from './projection';
+export {
+  observe,
+  observePeerPodOfPod,
+  project,
+  type InvalidProjection,
+  type ObservedProjection,
+  type TranslationProjection,
+} from './projection';

@@ -2,7 +2,14 @@ import * as k8s from '@kubernetes/client-node';
 import { PEERPOD_API, TRANSLATION_API, type LifecycleKind } from '../../workflows/naming';
 
 /** The kinds the starter watches; each has one lifecycle workflow per object. */
-export const WATCHED_KINDS = ['Node', 'Pod', 'Service', 'Endpoints', 'Translation', 'PeerPod'] as const satisfies readonly LifecycleKind[];
+export const WATCHED_KINDS = [
+  'Node',
+  'Pod',
+  'Service',
+  'Endpoints',
+  'Translation',
+  'PeerPod',
+] as const satisfies readonly LifecycleKind[];
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
 /** Workflow type started for each kind. Injected into the starter so tests and deployments can point elsewhere. */
@@ -14,7 +21,6 @@ export const defaultWorkflowTypes: Readonly<Record<WatchedKind, string>> = {
   Translation: 'translationLifecycle',
   PeerPod: 'peerPodLifecycle',
 };
-
 
 /** What an informer needs for one kind: the watch path and the matching list call. */
 export interface ListWatchSpec {
@@ -33,7 +39,10 @@ export function listWatchSpec(kubeConfig: k8s.KubeConfig, kind: WatchedKind, nam
     case 'Node':
       return { path: '/api/v1/nodes', list: () => core.listNode() };
     case 'Pod':
-      return { path: `/api/v1${prefix}/pods`, list: () => (namespace ? core.listNamespacedPod({ namespace }) : core.listPodForAllNamespaces()) };
+      return {
+        path: `/api/v1${prefix}/pods`,
+        list: () => (namespace ? core.listNamespacedPod({ namespace }) : core.listPodForAllNamespaces()),
+      };
     case 'Service':
       return {
         path: `/api/v1${prefix}/services`,

@@ -7,7 +7,8 @@ function leaseStore() {
   const state: { lease?: k8s.V1Lease; version: number; down: boolean } = { version: 0, down: false };
   const fail = (code: number) => Promise.reject(new k8s.ApiException(code, 'fake', {}, {}));
   const api = partialFake<LeaseApi>('CoordinationV1Api', {
-    readNamespacedLease: () => (state.down ? fail(503) : state.lease ? Promise.resolve(structuredClone(state.lease)) : fail(404)),
+    readNamespacedLease: () =>
+      state.down ? fail(503) : state.lease ? Promise.resolve(structuredClone(state.lease)) : fail(404),
     createNamespacedLease: ({ body }) => {
       if (state.down) return fail(503);
       if (state.lease) return fail(409);
@@ -28,7 +29,8 @@ describe('leader election', () => {
   const lease = { name: 'steward-starter', namespace: 'kube-system', leaseDurationSeconds: 15, renewSeconds: 5 };
   let clock = 0;
   const now = () => clock;
-  const elector = (api: LeaseApi, identity: string) => createLeaderElector({ api, identity, lease, logger: silentLogger, now });
+  const elector = (api: LeaseApi, identity: string) =>
+    createLeaderElector({ api, identity, lease, logger: silentLogger, now });
   beforeEach(() => (clock = 1_000_000));
 
   it('the first candidate creates the Lease and leads; the second waits while the holder renews', async () => {
@@ -72,7 +74,14 @@ describe('leader election', () => {
     // the starter dropped what it saw meanwhile and, when the late renewal succeeded, never re-sent it.
     const { api } = leaseStore();
     const changes: [boolean, boolean][] = [];
-    const a = createLeaderElector({ api, identity: 'a', lease, logger: silentLogger, now, onChange: (...change) => changes.push(change) });
+    const a = createLeaderElector({
+      api,
+      identity: 'a',
+      lease,
+      logger: silentLogger,
+      now,
+      onChange: (...change) => changes.push(change),
+    });
     await a.tick();
     clock += 10_000;
     expect(a.isLeader()).toBe(false);
@@ -89,7 +98,14 @@ describe('leader election', () => {
   it('a Lease regained after another candidate held it is a new term, not a continued one', async () => {
     const { api, state } = leaseStore();
     const changes: [boolean, boolean][] = [];
-    const a = createLeaderElector({ api, identity: 'a', lease, logger: silentLogger, now, onChange: (...change) => changes.push(change) });
+    const a = createLeaderElector({
+      api,
+      identity: 'a',
+      lease,
+      logger: silentLogger,
+      now,
+      onChange: (...change) => changes.push(change),
+    });
     const b = elector(api, 'b');
     await a.tick();
     await b.tick();
@@ -111,8 +127,13 @@ describe('leader election', () => {
   });
 
   it('rejects a renew period that is not below the lease duration', () => {
-    expect(() => createLeaderElector({ api: leaseStore().api, identity: 'a', lease: { leaseDurationSeconds: 5, renewSeconds: 5 }, logger: silentLogger })).toThrow(
-      /renewSeconds \(5\) must be below leaseDurationSeconds \(5\)/,
-    );
+    expect(() =>
+      createLeaderElector({
+        api: leaseStore().api,
+        identity: 'a',
+        lease: { leaseDurationSeconds: 5, renewSeconds: 5 },
+        logger: silentLogger,
+      }),
+    ).toThrow(/renewSeconds \(5\) must be below leaseDurationSeconds \(5\)/);
   });
 });

@@ -12,7 +12,10 @@ export interface LeaseOptions {
   renewSeconds?: number;
 }
 
-export type LeaseApi = Pick<k8s.CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+export type LeaseApi = Pick<
+  k8s.CoordinationV1Api,
+  'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'
+>;
 
 export interface LeaderElectorOptions {
   api: LeaseApi;
@@ -39,7 +42,12 @@ export interface LeaderElector {
   tick(): Promise<void>;
 }
 
-export const DEFAULT_LEASE = { name: 'steward-starter', namespace: 'kube-system', leaseDurationSeconds: 15, renewSeconds: 5 } as const;
+export const DEFAULT_LEASE = {
+  name: 'steward-starter',
+  namespace: 'kube-system',
+  leaseDurationSeconds: 15,
+  renewSeconds: 5,
+} as const;
 
 const statusOf = (error: unknown) => (error instanceof k8s.ApiException ? error.code : undefined);
 
@@ -49,9 +57,17 @@ const statusOf = (error: unknown) => (error instanceof k8s.ApiException ? error.
  * two candidates never both win. The holder counts itself leader only until `leaseDuration - renewSeconds` after
  * its last successful renewal, which ends before anyone else may take the Lease, even when a renewal hangs.
  */
-export function createLeaderElector({ api, identity, lease = {}, logger, onChange, now = Date.now }: LeaderElectorOptions): LeaderElector {
+export function createLeaderElector({
+  api,
+  identity,
+  lease = {},
+  logger,
+  onChange,
+  now = Date.now,
+}: LeaderElectorOptions): LeaderElector {
   const { name, namespace, leaseDurationSeconds, renewSeconds } = { ...DEFAULT_LEASE, ...lease };
-  if (renewSeconds >= leaseDurationSeconds) throw new Error(`renewSeconds (${renewSeconds}) must be below leaseDurationSeconds (${leaseDurationSeconds})`);
+  if (renewSeconds >= leaseDurationSeconds)
+    throw new Error(`renewSeconds (${renewSeconds}) must be below leaseDurationSeconds (${leaseDurationSeconds})`);
   const renewDeadlineMs = (leaseDurationSeconds - renewSeconds) * 1000;
   const log = logger.child({ lease: `${namespace}/${name}`, identity });
 
@@ -104,7 +120,10 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
     } catch (error) {
       if (statusOf(error) !== 404) throw error;
       try {
-        await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: { ...spec(undefined, at), leaseTransitions: 0 } } });
+        await api.createNamespacedLease({
+          namespace,
+          body: { metadata: { name, namespace }, spec: { ...spec(undefined, at), leaseTransitions: 0 } },
+        });
         return 'acquired';
       } catch (createError) {
         if (statusOf(createError) === 409) return false;
@@ -112,7 +131,8 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
       }
     }
     const holder = current.spec?.holderIdentity;
-    if (current.metadata?.resourceVersion !== observed.resourceVersion) observed = { resourceVersion: current.metadata?.resourceVersion, at };
+    if (current.metadata?.resourceVersion !== observed.resourceVersion)
+      observed = { resourceVersion: current.metadata?.resourceVersion, at };
     const durationMs = (current.spec?.leaseDurationSeconds ?? leaseDurationSeconds) * 1000;
     if (holder && holder !== identity && at - observed.at < durationMs) return false;
     if (holder && holder !== identity) log.info({ previousHolder: holder }, 'lease expired: taking over');
@@ -162,7 +182,15 @@ export function createLeaderElector({ api, identity, lease = {}, logger, onChang
         await api.replaceNamespacedLease({
           name,
           namespace,
-          body: { ...current, spec: { ...current.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: new k8s.V1MicroTime(now()) } },
+          body: {
+            ...current,
+            spec: {
+              ...current.spec,
+              holderIdentity: undefined,
+              leaseDurationSeconds: 1,
+              renewTime: new k8s.V1MicroTime(now()),
+            },
+          },
         });
         log.info('released the lease');
       } catch (error) {

@@ -7,23 +7,51 @@ const pod = (projection: unknown, overrides: Partial<Observation> = {}) => obser
 describe('change predicate', () => {
   const cases: { what: string; steps: (Observation | 'reset')[]; expected: boolean[] }[] = [
     { what: 'the first Observation of an object is sent', steps: [pod({ ip: 'a' })], expected: [true] },
-    { what: 'the same projection again is suppressed', steps: [pod({ ip: 'a' }), pod({ ip: 'a' })], expected: [true, false] },
+    {
+      what: 'the same projection again is suppressed',
+      steps: [pod({ ip: 'a' }), pod({ ip: 'a' })],
+      expected: [true, false],
+    },
     { what: 'a changed projection is sent', steps: [pod({ ip: 'a' }), pod({ ip: 'b' })], expected: [true, true] },
-    { what: 'key order inside the projection is not a change', steps: [pod({ a: 1, b: 2 }), pod({ b: 2, a: 1 })], expected: [true, false] },
+    {
+      what: 'key order inside the projection is not a change',
+      steps: [pod({ a: 1, b: 2 }), pod({ b: 2, a: 1 })],
+      expected: [true, false],
+    },
     {
       what: 'a change outside the projection (deletion started, finalizer removed) is sent',
-      steps: [pod({ ip: 'a' }), pod({ ip: 'a' }, { deleting: true }), pod({ ip: 'a' }, { deleting: true, finalizers: ['x'] })],
+      steps: [
+        pod({ ip: 'a' }),
+        pod({ ip: 'a' }, { deleting: true }),
+        pod({ ip: 'a' }, { deleting: true, finalizers: ['x'] }),
+      ],
       expected: [true, true, true],
     },
-    { what: 'a new incarnation (same name, new uid) is sent although its projection is equal', steps: [pod({ ip: 'a' }), pod({ ip: 'a' }, { uid: 'uid-2' })], expected: [true, true] },
+    {
+      what: 'a new incarnation (same name, new uid) is sent although its projection is equal',
+      steps: [pod({ ip: 'a' }), pod({ ip: 'a' }, { uid: 'uid-2' })],
+      expected: [true, true],
+    },
     {
       what: 'another object with an equal projection is sent',
       steps: [pod({ ip: 'a' }), pod({ ip: 'a' }, { ref: { kind: 'Pod', namespace: 'default', name: 'db' } })],
       expected: [true, true],
     },
-    { what: 'gone is always sent, even twice', steps: [pod({ ip: 'a' }, { gone: true }), pod({ ip: 'a' }, { gone: true })], expected: [true, true] },
-    { what: 'gone ends the record: the incarnation seen again is sent', steps: [pod({ ip: 'a' }), pod({ ip: 'a' }, { gone: true }), pod({ ip: 'a' })], expected: [true, true, true] },
-    { what: 'after a reset (leadership changed) everything is sent again', steps: [pod({ ip: 'a' }), 'reset', pod({ ip: 'a' })], expected: [true, true] },
+    {
+      what: 'gone is always sent, even twice',
+      steps: [pod({ ip: 'a' }, { gone: true }), pod({ ip: 'a' }, { gone: true })],
+      expected: [true, true],
+    },
+    {
+      what: 'gone ends the record: the incarnation seen again is sent',
+      steps: [pod({ ip: 'a' }), pod({ ip: 'a' }, { gone: true }), pod({ ip: 'a' })],
+      expected: [true, true, true],
+    },
+    {
+      what: 'after a reset (leadership changed) everything is sent again',
+      steps: [pod({ ip: 'a' }), 'reset', pod({ ip: 'a' })],
+      expected: [true, true],
+    },
   ];
 
   it.each(cases)('$what', ({ steps, expected }) => {
@@ -53,7 +81,11 @@ describe('change predicate', () => {
     predicate.accept(delivered);
     predicate.accept(dropped);
     predicate.confirm(delivered);
-    expect([predicate.confirmedAt(delivered), predicate.confirmedAt(dropped), predicate.unconfirmed()]).toEqual([42, undefined, 1]);
+    expect([predicate.confirmedAt(delivered), predicate.confirmedAt(dropped), predicate.unconfirmed()]).toEqual([
+      42,
+      undefined,
+      1,
+    ]);
     predicate.forgetUnconfirmed();
     expect([predicate.accept(delivered), predicate.accept(dropped)]).toEqual([false, true]);
   });

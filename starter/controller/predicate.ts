@@ -75,7 +75,8 @@ export function createChangePredicate(now: () => number = Date.now): ChangePredi
       for (const [key, entry] of sent) if (entry.confirmedAt === undefined) sent.delete(key);
     },
     forgetEnded(running) {
-      for (const [key, entry] of sent) if (entry.hash === GONE && !running(key.slice(0, key.lastIndexOf('#')))) sent.delete(key);
+      for (const [key, entry] of sent)
+        if (entry.hash === GONE && !running(key.slice(0, key.lastIndexOf('#')))) sent.delete(key);
     },
     reset() {
       for (const [key, entry] of sent) if (entry.hash !== GONE || entry.confirmedAt === undefined) sent.delete(key);

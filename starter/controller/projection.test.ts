@@ -1,12 +1,21 @@
 import { INLINE_RESOURCE_BYTES } from '../../workflows/translation/types';
 import { observe, observePeerPodOfPod } from './projection';
 
-const meta = (extra: Record<string, unknown> = {}) => ({ name: 'web', namespace: 'default', uid: 'u-1', resourceVersion: '7', labels: { app: 'web' }, ...extra });
+const meta = (extra: Record<string, unknown> = {}) => ({
+  name: 'web',
+  namespace: 'default',
+  uid: 'u-1',
+  resourceVersion: '7',
+  labels: { app: 'web' },
+  ...extra,
+});
 
 describe('projection per kind', () => {
   it('Pod: keeps node, IPs and the MAC annotation; drops labels, containers and other annotations', () => {
     const pod = {
-      metadata: meta({ annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01', 'kubectl.kubernetes.io/restartedAt': 'now' } }),
+      metadata: meta({
+        annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01', 'kubectl.kubernetes.io/restartedAt': 'now' },
+      }),
       spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'nginx' }] },
       status: { phase: 'Running', podIP: '10.0.0.5', conditions: [{ type: 'Ready' }] },
     };
@@ -19,7 +28,12 @@ describe('projection per kind', () => {
       finalizers: [],
       projection: {
         kind: 'Pod',
-        metadata: { name: 'web', namespace: 'default', uid: 'u-1', annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' } },
+        metadata: {
+          name: 'web',
+          namespace: 'default',
+          uid: 'u-1',
+          annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' },
+        },
         spec: { nodeName: 'node-1' },
         status: { phase: 'Running', podIP: '10.0.0.5' },
       },
@@ -43,7 +57,10 @@ describe('projection per kind', () => {
   });
 
   it('Service: type, ClusterIP and ports with the API server defaults', () => {
-    const service = { metadata: meta({ generation: 3 }), spec: { clusterIP: '10.96.0.10', ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } } };
+    const service = {
+      metadata: meta({ generation: 3 }),
+      spec: { clusterIP: '10.96.0.10', ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } },
+    };
     const obs = observe('Service', service);
     expect(obs.generation).toBe(3);
     expect(obs.projection).toEqual({
@@ -56,7 +73,13 @@ describe('projection per kind', () => {
   it('Endpoints: ready addresses and ports only', () => {
     const endpoints = {
       metadata: meta(),
-      subsets: [{ addresses: [{ ip: '10.0.0.5', nodeName: 'node-1' }], notReadyAddresses: [{ ip: '10.0.0.6' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }],
+      subsets: [
+        {
+          addresses: [{ ip: '10.0.0.5', nodeName: 'node-1' }],
+          notReadyAddresses: [{ ip: '10.0.0.6' }],
+          ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        },
+      ],
     };
     expect(observe('Endpoints', endpoints).projection).toEqual({
       kind: 'Endpoints',
@@ -68,7 +91,10 @@ describe('projection per kind', () => {
   it('Translation: resources, generation, finalizers and the deletion time; status is left out', () => {
     const translation = {
       metadata: meta({ generation: 2, finalizers: ['midonet.org/deleter'], deletionTimestamp: '2025-01-02T03:04:05Z' }),
-      resources: [{ kind: 'Bridge', body: '{"id":"b"}' }, { kind: 'Port', parent: 'p', body: '{}' }],
+      resources: [
+        { kind: 'Bridge', body: '{"id":"b"}' },
+        { kind: 'Port', parent: 'p', body: '{}' },
+      ],
       status: { conditions: [{ type: 'Ready' }] },
     };
     const obs = observe('Translation', translation);
@@ -89,11 +115,20 @@ describe('projection per kind', () => {
   });
 
   it('a Translation over INLINE_RESOURCE_BYTES travels by reference: its digest and count, never its resources', () => {
-    const bodies = (n: number, last: string) => Array.from({ length: n }, (_, i) => ({ kind: 'Rule', parent: 'c', body: i === n - 1 ? last : `{"id":"r-${i}","type":"accept"}` }));
+    const bodies = (n: number, last: string) =>
+      Array.from({ length: n }, (_, i) => ({
+        kind: 'Rule',
+        parent: 'c',
+        body: i === n - 1 ? last : `{"id":"r-${i}","type":"accept"}`,
+      }));
     const n = Math.ceil(INLINE_RESOURCE_BYTES / 40);
     const project = (resources: ReturnType<typeof bodies>) => {
       const translation = { metadata: meta({ generation: 3 }), resources };
-      return observe('Translation', translation).projection as { resources?: unknown[]; digest?: string; count?: number };
+      return observe('Translation', translation).projection as {
+        resources?: unknown[];
+        digest?: string;
+        count?: number;
+      };
     };
     const large = project(bodies(n, '{"id":"last"}'));
     expect(large.resources).toBeUndefined();
@@ -117,7 +152,15 @@ describe('projection per kind', () => {
   it('an object the schema rejects is still forwarded, its projection naming the field', () => {
     const service = { metadata: meta(), spec: { ports: [{ port: 'eighty' }] } };
     expect(observe('Service', service).projection).toEqual({
-      invalid: { ok: false, error: { reason: 'MalformedObject', object: { kind: 'Service', namespace: 'default', name: 'web' }, field: 'spec.ports[0].port', message: expect.any(String) as string } },
+      invalid: {
+        ok: false,
+        error: {
+          reason: 'MalformedObject',
+          object: { kind: 'Service', namespace: 'default', name: 'web' },
+          field: 'spec.ports[0].port',
+          message: expect.any(String) as string,
+        },
+      },
     });
   });
 
@@ -168,6 +211,8 @@ describe('peer pods', () => {
       finalizers: ['peer.pod/finalizer'],
       projection: { source: 'PeerPod', cloudProvider: 'aws', instanceID: 'i-0123', ownerUid: 'pod-u1' },
     });
-    expect(observe('PeerPod', { metadata: { name: 'x', namespace: 'default', uid: 'pp-2' } }).projection).toEqual({ source: 'PeerPod' });
+    expect(observe('PeerPod', { metadata: { name: 'x', namespace: 'default', uid: 'pp-2' } }).projection).toEqual({
+      source: 'PeerPod',
+    });
   });
 });

@@ -4,7 +4,13 @@ import type { Observation } from '../../workflows/messages';
 import type { ObjectRef } from '../../workflows/naming';
 import type { TranslationFailure } from '../../workflows/translation/errors';
 import { createHash } from 'node:crypto';
-import { INLINE_RESOURCE_BYTES, resourceBytes, toProjection, type BackendResource, type KubernetesProjection } from '../../workflows/translation/types';
+import {
+  INLINE_RESOURCE_BYTES,
+  resourceBytes,
+  toProjection,
+  type BackendResource,
+  type KubernetesProjection,
+} from '../../workflows/translation/types';
 import { VM_CLOUD_ANNOTATION } from '../../workflows/vocabulary';
 import type { WatchedKind } from './kinds';
 
@@ -47,7 +53,11 @@ interface TranslationObject extends KubernetesObject {
 export function project(kind: WatchedKind, object: KubernetesObject): ObservedProjection {
   const metadata = object.metadata ?? {};
   if (kind === 'Translation') {
-    const resources = ((object as TranslationObject).resources ?? []).map(({ kind, parent, body }) => ({ kind, parent: parent ?? '', body }));
+    const resources = ((object as TranslationObject).resources ?? []).map(({ kind, parent, body }) => ({
+      kind,
+      parent: parent ?? '',
+      body,
+    }));
     const inline = resourceBytes(resources) <= INLINE_RESOURCE_BYTES;
     return {
       ...(inline
@@ -83,7 +93,10 @@ export function observe(kind: WatchedKind, object: KubernetesObject, gone = fals
 /** What every observation says of its object, addressed to the workflow of `kind` with the object's name. */
 function envelope(kind: WatchedKind, object: KubernetesObject, gone: boolean): Omit<Observation, 'projection'> {
   const metadata = object.metadata ?? {};
-  const ref: ObjectRef = kind === 'Node' ? { kind, name: metadata.name ?? '' } : { kind, namespace: metadata.namespace ?? '', name: metadata.name ?? '' };
+  const ref: ObjectRef =
+    kind === 'Node'
+      ? { kind, name: metadata.name ?? '' }
+      : { kind, namespace: metadata.namespace ?? '', name: metadata.name ?? '' };
   return {
     ref,
     uid: metadata.uid ?? '',
@@ -98,7 +111,11 @@ function envelope(kind: WatchedKind, object: KubernetesObject, gone: boolean): O
  * A Pod of a peer-pod runtime class also feeds its peer pod's lifecycle (`peerpod/<ns>/<pod name>`), which makes and
  * deletes its cloud VM. Only the runtime class and the envelope (UID, deletion) matter there.
  */
-export function observePeerPodOfPod(pod: KubernetesObject, runtimeClasses: ReadonlySet<string>, gone = false): Observation<PeerPodProjection> | undefined {
+export function observePeerPodOfPod(
+  pod: KubernetesObject,
+  runtimeClasses: ReadonlySet<string>,
+  gone = false,
+): Observation<PeerPodProjection> | undefined {
   const runtimeClassName = (pod as V1Pod).spec?.runtimeClassName;
   if (!runtimeClassName || !runtimeClasses.has(runtimeClassName)) return undefined;
   return { ...envelope('PeerPod', pod, gone), projection: { source: 'Pod', runtimeClassName } };

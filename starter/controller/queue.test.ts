@@ -19,7 +19,13 @@ function recordingWork(t0: number, sendMs: number, deliveries: Delivery[]): Work
   return async (pending, signal) => {
     for (const uid of pending.keys()) {
       for (let o = pending.get(uid); o && !signal.aborted; o = pending.get(uid)) {
-        deliveries.push({ at: Date.now() - t0, name: o.ref.name, uid, v: (o.projection as { v: number }).v, ...(o.gone ? { gone: true } : {}) });
+        deliveries.push({
+          at: Date.now() - t0,
+          name: o.ref.name,
+          uid,
+          v: (o.projection as { v: number }).v,
+          ...(o.gone ? { gone: true } : {}),
+        });
         await (sendMs ? sleep(sendMs) : Promise.resolve());
         if (pending.get(uid) === o) pending.delete(uid);
       }
@@ -31,8 +37,17 @@ describe('work queue (debounce and coalescing, window 200 ms)', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  const cases: { what: string; sendMs?: number; events: { at: number; obs: Observation }[]; expected: Omit<Delivery, 'uid'>[] }[] = [
-    { what: 'one event goes out when its window closes, not before', events: [{ at: 0, obs: obs('web', 1) }], expected: [{ at: 200, name: 'web', v: 1 }] },
+  const cases: {
+    what: string;
+    sendMs?: number;
+    events: { at: number; obs: Observation }[];
+    expected: Omit<Delivery, 'uid'>[];
+  }[] = [
+    {
+      what: 'one event goes out when its window closes, not before',
+      events: [{ at: 0, obs: obs('web', 1) }],
+      expected: [{ at: 200, name: 'web', v: 1 }],
+    },
     {
       what: 'a burst of updates of one object becomes one delivery with the latest',
       events: [
@@ -106,7 +121,11 @@ describe('work queue (debounce and coalescing, window 200 ms)', () => {
 
   it('counts an Observation replaced before it was sent as coalesced', async () => {
     let coalesced = 0;
-    const queue = createWorkQueue({ debounceMs: 200, work: recordingWork(Date.now(), 0, []), onCoalesced: () => coalesced++ });
+    const queue = createWorkQueue({
+      debounceMs: 200,
+      work: recordingWork(Date.now(), 0, []),
+      onCoalesced: () => coalesced++,
+    });
     queue.offer(obs('web', 1));
     queue.offer(obs('web', 2));
     queue.offer(obs('db', 1));

@@ -30,7 +30,9 @@ class FakeInformer {
   }
 }
 
-const pod = (name: string, uid = `${name}-1`): k8s.KubernetesObject => ({ metadata: { name, namespace: 'default', uid } });
+const pod = (name: string, uid = `${name}-1`): k8s.KubernetesObject => ({
+  metadata: { name, namespace: 'default', uid },
+});
 
 function harness(lists: (k8s.KubernetesObject[] | Error)[]) {
   const informers: { at: number; informer: FakeInformer }[] = [];
@@ -75,7 +77,10 @@ describe('source', () => {
   });
 
   it('restarts an informer that stopped on an error from a fresh list, and reports what vanished meanwhile', async () => {
-    const { source, events, informers, latest } = harness([[pod('a'), pod('b'), pod('c')], [pod('a'), pod('c', 'c-2')]]);
+    const { source, events, informers, latest } = harness([
+      [pod('a'), pod('b'), pod('c')],
+      [pod('a'), pod('c', 'c-2')],
+    ]);
     source.start();
     await jest.advanceTimersByTimeAsync(0);
     latest().emit('error', new Error('connection reset'));

@@ -117,9 +117,11 @@ function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, on
     const current = options.makeInformer({ path: spec.path, list });
     informer = current;
     // Callbacks of an informer we replaced (its stop() reports an abort as an error) are ignored.
-    const live = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A) => {
-      if (informer === current) fn(...args);
-    };
+    const live =
+      <A extends unknown[]>(fn: (...args: A) => void) =>
+      (...args: A) => {
+        if (informer === current) fn(...args);
+      };
     current.on('add', live(upsert));
     current.on('update', live(upsert));
     current.on('delete', live(remove));

@@ -33,19 +33,32 @@ afterAll(async () => {
   await Promise.all(starters.map((s) => s.stop()));
   // No worker runs here: every workflow these tests started is still running. End them.
   for await (const wf of client.workflow.list({ query: 'ExecutionStatus="Running"' })) {
-    if (wf.workflowId.includes(suffix)) await client.workflow.getHandle(wf.workflowId).terminate('starter stack test done');
+    if (wf.workflowId.includes(suffix))
+      await client.workflow.getHandle(wf.workflowId).terminate('starter stack test done');
   }
   await connection.close();
 });
 
 function starter(namespace: string, identity: string, leaseName: string): Starter {
-  const s = createStarter({ kubeConfig, temporalClient: client, namespace, identity, debounceMs: 100, lease: { ...LEASE, name: leaseName }, logger });
+  const s = createStarter({
+    kubeConfig,
+    temporalClient: client,
+    namespace,
+    identity,
+    debounceMs: 100,
+    lease: { ...LEASE, name: leaseName },
+    logger,
+  });
   starters.push(s);
   s.start();
   return s;
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -63,19 +76,26 @@ async function observed(workflowId: string): Promise<Observation[]> {
     return observationsIn(await client.workflow.getHandle(workflowId).fetchHistory());
   } catch (error) {
     // fetchHistory passes the server's NOT_FOUND through as a raw gRPC error.
-    if (error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === GRPC_NOT_FOUND)) return [];
+    if (error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === GRPC_NOT_FOUND))
+      return [];
     throw error;
   }
 }
 
-const signalCount = (workflowId: string, n: number) => waitFor(`${n} observation(s) given to ${workflowId}`, async () => ((await observed(workflowId)).length >= n ? true : undefined));
+const signalCount = (workflowId: string, n: number) =>
+  waitFor(`${n} observation(s) given to ${workflowId}`, async () =>
+    (await observed(workflowId)).length >= n ? true : undefined,
+  );
 
 async function namespace(name: string) {
   await core.createNamespace({ body: { metadata: { name } } });
   return name;
 }
 
-const podBody = (name: string) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] } });
+const podBody = (name: string) => ({
+  metadata: { name },
+  spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] },
+});
 
 describe('starter controller on the embedded stack', () => {
   it('sends one signal per created object, nothing for a change outside the projection, and gone on delete', async () => {
@@ -86,35 +106,69 @@ describe('starter controller on the embedded stack', () => {
     const nodeName = `node-${suffix}`;
     const node = await core.createNode({ body: { metadata: { name: nodeName }, spec: { podCIDR: '10.1.0.0/24' } } });
     const pod = await core.createNamespacedPod({ namespace: ns, body: podBody('web') });
-    await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'web' }, spec: { ports: [{ port: 80 }] } } });
-    await core.createNamespacedEndpoints({ namespace: ns, body: { metadata: { name: 'web' }, subsets: [{ addresses: [{ ip: '10.1.0.5' }], ports: [{ port: 8080 }] }] } });
+    await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'web' }, spec: { ports: [{ port: 80 }] } },
+    });
+    await core.createNamespacedEndpoints({
+      namespace: ns,
+      body: { metadata: { name: 'web' }, subsets: [{ addresses: [{ ip: '10.1.0.5' }], ports: [{ port: 8080 }] }] },
+    });
 
-    const ids = { pod: `pod/${ns}/web`, node: `node/${nodeName}`, service: `service/${ns}/web`, endpoints: `endpoints/${ns}/web` };
+    const ids = {
+      pod: `pod/${ns}/web`,
+      node: `node/${nodeName}`,
+      service: `service/${ns}/web`,
+      endpoints: `endpoints/${ns}/web`,
+    };
     for (const id of Object.values(ids)) await signalCount(id, 1);
     await sleep(SETTLE_MS);
-    for (const id of Object.values(ids)) expect({ id, signals: (await observed(id)).length }).toEqual({ id, signals: 1 });
+    for (const id of Object.values(ids))
+      expect({ id, signals: (await observed(id)).length }).toEqual({ id, signals: 1 });
 
     const description = await client.workflow.getHandle(ids.pod).describe();
     expect(description.type).toBe('podLifecycle');
     expect(description.status.name).toBe('RUNNING');
     expect(await description.staticSummary()).toBe(`Pod ${ns}/web`);
     const sa = description.typedSearchAttributes;
-    expect([sa.get(K8sKind), sa.get(K8sNamespace), sa.get(K8sName), sa.get(K8sUID)]).toEqual(['Pod', ns, 'web', pod.metadata!.uid]);
+    expect([sa.get(K8sKind), sa.get(K8sNamespace), sa.get(K8sName), sa.get(K8sUID)]).toEqual([
+      'Pod',
+      ns,
+      'web',
+      pod.metadata!.uid,
+    ]);
     const [first] = await observed(ids.node);
-    expect(first).toMatchObject({ ref: { kind: 'Node', name: nodeName }, uid: node.metadata!.uid, gone: false, projection: { kind: 'Node', spec: { podCIDR: '10.1.0.0/24' } } });
+    expect(first).toMatchObject({
+      ref: { kind: 'Node', name: nodeName },
+      uid: node.metadata!.uid,
+      gone: false,
+      projection: { kind: 'Node', spec: { podCIDR: '10.1.0.0/24' } },
+    });
 
     // A label is not in the projection: the API server sees an update, the workflow hears nothing.
     const suppressedBefore = s.stats().suppressed;
     const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
-    await core.patchNamespacedPod({ name: 'web', namespace: ns, body: { metadata: { labels: { tier: 'front' } } } }, merge);
+    await core.patchNamespacedPod(
+      { name: 'web', namespace: ns, body: { metadata: { labels: { tier: 'front' } } } },
+      merge,
+    );
     await waitFor('the label update to reach the predicate', () => s.stats().suppressed > suppressedBefore);
     await sleep(SETTLE_MS);
     expect((await observed(ids.pod)).length).toBe(1);
 
     // The MAC annotation is in the projection: one more signal, carrying it.
-    await core.patchNamespacedPod({ name: 'web', namespace: ns, body: { metadata: { annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' } } } }, merge);
+    await core.patchNamespacedPod(
+      {
+        name: 'web',
+        namespace: ns,
+        body: { metadata: { annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' } } },
+      },
+      merge,
+    );
     await signalCount(ids.pod, 2);
-    expect((await observed(ids.pod))[1]?.projection).toMatchObject({ metadata: { annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' } } });
+    expect((await observed(ids.pod))[1]?.projection).toMatchObject({
+      metadata: { annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' } },
+    });
 
     await core.deleteNamespacedPod({ name: 'web', namespace: ns, gracePeriodSeconds: 0 });
     await signalCount(ids.pod, 3);
@@ -179,8 +233,17 @@ describe('starter controller on the embedded stack', () => {
     // Another candidate takes the Lease, as a starter elsewhere would, and then stops renewing it.
     const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
     const held = await coordination.readNamespacedLease({ name: leaseName, namespace: LEASE.namespace });
-    const taken = { ...held.spec, holderIdentity: `elsewhere-${suffix}`, leaseDurationSeconds: 8, renewTime: new k8s.V1MicroTime(Date.now()) };
-    await coordination.replaceNamespacedLease({ name: leaseName, namespace: LEASE.namespace, body: { ...held, spec: taken } });
+    const taken = {
+      ...held.spec,
+      holderIdentity: `elsewhere-${suffix}`,
+      leaseDurationSeconds: 8,
+      renewTime: new k8s.V1MicroTime(Date.now()),
+    };
+    await coordination.replaceNamespacedLease({
+      name: leaseName,
+      namespace: LEASE.namespace,
+      body: { ...held, spec: taken },
+    });
     await waitFor('the starter to stop leading', () => !s.stats().isLeader);
     await core.deleteNamespacedPod({ name: 'deleted', namespace: ns, gracePeriodSeconds: 0 });
     await waitFor('the starter to see the deletion', () => s.stats().known.Pod === 1);
@@ -202,9 +265,22 @@ describe('starter controller on the embedded stack', () => {
     const now = new k8s.V1MicroTime(Date.now());
     await coordination.createNamespacedLease({
       namespace: LEASE.namespace,
-      body: { metadata: { name }, spec: { holderIdentity: 'crashed', leaseDurationSeconds: LEASE.leaseDurationSeconds, renewTime: now, acquireTime: now } },
+      body: {
+        metadata: { name },
+        spec: {
+          holderIdentity: 'crashed',
+          leaseDurationSeconds: LEASE.leaseDurationSeconds,
+          renewTime: now,
+          acquireTime: now,
+        },
+      },
     });
-    const elector = createLeaderElector({ api: coordination, identity: `heir-${suffix}`, lease: { ...LEASE, name }, logger });
+    const elector = createLeaderElector({
+      api: coordination,
+      identity: `heir-${suffix}`,
+      lease: { ...LEASE, name },
+      logger,
+    });
     const startedAt = Date.now();
     elector.start();
     try {
@@ -217,6 +293,8 @@ describe('starter controller on the embedded stack', () => {
     } finally {
       await elector.stop();
     }
-    expect((await coordination.readNamespacedLease({ name, namespace: LEASE.namespace })).spec?.holderIdentity).toBeUndefined();
+    expect(
+      (await coordination.readNamespacedLease({ name, namespace: LEASE.namespace })).spec?.holderIdentity,
+    ).toBeUndefined();
   });
 });

@@ -84,7 +84,8 @@ const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
 const STEWARD_FINALIZERS = new Set([TRANSLATION_FINALIZER, REFERRERS_FINALIZER, PEERPOD_FINALIZER]);
 
 /** A live object needs its workflow running; one being deleted only while a finalizer of ours waits for it. */
-const needsWorkflow = (obs: Observation) => !obs.gone && (!obs.deleting || obs.finalizers.some((f) => STEWARD_FINALIZERS.has(f)));
+const needsWorkflow = (obs: Observation) =>
+  !obs.gone && (!obs.deleting || obs.finalizers.some((f) => STEWARD_FINALIZERS.has(f)));
 
 /**
  * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
@@ -138,7 +139,11 @@ export function createStarter(options: StarterOptions): Starter {
       if (permanent) predicate.forget(obs);
     },
   });
-  const queue = createWorkQueue({ debounceMs: options.debounceMs ?? 200, work: handler.drain, onCoalesced: () => counters.coalesced++ });
+  const queue = createWorkQueue({
+    debounceMs: options.debounceMs ?? 200,
+    work: handler.drain,
+    onCoalesced: () => counters.coalesced++,
+  });
   const watchedKinds = options.kinds ?? WATCHED_KINDS;
   const source = createSource({
     kinds: watchedKinds,
@@ -175,7 +180,10 @@ export function createStarter(options: StarterOptions): Starter {
     const { workflow } = temporalClient;
     const running = new Map<string, TypedSearchAttributes>();
     const stalled = new AbortController();
-    const watchdog = setTimeout(() => stalled.abort(new Error('listing the running workflows stalled')), 3 * callTimeoutMs);
+    const watchdog = setTimeout(
+      () => stalled.abort(new Error('listing the running workflows stalled')),
+      3 * callTimeoutMs,
+    );
     try {
       await workflow.withAbortSignal(AbortSignal.any([lifetime.signal, stalled.signal]), async () => {
         for await (const execution of workflow.list({ query: 'ExecutionStatus="Running"' })) {
@@ -207,20 +215,24 @@ export function createStarter(options: StarterOptions): Starter {
       source.replay((event) => {
         for (const obs of observationsOf(event)) {
           known.add(workflowId(obs.ref));
-          if (predicate.confirmedAt(obs) !== undefined && needsWorkflow(obs) && !running.has(workflowId(obs.ref))) candidates.push(obs);
+          if (predicate.confirmedAt(obs) !== undefined && needsWorkflow(obs) && !running.has(workflowId(obs.ref)))
+            candidates.push(obs);
         }
       });
       if (synced) for (const [id, attributes] of running) if (!known.has(id)) tellGone(id, attributes);
       for (const obs of candidates) {
         const id = workflowId(obs.ref);
-        const status = await workflow.withAbortSignal(AbortSignal.any([lifetime.signal, AbortSignal.timeout(callTimeoutMs)]), async () => {
-          try {
-            return (await workflow.getHandle(id).describe()).status.name;
-          } catch (error) {
-            if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
-            throw error;
-          }
-        });
+        const status = await workflow.withAbortSignal(
+          AbortSignal.any([lifetime.signal, AbortSignal.timeout(callTimeoutMs)]),
+          async () => {
+            try {
+              return (await workflow.getHandle(id).describe()).status.name;
+            } catch (error) {
+              if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+              throw error;
+            }
+          },
+        );
         if (status === 'RUNNING' || predicate.confirmedAt(obs) === undefined) continue;
         log.warn({ workflowId: id, uid: obs.uid, status }, 'object has no running workflow: sending it again');
         counters.repaired++;
@@ -265,7 +277,11 @@ export function createStarter(options: StarterOptions): Starter {
     const objectNamespace = attributes.get(K8sNamespace);
     if (!kind || !name || !uid || kind === 'PeerPod' || !watchedKinds.includes(kind)) return;
     if (kind !== 'Node' && namespace !== undefined && objectNamespace !== namespace) return;
-    const gone = observe(kind, { metadata: { name, uid, ...(objectNamespace ? { namespace: objectNamespace } : {}) } }, true);
+    const gone = observe(
+      kind,
+      { metadata: { name, uid, ...(objectNamespace ? { namespace: objectNamespace } : {}) } },
+      true,
+    );
     // Told already (the watch saw the deletion): the workflow is finishing, not waiting.
     if (workflowId(gone.ref) !== id || predicate.confirmedAt(gone) !== undefined) return;
     log.warn({ workflowId: id, uid }, 'object is gone but its workflow runs: telling it');
@@ -287,6 +303,12 @@ export function createStarter(options: StarterOptions): Starter {
       await source.stop();
       log.info(counters, 'stopped');
     },
-    stats: () => ({ ...counters, unconfirmed: predicate.unconfirmed(), isLeader: elector.isLeader(), pending: queue.size(), known: source.counts() }),
+    stats: () => ({
+      ...counters,
+      unconfirmed: predicate.unconfirmed(),
+      isLeader: elector.isLeader(),
+      pending: queue.size(),
+      known: source.counts(),
+    }),
   };
 }

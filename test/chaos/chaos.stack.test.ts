@@ -13,25 +13,33 @@ import { relevantOps } from './shrink';
 const SEED = 10;
 const OPS = 300;
 
-it(`seed ${SEED}, ${OPS} operations with faults: no invariant violated`, async () => {
-  const ops = generateOps({ seed: SEED, ops: OPS, peerPods: true });
-  const result = await runChaos({
-    seed: SEED,
-    ops,
-    faults: [...FAULT_KINDS],
-    peerPods: true,
-    // The shared stack's libvirtd (one per machine).
-    libvirtUri: stackInfo().libvirt.uri,
-    opDelayMs: 250,
-    quiesceMs: 150_000,
-    resyncSeconds: 60,
-  });
-  const logFile = join(tmpdir(), `steward-chaos-seed-${SEED}.log`);
-  writeFileSync(logFile, `${result.log.join('\n')}\n`);
-  const report = formatReport([result]);
-  if (result.violations.length) {
-    const involved = relevantOps(ops, result.violations).map((op) => `  ${describeOp(op)} → ${result.outcomes.get(op.index) ?? ''}`);
-    throw new Error(`${report}\n\nThe operations on the objects involved:\n${involved.join('\n')}\n\nThe whole log (operations, faults, diagnosis): ${logFile}`);
-  }
-  expect(result.durationMs).toBeLessThan(10 * 60_000);
-}, 12 * 60_000);
+it(
+  `seed ${SEED}, ${OPS} operations with faults: no invariant violated`,
+  async () => {
+    const ops = generateOps({ seed: SEED, ops: OPS, peerPods: true });
+    const result = await runChaos({
+      seed: SEED,
+      ops,
+      faults: [...FAULT_KINDS],
+      peerPods: true,
+      // The shared stack's libvirtd (one per machine).
+      libvirtUri: stackInfo().libvirt.uri,
+      opDelayMs: 250,
+      quiesceMs: 150_000,
+      resyncSeconds: 60,
+    });
+    const logFile = join(tmpdir(), `steward-chaos-seed-${SEED}.log`);
+    writeFileSync(logFile, `${result.log.join('\n')}\n`);
+    const report = formatReport([result]);
+    if (result.violations.length) {
+      const involved = relevantOps(ops, result.violations).map(
+        (op) => `  ${describeOp(op)} → ${result.outcomes.get(op.index) ?? ''}`,
+      );
+      throw new Error(
+        `${report}\n\nThe operations on the objects involved:\n${involved.join('\n')}\n\nThe whole log (operations, faults, diagnosis): ${logFile}`,
+      );
+    }
+    expect(result.durationMs).toBeLessThan(10 * 60_000);
+  },
+  12 * 60_000,
+);

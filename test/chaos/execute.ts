@@ -45,7 +45,8 @@ export async function execute(c: Clients, op: Op): Promise<string> {
         const deleted = await remove(c, kind, name);
         const deadline = Date.now() + RECREATE_WAIT_MS;
         while (await exists(c, kind, name)) {
-          if (Date.now() > deadline) return `${deleted}; still there after ${RECREATE_WAIT_MS / 1000} s, not created again`;
+          if (Date.now() > deadline)
+            return `${deleted}; still there after ${RECREATE_WAIT_MS / 1000} s, not created again`;
           await sleep(250);
         }
         return `${deleted}; ${await create(c, op.spec!)}`;
@@ -91,15 +92,34 @@ async function update(c: Clients, spec: ObjectSpec): Promise<string> {
     switch (spec.kind) {
       case 'Node': {
         const p = nodeProjection(spec);
-        await c.core.patchNode({ name, body: { metadata: { annotations: { ...p.metadata.annotations, ...(spec.mac ? {} : { 'midonet.org/mac-address': null }) } } } }, merge);
+        await c.core.patchNode(
+          {
+            name,
+            body: {
+              metadata: {
+                annotations: { ...p.metadata.annotations, ...(spec.mac ? {} : { 'midonet.org/mac-address': null }) },
+              },
+            },
+          },
+          merge,
+        );
         await c.core.patchNodeStatus({ name, body: { status: { addresses: p.status.addresses } } }, merge);
         break;
       }
       case 'Pod': {
         const p = podProjection(spec);
-        await c.core.patchNamespacedPod({ name, namespace, body: { metadata: { annotations: { 'midonet.org/mac-address': spec.mac ?? null } } } }, merge);
+        await c.core.patchNamespacedPod(
+          { name, namespace, body: { metadata: { annotations: { 'midonet.org/mac-address': spec.mac ?? null } } } },
+          merge,
+        );
         await c.core.patchNamespacedPodStatus(
-          { name, namespace, body: { status: { phase: p.status.phase, ...(spec.ip ? { podIP: spec.ip, podIPs: [{ ip: spec.ip }] } : {}) } } },
+          {
+            name,
+            namespace,
+            body: {
+              status: { phase: p.status.phase, ...(spec.ip ? { podIP: spec.ip, podIPs: [{ ip: spec.ip }] } : {}) },
+            },
+          },
           merge,
         );
         break;
@@ -122,19 +142,35 @@ async function update(c: Clients, spec: ObjectSpec): Promise<string> {
 }
 
 /** Reading and deleting one object of each kind by name; a Pod goes at once (no kubelet confirms a graceful deletion). */
-function byName(c: Clients, kind: ObjectSpec['kind'], name: string): { read: () => Promise<unknown>; remove: () => Promise<unknown> } {
+function byName(
+  c: Clients,
+  kind: ObjectSpec['kind'],
+  name: string,
+): { read: () => Promise<unknown>; remove: () => Promise<unknown> } {
   const namespace = NAMESPACE;
   switch (kind) {
     case 'Node':
       return { read: () => c.core.readNode({ name }), remove: () => c.core.deleteNode({ name }) };
     case 'Pod':
-      return { read: () => c.core.readNamespacedPod({ name, namespace }), remove: () => c.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }) };
+      return {
+        read: () => c.core.readNamespacedPod({ name, namespace }),
+        remove: () => c.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }),
+      };
     case 'Service':
-      return { read: () => c.core.readNamespacedService({ name, namespace }), remove: () => c.core.deleteNamespacedService({ name, namespace }) };
+      return {
+        read: () => c.core.readNamespacedService({ name, namespace }),
+        remove: () => c.core.deleteNamespacedService({ name, namespace }),
+      };
     case 'Endpoints':
-      return { read: () => c.core.readNamespacedEndpoints({ name, namespace }), remove: () => c.core.deleteNamespacedEndpoints({ name, namespace }) };
+      return {
+        read: () => c.core.readNamespacedEndpoints({ name, namespace }),
+        remove: () => c.core.deleteNamespacedEndpoints({ name, namespace }),
+      };
     case 'Translation':
-      return { read: () => c.custom.getNamespacedCustomObject({ ...TRANSLATION_API, namespace, name }), remove: () => deleteTranslation({ custom: c.custom, namespace }, name) };
+      return {
+        read: () => c.custom.getNamespacedCustomObject({ ...TRANSLATION_API, namespace, name }),
+        remove: () => deleteTranslation({ custom: c.custom, namespace }, name),
+      };
   }
 }
 
@@ -149,5 +185,7 @@ async function unless404<T>(call: () => Promise<unknown>, answer: T, absent: T):
   }
 }
 
-const remove = (c: Clients, kind: ObjectSpec['kind'], name: string) => unless404(byName(c, kind, name).remove, 'deleted', 'already gone');
-const exists = (c: Clients, kind: ObjectSpec['kind'], name: string) => unless404(byName(c, kind, name).read, true, false);
+const remove = (c: Clients, kind: ObjectSpec['kind'], name: string) =>
+  unless404(byName(c, kind, name).remove, 'deleted', 'already gone');
+const exists = (c: Clients, kind: ObjectSpec['kind'], name: string) =>
+  unless404(byName(c, kind, name).read, true, false);

@@ -5,13 +5,32 @@ import { sleep } from '../../deploy/local/process';
 import { random } from './prng';
 import type { ChaosStack } from './stack';
 
-export const FAULT_KINDS = ['worker-kill', 'starter-kill', 'temporal-restart', 'midonet-restart', 'midonet-5xx', 'midonet-timeout', 'midonet-latency', 'libvirt-cut'] as const;
+export const FAULT_KINDS = [
+  'worker-kill',
+  'starter-kill',
+  'temporal-restart',
+  'midonet-restart',
+  'midonet-5xx',
+  'midonet-timeout',
+  'midonet-latency',
+  'libvirt-cut',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** `all`, `none`, or a comma-separated list of kinds. */
 export function parseFaults(text: string, peerPods: boolean): FaultKind[] {
-  const kinds: FaultKind[] = text === 'all' ? [...FAULT_KINDS] : text === 'none' ? [] : text.split(',').map((k) => k.trim()).filter(Boolean) as FaultKind[];
-  for (const k of kinds) if (!FAULT_KINDS.includes(k)) throw new Error(`unknown fault "${k}": expected all, none or some of ${FAULT_KINDS.join(', ')}`);
+  const kinds: FaultKind[] =
+    text === 'all'
+      ? [...FAULT_KINDS]
+      : text === 'none'
+        ? []
+        : (text
+            .split(',')
+            .map((k) => k.trim())
+            .filter(Boolean) as FaultKind[]);
+  for (const k of kinds)
+    if (!FAULT_KINDS.includes(k))
+      throw new Error(`unknown fault "${k}": expected all, none or some of ${FAULT_KINDS.join(', ')}`);
   return peerPods ? kinds : kinds.filter((k) => k !== 'libvirt-cut');
 }
 
@@ -38,9 +57,21 @@ export class FaultInjector {
 
   start(): void {
     this.running = true;
-    if (this.kinds.includes('worker-kill')) this.loops.push(this.loop(() => this.timing.workerKillMs * (0.75 + this.r.next() / 2), () => this.inject('worker-kill')));
+    if (this.kinds.includes('worker-kill'))
+      this.loops.push(
+        this.loop(
+          () => this.timing.workerKillMs * (0.75 + this.r.next() / 2),
+          () => this.inject('worker-kill'),
+        ),
+      );
     const others = this.kinds.filter((k) => k !== 'worker-kill');
-    if (others.length) this.loops.push(this.loop(() => this.timing.faultEveryMs * (0.6 + this.r.next() * 0.8), () => this.inject(this.r.pick(others))));
+    if (others.length)
+      this.loops.push(
+        this.loop(
+          () => this.timing.faultEveryMs * (0.6 + this.r.next() * 0.8),
+          () => this.inject(this.r.pick(others)),
+        ),
+      );
   }
 
   /** Stops injecting, heals what is still broken and makes sure the worker and the starter run. */
@@ -129,7 +160,12 @@ export class FaultInjector {
         }
         case 'midonet-timeout': {
           // Beyond the client's 10 s deadline, and connections dropped unanswered.
-          const slow = await s.admin.injectFault({ action: 'latency', latencyMs: 12_000, rate: 0.3, seed: r.int(1, 1e6) });
+          const slow = await s.admin.injectFault({
+            action: 'latency',
+            latencyMs: 12_000,
+            rate: 0.3,
+            seed: r.int(1, 1e6),
+          });
           const drop = await s.admin.injectFault({ action: 'drop', rate: 0.2, seed: r.int(1, 1e6) });
           this.log('fault midonet-timeout: 30 % of calls take 12 s, 20 % dropped unanswered');
           this.heal = async () => {

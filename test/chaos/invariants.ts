@@ -5,7 +5,14 @@ import type * as k8s from '@kubernetes/client-node';
 import type { StateDump } from '../../deploy/local/midonet';
 import type { MarkedInstance } from '../../activities/cloud/provider';
 import { describeRef, workflowId, type ObjectRef } from '../../workflows/naming';
-import { toProjection, translate, translateGlobals, type NodeProjection, type ServiceProjection, type Translation } from '../../workflows/translation';
+import {
+  toProjection,
+  translate,
+  translateGlobals,
+  type NodeProjection,
+  type ServiceProjection,
+  type Translation,
+} from '../../workflows/translation';
 import { expectedIds, idsOfDump } from '../support/objects-harness';
 import { HAND_WRITTEN_LABEL } from './ops';
 
@@ -50,12 +57,18 @@ export interface Violation {
   detail: string;
 }
 
-const live = <T extends { metadata?: k8s.V1ObjectMeta }>(items: T[]) => items.filter((o) => !o.metadata?.deletionTimestamp);
-const nameOf = (kind: string, meta?: k8s.V1ObjectMeta) => (meta?.namespace ? `${kind} ${meta.namespace}/${meta.name}` : `${kind} ${meta?.name}`);
+const live = <T extends { metadata?: k8s.V1ObjectMeta }>(items: T[]) =>
+  items.filter((o) => !o.metadata?.deletionTimestamp);
+const nameOf = (kind: string, meta?: k8s.V1ObjectMeta) =>
+  meta?.namespace ? `${kind} ${meta.namespace}/${meta.name}` : `${kind} ${meta?.name}`;
 /** The keys (in the form of `emulatorKeys`) of what `translations` put into MidoNet. */
-export const translationKeys = (translations: Translation[]) => Object.entries(expectedIds(translations, [])).flatMap(([kind, ids]) => (kind === 'Host' ? [] : ids.map((id) => `${kind} ${id}`)));
+export const translationKeys = (translations: Translation[]) =>
+  Object.entries(expectedIds(translations, [])).flatMap(([kind, ids]) =>
+    kind === 'Host' ? [] : ids.map((id) => `${kind} ${id}`),
+  );
 const readyOf = (t: TranslationObject) => t.status?.conditions?.find((c) => c.type === 'Ready');
-const isPeerPod = (s: Snapshot, pod: k8s.V1Pod) => !!pod.spec?.runtimeClassName && s.peerPodRuntimeClasses.includes(pod.spec.runtimeClassName);
+const isPeerPod = (s: Snapshot, pod: k8s.V1Pod) =>
+  !!pod.spec?.runtimeClassName && s.peerPodRuntimeClasses.includes(pod.spec.runtimeClassName);
 
 /** The Translations of the live objects (the real translation functions) and the live hand-written ones, by owner. */
 export function expectedTranslations(s: Snapshot): { owner: string; translations: Translation[] }[] {
@@ -64,11 +77,20 @@ export function expectedTranslations(s: Snapshot): { owner: string; translations
     return result.ok ? (result.projection as T) : undefined;
   };
   const nodes = new Map(live(s.nodes).map((n) => [n.metadata!.name!, project<NodeProjection>('Node', n)]));
-  const services = new Map(live(s.services).map((v) => [`${v.metadata!.namespace}/${v.metadata!.name}`, project<ServiceProjection>('Service', v)]));
+  const services = new Map(
+    live(s.services).map((v) => [
+      `${v.metadata!.namespace}/${v.metadata!.name}`,
+      project<ServiceProjection>('Service', v),
+    ]),
+  );
   const out: { owner: string; translations: Translation[] }[] = [];
   const globals = translateGlobals({ tenant: s.tenant });
   if (globals.ok) out.push({ owner: 'global', translations: globals.translations });
-  const add = (kind: 'Node' | 'Pod' | 'Service' | 'Endpoints', object: { metadata?: k8s.V1ObjectMeta }, context: object) => {
+  const add = (
+    kind: 'Node' | 'Pod' | 'Service' | 'Endpoints',
+    object: { metadata?: k8s.V1ObjectMeta },
+    context: object,
+  ) => {
     const projection = toProjection({ ...object, kind });
     if (!projection.ok) return;
     const result = translate(projection.projection, { tenant: s.tenant, ...context });
@@ -77,15 +99,29 @@ export function expectedTranslations(s: Snapshot): { owner: string; translations
   for (const n of live(s.nodes)) add('Node', n, {});
   for (const p of live(s.pods)) add('Pod', p, { node: nodes.get(p.spec?.nodeName ?? '') ?? null });
   for (const v of live(s.services)) add('Service', v, {});
-  for (const e of live(s.endpoints)) add('Endpoints', e, { service: services.get(`${e.metadata!.namespace}/${e.metadata!.name}`) ?? null });
+  for (const e of live(s.endpoints))
+    add('Endpoints', e, { service: services.get(`${e.metadata!.namespace}/${e.metadata!.name}`) ?? null });
   for (const t of live(s.translations).filter((t) => t.metadata.labels?.[HAND_WRITTEN_LABEL] !== undefined)) {
-    out.push({ owner: nameOf('Translation', t.metadata), translations: [{ name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] }] });
+    out.push({
+      owner: nameOf('Translation', t.metadata),
+      translations: [
+        {
+          name: t.metadata.name,
+          namespace: t.metadata.namespace,
+          labels: {},
+          ownerReferences: [],
+          finalizers: [],
+          resources: t.resources ?? [],
+        },
+      ],
+    });
   }
   return out;
 }
 
 /** The emulator's entries as `<Kind> <id or key>`, one per entry (duplicates kept); the seeded hosts left out. */
-export const emulatorKeys = (dump: StateDump) => Object.entries(idsOfDump(dump)).flatMap(([kind, ids]) => (kind === 'Host' ? [] : ids.map((id) => `${kind} ${id}`)));
+export const emulatorKeys = (dump: StateDump) =>
+  Object.entries(idsOfDump(dump)).flatMap(([kind, ids]) => (kind === 'Host' ? [] : ids.map((id) => `${kind} ${id}`)));
 
 /**
  * MidoNet holds exactly the translation of the live objects: nothing missing, nothing orphaned, no duplicates.
@@ -93,7 +129,8 @@ export const emulatorKeys = (dump: StateDump) => Object.entries(idsOfDump(dump))
  */
 export function checkMidonet(s: Snapshot, attribution: ReadonlyMap<string, string> = new Map()): Violation[] {
   const owners = new Map<string, string[]>();
-  for (const { owner, translations } of expectedTranslations(s)) for (const key of translationKeys(translations)) owners.set(key, [...(owners.get(key) ?? []), owner]);
+  for (const { owner, translations } of expectedTranslations(s))
+    for (const key of translationKeys(translations)) owners.set(key, [...(owners.get(key) ?? []), owner]);
   // The deployer's cluster router is in the global Translation too; nothing else is outside the Translations.
   const counts = new Map<string, number>();
   for (const key of emulatorKeys(s.emulator)) counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -105,20 +142,35 @@ export function checkMidonet(s: Snapshot, attribution: ReadonlyMap<string, strin
     // A Translation whose parent no live object makes (Endpoints naming a port its Service lacks: MK writes it too)
     // cannot be pushed; what it lists is rightly missing, provided the Translation says why.
     if (by && by.reason === 'MidonetDependencyMissing') continue;
-    const why = by ? ` (its Translation ${by.name} needs ${by.parent}, which no live object makes, yet says ${by.reason ?? 'nothing'})` : '';
+    const why = by
+      ? ` (its Translation ${by.name} needs ${by.parent}, which no live object makes, yet says ${by.reason ?? 'nothing'})`
+      : '';
     out.push({ invariant: 'midonet', object: who[0]!, detail: `missing from MidoNet: ${key}${why}` });
   }
   // Who still lists an orphaned key tells a stale Translation (its owner's workflow did not delete it) from a leak
   // (the Translation is gone, its pusher did not delete what it pushed).
   const listedBy = new Map<string, string[]>();
   for (const t of s.translations) {
-    const translation = { name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] };
-    for (const key of translationKeys([translation])) listedBy.set(key, [...(listedBy.get(key) ?? []), `${t.metadata.namespace}/${t.metadata.name}${t.metadata.deletionTimestamp ? ' (deleting)' : ''}`]);
+    const translation = {
+      name: t.metadata.name,
+      namespace: t.metadata.namespace,
+      labels: {},
+      ownerReferences: [],
+      finalizers: [],
+      resources: t.resources ?? [],
+    };
+    for (const key of translationKeys([translation]))
+      listedBy.set(key, [
+        ...(listedBy.get(key) ?? []),
+        `${t.metadata.namespace}/${t.metadata.name}${t.metadata.deletionTimestamp ? ' (deleting)' : ''}`,
+      ]);
   }
-  const orphan = (key: string) => `orphaned in MidoNet: ${key}${listedBy.has(key) ? `, still listed by Translation ${listedBy.get(key)!.join(', ')}` : ', listed by no Translation'}`;
+  const orphan = (key: string) =>
+    `orphaned in MidoNet: ${key}${listedBy.has(key) ? `, still listed by Translation ${listedBy.get(key)!.join(', ')}` : ', listed by no Translation'}`;
   for (const [key, n] of counts) {
     if (!owners.has(key)) out.push({ invariant: 'midonet', object: attribution.get(key) ?? key, detail: orphan(key) });
-    else if (n > 1) out.push({ invariant: 'midonet', object: owners.get(key)![0]!, detail: `${n} copies in MidoNet: ${key}` });
+    else if (n > 1)
+      out.push({ invariant: 'midonet', object: owners.get(key)![0]!, detail: `${n} copies in MidoNet: ${key}` });
   }
   return out;
 }
@@ -127,16 +179,21 @@ export function checkMidonet(s: Snapshot, attribution: ReadonlyMap<string, strin
  * The keys of the expected Translations that cannot be pushed because one of their resources hangs off an ID that
  * no expected resource has and MidoNet does not hold, with what that Translation's Ready condition says.
  */
-function blockedTranslations(s: Snapshot, presentIds: ReadonlySet<string>): Map<string, { name: string; parent: string; reason?: string }> {
+function blockedTranslations(
+  s: Snapshot,
+  presentIds: ReadonlySet<string>,
+): Map<string, { name: string; parent: string; reason?: string }> {
   const expected = expectedTranslations(s).flatMap(({ translations }) => translations);
-  const made = new Set(expected.flatMap((t) => t.resources.flatMap((r) => (JSON.parse(r.body) as { id?: string }).id ?? [])));
+  const made = new Set(
+    expected.flatMap((t) => t.resources.flatMap((r) => (JSON.parse(r.body) as { id?: string }).id ?? [])),
+  );
   const byName = new Map(live(s.translations).map((t) => [`${t.metadata.namespace}/${t.metadata.name}`, t]));
   const out = new Map<string, { name: string; parent: string; reason?: string }>();
   for (const t of expected) {
     const parent = t.resources.find((r) => r.parent && !made.has(r.parent) && !presentIds.has(r.parent))?.parent;
     if (!parent) continue;
     const name = `${t.namespace}/${t.name}`;
-    const reason = readyOf(byName.get(name) ?? ({ metadata: { name: t.name, namespace: t.namespace } }))?.reason;
+    const reason = readyOf(byName.get(name) ?? { metadata: { name: t.name, namespace: t.namespace } })?.reason;
     for (const key of translationKeys([t])) out.set(key, { name, parent, ...(reason ? { reason } : {}) });
   }
   return out;
@@ -150,12 +207,21 @@ export function checkPeerPods(s: Snapshot): Violation[] {
   const peers = live(s.pods).filter((p) => isPeerPod(s, p));
   for (const pod of peers) {
     const mine = vms.filter((vm) => vm.podUid === pod.metadata?.uid);
-    if (mine.length !== 1) out.push({ invariant: 'peer-pods', object: nameOf('Pod', pod.metadata), detail: `${mine.length} VMs (${mine.map((v) => v.name ?? v.instanceId).join(', ') || 'none'}), expected 1` });
+    if (mine.length !== 1)
+      out.push({
+        invariant: 'peer-pods',
+        object: nameOf('Pod', pod.metadata),
+        detail: `${mine.length} VMs (${mine.map((v) => v.name ?? v.instanceId).join(', ') || 'none'}), expected 1`,
+      });
   }
   const uids = new Set(peers.map((p) => p.metadata?.uid));
   for (const vm of vms.filter((v) => !uids.has(v.podUid))) {
     const object = vm.podName ? `Pod ${vm.podNamespace ?? '?'}/${vm.podName}` : `VM ${vm.instanceId}`;
-    out.push({ invariant: 'peer-pods', object, detail: `VM ${vm.name ?? vm.instanceId} of pod UID ${vm.podUid} has no live Pod` });
+    out.push({
+      invariant: 'peer-pods',
+      object,
+      detail: `VM ${vm.name ?? vm.instanceId} of pod UID ${vm.podUid} has no live Pod`,
+    });
   }
   return out;
 }
@@ -173,14 +239,22 @@ export function checkFinalizers(s: Snapshot): Violation[] {
   return all.flatMap(([kind, items]) =>
     items
       .filter((o) => o.metadata?.deletionTimestamp)
-      .map((o) => ({ invariant: 'finalizers' as const, object: nameOf(kind, o.metadata), detail: `deleted at ${new Date(o.metadata!.deletionTimestamp!).toISOString()}, still held by ${(o.metadata!.finalizers ?? []).join(', ') || 'no finalizer'}` })),
+      .map((o) => ({
+        invariant: 'finalizers' as const,
+        object: nameOf(kind, o.metadata),
+        detail: `deleted at ${new Date(o.metadata!.deletionTimestamp!).toISOString()}, still held by ${(o.metadata!.finalizers ?? []).join(', ') || 'no finalizer'}`,
+      })),
   );
 }
 
 /** Every workflow of a deleted object closed, and (level-triggered) every live object has its running workflow. */
 export function checkWorkflows(s: Snapshot): Violation[] {
   const expected = new Map<string, ObjectRef>();
-  const refOf = (kind: ObjectRef['kind'], meta?: k8s.V1ObjectMeta): ObjectRef => ({ kind, ...(meta?.namespace ? { namespace: meta.namespace } : {}), name: meta?.name ?? '' });
+  const refOf = (kind: ObjectRef['kind'], meta?: k8s.V1ObjectMeta): ObjectRef => ({
+    kind,
+    ...(meta?.namespace ? { namespace: meta.namespace } : {}),
+    name: meta?.name ?? '',
+  });
   const expect = (ref: ObjectRef) => expected.set(workflowId(ref), ref);
   for (const n of live(s.nodes)) expect(refOf('Node', n.metadata));
   for (const p of live(s.pods)) {
@@ -195,7 +269,9 @@ export function checkWorkflows(s: Snapshot): Violation[] {
   const finalizing = new Set(
     [
       ...s.nodes.filter((o) => o.metadata?.deletionTimestamp).map((o) => refOf('Node', o.metadata)),
-      ...s.pods.filter((o) => o.metadata?.deletionTimestamp).flatMap((o) => [refOf('Pod', o.metadata), refOf('PeerPod', o.metadata)]),
+      ...s.pods
+        .filter((o) => o.metadata?.deletionTimestamp)
+        .flatMap((o) => [refOf('Pod', o.metadata), refOf('PeerPod', o.metadata)]),
       ...s.services.filter((o) => o.metadata?.deletionTimestamp).map((o) => refOf('Service', o.metadata)),
       ...s.endpoints.filter((o) => o.metadata?.deletionTimestamp).map((o) => refOf('Endpoints', o.metadata)),
       ...s.translations.filter((o) => o.metadata.deletionTimestamp).map((o) => refOf('Translation', o.metadata)),
@@ -206,16 +282,33 @@ export function checkWorkflows(s: Snapshot): Violation[] {
   const out: Violation[] = [];
   for (const id of running) {
     if (id.startsWith('global/') || id.startsWith('gc/') || expected.has(id) || finalizing.has(id)) continue;
-    out.push({ invariant: 'workflows', object: objectOfWorkflow(id), detail: `workflow ${id} still running, its object is gone` });
+    out.push({
+      invariant: 'workflows',
+      object: objectOfWorkflow(id),
+      detail: `workflow ${id} still running, its object is gone`,
+    });
   }
-  for (const [id, ref] of expected) if (!running.has(id)) out.push({ invariant: 'workflows', object: describeRef(ref), detail: `live object without a running workflow ${id}` });
+  for (const [id, ref] of expected)
+    if (!running.has(id))
+      out.push({
+        invariant: 'workflows',
+        object: describeRef(ref),
+        detail: `live object without a running workflow ${id}`,
+      });
   return out;
 }
 
 /** `pod/default/p-3` → `Pod default/p-3` (the object names of the other checks). */
 export function objectOfWorkflow(id: string): string {
   const [kind = '', ...rest] = id.split('/');
-  const kinds: Record<string, string> = { node: 'Node', pod: 'Pod', service: 'Service', endpoints: 'Endpoints', translation: 'Translation', peerpod: 'Pod' };
+  const kinds: Record<string, string> = {
+    node: 'Node',
+    pod: 'Pod',
+    service: 'Service',
+    endpoints: 'Endpoints',
+    translation: 'Translation',
+    peerpod: 'Pod',
+  };
   return `${kinds[kind] ?? kind} ${rest.join('/')}`;
 }
 
@@ -232,28 +325,71 @@ export function checkStatus(s: Snapshot): Violation[] {
     // Named after the object that owns it (a Pod's Translation is about the Pod), the Translation in the detail.
     const owner = t.metadata.ownerReferences?.[0];
     const translation = nameOf('Translation', t.metadata);
-    const object = owner ? (owner.kind === 'Node' ? `Node ${owner.name}` : `${owner.kind} ${t.metadata.namespace}/${owner.name}`) : translation;
+    const object = owner
+      ? owner.kind === 'Node'
+        ? `Node ${owner.name}`
+        : `${owner.kind} ${t.metadata.namespace}/${owner.name}`
+      : translation;
     const about = owner ? `${translation}: ` : '';
-    const wanted = translationKeys([{ name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] }]);
+    const wanted = translationKeys([
+      {
+        name: t.metadata.name,
+        namespace: t.metadata.namespace,
+        labels: {},
+        ownerReferences: [],
+        finalizers: [],
+        resources: t.resources ?? [],
+      },
+    ]);
     const ready = readyOf(t);
     const synced = (t.status?.childResources ?? []).filter((c) => c.state === 'synced');
     const recorded = new Set(synced.map(childKey));
     for (const key of recorded) recordedBy.set(key, [...(recordedBy.get(key) ?? []), translation]);
     if (ready?.status === 'True') {
       const missing = wanted.filter((k) => !present.has(k));
-      if (missing.length) out.push({ invariant: 'status', object, detail: `${about}Ready=True but MidoNet lacks ${missing.length} of its ${wanted.length} resources: ${missing.slice(0, 3).join('; ')}` });
+      if (missing.length)
+        out.push({
+          invariant: 'status',
+          object,
+          detail: `${about}Ready=True but MidoNet lacks ${missing.length} of its ${wanted.length} resources: ${missing.slice(0, 3).join('; ')}`,
+        });
       const generation = t.metadata.generation ?? 0;
       const observed = ready.observedGeneration ?? t.status?.observedGeneration ?? 0;
-      if (observed < generation) out.push({ invariant: 'status', object, detail: `${about}Ready=True is about generation ${observed}, the spec is at ${generation}` });
+      if (observed < generation)
+        out.push({
+          invariant: 'status',
+          object,
+          detail: `${about}Ready=True is about generation ${observed}, the spec is at ${generation}`,
+        });
       const unrecorded = wanted.filter((k) => !recorded.has(k));
-      if (unrecorded.length) out.push({ invariant: 'status', object, detail: `${about}Ready=True but status.childResources does not record ${unrecorded.length} of its resources: ${unrecorded.slice(0, 3).join('; ')}` });
+      if (unrecorded.length)
+        out.push({
+          invariant: 'status',
+          object,
+          detail: `${about}Ready=True but status.childResources does not record ${unrecorded.length} of its resources: ${unrecorded.slice(0, 3).join('; ')}`,
+        });
     } else if (wanted.length > 0 && wanted.every((k) => present.has(k)) && ready?.reason !== 'ResourceClaimed') {
-      out.push({ invariant: 'status', object, detail: `${about}Ready=${ready?.status ?? 'absent'} (${ready?.reason ?? 'no reason'}: ${ready?.message ?? ''}) though MidoNet holds all ${wanted.length} of its resources` });
+      out.push({
+        invariant: 'status',
+        object,
+        detail: `${about}Ready=${ready?.status ?? 'absent'} (${ready?.reason ?? 'no reason'}: ${ready?.message ?? ''}) though MidoNet holds all ${wanted.length} of its resources`,
+      });
     }
     const gone = [...recorded].filter((k) => !present.has(k));
-    if (gone.length) out.push({ invariant: 'status', object, detail: `${about}status.childResources says synced for ${gone.length} resources MidoNet lacks: ${gone.slice(0, 3).join('; ')}` });
+    if (gone.length)
+      out.push({
+        invariant: 'status',
+        object,
+        detail: `${about}status.childResources says synced for ${gone.length} resources MidoNet lacks: ${gone.slice(0, 3).join('; ')}`,
+      });
   }
-  for (const [key, who] of recordedBy) if (who.length > 1) out.push({ invariant: 'status', object: who[0]!, detail: `${key} recorded as synced by ${who.length} Translations: ${who.join(', ')}` });
+  for (const [key, who] of recordedBy)
+    if (who.length > 1)
+      out.push({
+        invariant: 'status',
+        object: who[0]!,
+        detail: `${key} recorded as synced by ${who.length} Translations: ${who.join(', ')}`,
+      });
   return out;
 }
 
@@ -261,14 +397,28 @@ export function checkStatus(s: Snapshot): Violation[] {
 export function childKey(child: { kind: string; id: string }): string {
   const slash = child.id.indexOf('/');
   if (slash < 0) return `${child.kind} ${child.id}`;
-  const resource = { kind: child.kind as Translation['resources'][number]['kind'], parent: child.id.slice(0, slash), body: child.id.slice(slash + 1) };
+  const resource = {
+    kind: child.kind as Translation['resources'][number]['kind'],
+    parent: child.id.slice(0, slash),
+    body: child.id.slice(slash + 1),
+  };
   try {
-    return translationKeys([{ name: '', namespace: '', labels: {}, ownerReferences: [], finalizers: [], resources: [resource] }])[0] ?? `${child.kind} ${child.id}`;
+    return (
+      translationKeys([
+        { name: '', namespace: '', labels: {}, ownerReferences: [], finalizers: [], resources: [resource] },
+      ])[0] ?? `${child.kind} ${child.id}`
+    );
   } catch {
     return `${child.kind} ${child.id}`;
   }
 }
 
 export function checkAll(s: Snapshot, attribution?: ReadonlyMap<string, string>): Violation[] {
-  return [...checkMidonet(s, attribution), ...checkPeerPods(s), ...checkFinalizers(s), ...checkWorkflows(s), ...checkStatus(s)];
+  return [
+    ...checkMidonet(s, attribution),
+    ...checkPeerPods(s),
+    ...checkFinalizers(s),
+    ...checkWorkflows(s),
+    ...checkStatus(s),
+  ];
 }

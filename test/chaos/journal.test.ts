@@ -10,11 +10,23 @@ const router = 'aa00bbbb-0000-4000-8000-000000000003';
 const chain = '1754e202-0000-4000-8000-000000000004';
 const started = 1_000_000;
 
-const entry = (e: Partial<JournalEntry> & Pick<JournalEntry, 'method' | 'path'>): JournalEntry => ({ receivedAt: started + 198_300, answeredAt: started + 198_300, status: 204, clientGone: false, ...e });
+const entry = (e: Partial<JournalEntry> & Pick<JournalEntry, 'method' | 'path'>): JournalEntry => ({
+  receivedAt: started + 198_300,
+  answeredAt: started + 198_300,
+  status: 204,
+  clientGone: false,
+  ...e,
+});
 
 /** A snapshot whose only expected resource outside the globals is a hand-written Translation's route. */
 function snapshotWithRoute(): Snapshot {
-  const body = JSON.stringify({ id: route, type: 'Normal', dstNetworkAddr: '10.0.0.0', dstNetworkLength: 24, nextHopPort: port });
+  const body = JSON.stringify({
+    id: route,
+    type: 'Normal',
+    dstNetworkAddr: '10.0.0.0',
+    dstNetworkLength: 24,
+    nextHopPort: port,
+  });
   return {
     tenant: 'tenant',
     hosts: [],
@@ -23,7 +35,12 @@ function snapshotWithRoute(): Snapshot {
     pods: [],
     services: [],
     endpoints: [],
-    translations: [{ metadata: { name: 'hw', namespace: 'default', labels: { [HAND_WRITTEN_LABEL]: 'true' } }, resources: [{ kind: 'Route', parent: router, body }] }],
+    translations: [
+      {
+        metadata: { name: 'hw', namespace: 'default', labels: { [HAND_WRITTEN_LABEL]: 'true' } },
+        resources: [{ kind: 'Route', parent: router, body }],
+      },
+    ],
     peerPods: [],
     emulator: {} as Snapshot['emulator'],
     runningWorkflows: [],
@@ -34,7 +51,11 @@ describe('chaos journal lines', () => {
   test('a missing route leads to its own id, its parent router and its next-hop port; a resource left behind to its own id; other violations to nothing', () => {
     const violations: Violation[] = [
       { invariant: 'midonet', object: 'Node node-0', detail: `missing from MidoNet: Route ${route}` },
-      { invariant: 'midonet', object: `Chain ${chain}`, detail: `orphaned in MidoNet: Chain ${chain}, listed by no Translation` },
+      {
+        invariant: 'midonet',
+        object: `Chain ${chain}`,
+        detail: `orphaned in MidoNet: Chain ${chain}, listed by no Translation`,
+      },
       { invariant: 'status', object: 'Node node-0', detail: `missing from MidoNet: Route ${router}` },
     ];
     expect(journalSubjects(violations, snapshotWithRoute())).toEqual([
@@ -46,7 +67,9 @@ describe('chaos journal lines', () => {
   });
 
   test('a missing entry without an id (a link) leads to each id of its key', () => {
-    const violations: Violation[] = [{ invariant: 'midonet', object: 'Node node-0', detail: `missing from MidoNet: PortLink ${port}↔${route}` }];
+    const violations: Violation[] = [
+      { invariant: 'midonet', object: 'Node node-0', detail: `missing from MidoNet: PortLink ${port}↔${route}` },
+    ];
     expect(journalSubjects(violations, snapshotWithRoute()).map((s) => [s.id, s.role])).toEqual([
       [port, 'in PortLink, missing'],
       [route, 'in PortLink, missing'],
@@ -54,9 +77,33 @@ describe('chaos journal lines', () => {
   });
 
   test.each([
-    ['a DELETE delayed past its client’s deadline', entry({ method: 'DELETE', path: `/routes/${route}`, receivedAt: started + 186_300, delayMs: 12_000, clientGone: true }), '+198.3s DELETE /routes/337d304f… 204 (received +186.3s, delayed 12000 ms, client gone)'],
-    ['a port DELETE that took the route with it', entry({ method: 'DELETE', path: `/ports/${port}`, receivedAt: started + 201_000, answeredAt: started + 201_000, cascaded: [`Route ${route}`, `Route ${router}`] }), '+201.0s DELETE /ports/8511aaaa… 204 cascaded Route 337d304f…, 1 more'],
-    ['a write a fault dropped', entry({ method: 'POST', path: `/routers/${router}/routes`, status: 0 }), '+198.3s POST /routers/aa00bbbb…/routes dropped unanswered'],
+    [
+      'a DELETE delayed past its client’s deadline',
+      entry({
+        method: 'DELETE',
+        path: `/routes/${route}`,
+        receivedAt: started + 186_300,
+        delayMs: 12_000,
+        clientGone: true,
+      }),
+      '+198.3s DELETE /routes/337d304f… 204 (received +186.3s, delayed 12000 ms, client gone)',
+    ],
+    [
+      'a port DELETE that took the route with it',
+      entry({
+        method: 'DELETE',
+        path: `/ports/${port}`,
+        receivedAt: started + 201_000,
+        answeredAt: started + 201_000,
+        cascaded: [`Route ${route}`, `Route ${router}`],
+      }),
+      '+201.0s DELETE /ports/8511aaaa… 204 cascaded Route 337d304f…, 1 more',
+    ],
+    [
+      'a write a fault dropped',
+      entry({ method: 'POST', path: `/routers/${router}/routes`, status: 0 }),
+      '+198.3s POST /routers/aa00bbbb…/routes dropped unanswered',
+    ],
   ])('%s reads as one line', (_what, e, line) => {
     expect(formatJournalEntry(e, route, started)).toBe(line);
   });
@@ -76,6 +123,8 @@ describe('chaos journal lines', () => {
       'journal aa00bbbb… (parent of 337d304f…): … 1 earlier writes',
       'journal aa00bbbb… (parent of 337d304f…): +198.3s DELETE /routers/aa00bbbb… 204 cascaded 1 record',
     ]);
-    expect(journalLines({ id: port, role: 'nextHopPort of 337d304f…', itself: true }, entries, started)).toEqual(['journal 8511aaaa… (nextHopPort of 337d304f…): no write names it']);
+    expect(journalLines({ id: port, role: 'nextHopPort of 337d304f…', itself: true }, entries, started)).toEqual([
+      'journal 8511aaaa… (nextHopPort of 337d304f…): no write names it',
+    ]);
   });
 });

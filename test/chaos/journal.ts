@@ -27,7 +27,11 @@ export function journalSubjects(violations: Violation[], snapshot: Snapshot): Jo
   for (const { translations } of expectedTranslations(snapshot)) {
     for (const r of translations.flatMap((t) => t.resources)) {
       const body = JSON.parse(r.body) as { id?: unknown; nextHopPort?: unknown };
-      if (typeof body.id === 'string') expected.set(body.id.toLowerCase(), { parent: r.parent, ...(typeof body.nextHopPort === 'string' ? { nextHopPort: body.nextHopPort } : {}) });
+      if (typeof body.id === 'string')
+        expected.set(body.id.toLowerCase(), {
+          parent: r.parent,
+          ...(typeof body.nextHopPort === 'string' ? { nextHopPort: body.nextHopPort } : {}),
+        });
     }
   }
   const out = new Map<string, JournalSubject>();
@@ -53,7 +57,8 @@ export function journalSubjects(violations: Violation[], snapshot: Snapshot): Jo
     add({ id, role: `${kind}, missing`, itself: false });
     const known = expected.get(id);
     if (known?.parent) add({ id: known.parent.toLowerCase(), role: `parent of ${short(id)}`, itself: true });
-    if (known?.nextHopPort) add({ id: known.nextHopPort.toLowerCase(), role: `nextHopPort of ${short(id)}`, itself: true });
+    if (known?.nextHopPort)
+      add({ id: known.nextHopPort.toLowerCase(), role: `nextHopPort of ${short(id)}`, itself: true });
   }
   return [...out.values()];
 }
@@ -77,9 +82,16 @@ export function formatJournalEntry(entry: JournalEntry, id: string, startedAt: n
 /** The diagnosis lines for one subject: its last `max` writes, one line each, or a line saying there are none. */
 export function journalLines(subject: JournalSubject, entries: JournalEntry[], startedAt: number, max = 12): string[] {
   const id = subject.id.toLowerCase();
-  const about = entries.filter((e) => mentions(e, id) && (!subject.itself || e.id === id || (e.cascaded ?? []).some((k) => k.toLowerCase().includes(id))));
+  const about = entries.filter(
+    (e) =>
+      mentions(e, id) &&
+      (!subject.itself || e.id === id || (e.cascaded ?? []).some((k) => k.toLowerCase().includes(id))),
+  );
   const head = `journal ${short(id)} (${subject.role}):`;
   if (!about.length) return [`${head} no write names it`];
   const shown = about.slice(-max);
-  return [...(about.length > shown.length ? [`${head} … ${about.length - shown.length} earlier writes`] : []), ...shown.map((e) => `${head} ${formatJournalEntry(e, id, startedAt)}`)];
+  return [
+    ...(about.length > shown.length ? [`${head} … ${about.length - shown.length} earlier writes`] : []),
+    ...shown.map((e) => `${head} ${formatJournalEntry(e, id, startedAt)}`),
+  ];
 }

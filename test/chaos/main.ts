@@ -16,8 +16,13 @@ const whole = (value: string) => {
 
 async function main(): Promise<void> {
   const opts = new Command('chaos')
-    .description("issue 10's chaos run: seeded operations on Nodes, Pods, peer pods, Services, Endpoints and hand-written Translations while faults are injected, then the invariants")
-    .option('--seed <n>', 'seed (repeat for several; each runs on a fresh stack)', (v: string, prev: number[] = []) => [...prev, whole(v)])
+    .description(
+      "issue 10's chaos run: seeded operations on Nodes, Pods, peer pods, Services, Endpoints and hand-written Translations while faults are injected, then the invariants",
+    )
+    .option('--seed <n>', 'seed (repeat for several; each runs on a fresh stack)', (v: string, prev: number[] = []) => [
+      ...prev,
+      whole(v),
+    ])
     .option('--ops <k>', 'operations per seed', whole, 100)
     .option('--faults <list>', `all, none, or some of ${FAULT_KINDS.join(',')}`, 'all')
     .option('--no-peer-pods', 'no peer pods (no libvirt needed)')
@@ -27,13 +32,30 @@ async function main(): Promise<void> {
     .option('--shrink', 'delta-debug a failing operation log by re-running it')
     .option('--shrink-runs <n>', 'budget of re-runs for --shrink', whole, 8)
     .parse()
-    .opts<{ seed?: number[]; ops: number; faults: string; peerPods: boolean; opDelayMs: number; quiesceSeconds: number; resyncSeconds: number; shrink?: boolean; shrinkRuns: number }>();
+    .opts<{
+      seed?: number[];
+      ops: number;
+      faults: string;
+      peerPods: boolean;
+      opDelayMs: number;
+      quiesceSeconds: number;
+      resyncSeconds: number;
+      shrink?: boolean;
+      shrinkRuns: number;
+    }>();
 
   const seeds = opts.seed ?? [1];
   const faults = parseFaults(opts.faults, opts.peerPods);
   const results: RunResult[] = [];
   for (const seed of seeds) {
-    const base: Omit<RunOptions, 'ops'> = { seed, faults, peerPods: opts.peerPods, opDelayMs: opts.opDelayMs, quiesceMs: opts.quiesceSeconds * 1000, resyncSeconds: opts.resyncSeconds };
+    const base: Omit<RunOptions, 'ops'> = {
+      seed,
+      faults,
+      peerPods: opts.peerPods,
+      opDelayMs: opts.opDelayMs,
+      quiesceMs: opts.quiesceSeconds * 1000,
+      resyncSeconds: opts.resyncSeconds,
+    };
     const ops = generateOps({ seed, ops: opts.ops, peerPods: opts.peerPods });
     const result = await runChaos({ ...base, ops, print: (line) => console.log(`[seed ${seed}] ${line}`) });
     results.push(result);
@@ -44,7 +66,12 @@ async function main(): Promise<void> {
     for (const op of reduced) console.log(`  ${describeOp(op)} → ${result.outcomes.get(op.index) ?? ''}`);
     if (opts.shrink && reduced.length > 1) {
       const fails = sameFailure(result.violations);
-      reduced = await ddmin(reduced, async (candidate) => fails((await runChaos({ ...base, ops: candidate })).violations), opts.shrinkRuns, (line) => console.log(`[seed ${seed}] ${line}`));
+      reduced = await ddmin(
+        reduced,
+        async (candidate) => fails((await runChaos({ ...base, ops: candidate })).violations),
+        opts.shrinkRuns,
+        (line) => console.log(`[seed ${seed}] ${line}`),
+      );
       console.log(`\nseed ${seed}: shortest failing log found by ddmin (${reduced.length} operations):`);
       for (const op of reduced) console.log(`  ${describeOp(op)}`);
     }

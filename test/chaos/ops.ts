@@ -20,7 +20,10 @@ export const HAND_WRITTEN_LABEL = 'chaos.steward.dev/hand-written';
 export const PEER_POD_RUNTIME_CLASS = 'kata-remote';
 
 /** MidoNet hosts, one per Node name (their agents register them); a re-created Node keeps its host. */
-export const HOSTS = [0, 1, 2, 3].map((i) => ({ id: `c4a05000-0000-4000-8000-${(0xa0 + i).toString(16).padStart(12, "0")}`, name: `node-${i}` }));
+export const HOSTS = [0, 1, 2, 3].map((i) => ({
+  id: `c4a05000-0000-4000-8000-${(0xa0 + i).toString(16).padStart(12, '0')}`,
+  name: `node-${i}`,
+}));
 const POOLS = { pods: 10, peerPods: 4, services: 4, translations: 6 } as const;
 
 export interface NodeSpec {
@@ -69,7 +72,8 @@ export interface Op {
   spec?: ObjectSpec;
 }
 
-export const targetOf = (spec: Pick<ObjectSpec, 'kind' | 'name'>) => (spec.kind === 'Node' ? `Node ${spec.name}` : `${spec.kind} ${NAMESPACE}/${spec.name}`);
+export const targetOf = (spec: Pick<ObjectSpec, 'kind' | 'name'>) =>
+  spec.kind === 'Node' ? `Node ${spec.name}` : `${spec.kind} ${NAMESPACE}/${spec.name}`;
 
 export function describeOp(op: Op): string {
   const s = op.spec;
@@ -83,7 +87,12 @@ export function describeOp(op: Op): string {
       case 'Service':
         return `ports ${s.ports.map((p) => `${p.name}:${p.port}/${p.protocol}`).join(',')}`;
       case 'Endpoints':
-        return s.subsets.map((sub) => `${sub.addresses.map((a) => a.ip).join(',')} → ${sub.ports.map((p) => `${p.name}:${p.port}`).join(',')}`).join('; ');
+        return s.subsets
+          .map(
+            (sub) =>
+              `${sub.addresses.map((a) => a.ip).join(',')} → ${sub.ports.map((p) => `${p.name}:${p.port}`).join(',')}`,
+          )
+          .join('; ');
       case 'Translation':
         return `${s.finalizer ? '' : 'no finalizer, '}${s.resources.map((r) => `${r.kind} ${r.id.slice(-6)} "${r.name}"`).join(', ')}`;
     }
@@ -118,25 +127,58 @@ export function generateOps({ seed, ops: count, peerPods }: GenerateOptions): Op
   const podSpec = (name: string, peer: boolean): PodSpec => {
     // Mostly on a Node that exists; sometimes on one that does not (yet).
     const nodes = liveNames('Node');
-    const node = peer && r.chance(0.3) ? undefined : nodes.length && r.chance(0.85) ? r.pick(nodes) : `node-${r.int(0, HOSTS.length - 1)}`;
+    const node =
+      peer && r.chance(0.3)
+        ? undefined
+        : nodes.length && r.chance(0.85)
+          ? r.pick(nodes)
+          : `node-${r.int(0, HOSTS.length - 1)}`;
     const index = Number(/\d+$/.exec(name)![0]) + (peer ? 100 : 10);
     const ip = node && r.chance(0.85) ? `10.1.${node.slice('node-'.length)}.${index}` : undefined;
-    return { kind: 'Pod', name, ...(node ? { node } : {}), peer, ...(ip ? { ip } : {}), ...(r.chance(0.5) ? { mac: mac() } : {}), phase: 'Running' };
+    return {
+      kind: 'Pod',
+      name,
+      ...(node ? { node } : {}),
+      peer,
+      ...(ip ? { ip } : {}),
+      ...(r.chance(0.5) ? { mac: mac() } : {}),
+      phase: 'Running',
+    };
   };
   const servicePorts = (): ServiceSpec['ports'] =>
-    [{ name: 'http', protocol: 'TCP' as const, port: 80 }, { name: 'dns', protocol: 'UDP' as const, port: 53 }, { name: 'admin', protocol: 'TCP' as const, port: r.int(8000, 8099) }].filter(
-      (_, i) => i === 0 || r.chance(0.5),
-    );
+    [
+      { name: 'http', protocol: 'TCP' as const, port: 80 },
+      { name: 'dns', protocol: 'UDP' as const, port: 53 },
+      { name: 'admin', protocol: 'TCP' as const, port: r.int(8000, 8099) },
+    ].filter((_, i) => i === 0 || r.chance(0.5));
   const endpointsSpec = (name: string): EndpointsSpec => {
     const service = live.get(targetOf({ kind: 'Service', name })) as ServiceSpec | undefined;
     const podIPs = [...live.values()].flatMap((s) => (s.kind === 'Pod' && s.ip ? [s.ip] : []));
-    const addresses = [...new Set(Array.from({ length: r.int(0, 3) }, () => (podIPs.length && r.chance(0.8) ? r.pick(podIPs) : `10.1.${r.int(0, 3)}.${r.int(200, 250)}`)))];
-    const ports = (service?.ports ?? [{ name: 'http', protocol: 'TCP' as const, port: 80 }]).filter((_, i) => i === 0 || r.chance(0.7)).map((p) => ({ ...p, port: p.port + 8000 }));
-    return { kind: 'Endpoints', name, subsets: addresses.length ? [{ addresses: addresses.map((ip) => ({ ip })), ports }] : [] };
+    const addresses = [
+      ...new Set(
+        Array.from({ length: r.int(0, 3) }, () =>
+          podIPs.length && r.chance(0.8) ? r.pick(podIPs) : `10.1.${r.int(0, 3)}.${r.int(200, 250)}`,
+        ),
+      ),
+    ];
+    const ports = (service?.ports ?? [{ name: 'http', protocol: 'TCP' as const, port: 80 }])
+      .filter((_, i) => i === 0 || r.chance(0.7))
+      .map((p) => ({ ...p, port: p.port + 8000 }));
+    return {
+      kind: 'Endpoints',
+      name,
+      subsets: addresses.length ? [{ addresses: addresses.map((ip) => ({ ip })), ports }] : [],
+    };
   };
   const translationSpec = (name: string, before?: TranslationSpec): TranslationSpec => {
     const fresh = () => ({ kind: r.pick(['Bridge', 'Chain'] as const), id: freshId(), name: `${name}-${nextId}` });
-    if (!before) return { kind: 'Translation', name, finalizer: r.chance(0.7), resources: Array.from({ length: r.int(1, 3) }, fresh) };
+    if (!before)
+      return {
+        kind: 'Translation',
+        name,
+        finalizer: r.chance(0.7),
+        resources: Array.from({ length: r.int(1, 3) }, fresh),
+      };
     // An edit: drop one, rename one (a PUT, or delete + create for a Chain), add one.
     let resources = before.resources.filter(() => r.chance(0.75));
     resources = resources.map((res) => (r.chance(0.3) ? { ...res, name: `${res.name}-v${r.int(2, 99)}` } : res));
@@ -153,7 +195,12 @@ export function generateOps({ seed, ops: count, peerPods }: GenerateOptions): Op
     Endpoints: Array.from({ length: POOLS.services }, (_, i) => `svc-${i}`),
     Translation: Array.from({ length: POOLS.translations }, (_, i) => `hw-${i}`),
   };
-  const specFor = (kind: keyof typeof kinds, name: string, before: ObjectSpec | undefined, action: Action): ObjectSpec => {
+  const specFor = (
+    kind: keyof typeof kinds,
+    name: string,
+    before: ObjectSpec | undefined,
+    action: Action,
+  ): ObjectSpec => {
     switch (kind) {
       case 'Node': {
         const spec = nodeSpec(name);
@@ -166,7 +213,11 @@ export function generateOps({ seed, ops: count, peerPods }: GenerateOptions): Op
         // nodeName cannot change: an update touches the MAC annotation, the IP (once) or the phase.
         const choice = r.weighted({ mac: 5, ip: before.ip || !before.node ? 0 : 3, succeeded: 1 });
         if (choice === 'mac') return { ...before, ...(r.chance(0.8) ? { mac: mac() } : { mac: undefined }) };
-        if (choice === 'ip') return { ...before, ip: `10.1.${before.node!.slice('node-'.length)}.${Number(/\d+$/.exec(name)![0]) + (peer ? 100 : 10)}` };
+        if (choice === 'ip')
+          return {
+            ...before,
+            ip: `10.1.${before.node!.slice('node-'.length)}.${Number(/\d+$/.exec(name)![0]) + (peer ? 100 : 10)}`,
+          };
         return { ...before, phase: 'Succeeded' };
       }
       case 'Service':
@@ -214,14 +265,25 @@ export function nodeProjection(spec: NodeSpec): NodeProjection {
       },
     },
     spec: { podCIDR: `10.1.${spec.host}.0/24` },
-    status: { addresses: [{ type: 'InternalIP', address: internal }, ...(spec.externalIP ? [{ type: 'ExternalIP', address: spec.externalIP }] : []), { type: 'Hostname', address: spec.name }] },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: internal },
+        ...(spec.externalIP ? [{ type: 'ExternalIP', address: spec.externalIP }] : []),
+        { type: 'Hostname', address: spec.name },
+      ],
+    },
   };
 }
 
 export function podProjection(spec: PodSpec): PodProjection {
   return {
     kind: 'Pod',
-    metadata: { name: spec.name, namespace: NAMESPACE, uid: '', annotations: spec.mac ? { [ANNOTATIONS.macAddress]: spec.mac } : {} },
+    metadata: {
+      name: spec.name,
+      namespace: NAMESPACE,
+      uid: '',
+      annotations: spec.mac ? { [ANNOTATIONS.macAddress]: spec.mac } : {},
+    },
     spec: spec.node ? { nodeName: spec.node } : {},
     status: { phase: spec.phase, ...(spec.ip ? { podIP: spec.ip } : {}) },
   };
@@ -247,6 +309,10 @@ export function handWritten(spec: TranslationSpec, tenant: string): Translation 
     labels: { [HAND_WRITTEN_LABEL]: 'true' },
     ownerReferences: [],
     finalizers: spec.finalizer ? [TRANSLATION_FINALIZER] : [],
-    resources: spec.resources.map((res) => (res.kind === 'Bridge' ? bridge({ id: res.id, tenantId: tenant, name: res.name }) : chain({ id: res.id, tenantId: tenant, name: res.name }))),
+    resources: spec.resources.map((res) =>
+      res.kind === 'Bridge'
+        ? bridge({ id: res.id, tenantId: tenant, name: res.name })
+        : chain({ id: res.id, tenantId: tenant, name: res.name }),
+    ),
   };
 }

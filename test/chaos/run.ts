@@ -8,7 +8,16 @@ import { execute } from './execute';
 import { FaultInjector, type FaultKind } from './faults';
 import { checkAll, translationKeys, type Snapshot, type TranslationObject, type Violation } from './invariants';
 import { journalLines, journalSubjects } from './journal';
-import { describeOp, HAND_WRITTEN_LABEL, handWritten, nodeProjection, podProjection, serviceProjection, targetOf, type Op } from './ops';
+import {
+  describeOp,
+  HAND_WRITTEN_LABEL,
+  handWritten,
+  nodeProjection,
+  podProjection,
+  serviceProjection,
+  targetOf,
+  type Op,
+} from './ops';
 import { random } from './prng';
 import { takeSnapshot } from './snapshot';
 import { ChaosStack } from './stack';
@@ -47,8 +56,15 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     log.push(text);
     options.print?.(text);
   };
-  const stack = await ChaosStack.start({ peerPods: options.peerPods, resyncSeconds: options.resyncSeconds, ...(options.libvirtUri ? { libvirtUri: options.libvirtUri } : {}), log: stamp });
-  stamp(`stack up (${stack.info.stateDir}), worker ${stack.workerPid}, ${options.ops.length} operations, faults: ${options.faults.join(', ') || 'none'}`);
+  const stack = await ChaosStack.start({
+    peerPods: options.peerPods,
+    resyncSeconds: options.resyncSeconds,
+    ...(options.libvirtUri ? { libvirtUri: options.libvirtUri } : {}),
+    log: stamp,
+  });
+  stamp(
+    `stack up (${stack.info.stateDir}), worker ${stack.workerPid}, ${options.ops.length} operations, faults: ${options.faults.join(', ') || 'none'}`,
+  );
   const attribution = attributionOf(options.ops, stack.tenant);
   const outcomes = new Map<number, string>();
   const injector = new FaultInjector(stack, options.faults, options.seed, stamp);
@@ -95,14 +111,30 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         quiescenceMs = undefined;
         const byInvariant = new Map<string, number>();
         for (const v of violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
-        stamp(`not yet: ${[...byInvariant].map(([k, n]) => `${k} ${n}`).join(', ')} (first: ${violations[0]!.object}: ${violations[0]!.detail.slice(0, 120)})`);
+        stamp(
+          `not yet: ${[...byInvariant].map(([k, n]) => `${k} ${n}`).join(', ')} (first: ${violations[0]!.object}: ${violations[0]!.detail.slice(0, 120)})`,
+        );
       }
       if (Date.now() - quietFrom > options.quiesceMs) break;
       await sleep(clean ? 3_000 : 5_000);
     }
-    if (violations.length && snapshot) for (const line of await diagnose(stack, snapshot, violations, started)) stamp(line);
-    stamp(quiescenceMs === undefined ? `not quiescent after ${options.quiesceMs / 1000} s: ${violations.length} violations` : `quiescent after ${(quiescenceMs / 1000).toFixed(1)} s`);
-    return { seed: options.seed, ops: options.ops, outcomes, faults: injector.counts, violations, quiescenceMs, durationMs: Date.now() - started, log };
+    if (violations.length && snapshot)
+      for (const line of await diagnose(stack, snapshot, violations, started)) stamp(line);
+    stamp(
+      quiescenceMs === undefined
+        ? `not quiescent after ${options.quiesceMs / 1000} s: ${violations.length} violations`
+        : `quiescent after ${(quiescenceMs / 1000).toFixed(1)} s`,
+    );
+    return {
+      seed: options.seed,
+      ops: options.ops,
+      outcomes,
+      faults: injector.counts,
+      violations,
+      quiescenceMs,
+      durationMs: Date.now() - started,
+      log,
+    };
   } finally {
     await injector.stop().catch(() => undefined);
     await stack.stop();
@@ -119,9 +151,19 @@ function attributionOf(ops: Op[], tenant: string): Map<string, string> {
     if (!spec) continue;
     const owner = targetOf(spec);
     if (spec.kind === 'Translation') note([handWritten(spec, tenant)], owner);
-    const projection = spec.kind === 'Node' ? nodeProjection(spec) : spec.kind === 'Pod' ? podProjection(spec) : spec.kind === 'Service' ? serviceProjection(spec) : undefined;
+    const projection =
+      spec.kind === 'Node'
+        ? nodeProjection(spec)
+        : spec.kind === 'Pod'
+          ? podProjection(spec)
+          : spec.kind === 'Service'
+            ? serviceProjection(spec)
+            : undefined;
     if (!projection) continue;
-    const node = spec.kind === 'Pod' && spec.node ? nodeProjection({ kind: 'Node', name: spec.node, host: Number(spec.node.slice('node-'.length)) }) : null;
+    const node =
+      spec.kind === 'Pod' && spec.node
+        ? nodeProjection({ kind: 'Node', name: spec.node, host: Number(spec.node.slice('node-'.length)) })
+        : null;
     // A Service's IDs do not depend on its ClusterIP; Endpoints' do, so they come from recordTranslations.
     const result = translate(projection, { tenant, node });
     if (result.ok) note(result.translations, owner);
@@ -131,11 +173,25 @@ function attributionOf(ops: Op[], tenant: string): Map<string, string> {
 
 /** Adds the owners of the Translations the API server holds now (Endpoints' IDs depend on the allocated ClusterIP). */
 async function recordTranslations(stack: ChaosStack, attribution: Map<string, string>): Promise<void> {
-  const { items } = (await stack.custom.listClusterCustomObject({ ...TRANSLATION_API })) as { items: TranslationObject[] };
+  const { items } = (await stack.custom.listClusterCustomObject({ ...TRANSLATION_API })) as {
+    items: TranslationObject[];
+  };
   for (const t of items) {
     const owner = t.metadata.ownerReferences?.[0];
-    const who = t.metadata.labels?.[HAND_WRITTEN_LABEL] !== undefined || !owner ? `Translation ${t.metadata.namespace}/${t.metadata.name}` : owner.kind === 'Node' ? `Node ${owner.name}` : `${owner.kind} ${t.metadata.namespace}/${owner.name}`;
-    const translation: Translation = { name: t.metadata.name, namespace: t.metadata.namespace, labels: {}, ownerReferences: [], finalizers: [], resources: t.resources ?? [] };
+    const who =
+      t.metadata.labels?.[HAND_WRITTEN_LABEL] !== undefined || !owner
+        ? `Translation ${t.metadata.namespace}/${t.metadata.name}`
+        : owner.kind === 'Node'
+          ? `Node ${owner.name}`
+          : `${owner.kind} ${t.metadata.namespace}/${owner.name}`;
+    const translation: Translation = {
+      name: t.metadata.name,
+      namespace: t.metadata.namespace,
+      labels: {},
+      ownerReferences: [],
+      finalizers: [],
+      resources: t.resources ?? [],
+    };
     for (const key of translationKeys([translation])) if (!attribution.has(key)) attribution.set(key, who);
   }
 }
@@ -147,11 +203,26 @@ const JOURNAL_SUBJECTS = 30;
  * What the workflows of the objects involved say about themselves (machine state, last error), and for what is missing
  * from MidoNet the emulator's journal of the writes that touched it (times from the run's start), for the diagnosis.
  */
-async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Violation[], startedAt: number): Promise<string[]> {
+async function diagnose(
+  stack: ChaosStack,
+  snapshot: Snapshot,
+  violations: Violation[],
+  startedAt: number,
+): Promise<string[]> {
   const liveUid = (id: string) => {
     const [kind, a, b] = id.split('/');
-    const items = { node: snapshot.nodes, pod: snapshot.pods, peerpod: snapshot.pods, service: snapshot.services, endpoints: snapshot.endpoints, translation: snapshot.translations }[kind ?? ''] ?? [];
-    const found = (items as { metadata?: { name?: string; namespace?: string; uid?: string } }[]).find((o) => (b ? o.metadata?.namespace === a && o.metadata?.name === b : o.metadata?.name === a));
+    const items =
+      {
+        node: snapshot.nodes,
+        pod: snapshot.pods,
+        peerpod: snapshot.pods,
+        service: snapshot.services,
+        endpoints: snapshot.endpoints,
+        translation: snapshot.translations,
+      }[kind ?? ''] ?? [];
+    const found = (items as { metadata?: { name?: string; namespace?: string; uid?: string } }[]).find((o) =>
+      b ? o.metadata?.namespace === a && o.metadata?.name === b : o.metadata?.name === a,
+    );
     return found ? `live uid ${found.metadata?.uid}` : 'no live object';
   };
   const ids = new Set<string>();
@@ -166,7 +237,8 @@ async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Viola
     // And what its Translations' pushers say: a missing resource is usually one of them stuck or refused.
     for (const t of snapshot.translations) {
       const owner = t.metadata.ownerReferences?.[0];
-      if (owner?.kind === kind && owner.name === name && (kind === 'Node' || t.metadata.namespace === namespace)) ids.add(workflowId({ kind: 'Translation', namespace: t.metadata.namespace, name: t.metadata.name }));
+      if (owner?.kind === kind && owner.name === name && (kind === 'Node' || t.metadata.namespace === namespace))
+        ids.add(workflowId({ kind: 'Translation', namespace: t.metadata.namespace, name: t.metadata.name }));
     }
   }
   const lines: string[] = [];
@@ -186,8 +258,13 @@ async function diagnose(stack: ChaosStack, snapshot: Snapshot, violations: Viola
   const subjects = journalSubjects(violations, snapshot);
   for (const subject of subjects.slice(0, JOURNAL_SUBJECTS)) {
     const entries = await stack.admin.journal(subject.id).catch((error: Error) => error);
-    lines.push(...(entries instanceof Error ? [`journal ${subject.id}: ? ${entries.message.slice(0, 120)}`] : journalLines(subject, entries, startedAt)));
+    lines.push(
+      ...(entries instanceof Error
+        ? [`journal ${subject.id}: ? ${entries.message.slice(0, 120)}`]
+        : journalLines(subject, entries, startedAt)),
+    );
   }
-  if (subjects.length > JOURNAL_SUBJECTS) lines.push(`journal: ${subjects.length - JOURNAL_SUBJECTS} more ids not looked up`);
+  if (subjects.length > JOURNAL_SUBJECTS)
+    lines.push(`journal: ${subjects.length - JOURNAL_SUBJECTS} more ids not looked up`);
   return lines;
 }

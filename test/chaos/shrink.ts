@@ -14,25 +14,36 @@ export function relevantOps(ops: Op[], violations: Violation[]): Op[] {
     const name = ref.split('/').pop() ?? '';
     if (kind === 'Endpoints') objects.add(targetOf({ kind: 'Service', name }));
     if (kind === 'Service') objects.add(targetOf({ kind: 'Endpoints', name }));
-    if (kind === 'Pod') for (const op of ops) if (op.target === object && op.spec?.kind === 'Pod' && op.spec.node) objects.add(targetOf({ kind: 'Node', name: op.spec.node }));
+    if (kind === 'Pod')
+      for (const op of ops)
+        if (op.target === object && op.spec?.kind === 'Pod' && op.spec.node)
+          objects.add(targetOf({ kind: 'Node', name: op.spec.node }));
   }
   return ops.filter((op) => objects.has(op.target) || objects.has(op.target.replace(`${NAMESPACE}/`, '')));
 }
 
 /** Same failure: a violation of the same invariant about the same object. */
-export const sameFailure = (wanted: Violation[]) => (got: Violation[]) => got.some((g) => wanted.some((w) => w.invariant === g.invariant && w.object === g.object));
+export const sameFailure = (wanted: Violation[]) => (got: Violation[]) =>
+  got.some((g) => wanted.some((w) => w.invariant === g.invariant && w.object === g.object));
 
 /**
  * ddmin (Zeller): the smallest list found, within `budget` runs, for which `fails` holds. `fails(ops)` runs the
  * operations and says whether the failure is still there.
  */
-export async function ddmin(ops: Op[], fails: (ops: Op[]) => Promise<boolean>, budget: number, note: (line: string) => void = () => {}): Promise<Op[]> {
+export async function ddmin(
+  ops: Op[],
+  fails: (ops: Op[]) => Promise<boolean>,
+  budget: number,
+  note: (line: string) => void = () => {},
+): Promise<Op[]> {
   let current = ops;
   let n = 2;
   let runs = 0;
   while (current.length >= 2 && runs < budget) {
     const size = Math.ceil(current.length / n);
-    const chunks = Array.from({ length: Math.ceil(current.length / size) }, (_, i) => current.slice(i * size, (i + 1) * size));
+    const chunks = Array.from({ length: Math.ceil(current.length / size) }, (_, i) =>
+      current.slice(i * size, (i + 1) * size),
+    );
     let reduced = false;
     for (const [i, chunk] of chunks.entries()) {
       if (runs >= budget) break;

@@ -8,21 +8,23 @@ import type { ChaosStack } from './stack';
 export type SnapshotSource = Pick<ChaosStack, 'tenant' | 'core' | 'custom' | 'admin' | 'client' | 'cloud'>;
 
 export async function takeSnapshot(s: SnapshotSource): Promise<Snapshot> {
-  const [nodes, pods, services, endpoints, translations, peerPods, emulator, vms, runningWorkflows] = await Promise.all([
-    s.core.listNode(),
-    s.core.listPodForAllNamespaces(),
-    s.core.listServiceForAllNamespaces(),
-    s.core.listEndpointsForAllNamespaces(),
-    s.custom.listClusterCustomObject({ ...TRANSLATION_API }) as Promise<{ items: TranslationObject[] }>,
-    s.custom.listClusterCustomObject({ ...PEERPOD_API }) as Promise<{ items: PeerPodObject[] }>,
-    s.admin.dump(),
-    s.cloud?.list(),
-    (async () => {
-      const ids: string[] = [];
-      for await (const wf of s.client.workflow.list({ query: 'ExecutionStatus="Running"' })) ids.push(wf.workflowId);
-      return ids;
-    })(),
-  ]);
+  const [nodes, pods, services, endpoints, translations, peerPods, emulator, vms, runningWorkflows] = await Promise.all(
+    [
+      s.core.listNode(),
+      s.core.listPodForAllNamespaces(),
+      s.core.listServiceForAllNamespaces(),
+      s.core.listEndpointsForAllNamespaces(),
+      s.custom.listClusterCustomObject({ ...TRANSLATION_API }) as Promise<{ items: TranslationObject[] }>,
+      s.custom.listClusterCustomObject({ ...PEERPOD_API }) as Promise<{ items: PeerPodObject[] }>,
+      s.admin.dump(),
+      s.cloud?.list(),
+      (async () => {
+        const ids: string[] = [];
+        for await (const wf of s.client.workflow.list({ query: 'ExecutionStatus="Running"' })) ids.push(wf.workflowId);
+        return ids;
+      })(),
+    ],
+  );
   return {
     tenant: s.tenant,
     hosts: HOSTS,

@@ -61,8 +61,14 @@ export class ChaosStack {
   static async start(options: ChaosStackOptions): Promise<ChaosStack> {
     const stateDir = mkdtempSync(join(tmpdir(), 'steward-chaos-'));
     // libvirtd is one per machine: reuse the one that answers (or LIBVIRT_URI); without peer pods it is not needed.
-    const libvirtUri = options.libvirtUri ?? (options.peerPods ? undefined : (process.env.LIBVIRT_URI ?? 'qemu:///system'));
-    const stack = await startStack({ stateDir, ports: 'free', report: () => {}, ...(libvirtUri ? { libvirtUri } : {}) });
+    const libvirtUri =
+      options.libvirtUri ?? (options.peerPods ? undefined : (process.env.LIBVIRT_URI ?? 'qemu:///system'));
+    const stack = await startStack({
+      stateDir,
+      ports: 'free',
+      report: () => {},
+      ...(libvirtUri ? { libvirtUri } : {}),
+    });
     const chaos = new ChaosStack(stack.info, options);
     chaos.stack = stack;
     try {
@@ -95,10 +101,17 @@ export class ChaosStack {
     await this.startWorker();
     await this.startStarter();
     // The starter starts the global setup; Nodes find their parents once the global Translations are Ready.
-    await waitFor('the global Translations Ready', async () => {
-      const globals = await listTranslations(this, GLOBAL_NAMESPACE, GLOBAL_LABEL);
-      return globals.length > 0 && (await Promise.all(globals.map((t) => isReady(this, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean);
-    }, 120_000);
+    await waitFor(
+      'the global Translations Ready',
+      async () => {
+        const globals = await listTranslations(this, GLOBAL_NAMESPACE, GLOBAL_LABEL);
+        return (
+          globals.length > 0 &&
+          (await Promise.all(globals.map((t) => isReady(this, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean)
+        );
+      },
+      120_000,
+    );
   }
 
   private async connect(): Promise<void> {
@@ -118,7 +131,8 @@ export class ChaosStack {
     child.once('exit', (code, signal) => {
       if (this[role] !== child) return;
       this[role] = undefined;
-      if (!this.stopping && signal !== 'SIGKILL') this.options.log(`${role} ${child.pid} exited on its own (${signal ?? code})`);
+      if (!this.stopping && signal !== 'SIGKILL')
+        this.options.log(`${role} ${child.pid} exited on its own (${signal ?? code})`);
     });
   }
 
@@ -152,7 +166,10 @@ export class ChaosStack {
       STEWARD_RESYNC_SECONDS: String(this.options.resyncSeconds),
       STEWARD_PEERPOD_RUNTIME_CLASSES: PEER_POD_RUNTIME_CLASS,
     };
-    const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'starter'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'starter'], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr?.pipe(createWriteStream(join(this.info.stateDir, 'logs', 'starter.log'), { flags: 'a' }));
     this.follow('starter', child);
     const coordination = (() => {
@@ -161,11 +178,15 @@ export class ChaosStack {
       return kc.makeApiClient(k8s.CoordinationV1Api);
     })();
     // A killed holder's Lease expires after its duration (15 s): until then the new starter waits, as in a cluster.
-    await waitFor(`starter ${identity} to lead`, async () => {
-      if (this.starter !== child) throw new Error(`starter ${identity} exited`);
-      const lease = await coordination.readNamespacedLease({ name: LEASE, namespace: 'kube-system' });
-      return lease.spec?.holderIdentity === identity;
-    }, 60_000);
+    await waitFor(
+      `starter ${identity} to lead`,
+      async () => {
+        if (this.starter !== child) throw new Error(`starter ${identity} exited`);
+        const lease = await coordination.readNamespacedLease({ name: LEASE, namespace: 'kube-system' });
+        return lease.spec?.holderIdentity === identity;
+      },
+      60_000,
+    );
   }
 
   async killStarter(): Promise<void> {
@@ -181,7 +202,12 @@ export class ChaosStack {
   async restartTemporal(): Promise<void> {
     const port = Number(this.info.temporal.address.split(':').pop());
     await stopServer(this.restarted.temporal, this.info.pids.temporal);
-    const server = await startTemporal({ stateDir: join(this.info.stateDir, 'temporal'), port, uiPort: 0, report: () => {} });
+    const server = await startTemporal({
+      stateDir: join(this.info.stateDir, 'temporal'),
+      port,
+      uiPort: 0,
+      report: () => {},
+    });
     this.restarted.temporal = server.process;
     this.info.pids.temporal = server.process.pid;
     if (server.address !== this.info.temporal.address) {
@@ -218,7 +244,13 @@ export class ChaosStack {
    */
   async ensureLibvirt(): Promise<void> {
     if (!this.options.peerPods) return;
-    if (await virsh(this.info.libvirt.uri, 'uri').then(() => true, () => false)) return;
+    if (
+      await virsh(this.info.libvirt.uri, 'uri').then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     this.options.log('libvirtd went away (another stack stopped it): starting one');
     this.libvirt = await startLibvirt({ stateDir: this.info.stateDir, report: () => {} });
   }
@@ -229,7 +261,9 @@ export class ChaosStack {
     await killChild(this.worker);
     await this.connection?.close().catch(() => undefined);
     await this.relay.stop().catch(() => undefined);
-    if (this.cloud) for (const vm of await this.cloud.list().catch(() => [])) await this.cloud.delete({ instanceId: vm.instanceId }).catch(() => undefined);
+    if (this.cloud)
+      for (const vm of await this.cloud.list().catch(() => []))
+        await this.cloud.delete({ instanceId: vm.instanceId }).catch(() => undefined);
     await this.restarted.temporal?.stop();
     await this.restarted.midonet?.stop();
     await this.libvirt?.stop();

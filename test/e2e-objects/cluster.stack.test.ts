@@ -8,7 +8,11 @@ import { recordHistory } from '../replay/record';
 import type { Stack } from '../../deploy/local';
 import { workflowId, type ObjectRef } from '../../workflows/naming';
 import { K8sUID } from '../../workflows/search-attributes';
-import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
+import {
+  sampleCluster,
+  sampleClusterTranslations,
+  type SampleCluster,
+} from '../../workflows/translation/sample-cluster';
 import type { Translation } from '../../workflows/translation/types';
 import {
   createEndpoints,
@@ -32,7 +36,10 @@ import {
 
 // The embedded API server allocates ClusterIPs from 10.0.0.0/24; the sample's 10.96.0.20 is outside it.
 const base = sampleCluster();
-const initial: SampleCluster = { ...base, service: { ...base.service, spec: { ...base.service.spec, clusterIP: '10.0.0.20' } } };
+const initial: SampleCluster = {
+  ...base,
+  service: { ...base.service, spec: { ...base.service.spec, clusterIP: '10.0.0.20' } },
+};
 const sampleRefs: ObjectRef[] = [
   { kind: 'Service', namespace: 'default', name: 'web' },
   { kind: 'Endpoints', namespace: 'default', name: 'web' },
@@ -55,7 +62,8 @@ afterAll(async () => {
 const key = (t: { namespace: string; name: string }) => `${t.namespace}/${t.name}`;
 const liveKey = (t: { metadata: { namespace: string; name: string } }) => key(t.metadata);
 const podRef = (name: string): ObjectRef => ({ kind: 'Pod', namespace: 'default', name });
-const ownedBy = (translations: Translation[], kind: string, name: string) => translations.filter((t) => t.ownerReferences[0]?.kind === kind && t.ownerReferences[0]?.name === name);
+const ownedBy = (translations: Translation[], kind: string, name: string) =>
+  translations.filter((t) => t.ownerReferences[0]?.kind === kind && t.ownerReferences[0]?.name === name);
 
 /** What the cluster must look like: Translation names in the API server, and the emulator's content. */
 function expectationsOf(cluster: SampleCluster) {
@@ -68,7 +76,11 @@ async function converged(cluster: SampleCluster, timeoutMs = 120_000): Promise<v
   const wanted = expectationsOf(cluster);
   const matches = async () => {
     const live = await listTranslations(h);
-    return JSON.stringify(live.map(liveKey).sort()) === JSON.stringify(wanted.names) && live.every(readyOf) && JSON.stringify(sortedKeys(await emulatorIds(h))) === JSON.stringify(sortedKeys(wanted.ids));
+    return (
+      JSON.stringify(live.map(liveKey).sort()) === JSON.stringify(wanted.names) &&
+      live.every(readyOf) &&
+      JSON.stringify(sortedKeys(await emulatorIds(h))) === JSON.stringify(sortedKeys(wanted.ids))
+    );
   };
   // On a timeout the assertions below show the difference.
   await waitFor('the cluster to converge', matches, timeoutMs).catch(() => undefined);
@@ -77,7 +89,8 @@ async function converged(cluster: SampleCluster, timeoutMs = 120_000): Promise<v
   expect(await emulatorIds(h)).toEqual(sortedKeys(wanted.ids));
   expect(live.filter((t) => !readyOf(t)).map(liveKey)).toEqual([]);
 }
-const sortedKeys = (o: Record<string, string[]>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+const sortedKeys = (o: Record<string, string[]>) =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
 
 /** Activity types a workflow ran, in order: regular ones by their scheduling, local ones by their marker. */
 async function activitiesRun(id: string): Promise<string[]> {
@@ -86,7 +99,9 @@ async function activitiesRun(id: string): Promise<string[]> {
     const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
     if (scheduled) return [scheduled];
     const payloads = Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((p) => p.payloads ?? []);
-    return payloads.flatMap((p) => /"activity_type"\s*:\s*"(\w+)"/.exec(Buffer.from(p.data ?? []).toString())?.[1] ?? []);
+    return payloads.flatMap(
+      (p) => /"activity_type"\s*:\s*"(\w+)"/.exec(Buffer.from(p.data ?? []).toString())?.[1] ?? [],
+    );
   });
 }
 
@@ -100,8 +115,10 @@ describe('object lifecycles on the embedded stack', () => {
     await createEndpoints(h, cluster.endpoints);
 
     await converged(cluster);
-    for (const node of cluster.nodes) expect((await waitForState(h, { kind: 'Node', name: node.metadata.name }, 'ready')).state).toBe('ready');
-    for (const pod of cluster.pods) expect((await waitForState(h, podRef(pod.metadata.name), 'ready')).state).toBe('ready');
+    for (const node of cluster.nodes)
+      expect((await waitForState(h, { kind: 'Node', name: node.metadata.name }, 'ready')).state).toBe('ready');
+    for (const pod of cluster.pods)
+      expect((await waitForState(h, podRef(pod.metadata.name), 'ready')).state).toBe('ready');
     for (const ref of sampleRefs) expect((await waitForState(h, ref, 'ready')).state).toBe('ready');
   });
 
@@ -110,12 +127,18 @@ describe('object lifecycles on the embedded stack', () => {
     expect(await referrersOf(h, 'node2')).toEqual(['Pod default/web-1']);
   });
 
-  it("removing a port from the Service (and from its Endpoints, as the endpoints controller would) removes its Translations and its chain from the API server and the emulator", async () => {
+  it('removing a port from the Service (and from its Endpoints, as the endpoints controller would) removes its Translations and its chain from the API server and the emulator', async () => {
     const before = expectationsOf(cluster);
-    const endpointsSubsets = cluster.endpoints.subsets!.map((s) => ({ ...s, ports: s.ports!.filter((p) => p.name === 'http') }));
+    const endpointsSubsets = cluster.endpoints.subsets!.map((s) => ({
+      ...s,
+      ports: s.ports!.filter((p) => p.name === 'http'),
+    }));
     cluster = {
       ...cluster,
-      service: { ...cluster.service, spec: { ...cluster.service.spec, ports: cluster.service.spec.ports!.filter((p) => p.name === 'http') } },
+      service: {
+        ...cluster.service,
+        spec: { ...cluster.service.spec, ports: cluster.service.spec.ports!.filter((p) => p.name === 'http') },
+      },
       endpoints: { ...cluster.endpoints, subsets: endpointsSubsets },
     };
     const after = expectationsOf(cluster);
@@ -134,7 +157,8 @@ describe('object lifecycles on the embedded stack', () => {
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
     await converged(cluster);
-    for (const name of goneNames) expect([name, await readTranslation(h, name.split('/')[0]!, name.split('/')[1]!)]).toEqual([name, undefined]);
+    for (const name of goneNames)
+      expect([name, await readTranslation(h, name.split('/')[0]!, name.split('/')[1]!)]).toEqual([name, undefined]);
     const chains = (await emulatorIds(h)).Chain ?? [];
     expect(goneChains.filter((id) => chains.includes(id))).toEqual([]);
   });
@@ -152,7 +176,10 @@ describe('object lifecycles on the embedded stack', () => {
       const id = workflowId({ kind: 'Translation', namespace: t.namespace, name: t.name });
       await h.client.workflow.getHandle(id).result();
       const run = await activitiesRun(id);
-      expect([t.name, run.slice(run.lastIndexOf('deleteTranslation'))]).toEqual([t.name, ['deleteTranslation', 'releaseFinalizer']]);
+      expect([t.name, run.slice(run.lastIndexOf('deleteTranslation'))]).toEqual([
+        t.name,
+        ['deleteTranslation', 'releaseFinalizer'],
+      ]);
     }
     expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
     expect((await waitForState(h, podRef('nginx'), 'done')).state).toBe('done');
@@ -168,12 +195,18 @@ describe('object lifecycles on the embedded stack', () => {
 
     // Until the old Translation is finalized the cluster looks converged already: wait for the new owner first.
     await waitFor('the Translation of the new web-0', async () => {
-      const owned = (await listTranslations(h, 'default')).filter((t) => t.metadata.ownerReferences?.[0]?.name === 'web-0');
+      const owned = (await listTranslations(h, 'default')).filter(
+        (t) => t.metadata.ownerReferences?.[0]?.name === 'web-0',
+      );
       return owned.some((t) => t.metadata.ownerReferences?.[0]?.uid === created.metadata?.uid && readyOf(t));
     });
     await converged(cluster);
-    const owned = (await listTranslations(h, 'default')).filter((t) => t.metadata.ownerReferences?.[0]?.name === 'web-0');
-    expect(owned.map((t) => [t.metadata.ownerReferences?.[0]?.uid, readyOf(t)])).toEqual([[created.metadata?.uid, true]]);
+    const owned = (await listTranslations(h, 'default')).filter(
+      (t) => t.metadata.ownerReferences?.[0]?.name === 'web-0',
+    );
+    expect(owned.map((t) => [t.metadata.ownerReferences?.[0]?.uid, readyOf(t)])).toEqual([
+      [created.metadata?.uid, true],
+    ]);
     expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
     // Found in the Temporal UI under the new incarnation's UID (the workflow id stays the same).
     const described = await h.client.workflow.getHandle(workflowId(podRef('web-0'))).describe();
@@ -186,7 +219,11 @@ describe('object lifecycles on the embedded stack', () => {
     const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
     const nodeTranslations = ownedBy(expectationsOf(cluster).translations, 'Node', 'node2');
     await h.core.deleteNode({ name: 'node2' });
-    await waitFor('node2 Translations gone', async () => (await Promise.all(nodeTranslations.map((t) => readTranslation(h, t.namespace, t.name)))).every((t) => t === undefined));
+    await waitFor('node2 Translations gone', async () =>
+      (await Promise.all(nodeTranslations.map((t) => readTranslation(h, t.namespace, t.name)))).every(
+        (t) => t === undefined,
+      ),
+    );
     await createNode(h, node2);
 
     await converged(cluster);
@@ -195,8 +232,14 @@ describe('object lifecycles on the embedded stack', () => {
 
   it('a Node without the host-id annotation is invalid: its workflow names the Node and the field, and a Warning Event is on the Node', async () => {
     const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
-    const annotations = Object.fromEntries(Object.entries(node2.metadata.annotations).filter(([k]) => k !== 'midonet.org/host-id'));
-    await createNode(h, { ...node2, metadata: { ...node2.metadata, name: 'node3', annotations }, spec: { podCIDR: '10.1.3.0/24' } });
+    const annotations = Object.fromEntries(
+      Object.entries(node2.metadata.annotations).filter(([k]) => k !== 'midonet.org/host-id'),
+    );
+    await createNode(h, {
+      ...node2,
+      metadata: { ...node2.metadata, name: 'node3', annotations },
+      spec: { podCIDR: '10.1.3.0/24' },
+    });
 
     const view = await waitForState(h, { kind: 'Node', name: 'node3' }, 'invalid');
     expect(view.lastError?.message).toContain('Node node3');

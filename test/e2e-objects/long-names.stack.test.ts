@@ -7,7 +7,14 @@ import type { Stack } from '../../deploy/local';
 import { translateWithDependency } from '../../workflows/translation/dependency';
 import { DEFAULT_TENANT, MAX_TRANSLATION_NAME } from '../../workflows/translation/ids';
 import { sampleCluster } from '../../workflows/translation/sample-cluster';
-import { createNode, createPod, isReady, startObjectsHarness, waitFor, type ObjectsHarness } from '../support/objects-harness';
+import {
+  createNode,
+  createPod,
+  isReady,
+  startObjectsHarness,
+  waitFor,
+  type ObjectsHarness,
+} from '../support/objects-harness';
 
 const cluster = sampleCluster();
 const label = (c: string) => c.repeat(60);
@@ -29,16 +36,26 @@ it('a 200-character Node and a 253-character Pod on it get their Translations, w
   const node = { ...sample, metadata: { ...sample.metadata, name: nodeName } };
   const samplePod = cluster.pods.find((p) => p.spec.nodeName === sample.metadata.name)!;
   const podName = `${label('p')}.${label('o')}.${label('d')}.${label('s')}.long-pod1`;
-  const pod = { ...samplePod, metadata: { ...samplePod.metadata, name: podName }, spec: { ...samplePod.spec, nodeName } };
+  const pod = {
+    ...samplePod,
+    metadata: { ...samplePod.metadata, name: podName },
+    spec: { ...samplePod.spec, nodeName },
+  };
   expect([nodeName.length, podName.length]).toEqual([200, 253]);
 
   const translated = translateWithDependency(pod, node, DEFAULT_TENANT);
-  if (translated.outcome !== 'translated') throw new Error(`the long-named Pod does not translate: ${JSON.stringify(translated)}`);
-  const names = [...translated.dependencyTranslations, ...translated.translations].map(({ namespace, name }) => ({ namespace, name }));
+  if (translated.outcome !== 'translated')
+    throw new Error(`the long-named Pod does not translate: ${JSON.stringify(translated)}`);
+  const names = [...translated.dependencyTranslations, ...translated.translations].map(({ namespace, name }) => ({
+    namespace,
+    name,
+  }));
   expect(names.filter((t) => t.name.length > MAX_TRANSLATION_NAME)).toEqual([]);
   expect(names.some((t) => t.name.length === MAX_TRANSLATION_NAME)).toBe(true);
 
   await createNode(h, node);
   await createPod(h, pod);
-  await waitFor('the long-named Node and Pod Translations Ready', async () => (await Promise.all(names.map((t) => isReady(h, t.namespace, t.name)))).every(Boolean));
+  await waitFor('the long-named Node and Pod Translations Ready', async () =>
+    (await Promise.all(names.map((t) => isReady(h, t.namespace, t.name)))).every(Boolean),
+  );
 });

@@ -6,7 +6,14 @@ import type { Stack } from '../../deploy/local';
 import { translateWithDependency } from '../../workflows/translation/dependency';
 import { DEFAULT_TENANT, nodeIds, podPortId } from '../../workflows/translation/ids';
 import { sampleCluster } from '../../workflows/translation/sample-cluster';
-import { createNode, createPod, isReady, startObjectsHarness, waitFor, type ObjectsHarness } from '../support/objects-harness';
+import {
+  createNode,
+  createPod,
+  isReady,
+  startObjectsHarness,
+  waitFor,
+  type ObjectsHarness,
+} from '../support/objects-harness';
 
 const TENANT = 'team-a';
 const cluster = sampleCluster();
@@ -29,9 +36,15 @@ it("puts a Node's bridge and a Pod's port in the configured tenant, with that te
   await createNode(h, node);
   await createPod(h, pod);
   const translated = translateWithDependency(pod, node, TENANT);
-  if (translated.outcome !== 'translated') throw new Error(`the sample Pod does not translate: ${JSON.stringify(translated)}`);
-  const names = [...translated.dependencyTranslations, ...translated.translations].map(({ namespace, name }) => ({ namespace, name }));
-  await waitFor('the Node and Pod Translations Ready', async () => (await Promise.all(names.map((t) => isReady(h, t.namespace, t.name)))).every(Boolean));
+  if (translated.outcome !== 'translated')
+    throw new Error(`the sample Pod does not translate: ${JSON.stringify(translated)}`);
+  const names = [...translated.dependencyTranslations, ...translated.translations].map(({ namespace, name }) => ({
+    namespace,
+    name,
+  }));
+  await waitFor('the Node and Pod Translations Ready', async () =>
+    (await Promise.all(names.map((t) => isReady(h, t.namespace, t.name)))).every(Boolean),
+  );
 
   const dump = await h.admin.dump();
   const bridge = dump.Bridge.find((b) => b.id === nodeIds(TENANT, node.metadata.name).bridge);

@@ -26,13 +26,19 @@ let h: PeerPodHarness;
 
 /** The starter's settings as the cluster manifests give them (deploy/manifests/steward.yaml's ConfigMap). */
 function manifestsStarterConfig() {
-  const objects = k8s.loadAllYaml(readFileSync(join(__dirname, '../../deploy/manifests/steward.yaml'), 'utf8')) as k8s.V1ConfigMap[];
+  const objects = k8s.loadAllYaml(
+    readFileSync(join(__dirname, '../../deploy/manifests/steward.yaml'), 'utf8'),
+  ) as k8s.V1ConfigMap[];
   return loadStarterConfig({}, { ...objects.find((o) => o.kind === 'ConfigMap')!.data });
 }
 
 beforeAll(async () => {
   stack = await startPrivateStack();
-  h = await peerPods.startPeerPodHarness(stack.info, { identity: 'e2e-caa', log, peerPodRuntimeClasses: manifestsStarterConfig().peerPodRuntimeClasses });
+  h = await peerPods.startPeerPodHarness(stack.info, {
+    identity: 'e2e-caa',
+    log,
+    peerPodRuntimeClasses: manifestsStarterConfig().peerPodRuntimeClasses,
+  });
 });
 afterAll(async () => {
   await h?.stop();
@@ -41,17 +47,33 @@ afterAll(async () => {
 
 const stateOf = (name: string) => peerPods.stateOf(h, name);
 const plainPod = async (name: string) =>
-  (await h.core.createNamespacedPod({ namespace, body: { metadata: { name }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } })).metadata!.uid!;
-const eventsOn = async (name: string, reason: string) => (await h.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name},reason=${reason}` })).items;
+  (
+    await h.core.createNamespacedPod({
+      namespace,
+      body: { metadata: { name }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
+    })
+  ).metadata!.uid!;
+const eventsOn = async (name: string, reason: string) =>
+  (await h.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name},reason=${reason}` }))
+    .items;
 const alive = async (backend: Backend, instanceId: string) => {
   const seen = await backend.provider.get({ instanceId });
   return seen.exists && seen.state !== 'deleting';
 };
 
-const writeAsCloudApiAdaptor = (pod: { name: string; uid: string }, provider: string, instanceId: string, extra?: peerPods.PeerPodExtras) =>
-  peerPods.writeAsCloudApiAdaptor(h, pod, provider, instanceId, extra);
+const writeAsCloudApiAdaptor = (
+  pod: { name: string; uid: string },
+  provider: string,
+  instanceId: string,
+  extra?: peerPods.PeerPodExtras,
+) => peerPods.writeAsCloudApiAdaptor(h, pod, provider, instanceId, extra);
 
-const tracked = (name: string) => waitFor(`${name} tracked`, async () => ((await stateOf(name).catch(() => undefined))?.state === 'tracking' ? true : undefined), 60_000);
+const tracked = (name: string) =>
+  waitFor(
+    `${name} tracked`,
+    async () => ((await stateOf(name).catch(() => undefined))?.state === 'tracking' ? true : undefined),
+    60_000,
+  );
 
 describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (provider) => {
   let backend: Backend;
@@ -65,7 +87,11 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     const name = `manifests-${provider}-${serial++}`;
     const uid = await peerPods.createPeerPodPod(h, name);
     // The same Pod a moment later, after it was certainly seen: a PeerPod's workflow of its own shows the watch is live.
-    const marker = await writeAsCloudApiAdaptor({ name, uid }, provider, await backend.createUnmarked(`podvm-${name}-00000000`));
+    const marker = await writeAsCloudApiAdaptor(
+      { name, uid },
+      provider,
+      await backend.createUnmarked(`podvm-${name}-00000000`),
+    );
     await tracked(marker);
     await expect(stateOf(name)).rejects.toThrow(/not found/i);
     expect(await backend.countForPod(uid)).toBe(0);
@@ -73,7 +99,7 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     await peerPods.peerPodGone(h, marker);
   });
 
-  it("made a VM maker (kata-remote), still no VM from Steward for a peer-pod Pod whose VM cloud-api-adaptor made: it is tracked, and says so in an Event", async () => {
+  it('made a VM maker (kata-remote), still no VM from Steward for a peer-pod Pod whose VM cloud-api-adaptor made: it is tracked, and says so in an Event', async () => {
     await h.restartStarter([KATA_REMOTE]);
     const name = `made-${provider}-${serial++}`;
     // The worker is down while the Pod and cloud-api-adaptor's PeerPod appear, so the PeerPod is there when Steward
@@ -84,7 +110,11 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, instanceId);
     await h.startWorker(provider);
 
-    await waitFor(`Event ${Reason.PodVmTracked} on Pod ${name}`, async () => (await eventsOn(name, Reason.PodVmTracked)).length > 0, 60_000);
+    await waitFor(
+      `Event ${Reason.PodVmTracked} on Pod ${name}`,
+      async () => (await eventsOn(name, Reason.PodVmTracked)).length > 0,
+      60_000,
+    );
     expect((await stateOf(name)).state).toBe('tracking');
     expect(await backend.countForPod(uid)).toBe(0);
     expect(await peerPods.readPeerPod(h, name)).toBeUndefined();
@@ -127,20 +157,32 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     const uid = await plainPod(name);
     const instanceId = await backend.createUnmarked(`podvm-${name}-00000000`);
     const elsewhere = `${await backend.provider.identity()}-elsewhere`;
-    const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, instanceId, { labels: { 'app.kubernetes.io/managed-by': 'steward' }, annotations: { [VM_CLOUD_ANNOTATION]: elsewhere } });
+    const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, instanceId, {
+      labels: { 'app.kubernetes.io/managed-by': 'steward' },
+      annotations: { [VM_CLOUD_ANNOTATION]: elsewhere },
+    });
     await tracked(peerPod);
 
     await h.core.deleteNamespacedPod({ namespace, name });
-    const stuck = await waitFor(`${peerPod} stuck`, async () => {
-      const view = await stateOf(peerPod);
-      return view.state === 'stuck' ? view : undefined;
-    }, 60_000);
-    expect(stuck.lastError).toMatchObject({ reason: 'CloudMismatch', message: expect.stringContaining(elsewhere) as unknown });
+    const stuck = await waitFor(
+      `${peerPod} stuck`,
+      async () => {
+        const view = await stateOf(peerPod);
+        return view.state === 'stuck' ? view : undefined;
+      },
+      60_000,
+    );
+    expect(stuck.lastError).toMatchObject({
+      reason: 'CloudMismatch',
+      message: expect.stringContaining(elsewhere) as unknown,
+    });
     expect((await peerPods.readPeerPod(h, peerPod))?.metadata.finalizers).toEqual([PEERPOD_FINALIZER]);
     expect(await alive(backend, instanceId)).toBe(true);
 
     // An operator who knows better gives the VM up; it is deleted here by hand.
-    await peerPods.handleOf(h, peerPod).executeUpdate(cleanupUpdate, { args: [{ mode: 'orphan', requestedBy: 'e2e', reason: 'the VM is in this cloud after all' }] });
+    await peerPods.handleOf(h, peerPod).executeUpdate(cleanupUpdate, {
+      args: [{ mode: 'orphan', requestedBy: 'e2e', reason: 'the VM is in this cloud after all' }],
+    });
     await peerPods.peerPodGone(h, peerPod);
     await backend.deleteOutOfBand(instanceId);
   });

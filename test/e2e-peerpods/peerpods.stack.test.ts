@@ -53,13 +53,21 @@ function historyText(history: unknown): string {
 
 /** How each cloud's create is caught between the VM being made and its reply reaching Temporal. */
 /** How each cloud's reply is lost once the VM is made, and how the cloud comes back for the next worker. */
-const lostReply: Record<ProviderName, { vmMade: (pod: () => { name: string; uid: string }) => Promise<unknown>; restore: () => Promise<void> }> = {
+const lostReply: Record<
+  ProviderName,
+  { vmMade: (pod: () => { name: string; uid: string }) => Promise<unknown>; restore: () => Promise<void> }
+> = {
   // virsh define + start are separate calls: as soon as the domain is defined (looked up by its name, one quick call)
   // libvirt is cut off for the worker, so its create cannot report success however fast it is, then it is killed.
   // (Counting the VMs by pod UID reads every domain's metadata: with a few domains around, too slow to win the race.)
   libvirt: {
     vmMade: async (pod) => {
-      const defined = async () => pod().uid !== '' && (await virsh(stack.info.libvirt.uri, 'domstate', vmName(pod().name, pod().uid)).then(() => true, () => false));
+      const defined = async () =>
+        pod().uid !== '' &&
+        (await virsh(stack.info.libvirt.uri, 'domstate', vmName(pod().name, pod().uid)).then(
+          () => true,
+          () => false,
+        ));
       await waitFor('the VM to be defined', defined, 60_000, 5);
       await h.libvirtRelay.stop();
     },
@@ -86,12 +94,16 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     const instanceId = peerPod.spec.instanceID!;
     expect(peerPod.spec.cloudProvider).toBe(provider);
     expect(peerPod.metadata.finalizers).toEqual([PEERPOD_FINALIZER]);
-    expect(peerPod.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Pod', name, uid, controller: true })]);
+    expect(peerPod.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Pod', name, uid, controller: true }),
+    ]);
     expect(await backend.countForPod(uid)).toBe(1);
     expect(await backend.recordedPodUid(instanceId)).toBe(uid);
     const seen = await backend.provider.get({ instanceId });
     // moto reports a new instance as pending for a while.
-    expect(provider === 'libvirt' ? ['running'] : ['pending', 'running']).toContain(seen.exists ? seen.state : 'absent');
+    expect(provider === 'libvirt' ? ['running'] : ['pending', 'running']).toContain(
+      seen.exists ? seen.state : 'absent',
+    );
     const pod = await h.core.readNamespacedPod({ namespace, name });
     expect(pod.metadata?.annotations?.['steward.dev/podvm-instance']).toBe(`${provider}/${instanceId}`);
     expect((await stateOf(name)).state).toBe('tracking');
@@ -122,10 +134,26 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     const podName = `caa-${provider}-${serial++}`;
     // A Pod Steward makes no VM for (no peer-pod runtime class), a VM without Steward's marker, a PeerPod as
     // cloud-api-adaptor names and writes it: only the PeerPod ties them together.
-    const pod = await h.core.createNamespacedPod({ namespace, body: { metadata: { name: podName }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } });
+    const pod = await h.core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: podName },
+        spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+      },
+    });
     const instanceId = await backend.createUnmarked(`podvm-${podName}-${h.marker.slice(-8)}`);
-    const peerPodName = await peerPods.writeAsCloudApiAdaptor(h, { name: podName, uid: pod.metadata!.uid! }, provider, instanceId, { suffix: 'q7z9r' });
-    await waitFor('the PeerPod tracked', async () => ((await stateOf(peerPodName).catch(() => undefined))?.state === 'tracking' ? true : undefined), 30_000);
+    const peerPodName = await peerPods.writeAsCloudApiAdaptor(
+      h,
+      { name: podName, uid: pod.metadata!.uid! },
+      provider,
+      instanceId,
+      { suffix: 'q7z9r' },
+    );
+    await waitFor(
+      'the PeerPod tracked',
+      async () => ((await stateOf(peerPodName).catch(() => undefined))?.state === 'tracking' ? true : undefined),
+      30_000,
+    );
     expect((await backend.provider.get({ instanceId })).exists).toBe(true);
 
     await h.core.deleteNamespacedPod({ namespace, name: podName });
@@ -133,7 +161,11 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     const seen = await backend.provider.get({ instanceId });
     expect(seen.exists && seen.state !== 'deleting').toBe(false);
     await completed(peerPodName);
-    await recordHistory(h.client, workflowId({ kind: 'PeerPod', namespace, name: peerPodName }), `peerpod-${provider}-failure-path`);
+    await recordHistory(
+      h.client,
+      workflowId({ kind: 'PeerPod', namespace, name: peerPodName }),
+      `peerpod-${provider}-failure-path`,
+    );
   });
 
   it('lost reply: the worker killed right after the VM is made; after a restart there is exactly one VM for the Pod', async () => {
@@ -178,7 +210,12 @@ describe('VM create and delete through Steward, compared with virsh (same run, p
     const backend = h.backend('libvirt');
     const { uri } = h.info.libvirt;
     const rounds = 3;
-    const times = { stewardCreate: [] as number[], stewardDelete: [] as number[], virshCreate: [] as number[], virshDelete: [] as number[] };
+    const times = {
+      stewardCreate: [] as number[],
+      stewardDelete: [] as number[],
+      virshCreate: [] as number[],
+      virshDelete: [] as number[],
+    };
     const timed = async (call: () => Promise<unknown>) => {
       const start = performance.now();
       await call();
@@ -190,7 +227,12 @@ describe('VM create and delete through Steward, compared with virsh (same run, p
       times.stewardCreate.push(
         await timed(async () => {
           uid = await createPeerPodPod(name);
-          await waitFor(`PeerPod ${name} naming its VM`, async () => (await readPeerPod(name))?.spec.instanceID, 60_000, 20);
+          await waitFor(
+            `PeerPod ${name} naming its VM`,
+            async () => (await readPeerPod(name))?.spec.instanceID,
+            60_000,
+            20,
+          );
         }),
       );
       times.stewardDelete.push(
@@ -201,8 +243,12 @@ describe('VM create and delete through Steward, compared with virsh (same run, p
       );
       const domain = `${h.marker}-virsh-${i}`;
       const file = plainDomainFile(domain);
-      times.virshCreate.push(await timed(async () => (await virsh(uri, 'define', file), await virsh(uri, 'start', domain))));
-      times.virshDelete.push(await timed(async () => (await virsh(uri, 'destroy', domain), await virsh(uri, 'undefine', domain))));
+      times.virshCreate.push(
+        await timed(async () => (await virsh(uri, 'define', file), await virsh(uri, 'start', domain))),
+      );
+      times.virshDelete.push(
+        await timed(async () => (await virsh(uri, 'destroy', domain), await virsh(uri, 'undefine', domain))),
+      );
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const row = (what: string, steward: number[], direct: number[]) =>
@@ -212,7 +258,11 @@ describe('VM create and delete through Steward, compared with virsh (same run, p
         `VM lifecycle through Steward vs virsh (libvirt qemu, 64 MiB diskless domain; median of ${rounds}; Steward's time includes the watch, the workflow, the PeerPod write):`,
         '| step | Steward | virsh | difference |',
         '|---|---|---|---|',
-        row('create: Pod created → PeerPod names a running domain (virsh: define+start)', times.stewardCreate, times.virshCreate),
+        row(
+          'create: Pod created → PeerPod names a running domain (virsh: define+start)',
+          times.stewardCreate,
+          times.virshCreate,
+        ),
         row('delete: Pod deleted → domain gone (virsh: destroy+undefine)', times.stewardDelete, times.virshDelete),
       ].join('\n'),
     );
@@ -239,7 +289,11 @@ describe('VM deletion fails: libvirt unreachable', () => {
     await h.core.deleteNamespacedPod({ namespace, name });
 
     // The delete activity's bounded retries (1 + 2 + 4 + 8 s between five attempts), then stuck.
-    const view = await waitFor('the workflow to be stuck', async () => ((await stateOf(name)).state === 'stuck' ? stateOf(name) : undefined), 90_000);
+    const view = await waitFor(
+      'the workflow to be stuck',
+      async () => ((await stateOf(name)).state === 'stuck' ? stateOf(name) : undefined),
+      90_000,
+    );
     expect(view.lastError?.reason).toBe('CloudUnavailable');
     const peerPod = (await readPeerPod(name))!;
     expect(peerPod.metadata.deletionTimestamp).toBeDefined();
@@ -249,17 +303,34 @@ describe('VM deletion fails: libvirt unreachable', () => {
       'visibility to list the workflow as stuck',
       async () => {
         const ids: string[] = [];
-        for await (const wf of h.client.workflow.list({ query: `K8sKind="PeerPod" AND K8sName="${name}" AND LifecycleState="stuck"` })) ids.push(wf.workflowId);
+        for await (const wf of h.client.workflow.list({
+          query: `K8sKind="PeerPod" AND K8sName="${name}" AND LifecycleState="stuck"`,
+        }))
+          ids.push(wf.workflowId);
         return ids.length === 1 || undefined;
       },
       30_000,
     );
-    const events = await h.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name},involvedObject.kind=PeerPod` });
+    const events = await h.core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.name=${name},involvedObject.kind=PeerPod`,
+    });
     const warning = events.items.find((e) => e.type === 'Warning' && e.reason === 'CloudUnavailable');
     expect(warning?.message).toContain('stuck while deleting the VM');
 
     await h.libvirtRelay.start();
-    const run = await stewardProcess(h, 'cleanup', 'peerpod', `${namespace}/${name}`, '--mode', 'retry', '--reason', 'libvirt is back', '--by', 'oncall');
+    const run = await stewardProcess(
+      h,
+      'cleanup',
+      'peerpod',
+      `${namespace}/${name}`,
+      '--mode',
+      'retry',
+      '--reason',
+      'libvirt is back',
+      '--by',
+      'oncall',
+    );
     expect(run).toMatchObject({ code: 0 });
     await peerPodGone(name);
     expect(await backend.countForPod(uid)).toBe(0);
@@ -271,7 +342,11 @@ describe('VM deletion fails: libvirt unreachable', () => {
     const name = `pp-recover-${serial++}`;
     const ref = { kind: 'PeerPod' as const, namespace, name };
     // Started ahead of the starter with a short stuck retry (the starter's signal then finds it running).
-    await h.client.workflow.start('peerPodLifecycle', { workflowId: workflowId(ref), taskQueue: TASK_QUEUE, args: [{ ref, timings: { stuckRetryMs: 3_000 } }] });
+    await h.client.workflow.start('peerPodLifecycle', {
+      workflowId: workflowId(ref),
+      taskQueue: TASK_QUEUE,
+      args: [{ ref, timings: { stuckRetryMs: 3_000 } }],
+    });
     const uid = await createPeerPodPod(name);
     await recordedPeerPod(name);
     await h.libvirtRelay.stop();

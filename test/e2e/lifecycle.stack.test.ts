@@ -38,7 +38,9 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const isSynced = async (name: string) => (await readTranslation(h, name))?.status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True') ?? false;
+const isSynced = async (name: string) =>
+  (await readTranslation(h, name))?.status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True') ??
+  false;
 
 describe('the sample cluster pushed through Translation resources', () => {
   let all: Translation[];
@@ -57,7 +59,13 @@ describe('the sample cluster pushed through Translation resources', () => {
     for (const kind of Object.keys(wanted)) expect([kind, ids[kind]]).toEqual([kind, wanted[kind]]);
     // Kinds without IDs of their own, counted (sample-cluster.test.ts derives these numbers).
     const counts = await emulatorCounts(h);
-    expect({ PortLink: counts.PortLink, TunnelZoneHost: counts.TunnelZoneHost, HostInterfacePort: counts.HostInterfacePort, MACPort: counts.MACPort, IPv4MACPair: counts.IPv4MACPair }).toEqual({
+    expect({
+      PortLink: counts.PortLink,
+      TunnelZoneHost: counts.TunnelZoneHost,
+      HostInterfacePort: counts.HostInterfacePort,
+      MACPort: counts.MACPort,
+      IPv4MACPair: counts.IPv4MACPair,
+    }).toEqual({
       PortLink: 2,
       TunnelZoneHost: 2,
       HostInterfacePort: 5,
@@ -69,7 +77,10 @@ describe('the sample cluster pushed through Translation resources', () => {
       const object = (await readTranslation(h, t.name))!;
       const conditions = Object.fromEntries((object.status?.conditions ?? []).map((c) => [c.type, c.status]));
       expect([t.name, conditions]).toEqual([t.name, { Ready: 'True', Synced: 'True' }]);
-      expect([t.name, object.status?.childResources?.map((c) => [c.kind, c.state])]).toEqual([t.name, t.resources.map((r) => [r.kind, 'synced'])]);
+      expect([t.name, object.status?.childResources?.map((c) => [c.kind, c.state])]).toEqual([
+        t.name,
+        t.resources.map((r) => [r.kind, 'synced']),
+      ]);
       expect([t.name, object.status?.observedGeneration]).toEqual([t.name, object.metadata.generation]);
     }
   });
@@ -84,7 +95,11 @@ describe('the sample cluster pushed through Translation resources', () => {
     const wanted = all.map((t) => `translation/${h.namespace}/${t.name}`).sort();
     await waitFor(
       'visibility to list every Translation workflow as synced',
-      async () => (JSON.stringify(await listWorkflowIds(h, `K8sNamespace="${h.namespace}" AND LifecycleState="synced"`)) === JSON.stringify(wanted) ? true : undefined),
+      async () =>
+        JSON.stringify(await listWorkflowIds(h, `K8sNamespace="${h.namespace}" AND LifecycleState="synced"`)) ===
+        JSON.stringify(wanted)
+          ? true
+          : undefined,
       30_000,
     );
     await recordTranslationHistory(h, 'synced', all[0]!.name);
@@ -97,16 +112,25 @@ describe('the sample cluster pushed through Translation resources', () => {
     expect((await emulatorIds(h)).Port).toContain(portId);
 
     await deleteTranslation(h, pod.name);
-    await waitFor('the Pod Translation to be gone from the API server', async () => (await readTranslation(h, pod.name)) === undefined, 60_000);
+    await waitFor(
+      'the Pod Translation to be gone from the API server',
+      async () => (await readTranslation(h, pod.name)) === undefined,
+      60_000,
+    );
     expect((await emulatorIds(h)).Port).not.toContain(portId);
     const after = await emulatorCounts(h);
-    expect({ Port: after.Port, HostInterfacePort: after.HostInterfacePort }).toEqual({ Port: before.Port! - 1, HostInterfacePort: before.HostInterfacePort! - 1 });
+    expect({ Port: after.Port, HostInterfacePort: after.HostInterfacePort }).toEqual({
+      Port: before.Port! - 1,
+      HostInterfacePort: before.HostInterfacePort! - 1,
+    });
     await expect(handleOf(h, pod.name).result()).resolves.toBeUndefined();
     expect((await stateOf(h, pod.name)).state).toBe('done');
 
     // The whole life of one Translation: created, synced, deleted, done (issue 4 asks for this figure).
     const events = await historyLength(h, pod.name);
-    process.stdout.write(`history events for one Translation's whole life (create → synced → delete → done): ${events}\n`);
+    process.stdout.write(
+      `history events for one Translation's whole life (create → synced → delete → done): ${events}\n`,
+    );
     expect(events).toBeLessThan(60);
     await recordTranslationHistory(h, 'deleted', pod.name);
   });
@@ -114,14 +138,21 @@ describe('the sample cluster pushed through Translation resources', () => {
 
 describe('ownership: the real garbage collector', () => {
   it('deleting the ConfigMap that owns a Translation gets the Translation deleted, after the workflow emptied MidoNet and released the finalizer', async () => {
-    const owner = await h.core.createNamespacedConfigMap({ namespace: h.namespace, body: { metadata: { name: 'owner' }, data: { a: 'b' } } });
+    const owner = await h.core.createNamespacedConfigMap({
+      namespace: h.namespace,
+      body: { metadata: { name: 'owner' }, data: { a: 'b' } },
+    });
     const t = bridgeTranslation(h.namespace, 'owned', [bridgeId(31), bridgeId(32)]);
     await createTranslation(h, t, [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! }]);
     await waitFor('the owned Translation synced', () => isSynced(t.name));
     expect((await emulatorIds(h)).Bridge).toEqual(expect.arrayContaining([bridgeId(31), bridgeId(32)]));
 
     await h.core.deleteNamespacedConfigMap({ namespace: h.namespace, name: 'owner' });
-    await waitFor('the garbage collector and the pusher to delete the owned Translation', async () => (await readTranslation(h, t.name)) === undefined, 90_000);
+    await waitFor(
+      'the garbage collector and the pusher to delete the owned Translation',
+      async () => (await readTranslation(h, t.name)) === undefined,
+      90_000,
+    );
     expect((await emulatorIds(h)).Bridge).not.toContain(bridgeId(31));
     expect((await emulatorIds(h)).Bridge).not.toContain(bridgeId(32));
     expect((await stateOf(h, t.name)).state).toBe('done');
@@ -139,30 +170,63 @@ describe('operator actions', () => {
   });
 
   it.each([
-    { why: 'an unknown mode is refused before any call', args: ['--mode', 'sweep', '--reason', 'try'], message: `cleanup ${'<id>'}: --mode: mode must be one of retry, orphan, force` },
-    { why: 'a cleanup without a reason is refused before any call', args: ['--mode', 'retry'], message: `cleanup ${'<id>'}: --reason: a reason is required` },
-    { why: 'a cleanup on a synced lifecycle is rejected by the validator, naming the state', args: ['--mode', 'retry', '--reason', 'just because'], message: `cleanup ${'<id>'} rejected: cleanup is not possible while the lifecycle is synced` },
+    {
+      why: 'an unknown mode is refused before any call',
+      args: ['--mode', 'sweep', '--reason', 'try'],
+      message: `cleanup ${'<id>'}: --mode: mode must be one of retry, orphan, force`,
+    },
+    {
+      why: 'a cleanup without a reason is refused before any call',
+      args: ['--mode', 'retry'],
+      message: `cleanup ${'<id>'}: --reason: a reason is required`,
+    },
+    {
+      why: 'a cleanup on a synced lifecycle is rejected by the validator, naming the state',
+      args: ['--mode', 'retry', '--reason', 'just because'],
+      message: `cleanup ${'<id>'} rejected: cleanup is not possible while the lifecycle is synced`,
+    },
   ])('the CLI: $why', async ({ args, message }) => {
-    await expect(steward(h, 'cleanup', 'translation', target(), ...args)).rejects.toThrow(message.replace('<id>', id()));
+    await expect(steward(h, 'cleanup', 'translation', target(), ...args)).rejects.toThrow(
+      message.replace('<id>', id()),
+    );
     // The same as a process: exit 1 and the message on stderr.
     const run = await stewardProcess(h, 'cleanup', 'translation', target(), ...args);
     expect([run.code, run.stderr]).toEqual([1, expect.stringContaining(message.replace('<id>', id()))]);
   });
 
   it.each([
-    { why: 'an unknown mode', request: { mode: 'sweep', reason: 'try', requestedBy: 'e2e' }, message: 'invalid cleanup request: mode: mode must be one of retry, orphan, force' },
-    { why: 'a missing reason', request: { mode: 'retry', reason: ' ', requestedBy: 'e2e' }, message: 'invalid cleanup request: reason: a reason is required' },
-    { why: 'a cleanup of a synced lifecycle', request: { mode: 'retry', reason: 'why not', requestedBy: 'e2e' }, message: 'cleanup is not possible while the lifecycle is synced' },
-  ])('the Update validator, called through the Temporal client, rejects $why with the reason', async ({ request, message }) => {
-    const update = handleOf(h, name).executeUpdate(cleanupUpdate, { args: [request as never] });
-    await expect(update).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
-    await expect(update.catch((e: WorkflowUpdateFailedError) => Promise.reject(new Error(e.cause?.message)))).rejects.toThrow(message);
-    // Rejected updates leave no trace in the workflow's record.
-    expect((await stateOf(h, name)).actions).toEqual([]);
-  });
+    {
+      why: 'an unknown mode',
+      request: { mode: 'sweep', reason: 'try', requestedBy: 'e2e' },
+      message: 'invalid cleanup request: mode: mode must be one of retry, orphan, force',
+    },
+    {
+      why: 'a missing reason',
+      request: { mode: 'retry', reason: ' ', requestedBy: 'e2e' },
+      message: 'invalid cleanup request: reason: a reason is required',
+    },
+    {
+      why: 'a cleanup of a synced lifecycle',
+      request: { mode: 'retry', reason: 'why not', requestedBy: 'e2e' },
+      message: 'cleanup is not possible while the lifecycle is synced',
+    },
+  ])(
+    'the Update validator, called through the Temporal client, rejects $why with the reason',
+    async ({ request, message }) => {
+      const update = handleOf(h, name).executeUpdate(cleanupUpdate, { args: [request as never] });
+      await expect(update).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+      await expect(
+        update.catch((e: WorkflowUpdateFailedError) => Promise.reject(new Error(e.cause?.message))),
+      ).rejects.toThrow(message);
+      // Rejected updates leave no trace in the workflow's record.
+      expect((await stateOf(h, name)).actions).toEqual([]);
+    },
+  );
 
   it('pause holds a change of the Translation back until resume pushes it', async () => {
-    expect(await steward(h, 'pause', 'translation', target(), '--reason', 'maintenance', '--by', 'alice')).toContain('accepted in state synced');
+    expect(await steward(h, 'pause', 'translation', target(), '--reason', 'maintenance', '--by', 'alice')).toContain(
+      'accepted in state synced',
+    );
     expect((await stateOf(h, name)).state).toBe('paused');
 
     await patchResources(h, name, bridgeTranslation(h.namespace, name, [bridgeId(41), bridgeId(42)]).resources);
@@ -175,7 +239,9 @@ describe('operator actions', () => {
     expect((await emulatorIds(h)).Bridge).not.toContain(bridgeId(42));
     expect((await stateOf(h, name)).state).toBe('paused');
 
-    expect(await steward(h, 'resume', 'translation', target(), '--reason', 'done', '--by', 'alice')).toContain('accepted in state paused');
+    expect(await steward(h, 'resume', 'translation', target(), '--reason', 'done', '--by', 'alice')).toContain(
+      'accepted in state paused',
+    );
     await waitFor('the held change to be pushed', async () => (await emulatorIds(h)).Bridge?.includes(bridgeId(42)));
     const view = await waitForState(h, name, 'synced');
     expect(view.resources.map((r) => r.id)).toEqual([bridgeId(41), bridgeId(42)]);
@@ -190,12 +256,16 @@ describe('operator actions', () => {
     await h.midonet.remove(first!);
     expect((await emulatorIds(h)).Bridge).not.toContain(bridgeId(41));
 
-    expect(await steward(h, 'refresh', 'translation', target(), '--reason', 'someone deleted a bridge')).toContain('accepted in state synced');
+    expect(await steward(h, 'refresh', 'translation', target(), '--reason', 'someone deleted a bridge')).toContain(
+      'accepted in state synced',
+    );
     await waitFor('the bridge to be back', async () => (await emulatorIds(h)).Bridge?.includes(bridgeId(41)));
     await waitForState(h, name, 'synced');
   });
 
   it('a paused lifecycle can be resumed only once, and resume of a synced one names the state', async () => {
-    await expect(steward(h, 'resume', 'translation', target(), '--reason', 'twice')).rejects.toThrow(`resume ${id()} rejected: resume is not possible while the lifecycle is synced (only a paused lifecycle resumes)`);
+    await expect(steward(h, 'resume', 'translation', target(), '--reason', 'twice')).rejects.toThrow(
+      `resume ${id()} rejected: resume is not possible while the lifecycle is synced (only a paused lifecycle resumes)`,
+    );
   });
 });

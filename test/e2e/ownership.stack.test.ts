@@ -12,10 +12,24 @@ afterAll(() => h?.stop());
 
 const chainId = (n: number) => `e2ea0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 const ruleId = (n: number) => `e2eb0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
-const chain = (n: number): BackendResource => ({ kind: 'Chain', parent: '', body: JSON.stringify({ id: chainId(n), name: `owned-${n}`, tenantId: 'midonetkube' }) });
-const rule = (chainN: number, n: number): BackendResource => ({ kind: 'Rule', parent: chainId(chainN), body: JSON.stringify({ id: ruleId(n), type: 'accept' }) });
-const translation = (name: string, resources: BackendResource[]) => ({ ...e2e.bridgeTranslation(h.namespace, name, []), resources });
-const recorded = async (name: string) => ((await e2e.readTranslation(h, name))?.status?.childResources ?? []).filter((c) => c.state === 'synced').map((c) => c.id);
+const chain = (n: number): BackendResource => ({
+  kind: 'Chain',
+  parent: '',
+  body: JSON.stringify({ id: chainId(n), name: `owned-${n}`, tenantId: 'midonetkube' }),
+});
+const rule = (chainN: number, n: number): BackendResource => ({
+  kind: 'Rule',
+  parent: chainId(chainN),
+  body: JSON.stringify({ id: ruleId(n), type: 'accept' }),
+});
+const translation = (name: string, resources: BackendResource[]) => ({
+  ...e2e.bridgeTranslation(h.namespace, name, []),
+  resources,
+});
+const recorded = async (name: string) =>
+  ((await e2e.readTranslation(h, name))?.status?.childResources ?? [])
+    .filter((c) => c.state === 'synced')
+    .map((c) => c.id);
 
 describe('who owns a MidoNet resource', () => {
   it('a second Translation listing a resource the first records is refused whole, naming the first; deleting the first hands it over', async () => {
@@ -26,8 +40,14 @@ describe('who owns a MidoNet resource', () => {
     await e2e.createTranslation(h, translation('second', [chain(1), chain(2)]));
 
     const refused = await e2e.waitForState(h, 'second', 'stuck');
-    expect(refused.lastError).toMatchObject({ reason: 'ResourceClaimed', message: expect.stringContaining(`Chain ${chainId(1)} (owned by translation/${h.namespace}/first)`) as unknown });
-    await e2e.waitFor('Ready=False ResourceClaimed on second', async () => (await e2e.readyCondition(h, 'second'))?.reason === 'ResourceClaimed');
+    expect(refused.lastError).toMatchObject({
+      reason: 'ResourceClaimed',
+      message: expect.stringContaining(`Chain ${chainId(1)} (owned by translation/${h.namespace}/first)`) as unknown,
+    });
+    await e2e.waitFor(
+      'Ready=False ResourceClaimed on second',
+      async () => (await e2e.readyCondition(h, 'second'))?.reason === 'ResourceClaimed',
+    );
     expect((await e2e.emulatorIds(h)).Chain).not.toContain(chainId(2));
     expect(await recorded('second')).toEqual([]);
 
@@ -38,7 +58,10 @@ describe('who owns a MidoNet resource', () => {
     expect((await e2e.emulatorIds(h)).Chain).toEqual(expect.arrayContaining([chainId(1), chainId(2)]));
     expect((await e2e.emulatorIds(h)).Rule ?? []).not.toContain(ruleId(11));
     await e2e.waitFor('second to record chain 1', async () => (await recorded('second')).includes(chainId(1)));
-    const told = (await e2e.handleOf(h, 'second').fetchHistory()).events?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'backendChanged') ?? [];
+    const told =
+      (await e2e.handleOf(h, 'second').fetchHistory()).events?.filter(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'backendChanged',
+      ) ?? [];
     expect(told.length).toBeGreaterThanOrEqual(1);
 
     await e2e.deleteTranslation(h, 'second');
@@ -65,7 +88,10 @@ describe('who owns a MidoNet resource', () => {
     await e2e.createTranslation(h, translation('parent', [chain(3)]));
     await e2e.waitForState(h, 'child', 'synced');
     expect((await e2e.emulatorIds(h)).Rule).toContain(ruleId(31));
-    await e2e.waitFor('Ready=True on child again', async () => (await e2e.readyCondition(h, 'child'))?.status === 'True');
+    await e2e.waitFor(
+      'Ready=True on child again',
+      async () => (await e2e.readyCondition(h, 'child'))?.status === 'True',
+    );
   });
 
   it("a parent that MidoNet lost, taking a Ready child's resources with it, is put back by its Translation and the child is told", async () => {
@@ -81,9 +107,14 @@ describe('who owns a MidoNet resource', () => {
     expect((await e2e.emulatorIds(h)).Rule ?? []).not.toContain(ruleId(51));
     // The parent's drift repair, as its drift check would: creating the chain again tells the child, whose record
     // says its rule is pushed, though nothing of it can have outlived the chain.
-    expect(await e2e.steward(h, 'refresh', 'translation', `${h.namespace}/lost-parent`, '--reason', 'MidoNet lost a chain')).toContain('accepted');
+    expect(
+      await e2e.steward(h, 'refresh', 'translation', `${h.namespace}/lost-parent`, '--reason', 'MidoNet lost a chain'),
+    ).toContain('accepted');
     await e2e.waitFor('the rule to be pushed again', async () => (await e2e.emulatorIds(h)).Rule?.includes(ruleId(51)));
     await e2e.waitForState(h, 'unaware-child', 'synced');
-    await e2e.waitFor('Ready=True on the child', async () => (await e2e.readyCondition(h, 'unaware-child'))?.status === 'True');
+    await e2e.waitFor(
+      'Ready=True on the child',
+      async () => (await e2e.readyCondition(h, 'unaware-child'))?.status === 'True',
+    );
   });
 });

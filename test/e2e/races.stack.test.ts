@@ -31,12 +31,22 @@ async function slowPush(name: string, first: number): Promise<string[]> {
   const ids = [bridgeId(first), bridgeId(first + 1), bridgeId(first + 2)];
   await h.admin.injectFault({ method: 'POST', path: '/bridges', action: 'latency', latencyMs: 2_000 });
   await createTranslation(h, bridgeTranslation(h.namespace, name, ids));
-  await waitFor('the push to be under way', async () => (await stateOf(h, name)).state === 'pushing' || undefined, 30_000);
+  await waitFor(
+    'the push to be under way',
+    async () => (await stateOf(h, name)).state === 'pushing' || undefined,
+    30_000,
+  );
   return ids;
 }
 
 /** Once the push ended (whatever the machine decided next), the state the workflow settled in. */
-const afterPush = (name: string) => waitFor(`the push of ${name} to end`, async () => (['observing', 'pushing', 'reporting'].includes((await stateOf(h, name)).state) ? undefined : stateOf(h, name)), 30_000);
+const afterPush = (name: string) =>
+  waitFor(
+    `the push of ${name} to end`,
+    async () =>
+      ['observing', 'pushing', 'reporting'].includes((await stateOf(h, name)).state) ? undefined : stateOf(h, name),
+    30_000,
+  );
 
 // The precondition of the two tests below: a slowed push ends synced, on its own.
 it('a push slowed by latency ends synced with every resource', async () => {
@@ -53,7 +63,11 @@ it('a change made during a push is pushed once that push ends', async () => {
   const ids = await slowPush(name, 71);
   await patchResources(h, name, bridgeTranslation(h.namespace, name, [...ids, bridgeId(74)]).resources);
   await afterPush(name);
-  await waitFor('the change to reach MidoNet', async () => (await emulatorIds(h)).Bridge?.includes(bridgeId(74)), 20_000);
+  await waitFor(
+    'the change to reach MidoNet',
+    async () => (await emulatorIds(h)).Bridge?.includes(bridgeId(74)),
+    20_000,
+  );
   const view = await waitForState(h, name, 'synced');
   expect(view.resources.map((r) => r.id)).toEqual([...ids, bridgeId(74)]);
 });

@@ -42,7 +42,9 @@ async function expectStuckEverywhere(name: string): Promise<void> {
   expect(view.lastError?.reason).toMatch(/^Midonet/);
   await waitFor(
     'visibility to list the workflow as stuck',
-    async () => (await listWorkflowIds(h, `K8sNamespace="${h.namespace}" AND K8sName="${name}" AND LifecycleState="stuck"`)).length === 1 || undefined,
+    async () =>
+      (await listWorkflowIds(h, `K8sNamespace="${h.namespace}" AND K8sName="${name}" AND LifecycleState="stuck"`))
+        .length === 1 || undefined,
     30_000,
   );
   const object = (await readTranslation(h, name))!;
@@ -64,14 +66,31 @@ describe('MidoNet down', () => {
     await expectStuckEverywhere(name);
 
     await h.admin.setDown(false);
-    const run = await stewardProcess(h, 'cleanup', 'translation', `${h.namespace}/${name}`, '--mode', 'retry', '--reason', 'MidoNet is back', '--by', 'oncall');
+    const run = await stewardProcess(
+      h,
+      'cleanup',
+      'translation',
+      `${h.namespace}/${name}`,
+      '--mode',
+      'retry',
+      '--reason',
+      'MidoNet is back',
+      '--by',
+      'oncall',
+    );
     expect([run.code, run.stdout]).toEqual([0, expect.stringContaining('accepted in state stuck')]);
 
     const view = await waitForState(h, name, 'synced');
-    expect(view.actions).toEqual([expect.objectContaining({ action: 'cleanup', mode: 'retry', requestedBy: 'oncall', reason: 'MidoNet is back' })]);
+    expect(view.actions).toEqual([
+      expect.objectContaining({ action: 'cleanup', mode: 'retry', requestedBy: 'oncall', reason: 'MidoNet is back' }),
+    ]);
     expect(view.lastError).toBeUndefined();
     expect((await emulatorIds(h)).Bridge).toEqual(expect.arrayContaining([bridgeId(51), bridgeId(52)]));
-    await waitFor('the Translation to report Ready again', async () => (await readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
+    await waitFor(
+      'the Translation to report Ready again',
+      async () =>
+        (await readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
+    );
     await recordTranslationHistory(h, 'stuck-retry', name);
   });
 
@@ -87,8 +106,13 @@ describe('MidoNet down', () => {
     await expectStuckEverywhere(name);
 
     // Orphaning needs no backend: MidoNet stays down until the Translation is gone.
-    await handleOf(h, name).executeUpdate(cleanupUpdate, { args: [{ mode: 'orphan', reason: 'MidoNet is being rebuilt', requestedBy: 'oncall' }] });
-    await waitFor('the Translation to be gone from the API server', async () => (await readTranslation(h, name)) === undefined);
+    await handleOf(h, name).executeUpdate(cleanupUpdate, {
+      args: [{ mode: 'orphan', reason: 'MidoNet is being rebuilt', requestedBy: 'oncall' }],
+    });
+    await waitFor(
+      'the Translation to be gone from the API server',
+      async () => (await readTranslation(h, name)) === undefined,
+    );
     await expect(handleOf(h, name).result()).resolves.toBeUndefined();
 
     // The closed workflow still answers the query (replayed from its history): its record lists what it left behind.
@@ -98,7 +122,9 @@ describe('MidoNet down', () => {
       ['Bridge', bridgeId(61), 'orphaned'],
       ['Bridge', bridgeId(62), 'orphaned'],
     ]);
-    expect(view.actions).toEqual([expect.objectContaining({ action: 'cleanup', mode: 'orphan', requestedBy: 'oncall' })]);
+    expect(view.actions).toEqual([
+      expect.objectContaining({ action: 'cleanup', mode: 'orphan', requestedBy: 'oncall' }),
+    ]);
 
     await h.admin.setDown(false);
     expect((await emulatorIds(h)).Bridge).toEqual(expect.arrayContaining([bridgeId(61), bridgeId(62)]));

@@ -32,7 +32,10 @@ it('a push cut short by SIGKILL resumes on a new worker with no duplicate and no
   const groups = sampleGroups(h.namespace);
   const nodes = groups.find((g) => g.group === 'Node')!.translations;
   // What node1's main Translation needs first: the globals, and node1's host in the tunnel zone.
-  const before = [...groups.find((g) => g.group === 'Global')!.translations, nodes.find((t) => t.name.startsWith('node-tunnel-endpoint.4.node1-'))!];
+  const before = [
+    ...groups.find((g) => g.group === 'Global')!.translations,
+    nodes.find((t) => t.name.startsWith('node-tunnel-endpoint.4.node1-'))!,
+  ];
   // node1's main Translation: bridge, ports, a route, a link, a chain, a binding and a rule, pushed in one activity.
   const node = nodes.find((t) => t.name === 'node.4.node1')!;
 
@@ -55,13 +58,18 @@ it('a push cut short by SIGKILL resumes on a new worker with no duplicate and no
   // The activity's heartbeat times out (30 s) and its retry runs on the new worker, from the last heartbeat.
   await h.startWorker();
   await waitForState(h, node.name, 'synced', 90_000);
-  await waitFor('the Translation to report Synced', async () => (await readTranslation(h, node.name))?.status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True'));
+  await waitFor('the Translation to report Synced', async () =>
+    (await readTranslation(h, node.name))?.status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True'),
+  );
 
   const ids = await emulatorIds(h);
   const wanted = expectedIds([...before, node], [routerResource()]);
   for (const kind of Object.keys(wanted)) expect([kind, ids[kind]]).toEqual([kind, wanted[kind]]);
   const counts = await emulatorCounts(h);
   // The only link and binding of node1 exist once; the cut push had not made them all yet.
-  expect({ PortLink: counts.PortLink, HostInterfacePort: counts.HostInterfacePort }).toEqual({ PortLink: 1, HostInterfacePort: 1 });
+  expect({ PortLink: counts.PortLink, HostInterfacePort: counts.HostInterfacePort }).toEqual({
+    PortLink: 1,
+    HostInterfacePort: 1,
+  });
   expect(Object.values(cut).reduce((a, b) => a + b, 0)).toBeLessThan(Object.values(counts).reduce((a, b) => a + b, 0));
 });

@@ -40,8 +40,18 @@ beforeAll(async () => {
   // The agents' hosts and the deployer's cluster router.
   await seedEmulator(stack.info, HOSTS);
   const started = Date.now();
-  steward = await startStewardProcesses({ info: stack.info, workers: 3, starters: 2, secrets: { MIDONET_PASSWORD: 'admin' }, report: () => {} });
-  record('start', { workers: steward.workers.length, starters: steward.starters.length, processesUpMs: Date.now() - started });
+  steward = await startStewardProcesses({
+    info: stack.info,
+    workers: 3,
+    starters: 2,
+    secrets: { MIDONET_PASSWORD: 'admin' },
+    report: () => {},
+  });
+  record('start', {
+    workers: steward.workers.length,
+    starters: steward.starters.length,
+    processesUpMs: Date.now() - started,
+  });
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(stack.info.kubernetes.kubeconfig);
   connection = await Connection.connect({ address: stack.info.temporal.address });
@@ -52,7 +62,8 @@ beforeAll(async () => {
     admin: emulatorOf(stack.info).admin,
     client: new Client({ connection, namespace: stack.info.temporal.namespace }),
   };
-  for (const [host] of HOSTS.entries()) await createNode(source, nodeProjection({ kind: 'Node', name: `node-${host}`, host }));
+  for (const [host] of HOSTS.entries())
+    await createNode(source, nodeProjection({ kind: 'Node', name: `node-${host}`, host }));
   await converged('the Nodes and the globals');
 }, 8 * 60_000);
 
@@ -71,7 +82,11 @@ function record(name: string, measurement: Record<string, number | string>): voi
 const notReady = (s: Snapshot): Violation[] =>
   s.translations
     .filter((t) => !t.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-    .map((t) => ({ invariant: 'status', object: `Translation ${t.metadata.namespace}/${t.metadata.name}`, detail: 'not Ready' }));
+    .map((t) => ({
+      invariant: 'status',
+      object: `Translation ${t.metadata.namespace}/${t.metadata.name}`,
+      detail: 'not Ready',
+    }));
 
 /**
  * Waits until every invariant holds and every Translation is Ready, and returns that snapshot and when it was taken.
@@ -96,7 +111,14 @@ async function converged(what: string, timeoutMs = CONVERGE_MS): Promise<{ at: n
 
 /** The latest time a Translation turned Ready (metav1.Time: seconds). */
 const lastReadyAt = (s: Snapshot) =>
-  Math.max(...s.translations.flatMap((t) => t.status?.conditions?.filter((c) => c.type === 'Ready' && c.status === 'True').map((c) => Date.parse((c as { lastTransitionTime?: string }).lastTransitionTime ?? '')) ?? []));
+  Math.max(
+    ...s.translations.flatMap(
+      (t) =>
+        t.status?.conditions
+          ?.filter((c) => c.type === 'Ready' && c.status === 'True')
+          .map((c) => Date.parse((c as { lastTransitionTime?: string }).lastTransitionTime ?? '')) ?? [],
+    ),
+  );
 
 /**
  * Creates `count` Pods `<prefix>-<i>` round-robin on the Nodes, one after the other; halfway it calls `fault`, lets it
@@ -111,7 +133,17 @@ async function burst<T>(prefix: string, count: number, fault: () => Promise<T>):
       injected.catch(() => undefined);
     }
     const host = i % HOSTS.length;
-    await createPod(source, podProjection({ kind: 'Pod', name: `${prefix}-${i}`, node: `node-${host}`, peer: false, phase: 'Running', ip: `10.1.${host}.${10 + Math.floor(i / HOSTS.length)}` }));
+    await createPod(
+      source,
+      podProjection({
+        kind: 'Pod',
+        name: `${prefix}-${i}`,
+        node: `node-${host}`,
+        peer: false,
+        phase: 'Running',
+        ip: `10.1.${host}.${10 + Math.floor(i / HOSTS.length)}`,
+      }),
+    );
   }
   return injected!;
 }
@@ -133,73 +165,120 @@ async function activitiesInFlightOn(pid: number): Promise<number> {
   for await (const wf of source.client.workflow.list({ query: 'ExecutionStatus="Running"' })) running.push(wf);
   let count = 0;
   await inParallel(running, 25, async (wf) => {
-    const description = await source.client.workflow.getHandle(wf.workflowId, wf.runId).describe().catch(() => undefined);
-    count += (description?.raw.pendingActivities ?? []).filter((a) => a.lastWorkerIdentity?.startsWith(`${pid}@`)).length;
+    const description = await source.client.workflow
+      .getHandle(wf.workflowId, wf.runId)
+      .describe()
+      .catch(() => undefined);
+    count += (description?.raw.pendingActivities ?? []).filter((a) =>
+      a.lastWorkerIdentity?.startsWith(`${pid}@`),
+    ).length;
   });
   return count;
 }
 
 describe('failover on the cluster profile, 3 workers and 2 starters as deployed', () => {
-  it('a worker killed in the middle of a 100-Pod burst: its activities time out by heartbeat and finish on the others', async () => {
-    const victim = steward.workers[0]!;
-    // MidoNet answering writes slowly until the kill, so that every worker has pushes under way when it comes.
-    const slow = await source.admin.injectFault({ method: 'POST', path: '/**', action: 'latency', latencyMs: 1_000 });
-    const { killedAt, inFlight } = await burst('w', BURST, async () => {
-      const killedAt = Date.now();
-      process.kill(victim.process.pid, 'SIGKILL');
-      await victim.process.exited;
-      await source.admin.removeFault(slow.id);
-      // Still listed as started on the dead worker until their heartbeat (or start-to-close) timeout.
-      return { killedAt, inFlight: await activitiesInFlightOn(victim.process.pid) };
-    });
-    const { at, snapshot } = await converged('worker killed: the burst');
-    const deleteMs = await deleteAll('worker killed');
-    record('worker-killed', { pods: BURST, activitiesInFlightOnKilledWorker: inFlight, killToLastTranslationReadyMs: lastReadyAt(snapshot) - killedAt, killToConvergedMs: at - killedAt, deleteToConvergedMs: deleteMs });
-    expect(inFlight).toBeGreaterThan(0);
-  }, 8 * 60_000);
+  it(
+    'a worker killed in the middle of a 100-Pod burst: its activities time out by heartbeat and finish on the others',
+    async () => {
+      const victim = steward.workers[0]!;
+      // MidoNet answering writes slowly until the kill, so that every worker has pushes under way when it comes.
+      const slow = await source.admin.injectFault({ method: 'POST', path: '/**', action: 'latency', latencyMs: 1_000 });
+      const { killedAt, inFlight } = await burst('w', BURST, async () => {
+        const killedAt = Date.now();
+        process.kill(victim.process.pid, 'SIGKILL');
+        await victim.process.exited;
+        await source.admin.removeFault(slow.id);
+        // Still listed as started on the dead worker until their heartbeat (or start-to-close) timeout.
+        return { killedAt, inFlight: await activitiesInFlightOn(victim.process.pid) };
+      });
+      const { at, snapshot } = await converged('worker killed: the burst');
+      const deleteMs = await deleteAll('worker killed');
+      record('worker-killed', {
+        pods: BURST,
+        activitiesInFlightOnKilledWorker: inFlight,
+        killToLastTranslationReadyMs: lastReadyAt(snapshot) - killedAt,
+        killToConvergedMs: at - killedAt,
+        deleteToConvergedMs: deleteMs,
+      });
+      expect(inFlight).toBeGreaterThan(0);
+    },
+    8 * 60_000,
+  );
 
-  it('the leading starter killed mid-burst: the other takes the Lease and sends what the first never did', async () => {
-    const holder = await steward.leaseHolder();
-    const leader = steward.starters.find((s) => s.process.name === holder);
-    const other = steward.starters.find((s) => s !== leader);
-    if (!leader || !other) throw new Error(`the Lease names ${holder ?? 'nobody'}, not one of ${steward.starters.map((s) => s.process.name).join(', ')}`);
-    const { killedAt, handoverMs } = await burst('s', BURST, async () => {
-      const killedAt = Date.now();
-      process.kill(leader.process.pid, 'SIGKILL');
-      await leader.process.exited;
-      while ((await steward.leaseHolder()) !== other.process.name) {
-        if (Date.now() - killedAt > 90_000) throw new Error(`${other.process.name} did not take the Lease within 90 s`);
-        await sleep(250);
-      }
-      return { killedAt, handoverMs: Date.now() - killedAt };
-    });
-    const { at } = await converged('leading starter killed: the burst');
-    const deleteMs = await deleteAll('leading starter killed');
-    record('leading-starter-killed', { pods: BURST, killToLeaseTakenMs: handoverMs, killToConvergedMs: at - killedAt, deleteToConvergedMs: deleteMs });
-  }, 8 * 60_000);
+  it(
+    'the leading starter killed mid-burst: the other takes the Lease and sends what the first never did',
+    async () => {
+      const holder = await steward.leaseHolder();
+      const leader = steward.starters.find((s) => s.process.name === holder);
+      const other = steward.starters.find((s) => s !== leader);
+      if (!leader || !other)
+        throw new Error(
+          `the Lease names ${holder ?? 'nobody'}, not one of ${steward.starters.map((s) => s.process.name).join(', ')}`,
+        );
+      const { killedAt, handoverMs } = await burst('s', BURST, async () => {
+        const killedAt = Date.now();
+        process.kill(leader.process.pid, 'SIGKILL');
+        await leader.process.exited;
+        while ((await steward.leaseHolder()) !== other.process.name) {
+          if (Date.now() - killedAt > 90_000)
+            throw new Error(`${other.process.name} did not take the Lease within 90 s`);
+          await sleep(250);
+        }
+        return { killedAt, handoverMs: Date.now() - killedAt };
+      });
+      const { at } = await converged('leading starter killed: the burst');
+      const deleteMs = await deleteAll('leading starter killed');
+      record('leading-starter-killed', {
+        pods: BURST,
+        killToLeaseTakenMs: handoverMs,
+        killToConvergedMs: at - killedAt,
+        deleteToConvergedMs: deleteMs,
+      });
+    },
+    8 * 60_000,
+  );
 
-  it('a history host killed mid-burst and started again: its shards move to the other and back, nothing is lost', async () => {
-    const { killedAt, restartMs } = await burst('h', BURST, async () => {
-      const killedAt = Date.now();
-      await cluster.killHost('temporal-b');
-      await sleep(HISTORY_HOST_DOWN_MS);
-      const restarting = Date.now();
-      await cluster.restartHost('temporal-b');
-      return { killedAt, restartMs: Date.now() - restarting };
-    });
-    const { at } = await converged('history host killed: the burst');
-    const deleteMs = await deleteAll('history host killed');
-    record('history-host-killed', { pods: BURST, downMs: HISTORY_HOST_DOWN_MS, hostRestartMs: restartMs, killToConvergedMs: at - killedAt, deleteToConvergedMs: deleteMs });
-  }, 8 * 60_000);
+  it(
+    'a history host killed mid-burst and started again: its shards move to the other and back, nothing is lost',
+    async () => {
+      const { killedAt, restartMs } = await burst('h', BURST, async () => {
+        const killedAt = Date.now();
+        await cluster.killHost('temporal-b');
+        await sleep(HISTORY_HOST_DOWN_MS);
+        const restarting = Date.now();
+        await cluster.restartHost('temporal-b');
+        return { killedAt, restartMs: Date.now() - restarting };
+      });
+      const { at } = await converged('history host killed: the burst');
+      const deleteMs = await deleteAll('history host killed');
+      record('history-host-killed', {
+        pods: BURST,
+        downMs: HISTORY_HOST_DOWN_MS,
+        hostRestartMs: restartMs,
+        killToConvergedMs: at - killedAt,
+        deleteToConvergedMs: deleteMs,
+      });
+    },
+    8 * 60_000,
+  );
 
-  it('PostgreSQL restarted mid-burst: every Temporal host reconnects, nothing is lost', async () => {
-    const { restartedAt, restartMs } = await burst('p', BURST, async () => {
-      const restartedAt = Date.now();
-      await cluster.restartPostgres();
-      return { restartedAt, restartMs: Date.now() - restartedAt };
-    });
-    const { at } = await converged('PostgreSQL restarted: the burst');
-    const deleteMs = await deleteAll('PostgreSQL restarted');
-    record('postgres-restarted', { pods: BURST, postgresRestartMs: restartMs, restartToConvergedMs: at - restartedAt, deleteToConvergedMs: deleteMs });
-  }, 8 * 60_000);
+  it(
+    'PostgreSQL restarted mid-burst: every Temporal host reconnects, nothing is lost',
+    async () => {
+      const { restartedAt, restartMs } = await burst('p', BURST, async () => {
+        const restartedAt = Date.now();
+        await cluster.restartPostgres();
+        return { restartedAt, restartMs: Date.now() - restartedAt };
+      });
+      const { at } = await converged('PostgreSQL restarted: the burst');
+      const deleteMs = await deleteAll('PostgreSQL restarted');
+      record('postgres-restarted', {
+        pods: BURST,
+        postgresRestartMs: restartMs,
+        restartToConvergedMs: at - restartedAt,
+        deleteToConvergedMs: deleteMs,
+      });
+    },
+    8 * 60_000,
+  );
 });

@@ -7,10 +7,26 @@ import * as k8s from '@kubernetes/client-node';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import type { ObjectRef } from '../../workflows/naming';
-import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../workflows/translation/sample-cluster';
-import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../../workflows/translation/types';
+import {
+  sampleCluster,
+  sampleClusterTranslations,
+  type SampleCluster,
+} from '../../workflows/translation/sample-cluster';
+import {
+  GLOBAL_LABEL,
+  OWNER_UID_LABEL,
+  type BackendResource,
+  type Translation,
+} from '../../workflows/translation/types';
 import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
-import { desiredTranslations, formatSurvey, surveyTranslations, untilReady, type ListedTranslation, type TranslationSurvey } from '../../starter/cli/adopt';
+import {
+  desiredTranslations,
+  formatSurvey,
+  surveyTranslations,
+  untilReady,
+  type ListedTranslation,
+  type TranslationSurvey,
+} from '../../starter/cli/adopt';
 import { migratedClusterAsWritten, type WrittenTranslation } from '../support/midonet-kubernetes';
 import {
   TRANSLATIONS,
@@ -44,14 +60,22 @@ const EXTRA_PODS = Number(process.env.STEWARD_ADOPT_EXTRA_PODS ?? 0);
 const TAKEOVER_MS = 180_000 + EXTRA_PODS * 2_000;
 const extraPods = Array.from({ length: EXTRA_PODS }, (_, i) => {
   const [nodeName, subnet] = i % 2 ? ['node2', '10.1.2'] : ['node1', '10.1.1'];
-  return { kind: 'Pod' as const, metadata: { name: `extra-${i}`, namespace: 'default', uid: '', annotations: {} }, spec: { nodeName }, status: { phase: 'Running', podIP: `${subnet}.${10 + Math.floor(i / 2)}` } };
+  return {
+    kind: 'Pod' as const,
+    metadata: { name: `extra-${i}`, namespace: 'default', uid: '', annotations: {} },
+    spec: { nodeName },
+    status: { phase: 'Running', podIP: `${subnet}.${10 + Math.floor(i / 2)}` },
+  };
 });
 // The ClusterIP the embedded API server can give, and a third address for each port, listed last.
 const cluster: SampleCluster = {
   ...base,
   pods: [...base.pods, ...extraPods],
   service: { ...base.service, spec: { ...base.service.spec, clusterIP: '10.0.0.20' } },
-  endpoints: { ...base.endpoints, subsets: base.endpoints.subsets!.map((s) => ({ ...s, addresses: [...s.addresses!, { ip: '10.1.1.4' }] })) },
+  endpoints: {
+    ...base.endpoints,
+    subsets: base.endpoints.subsets!.map((s) => ({ ...s, addresses: [...s.addresses!, { ip: '10.1.1.4' }] })),
+  },
 };
 const sampleRefs: ObjectRef[] = [
   { kind: 'Service', namespace: 'default', name: 'web' },
@@ -71,10 +95,15 @@ let notReadyBefore: number;
 /** What `steward adopt` polls: every Translation in the cluster. */
 const listAll = async () => (await listTranslations({ custom })) as unknown as ListedTranslation[];
 
-const asResource = ([kind, parent, body]: WrittenTranslation['resources'][number]): BackendResource => ({ kind, parent, body: JSON.stringify(body) });
+const asResource = ([kind, parent, body]: WrittenTranslation['resources'][number]): BackendResource => ({
+  kind,
+  parent,
+  body: JSON.stringify(body),
+});
 /** The state as midonet-kubernetes wrote it, for the objects Steward tests against it and the cluster's own (the `kubernetes` Service). */
 const ownerOf = (t: Translation) => `${t.ownerReferences[0]!.kind}/${t.ownerReferences[0]!.name}`;
-const extraTranslations = () => sampleClusterTranslations({ ...cluster, pods: extraPods }).filter((t) => t.ownerReferences[0]?.kind === 'Pod');
+const extraTranslations = () =>
+  sampleClusterTranslations({ ...cluster, pods: extraPods }).filter((t) => t.ownerReferences[0]?.kind === 'Pod');
 const leftBehind = () => [
   ...migratedClusterAsWritten.map((t) => ({ ...t, resources: t.resources.map(asResource) })),
   ...[...extraTranslations(), ...others].map((t) => ({ ...t, owner: ownerOf(t) })),
@@ -82,13 +111,23 @@ const leftBehind = () => [
 
 async function uidOf(owner: string): Promise<string> {
   const [kind, name] = owner.split('/') as [string, string];
-  const read = { Node: () => core.readNode({ name }), Pod: () => core.readNamespacedPod({ name, namespace: 'default' }), Service: () => core.readNamespacedService({ name, namespace: 'default' }), Endpoints: () => core.readNamespacedEndpoints({ name, namespace: 'default' }) }[kind];
+  const read = {
+    Node: () => core.readNode({ name }),
+    Pod: () => core.readNamespacedPod({ name, namespace: 'default' }),
+    Service: () => core.readNamespacedService({ name, namespace: 'default' }),
+    Endpoints: () => core.readNamespacedEndpoints({ name, namespace: 'default' }),
+  }[kind];
   if (!read) throw new Error(`no owner kind ${kind}`);
   return (await read()).metadata!.uid!;
 }
 
 /** A Translation exactly as midonet-kubernetes' translationUpdater creates it (translation.go `updateOne`). */
-async function writeAsMidonetKubernetes(t: { name: string; namespace: string; owner: string | null; resources: BackendResource[] }): Promise<void> {
+async function writeAsMidonetKubernetes(t: {
+  name: string;
+  namespace: string;
+  owner: string | null;
+  resources: BackendResource[];
+}): Promise<void> {
   const owner = t.owner && { kind: t.owner.split('/')[0]!, name: t.owner.split('/')[1]!, uid: await uidOf(t.owner) };
   await custom.createNamespacedCustomObject({
     ...TRANSLATIONS,
@@ -126,13 +165,25 @@ async function writes(admin = h.admin): Promise<Record<string, Record<string, nu
 }
 
 async function eventsOn(name: string, reason: string): Promise<k8s.CoreV1Event[]> {
-  return (await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name},reason=${reason}` })).items;
+  return (
+    await core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: `involvedObject.name=${name},reason=${reason}`,
+    })
+  ).items;
 }
 
 /** The rules midonet-kubernetes' Endpoints bug got wrong: their Translations and IDs. */
 function buggyRules(): { translation: string; id: string }[] {
-  const right = new Map(sampleClusterTranslations(cluster).flatMap((t) => t.resources.map((r) => [`${t.name} ${r.body}`, true])));
-  return migratedClusterAsWritten.flatMap((t) => t.resources.map(asResource).filter((r) => !right.has(`${t.name} ${r.body}`)).map((r) => ({ translation: t.name, id: (JSON.parse(r.body) as { id: string }).id })));
+  const right = new Map(
+    sampleClusterTranslations(cluster).flatMap((t) => t.resources.map((r) => [`${t.name} ${r.body}`, true])),
+  );
+  return migratedClusterAsWritten.flatMap((t) =>
+    t.resources
+      .map(asResource)
+      .filter((r) => !right.has(`${t.name} ${r.body}`))
+      .map((r) => ({ translation: t.name, id: (JSON.parse(r.body) as { id: string }).id })),
+  );
 }
 
 beforeAll(async () => {
@@ -156,28 +207,51 @@ beforeAll(async () => {
   await admin.resetCounters();
 
   // What `steward adopt --dry-run` reports before Steward starts; kept for the assertions and shown in the log.
-  survey = await surveyTranslations(await listAll(), (await desiredTranslations(core, 'midonetkube')).translations, midonet);
+  survey = await surveyTranslations(
+    await listAll(),
+    (await desiredTranslations(core, 'midonetkube')).translations,
+    midonet,
+  );
   console.log(`steward adopt --dry-run, on the cluster midonet-kubernetes left:\n${formatSurvey(survey, true)}`);
   expect(await writes(admin)).toEqual({});
   notReadyBefore = (await untilReady(listAll, 0)).notReady.length;
 
   const started = Date.now();
-  h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'migration', keepEmulator: true, resyncMs: 30_000, globalsTimeoutMs: TAKEOVER_MS });
+  h = await startObjectsHarness(stack.info, {
+    hosts: base.hosts,
+    identity: 'migration',
+    keepEmulator: true,
+    resyncMs: 30_000,
+    globalsTimeoutMs: TAKEOVER_MS,
+  });
   chainOrder = await rulesByChain();
   // Every object's workflow has applied its Translations (Steward's own resources over midonet-kubernetes'), and
   // every Translation is Ready at the generation it has now.
-  for (const node of cluster.nodes) await waitForState(h, { kind: 'Node', name: node.metadata.name }, 'ready', TAKEOVER_MS);
-  for (const pod of cluster.pods) await waitForState(h, { kind: 'Pod', namespace: 'default', name: pod.metadata.name }, 'ready', TAKEOVER_MS);
+  for (const node of cluster.nodes)
+    await waitForState(h, { kind: 'Node', name: node.metadata.name }, 'ready', TAKEOVER_MS);
+  for (const pod of cluster.pods)
+    await waitForState(h, { kind: 'Pod', namespace: 'default', name: pod.metadata.name }, 'ready', TAKEOVER_MS);
   for (const ref of sampleRefs) await waitForState(h, ref, 'ready', TAKEOVER_MS);
   const names = leftBehind().length;
-  await waitFor(`all ${names} Translations Ready at their generation`, async () => {
-    const live = await listTranslations(h);
-    return live.length === names && live.every((t) => readyOf(t) && t.status?.conditions?.every((c) => c.observedGeneration === t.metadata.generation));
-  }, TAKEOVER_MS);
+  await waitFor(
+    `all ${names} Translations Ready at their generation`,
+    async () => {
+      const live = await listTranslations(h);
+      return (
+        live.length === names &&
+        live.every(
+          (t) => readyOf(t) && t.status?.conditions?.every((c) => c.observedGeneration === t.metadata.generation),
+        )
+      );
+    },
+    TAKEOVER_MS,
+  );
   adoptSeconds = (Date.now() - started) / 1000;
   // The closing note's figure (and a reader's): how long taking over took, start of the worker included.
   const { byMethod } = await h.admin.counters();
-  console.log(`took over ${names} Translations left by midonet-kubernetes in ${adoptSeconds.toFixed(1)} s; MidoNet requests by method: ${JSON.stringify(byMethod)}`);
+  console.log(
+    `took over ${names} Translations left by midonet-kubernetes in ${adoptSeconds.toFixed(1)} s; MidoNet requests by method: ${JSON.stringify(byMethod)}`,
+  );
 }, 2 * TAKEOVER_MS);
 afterAll(async () => {
   await h?.stop();
@@ -188,16 +262,34 @@ describe('taking over from midonet-kubernetes', () => {
   it('`steward adopt --dry-run` tells beforehand, without a write: every resource identical but the 8 rules it will correct, for the Endpoints bug, in the 4 Translations it rewrites', () => {
     const findings = survey.flatMap((s) => s.findings.map((f) => ({ ...f, translation: s.name.split('/')[1]! })));
     const wrong = buggyRules();
-    expect(findings.filter((f) => f.finding === 'corrected').map((f) => [f.translation, f.key]).sort()).toEqual(wrong.map((w) => [w.translation, `Rule:${w.id}`]).sort());
-    expect(findings.filter((f) => f.finding === 'corrected').every((f) => f.reason?.startsWith("midonet-kubernetes' Endpoints bug"))).toBe(true);
+    expect(
+      findings
+        .filter((f) => f.finding === 'corrected')
+        .map((f) => [f.translation, f.key])
+        .sort(),
+    ).toEqual(wrong.map((w) => [w.translation, `Rule:${w.id}`]).sort());
+    expect(
+      findings
+        .filter((f) => f.finding === 'corrected')
+        .every((f) => f.reason?.startsWith("midonet-kubernetes' Endpoints bug")),
+    ).toBe(true);
     expect(findings.filter((f) => f.finding !== 'corrected').every((f) => f.finding === 'identical')).toBe(true);
-    expect(survey.filter((s) => s.translation === 'rewritten').map((s) => s.name.split('/')[1]).sort()).toEqual([...new Set(wrong.map((w) => w.translation))].sort());
+    expect(
+      survey
+        .filter((s) => s.translation === 'rewritten')
+        .map((s) => s.name.split('/')[1])
+        .sort(),
+    ).toEqual([...new Set(wrong.map((w) => w.translation))].sort());
     expect(survey.filter((s) => s.translation !== 'rewritten').every((s) => s.translation === 'kept')).toBe(true);
   });
 
   it("keeps every Translation midonet-kubernetes wrote under its name: Steward's translation writes none more and deletes none", async () => {
     const live = (await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort();
-    expect(live).toEqual(leftBehind().map((t) => `${t.namespace}/${t.name}`).sort());
+    expect(live).toEqual(
+      leftBehind()
+        .map((t) => `${t.namespace}/${t.name}`)
+        .sort(),
+    );
   });
 
   it('`steward adopt` waits for the takeover: no Translation was Ready before Steward started, every one is now', async () => {
@@ -215,7 +307,11 @@ describe('taking over from midonet-kubernetes', () => {
     // What MidoNet holds now is what Steward's translation asks for, every resource.
     for (const resource of sampleClusterTranslations(cluster).flatMap((t) => t.resources)) {
       const seen = await h.midonet.observe(resource);
-      expect({ resource: resource.body, ...seen }).toMatchObject({ resource: resource.body, exists: true, upToDate: true });
+      expect({ resource: resource.body, ...seen }).toMatchObject({
+        resource: resource.body,
+        exists: true,
+        upToDate: true,
+      });
     }
     expect(await emulatorIds(h)).toEqual(expectedIds([...sampleClusterTranslations(cluster), ...others], base.hosts));
   });
@@ -228,16 +324,28 @@ describe('taking over from midonet-kubernetes', () => {
     for (const { translation, id } of buggyRules()) {
       const corrected = (await eventsOn(translation, 'Corrected')).filter((e) => e.message?.includes(id));
       expect(corrected).toHaveLength(1);
-      expect(corrected[0]).toMatchObject({ type: 'Normal', count: 1, message: expect.stringContaining("midonet-kubernetes' Endpoints bug") as unknown });
-      expect(corrected[0]!.message).toMatch(/natTargets\[0\]\.addressFrom: "10\.1\.1\.4" → "10\.1\.[12]\.5"|nwSrcAddress: "10\.1\.1\.4" → "10\.1\.[12]\.5"/);
+      expect(corrected[0]).toMatchObject({
+        type: 'Normal',
+        count: 1,
+        message: expect.stringContaining("midonet-kubernetes' Endpoints bug") as unknown,
+      });
+      expect(corrected[0]!.message).toMatch(
+        /natTargets\[0\]\.addressFrom: "10\.1\.1\.4" → "10\.1\.[12]\.5"|nwSrcAddress: "10\.1\.1\.4" → "10\.1\.[12]\.5"/,
+      );
     }
-    const correctedElsewhere = await Promise.all(migratedClusterAsWritten.filter((t) => !buggyRules().some((b) => b.translation === t.name)).map(async (t) => (await eventsOn(t.name, 'Corrected')).length));
+    const correctedElsewhere = await Promise.all(
+      migratedClusterAsWritten
+        .filter((t) => !buggyRules().some((b) => b.translation === t.name))
+        .map(async (t) => (await eventsOn(t.name, 'Corrected')).length),
+    );
     expect(correctedElsewhere.every((n) => n === 0)).toBe(true);
     const adopted = await eventsOn('node.4.node1', 'Adopted');
-    expect(adopted[0]?.message).toMatch(/^\d+ resources found in MidoNet exactly as this Translation asks, taken over without a write/);
+    expect(adopted[0]?.message).toMatch(
+      /^\d+ resources found in MidoNet exactly as this Translation asks, taken over without a write/,
+    );
   });
 
-  it("rebuilds a record its workflow lost (terminated by hand) from status.childResources and MidoNet: nothing pushed again, nothing refused", async () => {
+  it('rebuilds a record its workflow lost (terminated by hand) from status.childResources and MidoNet: nothing pushed again, nothing refused', async () => {
     const name = buggyRules()[0]!.translation;
     const id = `translation/default/${name}`;
     await h.admin.resetCounters();
@@ -247,9 +355,14 @@ describe('taking over from midonet-kubernetes', () => {
       const run = await h.client.workflow.getHandle(id).describe();
       return run.status.name === 'RUNNING' ? run : undefined;
     });
-    await waitFor(`${id} synced`, async () => (await stateOf(h, { kind: 'Translation', namespace: 'default', name })).state === 'synced');
+    await waitFor(
+      `${id} synced`,
+      async () => (await stateOf(h, { kind: 'Translation', namespace: 'default', name })).state === 'synced',
+    );
     const history = await h.client.workflow.getHandle(id, successor.runId).fetchHistory();
-    expect(history.events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'pushTranslation')).toBe(true);
+    expect(
+      history.events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'pushTranslation'),
+    ).toBe(true);
     expect(await writes()).toEqual({});
     const translation = (await listTranslations(h)).find((t) => t.metadata.name === name);
     expect(translation && readyOf(translation)).toBe(true);
@@ -258,11 +371,27 @@ describe('taking over from midonet-kubernetes', () => {
   it('then deletes a Pod and a Service as usual: their Translations go, and what they pushed with them', async () => {
     await deletePod(h, 'default', 'web-1');
     await core.deleteNamespacedService({ namespace: 'default', name: 'web' });
-    const remaining = [...sampleClusterTranslations({ ...cluster, pods: cluster.pods.filter((p) => p.metadata.name !== 'web-1') }).filter((t) => !t.ownerReferences.some((o) => o.kind === 'Service' || o.kind === 'Endpoints')), ...others];
+    const remaining = [
+      ...sampleClusterTranslations({
+        ...cluster,
+        pods: cluster.pods.filter((p) => p.metadata.name !== 'web-1'),
+      }).filter((t) => !t.ownerReferences.some((o) => o.kind === 'Service' || o.kind === 'Endpoints')),
+      ...others,
+    ];
     const wanted = remaining.map((t) => `${t.namespace}/${t.name}`).sort();
-    await waitFor('the Pod and the Service cleaned up', async () => JSON.stringify((await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort()) === JSON.stringify(wanted), 120_000).catch(() => undefined);
+    await waitFor(
+      'the Pod and the Service cleaned up',
+      async () =>
+        JSON.stringify((await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort()) ===
+        JSON.stringify(wanted),
+      120_000,
+    ).catch(() => undefined);
     expect((await listTranslations(h)).map((t) => `${t.metadata.namespace}/${t.metadata.name}`).sort()).toEqual(wanted);
-    await waitFor('MidoNet to hold only what remains', async () => JSON.stringify(await emulatorIds(h)) === JSON.stringify(expectedIds(remaining, base.hosts)), 60_000).catch(() => undefined);
+    await waitFor(
+      'MidoNet to hold only what remains',
+      async () => JSON.stringify(await emulatorIds(h)) === JSON.stringify(expectedIds(remaining, base.hosts)),
+      60_000,
+    ).catch(() => undefined);
     expect(await emulatorIds(h)).toEqual(expectedIds(remaining, base.hosts));
   });
 });

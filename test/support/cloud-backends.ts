@@ -1,6 +1,11 @@
 // Direct access to the test stack's cloud backends, bypassing Steward's code: what tests compare Steward's work
 // against (the pod UID as the backend records it, VMs counted by the backend itself, out-of-band deletes).
-import { DescribeInstancesCommand, EC2Client, RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
+import {
+  DescribeInstancesCommand,
+  EC2Client,
+  RunInstancesCommand,
+  TerminateInstancesCommand,
+} from '@aws-sdk/client-ec2';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,7 +83,14 @@ export function libvirtBackend(info: Pick<StackInfo, 'libvirt'>, marker: string)
       await virsh(uri, 'define', plainDomainFile(name));
       return (await virsh(uri, 'domuuid', name)).trim();
     },
-    unreachable: () => createLibvirtProvider({ ...libvirtSettings(`qemu+unix:///system?socket=/tmp/steward-test-cloud-${randomUUID().slice(0, 8)}.sock`, marker), timeoutMs: 10_000 }),
+    unreachable: () =>
+      createLibvirtProvider({
+        ...libvirtSettings(
+          `qemu+unix:///system?socket=/tmp/steward-test-cloud-${randomUUID().slice(0, 8)}.sock`,
+          marker,
+        ),
+        timeoutMs: 10_000,
+      }),
   };
 }
 
@@ -94,7 +106,9 @@ export function awsBackend(info: Pick<StackInfo, 'ec2'>, marker: string): Backen
     provider: createAwsProvider(settings),
     recordedPodUid: (instanceId) => tag(instanceId, tagKeys.podUid),
     async countForPod(podUid) {
-      const reply = await ec2.send(new DescribeInstancesCommand({ Filters: [{ Name: `tag:${tagKeys.podUid}`, Values: [podUid] }] }));
+      const reply = await ec2.send(
+        new DescribeInstancesCommand({ Filters: [{ Name: `tag:${tagKeys.podUid}`, Values: [podUid] }] }),
+      );
       const instances = (reply.Reservations ?? []).flatMap((r) => r.Instances ?? []);
       return instances.filter((i) => i.State?.Name !== 'terminated').length;
     },
@@ -107,12 +121,23 @@ export function awsBackend(info: Pick<StackInfo, 'ec2'>, marker: string): Backen
           ImageId: settings.imageId,
           MinCount: 1,
           MaxCount: 1,
-          TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: 'Name', Value: name }, { Key: tagKeys.podUid, Value: randomUUID() }] }],
+          TagSpecifications: [
+            {
+              ResourceType: 'instance',
+              Tags: [
+                { Key: 'Name', Value: name },
+                { Key: tagKeys.podUid, Value: randomUUID() },
+              ],
+            },
+          ],
         }),
       );
       return reply.Instances![0]!.InstanceId!;
     },
-    unreachable: () => createAwsProvider({ ...settings, endpoint: 'http://127.0.0.1:9' }, new EC2Client({ region, endpoint: 'http://127.0.0.1:9', maxAttempts: 1 })),
+    unreachable: () =>
+      createAwsProvider(
+        { ...settings, endpoint: 'http://127.0.0.1:9' },
+        new EC2Client({ region, endpoint: 'http://127.0.0.1:9', maxAttempts: 1 }),
+      ),
   };
 }
-

@@ -31,7 +31,10 @@ export async function waitFor<T>(
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`,
+      );
     await sleep(intervalMs);
   }
 }
@@ -71,7 +74,16 @@ export function baseWorkerEnv(info: StackInfo): NodeJS.ProcessEnv {
  * delays this one. Short (4 s, renewed every second) unless `lease` says otherwise.
  */
 export function startTestStarter(options: StarterOptions): Starter {
-  const starter = createStarter({ ...options, lease: { name: `steward-${options.identity}`, namespace: 'kube-system', leaseDurationSeconds: 4, renewSeconds: 1, ...options.lease } });
+  const starter = createStarter({
+    ...options,
+    lease: {
+      name: `steward-${options.identity}`,
+      namespace: 'kube-system',
+      leaseDurationSeconds: 4,
+      renewSeconds: 1,
+      ...options.lease,
+    },
+  });
   starter.start();
   return starter;
 }
@@ -80,9 +92,16 @@ export function startTestStarter(options: StarterOptions): Starter {
  * Terminates the running workflows `query` selects: left running (ready ones wait on a drift timer), they would act
  * on the backends of the next run.
  */
-export async function terminateRunning(client: Client, reason: string, query = 'ExecutionStatus="Running"'): Promise<void> {
+export async function terminateRunning(
+  client: Client,
+  reason: string,
+  query = 'ExecutionStatus="Running"',
+): Promise<void> {
   for await (const wf of client.workflow.list({ query })) {
-    await client.workflow.getHandle(wf.workflowId, wf.runId).terminate(reason).catch(() => undefined);
+    await client.workflow
+      .getHandle(wf.workflowId, wf.runId)
+      .terminate(reason)
+      .catch(() => undefined);
   }
 }
 
@@ -93,7 +112,11 @@ export interface InProcessWorker {
   stop(): Promise<void>;
 }
 
-export async function startInProcessWorker(options: { taskQueue: string; workflowsPath: string; activities: object }): Promise<InProcessWorker> {
+export async function startInProcessWorker(options: {
+  taskQueue: string;
+  workflowsPath: string;
+  activities: object;
+}): Promise<InProcessWorker> {
   const { address } = stackInfo().temporal;
   // Connect first: a Worker against an unreachable server would keep jest alive.
   const nativeConnection = await NativeConnection.connect({ address });
@@ -123,6 +146,8 @@ export function observationsIn(history: temporal.api.history.v1.IHistory): Obser
       return observation ? [observation] : [];
     }
     const signal = event.workflowExecutionSignaledEventAttributes;
-    return signal?.signalName === 'observed' ? [defaultPayloadConverter.fromPayload<Observation>(signal.input!.payloads![0]!)] : [];
+    return signal?.signalName === 'observed'
+      ? [defaultPayloadConverter.fromPayload<Observation>(signal.input!.payloads![0]!)]
+      : [];
   });
 }

@@ -13,7 +13,8 @@ export function adminConfig(): k8s.KubeConfig {
   return kc;
 }
 
-export const uniqueName = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+export const uniqueName = (prefix: string) =>
+  `${prefix}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
 export async function createNamespace(kc: k8s.KubeConfig, prefix: string): Promise<string> {
   const name = uniqueName(prefix);
@@ -22,13 +23,23 @@ export async function createNamespace(kc: k8s.KubeConfig, prefix: string): Promi
 }
 
 /** A Service to own Translations (Services need no controller to exist, unlike Pods without a ServiceAccount). */
-export async function createService(kc: k8s.KubeConfig, namespace: string, name = uniqueName('svc')): Promise<TranslationOwner & { kind: 'Service' }> {
-  const service = await kc.makeApiClient(k8s.CoreV1Api).createNamespacedService({ namespace, body: { metadata: { name }, spec: { ports: [{ port: 80 }] } } });
+export async function createService(
+  kc: k8s.KubeConfig,
+  namespace: string,
+  name = uniqueName('svc'),
+): Promise<TranslationOwner & { kind: 'Service' }> {
+  const service = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .createNamespacedService({ namespace, body: { metadata: { name }, spec: { ports: [{ port: 80 }] } } });
   return { kind: 'Service', namespace, name, uid: service.metadata!.uid! };
 }
 
 /** A Translation of `owner` with one Bridge per id, as the translator writes them. */
-export function translationOf(owner: TranslationOwner & { kind: 'Service' }, name: string, bridgeIds: string[]): Translation {
+export function translationOf(
+  owner: TranslationOwner & { kind: 'Service' },
+  name: string,
+  bridgeIds: string[],
+): Translation {
   return {
     name,
     namespace: owner.namespace!,

@@ -19,13 +19,26 @@ import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
 import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
 import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
 import { translate, translateGlobals } from '../../workflows/translation';
-import { GLOBAL_LABEL, GLOBAL_NAMESPACE, toProjection, type EndpointsProjection, type NodeProjection, type PodProjection, type ServiceProjection, type Translation } from '../../workflows/translation/types';
+import {
+  GLOBAL_LABEL,
+  GLOBAL_NAMESPACE,
+  toProjection,
+  type EndpointsProjection,
+  type NodeProjection,
+  type PodProjection,
+  type ServiceProjection,
+  type Translation,
+} from '../../workflows/translation/types';
 
 export const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
 // The emulator accepts any well-formed credentials.
 
-export const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000, intervalMs = 250) =>
-  waitUntilValue(what, probe, timeoutMs, intervalMs);
+export const waitFor = <T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 90_000,
+  intervalMs = 250,
+) => waitUntilValue(what, probe, timeoutMs, intervalMs);
 
 export interface ObjectsHarness {
   info: StackInfo;
@@ -77,11 +90,18 @@ const clusterRouter = (tenant?: string) => {
 /** The emulator's admin endpoint and a client of its API. */
 export function emulatorOf(info: StackInfo): { admin: EmulatorAdmin; midonet: MidonetClient } {
   if (!info.midonet.adminUrl) throw new Error('these tests need the MidoNet emulator (its admin endpoint)');
-  return { admin: new EmulatorAdmin(info.midonet.adminUrl), midonet: createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER }) };
+  return {
+    admin: new EmulatorAdmin(info.midonet.adminUrl),
+    midonet: createMidonetClient({ baseUrl: info.midonet.url, ...MIDONET_USER }),
+  };
 }
 
 /** Resets the emulator and seeds it as a deployer would: the agents' hosts and the cluster router. */
-export async function seedEmulator(info: StackInfo, hosts: { id: string; name: string }[], tenant?: string): Promise<{ admin: EmulatorAdmin; midonet: MidonetClient }> {
+export async function seedEmulator(
+  info: StackInfo,
+  hosts: { id: string; name: string }[],
+  tenant?: string,
+): Promise<{ admin: EmulatorAdmin; midonet: MidonetClient }> {
   const { admin, midonet } = emulatorOf(info);
   await admin.reset();
   for (const host of hosts) await admin.seedHost(host);
@@ -93,7 +113,22 @@ export async function seedEmulator(info: StackInfo, hosts: { id: string; name: s
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
  */
-export async function startObjectsHarness(info: StackInfo, { hosts, identity, tenant, keepEmulator, resyncMs, debounceMs = 50, lease, workerProcesses, maxCachedWorkflows, globalsTimeoutMs = 90_000, log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }) }: HarnessOptions): Promise<ObjectsHarness> {
+export async function startObjectsHarness(
+  info: StackInfo,
+  {
+    hosts,
+    identity,
+    tenant,
+    keepEmulator,
+    resyncMs,
+    debounceMs = 50,
+    lease,
+    workerProcesses,
+    maxCachedWorkflows,
+    globalsTimeoutMs = 90_000,
+    log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }),
+  }: HarnessOptions,
+): Promise<ObjectsHarness> {
   const { admin, midonet } = keepEmulator ? emulatorOf(info) : await seedEmulator(info, hosts, tenant);
 
   const kubeConfig = loadKubeConfig(info.kubernetes.kubeconfig)!;
@@ -102,15 +137,38 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
 
-  const settings: WorkerSettingValues = { ...workerSettingsOn(info), ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}) };
+  const settings: WorkerSettingValues = {
+    ...workerSettingsOn(info),
+    ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}),
+  };
   // Secrets have no flag.
   const secrets = { MIDONET_PASSWORD: MIDONET_USER.password };
   const workers = workerProcesses
-    ? await startWorkerProcesses(workerProcesses.count, (index) => ({ settings, secrets, logFile: workerProcesses.logFile(index), ...(workerProcesses.workflowBundle ? { env: { STEWARD_WORKFLOW_BUNDLE: workerProcesses.workflowBundle } } : {}) }))
-        .then((children) => children.map((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() })))
+    ? await startWorkerProcesses(workerProcesses.count, (index) => ({
+        settings,
+        secrets,
+        logFile: workerProcesses.logFile(index),
+        ...(workerProcesses.workflowBundle ? { env: { STEWARD_WORKFLOW_BUNDLE: workerProcesses.workflowBundle } } : {}),
+      })).then((children) =>
+        children.map((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() })),
+      )
     : [await runWorker(loadWorkerConfig(settings, secrets), { log })];
-  await client.workflow.execute('globalMidonet', { workflowId: GLOBAL_MIDONET_WORKFLOW_ID, taskQueue: TASK_QUEUE, args: [tenant ? { tenant } : {}], workflowIdConflictPolicy: 'USE_EXISTING' });
-  const starter = startTestStarter({ kubeConfig, temporalClient: client, identity, ...(tenant ? { tenant } : {}), ...(resyncMs ? { resyncMs } : {}), ...(lease ? { lease } : {}), debounceMs, logger: log });
+  await client.workflow.execute('globalMidonet', {
+    workflowId: GLOBAL_MIDONET_WORKFLOW_ID,
+    taskQueue: TASK_QUEUE,
+    args: [tenant ? { tenant } : {}],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  const starter = startTestStarter({
+    kubeConfig,
+    temporalClient: client,
+    identity,
+    ...(tenant ? { tenant } : {}),
+    ...(resyncMs ? { resyncMs } : {}),
+    ...(lease ? { lease } : {}),
+    debounceMs,
+    logger: log,
+  });
   const harness: ObjectsHarness = {
     info,
     core,
@@ -128,25 +186,53 @@ export async function startObjectsHarness(info: StackInfo, { hosts, identity, te
     },
   };
   const globals = await listTranslations(harness, GLOBAL_NAMESPACE, GLOBAL_LABEL);
-  await waitFor('the global Translations Ready', async () => (await Promise.all(globals.map((t) => isReady(harness, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean), globalsTimeoutMs);
+  await waitFor(
+    'the global Translations Ready',
+    async () =>
+      (await Promise.all(globals.map((t) => isReady(harness, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean),
+    globalsTimeoutMs,
+  );
   return harness;
 }
 
 export interface TranslationObject {
-  metadata: { name: string; namespace: string; uid: string; generation?: number; ownerReferences?: { kind: string; name: string; uid: string }[]; deletionTimestamp?: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    generation?: number;
+    ownerReferences?: { kind: string; name: string; uid: string }[];
+    deletionTimestamp?: string;
+  };
   resources: Translation['resources'];
-  status?: { conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[] };
+  status?: {
+    conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[];
+  };
 }
 
 /** Translations of one namespace (every namespace when absent), optionally by label selector. */
-export async function listTranslations(h: Pick<ObjectsHarness, 'custom'>, namespace?: string, labelSelector?: string): Promise<TranslationObject[]> {
-  const list = (namespace
-    ? await h.custom.listNamespacedCustomObject({ ...TRANSLATIONS, namespace, ...(labelSelector ? { labelSelector } : {}) })
-    : await h.custom.listClusterCustomObject({ ...TRANSLATIONS, ...(labelSelector ? { labelSelector } : {}) })) as { items: TranslationObject[] };
+export async function listTranslations(
+  h: Pick<ObjectsHarness, 'custom'>,
+  namespace?: string,
+  labelSelector?: string,
+): Promise<TranslationObject[]> {
+  const list = (
+    namespace
+      ? await h.custom.listNamespacedCustomObject({
+          ...TRANSLATIONS,
+          namespace,
+          ...(labelSelector ? { labelSelector } : {}),
+        })
+      : await h.custom.listClusterCustomObject({ ...TRANSLATIONS, ...(labelSelector ? { labelSelector } : {}) })
+  ) as { items: TranslationObject[] };
   return list.items;
 }
 
-export async function readTranslation(h: Pick<ObjectsHarness, 'custom'>, namespace: string, name: string): Promise<TranslationObject | undefined> {
+export async function readTranslation(
+  h: Pick<ObjectsHarness, 'custom'>,
+  namespace: string,
+  name: string,
+): Promise<TranslationObject | undefined> {
   try {
     return (await h.custom.getNamespacedCustomObject({ ...TRANSLATIONS, namespace, name })) as TranslationObject;
   } catch (error) {
@@ -155,80 +241,141 @@ export async function readTranslation(h: Pick<ObjectsHarness, 'custom'>, namespa
   }
 }
 
-export const readyOf = (t: TranslationObject) => t.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+export const readyOf = (t: TranslationObject) =>
+  t.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 export async function isReady(h: Pick<ObjectsHarness, 'custom'>, namespace: string, name: string): Promise<boolean> {
   const t = await readTranslation(h, namespace, name);
   return t !== undefined && readyOf(t) && !t.metadata.deletionTimestamp;
 }
 
-export const stateOf = (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef): Promise<LifecycleStateView> => h.client.workflow.getHandle(workflowId(ref)).query(stateQuery);
+export const stateOf = (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef): Promise<LifecycleStateView> =>
+  h.client.workflow.getHandle(workflowId(ref)).query(stateQuery);
 
 /** Waits until the object's workflow answers `state` to the state query. */
 export const waitForState = (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef, state: string, timeoutMs = 90_000) =>
-  waitFor(`${workflowId(ref)} in state ${state}`, async () => {
-    const view = await stateOf(h, ref);
-    return view.state === state ? view : undefined;
-  }, timeoutMs);
+  waitFor(
+    `${workflowId(ref)} in state ${state}`,
+    async () => {
+      const view = await stateOf(h, ref);
+      return view.state === state ? view : undefined;
+    },
+    timeoutMs,
+  );
 
 // Kubernetes objects from translation projections. What no controller of the embedded stack writes (a kubelet's
 // Pod status) goes through the status subresource, as the kubelet would.
 
-const withoutAnnotations = (annotations: Record<string, string>) => (Object.keys(annotations).length ? { annotations } : {});
+const withoutAnnotations = (annotations: Record<string, string>) =>
+  Object.keys(annotations).length ? { annotations } : {};
 
 export async function createNode(h: Pick<ObjectsHarness, 'core'>, node: NodeProjection): Promise<k8s.V1Node> {
   return h.core.createNode({
-    body: { metadata: { name: node.metadata.name, ...withoutAnnotations(node.metadata.annotations) }, spec: { podCIDR: node.spec.podCIDR }, status: { addresses: node.status.addresses } },
+    body: {
+      metadata: { name: node.metadata.name, ...withoutAnnotations(node.metadata.annotations) },
+      spec: { podCIDR: node.spec.podCIDR },
+      status: { addresses: node.status.addresses },
+    },
   });
 }
 
 /** `runtimeClassName` makes it a peer pod (`kata-remote`) when the starter's runtime classes name it. */
-export async function createPod(h: Pick<ObjectsHarness, 'core'>, pod: PodProjection, runtimeClassName?: string): Promise<k8s.V1Pod> {
+export async function createPod(
+  h: Pick<ObjectsHarness, 'core'>,
+  pod: PodProjection,
+  runtimeClassName?: string,
+): Promise<k8s.V1Pod> {
   const { name, namespace, annotations } = pod.metadata;
   const created = await h.core.createNamespacedPod({
     namespace,
     body: {
       metadata: { name, ...withoutAnnotations(annotations) },
-      spec: { nodeName: pod.spec.nodeName, ...(runtimeClassName ? { runtimeClassName } : {}), containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+      spec: {
+        nodeName: pod.spec.nodeName,
+        ...(runtimeClassName ? { runtimeClassName } : {}),
+        containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+      },
     },
   });
   if (!pod.status.podIP && !pod.status.phase) return created;
   return h.core.patchNamespacedPodStatus(
-    { name, namespace, body: { status: { phase: pod.status.phase, ...(pod.status.podIP ? { podIP: pod.status.podIP, podIPs: [{ ip: pod.status.podIP }] } : {}) } } },
+    {
+      name,
+      namespace,
+      body: {
+        status: {
+          phase: pod.status.phase,
+          ...(pod.status.podIP ? { podIP: pod.status.podIP, podIPs: [{ ip: pod.status.podIP }] } : {}),
+        },
+      },
+    },
     k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
   );
 }
 
 /** Without a selector, so no controller writes its Endpoints: the test does. */
-export async function createService(h: Pick<ObjectsHarness, 'core'>, service: ServiceProjection): Promise<k8s.V1Service> {
+export async function createService(
+  h: Pick<ObjectsHarness, 'core'>,
+  service: ServiceProjection,
+): Promise<k8s.V1Service> {
   const { name, namespace } = service.metadata;
-  return h.core.createNamespacedService({ namespace, body: { metadata: { name }, spec: { type: service.spec.type, clusterIP: service.spec.clusterIP, ports: service.spec.ports } } });
+  return h.core.createNamespacedService({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: { type: service.spec.type, clusterIP: service.spec.clusterIP, ports: service.spec.ports },
+    },
+  });
 }
 
-export async function createEndpoints(h: Pick<ObjectsHarness, 'core'>, endpoints: EndpointsProjection): Promise<k8s.V1Endpoints> {
+export async function createEndpoints(
+  h: Pick<ObjectsHarness, 'core'>,
+  endpoints: EndpointsProjection,
+): Promise<k8s.V1Endpoints> {
   const { name, namespace } = endpoints.metadata;
   return h.core.createNamespacedEndpoints({ namespace, body: { metadata: { name }, subsets: endpoints.subsets } });
 }
 
 /** A Pod deleted at once: no kubelet confirms a graceful deletion here. */
-export const deletePod = (h: Pick<ObjectsHarness, 'core'>, namespace: string, name: string) => h.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 });
+export const deletePod = (h: Pick<ObjectsHarness, 'core'>, namespace: string, name: string) =>
+  h.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 });
 
 /**
  * Translations of the live Services and Endpoints that a test did not create (the API server's own `kubernetes`
  * Service): the starter watches every namespace, so they are pushed too and belong to what the emulator holds.
  */
 export async function translationsOfOthers(h: Pick<ObjectsHarness, 'core'>, skip: ObjectRef[]): Promise<Translation[]> {
-  const skipped = (kind: string, namespace: string | undefined, name: string | undefined) => skip.some((r) => r.kind === kind && r.namespace === namespace && r.name === name);
-  const services = (await h.core.listServiceForAllNamespaces()).items.filter((s) => !skipped('Service', s.metadata?.namespace, s.metadata?.name));
-  const endpoints = (await h.core.listEndpointsForAllNamespaces()).items.filter((e) => !skipped('Endpoints', e.metadata?.namespace, e.metadata?.name));
+  const skipped = (kind: string, namespace: string | undefined, name: string | undefined) =>
+    skip.some((r) => r.kind === kind && r.namespace === namespace && r.name === name);
+  const services = (await h.core.listServiceForAllNamespaces()).items.filter(
+    (s) => !skipped('Service', s.metadata?.namespace, s.metadata?.name),
+  );
+  const endpoints = (await h.core.listEndpointsForAllNamespaces()).items.filter(
+    (e) => !skipped('Endpoints', e.metadata?.namespace, e.metadata?.name),
+  );
   const out: Translation[] = [];
-  for (const object of [...services.map((s) => ({ ...s, kind: 'Service' })), ...endpoints.map((e) => ({ ...e, kind: 'Endpoints' }))]) {
+  for (const object of [
+    ...services.map((s) => ({ ...s, kind: 'Service' })),
+    ...endpoints.map((e) => ({ ...e, kind: 'Endpoints' })),
+  ]) {
     const projection = toProjection(object);
-    if (!projection.ok) throw new Error(`${object.kind} ${object.metadata?.name} does not project: ${projection.error.message}`);
-    const service = projection.projection.kind === 'Endpoints' ? services.find((s) => s.metadata?.namespace === object.metadata?.namespace && s.metadata?.name === object.metadata?.name) : undefined;
+    if (!projection.ok)
+      throw new Error(`${object.kind} ${object.metadata?.name} does not project: ${projection.error.message}`);
+    const service =
+      projection.projection.kind === 'Endpoints'
+        ? services.find(
+            (s) => s.metadata?.namespace === object.metadata?.namespace && s.metadata?.name === object.metadata?.name,
+          )
+        : undefined;
     const serviceProjection = service ? toProjection({ ...service, kind: 'Service' }) : undefined;
-    const result = translate(projection.projection, serviceProjection?.ok && serviceProjection.projection.kind === 'Service' ? { service: serviceProjection.projection } : {});
-    if (!result.ok) throw new Error(`${object.kind} ${object.metadata?.name} does not translate: ${result.error.message}`);
+    const result = translate(
+      projection.projection,
+      serviceProjection?.ok && serviceProjection.projection.kind === 'Service'
+        ? { service: serviceProjection.projection }
+        : {},
+    );
+    if (!result.ok)
+      throw new Error(`${object.kind} ${object.metadata?.name} does not translate: ${result.error.message}`);
     out.push(...result.translations);
   }
   return out;
@@ -257,14 +404,22 @@ export function expectedIds(translations: Translation[], hosts: { id: string }[]
   const out: Record<string, string[]> = { Host: hosts.map((h) => h.id) };
   for (const r of translations.flatMap((t) => t.resources)) {
     const body = JSON.parse(r.body) as Record<string, unknown>;
-    (out[r.kind] ??= []).push(typeof body.id === 'string' ? body.id : keyOf(r.kind, { ...body, ...parentField(r.kind, r.parent) }));
+    (out[r.kind] ??= []).push(
+      typeof body.id === 'string' ? body.id : keyOf(r.kind, { ...body, ...parentField(r.kind, r.parent) }),
+    );
   }
   for (const [kind, ids] of Object.entries(out)) out[kind] = [...new Set(ids)].sort();
   return out;
 }
 
 // The fields that identify an entry of a kind without an ID, as the emulator dumps it; the parent named as it names it.
-const parentFields: Record<string, string> = { PortLink: 'portId', TunnelZoneHost: 'tunnelZoneId', HostInterfacePort: 'hostId', MACPort: 'bridgeId', IPv4MACPair: 'bridgeId' };
+const parentFields: Record<string, string> = {
+  PortLink: 'portId',
+  TunnelZoneHost: 'tunnelZoneId',
+  HostInterfacePort: 'hostId',
+  MACPort: 'bridgeId',
+  IPv4MACPair: 'bridgeId',
+};
 const keyFields: Record<string, string[]> = {
   PortLink: ['portId', 'peerId'],
   TunnelZoneHost: ['tunnelZoneId', 'hostId', 'ipAddress'],
@@ -279,8 +434,14 @@ function keyOf(kind: string, entry: Record<string, unknown>): string {
   return kind === 'PortLink' ? fields.sort().join('↔') : fields.join('/');
 }
 
-export async function eventsAbout(h: Pick<ObjectsHarness, 'core'>, kind: string, name: string): Promise<k8s.CoreV1Event[]> {
-  return (await h.core.listEventForAllNamespaces({ fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` })).items;
+export async function eventsAbout(
+  h: Pick<ObjectsHarness, 'core'>,
+  kind: string,
+  name: string,
+): Promise<k8s.CoreV1Event[]> {
+  return (
+    await h.core.listEventForAllNamespaces({ fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` })
+  ).items;
 }
 
 /** The referrers annotation of a Node, as `<kind> <namespace>/<name>` strings. */

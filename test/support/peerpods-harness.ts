@@ -20,7 +20,13 @@ import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor } from './in
 export const namespace = 'default';
 
 export interface PeerPodObject {
-  metadata: { name: string; uid: string; finalizers?: string[]; deletionTimestamp?: string; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
+  metadata: {
+    name: string;
+    uid: string;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[];
+  };
   spec: { cloudProvider?: string; instanceID?: string };
 }
 
@@ -74,23 +80,30 @@ export class Ec2Relay {
     const body = (stream: IncomingMessage) =>
       new Promise<Buffer>((resolve, reject) => {
         const chunks: Buffer[] = [];
-        stream.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+        stream
+          .on('data', (chunk: Buffer) => chunks.push(chunk))
+          .on('end', () => resolve(Buffer.concat(chunks)))
+          .on('error', reject);
       });
     this.server = createHttpServer((req, res) => {
       void body(req).then((sent) => {
-        const forward = request(new URL(req.url ?? '/', upstream), { method: req.method, headers: { ...req.headers, host: upstream.host } }, (reply) => {
-          void body(reply).then((answer) => {
-            const swallow = this.swallow;
-            if (swallow && sent.toString().includes('Action=RunInstances')) {
-              this.swallow = undefined;
-              res.socket?.destroy();
-              swallow();
-              return;
-            }
-            res.writeHead(reply.statusCode ?? 502, reply.headers);
-            res.end(answer);
-          });
-        });
+        const forward = request(
+          new URL(req.url ?? '/', upstream),
+          { method: req.method, headers: { ...req.headers, host: upstream.host } },
+          (reply) => {
+            void body(reply).then((answer) => {
+              const swallow = this.swallow;
+              if (swallow && sent.toString().includes('Action=RunInstances')) {
+                this.swallow = undefined;
+                res.socket?.destroy();
+                swallow();
+                return;
+              }
+              res.writeHead(reply.statusCode ?? 502, reply.headers);
+              res.end(answer);
+            });
+          },
+        );
         forward.on('error', () => res.socket?.destroy());
         forward.end(sent);
       });
@@ -110,7 +123,10 @@ export class Ec2Relay {
 export type ProviderName = 'libvirt' | 'aws';
 
 /** The worker's EC2 credentials (moto takes any): distinctive, so a test can look for them where they must not be. */
-export const AWS_TEST_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIASTEWARDE2ETEST01', AWS_SECRET_ACCESS_KEY: 'steward-e2e-secret-0f1e2d3c' } as const;
+export const AWS_TEST_CREDENTIALS = {
+  AWS_ACCESS_KEY_ID: 'AKIASTEWARDE2ETEST01',
+  AWS_SECRET_ACCESS_KEY: 'steward-e2e-secret-0f1e2d3c',
+} as const;
 
 export interface PeerPodHarness {
   info: StackInfo;
@@ -135,7 +151,11 @@ export interface PeerPodHarness {
 
 export async function startPeerPodHarness(
   info: StackInfo,
-  { identity, log, peerPodRuntimeClasses = [KATA_REMOTE] }: { identity: string; log: Logger; peerPodRuntimeClasses?: string[] },
+  {
+    identity,
+    log,
+    peerPodRuntimeClasses = [KATA_REMOTE],
+  }: { identity: string; log: Logger; peerPodRuntimeClasses?: string[] },
 ): Promise<PeerPodHarness> {
   const marker = `steward-${identity}-${Date.now().toString(36)}`;
   const libvirtRelay = new LibvirtRelay(marker);
@@ -154,13 +174,23 @@ export async function startPeerPodHarness(
     });
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
-  const startStarter = (runtimeClasses: string[]) => startTestStarter({ kubeConfig, temporalClient: client, identity, debounceMs: 50, kinds: ['Pod', 'PeerPod'], peerPodRuntimeClasses: runtimeClasses, logger: log });
+  const startStarter = (runtimeClasses: string[]) =>
+    startTestStarter({
+      kubeConfig,
+      temporalClient: client,
+      identity,
+      debounceMs: 50,
+      kinds: ['Pod', 'PeerPod'],
+      peerPodRuntimeClasses: runtimeClasses,
+      logger: log,
+    });
   let starter = startStarter(peerPodRuntimeClasses);
   let worker: RunningWorker | undefined;
 
   const env = (provider: ProviderName, { direct = false } = {}): NodeJS.ProcessEnv => {
     const base = { ...baseWorkerEnv(info), STEWARD_CLOUD_MARKER: marker };
-    if (provider === 'libvirt') return { ...base, STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: direct ? info.libvirt.uri : libvirtRelay.uri };
+    if (provider === 'libvirt')
+      return { ...base, STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: direct ? info.libvirt.uri : libvirtRelay.uri };
     return {
       ...base,
       STEWARD_CLOUD_PROVIDER: 'aws',
@@ -210,7 +240,10 @@ export async function startPeerPodHarness(
 export async function createPeerPodPod(h: Pick<PeerPodHarness, 'core'>, name: string): Promise<string> {
   const pod = await h.core.createNamespacedPod({
     namespace,
-    body: { metadata: { name }, spec: { runtimeClassName: 'kata-remote', containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
+    body: {
+      metadata: { name },
+      spec: { runtimeClassName: 'kata-remote', containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+    },
   });
   return pod.metadata!.uid!;
 }
@@ -224,7 +257,12 @@ export async function readPeerPod(h: Pick<PeerPodHarness, 'custom'>, name: strin
   }
 }
 
-export const recordedPeerPod = (h: Pick<PeerPodHarness, 'custom'>, name: string, timeoutMs = 60_000, intervalMs = 250) =>
+export const recordedPeerPod = (
+  h: Pick<PeerPodHarness, 'custom'>,
+  name: string,
+  timeoutMs = 60_000,
+  intervalMs = 250,
+) =>
   waitFor(
     `PeerPod ${name} naming its VM`,
     async () => {
@@ -236,10 +274,16 @@ export const recordedPeerPod = (h: Pick<PeerPodHarness, 'custom'>, name: string,
   );
 export const peerPodGone = (h: Pick<PeerPodHarness, 'custom'>, name: string, timeoutMs = 60_000) =>
   waitFor(`PeerPod ${name} to be gone`, async () => (await readPeerPod(h, name)) === undefined, timeoutMs);
-export const handleOf = (h: Pick<PeerPodHarness, 'client'>, name: string) => h.client.workflow.getHandle(workflowId({ kind: 'PeerPod', namespace, name }));
-export const stateOf = (h: Pick<PeerPodHarness, 'client'>, name: string): Promise<LifecycleStateView> => handleOf(h, name).query(stateQuery);
+export const handleOf = (h: Pick<PeerPodHarness, 'client'>, name: string) =>
+  h.client.workflow.getHandle(workflowId({ kind: 'PeerPod', namespace, name }));
+export const stateOf = (h: Pick<PeerPodHarness, 'client'>, name: string): Promise<LifecycleStateView> =>
+  handleOf(h, name).query(stateQuery);
 export const completed = (h: Pick<PeerPodHarness, 'client'>, name: string) =>
-  waitFor(`workflow of ${name} to complete`, async () => (await handleOf(h, name).describe()).status.name === 'COMPLETED', 30_000);
+  waitFor(
+    `workflow of ${name} to complete`,
+    async () => (await handleOf(h, name).describe()).status.name === 'COMPLETED',
+    30_000,
+  );
 
 export interface PeerPodExtras {
   labels?: Record<string, string>;
@@ -263,7 +307,14 @@ export async function writeAsCloudApiAdaptor(
     body: {
       apiVersion: 'confidentialcontainers.org/v1alpha1',
       kind: 'PeerPod',
-      metadata: { name, finalizers: [PEERPOD_FINALIZER], ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid, controller: true, blockOwnerDeletion: true }], ...metadata },
+      metadata: {
+        name,
+        finalizers: [PEERPOD_FINALIZER],
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid, controller: true, blockOwnerDeletion: true },
+        ],
+        ...metadata,
+      },
       spec: { cloudProvider: provider, instanceID: instanceId },
     },
   });

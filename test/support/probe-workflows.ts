@@ -1,4 +1,11 @@
-import { ApplicationFailure, condition, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import {
   cleanupRequest,
   cleanupUpdate,
@@ -16,7 +23,10 @@ import type { ObjectRef } from '../../workflows/naming';
 import type { testActivities } from './probe-activities';
 
 /** Workflows for the worker's and the CLI's tests: the real lifecycle workflows are not needed to test those. */
-const { testEcho, testFail } = proxyActivities<typeof testActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 1 } });
+const { testEcho, testFail } = proxyActivities<typeof testActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 1 },
+});
 
 export async function echoOnce(text: string): Promise<string> {
   return testEcho({ text });
@@ -46,7 +56,12 @@ export async function operatorStandIn(ref: ObjectRef): Promise<void> {
     uid: 'uid-1',
     state: 'stuck',
     resources: [
-      { kind: 'Port', id: '3f2c0000-0000-5000-8000-000000000001', state: 'synced', lastTransitionTime: '2025-01-01T00:00:00Z' },
+      {
+        kind: 'Port',
+        id: '3f2c0000-0000-5000-8000-000000000001',
+        state: 'synced',
+        lastTransitionTime: '2025-01-01T00:00:00Z',
+      },
       { kind: 'HostInterfacePort', id: '3f2c0000-0000-5000-8000-000000000002', state: 'failed' },
     ],
     lastError: { reason: 'MidonetUnavailable', message: 'MidoNet API did not answer', at: '2025-01-01T00:00:01Z' },
@@ -57,34 +72,65 @@ export async function operatorStandIn(ref: ObjectRef): Promise<void> {
   setHandler(stateQuery, () => view);
   setHandler(finish, () => void (finished = true));
 
-  const act = (action: ActionRecord['action'], request: OperatorRequest & { mode?: ActionRecord['mode'] }, next: string, message: string): ActionResult => {
+  const act = (
+    action: ActionRecord['action'],
+    request: OperatorRequest & { mode?: ActionRecord['mode'] },
+    next: string,
+    message: string,
+  ): ActionResult => {
     const state = view.state;
-    view.actions.push({ action, mode: request.mode, requestedBy: request.requestedBy, reason: request.reason, at: new Date(Date.now()).toISOString() });
+    view.actions.push({
+      action,
+      mode: request.mode,
+      requestedBy: request.requestedBy,
+      reason: request.reason,
+      at: new Date(Date.now()).toISOString(),
+    });
     view.state = next;
     return { accepted: true, state, message };
   };
   const validRequest = (schema: typeof operatorRequestSchema | typeof cleanupRequest, request: unknown) => {
     const parsed = schema.safeParse(request);
-    if (!parsed.success) throw ApplicationFailure.nonRetryable(parsed.error.issues.map((i) => i.message).join('; '), 'InvalidRequest');
+    if (!parsed.success)
+      throw ApplicationFailure.nonRetryable(parsed.error.issues.map((i) => i.message).join('; '), 'InvalidRequest');
   };
 
-  setHandler(cleanupUpdate, (request) => act('cleanup', request, request.mode === 'retry' ? 'pushing' : 'done', `cleanup (${request.mode}) started`), {
-    validator: (request) => {
-      validRequest(cleanupRequest, request);
-      if (view.state !== 'stuck') throw ApplicationFailure.nonRetryable(`cleanup is for a stuck ${ref.kind}; ${workflowInfo().workflowId} is ${view.state}`, 'NotAllowed');
+  setHandler(
+    cleanupUpdate,
+    (request) =>
+      act('cleanup', request, request.mode === 'retry' ? 'pushing' : 'done', `cleanup (${request.mode}) started`),
+    {
+      validator: (request) => {
+        validRequest(cleanupRequest, request);
+        if (view.state !== 'stuck')
+          throw ApplicationFailure.nonRetryable(
+            `cleanup is for a stuck ${ref.kind}; ${workflowInfo().workflowId} is ${view.state}`,
+            'NotAllowed',
+          );
+      },
     },
-  });
-  setHandler(pauseUpdate, (request) => {
-    beforePause = view.state;
-    return act('pause', request, 'paused', 'paused');
-  }, { validator: (request) => validRequest(operatorRequestSchema, request) });
+  );
+  setHandler(
+    pauseUpdate,
+    (request) => {
+      beforePause = view.state;
+      return act('pause', request, 'paused', 'paused');
+    },
+    { validator: (request) => validRequest(operatorRequestSchema, request) },
+  );
   setHandler(resumeUpdate, (request) => act('resume', request, beforePause, 'resumed'), {
     validator: (request) => {
       validRequest(operatorRequestSchema, request);
-      if (view.state !== 'paused') throw ApplicationFailure.nonRetryable(`resume is for a paused workflow; this one is ${view.state}`, 'NotAllowed');
+      if (view.state !== 'paused')
+        throw ApplicationFailure.nonRetryable(
+          `resume is for a paused workflow; this one is ${view.state}`,
+          'NotAllowed',
+        );
     },
   });
-  setHandler(refreshUpdate, (request) => act('refresh', request, view.state, 're-observing the backend'), { validator: (request) => validRequest(operatorRequestSchema, request) });
+  setHandler(refreshUpdate, (request) => act('refresh', request, view.state, 're-observing the backend'), {
+    validator: (request) => validRequest(operatorRequestSchema, request),
+  });
 
   await condition(() => finished);
 }

@@ -13,7 +13,14 @@ import { createMidonetClient, type MidonetClient } from '../../activities/midone
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
-import { baseWorkerEnv, MIDONET_USER, startTestStarter, terminateRunning, waitFor as waitUntilValue, workerSettingsOn } from './index';
+import {
+  baseWorkerEnv,
+  MIDONET_USER,
+  startTestStarter,
+  terminateRunning,
+  waitFor as waitUntilValue,
+  workerSettingsOn,
+} from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
 import { registerOperatorCommands } from '../../starter/cli/operator';
@@ -35,11 +42,20 @@ export const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
 /** The deployer's cluster router (seed 001): seeded directly, never a Translation of ours, never removed. */
 export const ROUTER_TRANSLATION = 'midonet-global.4.cluster-router';
 
-export const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000) => waitUntilValue(what, probe, timeoutMs);
+export const waitFor = <T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 60_000,
+) => waitUntilValue(what, probe, timeoutMs);
 
 /** The same settings as environment variables, for `steward worker` run as a process. */
 export function workerEnv(info: StackInfo): NodeJS.ProcessEnv {
-  return { ...baseWorkerEnv(info), MIDONET_API_URL: info.midonet.url, MIDONET_USERNAME: MIDONET_USER.username, MIDONET_PASSWORD: MIDONET_USER.password };
+  return {
+    ...baseWorkerEnv(info),
+    MIDONET_API_URL: info.midonet.url,
+    MIDONET_USERNAME: MIDONET_USER.username,
+    MIDONET_PASSWORD: MIDONET_USER.password,
+  };
 }
 
 export interface Harness {
@@ -80,7 +96,15 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
 
   const connection = await Connection.connect({ address: info.temporal.address });
   const client = new Client({ connection, namespace: info.temporal.namespace });
-  const starter = startTestStarter({ kubeConfig, temporalClient: client, namespace, kinds: ['Translation'], identity: `e2e-${namespace}`, debounceMs: 100, logger: log });
+  const starter = startTestStarter({
+    kubeConfig,
+    temporalClient: client,
+    namespace,
+    kinds: ['Translation'],
+    identity: `e2e-${namespace}`,
+    debounceMs: 100,
+    logger: log,
+  });
 
   const harness: Harness = {
     info,
@@ -93,7 +117,10 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
     midonet,
     starter,
     async startWorker() {
-      harness.worker = await runWorker(loadWorkerConfig(workerSettingsOn(info), { MIDONET_PASSWORD: MIDONET_USER.password }), { log });
+      harness.worker = await runWorker(
+        loadWorkerConfig(workerSettingsOn(info), { MIDONET_PASSWORD: MIDONET_USER.password }),
+        { log },
+      );
       return harness.worker;
     },
     async stopWorker() {
@@ -102,16 +129,21 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
     },
     async stop() {
       await starter.stop();
-      await terminateRunning(client, 'end-to-end test file done', `K8sNamespace="${namespace}" AND ExecutionStatus="Running"`);
+      await terminateRunning(
+        client,
+        'end-to-end test file done',
+        `K8sNamespace="${namespace}" AND ExecutionStatus="Running"`,
+      );
       await harness.stopWorker();
       await connection.close();
       await stack.stop();
     },
   };
-  if (worker) await harness.startWorker().catch(async (error: unknown) => {
-    await harness.stop();
-    throw error;
-  });
+  if (worker)
+    await harness.startWorker().catch(async (error: unknown) => {
+      await harness.stop();
+      throw error;
+    });
   return harness;
 }
 
@@ -136,7 +168,10 @@ export function sampleGroups(namespace: string): { group: string; translations: 
   const all = sampleClusterTranslations()
     .filter((t) => t.name !== ROUTER_TRANSLATION)
     .map((t) => ({ ...t, namespace, ownerReferences: [], group: t.ownerReferences[0]?.kind ?? 'Global' }));
-  return order.map((group) => ({ group, translations: all.filter((t) => t.group === group).map(({ group: _, ...t }) => t) }));
+  return order.map((group) => ({
+    group,
+    translations: all.filter((t) => t.group === group).map(({ group: _, ...t }) => t),
+  }));
 }
 
 /** A small Translation of Bridges with the given IDs. */
@@ -147,21 +182,35 @@ export function bridgeTranslation(namespace: string, name: string, bridgeIds: st
     labels: {},
     ownerReferences: [],
     finalizers: [TRANSLATION_FINALIZER],
-    resources: bridgeIds.map((id, i) => ({ kind: 'Bridge', parent: '', body: JSON.stringify({ id, name: `${name}-${i}`, tenantId: 'midonetkube' }) })),
+    resources: bridgeIds.map((id, i) => ({
+      kind: 'Bridge',
+      parent: '',
+      body: JSON.stringify({ id, name: `${name}-${i}`, tenantId: 'midonetkube' }),
+    })),
   };
 }
 
 export const bridgeId = (n: number) => `e2e00000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 
 /** Creates `t`; `owners` replace its ownerReferences (any kind, e.g. a ConfigMap). */
-export async function createTranslation(h: Pick<Harness, 'custom'>, t: Translation, owners: k8s.V1OwnerReference[] = t.ownerReferences): Promise<void> {
+export async function createTranslation(
+  h: Pick<Harness, 'custom'>,
+  t: Translation,
+  owners: k8s.V1OwnerReference[] = t.ownerReferences,
+): Promise<void> {
   await h.custom.createNamespacedCustomObject({
     ...TRANSLATIONS,
     namespace: t.namespace,
     body: {
       apiVersion: `${TRANSLATIONS.group}/${TRANSLATIONS.version}`,
       kind: 'Translation',
-      metadata: { name: t.name, namespace: t.namespace, labels: t.labels, finalizers: t.finalizers, ownerReferences: owners },
+      metadata: {
+        name: t.name,
+        namespace: t.namespace,
+        labels: t.labels,
+        finalizers: t.finalizers,
+        ownerReferences: owners,
+      },
       resources: t.resources,
     },
   });
@@ -180,7 +229,11 @@ export interface TranslationObject {
 /** The Translation, or undefined once it is gone from the API server. */
 export async function readTranslation(h: Harness, name: string): Promise<TranslationObject | undefined> {
   try {
-    return (await h.custom.getNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name })) as TranslationObject;
+    return (await h.custom.getNamespacedCustomObject({
+      ...TRANSLATIONS,
+      namespace: h.namespace,
+      name,
+    })) as TranslationObject;
   } catch (error) {
     if ((error as { code?: number }).code === 404) return undefined;
     throw error;
@@ -197,25 +250,48 @@ export async function expectGone(h: Harness, name: string): Promise<void> {
   await handleOf(h, name).result();
 }
 
-export async function patchResources(h: Pick<Harness, 'custom' | 'namespace'>, name: string, resources: BackendResource[]): Promise<void> {
-  await h.custom.patchNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name, body: { resources } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+export async function patchResources(
+  h: Pick<Harness, 'custom' | 'namespace'>,
+  name: string,
+  resources: BackendResource[],
+): Promise<void> {
+  await h.custom.patchNamespacedCustomObject(
+    { ...TRANSLATIONS, namespace: h.namespace, name, body: { resources } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
 }
 
 export async function deleteTranslation(h: Pick<Harness, 'custom' | 'namespace'>, name: string): Promise<void> {
   await h.custom.deleteNamespacedCustomObject({ ...TRANSLATIONS, namespace: h.namespace, name });
 }
 
-export const translationRef = (h: Harness, name: string): ObjectRef => ({ kind: 'Translation', namespace: h.namespace, name });
-export const handleOf = (h: Harness, name: string): WorkflowHandle<typeof translationLifecycle> => h.client.workflow.getHandle(workflowId(translationRef(h, name)));
+export const translationRef = (h: Harness, name: string): ObjectRef => ({
+  kind: 'Translation',
+  namespace: h.namespace,
+  name,
+});
+export const handleOf = (h: Harness, name: string): WorkflowHandle<typeof translationLifecycle> =>
+  h.client.workflow.getHandle(workflowId(translationRef(h, name)));
 export const stateOf = (h: Harness, name: string): Promise<LifecycleStateView> => handleOf(h, name).query(stateQuery);
 
 /** Waits until the workflow's `state` query answers `state`; on timeout, says what it answered last. */
-export async function waitForState(h: Harness, name: string, state: string, timeoutMs = 60_000): Promise<LifecycleStateView> {
+export async function waitForState(
+  h: Harness,
+  name: string,
+  state: string,
+  timeoutMs = 60_000,
+): Promise<LifecycleStateView> {
   let last: LifecycleStateView | undefined;
   try {
-    return await waitFor(`translation ${name} in state ${state}`, async () => ((last = await stateOf(h, name)).state === state ? last : undefined), timeoutMs);
+    return await waitFor(
+      `translation ${name} in state ${state}`,
+      async () => ((last = await stateOf(h, name)).state === state ? last : undefined),
+      timeoutMs,
+    );
   } catch (error) {
-    throw new Error(`${(error as Error).message}; last answer: ${JSON.stringify(last && { state: last.state, lastError: last.lastError })}`);
+    throw new Error(
+      `${(error as Error).message}; last answer: ${JSON.stringify(last && { state: last.state, lastError: last.lastError })}`,
+    );
   }
 }
 
@@ -245,7 +321,10 @@ export async function listWorkflowIds(h: Harness, query: string): Promise<string
 }
 
 export async function eventsOf(h: Harness, name: string): Promise<k8s.CoreV1Event[]> {
-  const list = await h.core.listNamespacedEvent({ namespace: h.namespace, fieldSelector: `involvedObject.name=${name}` });
+  const list = await h.core.listNamespacedEvent({
+    namespace: h.namespace,
+    fieldSelector: `involvedObject.name=${name}`,
+  });
   return list.items;
 }
 
@@ -274,20 +353,30 @@ export function expectedIds(translations: Translation[], extra: BackendResource[
 /** Number of entries per kind in the emulator (for kinds without IDs: links, bindings, table entries). */
 export async function emulatorCounts(h: Harness): Promise<Record<string, number>> {
   const dump = await h.admin.dump();
-  return Object.fromEntries(Object.entries(dump).map(([kind, entries]) => [kind, kind === 'Route' ? entries.filter((e) => e.type !== 'Local').length : entries.length]));
+  return Object.fromEntries(
+    Object.entries(dump).map(([kind, entries]) => [
+      kind,
+      kind === 'Route' ? entries.filter((e) => e.type !== 'Local').length : entries.length,
+    ]),
+  );
 }
 
 /** `steward <args…>` in this process (the commander program), against the stack's Temporal; resolves its output. */
 export async function steward(h: Harness, ...args: string[]): Promise<string> {
   let out = '';
-  const program = new Command('steward').exitOverride().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
+  const program = new Command('steward')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
   registerOperatorCommands(program);
   await program.parseAsync([...args, '--address', h.info.temporal.address], { from: 'user' });
   return out;
 }
 
 /** `node bin/steward.cjs <args…>` as a process with TEMPORAL_ADDRESS set: exit code, stdout and stderr. */
-export async function stewardProcess(h: Pick<Harness, 'info'>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function stewardProcess(
+  h: Pick<Harness, 'info'>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const run = promisify(execFile);
   try {
     const { stdout, stderr } = await run(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), ...args], {
@@ -301,21 +390,34 @@ export async function stewardProcess(h: Pick<Harness, 'info'>, ...args: string[]
 }
 
 /** `steward worker` as a child process (so a test can SIGKILL it). Resolves once it polls. */
-export async function spawnWorker(h: Pick<Harness, 'info' | 'client'>, env: NodeJS.ProcessEnv = workerEnv(h.info)): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+export async function spawnWorker(
+  h: Pick<Harness, 'info' | 'client'>,
+  env: NodeJS.ProcessEnv = workerEnv(h.info),
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'worker'], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`steward worker exited (${code}): ${stderr}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`steward worker exited (${code}): ${stderr}`))),
+  );
   // Polling shows as a worker on the task queue's pollers.
   const polling = waitFor('the worker process to poll', async () => {
-    const { pollers } = await h.client.workflowService.describeTaskQueue({ namespace: h.info.temporal.namespace, taskQueue: { name: TASK_QUEUE }, taskQueueType: 1 });
+    const { pollers } = await h.client.workflowService.describeTaskQueue({
+      namespace: h.info.temporal.namespace,
+      taskQueue: { name: TASK_QUEUE },
+      taskQueueType: 1,
+    });
     return (pollers ?? []).some((p) => p.identity?.startsWith(`${child.pid}@`)) || undefined;
   });
   await Promise.race([polling, exited]);
   return child;
 }
 
-export const recordTranslationHistory = (h: Harness, name: string, translation: string) => recordHistory(h.client, handleOf(h, translation).workflowId, name);
+export const recordTranslationHistory = (h: Harness, name: string, translation: string) =>
+  recordHistory(h.client, handleOf(h, translation).workflowId, name);
 
 /** Number of events in the history of the workflow's latest run. */
 export async function historyLength(h: Harness, translation: string): Promise<number> {

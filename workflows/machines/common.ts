@@ -23,11 +23,19 @@ export type CommonLifecycleEvent =
   | { type: 'refresh'; request: OperatorRequest }
   | { type: 'resumed' };
 
-export function withOperatorAction(actions: ActionRecord[], event: { type: string; at: string }): { actions: ActionRecord[] } | Record<string, never> {
+export function withOperatorAction(
+  actions: ActionRecord[],
+  event: { type: string; at: string },
+): { actions: ActionRecord[] } | Record<string, never> {
   if (!['cleanup', 'pause', 'resume', 'refresh'].includes(event.type)) return {};
   const { type, request, at } = event as OperatorEvent;
   const mode = 'mode' in request ? request.mode : undefined;
-  return { actions: [...actions, { action: type, ...(mode ? { mode } : {}), requestedBy: request.requestedBy, reason: request.reason, at }] };
+  return {
+    actions: [
+      ...actions,
+      { action: type, ...(mode ? { mode } : {}), requestedBy: request.requestedBy, reason: request.reason, at },
+    ],
+  };
 }
 
 /**
@@ -35,13 +43,21 @@ export function withOperatorAction(actions: ActionRecord[], event: { type: strin
  * even when its deletion was never observed (the watcher was down): the lifecycle finalizes it, then serves the newest
  * next one. Undefined for an observation of the incarnation served (or the first one).
  */
-export function nextIncarnationOf<TObservation extends Observation>(uid: string | undefined, observation: TObservation): { nextIncarnation: TObservation; gone: true } | undefined {
+export function nextIncarnationOf<TObservation extends Observation>(
+  uid: string | undefined,
+  observation: TObservation,
+): { nextIncarnation: TObservation; gone: true } | undefined {
   return uid !== undefined && observation.uid !== uid ? { nextIncarnation: observation, gone: true } : undefined;
 }
 
 export function failureOf(event: { type: string; at: string }): { lastError: LifecycleError } | Record<string, never> {
   if (event.type !== 'actionFailed') return {};
-  const { action, reason, message, at } = event as unknown as { action: string; reason: string; message: string; at: string };
+  const { action, reason, message, at } = event as unknown as {
+    action: string;
+    reason: string;
+    message: string;
+    at: string;
+  };
   return { lastError: { reason, message: `${action}: ${message}`, at } };
 }
 
@@ -96,20 +112,44 @@ export const pausedTransitions = {
  * The timers every lifecycle rests on, each named for what it waits for (the name is its summary in the Temporal
  * UI): started on a state's entry, cancelled on its exit.
  */
-const stateTimer = <TTimings>(id: string, delayMs: (timings: TTimings) => number, event: { type: string }, shape: { jitter?: number; periodic?: boolean } = {}) =>
+const stateTimer = <TTimings>(
+  id: string,
+  delayMs: (timings: TTimings) => number,
+  event: { type: string },
+  shape: { jitter?: number; periodic?: boolean } = {},
+) =>
   ({
-    start: { type: 'startTimer', params: ({ context }: { context: { timings: TTimings } }) => ({ id, delayMs: delayMs(context.timings), event, ...shape }) },
+    start: {
+      type: 'startTimer',
+      params: ({ context }: { context: { timings: TTimings } }) => ({
+        id,
+        delayMs: delayMs(context.timings),
+        event,
+        ...shape,
+      }),
+    },
     cancel: { type: 'cancelTimer', params: { id } },
   }) as const;
 /**
  * Level-based repair: a settled lifecycle re-observes its backend now and then, jittered so many objects spread out.
  * Periodic: coming back to a settled state keeps the running timer's deadline instead of cancelling and starting one.
  */
-export const driftCheckTimer = stateTimer('driftCheck', (t: { driftCheckMs: number }) => t.driftCheckMs, { type: 'driftCheck' }, { jitter: 0.2, periodic: true });
+export const driftCheckTimer = stateTimer(
+  'driftCheck',
+  (t: { driftCheckMs: number }) => t.driftCheckMs,
+  { type: 'driftCheck' },
+  { jitter: 0.2, periodic: true },
+);
 /** A stuck lifecycle retries its failed step slowly until it succeeds or an operator acts. */
-export const stuckRetryTimer = stateTimer('stuckRetry', (t: { stuckRetryMs: number }) => t.stuckRetryMs, { type: 'retry' });
+export const stuckRetryTimer = stateTimer('stuckRetry', (t: { stuckRetryMs: number }) => t.stuckRetryMs, {
+  type: 'retry',
+});
 /** An object waiting for its dependency looks again. */
-export const dependencyRetryTimer = stateTimer('dependencyRetry', (t: { dependencyRetryMs: number }) => t.dependencyRetryMs, { type: 'retry' });
+export const dependencyRetryTimer = stateTimer(
+  'dependencyRetry',
+  (t: { dependencyRetryMs: number }) => t.dependencyRetryMs,
+  { type: 'retry' },
+);
 
 /** One change of a machine's persisted record: reads the record of one version, writes the next version's. */
 export type Migration = (persisted: PersistedMachine) => PersistedMachine;
@@ -117,7 +157,10 @@ export type Migration = (persisted: PersistedMachine) => PersistedMachine;
 /** A migration that renames top-level states (the machines are flat: a state value is its name). */
 export const renameStates =
   (names: Record<string, string>): Migration =>
-  (persisted) => ({ ...persisted, value: typeof persisted.value === 'string' ? (names[persisted.value] ?? persisted.value) : persisted.value });
+  (persisted) => ({
+    ...persisted,
+    value: typeof persisted.value === 'string' ? (names[persisted.value] ?? persisted.value) : persisted.value,
+  });
 
 /** A machine as a lifecycle workflow runs it: its persisted record's version, and how an older record is read. */
 export interface VersionedMachine<TContext> {
@@ -132,14 +175,22 @@ export interface VersionedMachine<TContext> {
  * this code (a worker rolled back) is refused with a plain error: the workflow task fails and is retried until a
  * worker that knows it picks it up, instead of guessing.
  */
-export function versioned<TContext>(machine: AnyStateMachine, migrations: readonly Migration[]): VersionedMachine<TContext> {
+export function versioned<TContext>(
+  machine: AnyStateMachine,
+  migrations: readonly Migration[],
+): VersionedMachine<TContext> {
   const version = migrations.length + 1;
   return {
     machine,
     version,
     migrate: (persisted) => {
-      if (persisted.version > version) throw new Error(`persisted ${machine.id} machine of version ${persisted.version}; this worker knows up to ${version}`);
-      const migrated = migrations.slice(persisted.version - 1).reduce((record, step) => ({ ...step(record), version: record.version + 1 }), persisted);
+      if (persisted.version > version)
+        throw new Error(
+          `persisted ${machine.id} machine of version ${persisted.version}; this worker knows up to ${version}`,
+        );
+      const migrated = migrations
+        .slice(persisted.version - 1)
+        .reduce((record, step) => ({ ...step(record), version: record.version + 1 }), persisted);
       return migrated as PersistedMachine<TContext>;
     },
   };

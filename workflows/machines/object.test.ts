@@ -22,7 +22,17 @@ const observation = (overrides: Partial<Observation> = {}): Observation => ({
 /** One sample of every event, with the variations that lead to different transitions. */
 const events: ObjectEvent[] = [
   { type: 'observed', observation: observation(), at },
-  { type: 'observed', observation: observation({ projection: { kind: 'Pod', metadata: { name: 'web', namespace: 'default', uid: 'u1' }, spec: { nodeName: 'node-2' } } }), at },
+  {
+    type: 'observed',
+    observation: observation({
+      projection: {
+        kind: 'Pod',
+        metadata: { name: 'web', namespace: 'default', uid: 'u1' },
+        spec: { nodeName: 'node-2' },
+      },
+    }),
+    at,
+  },
   { type: 'observed', observation: observation({ projection: { invalid: { reason: 'MalformedObject' } } }), at },
   { type: 'observed', observation: observation({ deleting: true }), at },
   { type: 'observed', observation: observation({ gone: true }), at },
@@ -35,7 +45,13 @@ const events: ObjectEvent[] = [
   { type: 'finalized', at },
   { type: 'eventRecorded', at },
   { type: 'actionFailed', action: 'apply', reason: 'KubernetesUnavailable', message: 'down', at },
-  { type: 'actionFailed', action: 'apply', reason: 'KubernetesInvalid', message: 'metadata.name: must be no more than 253 characters', at },
+  {
+    type: 'actionFailed',
+    action: 'apply',
+    reason: 'KubernetesInvalid',
+    message: 'metadata.name: must be no more than 253 characters',
+    at,
+  },
   { type: 'retry', at },
   { type: 'driftCheck', at },
   { type: 'cleanup', request: { ...request, mode: 'retry' }, at },
@@ -49,9 +65,26 @@ const events: ObjectEvent[] = [
 type Snapshot = ReturnType<typeof initialTransition<typeof objectMachine>>[0];
 const key = (s: Snapshot) => {
   const c = s.context;
-  return JSON.stringify([s.value, c.uid, c.projection, c.appliedProjection, c.deleting, c.gone, c.dependency, c.resumeTo, !!c.nextIncarnation, !!c.lastError, c.translations.length]);
+  return JSON.stringify([
+    s.value,
+    c.uid,
+    c.projection,
+    c.appliedProjection,
+    c.deleting,
+    c.gone,
+    c.dependency,
+    c.resumeTo,
+    !!c.nextIncarnation,
+    !!c.lastError,
+    c.translations.length,
+  ]);
 };
-const edges = exploreTransitions(objectMachine, { ref }, events, (s) => key(s as Snapshot)) as { from: Snapshot; event: ObjectEvent; to: Snapshot; actions: string[] }[];
+const edges = exploreTransitions(objectMachine, { ref }, events, (s) => key(s as Snapshot)) as {
+  from: Snapshot;
+  event: ObjectEvent;
+  to: Snapshot;
+  actions: string[];
+}[];
 const value = (s: Snapshot) => String(s.value);
 
 describe('object machine: every transition', () => {
@@ -66,18 +99,27 @@ describe('object machine: every transition', () => {
     for (const e of edges.filter((e) => value(e.to) === 'done')) {
       const viaFinalize = e.event.type === 'finalized';
       const operator = e.event.type === 'cleanup' && e.event.request.mode !== 'retry';
-      expect({ event: e.event.type, from: value(e.from), ok: viaFinalize || operator }).toEqual({ event: e.event.type, from: value(e.from), ok: true });
+      expect({ event: e.event.type, from: value(e.from), ok: viaFinalize || operator }).toEqual({
+        event: e.event.type,
+        from: value(e.from),
+        ok: true,
+      });
     }
   });
 
   it('once deletion is observed, it never writes Translations again for that incarnation', () => {
-    const afterDeletion = edges.filter((e) => (e.from.context.deleting || e.from.context.gone) && e.actions.includes('apply'));
+    const afterDeletion = edges.filter(
+      (e) => (e.from.context.deleting || e.from.context.gone) && e.actions.includes('apply'),
+    );
     expect(afterDeletion.map((e) => `${value(e.from)} --${e.event.type}-->`)).toEqual([]);
   });
 
   it('once deletion is observed, it reaches finalizing after the step in flight', () => {
     const stuckAfterDeletion = edges.filter(
-      (e) => e.to.context.deleting && ['ready', 'waitingForDependency', 'invalid'].includes(value(e.to)) && !e.from.context.deleting,
+      (e) =>
+        e.to.context.deleting &&
+        ['ready', 'waitingForDependency', 'invalid'].includes(value(e.to)) &&
+        !e.from.context.deleting,
     );
     expect(stuckAfterDeletion.map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
   });
@@ -93,7 +135,13 @@ describe('object machine: every transition', () => {
     for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
       const grew = e.to.context.actions.length - e.from.context.actions.length;
       expect([0, 1]).toContain(grew);
-      if (grew === 1) expect(e.to.context.actions.at(-1)).toMatchObject({ action: e.event.type, requestedBy: 'bob', reason: 'test', at });
+      if (grew === 1)
+        expect(e.to.context.actions.at(-1)).toMatchObject({
+          action: e.event.type,
+          requestedBy: 'bob',
+          reason: 'test',
+          at,
+        });
     }
   });
 });
@@ -103,23 +151,75 @@ function run(...sequence: ObjectEvent[]) {
   for (const event of sequence) [snapshot, actions] = transition(objectMachine, snapshot, event);
   return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
 }
-const [observed, moved, invalidObserved, deleting, , otherIncarnation, dependencyChanged, applied, mustWait, invalid, notified, finalized, , failed, refused, retry] = events as [ObjectEvent, ...ObjectEvent[]];
+const [
+  observed,
+  moved,
+  invalidObserved,
+  deleting,
+  ,
+  otherIncarnation,
+  dependencyChanged,
+  applied,
+  mustWait,
+  invalid,
+  notified,
+  finalized,
+  ,
+  failed,
+  refused,
+  retry,
+] = events as [ObjectEvent, ...ObjectEvent[]];
 
 describe('object machine: scenarios', () => {
   it.each([
     ['a first observation translates and applies', [observed], 'translating', ['apply']],
-    ['a first apply tells the referrers (the projection is new)', [observed, applied!], 'notifying', ['notifyReferrers']],
+    [
+      'a first apply tells the referrers (the projection is new)',
+      [observed, applied!],
+      'notifying',
+      ['notifyReferrers'],
+    ],
     ['then it is ready, with a drift timer', [observed, applied!, notified!], 'ready', ['startTimer']],
     ['a missing dependency makes it wait, with a timer', [observed, mustWait!], 'waitingForDependency', ['startTimer']],
-    ['the wait ends when the dependency changes', [observed, mustWait!, dependencyChanged!], 'translating', ['cancelTimer', 'apply']],
-    ['an object that cannot be translated is shown invalid with a Warning Event', [observed, invalid!], 'invalid', ['recordEvent']],
-    ['a projection the watcher could not build goes straight to invalid', [invalidObserved!], 'invalid', ['recordEvent']],
-    ['a change of the object re-applies', [observed, applied!, notified!, moved!], 'translating', ['cancelTimer', 'apply']],
-    ['deletion finalizes (drops the back-reference)', [observed, applied!, notified!, deleting!], 'finalizing', ['cancelTimer', 'finalize']],
+    [
+      'the wait ends when the dependency changes',
+      [observed, mustWait!, dependencyChanged!],
+      'translating',
+      ['cancelTimer', 'apply'],
+    ],
+    [
+      'an object that cannot be translated is shown invalid with a Warning Event',
+      [observed, invalid!],
+      'invalid',
+      ['recordEvent'],
+    ],
+    [
+      'a projection the watcher could not build goes straight to invalid',
+      [invalidObserved!],
+      'invalid',
+      ['recordEvent'],
+    ],
+    [
+      'a change of the object re-applies',
+      [observed, applied!, notified!, moved!],
+      'translating',
+      ['cancelTimer', 'apply'],
+    ],
+    [
+      'deletion finalizes (drops the back-reference)',
+      [observed, applied!, notified!, deleting!],
+      'finalizing',
+      ['cancelTimer', 'finalize'],
+    ],
     ['finalized ends it', [observed, applied!, notified!, deleting!, finalized!], 'done', []],
     ['a failed apply is stuck, retried by a timer', [observed, failed!], 'stuck', ['recordEvent', 'startTimer']],
     ['the stuck timer retries', [observed, failed!, retry!], 'translating', ['cancelTimer', 'apply']],
-    ['Translations the API server refuses as such (422: a name too long) are shown invalid, not retried for ever in stuck', [observed, refused!], 'invalid', ['recordEvent']],
+    [
+      'Translations the API server refuses as such (422: a name too long) are shown invalid, not retried for ever in stuck',
+      [observed, refused!],
+      'invalid',
+      ['recordEvent'],
+    ],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as ObjectEvent[]));
     expect(result.state).toBe(state);
@@ -153,7 +253,8 @@ describe('object machine: scenarios', () => {
   it('gives the next apply the notes an Event has told, so that only a change of them is told again', () => {
     const toldNotes = [{ reason: 'IPv6AddressSkipped' as const, message: 'InternalIP fd00::10' }];
     let [snapshot] = initialTransition(objectMachine, { ref });
-    for (const event of [observed, { ...applied!, toldNotes }, notified!]) [snapshot] = transition(objectMachine, snapshot, event);
+    for (const event of [observed, { ...applied!, toldNotes }, notified!])
+      [snapshot] = transition(objectMachine, snapshot, event);
     const [, actions] = transition(objectMachine, snapshot, { type: 'driftCheck', at });
     expect(actions.find((a) => a.type === 'apply')?.params).toMatchObject({ toldNotes });
   });
@@ -168,7 +269,11 @@ describe('object machine: persisted record', () => {
   });
 
   it('keeps a record of its own version as it is, and refuses one newer than this code', () => {
-    const record = { version: objectLifecycleMachine.version, value: 'ready', context: run(observed, applied!, notified!).context };
+    const record = {
+      version: objectLifecycleMachine.version,
+      value: 'ready',
+      context: run(observed, applied!, notified!).context,
+    };
     expect(objectLifecycleMachine.migrate(record)).toEqual(record);
     expect(() => objectLifecycleMachine.migrate({ ...record, version: record.version + 1 })).toThrow(/version 3/);
   });

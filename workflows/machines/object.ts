@@ -1,6 +1,20 @@
 import { assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { dependencyRetryTimer, driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
+import {
+  dependencyRetryTimer,
+  driftCheckTimer,
+  failureOf,
+  lifecycleRoot,
+  nextIncarnationOf,
+  observingState,
+  pausedTransitions,
+  renameStates,
+  stuckTransitions,
+  stuckRetryTimer,
+  versioned,
+  withOperatorAction,
+  type CommonLifecycleEvent,
+} from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import type { TranslationNote } from '../translation/errors';
@@ -19,7 +33,11 @@ export interface ObjectTimings {
   driftCheckMs: number;
   stuckRetryMs: number;
 }
-export const defaultObjectTimings: ObjectTimings = { dependencyRetryMs: 5_000, driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
+export const defaultObjectTimings: ObjectTimings = {
+  dependencyRetryMs: 5_000,
+  driftCheckMs: 30 * 60_000,
+  stuckRetryMs: 60_000,
+};
 
 export interface ObjectContext {
   ref: ObjectRef;
@@ -54,7 +72,13 @@ export interface ObjectContext {
 export type ObjectEvent = (
   | { type: 'observed'; observation: Observation }
   | { type: 'dependencyChanged'; change: DependencyChanged }
-  | { type: 'applied'; translations: string[]; dependency?: ObjectRef; dependencyUid?: string; toldNotes?: TranslationNote[] }
+  | {
+      type: 'applied';
+      translations: string[];
+      dependency?: ObjectRef;
+      dependencyUid?: string;
+      toldNotes?: TranslationNote[];
+    }
   | { type: 'mustWait'; reason: string }
   | { type: 'invalid'; error: Omit<LifecycleError, 'at'> }
   | { type: 'referrersNotified' }
@@ -71,7 +95,15 @@ export interface ObjectInput {
 
 /** Parameters of the actions the workflow executes. */
 export interface ObjectActionParams {
-  apply: { ref: ObjectRef; uid: string; projection: unknown; tenant?: string; previousDependency?: ObjectRef; previousDependencyUid?: string; toldNotes?: TranslationNote[] };
+  apply: {
+    ref: ObjectRef;
+    uid: string;
+    projection: unknown;
+    tenant?: string;
+    previousDependency?: ObjectRef;
+    previousDependencyUid?: string;
+    toldNotes?: TranslationNote[];
+  };
   notifyReferrers: { ref: ObjectRef; uid: string };
   /** `giveUp` (an operator's cleanup orphan or force): only release what holds the object, skip the rest. */
   finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; giveUp: boolean };
@@ -92,7 +124,12 @@ export const objectMachine = setup({
       const next = nextIncarnationOf(context.uid, o);
       if (next) return next;
       // Deletion cannot be undone: a late or replayed observation without it does not resurrect the object.
-      return { uid: o.uid, projection: o.projection, deleting: context.deleting || o.deleting, gone: context.gone || o.gone };
+      return {
+        uid: o.uid,
+        projection: o.projection,
+        deleting: context.deleting || o.deleting,
+        gone: context.gone || o.gone,
+      };
     }),
     recordApplied: assign(({ context, event }) =>
       event.type === 'applied'
@@ -109,7 +146,9 @@ export const objectMachine = setup({
     ),
     startApply: assign(({ context }) => ({ inFlightProjection: JSON.stringify(context.projection) })),
     recordWait: assign(({ event }) => (event.type === 'mustWait' ? { waitingFor: event.reason } : {})),
-    recordInvalid: assign(({ event }) => (event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {})),
+    recordInvalid: assign(({ event }) =>
+      event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {},
+    ),
     recordFailure: assign(({ event }) => failureOf(event)),
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
     resumeToTranslating: assign({ resumeTo: 'translating' as const }),
@@ -117,8 +156,10 @@ export const objectMachine = setup({
   },
   guards: {
     isGone: ({ context }) => context.gone || context.deleting,
-    isRefusedRequest: ({ event }) => event.type === 'actionFailed' && (REFUSED_REQUEST_REASONS as readonly string[]).includes(event.reason),
-    isInvalid: ({ context }) => typeof context.projection === 'object' && context.projection !== null && 'invalid' in context.projection,
+    isRefusedRequest: ({ event }) =>
+      event.type === 'actionFailed' && (REFUSED_REQUEST_REASONS as readonly string[]).includes(event.reason),
+    isInvalid: ({ context }) =>
+      typeof context.projection === 'object' && context.projection !== null && 'invalid' in context.projection,
     /** Only a change of what the translation reads is worth telling the referrers about. */
     changedSinceApplied: ({ context }) => context.appliedProjection !== context.inFlightProjection,
     /** The object changed while its apply ran (a burst of Endpoints changes): the result is of an older projection. */
@@ -176,8 +217,16 @@ export const objectMachine = setup({
           { guard: 'observedSinceApply', target: 'deciding', actions: 'recordApplied' },
           { target: 'ready', actions: 'recordApplied' },
         ],
-        mustWait: [{ guard: 'isGone', target: 'finalizing' }, { guard: 'observedSinceApply', target: 'deciding' }, { target: 'waitingForDependency', actions: 'recordWait' }],
-        invalid: [{ guard: 'isGone', target: 'finalizing' }, { guard: 'observedSinceApply', target: 'deciding' }, { target: 'invalid', actions: 'recordInvalid' }],
+        mustWait: [
+          { guard: 'isGone', target: 'finalizing' },
+          { guard: 'observedSinceApply', target: 'deciding' },
+          { target: 'waitingForDependency', actions: 'recordWait' },
+        ],
+        invalid: [
+          { guard: 'isGone', target: 'finalizing' },
+          { guard: 'observedSinceApply', target: 'deciding' },
+          { target: 'invalid', actions: 'recordInvalid' },
+        ],
         // The API server refused the Translations themselves (e.g. a name over 253 characters): no retry can help.
         actionFailed: [
           { guard: 'isRefusedRequest', target: 'invalid', actions: 'recordFailure' },
@@ -189,9 +238,17 @@ export const objectMachine = setup({
     notifying: {
       entry: { type: 'notifyReferrers', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '' }) },
       on: {
-        referrersNotified: [{ guard: 'isGone', target: 'finalizing' }, { guard: 'observedSinceApply', target: 'deciding' }, { target: 'ready' }],
+        referrersNotified: [
+          { guard: 'isGone', target: 'finalizing' },
+          { guard: 'observedSinceApply', target: 'deciding' },
+          { target: 'ready' },
+        ],
         // Referrers also re-check on their own timer; a failed notification must not block this object.
-        actionFailed: [{ guard: 'isGone', target: 'finalizing' }, { guard: 'observedSinceApply', target: 'deciding', actions: 'recordFailure' }, { target: 'ready', actions: 'recordFailure' }],
+        actionFailed: [
+          { guard: 'isGone', target: 'finalizing' },
+          { guard: 'observedSinceApply', target: 'deciding', actions: 'recordFailure' },
+          { target: 'ready', actions: 'recordFailure' },
+        ],
       },
     },
     ready: {
@@ -223,7 +280,12 @@ export const objectMachine = setup({
       tags: ['continueAsNewSafe'],
       entry: {
         type: 'recordEvent',
-        params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? Reason.Invalid, message: context.lastError?.message ?? 'cannot be translated' }),
+        params: ({ context }) => ({
+          ref: context.ref,
+          type: 'Warning' as const,
+          reason: context.lastError?.reason ?? Reason.Invalid,
+          message: context.lastError?.message ?? 'cannot be translated',
+        }),
       },
       on: {
         eventRecorded: {},
@@ -236,7 +298,15 @@ export const objectMachine = setup({
     finalizing: {
       entry: [
         'resumeToFinalizing',
-        { type: 'finalize', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', ...(context.dependency ? { dependency: context.dependency } : {}), giveUp: false }) },
+        {
+          type: 'finalize',
+          params: ({ context }) => ({
+            ref: context.ref,
+            uid: context.uid ?? '',
+            ...(context.dependency ? { dependency: context.dependency } : {}),
+            giveUp: false,
+          }),
+        },
       ],
       on: {
         finalized: 'done',
@@ -248,7 +318,12 @@ export const objectMachine = setup({
       entry: [
         {
           type: 'recordEvent',
-          params: ({ context }) => ({ ref: context.ref, type: 'Warning' as const, reason: context.lastError?.reason ?? Reason.Stuck, message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}` }),
+          params: ({ context }) => ({
+            ref: context.ref,
+            type: 'Warning' as const,
+            reason: context.lastError?.reason ?? Reason.Stuck,
+            message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}`,
+          }),
         },
         stuckRetryTimer.start,
       ],
@@ -257,7 +332,10 @@ export const objectMachine = setup({
     },
     /** An operator gave up (cleanup orphan or force): release what holds the object, then finish. */
     givingUp: {
-      entry: { type: 'finalize', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', giveUp: true }) },
+      entry: {
+        type: 'finalize',
+        params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', giveUp: true }),
+      },
       on: {
         finalized: 'done',
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
@@ -285,4 +363,6 @@ export const objectMachine = setup({
 });
 
 /** The persisted record's versions: 2 renamed `releasing` (an operator gave up) to `givingUp`, as the other machines say. */
-export const objectLifecycleMachine = versioned<ObjectContext>(objectMachine, [renameStates({ releasing: 'givingUp' })]);
+export const objectLifecycleMachine = versioned<ObjectContext>(objectMachine, [
+  renameStates({ releasing: 'givingUp' }),
+]);

@@ -19,7 +19,10 @@ const pod = (overrides: Partial<Observation> = {}): Observation => ({
   projection: { source: 'Pod', runtimeClassName: 'kata-remote' },
   ...overrides,
 });
-const peerPod = (overrides: Partial<Observation> = {}, spec: { instanceID?: string; ownerUid?: string } = { instanceID: vm.instanceId, ownerUid: 'pod-u1' }): Observation => ({
+const peerPod = (
+  overrides: Partial<Observation> = {},
+  spec: { instanceID?: string; ownerUid?: string } = { instanceID: vm.instanceId, ownerUid: 'pod-u1' },
+): Observation => ({
   ref,
   uid: 'pp-u1',
   generation: 1,
@@ -63,30 +66,56 @@ const events: PeerPodEvent[] = [
 type Snapshot = ReturnType<typeof initialTransition<typeof peerPodMachine>>[0];
 const key = (s: Snapshot) => {
   const c = s.context;
-  return JSON.stringify([s.value, c.uid, c.pod, c.peerPod, !!c.intent, !!c.vm, c.recorded, !!c.orphanedVm, c.resumeTo, !!c.nextIncarnation, !!c.lastError, c.trackedBy, c.olderRetired]);
+  return JSON.stringify([
+    s.value,
+    c.uid,
+    c.pod,
+    c.peerPod,
+    !!c.intent,
+    !!c.vm,
+    c.recorded,
+    !!c.orphanedVm,
+    c.resumeTo,
+    !!c.nextIncarnation,
+    !!c.lastError,
+    c.trackedBy,
+    c.olderRetired,
+  ]);
 };
-const edges = exploreTransitions(peerPodMachine, { ref }, events, (s) => key(s as Snapshot)) as { from: Snapshot; event: PeerPodEvent; to: Snapshot; actions: string[] }[];
+const edges = exploreTransitions(peerPodMachine, { ref }, events, (s) => key(s as Snapshot)) as {
+  from: Snapshot;
+  event: PeerPodEvent;
+  to: Snapshot;
+  actions: string[];
+}[];
 const value = (s: Snapshot) => String(s.value);
 /** The VM may exist: created, recorded by a PeerPod, or asked for with the reply still out. */
 const mayHaveVm = (s: Snapshot) => s.context.vm !== undefined || s.context.intent !== undefined;
 /** Someone else (cloud-api-adaptor) removed the finalizer of a PeerPod we never served: its VM is theirs. */
 const givenUp = (s: Snapshot) => s.context.actions.some((a) => a.action === 'cleanup' && a.mode !== 'retry');
-const releasedByOthers = (s: Snapshot) => s.context.pod === undefined && s.context.peerPod !== undefined && !s.context.peerPod.held;
-const ending = (s: Snapshot) => (s.context.pod?.gone ?? false) || (s.context.peerPod?.deleting ?? false) || (s.context.peerPod?.gone ?? false);
+const releasedByOthers = (s: Snapshot) =>
+  s.context.pod === undefined && s.context.peerPod !== undefined && !s.context.peerPod.held;
+const ending = (s: Snapshot) =>
+  (s.context.pod?.gone ?? false) || (s.context.peerPod?.deleting ?? false) || (s.context.peerPod?.gone ?? false);
 
 describe('peer-pod machine: every transition', () => {
   it('reaches every state it declares (deciding, ending and resuming are passed through)', () => {
     const reached = new Set(edges.map((e) => value(e.to)));
-    const declared = Object.keys(peerPodMachine.root.states).filter((s) => !['deciding', 'ending', 'resuming'].includes(s));
+    const declared = Object.keys(peerPodMachine.root.states).filter(
+      (s) => !['deciding', 'ending', 'resuming'].includes(s),
+    );
     expect([...reached].sort()).toEqual(declared.sort());
     expect(edges.length).toBeGreaterThan(200);
   });
 
   it('never finishes while a VM may exist, unless an operator gave it up (then it is recorded as orphaned)', () => {
-    const leaks = edges.filter((e) => value(e.to) === 'done' && mayHaveVm(e.to) && !releasedByOthers(e.to) && !givenUp(e.to));
+    const leaks = edges.filter(
+      (e) => value(e.to) === 'done' && mayHaveVm(e.to) && !releasedByOthers(e.to) && !givenUp(e.to),
+    );
     expect(leaks.map((e) => `${value(e.from)} --${e.event.type}-->`)).toEqual([]);
     const orphaned = edges.filter((e) => value(e.to) === 'done' && e.to.context.orphanedVm);
-    for (const e of orphaned) expect(e.to.context.actions.some((a) => a.action === 'cleanup' && a.mode !== 'retry')).toBe(true);
+    for (const e of orphaned)
+      expect(e.to.context.actions.some((a) => a.action === 'cleanup' && a.mode !== 'retry')).toBe(true);
   });
 
   it('releases the PeerPod only once the VM is deleted, or given up by an operator', () => {
@@ -105,10 +134,14 @@ describe('peer-pod machine: every transition', () => {
     }
   });
 
-  it("never makes a second VM, nor writes a PeerPod, for a Pod whose VM someone else made", () => {
+  it('never makes a second VM, nor writes a PeerPod, for a Pod whose VM someone else made', () => {
     const tracked = edges.filter((e) => e.from.context.trackedBy !== undefined);
     expect(tracked.length).toBeGreaterThan(0);
-    expect(tracked.filter((e) => e.actions.includes('createVm') || e.actions.includes('recordPeerPod')).map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
+    expect(
+      tracked
+        .filter((e) => e.actions.includes('createVm') || e.actions.includes('recordPeerPod'))
+        .map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`),
+    ).toEqual([]);
   });
 
   it('once the pod goes, it deletes the VM after the step in flight', () => {
@@ -120,7 +153,13 @@ describe('peer-pod machine: every transition', () => {
     for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
       const grew = e.to.context.actions.length - e.from.context.actions.length;
       expect([0, 1]).toContain(grew);
-      if (grew === 1) expect(e.to.context.actions.at(-1)).toMatchObject({ action: e.event.type, requestedBy: 'bob', reason: 'test', at });
+      if (grew === 1)
+        expect(e.to.context.actions.at(-1)).toMatchObject({
+          action: e.event.type,
+          requestedBy: 'bob',
+          reason: 'test',
+          at,
+        });
     }
   });
 });
@@ -128,11 +167,33 @@ describe('peer-pod machine: every transition', () => {
 function run(...sequence: PeerPodEvent[]) {
   let [snapshot, actions] = initialTransition(peerPodMachine, { ref });
   for (const event of sequence) [snapshot, actions] = transition(peerPodMachine, snapshot, event);
-  return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => ({ type: a.type, params: a.params })) };
+  return {
+    state: String(snapshot.value),
+    context: snapshot.context,
+    actions: actions.map((a) => ({ type: a.type, params: a.params })),
+  };
 }
 const types = (r: ReturnType<typeof run>) => r.actions.map((a) => a.type);
-const [podSeen, podDeleting, , otherPod, peerPodSeen, peerPodDeleting, peerPodReleasedByOthers, , created, recorded, , vmMissing, deleted, released, , failed, retry, driftCheck] =
-  events as [PeerPodEvent, ...PeerPodEvent[]];
+const [
+  podSeen,
+  podDeleting,
+  ,
+  otherPod,
+  peerPodSeen,
+  peerPodDeleting,
+  peerPodReleasedByOthers,
+  ,
+  created,
+  recorded,
+  ,
+  vmMissing,
+  deleted,
+  released,
+  ,
+  failed,
+  retry,
+  driftCheck,
+] = events as [PeerPodEvent, ...PeerPodEvent[]];
 const cleanup = (mode: 'retry' | 'orphan'): PeerPodEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
 const olderRetired = events.at(-1)!;
 const madeElsewhere = events.at(-2)!;
@@ -142,25 +203,105 @@ describe('peer-pod machine: scenarios', () => {
   it.each([
     ['a peer pod gets a VM under the name recorded first', [podSeen], 'creatingVm', ['createVm']],
     ['then its PeerPod', [podSeen, created!], 'recordingPeerPod', ['recordPeerPod']],
-    ['then it is tracked, with a drift timer', [podSeen, created!, recorded!], 'tracking', ['startTimer', 'retireOlderPeerPods']],
-    ['the pod going deletes the VM', [podSeen, created!, recorded!, podDeleting!], 'deletingVm', ['cancelTimer', 'deleteVm']],
+    [
+      'then it is tracked, with a drift timer',
+      [podSeen, created!, recorded!],
+      'tracking',
+      ['startTimer', 'retireOlderPeerPods'],
+    ],
+    [
+      'the pod going deletes the VM',
+      [podSeen, created!, recorded!, podDeleting!],
+      'deletingVm',
+      ['cancelTimer', 'deleteVm'],
+    ],
     ['then releases the PeerPod', [podSeen, created!, recorded!, podDeleting!, deleted!], 'releasing', ['release']],
     ['and ends', [podSeen, created!, recorded!, podDeleting!, deleted!, released!], 'done', []],
-    ['a pod deleted while its VM is created still gets it deleted', [podSeen, podDeleting!, created!], 'deletingVm', ['deleteVm']],
-    ['a pod deleted before its PeerPod was written: the VM is deleted, nothing to release', [podSeen, created!, podDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
-    ["a PeerPod alone (cloud-api-adaptor's) is tracked, never given a VM, and the older PeerPods of its Pod are deleted (upstream #1510)", [peerPodSeen!], 'tracking', ['startTimer', 'retireOlderPeerPods']],
-    ['its deletion with the finalizer still there deletes the VM it names (the failure path)', [peerPodSeen!, olderRetired, peerPodDeleting!], 'deletingVm', ['cancelTimer', 'deleteVm']],
-    ['a PeerPod released by someone else needs nothing', [peerPodSeen!, olderRetired, peerPodReleasedByOthers!], 'done', ['cancelTimer']],
-    ['a failed VM deletion is stuck, shown by a Warning Event, retried by a timer', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!], 'stuck', ['recordEvent', 'startTimer']],
-    ['the stuck timer retries the deletion', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, retry!], 'deletingVm', ['cancelTimer', 'deleteVm']],
-    ['cleanup retry retries now', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('retry')], 'deletingVm', ['cancelTimer', 'deleteVm']],
-    ['cleanup orphan leaves the VM to the sweeper, says so, and releases', [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('orphan')], 'givingUp', ['cancelTimer', 'recordEvent']],
-    ['a drift check looks at the VM', [podSeen, created!, recorded!, driftCheck!], 'checkingVm', ['cancelTimer', 'observeVm']],
-    ["a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM", [podSeen, madeElsewhere], 'tracking', ['recordEvent', 'startTimer', 'retireOlderPeerPods']],
+    [
+      'a pod deleted while its VM is created still gets it deleted',
+      [podSeen, podDeleting!, created!],
+      'deletingVm',
+      ['deleteVm'],
+    ],
+    [
+      'a pod deleted before its PeerPod was written: the VM is deleted, nothing to release',
+      [podSeen, created!, podDeleting!, failed!],
+      'stuck',
+      ['recordEvent', 'startTimer'],
+    ],
+    [
+      "a PeerPod alone (cloud-api-adaptor's) is tracked, never given a VM, and the older PeerPods of its Pod are deleted (upstream #1510)",
+      [peerPodSeen!],
+      'tracking',
+      ['startTimer', 'retireOlderPeerPods'],
+    ],
+    [
+      'its deletion with the finalizer still there deletes the VM it names (the failure path)',
+      [peerPodSeen!, olderRetired, peerPodDeleting!],
+      'deletingVm',
+      ['cancelTimer', 'deleteVm'],
+    ],
+    [
+      'a PeerPod released by someone else needs nothing',
+      [peerPodSeen!, olderRetired, peerPodReleasedByOthers!],
+      'done',
+      ['cancelTimer'],
+    ],
+    [
+      'a failed VM deletion is stuck, shown by a Warning Event, retried by a timer',
+      [peerPodSeen!, olderRetired, peerPodDeleting!, failed!],
+      'stuck',
+      ['recordEvent', 'startTimer'],
+    ],
+    [
+      'the stuck timer retries the deletion',
+      [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, retry!],
+      'deletingVm',
+      ['cancelTimer', 'deleteVm'],
+    ],
+    [
+      'cleanup retry retries now',
+      [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('retry')],
+      'deletingVm',
+      ['cancelTimer', 'deleteVm'],
+    ],
+    [
+      'cleanup orphan leaves the VM to the sweeper, says so, and releases',
+      [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('orphan')],
+      'givingUp',
+      ['cancelTimer', 'recordEvent'],
+    ],
+    [
+      'a drift check looks at the VM',
+      [podSeen, created!, recorded!, driftCheck!],
+      'checkingVm',
+      ['cancelTimer', 'observeVm'],
+    ],
+    [
+      'a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM',
+      [podSeen, madeElsewhere],
+      'tracking',
+      ['recordEvent', 'startTimer', 'retireOlderPeerPods'],
+    ],
     ['and its deletion leaves that VM to its PeerPod', [podSeen, madeElsewhere, podDeleting!], 'done', ['cancelTimer']],
-    ['a VM gone from the cloud under a live pod is made again', [podSeen, created!, recorded!, driftCheck!, vmMissing!], 'creatingVm', ['recordEvent', 'createVm']],
-    ['a create that wrote its PeerPod too goes straight to tracking', [podSeen, createdAndRecorded], 'tracking', ['startTimer', 'retireOlderPeerPods']],
-    ['and its pod going deletes the VM, then releases that PeerPod', [podSeen, createdAndRecorded, podDeleting!, deleted!], 'releasing', ['release']],
+    [
+      'a VM gone from the cloud under a live pod is made again',
+      [podSeen, created!, recorded!, driftCheck!, vmMissing!],
+      'creatingVm',
+      ['recordEvent', 'createVm'],
+    ],
+    [
+      'a create that wrote its PeerPod too goes straight to tracking',
+      [podSeen, createdAndRecorded],
+      'tracking',
+      ['startTimer', 'retireOlderPeerPods'],
+    ],
+    [
+      'and its pod going deletes the VM, then releases that PeerPod',
+      [podSeen, createdAndRecorded, podDeleting!, deleted!],
+      'releasing',
+      ['release'],
+    ],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as PeerPodEvent[]));
     expect(result.state).toBe(state);
@@ -170,7 +311,9 @@ describe('peer-pod machine: scenarios', () => {
   it('a failed create keeps its intent: the retry asks for the same name (the provider finds the VM a lost reply made)', () => {
     const first = run(podSeen);
     const retried = run(podSeen, { ...failed!, action: 'createVm' } as PeerPodEvent, retry!);
-    expect(retried.actions.find((a) => a.type === 'createVm')?.params).toEqual(first.actions.find((a) => a.type === 'createVm')?.params);
+    expect(retried.actions.find((a) => a.type === 'createVm')?.params).toEqual(
+      first.actions.find((a) => a.type === 'createVm')?.params,
+    );
     expect(retried.context.intent?.at).toBe(at);
   });
 
@@ -182,23 +325,49 @@ describe('peer-pod machine: scenarios', () => {
   it('looks for older PeerPods of the Pod only from a live PeerPod someone else wrote, and only until it has', () => {
     const params = (r: ReturnType<typeof run>) => r.actions.find((a) => a.type === 'retireOlderPeerPods')?.params;
     expect(params(run(peerPodSeen!))).toEqual({ namespace: 'default', name: 'web', uid: 'pp-u1', skip: false });
-    expect(params(run(peerPodSeen!, olderRetired, driftCheck!, { type: 'vmObserved', exists: true, at }))).toMatchObject({ skip: true });
-    expect(params(run(peerPodSeen!, { ...failed!, action: 'retireOlderPeerPods' } as PeerPodEvent, driftCheck!, { type: 'vmObserved', exists: true, at }))).toMatchObject({ skip: false });
+    expect(
+      params(run(peerPodSeen!, olderRetired, driftCheck!, { type: 'vmObserved', exists: true, at })),
+    ).toMatchObject({ skip: true });
+    expect(
+      params(
+        run(peerPodSeen!, { ...failed!, action: 'retireOlderPeerPods' } as PeerPodEvent, driftCheck!, {
+          type: 'vmObserved',
+          exists: true,
+          at,
+        }),
+      ),
+    ).toMatchObject({ skip: false });
     expect(params(run(podSeen, created!, recorded!))).toMatchObject({ skip: true });
   });
 
   it('deletes the recorded VM by its id', () => {
-    expect(run(podSeen, created!, recorded!, podDeleting!).actions.find((a) => a.type === 'deleteVm')?.params).toEqual({ vm });
+    expect(run(podSeen, created!, recorded!, podDeleting!).actions.find((a) => a.type === 'deleteVm')?.params).toEqual({
+      vm,
+    });
   });
 
   it('releases the PeerPod it wrote, by its UID', () => {
     const result = run(podSeen, created!, recorded!, podDeleting!, deleted!);
-    expect(result.actions.find((a) => a.type === 'release')?.params).toEqual({ namespace: 'default', name: 'web', uid: 'pp-u1' });
+    expect(result.actions.find((a) => a.type === 'release')?.params).toEqual({
+      namespace: 'default',
+      name: 'web',
+      uid: 'pp-u1',
+    });
     // The same when the create wrote it, and when the watcher's observation of it came first (it says more).
     const sameCall = run(podSeen, createdAndRecorded, podDeleting!, deleted!);
-    expect(sameCall.actions.find((a) => a.type === 'release')?.params).toEqual({ namespace: 'default', name: 'web', uid: 'pp-u1' });
+    expect(sameCall.actions.find((a) => a.type === 'release')?.params).toEqual({
+      namespace: 'default',
+      name: 'web',
+      uid: 'pp-u1',
+    });
     const observedFirst = run(podSeen, peerPodSeen!, createdAndRecorded);
-    expect(observedFirst.context.peerPod).toEqual({ uid: 'pp-u1', name: 'web', held: true, deleting: false, gone: false });
+    expect(observedFirst.context.peerPod).toEqual({
+      uid: 'pp-u1',
+      name: 'web',
+      held: true,
+      deleting: false,
+      gone: false,
+    });
     expect(observedFirst.state).toBe('tracking');
   });
 
@@ -209,7 +378,11 @@ describe('peer-pod machine: scenarios', () => {
   });
 
   it('ignores a PeerPod owned by another incarnation of the Pod', () => {
-    const { context } = run(podSeen, { type: 'observed', observation: peerPod({ uid: 'pp-old' }, { instanceID: 'other', ownerUid: 'pod-u0' }), at });
+    const { context } = run(podSeen, {
+      type: 'observed',
+      observation: peerPod({ uid: 'pp-old' }, { instanceID: 'other', ownerUid: 'pod-u0' }),
+      at,
+    });
     expect(context.peerPod).toBeUndefined();
   });
 

@@ -1,6 +1,17 @@
 import { and, assign, not, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { driftCheckTimer, failureOf, lifecycleRoot, observingState, pausedTransitions, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
+import {
+  driftCheckTimer,
+  failureOf,
+  lifecycleRoot,
+  observingState,
+  pausedTransitions,
+  stuckTransitions,
+  stuckRetryTimer,
+  versioned,
+  withOperatorAction,
+  type CommonLifecycleEvent,
+} from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import type { PeerPodProjection } from './peerpod-projection';
@@ -108,7 +119,9 @@ export function vmName(podName: string, podUid: string): string {
  * The Pod a PeerPod belongs to: its controller reference, else its first (upstream compares `ownerReferences[0]`; the
  * controller reference is the one that means "owned by").
  */
-export function peerPodOwner<R extends { kind: string; controller?: boolean }>(ownerReferences: readonly R[] = []): R | undefined {
+export function peerPodOwner<R extends { kind: string; controller?: boolean }>(
+  ownerReferences: readonly R[] = [],
+): R | undefined {
   return ownerReferences.find((r) => r.kind === 'Pod' && r.controller) ?? ownerReferences[0];
 }
 
@@ -119,7 +132,8 @@ const sanitize = (s: string) => Array.from(s.toLowerCase(), (c) => (/^[a-z0-9-]$
 export const vmNamePodPart = (podName: string) => sanitize(podName).slice(0, 48);
 
 /** A PeerPod someone else wrote, live, not looked at yet: older ones of the same Pod may be left behind. */
-const needsRetiring = (c: PeerPodContext) => c.pod === undefined && c.peerPod !== undefined && !c.peerPod.deleting && !c.peerPod.gone && !c.olderRetired;
+const needsRetiring = (c: PeerPodContext) =>
+  c.pod === undefined && c.peerPod !== undefined && !c.peerPod.deleting && !c.peerPod.gone && !c.olderRetired;
 
 const isPod = (o: Observation) => (o.projection as PeerPodProjection | undefined)?.source === 'Pod';
 
@@ -153,7 +167,8 @@ export const peerPodMachine = setup({
       if (isPod(o)) {
         // Another Pod with this name proves this one gone (its deletion may never have been observed): its VM goes,
         // then the latest next Pod is served.
-        if (context.pod && context.pod.uid !== o.uid) return { nextIncarnation: o, pod: { ...context.pod, gone: true } };
+        if (context.pod && context.pod.uid !== o.uid)
+          return { nextIncarnation: o, pod: { ...context.pod, gone: true } };
         // Deletion cannot be undone: a late observation without it does not bring the Pod back.
         return { uid: o.uid, pod: { uid: o.uid, gone: (context.pod?.gone ?? false) || o.deleting || o.gone } };
       }
@@ -161,7 +176,15 @@ export const peerPodMachine = setup({
       // A record of another incarnation of the Pod is that incarnation's business.
       if (context.uid && p.ownerUid && p.ownerUid !== context.uid) return {};
       const previous = context.peerPod?.uid === o.uid ? context.peerPod : undefined;
-      const recordedVm = p.instanceID && p.cloudProvider ? { provider: p.cloudProvider, instanceId: p.instanceID, ...(p.cloud ? { cloud: p.cloud } : {}), ...(p.ownerName ? { podName: p.ownerName } : {}) } : undefined;
+      const recordedVm =
+        p.instanceID && p.cloudProvider
+          ? {
+              provider: p.cloudProvider,
+              instanceId: p.instanceID,
+              ...(p.cloud ? { cloud: p.cloud } : {}),
+              ...(p.ownerName ? { podName: p.ownerName } : {}),
+            }
+          : undefined;
       return {
         uid: context.uid ?? p.ownerUid,
         peerPod: {
@@ -172,16 +195,38 @@ export const peerPodMachine = setup({
           gone: (previous?.gone ?? false) || o.gone,
         },
         // The PeerPod is the record of a VM this workflow did not create (cloud-api-adaptor's, or a lost run's).
-        ...(context.vm || !recordedVm || recordedVm.instanceId === context.settledVmId ? {} : { vm: recordedVm, recorded: true }),
+        ...(context.vm || !recordedVm || recordedVm.instanceId === context.settledVmId
+          ? {}
+          : { vm: recordedVm, recorded: true }),
       };
     }),
-    recordIntent: assign(({ context, event }) => (context.intent ? {} : { intent: { name: vmName(context.ref.name, context.uid ?? ''), at: event.at } })),
-    recordVm: assign(({ context, event }) => (event.type === 'vmCreated' ? { vm: event.vm, lastError: undefined, ...(event.peerPod ? recordedIn(context, event.peerPod) : {}) } : {})),
+    recordIntent: assign(({ context, event }) =>
+      context.intent ? {} : { intent: { name: vmName(context.ref.name, context.uid ?? ''), at: event.at } },
+    ),
+    recordVm: assign(({ context, event }) =>
+      event.type === 'vmCreated'
+        ? { vm: event.vm, lastError: undefined, ...(event.peerPod ? recordedIn(context, event.peerPod) : {}) }
+        : {},
+    ),
     markOlderRetired: assign({ olderRetired: true }),
-    recordMadeElsewhere: assign(({ event }) => (event.type === 'vmMadeElsewhere' ? { trackedBy: event.peerPod, intent: undefined, lastError: undefined } : {})),
-    rememberPeerPod: assign(({ context, event }) => (event.type === 'peerPodRecorded' ? { ...recordedIn(context, event), lastError: undefined } : {})),
-    forgetVm: assign(({ context }) => ({ vm: undefined, intent: undefined, recorded: false, settledVmId: context.vm?.instanceId ?? context.settledVmId })),
-    orphanVm: assign(({ context }) => ({ orphanedVm: context.vm, vm: undefined, intent: undefined, settledVmId: context.vm?.instanceId ?? context.settledVmId })),
+    recordMadeElsewhere: assign(({ event }) =>
+      event.type === 'vmMadeElsewhere' ? { trackedBy: event.peerPod, intent: undefined, lastError: undefined } : {},
+    ),
+    rememberPeerPod: assign(({ context, event }) =>
+      event.type === 'peerPodRecorded' ? { ...recordedIn(context, event), lastError: undefined } : {},
+    ),
+    forgetVm: assign(({ context }) => ({
+      vm: undefined,
+      intent: undefined,
+      recorded: false,
+      settledVmId: context.vm?.instanceId ?? context.settledVmId,
+    })),
+    orphanVm: assign(({ context }) => ({
+      orphanedVm: context.vm,
+      vm: undefined,
+      intent: undefined,
+      settledVmId: context.vm?.instanceId ?? context.settledVmId,
+    })),
     clearError: assign({ lastError: undefined }),
     recordFailure: assign(({ event }) => failureOf(event)),
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
@@ -190,14 +235,16 @@ export const peerPodMachine = setup({
   },
   guards: {
     /** The Pod went, or the PeerPod is being deleted while it still holds our finalizer. */
-    isEnding: ({ context }) => (context.pod?.gone ?? false) || (context.peerPod ? context.peerPod.deleting || context.peerPod.gone : false),
+    isEnding: ({ context }) =>
+      (context.pod?.gone ?? false) || (context.peerPod ? context.peerPod.deleting || context.peerPod.gone : false),
     /** Only a Pod makes a VM, and only one nobody else made; a PeerPod alone (cloud-api-adaptor's) is only tracked. */
     needsVm: ({ context }) => context.pod !== undefined && context.vm === undefined && context.trackedBy === undefined,
     needsRecord: ({ context }) => context.pod !== undefined && !context.recorded && context.trackedBy === undefined,
     /** A VM may exist: created, recorded by a PeerPod, or asked for (its reply may have been lost). */
     mayHaveVm: ({ context }) => context.vm !== undefined || context.intent !== undefined,
     /** A PeerPod whose finalizer someone else removed (cloud-api-adaptor's normal path): nothing left to do. */
-    releasedByOthers: ({ context }) => context.pod === undefined && context.peerPod !== undefined && !context.peerPod.held,
+    releasedByOthers: ({ context }) =>
+      context.pod === undefined && context.peerPod !== undefined && !context.peerPod.held,
     holdsPeerPod: ({ context }) => context.peerPod !== undefined && context.peerPod.held && !context.peerPod.gone,
     isUnobserved: ({ context }) => context.pod === undefined && context.peerPod === undefined,
     resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
@@ -208,7 +255,13 @@ export const peerPodMachine = setup({
   },
 }).createMachine({
   id: 'peerpod',
-  context: ({ input }) => ({ ref: input.ref, timings: { ...defaultPeerPodTimings, ...input.timings }, recorded: false, resumeTo: 'creating', actions: [] }),
+  context: ({ input }) => ({
+    ref: input.ref,
+    timings: { ...defaultPeerPodTimings, ...input.timings },
+    recorded: false,
+    resumeTo: 'creating',
+    actions: [],
+  }),
   ...lifecycleRoot,
   states: {
     observing: observingState,
@@ -222,7 +275,11 @@ export const peerPodMachine = setup({
       ],
     },
     ending: {
-      always: [{ guard: 'mayHaveVm', target: 'deletingVm' }, { guard: 'holdsPeerPod', target: 'releasing' }, { target: 'done' }],
+      always: [
+        { guard: 'mayHaveVm', target: 'deletingVm' },
+        { guard: 'holdsPeerPod', target: 'releasing' },
+        { target: 'done' },
+      ],
     },
     creatingVm: {
       entry: [
@@ -230,7 +287,12 @@ export const peerPodMachine = setup({
         'recordIntent',
         {
           type: 'createVm',
-          params: ({ context }) => ({ name: context.intent?.name ?? '', podUid: context.uid ?? '', namespace: context.ref.namespace ?? '', podName: context.ref.name }),
+          params: ({ context }) => ({
+            name: context.intent?.name ?? '',
+            podUid: context.uid ?? '',
+            namespace: context.ref.namespace ?? '',
+            podName: context.ref.name,
+          }),
         },
       ],
       on: {
@@ -275,7 +337,15 @@ export const peerPodMachine = setup({
       entry: [
         driftCheckTimer.start,
         // Alongside, not before: tracking this PeerPod does not wait for the others (a failure is shown, and tried again).
-        { type: 'retireOlderPeerPods', params: ({ context }) => ({ namespace: context.ref.namespace ?? '', name: context.peerPod?.name ?? '', uid: context.peerPod?.uid ?? '', skip: !needsRetiring(context) }) },
+        {
+          type: 'retireOlderPeerPods',
+          params: ({ context }) => ({
+            namespace: context.ref.namespace ?? '',
+            name: context.peerPod?.name ?? '',
+            uid: context.peerPod?.uid ?? '',
+            skip: !needsRetiring(context),
+          }),
+        },
       ],
       exit: driftCheckTimer.cancel,
       on: {
@@ -295,7 +365,22 @@ export const peerPodMachine = setup({
       entry: { type: 'observeVm', params: ({ context }) => ({ vm: context.vm ?? { provider: '', instanceId: '' } }) },
       on: {
         vmObserved: [
-          { guard: 'vmMissing', target: 'deciding', actions: ['forgetVm', { type: 'recordEvent', params: ({ context }: { context: PeerPodContext }) => ({ ref: eventTarget(context), type: 'Warning' as const, reason: Reason.VmMissing, message: 'the VM of this peer pod is gone from the cloud; creating it again' }) }] },
+          {
+            guard: 'vmMissing',
+            target: 'deciding',
+            actions: [
+              'forgetVm',
+              {
+                type: 'recordEvent',
+                params: ({ context }: { context: PeerPodContext }) => ({
+                  ref: eventTarget(context),
+                  type: 'Warning' as const,
+                  reason: Reason.VmMissing,
+                  message: 'the VM of this peer pod is gone from the cloud; creating it again',
+                }),
+              },
+            ],
+          },
           { target: 'deciding' },
         ],
         eventRecorded: {},
@@ -304,14 +389,27 @@ export const peerPodMachine = setup({
     },
     deletingVm: {
       // A recorded VM is the only one (create is idempotent by name); without a record, the pod UID tag finds it.
-      entry: ['resumeToDeleting', { type: 'deleteVm', params: ({ context }) => (context.vm ? { vm: context.vm } : context.uid ? { podUid: context.uid } : {}) }],
+      entry: [
+        'resumeToDeleting',
+        {
+          type: 'deleteVm',
+          params: ({ context }) => (context.vm ? { vm: context.vm } : context.uid ? { podUid: context.uid } : {}),
+        },
+      ],
       on: {
         vmDeleted: { target: 'ending', actions: ['forgetVm', 'clearError'] },
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
     releasing: {
-      entry: { type: 'release', params: ({ context }) => ({ namespace: context.ref.namespace ?? '', name: context.peerPod?.name ?? context.ref.name, uid: context.peerPod?.uid ?? '' }) },
+      entry: {
+        type: 'release',
+        params: ({ context }) => ({
+          namespace: context.ref.namespace ?? '',
+          name: context.peerPod?.name ?? context.ref.name,
+          uid: context.peerPod?.uid ?? '',
+        }),
+      },
       on: {
         // A VM learned meanwhile (a PeerPod naming another one) is deleted first.
         released: [{ guard: 'mayHaveVm', target: 'ending' }, { target: 'done' }],

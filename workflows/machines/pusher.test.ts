@@ -10,7 +10,9 @@ const resource = { kind: 'Bridge' as const, parent: '', body: '{"id":"b1"}' };
 const pushedResource: PushedResource = { ...resource, key: 'Bridge:b1', id: 'b1', state: 'synced' };
 const request = { requestedBy: 'alice', reason: 'test' };
 
-const observation = (overrides: Partial<Observation<TranslationProjection>> = {}): Observation<TranslationProjection> => ({
+const observation = (
+  overrides: Partial<Observation<TranslationProjection>> = {},
+): Observation<TranslationProjection> => ({
   ref,
   uid: 'u1',
   generation: 1,
@@ -24,7 +26,14 @@ const observation = (overrides: Partial<Observation<TranslationProjection>> = {}
 /** One sample of every event the machine knows, with the variations that lead to different transitions. */
 const events: PusherEvent[] = [
   { type: 'observed', observation: observation(), at },
-  { type: 'observed', observation: observation({ generation: 2, projection: { resources: [resource, { ...resource, body: '{"id":"b2"}' }] } }), at },
+  {
+    type: 'observed',
+    observation: observation({
+      generation: 2,
+      projection: { resources: [resource, { ...resource, body: '{"id":"b2"}' }] },
+    }),
+    at,
+  },
   { type: 'observed', observation: observation({ deleting: true }), at },
   { type: 'observed', observation: observation({ deleting: true, finalizers: [] }), at },
   { type: 'observed', observation: observation({ gone: true, deleting: true, finalizers: [] }), at },
@@ -33,7 +42,13 @@ const events: PusherEvent[] = [
   { type: 'finalizerAdded', added: true, at },
   { type: 'finalizerAdded', added: false, reason: 'Deleting', at },
   { type: 'finalizerAdded', added: false, reason: 'NotFound', at },
-  { type: 'actionFailed', action: 'push', reason: 'InvalidTranslation', message: 'resources[1] (Vtep) kind: unknown kind', at },
+  {
+    type: 'actionFailed',
+    action: 'push',
+    reason: 'InvalidTranslation',
+    message: 'resources[1] (Vtep) kind: unknown kind',
+    at,
+  },
   { type: 'pushed', pushed: [pushedResource], removed: [], at },
   { type: 'backendDeleted', removed: [pushedResource], at },
   { type: 'released', at },
@@ -56,23 +71,47 @@ type Snapshot = ReturnType<typeof initialTransition<typeof pusherMachine>>[0];
 /** States are told apart by their value and the facts guards read, not by growing lists (actions, records). */
 const serializeState = (s: Snapshot) => {
   const c = s.context;
-  return JSON.stringify([s.value, c.uid, c.generation, c.pushedGeneration, c.inFlightGeneration, c.deleting, c.finalizerPresent, c.gone, c.resumeTo, c.force, c.pushed.length, c.orphaned.length > 0, !!c.nextIncarnation, c.invalidGeneration, c.backendChanged]);
+  return JSON.stringify([
+    s.value,
+    c.uid,
+    c.generation,
+    c.pushedGeneration,
+    c.inFlightGeneration,
+    c.deleting,
+    c.finalizerPresent,
+    c.gone,
+    c.resumeTo,
+    c.force,
+    c.pushed.length,
+    c.orphaned.length > 0,
+    !!c.nextIncarnation,
+    c.invalidGeneration,
+    c.backendChanged,
+  ]);
 };
 
 const allStates = Object.keys(pusherMachine.root.states);
 
-const edges = exploreTransitions(pusherMachine, { ref }, events, (s) => serializeState(s as Snapshot)) as { from: Snapshot; event: PusherEvent; to: Snapshot }[];
+const edges = exploreTransitions(pusherMachine, { ref }, events, (s) => serializeState(s as Snapshot)) as {
+  from: Snapshot;
+  event: PusherEvent;
+  to: Snapshot;
+}[];
 const value = (s: Snapshot) => String(s.value);
 
 describe('Translation machine: every transition', () => {
   it('reaches every state it declares (transient deciding/resuming/givingUp states are passed through)', () => {
     const reached = new Set(edges.map((e) => value(e.to)));
-    expect([...reached].sort()).toEqual(allStates.filter((s) => s !== 'deciding' && s !== 'resuming' && s !== 'givingUp').sort());
+    expect([...reached].sort()).toEqual(
+      allStates.filter((s) => s !== 'deciding' && s !== 'resuming' && s !== 'givingUp').sort(),
+    );
     expect(edges.length).toBeGreaterThan(200);
   });
 
   it('never finishes by releasing the finalizer while resources it pushed are still in MidoNet', () => {
-    const leaks = edges.filter((e) => value(e.to) === 'done' && e.event.type === 'released' && e.from.context.pushed.length > 0);
+    const leaks = edges.filter(
+      (e) => value(e.to) === 'done' && e.event.type === 'released' && e.from.context.pushed.length > 0,
+    );
     expect(leaks.map((e) => `${serializeState(e.from)} --released-->`)).toEqual([]);
   });
 
@@ -87,14 +126,26 @@ describe('Translation machine: every transition', () => {
       const grew = e.to.context.actions.length - e.from.context.actions.length;
       const stayed = value(e.to) === value(e.from) && e.to.context === e.from.context;
       expect(grew === 1 || stayed || grew === 0).toBe(true);
-      if (grew === 1) expect(e.to.context.actions.at(-1)).toMatchObject({ action: e.event.type, requestedBy: 'alice', reason: 'test', at });
+      if (grew === 1)
+        expect(e.to.context.actions.at(-1)).toMatchObject({
+          action: e.event.type,
+          requestedBy: 'alice',
+          reason: 'test',
+          at,
+        });
     }
   });
 
   it('a change or deletion observed during a push is acted on after it: never synced with an unpushed generation or a pending deletion', () => {
     const settled = edges.filter((e) => value(e.to) === 'synced');
     for (const e of settled) {
-      expect({ state: serializeState(e.to), unpushed: e.to.context.generation !== e.to.context.pushedGeneration || e.to.context.backendChanged === true || (e.to.context.deleting && e.to.context.finalizerPresent) }).toEqual({
+      expect({
+        state: serializeState(e.to),
+        unpushed:
+          e.to.context.generation !== e.to.context.pushedGeneration ||
+          e.to.context.backendChanged === true ||
+          (e.to.context.deleting && e.to.context.finalizerPresent),
+      }).toEqual({
         state: serializeState(e.to),
         unpushed: false,
       });
@@ -104,17 +155,23 @@ describe('Translation machine: every transition', () => {
   it('never starts a push of a Translation our finalizer does not hold, so nothing pushed can outlive its record', () => {
     const pushes = edges.filter((e) => value(e.to) === 'pushing' && value(e.from) !== 'pushing');
     expect(pushes.length).toBeGreaterThan(0);
-    expect(pushes.filter((e) => !e.to.context.finalizerPresent).map((e) => `${serializeState(e.from)} --${e.event.type}-->`)).toEqual([]);
+    expect(
+      pushes.filter((e) => !e.to.context.finalizerPresent).map((e) => `${serializeState(e.from)} --${e.event.type}-->`),
+    ).toEqual([]);
   });
 
   it('an invalid Translation is never retried by a timer: only a change, a refresh or its deletion moves it on', () => {
-    const leaving = edges.filter((e) => value(e.from) === 'invalid' && value(e.to) !== 'invalid' && value(e.to) !== 'paused');
+    const leaving = edges.filter(
+      (e) => value(e.from) === 'invalid' && value(e.to) !== 'invalid' && value(e.to) !== 'paused',
+    );
     expect(leaving.length).toBeGreaterThan(0);
     for (const e of leaving) expect(['observed', 'refresh']).toContain(e.event.type);
   });
 
   it('while pushing, deleting or releasing, an operator pause never loses the result of the running step', () => {
-    const afterPause = edges.filter((e) => value(e.from) === 'paused' && ['pushed', 'backendDeleted'].includes(e.event.type));
+    const afterPause = edges.filter(
+      (e) => value(e.from) === 'paused' && ['pushed', 'backendDeleted'].includes(e.event.type),
+    );
     expect(afterPause.length).toBeGreaterThan(0);
     for (const e of afterPause) expect(e.to.context).not.toBe(e.from.context);
   });
@@ -126,11 +183,31 @@ function run(...sequence: PusherEvent[]) {
   for (const event of sequence) [snapshot, actions] = transition(pusherMachine, snapshot, event);
   return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
 }
-const [observed, changed, deletingObserved, , , otherIncarnation, withoutFinalizer, finalizerAdded, refusedDeleting, , invalidFailed, pushed, backendDeleted, released, eventRecorded, failed, retry, driftCheck] = events as [
-  PusherEvent,
-  ...PusherEvent[],
-];
-const cleanup = (mode: 'retry' | 'orphan' | 'force'): PusherEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
+const [
+  observed,
+  changed,
+  deletingObserved,
+  ,
+  ,
+  otherIncarnation,
+  withoutFinalizer,
+  finalizerAdded,
+  refusedDeleting,
+  ,
+  invalidFailed,
+  pushed,
+  backendDeleted,
+  released,
+  eventRecorded,
+  failed,
+  retry,
+  driftCheck,
+] = events as [PusherEvent, ...PusherEvent[]];
+const cleanup = (mode: 'retry' | 'orphan' | 'force'): PusherEvent => ({
+  type: 'cleanup',
+  request: { ...request, mode },
+  at,
+});
 const pause: PusherEvent = { type: 'pause', request, at };
 const backendChanged = events.at(-1)!;
 const resume: PusherEvent = { type: 'resume', request, at };
@@ -138,31 +215,126 @@ const resume: PusherEvent = { type: 'resume', request, at };
 describe('Translation machine: scenarios', () => {
   it.each([
     ['a first observation pushes the resources', [observed], 'pushing', ['push']],
-    ['a successful push records status, then waits in synced with a drift timer', [observed, pushed!, eventRecorded!], 'synced', ['startTimer']],
-    ['the drift timer re-pushes (ensure repairs drift)', [observed, pushed!, eventRecorded!, driftCheck!], 'pushing', ['cancelTimer', 'push']],
-    ['deletion with our finalizer deletes the backend in reverse order', [observed, pushed!, eventRecorded!, deletingObserved!], 'deleting', ['cancelTimer', 'deleteBackend']],
-    ['after the backend is gone the finalizer is released', [observed, pushed!, eventRecorded!, deletingObserved!, backendDeleted!], 'releasing', ['releaseFinalizer']],
-    ['release ends the lifecycle', [observed, pushed!, eventRecorded!, deletingObserved!, backendDeleted!, released!], 'done', []],
-    ['a failed push parks the machine in stuck with a retry timer and a Warning', [observed, failed!], 'stuck', ['recordStatus', 'startTimer']],
+    [
+      'a successful push records status, then waits in synced with a drift timer',
+      [observed, pushed!, eventRecorded!],
+      'synced',
+      ['startTimer'],
+    ],
+    [
+      'the drift timer re-pushes (ensure repairs drift)',
+      [observed, pushed!, eventRecorded!, driftCheck!],
+      'pushing',
+      ['cancelTimer', 'push'],
+    ],
+    [
+      'deletion with our finalizer deletes the backend in reverse order',
+      [observed, pushed!, eventRecorded!, deletingObserved!],
+      'deleting',
+      ['cancelTimer', 'deleteBackend'],
+    ],
+    [
+      'after the backend is gone the finalizer is released',
+      [observed, pushed!, eventRecorded!, deletingObserved!, backendDeleted!],
+      'releasing',
+      ['releaseFinalizer'],
+    ],
+    [
+      'release ends the lifecycle',
+      [observed, pushed!, eventRecorded!, deletingObserved!, backendDeleted!, released!],
+      'done',
+      [],
+    ],
+    [
+      'a failed push parks the machine in stuck with a retry timer and a Warning',
+      [observed, failed!],
+      'stuck',
+      ['recordStatus', 'startTimer'],
+    ],
     ['the stuck timer retries the step that failed', [observed, failed!, retry!], 'pushing', ['cancelTimer', 'push']],
     ['cleanup retry retries at once', [observed, failed!, cleanup('retry')], 'pushing', ['cancelTimer', 'push']],
-    ['cleanup orphan releases the finalizer and keeps the record of what stays', [observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('orphan')], 'releasing', ['cancelTimer', 'releaseFinalizer']],
-    ['cleanup force deletes ignoring refusals', [observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('force')], 'deleting', ['cancelTimer', 'deleteBackend']],
+    [
+      'cleanup orphan releases the finalizer and keeps the record of what stays',
+      [observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('orphan')],
+      'releasing',
+      ['cancelTimer', 'releaseFinalizer'],
+    ],
+    [
+      'cleanup force deletes ignoring refusals',
+      [observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('force')],
+      'deleting',
+      ['cancelTimer', 'deleteBackend'],
+    ],
     ['a pause during a push keeps the push result', [observed, pause, pushed!], 'paused', []],
     ['resume after such a pause pushes again (idempotent)', [observed, pause, pushed!, resume], 'pushing', ['push']],
     ['a new incarnation waits while the old one is pushed', [observed, otherIncarnation!], 'pushing', []],
-    ['a new incarnation proves the old one gone (its deletion unseen): the old lifecycle ends, the new one is served next', [observed, pushed!, eventRecorded!, otherIncarnation!], 'done', ['cancelTimer']],
-    ['a Translation written without our finalizer (by hand) gets it before anything is pushed', [withoutFinalizer!], 'addingFinalizer', ['addFinalizer']],
+    [
+      'a new incarnation proves the old one gone (its deletion unseen): the old lifecycle ends, the new one is served next',
+      [observed, pushed!, eventRecorded!, otherIncarnation!],
+      'done',
+      ['cancelTimer'],
+    ],
+    [
+      'a Translation written without our finalizer (by hand) gets it before anything is pushed',
+      [withoutFinalizer!],
+      'addingFinalizer',
+      ['addFinalizer'],
+    ],
     ['once the finalizer holds it, it is pushed', [withoutFinalizer!, finalizerAdded!], 'pushing', ['push']],
-    ['one deleted before the finalizer could be added ends: nothing was pushed', [withoutFinalizer!, refusedDeleting!], 'done', []],
-    ['a Translation refused whole waits in invalid with a Warning, no retry timer', [observed, invalidFailed!], 'invalid', ['recordStatus']],
-    ['a change of an invalid Translation is pushed again', [observed, invalidFailed!, eventRecorded!, changed!], 'pushing', ['push']],
-    ['deleting an invalid Translation deletes what was pushed and releases', [observed, invalidFailed!, eventRecorded!, deletingObserved!], 'deleting', ['deleteBackend']],
-    ['resources it names changed in MidoNet under a synced Translation: it is pushed again', [observed, pushed!, eventRecorded!, backendChanged], 'pushing', ['cancelTimer', 'push']],
-    ['a change in MidoNet during a push is pushed again after it', [observed, backendChanged, pushed!, eventRecorded!], 'pushing', ['push']],
-    ['a change in MidoNet before the push started is covered by that push', [backendChanged, observed, pushed!, eventRecorded!], 'synced', ['startTimer']],
-    ['a stuck Translation retries at once when what it names changed in MidoNet', [observed, failed!, backendChanged], 'pushing', ['cancelTimer', 'push']],
-    ['an invalid Translation stays refused whatever changes in MidoNet', [observed, invalidFailed!, eventRecorded!, backendChanged], 'invalid', []],
+    [
+      'one deleted before the finalizer could be added ends: nothing was pushed',
+      [withoutFinalizer!, refusedDeleting!],
+      'done',
+      [],
+    ],
+    [
+      'a Translation refused whole waits in invalid with a Warning, no retry timer',
+      [observed, invalidFailed!],
+      'invalid',
+      ['recordStatus'],
+    ],
+    [
+      'a change of an invalid Translation is pushed again',
+      [observed, invalidFailed!, eventRecorded!, changed!],
+      'pushing',
+      ['push'],
+    ],
+    [
+      'deleting an invalid Translation deletes what was pushed and releases',
+      [observed, invalidFailed!, eventRecorded!, deletingObserved!],
+      'deleting',
+      ['deleteBackend'],
+    ],
+    [
+      'resources it names changed in MidoNet under a synced Translation: it is pushed again',
+      [observed, pushed!, eventRecorded!, backendChanged],
+      'pushing',
+      ['cancelTimer', 'push'],
+    ],
+    [
+      'a change in MidoNet during a push is pushed again after it',
+      [observed, backendChanged, pushed!, eventRecorded!],
+      'pushing',
+      ['push'],
+    ],
+    [
+      'a change in MidoNet before the push started is covered by that push',
+      [backendChanged, observed, pushed!, eventRecorded!],
+      'synced',
+      ['startTimer'],
+    ],
+    [
+      'a stuck Translation retries at once when what it names changed in MidoNet',
+      [observed, failed!, backendChanged],
+      'pushing',
+      ['cancelTimer', 'push'],
+    ],
+    [
+      'an invalid Translation stays refused whatever changes in MidoNet',
+      [observed, invalidFailed!, eventRecorded!, backendChanged],
+      'invalid',
+      [],
+    ],
   ] as const)('%s', (_, sequence, state, actions) => {
     const result = run(...(sequence as unknown as PusherEvent[]));
     expect(result.state).toBe(state);
@@ -185,9 +357,12 @@ describe('Translation machine: scenarios', () => {
 
   it('a Translation stuck on a failed push no longer says its resources are synced in its status: they are unverified', () => {
     let [snapshot] = initialTransition(pusherMachine, { ref });
-    for (const event of [observed, pushed!, eventRecorded!, driftCheck!]) [snapshot] = transition(pusherMachine, snapshot, event);
+    for (const event of [observed, pushed!, eventRecorded!, driftCheck!])
+      [snapshot] = transition(pusherMachine, snapshot, event);
     const [, actions] = transition(pusherMachine, snapshot, failed!);
-    const status = actions.find((a) => a.type === 'recordStatus') as unknown as { params: { state: string; resources: { id: string; state: string }[] } };
+    const status = actions.find((a) => a.type === 'recordStatus') as unknown as {
+      params: { state: string; resources: { id: string; state: string }[] };
+    };
     expect(status.params.state).toBe('stuck');
     expect(status.params.resources.map((r) => [r.id, r.state])).toEqual([['b1', 'unverified']]);
   });
@@ -200,7 +375,10 @@ describe('Translation machine: scenarios', () => {
 
   it('refuses, by having no transition, what the state does not allow (the update validators rely on it)', () => {
     const advance = (...sequence: PusherEvent[]) =>
-      sequence.reduce((snapshot, event) => transition(pusherMachine, snapshot, event)[0], initialTransition(pusherMachine, { ref })[0]);
+      sequence.reduce(
+        (snapshot, event) => transition(pusherMachine, snapshot, event)[0],
+        initialTransition(pusherMachine, { ref })[0],
+      );
     const synced = advance(observed, pushed!, eventRecorded!);
     expect(String(synced.value)).toBe('synced');
     expect(synced.can(cleanup('orphan'))).toBe(false);

@@ -1,6 +1,19 @@
 import { and, assign, setup } from 'xstate';
 import { timerActions } from '../interpreter';
-import { driftCheckTimer, failureOf, lifecycleRoot, nextIncarnationOf, observingState, pausedTransitions, renameStates, stuckTransitions, stuckRetryTimer, versioned, withOperatorAction, type CommonLifecycleEvent } from './common';
+import {
+  driftCheckTimer,
+  failureOf,
+  lifecycleRoot,
+  nextIncarnationOf,
+  observingState,
+  pausedTransitions,
+  renameStates,
+  stuckTransitions,
+  stuckRetryTimer,
+  versioned,
+  withOperatorAction,
+  type CommonLifecycleEvent,
+} from './common';
 import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../messages';
 import type { ObjectRef } from '../naming';
 import { identifyIfJson, type BackendResource, type PushedResource } from '../translation/model';
@@ -122,14 +135,20 @@ export interface PusherActionParams {
 }
 
 /** The status of a Translation that cannot go on by itself: its state, its last error, and the Warning Event's words. */
-const failureStatus = (state: 'invalid' | 'stuck', warning: (context: PusherContext) => { reason: string; message: string }) => ({
+const failureStatus = (
+  state: 'invalid' | 'stuck',
+  warning: (context: PusherContext) => { reason: string; message: string },
+) => ({
   type: 'recordStatus' as const,
   params: ({ context }: { context: PusherContext }): PusherActionParams['recordStatus'] => ({
     ref: context.ref,
     generation: context.generation,
     state,
     // A push that failed checked some resources and not others: none is claimed to be there any more.
-    resources: state === 'stuck' && context.resumeTo === 'pushing' ? context.pushed.map((r) => (r.state === 'synced' ? { ...r, state: 'unverified' as const } : r)) : context.pushed,
+    resources:
+      state === 'stuck' && context.resumeTo === 'pushing'
+        ? context.pushed.map((r) => (r.state === 'synced' ? { ...r, state: 'unverified' as const } : r))
+        : context.pushed,
     ...keptRecord(context),
     ...(context.lastError ? { error: context.lastError } : {}),
     eventReason: warning(context).reason,
@@ -166,17 +185,34 @@ export const pusherMachine = setup({
     }),
     recordPushed: assign(({ context, event }) =>
       event.type === 'pushed'
-        ? { pushed: event.pushed, pushedGeneration: context.inFlightGeneration, lastError: undefined, recordInStatus: event.recordInStatus ?? false, pushedCount: event.count ?? event.pushed.length }
+        ? {
+            pushed: event.pushed,
+            pushedGeneration: context.inFlightGeneration,
+            lastError: undefined,
+            recordInStatus: event.recordInStatus ?? false,
+            pushedCount: event.count ?? event.pushed.length,
+          }
         : {},
     ),
     // What this push may create is recorded before it starts: a push cut short (worker killed, retries run out) leaves
     // no result, and what it did create must still be removed when it is no longer wanted or the Translation goes.
-    startPush: assign(({ context }) => ({ inFlightGeneration: context.generation, backendChanged: false, pushed: withPending(context.pushed, context.desired) })),
+    startPush: assign(({ context }) => ({
+      inFlightGeneration: context.generation,
+      backendChanged: false,
+      pushed: withPending(context.pushed, context.desired),
+    })),
     recordBackendChange: assign({ backendChanged: true }),
-    recordDeleted: assign(({ event }) => (event.type === 'backendDeleted' ? { pushed: [], lastError: undefined, recordInStatus: false, pushedCount: 0 } : {})),
+    recordDeleted: assign(({ event }) =>
+      event.type === 'backendDeleted'
+        ? { pushed: [], lastError: undefined, recordInStatus: false, pushedCount: 0 }
+        : {},
+    ),
     recordFailure: assign(({ event }) => failureOf(event)),
     // Refused whole before anything was pushed: what this push recorded as pending was never created.
-    recordInvalid: assign(({ context }) => ({ invalidGeneration: context.inFlightGeneration, pushed: context.pushed.filter((p) => p.state !== 'pending') })),
+    recordInvalid: assign(({ context }) => ({
+      invalidGeneration: context.inFlightGeneration,
+      pushed: context.pushed.filter((p) => p.state !== 'pending'),
+    })),
     forgetInvalid: assign({ invalidGeneration: undefined }),
     recordFinalizer: assign(({ event }) => {
       if (event.type !== 'finalizerAdded') return {};
@@ -196,7 +232,8 @@ export const pusherMachine = setup({
     mustDelete: ({ context }) => context.deleting && context.finalizerPresent,
     /** Deleted without our finalizer (it was removed by hand): nothing may be assumed about the backend any more. */
     isGoneWithoutUs: ({ context }) => context.gone || (context.deleting && !context.finalizerPresent),
-    hasUnpushedChange: ({ context }) => context.generation !== context.pushedGeneration || context.backendChanged === true,
+    hasUnpushedChange: ({ context }) =>
+      context.generation !== context.pushedGeneration || context.backendChanged === true,
     /** A Translation written without our finalizer (by hand): it gets it before anything is pushed. */
     lacksFinalizer: ({ context }) => !context.finalizerPresent && !context.deleting,
     wasAdded: ({ event }) => event.type === 'finalizerAdded' && event.added,
@@ -247,7 +284,13 @@ export const pusherMachine = setup({
     },
     /** Nothing is pushed before the finalizer holds the Translation: what is pushed can then never outlive its record. */
     addingFinalizer: {
-      entry: ['resumeToPushing', { type: 'addFinalizer', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', finalizer: TRANSLATION_FINALIZER }) }],
+      entry: [
+        'resumeToPushing',
+        {
+          type: 'addFinalizer',
+          params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', finalizer: TRANSLATION_FINALIZER }),
+        },
+      ],
       on: {
         finalizerAdded: [
           { guard: 'wasAdded', target: 'pushing', actions: 'recordFinalizer' },
@@ -262,7 +305,12 @@ export const pusherMachine = setup({
         'startPush',
         {
           type: 'push',
-          params: ({ context }) => ({ owner: `translation/${context.ref.namespace}/${context.ref.name}`, resources: context.desired, previous: context.pushed, ...referenceOf(context) }),
+          params: ({ context }) => ({
+            owner: `translation/${context.ref.namespace}/${context.ref.name}`,
+            resources: context.desired,
+            previous: context.pushed,
+            ...referenceOf(context),
+          }),
         },
       ],
       on: {
@@ -281,7 +329,10 @@ export const pusherMachine = setup({
      */
     invalid: {
       tags: ['continueAsNewSafe'],
-      entry: failureStatus('invalid', (c) => ({ reason: Reason.InvalidTranslation, message: `${c.lastError?.message ?? 'invalid'}; fix the Translation: it is pushed again when it changes` })),
+      entry: failureStatus('invalid', (c) => ({
+        reason: Reason.InvalidTranslation,
+        message: `${c.lastError?.message ?? 'invalid'}; fix the Translation: it is pushed again when it changes`,
+      })),
       on: {
         observed: { actions: 'observe', target: 'deciding' },
         refresh: { target: 'deciding', actions: ['recordAction', 'forgetInvalid'] },
@@ -344,7 +395,10 @@ export const pusherMachine = setup({
     releasing: {
       entry: [
         'resumeToReleasing',
-        { type: 'releaseFinalizer', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', finalizer: TRANSLATION_FINALIZER }) },
+        {
+          type: 'releaseFinalizer',
+          params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', finalizer: TRANSLATION_FINALIZER }),
+        },
       ],
       on: {
         released: 'done',
@@ -411,10 +465,13 @@ export const pusherLifecycleMachine = versioned<PusherContext>(pusherMachine, [r
 function referenceOf(context: PusherContext): { reference?: TranslationReference } {
   const readResources = context.byReference === true;
   const readRecord = context.recordInStatus === true;
-  return readResources || readRecord ? { reference: { ref: context.ref, uid: context.uid ?? '', readResources, readRecord } } : {};
+  return readResources || readRecord
+    ? { reference: { ref: context.ref, uid: context.uid ?? '', readResources, readRecord } }
+    : {};
 }
 
-const keptRecord = (context: PusherContext): { keepChildResources?: true } => (context.recordInStatus ? { keepChildResources: true } : {});
+const keptRecord = (context: PusherContext): { keepChildResources?: true } =>
+  context.recordInStatus ? { keepChildResources: true } : {};
 
 function withPending(pushed: PushedResource[], desired: BackendResource[]): PushedResource[] {
   const known = new Set(pushed.map((p) => p.key));
@@ -430,5 +487,8 @@ function withPending(pushed: PushedResource[], desired: BackendResource[]): Push
 function mergeByKey(pushed: PushedResource[], desired: BackendResource[]): BackendResource[] {
   const key = (r: BackendResource) => `${r.kind}|${r.parent ?? ''}|${r.body}`;
   const seen = new Set(pushed.map(key));
-  return [...pushed.map(({ kind, parent, body }) => ({ kind, parent, body })), ...desired.filter((d) => !seen.has(key(d)))];
+  return [
+    ...pushed.map(({ kind, parent, body }) => ({ kind, parent, body })),
+    ...desired.filter((d) => !seen.has(key(d))),
+  ];
 }

@@ -31,7 +31,10 @@ const toyMachine = setup({
     startTimer: (_, _params: { id: string; delayMs: number; event: { type: string } }) => {},
     cancelTimer: (_, _params: { id: string }) => {},
     note: assign(({ context, event }) => ({
-      log: [...context.log, `${event.type}${event.type === 'worked' ? `=${event.value}` : ''}${event.type === 'actionFailed' ? `:${event.reason}:${event.message}` : ''}@${event.at ? 'stamped' : 'missing'}`],
+      log: [
+        ...context.log,
+        `${event.type}${event.type === 'worked' ? `=${event.value}` : ''}${event.type === 'actionFailed' ? `:${event.reason}:${event.message}` : ''}@${event.at ? 'stamped' : 'missing'}`,
+      ],
     })),
   },
 }).createMachine({
@@ -65,8 +68,15 @@ export interface ToyResult {
   persisted?: PersistedMachine;
 }
 
-export async function interpreterToy(input: { fail: boolean; stopAfterWork?: boolean; persisted?: PersistedMachine }): Promise<ToyResult> {
-  const interpreter = new Interpreter<ToyContext, ToyEvent, { work: { fail: boolean } }>(toyMachine, input.persisted ? { persisted: input.persisted } : { input: { fail: input.fail } });
+export async function interpreterToy(input: {
+  fail: boolean;
+  stopAfterWork?: boolean;
+  persisted?: PersistedMachine;
+}): Promise<ToyResult> {
+  const interpreter = new Interpreter<ToyContext, ToyEvent, { work: { fail: boolean } }>(
+    toyMachine,
+    input.persisted ? { persisted: input.persisted } : { input: { fail: input.fail } },
+  );
   setHandler(goSignal, () => interpreter.send({ type: 'go' }));
   setHandler(cancelSignal, () => interpreter.send({ type: 'cancel' }));
   await interpreter.run(
@@ -76,7 +86,11 @@ export async function interpreterToy(input: { fail: boolean; stopAfterWork?: boo
     { shouldStop: () => input.stopAfterWork === true && interpreter.snapshot.value === 'waiting' },
   );
   if (!interpreter.done && !input.stopAfterWork) throw ApplicationFailure.nonRetryable('stopped without a reason');
-  return { value: String(interpreter.snapshot.value), log: interpreter.context.log, ...(interpreter.done ? {} : { persisted: interpreter.persisted(1) }) };
+  return {
+    value: String(interpreter.snapshot.value),
+    log: interpreter.context.log,
+    ...(interpreter.done ? {} : { persisted: interpreter.persisted(1) }),
+  };
 }
 
 /**
@@ -107,7 +121,11 @@ const periodicMachine = setup({
 });
 
 export async function periodicTimerToy(input: { keep: boolean }): Promise<string[]> {
-  const interpreter = new Interpreter<{ log: string[] }, PeriodicEvent, object>(periodicMachine, { input: {} }, { keepPeriodicTimers: input.keep });
+  const interpreter = new Interpreter<{ log: string[] }, PeriodicEvent, object>(
+    periodicMachine,
+    { input: {} },
+    { keepPeriodicTimers: input.keep },
+  );
   setHandler(goSignal, () => interpreter.send({ type: 'go' }));
   await interpreter.run({});
   return interpreter.context.log;

@@ -1,7 +1,13 @@
 // The Translation custom resources themselves (name, namespace, labels, owner, finalizer) around the resources each
 // kind's file makes, as midonet-kubernetes' updater writes them (MK `pkg/converter/translation.go`).
 import { translationName } from './ids';
-import { type BackendResource, CLUSTER_SCOPED_NAMESPACE, GLOBAL_LABEL, GLOBAL_NAMESPACE, OWNER_UID_LABEL } from './model';
+import {
+  type BackendResource,
+  CLUSTER_SCOPED_NAMESPACE,
+  GLOBAL_LABEL,
+  GLOBAL_NAMESPACE,
+  OWNER_UID_LABEL,
+} from './model';
 import type { KubernetesKind, KubernetesProjection, Translation } from './types';
 import { TRANSLATION_FINALIZER } from '../vocabulary';
 import type { ObjectRef } from '../naming';

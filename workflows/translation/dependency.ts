@@ -9,7 +9,13 @@ import { toProjection, type KubernetesProjection, type Translation } from './typ
  * translation given that dependency, as one of three outcomes the machine understands.
  */
 export type Translated =
-  | { outcome: 'translated'; projection: KubernetesProjection; translations: Translation[]; notes: TranslationNote[]; dependencyTranslations: { namespace: string; name: string }[] }
+  | {
+      outcome: 'translated';
+      projection: KubernetesProjection;
+      translations: Translation[];
+      notes: TranslationNote[];
+      dependencyTranslations: { namespace: string; name: string }[];
+    }
   | { outcome: 'wait'; reason: string }
   | { outcome: 'invalid'; error: Omit<LifecycleError, 'at'> };
 
@@ -19,7 +25,8 @@ export function dependencyOf(projection: unknown): ObjectRef | undefined {
   if (!parsed.ok) return undefined;
   const object = parsed.projection;
   if (object.kind === 'Pod' && object.spec.nodeName) return { kind: 'Node', name: object.spec.nodeName };
-  if (object.kind === 'Endpoints') return { kind: 'Service', namespace: object.metadata.namespace, name: object.metadata.name };
+  if (object.kind === 'Endpoints')
+    return { kind: 'Service', namespace: object.metadata.namespace, name: object.metadata.name };
   return undefined;
 }
 
@@ -35,7 +42,8 @@ export function translateWithDependency(projection: unknown, dependencyObject?: 
   let dependency: KubernetesProjection | undefined;
   if (dependencyObject !== undefined) {
     const dep = toProjection(dependencyObject);
-    if (!dep.ok) return { outcome: 'wait', reason: `its dependency cannot be translated: ${describeError(dep.error).message}` };
+    if (!dep.ok)
+      return { outcome: 'wait', reason: `its dependency cannot be translated: ${describeError(dep.error).message}` };
     dependency = dep.projection;
   }
   const context = tenant ? { tenant } : {};
@@ -45,7 +53,9 @@ export function translateWithDependency(projection: unknown, dependencyObject?: 
     ...(dependency?.kind === 'Service' ? { service: dependency } : {}),
   });
   if (!result.ok) {
-    return result.error.reason === 'NodeNotFound' ? { outcome: 'wait', reason: describeError(result.error).message } : { outcome: 'invalid', error: describeError(result.error) };
+    return result.error.reason === 'NodeNotFound'
+      ? { outcome: 'wait', reason: describeError(result.error).message }
+      : { outcome: 'invalid', error: describeError(result.error) };
   }
   const dependencyResult = dependency ? translate(dependency, context) : undefined;
   return {
@@ -54,6 +64,8 @@ export function translateWithDependency(projection: unknown, dependencyObject?: 
     translations: result.translations,
     notes: result.notes ?? [],
     // An invalid dependency shows its own error in its own workflow; the referrer just waits for it then.
-    dependencyTranslations: dependencyResult?.ok ? dependencyResult.translations.map(({ namespace, name }) => ({ namespace, name })) : [],
+    dependencyTranslations: dependencyResult?.ok
+      ? dependencyResult.translations.map(({ namespace, name }) => ({ namespace, name }))
+      : [],
   };
 }

@@ -23,7 +23,10 @@ import type { EndpointsProjection, TranslationContext } from './types';
  * (not ClusterIP, headless), the Endpoints become nothing: MK re-translates Endpoints on Service events for
  * exactly this reason, and so must the caller.
  */
-export function translateEndpoints(endpoints: EndpointsProjection, context: Pick<TranslationContext, 'tenant' | 'service'> = {}): TranslationResult {
+export function translateEndpoints(
+  endpoints: EndpointsProjection,
+  context: Pick<TranslationContext, 'tenant' | 'service'> = {},
+): TranslationResult {
   const tenant = context.tenant ?? DEFAULT_TENANT;
   const { namespace, name } = endpoints.metadata;
   const service = context.service;
@@ -37,11 +40,21 @@ export function translateEndpoints(endpoints: EndpointsProjection, context: Pick
     for (const [a, address] of (subset.addresses ?? []).entries()) {
       const ip = parseIPv4(address.ip);
       if (ip === undefined) {
-        return failure(refOf(endpoints), 'InvalidEndpointAddress', `subsets[${s}].addresses[${a}].ip`, `"${address.ip}" is not an IPv4 address`);
+        return failure(
+          refOf(endpoints),
+          'InvalidEndpointAddress',
+          `subsets[${s}].addresses[${a}].ip`,
+          `"${address.ip}" is not an IPv4 address`,
+        );
       }
       for (const [p, endpointPort] of (subset.ports ?? []).entries()) {
         if (!isPortNumber(endpointPort.port)) {
-          return failure(refOf(endpoints), 'InvalidPort', `subsets[${s}].ports[${p}].port`, `${endpointPort.port} is not a port number`);
+          return failure(
+            refOf(endpoints),
+            'InvalidPort',
+            `subsets[${s}].ports[${p}].port`,
+            `${endpointPort.port} is not a port number`,
+          );
         }
         // Assumes the endpoint port is named like its service port (MK's "REVISIT"); when no service port
         // has that name, the jump rule's chain never appears and the Translation cannot be pushed, as in MK.

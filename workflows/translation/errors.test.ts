@@ -31,8 +31,18 @@ test.each<[string, KubernetesProjection, TranslationContext, Omit<TranslationErr
     {},
     { reason: 'InvalidHostId', object: nodeRef, field: hostIdField },
   ],
-  ['a Node without a PodCIDR (MK exits here)', changed(node1!, (n) => delete n.spec.podCIDR), {}, { reason: 'MissingPodCIDR', object: nodeRef, field: 'spec.podCIDR' }],
-  ['a Node with a malformed PodCIDR (MK exits here)', changed(node1!, (n) => (n.spec.podCIDR = '10.1.1.0/33')), {}, { reason: 'InvalidPodCIDR', object: nodeRef, field: 'spec.podCIDR' }],
+  [
+    'a Node without a PodCIDR (MK exits here)',
+    changed(node1!, (n) => delete n.spec.podCIDR),
+    {},
+    { reason: 'MissingPodCIDR', object: nodeRef, field: 'spec.podCIDR' },
+  ],
+  [
+    'a Node with a malformed PodCIDR (MK exits here)',
+    changed(node1!, (n) => (n.spec.podCIDR = '10.1.1.0/33')),
+    {},
+    { reason: 'InvalidPodCIDR', object: nodeRef, field: 'spec.podCIDR' },
+  ],
   [
     'a Node with a malformed InternalIP (MK exits here)',
     changed(node1!, (n) => (n.status.addresses![0]!.address = '192.0.2.300')),
@@ -43,7 +53,11 @@ test.each<[string, KubernetesProjection, TranslationContext, Omit<TranslationErr
     'a Node with a malformed tunnel endpoint IP (MK silently drops the tunnel membership)',
     changed(node1!, (n) => (n.metadata.annotations['midonet.org/tunnel-endpoint-ip'] = '192.0.2')),
     {},
-    { reason: 'InvalidTunnelEndpointIP', object: nodeRef, field: 'metadata.annotations["midonet.org/tunnel-endpoint-ip"]' },
+    {
+      reason: 'InvalidTunnelEndpointIP',
+      object: nodeRef,
+      field: 'metadata.annotations["midonet.org/tunnel-endpoint-ip"]',
+    },
   ],
   [
     'a Node with a malformed tunnel zone ID (MK silently drops the tunnel membership)',
@@ -79,7 +93,11 @@ test.each<[string, KubernetesProjection, TranslationContext, Omit<TranslationErr
     'a Pod with a malformed MAC annotation',
     changed(nginx!, (p) => (p.metadata.annotations['midonet.org/mac-address'] = 'nope')),
     { node: node1 },
-    { reason: 'InvalidMacAddress', object: { kind: 'Pod', namespace: 'default', name: 'nginx' }, field: 'metadata.annotations["midonet.org/mac-address"]' },
+    {
+      reason: 'InvalidMacAddress',
+      object: { kind: 'Pod', namespace: 'default', name: 'nginx' },
+      field: 'metadata.annotations["midonet.org/mac-address"]',
+    },
   ],
   [
     'a Pod with an IPv6 podIP (MidoNet ARP tables are IPv4)',
@@ -91,43 +109,71 @@ test.each<[string, KubernetesProjection, TranslationContext, Omit<TranslationErr
     'a ClusterIP Service without a ClusterIP (MK skipped it silently)',
     changed(service, (s) => delete s.spec.clusterIP),
     {},
-    { reason: 'MissingClusterIP', object: { kind: 'Service', namespace: 'default', name: 'web' }, field: 'spec.clusterIP' },
+    {
+      reason: 'MissingClusterIP',
+      object: { kind: 'Service', namespace: 'default', name: 'web' },
+      field: 'spec.clusterIP',
+    },
   ],
   [
     'a Service with a malformed ClusterIP',
     changed(service, (s) => (s.spec.clusterIP = '10.96.0.256')),
     {},
-    { reason: 'InvalidClusterIP', object: { kind: 'Service', namespace: 'default', name: 'web' }, field: 'spec.clusterIP' },
+    {
+      reason: 'InvalidClusterIP',
+      object: { kind: 'Service', namespace: 'default', name: 'web' },
+      field: 'spec.clusterIP',
+    },
   ],
   [
     'a Service port with SCTP (MK exits here)',
     changed(service, (s) => (s.spec.ports![1]!.protocol = 'SCTP')),
     {},
-    { reason: 'UnsupportedProtocol', object: { kind: 'Service', namespace: 'default', name: 'web' }, field: 'spec.ports[1].protocol' },
+    {
+      reason: 'UnsupportedProtocol',
+      object: { kind: 'Service', namespace: 'default', name: 'web' },
+      field: 'spec.ports[1].protocol',
+    },
   ],
   [
     'a Service port out of range',
     changed(service, (s) => (s.spec.ports![0]!.port = 0)),
     {},
-    { reason: 'InvalidPort', object: { kind: 'Service', namespace: 'default', name: 'web' }, field: 'spec.ports[0].port' },
+    {
+      reason: 'InvalidPort',
+      object: { kind: 'Service', namespace: 'default', name: 'web' },
+      field: 'spec.ports[0].port',
+    },
   ],
   [
     'Endpoints with a malformed address',
     changed(endpoints, (e) => (e.subsets![0]!.addresses![1]!.ip = '10.1.2')),
     { service },
-    { reason: 'InvalidEndpointAddress', object: { kind: 'Endpoints', namespace: 'default', name: 'web' }, field: 'subsets[0].addresses[1].ip' },
+    {
+      reason: 'InvalidEndpointAddress',
+      object: { kind: 'Endpoints', namespace: 'default', name: 'web' },
+      field: 'subsets[0].addresses[1].ip',
+    },
   ],
   [
     'Endpoints with a port out of range',
     changed(endpoints, (e) => (e.subsets![0]!.ports![1]!.port = 70000)),
     { service },
-    { reason: 'InvalidPort', object: { kind: 'Endpoints', namespace: 'default', name: 'web' }, field: 'subsets[0].ports[1].port' },
+    {
+      reason: 'InvalidPort',
+      object: { kind: 'Endpoints', namespace: 'default', name: 'web' },
+      field: 'subsets[0].ports[1].port',
+    },
   ],
   [
     'Endpoints whose Service has a malformed ClusterIP name the Service',
     endpoints,
     { service: changed(service, (s) => (s.spec.clusterIP = 'ten')) },
-    { reason: 'InvalidClusterIP', object: { kind: 'Service', namespace: 'default', name: 'web' }, field: 'spec.clusterIP' },
+    {
+      reason: 'InvalidClusterIP',
+      object: { kind: 'Service', namespace: 'default', name: 'web' },
+      field: 'spec.clusterIP',
+    },
   ],
 ])('%s', (_what, object, context, want) => {
   const result = translate(object, context);

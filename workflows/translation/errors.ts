@@ -53,9 +53,16 @@ export interface TranslationNote {
 }
 
 /** `notes` only when there is something to tell. */
-export type TranslationResult = { ok: true; translations: Translation[]; notes?: TranslationNote[] } | TranslationFailure;
+export type TranslationResult =
+  | { ok: true; translations: Translation[]; notes?: TranslationNote[] }
+  | TranslationFailure;
 
-export function failure(object: TranslatedObjectRef, reason: TranslationErrorReason, field: string, message: string): TranslationFailure {
+export function failure(
+  object: TranslatedObjectRef,
+  reason: TranslationErrorReason,
+  field: string,
+  message: string,
+): TranslationFailure {
   return { ok: false, error: { reason, object, field, message } };
 }
 

@@ -12,9 +12,17 @@ export function translateGlobals(context: Pick<TranslationContext, 'tenant'> = {
   const id = globalIds(tenant);
   return success(
     global([
-      { kind: 'midonet-global', name: 'tunnel-zone', resources: [tunnelZone({ id: id.defaultTunnelZone, name: 'DefaultTunnelZone', type: 'vxlan' })] },
+      {
+        kind: 'midonet-global',
+        name: 'tunnel-zone',
+        resources: [tunnelZone({ id: id.defaultTunnelZone, name: 'DefaultTunnelZone', type: 'vxlan' })],
+      },
       // Seed 001 has the deployer create the router; MK at HEAD creates it itself, under a derived ID.
-      { kind: 'midonet-global', name: 'cluster-router', resources: [router({ id: id.clusterRouter, tenantId: tenant, name: 'ClusterRouter' })] },
+      {
+        kind: 'midonet-global',
+        name: 'cluster-router',
+        resources: [router({ id: id.clusterRouter, tenantId: tenant, name: 'ClusterRouter' })],
+      },
       {
         kind: 'midonet-global',
         name: 'chain',

@@ -58,7 +58,8 @@ export function parseUUID(text: string): string | undefined {
   if (/^urn:uuid:/i.test(core)) core = core.slice(9);
   else if (core.startsWith('{') && core.endsWith('}')) core = core.slice(1, -1);
   let hex: string;
-  if (/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(core)) hex = core.replace(/-/g, '');
+  if (/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(core))
+    hex = core.replace(/-/g, '');
   else if (/^[0-9a-fA-F]{32}$/.test(core) && core === text) hex = core;
   else return undefined;
   return formatUUID(hex.toLowerCase());

@@ -8,8 +8,29 @@
 // that is in no tunnel zone.
 import { DEFAULT_TENANT, NODE_INTERFACE_NAME, globalIds, macForKey, nodeAddressRouteId, nodeIds } from './ids';
 import { looksLikeIPv6, parseIPv4, parseMAC, parsePodCIDR, parseUUID } from './net';
-import { ETHERTYPE_IPV4, SNAT_PORTS, bridge, chain, hostInterfacePort, ipv4MacPair, macPort, port, portLink, route, rule, tunnelZoneHost } from './resources';
-import { annotationField, failure, isFailure, success, type TranslationFailure, type TranslationNote, type TranslationResult } from './errors';
+import {
+  ETHERTYPE_IPV4,
+  SNAT_PORTS,
+  bridge,
+  chain,
+  hostInterfacePort,
+  ipv4MacPair,
+  macPort,
+  port,
+  portLink,
+  route,
+  rule,
+  tunnelZoneHost,
+} from './resources';
+import {
+  annotationField,
+  failure,
+  isFailure,
+  success,
+  type TranslationFailure,
+  type TranslationNote,
+  type TranslationResult,
+} from './errors';
 import { owned, refOf, uniqueByName, type Part } from './custom-resource';
 import { ANNOTATIONS } from './model';
 import type { NodeProjection, TranslationContext } from './types';
@@ -19,7 +40,12 @@ export function nodeHostId(node: NodeProjection): { hostId: string } | Translati
   const text = node.metadata.annotations[ANNOTATIONS.hostId];
   const field = annotationField(ANNOTATIONS.hostId);
   if (text === undefined || text === '') {
-    return failure(refOf(node), 'MissingHostId', field, `Node ${node.metadata.name} has no ${ANNOTATIONS.hostId} annotation yet`);
+    return failure(
+      refOf(node),
+      'MissingHostId',
+      field,
+      `Node ${node.metadata.name} has no ${ANNOTATIONS.hostId} annotation yet`,
+    );
   }
   const hostId = parseUUID(text);
   if (hostId === undefined) {
@@ -28,7 +54,10 @@ export function nodeHostId(node: NodeProjection): { hostId: string } | Translati
   return { hostId };
 }
 
-export function translateNode(node: NodeProjection, context: Pick<TranslationContext, 'tenant'> = {}): TranslationResult {
+export function translateNode(
+  node: NodeProjection,
+  context: Pick<TranslationContext, 'tenant'> = {},
+): TranslationResult {
   const tenant = context.tenant ?? DEFAULT_TENANT;
   const nodeName = node.metadata.name;
   const ref = refOf(node);
@@ -37,7 +66,12 @@ export function translateNode(node: NodeProjection, context: Pick<TranslationCon
   if (!node.spec.podCIDR) return failure(ref, 'MissingPodCIDR', 'spec.podCIDR', `Node ${nodeName} has no PodCIDR yet`);
   const subnet = parsePodCIDR(node.spec.podCIDR);
   if (subnet === undefined) {
-    return failure(ref, 'InvalidPodCIDR', 'spec.podCIDR', `"${node.spec.podCIDR}" is not an IPv4 CIDR with room for a gateway and a node address (prefix ≤ 30)`);
+    return failure(
+      ref,
+      'InvalidPodCIDR',
+      'spec.podCIDR',
+      `"${node.spec.podCIDR}" is not an IPv4 CIDR with room for a gateway and a node address (prefix ≤ 30)`,
+    );
   }
   // Without a host MK writes no Translation at all (deleting any it wrote before); we report why instead.
   const host = nodeHostId(node);
@@ -95,7 +129,12 @@ export function translateNode(node: NodeProjection, context: Pick<TranslationCon
     ],
   };
   const notes: TranslationNote[] = skipped.length
-    ? [{ reason: 'IPv6AddressSkipped', message: `IPv6 addresses get no route (the cluster router's routes are IPv4 only): ${skipped.join(', ')}` }]
+    ? [
+        {
+          reason: 'IPv6AddressSkipped',
+          message: `IPv6 addresses get no route (the cluster router's routes are IPv4 only): ${skipped.join(', ')}`,
+        },
+      ]
     : [];
   return success(owned(node, [...tunnel, main, ...addresses, ...tables]), notes);
 }
@@ -110,19 +149,42 @@ function tunnelEndpoint(node: NodeProjection, tenant: string, hostId: string): P
   if (ipText === undefined || ipText === '') return [];
   // MK silently skips the membership when either annotation does not parse; a visible error is easier to fix.
   const ip = parseIPv4(ipText);
-  if (ip === undefined) return failure(refOf(node), 'InvalidTunnelEndpointIP', annotationField(ANNOTATIONS.tunnelEndpointIP), `"${ipText}" is not an IPv4 address`);
+  if (ip === undefined)
+    return failure(
+      refOf(node),
+      'InvalidTunnelEndpointIP',
+      annotationField(ANNOTATIONS.tunnelEndpointIP),
+      `"${ipText}" is not an IPv4 address`,
+    );
   const zoneText = annotations[ANNOTATIONS.tunnelZoneId] ?? '';
   const zone = zoneText === '' ? globalIds(tenant).defaultTunnelZone : parseUUID(zoneText);
-  if (zone === undefined) return failure(refOf(node), 'InvalidTunnelZoneId', annotationField(ANNOTATIONS.tunnelZoneId), `"${zoneText}" is not a UUID`);
+  if (zone === undefined)
+    return failure(
+      refOf(node),
+      'InvalidTunnelZoneId',
+      annotationField(ANNOTATIONS.tunnelZoneId),
+      `"${zoneText}" is not a UUID`,
+    );
   // IP, zone and host are all in the name: changing any of them makes a new Translation (TunnelZoneHost has no PUT).
-  return [{ kind: 'Node-Tunnel-Endpoint', name: `${name}/${ip}/${zone}/${hostId}`, resources: [tunnelZoneHost(zone, { hostId, ipAddress: ip })] }];
+  return [
+    {
+      kind: 'Node-Tunnel-Endpoint',
+      name: `${name}/${ip}/${zone}/${hostId}`,
+      resources: [tunnelZoneHost(zone, { hostId, ipAddress: ip })],
+    },
+  ];
 }
 
 /**
  * `Node-Address`: a route to each InternalIP/ExternalIP via the node, assuming the node network forwards it; and the
  * IPv6 addresses left out (`<type> <address>`), to be told.
  */
-function addressRoutes(node: NodeProjection, tenant: string, routerPortId: string, nodeIP: string): { parts: Part[]; skipped: string[] } | TranslationFailure {
+function addressRoutes(
+  node: NodeProjection,
+  tenant: string,
+  routerPortId: string,
+  nodeIP: string,
+): { parts: Part[]; skipped: string[] } | TranslationFailure {
   const { clusterRouter } = globalIds(tenant);
   const parts: Part[] = [];
   const skipped: string[] = [];
@@ -137,7 +199,12 @@ function addressRoutes(node: NodeProjection, tenant: string, routerPortId: strin
         if (!skipped.includes(`${type} ${address}`)) skipped.push(`${type} ${address}`);
         continue;
       }
-      return failure(refOf(node), 'InvalidNodeAddress', `status.addresses[${index}].address`, `"${address}" is not an IP address`);
+      return failure(
+        refOf(node),
+        'InvalidNodeAddress',
+        `status.addresses[${index}].address`,
+        `"${address}" is not an IP address`,
+      );
     }
     const subName = `${node.metadata.name}/${type}/${ip}`;
     parts.push({
@@ -165,15 +232,30 @@ function addressRoutes(node: NodeProjection, tenant: string, routerPortId: strin
  * and ARP entries save flooding and ARP on the bridge. MAC and ARP entries have no ID, so the MAC is part
  * of each name.
  */
-function macAndArp(node: NodeProjection, bridgeId: string, nodePortId: string, nodeIP: string): Part[] | TranslationFailure {
+function macAndArp(
+  node: NodeProjection,
+  bridgeId: string,
+  nodePortId: string,
+  nodeIP: string,
+): Part[] | TranslationFailure {
   const text = node.metadata.annotations[ANNOTATIONS.macAddress];
   if (text === undefined) return [];
   const mac = parseMAC(text);
-  if (mac === undefined) return failure(refOf(node), 'InvalidMacAddress', annotationField(ANNOTATIONS.macAddress), `"${text}" is not a MAC address`);
+  if (mac === undefined)
+    return failure(
+      refOf(node),
+      'InvalidMacAddress',
+      annotationField(ANNOTATIONS.macAddress),
+      `"${text}" is not a MAC address`,
+    );
   const hex = mac.replace(/:/g, '');
   const name = node.metadata.name;
   return [
-    { kind: 'Node-MAC', name: `${name}/mac/${hex}`, resources: [macPort(bridgeId, { macAddr: mac, portId: nodePortId })] },
+    {
+      kind: 'Node-MAC',
+      name: `${name}/mac/${hex}`,
+      resources: [macPort(bridgeId, { macAddr: mac, portId: nodePortId })],
+    },
     { kind: 'Node-ARP', name: `${name}/ip/${nodeIP}/${hex}`, resources: [ipv4MacPair(bridgeId, { ip: nodeIP, mac })] },
   ];
 }

@@ -16,11 +16,19 @@ import type { PodProjection, TranslationContext } from './types';
  * `context.node` is the Node named by `spec.nodeName`. A pod that is not scheduled, shares the host's network,
  * or has terminated becomes nothing (so any Translations it had are stale).
  */
-export function translatePod(pod: PodProjection, context: Pick<TranslationContext, 'tenant' | 'node'> = {}): TranslationResult {
+export function translatePod(
+  pod: PodProjection,
+  context: Pick<TranslationContext, 'tenant' | 'node'> = {},
+): TranslationResult {
   const tenant = context.tenant ?? DEFAULT_TENANT;
   const { name, namespace, annotations } = pod.metadata;
   const nodeName = pod.spec.nodeName ?? '';
-  if (nodeName === '' || pod.spec.hostNetwork === true || pod.status.phase === 'Succeeded' || pod.status.phase === 'Failed') {
+  if (
+    nodeName === '' ||
+    pod.spec.hostNetwork === true ||
+    pod.status.phase === 'Succeeded' ||
+    pod.status.phase === 'Failed'
+  ) {
     return success([]);
   }
   // MK looks the Node up in its cache and retries with back-off until it appears; the caller supplies it here.
@@ -45,15 +53,25 @@ export function translatePod(pod: PodProjection, context: Pick<TranslationContex
   const macText = annotations[ANNOTATIONS.macAddress];
   if (macText === undefined) return success(owned(pod, [main]));
   const mac = parseMAC(macText);
-  if (mac === undefined) return failure(refOf(pod), 'InvalidMacAddress', annotationField(ANNOTATIONS.macAddress), `"${macText}" is not a MAC address`);
+  if (mac === undefined)
+    return failure(
+      refOf(pod),
+      'InvalidMacAddress',
+      annotationField(ANNOTATIONS.macAddress),
+      `"${macText}" is not a MAC address`,
+    );
   const hex = mac.replace(/:/g, '');
-  const parts: Part[] = [main, { kind: 'Pod-MAC', name: `${name}/mac/${hex}`, resources: [macPort(bridgeId, { macAddr: mac, portId })] }];
+  const parts: Part[] = [
+    main,
+    { kind: 'Pod-MAC', name: `${name}/mac/${hex}`, resources: [macPort(bridgeId, { macAddr: mac, portId })] },
+  ];
 
   // No IP yet (the kubelet reports it after the sandbox starts) means no ARP entry yet.
   const ipText = pod.status.podIP ?? '';
   if (ipText !== '') {
     const ip = parseIPv4(ipText);
-    if (ip === undefined) return failure(refOf(pod), 'InvalidPodIP', 'status.podIP', `"${ipText}" is not an IPv4 address`);
+    if (ip === undefined)
+      return failure(refOf(pod), 'InvalidPodIP', 'status.podIP', `"${ipText}" is not an IPv4 address`);
     parts.push({ kind: 'Pod-ARP', name: `${name}/ip/${ip}/${hex}`, resources: [ipv4MacPair(bridgeId, { ip, mac })] });
   }
   return success(owned(pod, parts));

@@ -12,7 +12,13 @@ const annotations = (...keep: string[]) =>
   z
     .record(z.string(), z.string())
     .optional()
-    .transform((all) => Object.fromEntries(keep.flatMap((key) => (all?.[key] === undefined ? [] : [[key, all[key]]]))) as Record<string, string>);
+    .transform(
+      (all) =>
+        Object.fromEntries(keep.flatMap((key) => (all?.[key] === undefined ? [] : [[key, all[key]]]))) as Record<
+          string,
+          string
+        >,
+    );
 
 const clusterScopedMeta = { name: z.string().min(1), uid: z.string().min(1) };
 const namespacedMeta = { ...clusterScopedMeta, namespace: z.string().min(1) };
@@ -21,7 +27,12 @@ const nodeProjection = z.object({
   kind: z.literal('Node'),
   metadata: z.object({
     ...clusterScopedMeta,
-    annotations: annotations(ANNOTATIONS.hostId, ANNOTATIONS.tunnelZoneId, ANNOTATIONS.tunnelEndpointIP, ANNOTATIONS.macAddress),
+    annotations: annotations(
+      ANNOTATIONS.hostId,
+      ANNOTATIONS.tunnelZoneId,
+      ANNOTATIONS.tunnelEndpointIP,
+      ANNOTATIONS.macAddress,
+    ),
   }),
   spec: z.object({ podCIDR: z.string().optional() }).default({}),
   status: z.object({ addresses: z.array(z.object({ type: z.string(), address: z.string() })).optional() }).default({}),
@@ -42,7 +53,9 @@ const serviceProjection = z.object({
     .object({
       type: z.string().default('ClusterIP'),
       clusterIP: z.string().optional(),
-      ports: z.array(z.object({ name: z.string().default(''), protocol: z.string().default('TCP'), port: z.number() })).optional(),
+      ports: z
+        .array(z.object({ name: z.string().default(''), protocol: z.string().default('TCP'), port: z.number() }))
+        .optional(),
     })
     .default({ type: 'ClusterIP' }),
 });
@@ -55,13 +68,20 @@ const endpointsProjection = z.object({
     .array(
       z.object({
         addresses: z.array(z.object({ ip: z.string() })).optional(),
-        ports: z.array(z.object({ name: z.string().default(''), protocol: z.string().default('TCP'), port: z.number() })).optional(),
+        ports: z
+          .array(z.object({ name: z.string().default(''), protocol: z.string().default('TCP'), port: z.number() }))
+          .optional(),
       }),
     )
     .optional(),
 });
 
-const kubernetesProjection = z.discriminatedUnion('kind', [nodeProjection, podProjection, serviceProjection, endpointsProjection]);
+const kubernetesProjection = z.discriminatedUnion('kind', [
+  nodeProjection,
+  podProjection,
+  serviceProjection,
+  endpointsProjection,
+]);
 
 /** An object the watcher could not project: forwarded with the error, so its workflow shows it (starter/controller/projection.ts). */
 const invalidProjection = z.object({
@@ -95,6 +115,15 @@ const translationProjection = z.object({
   deletionTimestamp: z.string().optional(),
 });
 
-const schemas = { nodeProjection, podProjection, serviceProjection, endpointsProjection, kubernetesProjection, invalidProjection, observedObjectProjection, translationProjection };
+const schemas = {
+  nodeProjection,
+  podProjection,
+  serviceProjection,
+  endpointsProjection,
+  kubernetesProjection,
+  invalidProjection,
+  observedObjectProjection,
+  translationProjection,
+};
 
 export const projectionSchemas = () => schemas;

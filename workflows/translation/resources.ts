@@ -24,7 +24,10 @@ function resource(kind: BackendKind, parent: string, body: Record<string, unknow
 
 /** JSON.stringify drops `undefined` members (Go `omitempty`) and keeps `null` (a Go nil pointer without it). */
 function goJSON(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** Go `omitempty` on a string. */
@@ -39,10 +42,19 @@ export function tunnelZoneHost(tunnelZoneId: string, fields: { hostId: string; i
 }
 
 export function router(fields: { id: string; tenantId: string; name: string }): BackendResource {
-  return resource('Router', NO_PARENT, { id: fields.id, tenantId: omitEmpty(fields.tenantId), name: omitEmpty(fields.name) });
+  return resource('Router', NO_PARENT, {
+    id: fields.id,
+    tenantId: omitEmpty(fields.tenantId),
+    name: omitEmpty(fields.name),
+  });
 }
 
-export function bridge(fields: { id: string; tenantId: string; name: string; inboundFilterId?: string }): BackendResource {
+export function bridge(fields: {
+  id: string;
+  tenantId: string;
+  name: string;
+  inboundFilterId?: string;
+}): BackendResource {
   return resource('Bridge', NO_PARENT, {
     id: fields.id,
     tenantId: omitEmpty(fields.tenantId),
@@ -99,7 +111,11 @@ export function route(
 }
 
 export function chain(fields: { id: string; tenantId: string; name: string }): BackendResource {
-  return resource('Chain', NO_PARENT, { id: fields.id, tenantId: omitEmpty(fields.tenantId), name: omitEmpty(fields.name) });
+  return resource('Chain', NO_PARENT, {
+    id: fields.id,
+    tenantId: omitEmpty(fields.tenantId),
+    name: omitEmpty(fields.name),
+  });
 }
 
 /** No `position`: MidoNet then inserts at the head of the chain, which is what MK relies on. */

@@ -12,13 +12,18 @@ describe('sample cluster, golden', () => {
     expect(actual.map((t) => t.name)).toEqual(expected.map((t) => t.name));
   });
 
-  test.each(expected.map((e, i) => [e.name, e, i] as const))('%s: namespace, owner, and each resource (kind, parent, body bytes) in order', (_name, want, index) => {
-    const got = actual[index]!;
-    expect(got.namespace).toBe(want.namespace);
-    expect(got.ownerReferences.map((o) => `${o.kind}/${o.name}`)).toEqual(want.owner === null ? [] : [want.owner]);
-    // JSON.stringify of the expected literal keeps its key order, so this pins Go's field order too.
-    expect(got.resources).toEqual(want.resources.map(([kind, parent, body]) => ({ kind, parent, body: JSON.stringify(body) })));
-  });
+  test.each(expected.map((e, i) => [e.name, e, i] as const))(
+    '%s: namespace, owner, and each resource (kind, parent, body bytes) in order',
+    (_name, want, index) => {
+      const got = actual[index]!;
+      expect(got.namespace).toBe(want.namespace);
+      expect(got.ownerReferences.map((o) => `${o.kind}/${o.name}`)).toEqual(want.owner === null ? [] : [want.owner]);
+      // JSON.stringify of the expected literal keeps its key order, so this pins Go's field order too.
+      expect(got.resources).toEqual(
+        want.resources.map(([kind, parent, body]) => ({ kind, parent, body: JSON.stringify(body) })),
+      );
+    },
+  );
 
   test('owned Translations carry the owner reference, owner-uid label and deleter finalizer; globals carry the global label', () => {
     const cluster = sampleCluster();
@@ -31,7 +36,9 @@ describe('sample cluster, golden', () => {
       }
       const [ref] = t.ownerReferences;
       const owner = owners.find((o) => o.kind === ref!.kind && o.metadata.name === ref!.name)!;
-      expect(t.ownerReferences).toEqual([{ apiVersion: 'v1', kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid }]);
+      expect(t.ownerReferences).toEqual([
+        { apiVersion: 'v1', kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid },
+      ]);
       expect(t.labels).toEqual({ 'midonet.org/owner-uid': owner.metadata.uid });
     };
     actual.forEach(check);

@@ -18,7 +18,11 @@ export function sampleCluster(): SampleCluster {
     { id: '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90', name: 'node1' },
     { id: '4a7e2b19-6c3d-4e8f-a1b2-c3d4e5f60718', name: 'node2' },
   ];
-  const node = (index: number, extra: Record<string, string>, addresses: { type: string; address: string }[]): NodeProjection => ({
+  const node = (
+    index: number,
+    extra: Record<string, string>,
+    addresses: { type: string; address: string }[],
+  ): NodeProjection => ({
     kind: 'Node',
     metadata: {
       name: hosts[index]!.name,
@@ -33,7 +37,13 @@ export function sampleCluster(): SampleCluster {
     spec: { podCIDR: `10.1.${index + 1}.0/24` },
     status: { addresses: [...addresses, { type: 'Hostname', address: hosts[index]!.name }] },
   });
-  const pod = (name: string, nodeName: string, podIP: string, uid: string, annotations: Record<string, string> = {}): PodProjection => ({
+  const pod = (
+    name: string,
+    nodeName: string,
+    podIP: string,
+    uid: string,
+    annotations: Record<string, string> = {},
+  ): PodProjection => ({
     kind: 'Pod',
     metadata: { name, namespace: 'default', uid, annotations },
     spec: { nodeName },
@@ -50,7 +60,9 @@ export function sampleCluster(): SampleCluster {
       ]),
     ],
     pods: [
-      pod('nginx', 'node1', '10.1.1.4', '00000000-0000-4000-8000-000000000011', { 'midonet.org/mac-address': '0a:58:0a:01:01:04' }),
+      pod('nginx', 'node1', '10.1.1.4', '00000000-0000-4000-8000-000000000011', {
+        'midonet.org/mac-address': '0a:58:0a:01:01:04',
+      }),
       pod('web-0', 'node1', '10.1.1.5', '00000000-0000-4000-8000-000000000012'),
       pod('web-1', 'node2', '10.1.2.5', '00000000-0000-4000-8000-000000000013'),
     ],

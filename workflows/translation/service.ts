@@ -29,12 +29,21 @@ export function servicePortKey(namespace: string, service: string, portName: str
 export function serviceClusterIP(service: ServiceProjection): string | null | TranslationFailure {
   const { type, clusterIP = '' } = service.spec;
   if (type !== 'ClusterIP' || clusterIP === 'None') return null;
-  if (clusterIP === '') return failure(refOf(service), 'MissingClusterIP', 'spec.clusterIP', `Service ${service.metadata.name} has no ClusterIP`);
+  if (clusterIP === '')
+    return failure(
+      refOf(service),
+      'MissingClusterIP',
+      'spec.clusterIP',
+      `Service ${service.metadata.name} has no ClusterIP`,
+    );
   const ip = parseIPv4(clusterIP);
   return ip ?? failure(refOf(service), 'InvalidClusterIP', 'spec.clusterIP', `"${clusterIP}" is not an IPv4 address`);
 }
 
-export function translateService(service: ServiceProjection, context: Pick<TranslationContext, 'tenant'> = {}): TranslationResult {
+export function translateService(
+  service: ServiceProjection,
+  context: Pick<TranslationContext, 'tenant'> = {},
+): TranslationResult {
   const tenant = context.tenant ?? DEFAULT_TENANT;
   const clusterIP = serviceClusterIP(service);
   if (isFailure(clusterIP)) return clusterIP;
@@ -48,10 +57,20 @@ export function translateService(service: ServiceProjection, context: Pick<Trans
     // MK exits (log.Fatal) on any protocol but TCP and UDP, SCTP included.
     const proto = PROTOCOL_NUMBERS[servicePort.protocol];
     if (proto === undefined) {
-      return failure(refOf(service), 'UnsupportedProtocol', `spec.ports[${index}].protocol`, `protocol ${servicePort.protocol} is not supported (TCP or UDP)`);
+      return failure(
+        refOf(service),
+        'UnsupportedProtocol',
+        `spec.ports[${index}].protocol`,
+        `protocol ${servicePort.protocol} is not supported (TCP or UDP)`,
+      );
     }
     if (!isPortNumber(servicePort.port)) {
-      return failure(refOf(service), 'InvalidPort', `spec.ports[${index}].port`, `${servicePort.port} is not a port number`);
+      return failure(
+        refOf(service),
+        'InvalidPort',
+        `spec.ports[${index}].port`,
+        `${servicePort.port} is not a port number`,
+      );
     }
     const portKey = servicePortKey(namespace, name, servicePort.name);
     const chainId = servicePortChainId(tenant, portKey);

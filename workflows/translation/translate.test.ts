@@ -1,5 +1,12 @@
 // Behaviour beyond the golden cluster: what becomes nothing, optional subs, options, and projections.
-import { translate, translateGlobals, toProjection, type KubernetesProjection, type TranslationContext, type TranslationResult } from './index';
+import {
+  translate,
+  translateGlobals,
+  toProjection,
+  type KubernetesProjection,
+  type TranslationContext,
+  type TranslationResult,
+} from './index';
 import { sampleCluster } from './sample-cluster';
 
 const cluster = sampleCluster();
@@ -21,16 +28,36 @@ function names(result: TranslationResult): string[] {
 describe('objects that become nothing, as in midonet-kubernetes', () => {
   test.each<[string, KubernetesProjection, TranslationContext]>([
     ['an unscheduled Pod', changed(nginx!, (p) => delete p.spec.nodeName), { node: node1 }],
-    ['a Pod on the host network (it needs no port)', changed(nginx!, (p) => (p.spec.hostNetwork = true)), { node: node1 }],
-    ['a Pod that has Succeeded (its port is released)', changed(nginx!, (p) => (p.status.phase = 'Succeeded')), { node: node1 }],
+    [
+      'a Pod on the host network (it needs no port)',
+      changed(nginx!, (p) => (p.spec.hostNetwork = true)),
+      { node: node1 },
+    ],
+    [
+      'a Pod that has Succeeded (its port is released)',
+      changed(nginx!, (p) => (p.status.phase = 'Succeeded')),
+      { node: node1 },
+    ],
     ['a Pod that has Failed', changed(nginx!, (p) => (p.status.phase = 'Failed')), { node: node1 }],
-    ['a NodePort Service (only ClusterIP Services are in scope)', changed(service, (s) => (s.spec.type = 'NodePort')), {}],
+    [
+      'a NodePort Service (only ClusterIP Services are in scope)',
+      changed(service, (s) => (s.spec.type = 'NodePort')),
+      {},
+    ],
     ['a headless Service', changed(service, (s) => (s.spec.clusterIP = 'None')), {}],
     ['a Service without ports (MK writes no empty Translation)', changed(service, (s) => delete s.spec.ports), {}],
     ['Endpoints whose Service is not known', endpoints, {}],
-    ['Endpoints given a Service of another name', endpoints, { service: changed(service, (s) => (s.metadata.name = 'other')) }],
+    [
+      'Endpoints given a Service of another name',
+      endpoints,
+      { service: changed(service, (s) => (s.metadata.name = 'other')) },
+    ],
     ['Endpoints of a headless Service', endpoints, { service: changed(service, (s) => (s.spec.clusterIP = 'None')) }],
-    ['Endpoints with only notReadyAddresses (they are not projected)', changed(endpoints, (e) => delete e.subsets![0]!.addresses), { service }],
+    [
+      'Endpoints with only notReadyAddresses (they are not projected)',
+      changed(endpoints, (e) => delete e.subsets![0]!.addresses),
+      { service },
+    ],
   ])('%s', (_what, object, context) => {
     expect(translate(object, context)).toEqual({ ok: true, translations: [] });
   });
@@ -52,15 +79,31 @@ describe('optional subs and tolerated input', () => {
   });
 
   test('a host-id in upper case is bound in lower case, as Go prints UUIDs', () => {
-    const upper = changed(node2!, (n) => (n.metadata.annotations['midonet.org/host-id'] = n.metadata.annotations['midonet.org/host-id']!.toUpperCase()));
+    const upper = changed(
+      node2!,
+      (n) =>
+        (n.metadata.annotations['midonet.org/host-id'] = n.metadata.annotations['midonet.org/host-id']!.toUpperCase()),
+    );
     expect(translate(upper)).toEqual(translate(node2!));
   });
 
   test('IPv6 node addresses are left out instead of blocking the Node (MK would post a route MidoNet rejects), and noted', () => {
-    const dualStack = changed(node2!, (n) => n.status.addresses!.push({ type: 'InternalIP', address: 'fd00::11' }, { type: 'ExternalIP', address: '2001:db8::11' }, { type: 'InternalIP', address: 'fd00::11' }));
+    const dualStack = changed(node2!, (n) =>
+      n.status.addresses!.push(
+        { type: 'InternalIP', address: 'fd00::11' },
+        { type: 'ExternalIP', address: '2001:db8::11' },
+        { type: 'InternalIP', address: 'fd00::11' },
+      ),
+    );
     const { notes, ...translated } = translate(dualStack) as Extract<TranslationResult, { ok: true }>;
     expect(translated).toEqual(translate(node2!));
-    expect(notes).toEqual([{ reason: 'IPv6AddressSkipped', message: "IPv6 addresses get no route (the cluster router's routes are IPv4 only): InternalIP fd00::11, ExternalIP 2001:db8::11" }]);
+    expect(notes).toEqual([
+      {
+        reason: 'IPv6AddressSkipped',
+        message:
+          "IPv6 addresses get no route (the cluster router's routes are IPv4 only): InternalIP fd00::11, ExternalIP 2001:db8::11",
+      },
+    ]);
     expect(translate(node2!)).not.toHaveProperty('notes');
   });
 
@@ -70,10 +113,14 @@ describe('optional subs and tolerated input', () => {
   });
 
   test('a Pod with a MAC but no IP yet gets the MAC entry but no ARP entry', () => {
-    expect(names(translate(changed(nginx!, (p) => delete p.status.podIP), { node: node1 }))).toEqual([
-      'pod.4.nginx',
-      'pod-mac.4.nginx-mac-0a580a010104-b1c216a50d007c34cf75cdfb879a0fa637bc1716',
-    ]);
+    expect(
+      names(
+        translate(
+          changed(nginx!, (p) => delete p.status.podIP),
+          { node: node1 },
+        ),
+      ),
+    ).toEqual(['pod.4.nginx', 'pod-mac.4.nginx-mac-0a580a010104-b1c216a50d007c34cf75cdfb879a0fa637bc1716']);
   });
 
   test('a Service port without a name keys its chain with an empty name, as MK does', () => {
@@ -96,7 +143,9 @@ describe('tenant', () => {
     if (!result.ok) throw new Error(result.error.reason);
     const router = result.translations[1]!.resources[0]!;
     // Computed with Python's uuid.uuid5 from the same formula (ids.ts).
-    expect(router.body).toBe(JSON.stringify({ id: '139dc380-21cc-5082-a9d9-0bf68e444109', tenantId: 'acme', name: 'ClusterRouter' }));
+    expect(router.body).toBe(
+      JSON.stringify({ id: '139dc380-21cc-5082-a9d9-0bf68e444109', tenantId: 'acme', name: 'ClusterRouter' }),
+    );
   });
 
   test('bodies escape <, > and & as Go does, so they match MK byte for byte', () => {
@@ -117,7 +166,11 @@ describe('projections', () => {
         uid: 'u1',
         resourceVersion: '42',
         labels: { app: 'web' },
-        annotations: { 'midonet.org/mac-address': '0a:58:0a:01:01:04', 'midonet.org/host-id': 'x', 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+        annotations: {
+          'midonet.org/mac-address': '0a:58:0a:01:01:04',
+          'midonet.org/host-id': 'x',
+          'kubectl.kubernetes.io/last-applied-configuration': '{}',
+        },
       },
       spec: { nodeName: 'node1', containers: [{ name: 'c', image: 'nginx' }] },
       status: { phase: 'Running', podIP: '10.1.1.4', conditions: [{ type: 'Ready', status: 'True' }] },
@@ -126,7 +179,12 @@ describe('projections', () => {
       ok: true,
       projection: {
         kind: 'Pod',
-        metadata: { name: 'nginx', namespace: 'default', uid: 'u1', annotations: { 'midonet.org/mac-address': '0a:58:0a:01:01:04' } },
+        metadata: {
+          name: 'nginx',
+          namespace: 'default',
+          uid: 'u1',
+          annotations: { 'midonet.org/mac-address': '0a:58:0a:01:01:04' },
+        },
         spec: { nodeName: 'node1' },
         status: { phase: 'Running', podIP: '10.1.1.4' },
       },
@@ -134,20 +192,38 @@ describe('projections', () => {
   });
 
   test('defaults follow the API server: Service type ClusterIP, port protocol TCP', () => {
-    const result = toProjection({ kind: 'Service', metadata: { name: 'web', namespace: 'default', uid: 'u' }, spec: { clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80 }] } });
-    expect(result).toMatchObject({ ok: true, projection: { spec: { type: 'ClusterIP', ports: [{ protocol: 'TCP' }] } } });
+    const result = toProjection({
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default', uid: 'u' },
+      spec: { clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80 }] },
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      projection: { spec: { type: 'ClusterIP', ports: [{ protocol: 'TCP' }] } },
+    });
   });
 
   test('a malformed object is a MalformedObject error naming the field', () => {
-    const result = toProjection({ kind: 'Service', metadata: { name: 'web', namespace: 'default', uid: 'u' }, spec: { ports: [{ name: 'http', port: '80' }] } });
+    const result = toProjection({
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default', uid: 'u' },
+      spec: { ports: [{ name: 'http', port: '80' }] },
+    });
     expect(result).toMatchObject({
       ok: false,
-      error: { reason: 'MalformedObject', object: { kind: 'Service', namespace: 'default', name: 'web' }, field: 'spec.ports[0].port' },
+      error: {
+        reason: 'MalformedObject',
+        object: { kind: 'Service', namespace: 'default', name: 'web' },
+        field: 'spec.ports[0].port',
+      },
     });
   });
 
   test('an object of a kind the translation does not know is a MalformedObject of kind Unknown', () => {
-    expect(toProjection({ kind: 'ConfigMap', metadata: { name: 'x' } })).toMatchObject({ ok: false, error: { reason: 'MalformedObject', object: { kind: 'Unknown', name: 'x' } } });
+    expect(toProjection({ kind: 'ConfigMap', metadata: { name: 'x' } })).toMatchObject({
+      ok: false,
+      error: { reason: 'MalformedObject', object: { kind: 'Unknown', name: 'x' } },
+    });
   });
 
   test('every sample object is already a projection (parsing it changes nothing)', () => {

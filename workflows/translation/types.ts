@@ -17,7 +17,16 @@ import { projectionSchemas } from './projections';
 export * from './model';
 
 // The schemas are built in projections.ts, once per worker (see there).
-export const { nodeProjection, podProjection, serviceProjection, endpointsProjection, kubernetesProjection, invalidProjection, observedObjectProjection, translationProjection } = projectionSchemas();
+export const {
+  nodeProjection,
+  podProjection,
+  serviceProjection,
+  endpointsProjection,
+  kubernetesProjection,
+  invalidProjection,
+  observedObjectProjection,
+  translationProjection,
+} = projectionSchemas();
 
 export type NodeProjection = z.output<typeof nodeProjection>;
 export type PodProjection = z.output<typeof podProjection>;
@@ -63,7 +72,10 @@ export function toProjection(object: unknown): { ok: true; projection: Kubernete
   const parsed = kubernetesProjection.safeParse(object);
   if (parsed.success) return { ok: true, projection: parsed.data };
   const issue = parsed.error.issues[0];
-  const raw = (typeof object === 'object' && object !== null ? object : {}) as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+  const raw = (typeof object === 'object' && object !== null ? object : {}) as {
+    kind?: unknown;
+    metadata?: { name?: unknown; namespace?: unknown };
+  };
   const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
   const kind = str(raw.kind);
   const namespace = str(raw.metadata?.namespace);

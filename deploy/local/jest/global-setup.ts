@@ -9,7 +9,9 @@ import { testStateDir } from './stack-info';
  * built here, once per machine (about 10 minutes), so that no test that starts a cluster times out building them.
  */
 export default async function globalSetup(): Promise<void> {
-  await step(stderrReporter, 'Temporal cluster binaries (built once per machine)', () => ensureTemporalServerBinaries(stderrReporter));
+  await step(stderrReporter, 'Temporal cluster binaries (built once per machine)', () =>
+    ensureTemporalServerBinaries(stderrReporter),
+  );
   rmSync(testStateDir, { recursive: true, force: true });
   (globalThis as { stewardStack?: Stack }).stewardStack = await startStack({ stateDir: testStateDir, ports: 'free' });
 }

@@ -19,5 +19,11 @@ export function stackInfo(): StackInfo {
  * for the cluster profile).
  */
 export function startPrivateStack(options: Pick<StackOptions, 'temporal' | 'report'> = {}): Promise<Stack> {
-  return startStack({ stateDir: mkdtempSync(join(tmpdir(), 'steward-e2e-')), ports: 'free', libvirtUri: stackInfo().libvirt.uri, report: () => {}, ...options });
+  return startStack({
+    stateDir: mkdtempSync(join(tmpdir(), 'steward-e2e-')),
+    ports: 'free',
+    libvirtUri: stackInfo().libvirt.uri,
+    report: () => {},
+    ...options,
+  });
 }

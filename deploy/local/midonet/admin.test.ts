@@ -24,7 +24,9 @@ describe('admin endpoint', () => {
     expect(dump.TunnelZone.map((z) => z.name)).toEqual(['zone']);
     expect(dump.TunnelZoneHost).toEqual([expect.objectContaining({ hostId: id(900), ipAddress: '192.0.2.1' })]);
     expect(dump.PortLink).toEqual([{ portId: id(3), peerId: id(4) }]);
-    expect(dump.HostInterfacePort).toEqual([expect.objectContaining({ portId: id(6), interfaceName: 'midokube-mido' })]);
+    expect(dump.HostInterfacePort).toEqual([
+      expect.objectContaining({ portId: id(6), interfaceName: 'midokube-mido' }),
+    ]);
     expect(dump.Host).toEqual([expect.objectContaining({ id: id(900), name: 'node-1' })]);
   });
 

@@ -43,15 +43,28 @@ export function dump(ctx: Ctx, base: string): StateDump {
   ) as StateDump;
   const ports = Object.values(state.ports);
   // Each link once, from the side with the smaller id.
-  out.PortLink = ports.filter((p) => p.peerId !== null && p.id < p.peerId).map((p) => ({ portId: p.id, peerId: p.peerId }));
-  out.HostInterfacePort = ports.filter((p) => p.hostId !== null && p.interfaceName !== null).map((p) => renderBinding(p, base));
+  out.PortLink = ports
+    .filter((p) => p.peerId !== null && p.id < p.peerId)
+    .map((p) => ({ portId: p.id, peerId: p.peerId }));
+  out.HostInterfacePort = ports
+    .filter((p) => p.hostId !== null && p.interfaceName !== null)
+    .map((p) => renderBinding(p, base));
   return out;
 }
 
 export function registerAdmin(app: FastifyInstance, deps: AdminDeps): void {
   const { ctx, faults, counters } = deps;
-  const route = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, handler: (req: FastifyRequest, reply: FastifyReply) => FastifyReply) =>
-    app.route({ method, url: ADMIN_PREFIX + path, config: { admin: true }, handler: async (req, reply) => handler(req, reply) });
+  const route = (
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    path: string,
+    handler: (req: FastifyRequest, reply: FastifyReply) => FastifyReply,
+  ) =>
+    app.route({
+      method,
+      url: ADMIN_PREFIX + path,
+      config: { admin: true },
+      handler: async (req, reply) => handler(req, reply),
+    });
 
   route('GET', '/health', (_req, reply) => json(reply, { ok: true }));
 

@@ -19,7 +19,8 @@ export function deleteRecord(state: State, kind: KindName, key: string): string[
   for (const { kind: child, via } of decl.cascade) {
     for (const [childKey, row] of Object.entries(rows(state, child))) {
       // A row an earlier cascade of this delete already took is listed once, by that cascade.
-      if (row[via] === key && rows(state, child)[childKey]) cascaded.push(`${child} ${childKey}`, ...deleteRecord(state, child, childKey));
+      if (row[via] === key && rows(state, child)[childKey])
+        cascaded.push(`${child} ${childKey}`, ...deleteRecord(state, child, childKey));
     }
   }
   for (const { kind: other, field, alsoClear = [] } of decl.clear) {

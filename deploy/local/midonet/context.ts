@@ -13,7 +13,11 @@ export interface EmulatorConfig {
   duplicateTableEntryStatus: 409 | 500;
 }
 
-export const defaultConfig = (): EmulatorConfig => ({ auth: 'token', credentials: null, duplicateTableEntryStatus: 500 });
+export const defaultConfig = (): EmulatorConfig => ({
+  auth: 'token',
+  credentials: null,
+  duplicateTableEntryStatus: 500,
+});
 
 export interface Ctx {
   store: Store;

@@ -21,7 +21,14 @@ const creatable: [string, string, string, Record<string, unknown>, string, strin
   ['a bridge', '/bridges', T.bridge, { id: id(10) }, `/bridges/${id(10)}`, 'Network'],
   ['a router', '/routers', T.router, { id: id(10) }, `/routers/${id(10)}`, 'Router'],
   ['a chain', '/chains', T.chain, { id: id(10) }, `/chains/${id(10)}`, 'Chain'],
-  ['a tunnel zone', '/tunnel_zones', T.tunnelZone, { id: id(10), name: 'other', type: 'vxlan' }, `/tunnel_zones/${id(10)}`, 'TunnelZone'],
+  [
+    'a tunnel zone',
+    '/tunnel_zones',
+    T.tunnelZone,
+    { id: id(10), name: 'other', type: 'vxlan' },
+    `/tunnel_zones/${id(10)}`,
+    'TunnelZone',
+  ],
   ['a bridge port', `/bridges/${id(2)}/ports`, T.port, { id: id(10), type: 'Bridge' }, `/ports/${id(10)}`, 'Port'],
   ['a rule', `/chains/${id(3)}/rules`, T.rule, { id: id(10), type: 'accept' }, `/rules/${id(10)}`, 'Rule'],
   [
@@ -35,19 +42,25 @@ const creatable: [string, string, string, Record<string, unknown>, string, strin
 ];
 
 describe('§1.2 POST', () => {
-  test.each(creatable)('creating %s honours the client id: 201, Location of the new item, no body', async (_w, coll, type, body, item) => {
-    const res = await h.api.post(coll, type, body);
-    expect(res.status).toBe(201);
-    expect(res.text).toBe('');
-    expect(res.headers.get('location')).toBe(h.emulator.url + item);
-  });
+  test.each(creatable)(
+    'creating %s honours the client id: 201, Location of the new item, no body',
+    async (_w, coll, type, body, item) => {
+      const res = await h.api.post(coll, type, body);
+      expect(res.status).toBe(201);
+      expect(res.text).toBe('');
+      expect(res.headers.get('location')).toBe(h.emulator.url + item);
+    },
+  );
 
-  test.each(creatable)('POSTing %s again with the same id → 409 with the ZOOM message', async (_w, coll, type, body, _item, cls) => {
-    expect((await h.api.post(coll, type, body)).status).toBe(201);
-    const again = await h.api.post(coll, type, body);
-    expect(again.status).toBe(409);
-    expect(again.json).toEqual({ message: `A(n) ${cls} with ID ${id(10)} already exists.`, code: 409 });
-  });
+  test.each(creatable)(
+    'POSTing %s again with the same id → 409 with the ZOOM message',
+    async (_w, coll, type, body, _item, cls) => {
+      expect((await h.api.post(coll, type, body)).status).toBe(201);
+      const again = await h.api.post(coll, type, body);
+      expect(again.status).toBe(409);
+      expect(again.json).toEqual({ message: `A(n) ${cls} with ID ${id(10)} already exists.`, code: 409 });
+    },
+  );
 
   test('without an id the server generates one and Location names it', async () => {
     const res = await h.api.post('/bridges', T.bridge, { name: 'anonymous' });
@@ -66,12 +79,48 @@ describe('§1.2 POST', () => {
 
 describe('§1.2 references must exist (404)', () => {
   test.each([
-    ['a bridge whose inboundFilterId is not a chain', '/bridges', T.bridge, { inboundFilterId: id(99) }, `There is no Chain with ID ${id(99)}.`],
-    ['a port on a missing bridge', `/bridges/${id(99)}/ports`, T.port, { type: 'Bridge' }, `There is no Network with ID ${id(99)}.`],
-    ['a port on a missing router', `/routers/${id(99)}/ports`, T.port, { type: 'Router' }, `There is no Router with ID ${id(99)}.`],
-    ['a rule in a missing chain', `/chains/${id(99)}/rules`, T.rule, { type: 'accept' }, `There is no Chain with ID ${id(99)}.`],
-    ['a jump rule to a missing chain', `/chains/${id(3)}/rules`, T.rule, { type: 'jump', jumpChainId: id(99) }, `There is no Chain with ID ${id(99)}.`],
-    ['a router with a load balancer (none exist here)', '/routers', T.router, { loadBalancerId: id(99) }, `There is no LoadBalancer with ID ${id(99)}.`],
+    [
+      'a bridge whose inboundFilterId is not a chain',
+      '/bridges',
+      T.bridge,
+      { inboundFilterId: id(99) },
+      `There is no Chain with ID ${id(99)}.`,
+    ],
+    [
+      'a port on a missing bridge',
+      `/bridges/${id(99)}/ports`,
+      T.port,
+      { type: 'Bridge' },
+      `There is no Network with ID ${id(99)}.`,
+    ],
+    [
+      'a port on a missing router',
+      `/routers/${id(99)}/ports`,
+      T.port,
+      { type: 'Router' },
+      `There is no Router with ID ${id(99)}.`,
+    ],
+    [
+      'a rule in a missing chain',
+      `/chains/${id(99)}/rules`,
+      T.rule,
+      { type: 'accept' },
+      `There is no Chain with ID ${id(99)}.`,
+    ],
+    [
+      'a jump rule to a missing chain',
+      `/chains/${id(3)}/rules`,
+      T.rule,
+      { type: 'jump', jumpChainId: id(99) },
+      `There is no Chain with ID ${id(99)}.`,
+    ],
+    [
+      'a router with a load balancer (none exist here)',
+      '/routers',
+      T.router,
+      { loadBalancerId: id(99) },
+      `There is no LoadBalancer with ID ${id(99)}.`,
+    ],
   ])('%s', async (_w, path, type, body, message) => {
     const res = await h.api.post(path, type, body);
     expect(res.status).toBe(404);

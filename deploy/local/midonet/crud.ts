@@ -50,8 +50,7 @@ export interface KindBehaviour<R, B> {
 
 /** Erases the record/body types so behaviours of different kinds can sit in one list. */
 export type AnyBehaviour = KindBehaviour<unknown, unknown>;
-export const defineKind = <R, B>(behaviour: KindBehaviour<R, B>): AnyBehaviour =>
-  behaviour as unknown as AnyBehaviour;
+export const defineKind = <R, B>(behaviour: KindBehaviour<R, B>): AnyBehaviour => behaviour as unknown as AnyBehaviour;
 
 const parseUuid = (raw: string): string | null => (isUuid(raw) ? raw.toLowerCase() : null);
 
@@ -102,7 +101,11 @@ export function registerKind(router: ApiRouter, ctx: Ctx, b: AnyBehaviour): void
           records = records.filter((r) => (r as { tenantId?: unknown }).tenantId === tenant);
         }
         const c = { state, base: apiBase(req) };
-        return sendJson(reply, type, records.map((r) => b.render(r, c)));
+        return sendJson(
+          reply,
+          type,
+          records.map((r) => b.render(r, c)),
+        );
       });
     }
     if (collection.create) {
@@ -139,7 +142,15 @@ export function registerKind(router: ApiRouter, ctx: Ctx, b: AnyBehaviour): void
       const state = ctx.store.state;
       const existing = rows(state, b.kind)[key];
       if (!existing) throw missingError(b, key);
-      const record = b.update!({ state, config: ctx.config, body, key, parentId: undefined, collection: undefined, existing });
+      const record = b.update!({
+        state,
+        config: ctx.config,
+        body,
+        key,
+        parentId: undefined,
+        collection: undefined,
+        existing,
+      });
       rows(state, b.kind)[key] = record as Record<string, unknown>;
       return sendStatus(reply, decl.okStatus ?? 204);
     });

@@ -51,5 +51,8 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   }
   const body: Record<string, unknown> = { message: err.message, code: err.status };
   if (err.options.violations) body.violations = err.options.violations;
-  return reply.code(err.status).header('Content-Type', ERROR_TYPE).send(Buffer.from(JSON.stringify(body)));
+  return reply
+    .code(err.status)
+    .header('Content-Type', ERROR_TYPE)
+    .send(Buffer.from(JSON.stringify(body)));
 }

@@ -14,7 +14,8 @@ beforeEach(async () => {
 });
 
 const getBridge = () => h.api.get(`/bridges/${id(1)}`, T.bridge);
-const dropped = (p: Promise<unknown>) => expect(p).rejects.toMatchObject({ code: expect.stringMatching(/ECONNRESET|EPIPE/) });
+const dropped = (p: Promise<unknown>) =>
+  expect(p).rejects.toMatchObject({ code: expect.stringMatching(/ECONNRESET|EPIPE/) });
 
 describe('error faults', () => {
   test('rate 1.0 always fails matching calls with the chosen status and an Error body; others pass', async () => {
@@ -82,7 +83,9 @@ describe('backend down', () => {
   test('unavailable: every API call, login included, gets 503 until the switch is off', async () => {
     await h.admin.setDown(true);
     expect((await getBridge()).status).toBe(503);
-    expect((await h.api.request('POST', '/login', { token: null, headers: { authorization: 'Basic YTpi' } })).status).toBe(503);
+    expect(
+      (await h.api.request('POST', '/login', { token: null, headers: { authorization: 'Basic YTpi' } })).status,
+    ).toBe(503);
     await h.admin.setDown(false);
     expect((await getBridge()).status).toBe(200);
   });

@@ -43,7 +43,10 @@ export function readBody<T>(req: FastifyRequest, media: MediaDecl, schema: z.Zod
 
 export function sendJson(reply: FastifyReply, type: string, body: unknown, status = 200): FastifyReply {
   // A Buffer keeps the type as declared: for a string fastify lower-cases it and appends a charset.
-  return reply.code(status).header('Content-Type', type).send(Buffer.from(JSON.stringify(body)));
+  return reply
+    .code(status)
+    .header('Content-Type', type)
+    .send(Buffer.from(JSON.stringify(body)));
 }
 
 /** 201, Location, no body (ref §1.2 POST). */

@@ -24,7 +24,10 @@ describe('write journal', () => {
     expect((await h.api.delete(`/ports/${id(4)}`)).status).toBe(204);
     // Upper case: the query is case-insensitive, as ids are.
     const entries = await h.admin.journal(id(5).toUpperCase());
-    expect(entries.map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual([`POST /routers/${id(1)}/routes 201`, `DELETE /ports/${id(4)} 204`]);
+    expect(entries.map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual([
+      `POST /routers/${id(1)}/routes 201`,
+      `DELETE /ports/${id(4)} 204`,
+    ]);
     const deletion = entries[1]!;
     expect(deletion).toMatchObject({ id: id(4), clientGone: false });
     expect(deletion.cascaded).toContain(`Route ${id(5)}`);
@@ -35,7 +38,11 @@ describe('write journal', () => {
 
   test('a write delayed past its client’s deadline is carried out, and journaled as answered after the client left', async () => {
     await h.admin.injectFault({ action: 'latency', method: 'DELETE', path: '/routes/*', latencyMs: 400 });
-    const gaveUp = await fetch(`${h.emulator.url}/routes/${id(5)}`, { method: 'DELETE', headers: { 'x-auth-token': h.api.token! }, signal: AbortSignal.timeout(100) }).then(
+    const gaveUp = await fetch(`${h.emulator.url}/routes/${id(5)}`, {
+      method: 'DELETE',
+      headers: { 'x-auth-token': h.api.token! },
+      signal: AbortSignal.timeout(100),
+    }).then(
       () => false,
       () => true,
     );
@@ -53,7 +60,9 @@ describe('write journal', () => {
   test('a dropped write is journaled unanswered (status 0), the client still there when it was dropped', async () => {
     await h.admin.injectFault({ action: 'drop', method: 'DELETE', path: '/bridges/*', times: 1 });
     await h.api.delete(`/bridges/${id(2)}`).catch(() => undefined);
-    expect(await h.admin.journal(id(2))).toContainEqual(expect.objectContaining({ method: 'DELETE', status: 0, clientGone: false }));
+    expect(await h.admin.journal(id(2))).toContainEqual(
+      expect.objectContaining({ method: 'DELETE', status: 0, clientGone: false }),
+    );
   });
 
   test('a POST without an id in its body is journaled with the id it was given; reads and logins are not journaled', async () => {
@@ -83,7 +92,9 @@ describe('journal across a restart', () => {
       await first.close();
       const second = await startMidonetEmulator({ port: 0, dataFile, auth: 'mock' });
       try {
-        expect(await new EmulatorAdmin(second.adminUrl).journal(id(7))).toEqual([expect.objectContaining({ method: 'POST', path: '/bridges', id: id(7) })]);
+        expect(await new EmulatorAdmin(second.adminUrl).journal(id(7))).toEqual([
+          expect.objectContaining({ method: 'POST', path: '/bridges', id: id(7) }),
+        ]);
       } finally {
         await second.close();
       }
@@ -94,7 +105,14 @@ describe('journal across a restart', () => {
 });
 
 describe('Journal ring', () => {
-  const entry = (n: number): JournalEntry => ({ receivedAt: n, answeredAt: n, method: 'DELETE', path: `/routes/${id(n)}`, status: 204, clientGone: false });
+  const entry = (n: number): JournalEntry => ({
+    receivedAt: n,
+    answeredAt: n,
+    method: 'DELETE',
+    path: `/routes/${id(n)}`,
+    status: 204,
+    clientGone: false,
+  });
 
   test('past its limit the oldest entries are dropped, and the rest listed oldest first', () => {
     const ring = new Journal(3);

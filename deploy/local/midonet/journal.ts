@@ -39,7 +39,12 @@ export function mentions(entry: JournalEntry, id: string): boolean {
 }
 
 /** The resource a write is about, from what the request and its answer show. */
-export function affectedId(method: string, path: string, body: unknown, location: string | undefined): string | undefined {
+export function affectedId(
+  method: string,
+  path: string,
+  body: unknown,
+  location: string | undefined,
+): string | undefined {
   if (method === 'POST') {
     let id: unknown;
     try {

@@ -176,7 +176,10 @@ export const KINDS: Record<KindName, KindDecl> = {
     clear: [
       ...filterFields.map((field) => ({ kind: 'Bridge' as const, field })),
       ...filterFields.map((field) => ({ kind: 'Port' as const, field })),
-      ...[...filterFields, 'localRedirectChainId', 'forwardChainId'].map((field) => ({ kind: 'Router' as const, field })),
+      ...[...filterFields, 'localRedirectChainId', 'forwardChainId'].map((field) => ({
+        kind: 'Router' as const,
+        field,
+      })),
     ],
     detach: [],
   },

@@ -16,13 +16,22 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 test('prints {"ready":true,url,adminUrl,pid}, serves, and flushes state on SIGTERM before exiting 0', async () => {
   const dataFile = join(dir, 'state.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'main.ts'), '--port', '0', '--data-file', dataFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(__dirname, 'main.ts'), '--port', '0', '--data-file', dataFile],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   try {
     const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
     const ready = JSON.parse(line) as { ready: boolean; url: string; adminUrl: string; pid: number };
-    expect(ready).toEqual({ ready: true, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/midonet-api$/), adminUrl: expect.stringMatching(/\/_emulator$/), pid: child.pid });
+    expect(ready).toEqual({
+      ready: true,
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/midonet-api$/),
+      adminUrl: expect.stringMatching(/\/_emulator$/),
+      pid: child.pid,
+    });
     const api = new Api(ready.url);
     await api.login();
     await api.create('/chains', T.chain, { id: id(1) });

@@ -15,7 +15,11 @@ async function main(): Promise<void> {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', portNumber, 8181)
     .option('--data-file <path>', 'persist state to this JSON file')
-    .addOption(new Option('--auth <mode>', 'token: require POST /login tokens; mock: accept anything').choices(['token', 'mock']).default('token'))
+    .addOption(
+      new Option('--auth <mode>', 'token: require POST /login tokens; mock: accept anything')
+        .choices(['token', 'mock'])
+        .default('token'),
+    )
     .parse()
     .opts<{ host: string; port: number; dataFile?: string; auth: 'token' | 'mock' }>();
 
@@ -34,7 +38,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  process.stdout.write(`${JSON.stringify({ ready: true, url: emulator.url, adminUrl: emulator.adminUrl, pid: process.pid })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ready: true, url: emulator.url, adminUrl: emulator.adminUrl, pid: process.pid })}\n`,
+  );
 }
 
 main().catch((err: unknown) => {

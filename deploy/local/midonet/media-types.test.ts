@@ -46,10 +46,34 @@ describe('§1.2 POST/PUT Content-Type', () => {
     ['MidonetResource: wrong type → 406 (not 415)', '/bridges', T.router, { id: id(10) }, 406],
     ['MidonetResource: missing type → 406', '/bridges', null, { id: id(11) }, 406],
     ['MidonetResource: application/json accepted', '/bridges', 'application/json', { id: id(12) }, 201],
-    ['TunnelZoneHost refuses application/json → 415', `/tunnel_zones/${'$800'}/hosts`, 'application/json', { hostId: id(900), ipAddress: '10.0.0.1' }, 415],
-    ['TunnelZoneHost accepts GreTunnelZoneHost-v1', `/tunnel_zones/${'$800'}/hosts`, vnd('GreTunnelZoneHost-v1'), { hostId: id(900), ipAddress: '10.0.0.1' }, 201],
-    ['ARP table needs exactly IP4Mac-v1 → 415 for JSON', `/bridges/${'$1'}/arp_table`, 'application/json', { ip: '10.0.0.9', mac: '02:00:00:00:00:09' }, 415],
-    ['MAC table accepts midonet-kubernetes’ MACPort spelling', `/bridges/${'$1'}/mac_table`, T.macPort, { macAddr: '02:00:00:00:00:02', portId: id(2) }, 201],
+    [
+      'TunnelZoneHost refuses application/json → 415',
+      `/tunnel_zones/${'$800'}/hosts`,
+      'application/json',
+      { hostId: id(900), ipAddress: '10.0.0.1' },
+      415,
+    ],
+    [
+      'TunnelZoneHost accepts GreTunnelZoneHost-v1',
+      `/tunnel_zones/${'$800'}/hosts`,
+      vnd('GreTunnelZoneHost-v1'),
+      { hostId: id(900), ipAddress: '10.0.0.1' },
+      201,
+    ],
+    [
+      'ARP table needs exactly IP4Mac-v1 → 415 for JSON',
+      `/bridges/${'$1'}/arp_table`,
+      'application/json',
+      { ip: '10.0.0.9', mac: '02:00:00:00:00:09' },
+      415,
+    ],
+    [
+      'MAC table accepts midonet-kubernetes’ MACPort spelling',
+      `/bridges/${'$1'}/mac_table`,
+      T.macPort,
+      { macAddr: '02:00:00:00:00:02', portId: id(2) },
+      201,
+    ],
     ['link with a wrong type → 415', `/ports/${'$2'}/link`, T.port, { peerId: id(3) }, 415],
   ])('%s', async (_what, path, type, body, status) => {
     const p = path.replace('$1', id(1)).replace('$2', id(2)).replace('$800', id(800));
@@ -69,7 +93,11 @@ describe('§1.2 error bodies', () => {
   test('bean validation is a 400 with "Validation error(s) found" and violations naming the property', async () => {
     const res = await h.api.post('/bridges', T.bridge, { name: 'x'.repeat(256) });
     expect(res.status).toBe(400);
-    expect(res.json).toMatchObject({ message: 'Validation error(s) found', code: 400, violations: [{ property: 'name' }] });
+    expect(res.json).toMatchObject({
+      message: 'Validation error(s) found',
+      code: 400,
+      violations: [{ property: 'name' }],
+    });
   });
 
   test('a body that is not JSON is a 400 Error body (JSON mapping error)', async () => {

@@ -29,7 +29,8 @@ declare module 'fastify' {
 }
 
 const isWrite = (method: string): boolean => method === 'POST' || method === 'PUT' || method === 'DELETE';
-const isApi = (url: string): boolean => url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url.startsWith(`${API_PREFIX}?`);
+const isApi = (url: string): boolean =>
+  url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url.startsWith(`${API_PREFIX}?`);
 
 export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {}): ServerParts {
   // Fastify's logger is pino; warn keeps test output quiet.
@@ -71,7 +72,12 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
     const path = req.url.slice(API_PREFIX.length).split('?')[0] || '/';
     const outcome = faults.decide(req.method, path);
     if (isWrite(req.method) && path !== '/login') {
-      pending.set(req, { receivedAt: Date.now(), method: req.method, path: req.url.slice(API_PREFIX.length), ...(outcome.delayMs > 0 ? { delayMs: outcome.delayMs } : {}) });
+      pending.set(req, {
+        receivedAt: Date.now(),
+        method: req.method,
+        path: req.url.slice(API_PREFIX.length),
+        ...(outcome.delayMs > 0 ? { delayMs: outcome.delayMs } : {}),
+      });
     }
     if (outcome.delayMs > 0) {
       counters.fault('delayed');
@@ -108,7 +114,10 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
 
   app.setNotFoundHandler((req, reply) => {
     if (isApi(req.url)) return sendError(reply, emptyStatus(404, `no resource at ${req.url}`));
-    return reply.code(404).type('application/json').send(JSON.stringify({ message: `no route ${req.method} ${req.url}` }));
+    return reply
+      .code(404)
+      .type('application/json')
+      .send(JSON.stringify({ message: `no route ${req.method} ${req.url}` }));
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
@@ -133,4 +142,3 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
   });
   return { app, ctx, faults, counters, journal };
 }
-

@@ -39,7 +39,9 @@ describe('persistence', () => {
       expect(rules.map((r) => r.id)).toEqual([id(7), id(6)]);
       // Tunnel keys continue from where they were, not from 1.
       await again.create(`/bridges/${id(1)}/ports`, T.port, { id: id(8), type: 'Bridge' });
-      const keys = await Promise.all([2, 4, 8].map(async (n) => (await again.get(`/ports/${id(n)}`, T.port)).json.tunnelKey as number));
+      const keys = await Promise.all(
+        [2, 4, 8].map(async (n) => (await again.get(`/ports/${id(n)}`, T.port)).json.tunnelKey as number),
+      );
       expect(new Set(keys).size).toBe(3);
     } finally {
       await second.close();

@@ -33,7 +33,8 @@ export class Store {
       throw err;
     }
     const parsed = JSON.parse(text) as Partial<State>;
-    if (parsed.version !== 1) throw new Error(`${file}: not MidoNet emulator state (version ${String(parsed.version)})`);
+    if (parsed.version !== 1)
+      throw new Error(`${file}: not MidoNet emulator state (version ${String(parsed.version)})`);
     const state = { ...emptyState(), ...parsed } as State;
     for (const table of TABLE_NAMES) state[table] ??= {};
     return new Store(file, state);

@@ -16,7 +16,9 @@ function duplicate(what: string) {
   return (key: string, config: EmulatorConfig): ApiError =>
     new ApiError(
       config.duplicateTableEntryStatus,
-      config.duplicateTableEntryStatus === 500 ? `${what} ${key} already exists (MNA-1315)` : `${what} ${key} already exists.`,
+      config.duplicateTableEntryStatus === 500
+        ? `${what} ${key} already exists (MNA-1315)`
+        : `${what} ${key} already exists.`,
     );
 }
 

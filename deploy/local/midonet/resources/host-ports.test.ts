@@ -26,7 +26,10 @@ describe('§1.4 HostInterfacePort POST', () => {
     const res = await bind(900, 3, 'veth0');
     expect(res.status).toBe(201);
     expect(res.headers.get('location')).toBe(`${h.emulator.url}/hosts/${id(900)}/ports/${id(3)}`);
-    expect((await h.api.get(`/ports/${id(3)}`, T.port)).json).toMatchObject({ hostId: id(900), interfaceName: 'veth0' });
+    expect((await h.api.get(`/ports/${id(3)}`, T.port)).json).toMatchObject({
+      hostId: id(900),
+      interfaceName: 'veth0',
+    });
     expect((await h.api.get(`/hosts/${id(900)}/ports/${id(3)}`, T.hostPort)).json).toMatchObject({
       portId: id(3),
       hostId: id(900),
@@ -36,7 +39,14 @@ describe('§1.4 HostInterfacePort POST', () => {
 
   test.each([
     ['a missing host → 404', 999, 3, 'veth0', 404, `There is no Host with ID ${id(999)}.`],
-    ['a host in no tunnel zone → 409 (checked before the port)', 901, 999, 'veth0', 409, 'The specified host is not in any tunnel zone.'],
+    [
+      'a host in no tunnel zone → 409 (checked before the port)',
+      901,
+      999,
+      'veth0',
+      409,
+      'The specified host is not in any tunnel zone.',
+    ],
     ['a missing port → 404', 900, 999, 'veth0', 404, `There is no Port with ID ${id(999)}.`],
   ])('%s', async (_w, host, port, ifname, status, message) => {
     const res = await bind(host, port, ifname);

@@ -43,7 +43,11 @@ export function registerHostPorts(router: ApiRouter, ctx: Ctx): void {
     const host = load<HostRec>(state, 'Host', id(param(req, 'parentId')));
     const base = apiBase(req);
     const bound = Object.values(state.ports).filter((p) => p.hostId === host.id && p.interfaceName !== null);
-    return sendJson(reply, type, bound.map((p) => renderBinding(p, base)));
+    return sendJson(
+      reply,
+      type,
+      bound.map((p) => renderBinding(p, base)),
+    );
   });
 
   router.add('POST', '/hosts/:parentId/ports', kind, async (req, reply) => {

@@ -55,6 +55,10 @@ export function registerHostInterfaces(router: ApiRouter, ctx: Ctx): void {
     const type = negotiate(req, MEDIA.HostInterface, 'collection');
     const host = load<HostRec>(ctx.store.state, 'Host', param(req, 'parentId').toLowerCase());
     const base = apiBase(req);
-    return sendJson(reply, type, host.interfaces.map((i) => renderInterface(host, i, base)));
+    return sendJson(
+      reply,
+      type,
+      host.interfaces.map((i) => renderInterface(host, i, base)),
+    );
   });
 }

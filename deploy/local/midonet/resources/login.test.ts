@@ -9,11 +9,15 @@ beforeAll(async () => {
 afterAll(() => h.emulator.close());
 afterEach(() => h.admin.reset());
 
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('§1.1 login', () => {
   test('POST /login with Basic auth answers 200 with a Token-v1 body {key, expires} and a sessionId cookie', async () => {
-    const res = await h.api.request('POST', '/login', { token: null, headers: { authorization: basic('admin', 'pw') } });
+    const res = await h.api.request('POST', '/login', {
+      token: null,
+      headers: { authorization: basic('admin', 'pw') },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain(T.token);
     expect(res.json).toEqual({ key: expect.any(String), expires: null });
@@ -33,9 +37,15 @@ describe('§1.1 login', () => {
 
   test('configured credentials: a wrong password gets 401, the right one a token', async () => {
     await h.admin.configure({ credentials: { username: 'admin', password: 'right' } });
-    const wrong = await h.api.request('POST', '/login', { token: null, headers: { authorization: basic('admin', 'wrong') } });
+    const wrong = await h.api.request('POST', '/login', {
+      token: null,
+      headers: { authorization: basic('admin', 'wrong') },
+    });
     expect(wrong.status).toBe(401);
-    const right = await h.api.request('POST', '/login', { token: null, headers: { authorization: basic('admin', 'right') } });
+    const right = await h.api.request('POST', '/login', {
+      token: null,
+      headers: { authorization: basic('admin', 'right') },
+    });
     expect(right.status).toBe(200);
   });
 });

@@ -31,7 +31,10 @@ export function registerLogin(router: ApiRouter, ctx: Ctx): void {
     }
     const key = ctx.config.auth === 'mock' ? MOCK_TOKEN : randomBytes(16).toString('hex');
     const project = req.headers['x-auth-project'];
-    ctx.store.state.tokens[key] = { issuedAt: new Date().toISOString(), project: typeof project === 'string' ? project : null };
+    ctx.store.state.tokens[key] = {
+      issuedAt: new Date().toISOString(),
+      project: typeof project === 'string' ? project : null,
+    };
     // Tokens do not expire here (expires null, as MockAuthService); revoke them through the admin endpoint.
     void reply.header('Set-Cookie', `sessionId=${key}`);
     return sendJson(reply, TOKEN_TYPE, { key, expires: null });
@@ -44,7 +47,8 @@ export function registerLogin(router: ApiRouter, ctx: Ctx): void {
 export function checkToken(ctx: Ctx, req: FastifyRequest): ApiError | undefined {
   if (ctx.config.auth === 'mock' || req.routeOptions.url === '/midonet-api/login') return undefined;
   const token = req.headers['x-auth-token'];
-  if (typeof token !== 'string' || token === '') return new ApiError(401, 'No token was passed in the X-Auth-Token header');
+  if (typeof token !== 'string' || token === '')
+    return new ApiError(401, 'No token was passed in the X-Auth-Token header');
   if (!ctx.store.state.tokens[token]) return new ApiError(401, 'The token is invalid or has expired');
   return undefined;
 }

@@ -31,7 +31,14 @@ describe('§1.4 Port type', () => {
   test('a bridge port reports its bridge, vlanId 0 and a server-assigned tunnel key', async () => {
     await h.api.create(`/bridges/${id(2)}/ports`, T.port, { id: id(3), type: 'Bridge', tunnelKey: 999 });
     const port = (await h.api.get(`/ports/${id(3)}`, T.port)).json;
-    expect(port).toMatchObject({ type: 'Bridge', deviceId: id(2), bridgeId: id(2), vlanId: 0, adminStateUp: true, peerId: null });
+    expect(port).toMatchObject({
+      type: 'Bridge',
+      deviceId: id(2),
+      bridgeId: id(2),
+      vlanId: 0,
+      adminStateUp: true,
+      peerId: null,
+    });
     expect(port.tunnelKey).not.toBe(999);
     expect(port.device).toBe(`${h.emulator.url}/bridges/${id(2)}`);
   });
@@ -39,7 +46,9 @@ describe('§1.4 Port type', () => {
   test('GET /bridges/{id}/ports lists only that bridge’s ports, GET /ports lists all', async () => {
     await h.api.create(`/bridges/${id(2)}/ports`, T.port, { id: id(3), type: 'Bridge' });
     await h.api.create(`/routers/${id(1)}/ports`, T.port, { id: id(4), type: 'Router' });
-    expect(((await h.api.get(`/bridges/${id(2)}/ports`, T.ports)).json as { id: string }[]).map((p) => p.id)).toEqual([id(3)]);
+    expect(((await h.api.get(`/bridges/${id(2)}/ports`, T.ports)).json as { id: string }[]).map((p) => p.id)).toEqual([
+      id(3),
+    ]);
     expect(((await h.api.get('/ports', T.ports)).json as unknown[]).length).toBe(2);
   });
 });
@@ -49,7 +58,12 @@ describe('§1.4 router-port POST side effects', () => {
     await h.api.create(`/routers/${id(1)}/ports`, T.port, { id: id(4), type: 'Router', portSubnet: ['10.1.2.1/24'] });
     const port = (await h.api.get(`/ports/${id(4)}`, T.port)).json;
     expect(port.portMac).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/);
-    expect(port).toMatchObject({ portAddress: '10.1.2.1', networkAddress: '10.1.2.0', networkLength: 24, routerId: id(1) });
+    expect(port).toMatchObject({
+      portAddress: '10.1.2.1',
+      networkAddress: '10.1.2.0',
+      networkLength: 24,
+      routerId: id(1),
+    });
     const routes = (await h.api.get(`/routers/${id(1)}/routes`, T.routes)).json;
     expect(routes).toEqual([
       expect.objectContaining({
@@ -90,9 +104,18 @@ describe('§1.4 Port PUT', () => {
     const tunnelKey = (await h.api.get(`/ports/${id(3)}`, T.port)).json.tunnelKey;
 
     expect((await h.api.put(`/ports/${id(3)}`, T.port, { type: 'Bridge', adminStateUp: false })).status).toBe(204);
-    expect((await h.api.put(`/ports/${id(5)}`, T.port, { type: 'Bridge', hostId: null, interfaceName: null })).status).toBe(204);
-    expect((await h.api.get(`/ports/${id(3)}`, T.port)).json).toMatchObject({ peerId: id(4), adminStateUp: false, tunnelKey });
-    expect((await h.api.get(`/ports/${id(5)}`, T.port)).json).toMatchObject({ hostId: id(900), interfaceName: 'veth0' });
+    expect(
+      (await h.api.put(`/ports/${id(5)}`, T.port, { type: 'Bridge', hostId: null, interfaceName: null })).status,
+    ).toBe(204);
+    expect((await h.api.get(`/ports/${id(3)}`, T.port)).json).toMatchObject({
+      peerId: id(4),
+      adminStateUp: false,
+      tunnelKey,
+    });
+    expect((await h.api.get(`/ports/${id(5)}`, T.port)).json).toMatchObject({
+      hostId: id(900),
+      interfaceName: 'veth0',
+    });
   });
 
   test('PUT cannot move a port to the other device type (the ref is silent; 400)', async () => {

@@ -246,7 +246,11 @@ export function registerPeerPorts(router: ApiRouter, ctx: Ctx): void {
         .map((p) => rows(state, 'Port')[p.peerId!] as unknown as PortRec | undefined)
         .filter((p): p is PortRec => p !== undefined);
       const c = { state, base: apiBase(req) };
-      return sendJson(reply, type, peers.map((p) => render(p, c)));
+      return sendJson(
+        reply,
+        type,
+        peers.map((p) => render(p, c)),
+      );
     });
   }
 }

@@ -44,16 +44,30 @@ describe('§1.4 Route POST validation', () => {
   });
 
   test('a missing dstNetworkAddr → 400', async () => {
-    expect((await h.api.post(`/routers/${id(1)}/routes`, T.route, { srcNetworkAddr: '0.0.0.0', type: 'BlackHole' })).status).toBe(400);
+    expect(
+      (await h.api.post(`/routers/${id(1)}/routes`, T.route, { srcNetworkAddr: '0.0.0.0', type: 'BlackHole' })).status,
+    ).toBe(400);
   });
 });
 
 describe('§1.4 Route storage', () => {
   test('a Normal route is stored on its next-hop port: GET shows routerId null; the router’s list includes it', async () => {
-    await h.api.create(`/routers/${id(1)}/routes`, T.route, route({ id: id(10), nextHopPort: id(3), nextHopGateway: '10.1.2.2' }));
+    await h.api.create(
+      `/routers/${id(1)}/routes`,
+      T.route,
+      route({ id: id(10), nextHopPort: id(3), nextHopGateway: '10.1.2.2' }),
+    );
     const got = (await h.api.get(`/routes/${id(10)}`, T.route)).json;
-    expect(got).toMatchObject({ id: id(10), nextHopPort: id(3), nextHopGateway: '10.1.2.2', routerId: null, learned: false });
-    expect(((await h.api.get(`/routers/${id(1)}/routes`, T.routes)).json as { id: string }[]).map((r) => r.id)).toEqual([id(10)]);
+    expect(got).toMatchObject({
+      id: id(10),
+      nextHopPort: id(3),
+      nextHopGateway: '10.1.2.2',
+      routerId: null,
+      learned: false,
+    });
+    expect(((await h.api.get(`/routers/${id(1)}/routes`, T.routes)).json as { id: string }[]).map((r) => r.id)).toEqual(
+      [id(10)],
+    );
     expect((await h.api.get(`/routers/${id(2)}/routes`, T.routes)).json).toEqual([]);
   });
 

@@ -17,7 +17,10 @@ beforeEach(async () => {
 });
 
 const order = async (chain: number): Promise<[string, number][]> =>
-  ((await h.api.get(`/chains/${id(chain)}/rules`, T.rules)).json as { id: string; position: number }[]).map((r) => [r.id, r.position]);
+  ((await h.api.get(`/chains/${id(chain)}/rules`, T.rules)).json as { id: string; position: number }[]).map((r) => [
+    r.id,
+    r.position,
+  ]);
 
 describe('§1.4 Rule positions', () => {
   test('a POST without position inserts at the head: the global chains come out as midonet-kubernetes expects (§2.4)', async () => {
@@ -34,7 +37,11 @@ describe('§1.4 Rule positions', () => {
       [id(13), 1],
       [id(12), 2],
     ]);
-    expect((await h.api.get(`/rules/${id(10)}`, T.rule)).json).toMatchObject({ position: 2, chainId: id(1), jumpChainId: id(3) });
+    expect((await h.api.get(`/rules/${id(10)}`, T.rule)).json).toMatchObject({
+      position: 2,
+      chainId: id(1),
+      jumpChainId: id(3),
+    });
   });
 
   test('an explicit position inserts there; size+1 appends', async () => {
@@ -61,11 +68,19 @@ describe('§1.4 Rule types', () => {
     ['a jump without jumpChainId → 400', { type: 'jump' }, 400],
     ['a dnat without natTargets → 400', { type: 'dnat', flowAction: 'accept' }, 400],
     ['a dnat with empty natTargets → 400', { type: 'dnat', flowAction: 'accept', natTargets: [] }, 400],
-    ['a snat without flowAction → 400', { type: 'snat', natTargets: [{ addressFrom: '10.0.0.1', addressTo: '10.0.0.1', portFrom: 1, portTo: 2 }] }, 400],
+    [
+      'a snat without flowAction → 400',
+      { type: 'snat', natTargets: [{ addressFrom: '10.0.0.1', addressTo: '10.0.0.1', portFrom: 1, portTo: 2 }] },
+      400,
+    ],
     ['a rev_snat with a bad flowAction → 400', { type: 'rev_snat', flowAction: 'drop' }, 400],
     ['an unknown type → 400', { type: 'masquerade' }, 400],
     ['a missing type → 400', {}, 400],
-    ['l4 fields with fragmentPolicy any → 400', { type: 'accept', tpDst: { start: 80, end: 80 }, fragmentPolicy: 'any' }, 400],
+    [
+      'l4 fields with fragmentPolicy any → 400',
+      { type: 'accept', tpDst: { start: 80, end: 80 }, fragmentPolicy: 'any' },
+      400,
+    ],
     ['each plain type is accepted (reject)', { type: 'reject' }, 201],
     ['each plain type is accepted (return)', { type: 'return' }, 201],
   ])('%s', async (_w, body, status) => {
@@ -93,12 +108,20 @@ describe('§1.4 Rule types', () => {
     ['a plain rule with tpDst defaults to header', { type: 'accept', tpDst: { start: 53, end: 53 } }, 'header'],
     [
       'forward NAT defaults to unfragmented',
-      { type: 'dnat', flowAction: 'accept', natTargets: [{ addressFrom: '10.1.1.5', addressTo: '10.1.1.5', portFrom: 8080, portTo: 8080 }] },
+      {
+        type: 'dnat',
+        flowAction: 'accept',
+        natTargets: [{ addressFrom: '10.1.1.5', addressTo: '10.1.1.5', portFrom: 8080, portTo: 8080 }],
+      },
       'unfragmented',
     ],
     [
       'a floating-IP style NAT (one target, from == to, ports 0, no L4) defaults to any',
-      { type: 'snat', flowAction: 'continue', natTargets: [{ addressFrom: '10.1.1.5', addressTo: '10.1.1.5', portFrom: 0, portTo: 0 }] },
+      {
+        type: 'snat',
+        flowAction: 'continue',
+        natTargets: [{ addressFrom: '10.1.1.5', addressTo: '10.1.1.5', portFrom: 0, portTo: 0 }],
+      },
       'any',
     ],
   ])('fragmentPolicy: %s', async (_w, body, policy) => {
@@ -117,6 +140,10 @@ describe('§1.4 Rule types', () => {
       natTargets,
       flowAction: 'continue',
     });
-    expect((await h.api.get(`/rules/${id(31)}`, T.rule)).json).toMatchObject({ type: 'snat', natTargets, flowAction: 'continue' });
+    expect((await h.api.get(`/rules/${id(31)}`, T.rule)).json).toMatchObject({
+      type: 'snat',
+      natTargets,
+      flowAction: 'continue',
+    });
   });
 });

@@ -10,7 +10,9 @@ import type { ChainRec, RuleRec, State } from '../state';
 import { ipv4, mac, prefixLength, uuid } from '../validation';
 
 const flag = z.boolean().nullish();
-const tpRange = z.object({ start: z.number().int().min(1).max(65535), end: z.number().int().min(1).max(65535) }).nullish();
+const tpRange = z
+  .object({ start: z.number().int().min(1).max(65535), end: z.number().int().min(1).max(65535) })
+  .nullish();
 const FRAGMENT_POLICIES = ['any', 'header', 'nonheader', 'unfragmented'] as const;
 
 /** Condition fields (ref §1.4 Rule, `MN:models/Condition`), all optional, on every rule type. */
@@ -108,14 +110,18 @@ function fragmentPolicy(b: Body): (typeof FRAGMENT_POLICIES)[number] {
   if (b.fragmentPolicy != null) {
     if (l4 && (b.fragmentPolicy === 'any' || b.fragmentPolicy === 'nonheader')) {
       throw invalid([
-        { property: 'fragmentPolicy', message: 'fragmentPolicy must be header or unfragmented when matching on L4 fields' },
+        {
+          property: 'fragmentPolicy',
+          message: 'fragmentPolicy must be header or unfragmented when matching on L4 fields',
+        },
       ]);
     }
     return b.fragmentPolicy;
   }
   if (b.type === 'dnat' || b.type === 'snat') {
     const [only, ...more] = b.natTargets;
-    const floatingIp = only && more.length === 0 && only.addressFrom === only.addressTo && only.portFrom === 0 && only.portTo === 0;
+    const floatingIp =
+      only && more.length === 0 && only.addressFrom === only.addressTo && only.portFrom === 0 && only.portTo === 0;
     return floatingIp && !l4 ? 'any' : 'unfragmented';
   }
   return l4 ? 'header' : 'any';
@@ -143,18 +149,24 @@ export const rules = defineKind<RuleRec, Body>({
   create: ({ state, key, body, parentId }) => {
     const chain = load<ChainRec>(state, 'Chain', parentId!);
     const position = body.position ?? 1;
-    if (position <= 0 || position > chain.ruleIds.length + 1) throw badRequest('Position exceeds number of rules in chain');
+    if (position <= 0 || position > chain.ruleIds.length + 1)
+      throw badRequest('Position exceeds number of rules in chain');
     const jumpChainId = body.type === 'jump' ? body.jumpChainId : null;
     requireRef(state, 'Chain', jumpChainId);
     // id, position and the jump target live outside `fields`; position is recomputed on every GET.
     const outside = ['id', 'type', 'position', 'jumpChainId'];
     const kept = Object.fromEntries(Object.entries(body).filter(([k, v]) => v != null && !outside.includes(k)));
-    return { id: key, chainId: chain.id, type: body.type, jumpChainId, fields: { ...kept, fragmentPolicy: fragmentPolicy(body) } };
+    return {
+      id: key,
+      chainId: chain.id,
+      type: body.type,
+      jumpChainId,
+      fields: { ...kept, fragmentPolicy: fragmentPolicy(body) },
+    };
   },
   afterCreate: ({ state, record, body }) => {
     state.chains[record.chainId]!.ruleIds.splice((body.position ?? 1) - 1, 0, record.id);
   },
-  list: (state: State, parentId) =>
-    load<ChainRec>(state, 'Chain', parentId!).ruleIds.map((id) => state.rules[id]!),
+  list: (state: State, parentId) => load<ChainRec>(state, 'Chain', parentId!).ruleIds.map((id) => state.rules[id]!),
   render,
 });

@@ -16,15 +16,26 @@ beforeEach(async () => {
 
 describe('§1.4 TunnelZone', () => {
   test('another zone with a used name → 409 "Tunnel zone name already exists."', async () => {
-    const res = await h.api.post('/tunnel_zones', T.tunnelZone, { id: id(801), name: 'DefaultTunnelZone', type: 'gre' });
+    const res = await h.api.post('/tunnel_zones', T.tunnelZone, {
+      id: id(801),
+      name: 'DefaultTunnelZone',
+      type: 'gre',
+    });
     expect(res.status).toBe(409);
     expect(res.json.message).toBe('Tunnel zone name already exists.');
   });
 
   test('MNA-1293: a PUT that keeps the zone’s own name → 409; a new name → 204', async () => {
-    expect((await h.api.put(`/tunnel_zones/${id(800)}`, T.tunnelZone, { name: 'DefaultTunnelZone', type: 'vxlan' })).status).toBe(409);
-    expect((await h.api.put(`/tunnel_zones/${id(800)}`, T.tunnelZone, { name: 'Renamed', type: 'gre' })).status).toBe(204);
-    expect((await h.api.get(`/tunnel_zones/${id(800)}`, T.tunnelZone)).json).toMatchObject({ name: 'Renamed', type: 'gre' });
+    expect(
+      (await h.api.put(`/tunnel_zones/${id(800)}`, T.tunnelZone, { name: 'DefaultTunnelZone', type: 'vxlan' })).status,
+    ).toBe(409);
+    expect((await h.api.put(`/tunnel_zones/${id(800)}`, T.tunnelZone, { name: 'Renamed', type: 'gre' })).status).toBe(
+      204,
+    );
+    expect((await h.api.get(`/tunnel_zones/${id(800)}`, T.tunnelZone)).json).toMatchObject({
+      name: 'Renamed',
+      type: 'gre',
+    });
   });
 
   test.each([
