@@ -3,6 +3,18 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** What each room may import at run time. */
+const rooms = {
+  model: { mayImport: [], types: false },
+  platform: { mayImport: ['model'], types: false },
+  workflows: { mayImport: ['model'], types: true },
+  activities: { mayImport: ['model', 'platform'], types: true },
+  starter: { mayImport: ['model', 'platform'], types: true },
+  worker: { mayImport: ['model', 'platform'], types: true },
+  cli: { mayImport: ['model', 'platform', 'workflows', 'activities', 'starter', 'worker', 'deploy'], types: true },
+};
+const projectFolders = new Set([...Object.keys(rooms), 'deploy', 'test', 'bench']);
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.steward/', 'dist/', '**/*.cjs', '**/*.mjs'] },
   js.configs.recommended,
@@ -15,8 +27,9 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts'],
-    ignores: ['workflows/**/*.test.ts'],
+    // model/ is bundled into the workflows too.
+    files: ['workflows/**/*.ts', 'model/**/*.ts'],
+    ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -36,17 +49,24 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    files: ['workflows/**/*.ts', 'activities/**/*.ts', 'worker/**/*.ts', 'starter/**/*.ts'],
+  // Rooms on one floor (STYLE.md 16): model/ under everything, platform/ on model/, and workflows/, activities/,
+  // starter/ and worker/ side by side on both, importing each other only as types; cli/ on top composes them. The
+  // embedded development stack (deploy/local) is not in the image: `steward up` and `demo` load it with a require in
+  // cli/dev-stack.ts, only when they run. typescript-eslint's rule, so that `allowTypeImports` lets types through
+  // (erased at run time) and it does not replace the workflows' own no-restricted-imports.
+  ...Object.entries(rooms).map(([room, { mayImport, types }]) => ({
+    files: [`${room}/**/*.ts`],
     ignores: ['**/*.test.ts', '**/testing/**'],
     rules: {
-      // The typescript-eslint rule, so types may still come from the stack (erased at run time), and so it does not
-      // replace the workflows' own no-restricted-imports. `steward up` and `demo` load the stack with a require in
-      // starter/cli/dev-stack.ts, only when they run.
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
+            {
+              regex: `^(\\.\\./)+(${[...projectFolders].filter((f) => f !== room && !mayImport.includes(f)).join('|')})(/|$)`,
+              allowTypeImports: types,
+              message: `${room}/ may import ${mayImport.length ? mayImport.join(', ') : 'nothing of the project'}${types ? ' (other rooms as types only)' : ''}: see eslint.config.mjs.`,
+            },
             {
               group: ['**/deploy/local', '**/deploy/local/**'],
               allowTypeImports: true,
@@ -57,5 +77,5 @@ export default tseslint.config(
         },
       ],
     },
-  },
+  })),
 );

@@ -15,7 +15,7 @@ import { DEFAULT_PROFILES, parseProfiles, runProfiles, type ProfileRun } from '.
 import { printReport, writeReport } from './report';
 import { DEFAULT_SIZES, runScenario, SCENARIOS, SMOKE_SIZES, type ScenarioName, type Sizes } from './scenarios';
 import { benchStack, runBench } from './support';
-import { countArgument } from '../worker/settings';
+import { countArgument } from '../platform/settings';
 
 async function main(): Promise<void> {
   const program = new Command('bench')

@@ -1,4 +1,4 @@
-import type { NodeProjection } from '../workflows/translation/types';
+import type { NodeProjection } from '../model/translation/types';
 import { Model } from './objects';
 import { podAt } from './scenarios/burst';
 

@@ -8,10 +8,10 @@ import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import type { StackInfo } from '../deploy/local';
-import { loadKubeConfig } from '../activities/kubernetes/kubeconfig';
+import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { DEFAULT_LEASE } from '../starter/controller';
 import { starterSettings } from '../starter/config';
-import { workerSettings } from '../worker/config';
+import { workerSettings } from '../cli/worker';
 import { writeWorkflowBundle } from '../worker/bundle';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
 import type { MidonetClient } from '../activities/midonet';
@@ -25,13 +25,13 @@ import {
   waitFor,
   type ObjectsHarness,
 } from '../test/support/objects-harness';
-import { translate } from '../workflows/translation';
+import { translate } from '../model/translation';
 import {
   toProjection,
   type KubernetesProjection,
   type NodeProjection,
   type Translation,
-} from '../workflows/translation/types';
+} from '../model/translation/types';
 import { startDirectReconciler, type DirectReconciler } from './direct/reconciler';
 import { counted, startMeter, temporalProcesses, workerActivities, type Usage } from './measure';
 import type { Report, Row } from './report';

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import type { StackInfo, TemporalProfile } from '../deploy/local';
-import { countArgument } from '../worker/settings';
+import { countArgument } from '../platform/settings';
 import { METRIC } from './objects';
 import {
   markdownTable,

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 // Runs the TypeScript sources directly (tsx), so `npm start` and `steward` need no build step.
 require('tsx/cjs');
-require('../starter/cli/main.ts');
+require('../cli/main.ts');

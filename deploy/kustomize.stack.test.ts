@@ -10,7 +10,8 @@ import { join, relative } from 'node:path';
 import { cloudSettings } from '../activities/cloud/config';
 import { loadStarterConfig, starterSettings } from '../starter/config';
 import { waitFor } from '../test/support';
-import { loadWorkerConfig, workerSettings, type TemporalConfig } from '../worker/config';
+import { loadWorkerConfig, workerSettings } from '../cli/worker';
+import { type TemporalConfig } from '../platform/temporal-config';
 import { stackInfo } from './local/jest/stack-info';
 import { ensureKustomize, kustomizeBuild } from './testing/kustomize';
 

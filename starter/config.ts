@@ -1,9 +1,11 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { loadTemporalConfig, logLevels, workerSettings, type LogLevel, type TemporalConfig } from '../worker/config';
-import { ConfigError, parseSettings, readableFile, whole, type Flags, type Setting } from '../worker/settings';
-import type { SweepBackend } from '../workflows/sweep-report';
-import { DEFAULT_TENANT } from '../workflows/translation/ids';
+import { loadTemporalConfig, type TemporalConfig } from '../platform/temporal-config';
+import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
+import { kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
+import { ConfigError, parseSettings, readableFile, whole, type Flags, type Setting } from '../platform/settings';
+import type { SweepBackend } from '../model/sweep-report';
+import { DEFAULT_TENANT } from '../model/translation/ids';
 import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
 import { backendList, duration } from './sweep-schedule';
 
@@ -14,7 +16,7 @@ import { backendList, duration } from './sweep-schedule';
 
 /** The starter's own settings; the Temporal ones come from worker/config.ts. */
 export const starterSettings = {
-  kubeconfig: workerSettings.kubeconfig,
+  kubeconfig: kubeconfigSetting,
   watchNamespace: {
     env: 'STEWARD_WATCH_NAMESPACE',
     arg: 'name',
@@ -85,7 +87,7 @@ export const starterSettings = {
       'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
   },
   sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
-  logLevel: workerSettings.logLevel,
+  logLevel: logLevelSetting,
 } satisfies Record<string, Setting>;
 
 export interface StarterConfig {

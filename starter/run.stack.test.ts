@@ -10,11 +10,12 @@ import type { Stack } from '../deploy/local';
 import { EmulatorAdmin } from '../deploy/local/midonet';
 import { startPrivateStack } from '../deploy/local/jest/stack-info';
 import { createNode, listTranslations, readyOf, waitFor } from '../test/support/objects-harness';
-import { runWorker, type RunningWorker } from '../worker';
-import { loadWorkerConfig } from '../worker/config';
-import { GLOBAL_MIDONET_WORKFLOW_ID, SWEEP_SCHEDULE_ID, TASK_QUEUE, workflowId } from '../workflows/naming';
-import { translate, translateGlobals } from '../workflows/translation';
-import { sampleCluster } from '../workflows/translation/sample-cluster';
+import { type RunningWorker } from '../worker';
+import { runWorker } from '../cli/worker';
+import { loadWorkerConfig } from '../cli/worker';
+import { GLOBAL_MIDONET_WORKFLOW_ID, SWEEP_SCHEDULE_ID, TASK_QUEUE, workflowId } from '../model/naming';
+import { translate, translateGlobals } from '../model/translation';
+import { sampleCluster } from '../model/translation/sample-cluster';
 import { loadStarterConfig } from './config';
 import { runStarter, type RunningStarter } from './run';
 

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { loadKubeConfig } from '../activities/kubernetes/kubeconfig';
-import { connectClient } from '../worker/connection';
-import { GLOBAL_MIDONET_WORKFLOW_ID } from '../workflows/naming';
+import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
+import { connectClient } from '../platform/temporal-connection';
+import { GLOBAL_MIDONET_WORKFLOW_ID } from '../model/naming';
 import type { StarterConfig } from './config';
 import { createStarter, type Starter } from './controller';
 import { ensureSweepSchedule } from './sweep-schedule';

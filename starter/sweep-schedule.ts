@@ -6,9 +6,9 @@ import {
   type ScheduleOptionsStartWorkflowAction,
 } from '@temporalio/client';
 import { z } from 'zod';
-import { SWEEP_SCHEDULE_ID } from '../workflows/naming';
+import { SWEEP_SCHEDULE_ID } from '../model/naming';
 import type { sweep, SweepInput } from '../workflows/sweep';
-import { SWEEP_BACKENDS, type SweepBackend } from '../workflows/sweep-report';
+import { SWEEP_BACKENDS, type SweepBackend } from '../model/sweep-report';
 
 /**
  * The orphan sweeper's Temporal Schedule (`gc/sweep`): every interval it starts a sweep workflow (`gc/sweep-<time>`),

@@ -2,7 +2,8 @@ import type { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
-import { activityMetricsInterceptor, countObjectsByState, createMetrics, lifecycleStates } from './metrics';
+import { activityMetricsInterceptor, countObjectsByState, createMetrics } from './metrics';
+import { lifecycleStates } from '../workflows/machines';
 
 const log = pino({ level: 'silent' });
 
@@ -107,7 +108,12 @@ describe('objects per lifecycle state', () => {
     const client = {
       workflow: { count: () => Promise.reject(new Error('operation is not supported')) },
     } as unknown as Client;
-    const counter = countObjectsByState({ client, metrics, log: { warn, info: jest.fn() } as unknown as pino.Logger });
+    const counter = countObjectsByState({
+      client,
+      metrics,
+      log: { warn, info: jest.fn() } as unknown as pino.Logger,
+      states: lifecycleStates,
+    });
     await counter.refresh();
     await counter.refresh();
     counter.stop();

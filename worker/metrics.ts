@@ -3,12 +3,8 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AnyStateMachine } from 'xstate';
-import { objectMachine } from '../workflows/machines/object';
-import { peerPodMachine } from '../workflows/machines/peerpod';
-import { pusherMachine } from '../workflows/machines/pusher';
-import { LIFECYCLE_KINDS, type LifecycleKind } from '../workflows/naming';
-import { K8sKind, LifecycleState } from '../workflows/search-attributes';
+import { LIFECYCLE_KINDS, type LifecycleKind } from '../model/naming';
+import { K8sKind, LifecycleState } from '../model/search-attributes';
 
 /**
  * The worker's Prometheus metrics: backend call latency and errors (every activity, timed by an interceptor),
@@ -82,26 +78,13 @@ export function activityMetricsInterceptor(
   };
 }
 
-/** The machine of each lifecycle kind, whose states `steward_objects` counts. */
-const lifecycleMachines: Record<LifecycleKind, AnyStateMachine> = {
-  Node: objectMachine,
-  Pod: objectMachine,
-  Service: objectMachine,
-  Endpoints: objectMachine,
-  Translation: pusherMachine,
-  PeerPod: peerPodMachine,
-};
-
-/** A kind's top-level states, one count query each. A state not listed still shows, summed as `other`. */
-export const lifecycleStates = (kind: LifecycleKind): readonly string[] =>
-  Object.keys(lifecycleMachines[kind].root.states);
-
 export interface ObjectCountOptions {
   client: Client;
   metrics: WorkerMetrics;
   log: Logger;
   intervalMs?: number;
-  states?: (kind: LifecycleKind) => readonly string[];
+  /** A kind's top-level states, one count query each (the machines': workflows/machines). */
+  states: (kind: LifecycleKind) => readonly string[];
 }
 
 /**
@@ -109,13 +92,7 @@ export interface ObjectCountOptions {
  * ExecutionStatus, so it is one query per kind, then one per state for kinds that have objects. A server without
  * count support (or unreachable) leaves the last values and is logged once until it answers again.
  */
-export function countObjectsByState({
-  client,
-  metrics,
-  log,
-  intervalMs = 30_000,
-  states = lifecycleStates,
-}: ObjectCountOptions) {
+export function countObjectsByState({ client, metrics, log, intervalMs = 30_000, states }: ObjectCountOptions) {
   let failing = false;
   const count = async (...conditions: string[]) =>
     (await client.workflow.count(['ExecutionStatus="Running"', ...conditions].join(' AND '))).count;

@@ -6,11 +6,12 @@ import { WorkflowFailedError } from '@temporalio/client';
 import pino from 'pino';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { freePort } from './ports';
-import { LifecycleState, K8sKind } from '../workflows/search-attributes';
+import { LifecycleState, K8sKind } from '../model/search-attributes';
 import { writeWorkflowBundle } from './bundle';
-import { loadWorkerConfig } from './config';
-import { checkTemporal } from './connection';
-import { runWorker, type RunningWorker } from '.';
+import { loadWorkerConfig } from '../cli/worker';
+import { checkTemporal } from '../platform/temporal-connection';
+import { type RunningWorker } from '.';
+import { runWorker } from '../cli/worker';
 import { testActivities } from '../test/support/probe-activities';
 import { echoOnce, failOnce, finish, operatorStandIn } from '../test/support/probe-workflows';
 

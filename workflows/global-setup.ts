@@ -1,8 +1,8 @@
 import { ApplicationFailure, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import { kubernetes, midonetCalls } from './activities';
-import { LifecycleState } from './search-attributes';
-import { translateGlobals } from './translation';
-import { Reason } from './vocabulary';
+import { LifecycleState } from '../model/search-attributes';
+import { translateGlobals } from '../model/translation';
+import { Reason } from '../model/vocabulary';
 
 /**
  * Global setup (`global/midonet`): checks that the cluster router the deployer made is there (seed 001), then

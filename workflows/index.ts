@@ -2,12 +2,12 @@
  * Workflows: deterministic code only. The XState machines (pure data, `machines/`), the small interpreter that runs a
  * machine inside a Temporal workflow (`interpreter.ts`), the translation of Kubernetes objects into MidoNet resources
  * (`translation/`), and one workflow per lifecycle kind: `object-lifecycle.ts` (Node, Pod, Service, Endpoints),
- * `pusher-lifecycle.ts` (the pusher, one per Translation), `peerpod-lifecycle.ts`, `global-setup.ts`, `sweep.ts`.
+ * `translation-lifecycle.ts` (the pusher of one Translation), `peerpod-lifecycle.ts`, `global-setup.ts`, `sweep.ts`.
  * `vocabulary.ts` holds the finalizers and reasons. This module is the worker's only `workflowsPath`; everything here
  * must replay identically.
  */
-import './jitless-zod';
-export { translationLifecycle } from './pusher-lifecycle';
+import '../model/jitless-zod';
+export { translationLifecycle } from './translation-lifecycle';
 export { endpointsLifecycle, nodeLifecycle, podLifecycle, serviceLifecycle } from './object-lifecycle';
 export { globalMidonet } from './global-setup';
 export { peerPodLifecycle } from './peerpod-lifecycle';

@@ -14,7 +14,7 @@ import {
   type EventObject,
   type StateValue,
 } from 'xstate';
-import { Reason } from './vocabulary';
+import { Reason } from '../model/vocabulary';
 
 /**
  * Runs a pure XState machine inside a Temporal workflow. The machine only decides; this loop takes the next

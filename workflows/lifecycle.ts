@@ -34,10 +34,10 @@ import {
   type LifecycleStateView,
   type Observation,
   type ResourceView,
-} from './messages';
-import { describeRef, type ObjectRef } from './naming';
-import { KNOWN_PATCHES, patchesOf, type PatchId } from './patches';
-import { K8sUID, LifecycleState } from './search-attributes';
+} from '../model/messages';
+import { describeRef, type ObjectRef } from '../model/naming';
+import { KNOWN_PATCHES, patchesOf, type PatchId } from '../model/patches';
+import { K8sUID, LifecycleState } from '../model/search-attributes';
 
 /**
  * What every lifecycle workflow shares: the watcher's observations and the operator's actions turned into machine

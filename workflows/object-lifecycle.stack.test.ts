@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { startInProcessWorker, type InProcessWorker } from '../test/support';
-import { applyObjectSteps, type ApplyObjectInput } from './apply-object';
-import { observedSignal, stateQuery, type Observation } from './messages';
-import type { ObjectRef } from './naming';
-import { KNOWN_PATCHES } from './patches';
-import { K8sUID } from './search-attributes';
-import type { NodeProjection } from './translation/types';
+import { applyObjectSteps, type ApplyObjectInput } from '../model/apply-object';
+import { observedSignal, stateQuery, type Observation } from '../model/messages';
+import type { ObjectRef } from '../model/naming';
+import { KNOWN_PATCHES } from '../model/patches';
+import { K8sUID } from '../model/search-attributes';
+import type { NodeProjection } from '../model/translation/types';
 
 /**
  * A Node's lifecycle on the stack's real Temporal server, with partial fakes for the Kubernetes activities it calls:

@@ -1,9 +1,9 @@
 import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { kubernetes } from './activities';
-import { applyObjectSteps, type ApplyObjectCalls } from './apply-object';
+import { applyObjectSteps, type ApplyObjectCalls } from '../model/apply-object';
 import type { Unstamped } from './interpreter';
 import { forwardSignal, LEAN_HISTORY_PATCH, runLifecycle, type LifecycleInput } from './lifecycle';
-import { dependencyChangedSchema, dependencyChangedSignal, refreshSignal, type DependencyChanged } from './messages';
+import { dependencyChangedSchema, dependencyChangedSignal, refreshSignal, type DependencyChanged } from '../model/messages';
 import {
   objectLifecycleMachine,
   type ObjectActionParams,
@@ -11,11 +11,11 @@ import {
   type ObjectEvent,
   type ObjectTimings,
 } from './machines/object';
-import { describeRef, isDependencyKind, workflowId, type ObjectRef } from './naming';
-import { patchesOf, type PatchId } from './patches';
-import type { TranslationNote } from './translation/errors';
-import { observedObjectProjection } from './translation/types';
-import { Reason, REFERRERS_FINALIZER } from './vocabulary';
+import { describeRef, isDependencyKind, workflowId, type ObjectRef } from '../model/naming';
+import { patchesOf, type PatchId } from '../model/patches';
+import type { TranslationNote } from '../model/translation/errors';
+import { observedObjectProjection } from '../model/translation/types';
+import { Reason, REFERRERS_FINALIZER } from '../model/vocabulary';
 
 /**
  * One workflow per translated Kubernetes object (`node/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`,

@@ -1,6 +1,6 @@
 import { cloud, kubernetes } from './activities';
 import { runLifecycle, type LifecycleInput } from './lifecycle';
-import type { ResourceView } from './messages';
+import type { ResourceView } from '../model/messages';
 import {
   peerPodLifecycleMachine,
   type PeerPodActionParams,
@@ -8,10 +8,10 @@ import {
   type PeerPodEvent,
   type PeerPodTimings,
 } from './machines/peerpod';
-import { describeRef } from './naming';
-import { peerPodProjection } from './machines/peerpod-projection';
-import { patchesOf } from './patches';
-import { PEERPOD_FINALIZER } from './vocabulary';
+import { describeRef } from '../model/naming';
+import { peerPodProjection } from '../model/peerpod-projection';
+import { patchesOf } from '../model/patches';
+import { PEERPOD_FINALIZER } from '../model/vocabulary';
 
 /**
  * One workflow per peer pod (`peerpod/<ns>/<name>`), fed by its Pod and its PeerPod. The machine

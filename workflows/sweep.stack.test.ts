@@ -18,12 +18,13 @@ import { backendResource, createMidonetClient } from '../activities/midonet';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { virsh } from '../deploy/local/libvirt';
 import { sleep } from '../deploy/local/process';
-import { runWorker, type RunningWorker } from '../worker';
-import { loadWorkerConfig } from '../worker/config';
-import { sweepProgressQuery } from './messages';
+import { type RunningWorker } from '../worker';
+import { runWorker } from '../cli/worker';
+import { loadWorkerConfig } from '../cli/worker';
+import { sweepProgressQuery } from '../model/messages';
 import type { SweepInput } from './sweep';
-import type { BackendReport, SweepReport } from './sweep-report';
-import { globalIds } from './translation/ids';
+import type { BackendReport, SweepReport } from '../model/sweep-report';
+import { globalIds } from '../model/translation/ids';
 
 process.env.AWS_ACCESS_KEY_ID ??= 'steward-test';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'steward-test';

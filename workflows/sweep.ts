@@ -7,7 +7,7 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import { kubernetes, sweepCalls } from './activities';
-import { sweepProgressQuery } from './messages';
+import { sweepProgressQuery } from '../model/messages';
 import {
   emptyCounts,
   renderDetails,
@@ -17,8 +17,8 @@ import {
   type SweepProgress,
   type SweepReport,
   type SweptResource,
-} from './sweep-report';
-import { DEFAULT_TENANT, globalIds } from './translation/ids';
+} from '../model/sweep-report';
+import { DEFAULT_TENANT, globalIds } from '../model/translation/ids';
 
 /**
  * The orphan sweeper (`gc/sweep`, started by a Schedule or by `steward sweep`). It lists what Steward made in each

@@ -5,8 +5,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { chromium, type Browser } from 'playwright-core';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { translationLifecycle } from './index';
-import { observedSignal, refreshUpdate, stateQuery, type Observation } from './messages';
-import type { TranslationProjection } from './machines/pusher';
+import { observedSignal, refreshUpdate, stateQuery, type Observation } from '../model/messages';
+import type { TranslationProjection } from '../model/translation/types';
 
 /** Debian's Chromium, which playwright-core drives (it brings no browser of its own). */
 const CHROMIUM = '/usr/bin/chromium';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../worker/settings';
+import { ConfigError } from '../../platform/settings';
 import { loadCloudConfig } from './config';
 import { domainXml, parseMetadata } from './libvirt';
 

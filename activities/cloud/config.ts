@@ -1,7 +1,7 @@
 // Which cloud holds peer-pod VMs, and its settings, from flags or environment variables like every other setting.
 // Credentials are not settings here: the AWS SDK reads them itself (default chain), so no config object holds them.
 import { z } from 'zod';
-import { parseSettings, settingLabel, whole, type Flags, type Setting } from '../../worker/settings';
+import { parseSettings, settingLabel, whole, type Flags, type Setting } from '../../platform/settings';
 import { type AwsSettings, createAwsProvider } from './aws';
 import { createLibvirtProvider, type LibvirtSettings } from './libvirt';
 import { type CloudProvider, DEFAULT_MARKER } from './provider';

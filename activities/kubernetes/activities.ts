@@ -1,14 +1,17 @@
 // The Kubernetes activities (STYLE habit 3): one factory over the kubeconfig, plain async functions taking one
 // typed input and returning plain JSON. Failures are typed ApplicationFailures (errors.ts).
 import * as k8s from '@kubernetes/client-node';
-import { applyObjectSteps, type ApplyObjectInput, type ApplyObjectResult } from '../../workflows/apply-object';
-import type { ObjectRef } from '../../workflows/naming';
+import { applyObjectSteps, type ApplyObjectInput, type ApplyObjectResult } from '../../model/apply-object';
+import type { ObjectRef } from '../../model/naming';
 import { createEventRecorder, type EventInput } from './events';
 import { createInventoryActivities } from './inventory';
-import { createObjects, type KubeObject, update } from './objects';
+import { createObjects, type KubeObject, type Objects, update } from './objects';
 import { createPeerPodActivities } from './peerpods';
 import { createReferrerActivities } from './referrers';
 import { createTranslationActivities } from './translations';
+import type { ReadObjectResult as ReadResult } from '../../model/kubernetes-calls';
+
+export type ReadObjectResult = ReadResult<KubeObject>;
 
 export interface KubernetesActivityDeps {
   kubeConfig: k8s.KubeConfig;
@@ -17,19 +20,6 @@ export interface KubernetesActivityDeps {
   /** Event and condition times; tests pin it. */
   clock?: () => Date;
 }
-
-export type ReadObjectResult =
-  | { found: false }
-  | {
-      found: true;
-      uid: string;
-      /** `metadata.generation`, 0 for kinds without one (Nodes). */
-      generation: number;
-      deleting: boolean;
-      finalizers: string[];
-      /** The object as the API server sent it; the workflow projects it. */
-      object: KubeObject;
-    };
 
 export interface ReleaseFinalizerInput {
   ref: ObjectRef;
@@ -48,14 +38,10 @@ export interface RecordObjectEventInput extends EventInput {
   ref: ObjectRef;
 }
 
-export function createKubernetesActivities({
-  kubeConfig,
-  fieldManager = 'steward',
-  clock = () => new Date(),
-}: KubernetesActivityDeps) {
-  const objects = createObjects(kubeConfig, fieldManager);
-  const recordEvent = createEventRecorder(objects, clock);
+type RecordEvent = ReturnType<typeof createEventRecorder>;
 
+/** Reading objects, and what is recorded about them: their Events and their Translations' readiness. */
+function createObjectReads(objects: Objects, recordEvent: RecordEvent) {
   async function readObject({ ref }: { ref: ObjectRef }): Promise<ReadObjectResult> {
     const object = await objects.accessor(ref).read();
     if (!object) return { found: false };
@@ -63,6 +49,38 @@ export function createKubernetesActivities({
     return { found: true, uid, generation, deleting: deletionTimestamp !== undefined, finalizers, object };
   }
 
+  async function recordObjectEvent({ ref, ...event }: RecordObjectEventInput): Promise<{ found: boolean }> {
+    const object = await objects.accessor(ref).read();
+    if (!object) return { found: false };
+    await recordEvent(ref, object, event);
+    return { found: true };
+  }
+
+  /**
+   * Whether the named Translations exist and report Ready=True: a referrer (a Pod) waits for its dependency's
+   * Translations (its Node's bridge) to be pushed before writing its own, which would otherwise fail on a missing
+   * parent. One call for all of them keeps the referrer's history short.
+   */
+  async function translationsReady({
+    translations,
+  }: {
+    translations: { namespace: string; name: string }[];
+  }): Promise<{ ready: boolean; notReady: string[] }> {
+    const notReady: string[] = [];
+    for (const { namespace, name } of translations) {
+      const object = await objects.accessor({ kind: 'Translation', namespace, name }).read();
+      const status = object?.status as { conditions?: { type: string; status: string }[] } | undefined;
+      const ready = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      if (!ready || object?.metadata.deletionTimestamp) notReady.push(`${namespace}/${name}`);
+    }
+    return { ready: notReady.length === 0, notReady };
+  }
+
+  return { readObject, recordObjectEvent, translationsReady };
+}
+
+/** The guarded finalizer writes: each tests the incarnation and the finalizer list it decided on. */
+function createFinalizerActivities(objects: Objects) {
   /**
    * A JSON patch that tests the UID and the finalizer at its index before removing it, so neither a new incarnation
    * nor a finalizer list changed since the read is ever hit; a failed test re-reads and tries again.
@@ -110,37 +128,21 @@ export function createKubernetesActivities({
     });
   }
 
-  async function recordObjectEvent({ ref, ...event }: RecordObjectEventInput): Promise<{ found: boolean }> {
-    const object = await objects.accessor(ref).read();
-    if (!object) return { found: false };
-    await recordEvent(ref, object, event);
-    return { found: true };
-  }
+  return { releaseFinalizer, addFinalizer };
+}
 
-  /**
-   * Whether the named Translations exist and report Ready=True: a referrer (a Pod) waits for its dependency's
-   * Translations (its Node's bridge) to be pushed before writing its own, which would otherwise fail on a missing
-   * parent. One call for all of them keeps the referrer's history short.
-   */
-  async function translationsReady({
-    translations,
-  }: {
-    translations: { namespace: string; name: string }[];
-  }): Promise<{ ready: boolean; notReady: string[] }> {
-    const notReady: string[] = [];
-    for (const { namespace, name } of translations) {
-      const object = await objects.accessor({ kind: 'Translation', namespace, name }).read();
-      const status = object?.status as { conditions?: { type: string; status: string }[] } | undefined;
-      const ready = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-      if (!ready || object?.metadata.deletionTimestamp) notReady.push(`${namespace}/${name}`);
-    }
-    return { ready: notReady.length === 0, notReady };
-  }
-
+export function createKubernetesActivities({
+  kubeConfig,
+  fieldManager = 'steward',
+  clock = () => new Date(),
+}: KubernetesActivityDeps) {
+  const objects = createObjects(kubeConfig, fieldManager);
+  const recordEvent = createEventRecorder(objects, clock);
+  const { readObject, recordObjectEvent, translationsReady } = createObjectReads(objects, recordEvent);
   const translationActivities = createTranslationActivities(objects, fieldManager, clock, recordEvent);
   const referrers = createReferrerActivities(objects);
 
-  /** An object's whole apply (workflows/apply-object.ts) in one call: one marker in its workflow's history. */
+  /** An object's whole apply (model/apply-object.ts) in one call: one marker in its workflow's history. */
   const applyObject = (input: ApplyObjectInput): Promise<ApplyObjectResult> =>
     applyObjectSteps(
       { readObject, translationsReady, applyTranslations: translationActivities.applyTranslations, ...referrers },
@@ -155,8 +157,7 @@ export function createKubernetesActivities({
     ...createInventoryActivities(objects),
     ...createPeerPodActivities(objects, fieldManager, recordEvent),
     readObject,
-    releaseFinalizer,
-    addFinalizer,
+    ...createFinalizerActivities(objects),
     recordObjectEvent,
   };
 }

@@ -4,7 +4,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ObjectRef } from '../../workflows/naming';
+import type { ObjectRef } from '../../model/naming';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 import { type KubeObject, type Objects, update } from './objects';
 

@@ -2,7 +2,7 @@
 // only the unrecorded ids go back to the workflow, so its history grows with the orphans, not with the cluster.
 import { z } from 'zod';
 import { toFailure } from './errors';
-import { PEERPOD_API, TRANSLATION_API } from '../../workflows/naming';
+import { PEERPOD_API, TRANSLATION_API } from '../../model/naming';
 import type { Objects } from './objects';
 
 /** A VM as the sweeper checks it: its id and the pod UID it is tagged with. */

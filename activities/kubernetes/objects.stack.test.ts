@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import type { ObjectRef } from '../../workflows/naming';
-import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import type { ObjectRef } from '../../model/naming';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKubernetesActivities } from './activities';
 import { REFERRERS_ANNOTATION } from './referrers';
 import {

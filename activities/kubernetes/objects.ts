@@ -2,7 +2,7 @@
 // that every optimistic-concurrency write goes through.
 import * as k8s from '@kubernetes/client-node';
 import { setTimeout } from 'node:timers/promises';
-import { describeRef, PEERPOD_API, TRANSLATION_API, type LifecycleKind, type ObjectRef } from '../../workflows/naming';
+import { describeRef, PEERPOD_API, TRANSLATION_API, type LifecycleKind, type ObjectRef } from '../../model/naming';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 
 /** An object as the API server sends it (JSON), with the metadata fields Steward reads typed. */
@@ -42,6 +42,13 @@ interface KindApi {
   patch(name: string, namespace: string, body: unknown, options: k8s.ConfigurationOptions): Promise<unknown>;
 }
 
+/** A namespaced core kind's typed read and patch. */
+type NamespacedRead = (param: { name: string; namespace: string }) => Promise<unknown>;
+type NamespacedPatch = (
+  param: { name: string; namespace: string; body: unknown; fieldManager: string },
+  options: k8s.ConfigurationOptions,
+) => Promise<unknown>;
+
 // The typed core API hands back class instances (Dates for timestamps); activities return plain JSON.
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as KubeObject;
 
@@ -55,6 +62,13 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
     patch: (name, namespace, body, options) =>
       custom.patchNamespacedCustomObject({ ...api, namespace, name, body, fieldManager }, options),
   });
+  // The typed client's methods use `this`: they come bound.
+  const coreKind = (read: NamespacedRead, patch: NamespacedPatch): KindApi => ({
+    apiVersion: 'v1',
+    namespaced: true,
+    read: (name, namespace) => read({ name, namespace }),
+    patch: (name, namespace, body, options) => patch({ name, namespace, body, fieldManager }, options),
+  });
   const kinds: Record<LifecycleKind, KindApi> = {
     Node: {
       apiVersion: 'v1',
@@ -62,27 +76,9 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
       read: (name) => core.readNode({ name }),
       patch: (name, _namespace, body, options) => core.patchNode({ name, body, fieldManager }, options),
     },
-    Pod: {
-      apiVersion: 'v1',
-      namespaced: true,
-      read: (name, namespace) => core.readNamespacedPod({ name, namespace }),
-      patch: (name, namespace, body, options) =>
-        core.patchNamespacedPod({ name, namespace, body, fieldManager }, options),
-    },
-    Service: {
-      apiVersion: 'v1',
-      namespaced: true,
-      read: (name, namespace) => core.readNamespacedService({ name, namespace }),
-      patch: (name, namespace, body, options) =>
-        core.patchNamespacedService({ name, namespace, body, fieldManager }, options),
-    },
-    Endpoints: {
-      apiVersion: 'v1',
-      namespaced: true,
-      read: (name, namespace) => core.readNamespacedEndpoints({ name, namespace }),
-      patch: (name, namespace, body, options) =>
-        core.patchNamespacedEndpoints({ name, namespace, body, fieldManager }, options),
-    },
+    Pod: coreKind(core.readNamespacedPod.bind(core), core.patchNamespacedPod.bind(core)),
+    Service: coreKind(core.readNamespacedService.bind(core), core.patchNamespacedService.bind(core)),
+    Endpoints: coreKind(core.readNamespacedEndpoints.bind(core), core.patchNamespacedEndpoints.bind(core)),
     Translation: customKind(TRANSLATION_API),
     PeerPod: customKind(PEERPOD_API),
   };

@@ -1,9 +1,9 @@
 // The PeerPod record of a peer pod's VM (seed 002), written as cloud-api-adaptor writes it (same name scheme aside,
 // owner, finalizer and spec), so peerpod-ctrl and Steward read each other's; and the Pod marked with its VM.
 import * as k8s from '@kubernetes/client-node';
-import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../workflows/vocabulary';
-import { peerPodOwner } from '../../workflows/machines/peerpod';
-import { PEERPOD_API, type ObjectRef } from '../../workflows/naming';
+import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
+import { peerPodOwner } from '../../model/vm-naming';
+import { PEERPOD_API, type ObjectRef } from '../../model/naming';
 import { statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
 import type { KubeObject, Objects } from './objects';
@@ -31,24 +31,66 @@ export interface RecordPeerPodResult {
   podFound: boolean;
 }
 
-export function createPeerPodActivities(
-  objects: Objects,
-  fieldManager: string,
-  recordEvent: (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>,
-) {
-  /** The applied object as plain JSON; `undefined` for the statuses in `absentOn`; any other failure typed, naming `what`. */
-  const apply = async (
-    what: string,
-    call: () => Promise<unknown>,
-    absentOn: number[] = [],
-  ): Promise<KubeObject | undefined> => {
-    try {
-      return JSON.parse(JSON.stringify(await call())) as KubeObject;
-    } catch (error) {
-      if (absentOn.includes(statusOf(error) ?? 0)) return undefined;
-      throw toFailure(error, what);
-    }
+type RecordEvent = (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>;
+
+export function createPeerPodActivities(objects: Objects, fieldManager: string, recordEvent: RecordEvent) {
+  return {
+    ...createPeerPodRecorder(objects, fieldManager, recordEvent),
+    ...createDuplicatePeerPodActivities(objects, recordEvent),
   };
+}
+
+/** The applied object as plain JSON; `undefined` for the statuses in `absentOn`; any other failure typed, naming `what`. */
+async function apply(
+  what: string,
+  call: () => Promise<unknown>,
+  absentOn: number[] = [],
+): Promise<KubeObject | undefined> {
+  try {
+    return JSON.parse(JSON.stringify(await call())) as KubeObject;
+  } catch (error) {
+    if (absentOn.includes(statusOf(error) ?? 0)) return undefined;
+    throw toFailure(error, what);
+  }
+}
+
+/** The PeerPod as cloud-api-adaptor writes it, with Steward's label and the VM's cloud beside it. */
+function peerPodBody({ namespace, podName, podUid, vm }: RecordPeerPodInput) {
+  return {
+    apiVersion: `${PEERPOD_API.group}/${PEERPOD_API.version}`,
+    kind: 'PeerPod',
+    metadata: {
+      name: podName,
+      namespace,
+      finalizers: [PEERPOD_FINALIZER],
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true },
+      ],
+      labels: { [MANAGED_BY]: 'steward' },
+      ...(vm.cloud ? { annotations: { [VM_CLOUD_ANNOTATION]: vm.cloud } } : {}),
+    },
+    spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
+  };
+}
+
+/** The Pod's VM annotations, with its UID: applied, it is a precondition on this incarnation. */
+function podVmBody({ namespace, podName, podUid, vm, vmName }: RecordPeerPodInput) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: podName,
+      namespace,
+      uid: podUid,
+      annotations: {
+        [podVmAnnotations.instance]: `${vm.provider}/${vm.instanceId}`,
+        [podVmAnnotations.name]: vmName,
+      },
+    },
+  };
+}
+
+function createPeerPodRecorder(objects: Objects, fieldManager: string, recordEvent: RecordEvent) {
   const applyOptions = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
 
   /**
@@ -57,29 +99,10 @@ export function createPeerPodActivities(
    * changes nothing. The owner reference makes the garbage collector delete the PeerPod after the Pod, so even a
    * Pod deleted in between leaves no PeerPod behind.
    */
-  async function recordPeerPod({
-    namespace,
-    podName,
-    podUid,
-    vm,
-    vmName,
-  }: RecordPeerPodInput): Promise<RecordPeerPodResult> {
+  async function recordPeerPod(input: RecordPeerPodInput): Promise<RecordPeerPodResult> {
+    const { namespace, podName, vm, vmName } = input;
     const { custom, core } = objects;
-    const body = {
-      apiVersion: `${PEERPOD_API.group}/${PEERPOD_API.version}`,
-      kind: 'PeerPod',
-      metadata: {
-        name: podName,
-        namespace,
-        finalizers: [PEERPOD_FINALIZER],
-        ownerReferences: [
-          { apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true },
-        ],
-        labels: { [MANAGED_BY]: 'steward' },
-        ...(vm.cloud ? { annotations: { [VM_CLOUD_ANNOTATION]: vm.cloud } } : {}),
-      },
-      spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
-    };
+    const body = peerPodBody(input);
     // No absent statuses: the API server answers with the object or with a failure.
     const peerPod = (await apply(`apply PeerPod ${namespace}/${podName}`, () =>
       custom.patchNamespacedCustomObject(
@@ -92,25 +115,7 @@ export function createPeerPodActivities(
       `annotate Pod ${namespace}/${podName}`,
       () =>
         core.patchNamespacedPod(
-          {
-            namespace,
-            name: podName,
-            fieldManager,
-            force: true,
-            body: {
-              apiVersion: 'v1',
-              kind: 'Pod',
-              metadata: {
-                name: podName,
-                namespace,
-                uid: podUid,
-                annotations: {
-                  [podVmAnnotations.instance]: `${vm.provider}/${vm.instanceId}`,
-                  [podVmAnnotations.name]: vmName,
-                },
-              },
-            },
-          },
+          { namespace, name: podName, fieldManager, force: true, body: podVmBody(input) },
           applyOptions,
         ),
       [404, 409],
@@ -125,6 +130,11 @@ export function createPeerPodActivities(
     return { name: podName, uid: peerPod.metadata.uid, podFound: pod !== undefined };
   }
 
+  return { recordPeerPod };
+}
+
+/** The other PeerPods of a Pod: cloud-api-adaptor's (the Pod has its VM) and older ones (retired with their VMs). */
+function createDuplicatePeerPodActivities(objects: Objects, recordEvent: RecordEvent) {
   async function listPeerPods(namespace: string): Promise<KubeObject[]> {
     try {
       return (
@@ -167,49 +177,62 @@ export function createPeerPodActivities(
     name: string;
     uid: string;
   }): Promise<{ deleted: string[] }> {
-    const items = await listPeerPods(namespace);
-    const self = items.find((o) => o.metadata.uid === uid);
-    const owner = self && ownerOf(self);
-    if (!self || !owner) return { deleted: [] };
-    const created = (o: KubeObject) =>
-      Date.parse((o.metadata as { creationTimestamp?: string }).creationTimestamp ?? '');
-    const older = items.filter(
-      (o) =>
-        o.metadata.uid !== uid &&
-        ownerOf(o)?.uid === owner.uid &&
-        created(o) < created(self) &&
-        !o.metadata.deletionTimestamp,
-    );
-    for (const o of older) {
-      try {
-        await objects.custom.deleteNamespacedCustomObject({
-          ...PEERPOD_API,
-          namespace,
-          name: o.metadata.name,
-          body: { preconditions: { uid: o.metadata.uid } },
-        });
-      } catch (error) {
-        // Gone already, or another incarnation holds the name: nothing of this owner's left to delete.
-        if (statusOf(error) !== 404 && statusOf(error) !== 409)
-          throw toFailure(error, `delete older PeerPod ${namespace}/${o.metadata.name}`);
-      }
-    }
-    const deleted = older.map((o) => o.metadata.name);
-    const pod = deleted.length
-      ? await objects.accessor({ kind: 'Pod', namespace, name: owner.name }).read()
-      : undefined;
-    if (pod?.metadata.uid === owner.uid) {
-      const vms = older.map((o) => (o as { spec?: { instanceID?: string } }).spec?.instanceID ?? '?').join(', ');
-      await recordEvent({ kind: 'Pod', namespace, name: owner.name }, pod, {
-        type: 'Normal',
-        reason: Reason.OlderPeerPodsDeleted,
-        message: `PeerPods ${deleted.join(', ')} (VMs ${vms}) were written for this Pod before ${name} (a cloud-api-adaptor restart): deleted, and their VMs with them`,
-      });
-    }
+    const plan = olderPeerPods(await listPeerPods(namespace), uid);
+    if (!plan) return { deleted: [] };
+    for (const o of plan.older) await deleteOlderPeerPod(objects, namespace, o);
+    const deleted = plan.older.map((o) => o.metadata.name);
+    if (deleted.length) await reportRetired(namespace, name, plan.owner, plan.older);
     return { deleted };
   }
 
-  return { recordPeerPod, findForeignPeerPods, retireOlderPeerPods };
+  /** The Event on the Pod (still this owner's incarnation) naming the retired PeerPods and their VMs. */
+  async function reportRetired(namespace: string, name: string, owner: k8s.V1OwnerReference, older: KubeObject[]) {
+    const pod = await objects.accessor({ kind: 'Pod', namespace, name: owner.name }).read();
+    if (pod?.metadata.uid !== owner.uid) return;
+    const deleted = older.map((o) => o.metadata.name);
+    const vms = older.map((o) => (o as { spec?: { instanceID?: string } }).spec?.instanceID ?? '?').join(', ');
+    await recordEvent({ kind: 'Pod', namespace, name: owner.name }, pod, {
+      type: 'Normal',
+      reason: Reason.OlderPeerPodsDeleted,
+      message: `PeerPods ${deleted.join(', ')} (VMs ${vms}) were written for this Pod before ${name} (a cloud-api-adaptor restart): deleted, and their VMs with them`,
+    });
+  }
+
+  return { findForeignPeerPods, retireOlderPeerPods };
+}
+
+/** The PeerPod `uid`'s owner and the PeerPods of that owner created before it and not yet being deleted. */
+function olderPeerPods(
+  items: KubeObject[],
+  uid: string,
+): { owner: k8s.V1OwnerReference; older: KubeObject[] } | undefined {
+  const self = items.find((o) => o.metadata.uid === uid);
+  const owner = self && ownerOf(self);
+  if (!self || !owner) return undefined;
+  const created = (o: KubeObject) => Date.parse((o.metadata as { creationTimestamp?: string }).creationTimestamp ?? '');
+  const older = items.filter(
+    (o) =>
+      o.metadata.uid !== uid &&
+      ownerOf(o)?.uid === owner.uid &&
+      created(o) < created(self) &&
+      !o.metadata.deletionTimestamp,
+  );
+  return { owner, older };
+}
+
+async function deleteOlderPeerPod(objects: Objects, namespace: string, o: KubeObject): Promise<void> {
+  try {
+    await objects.custom.deleteNamespacedCustomObject({
+      ...PEERPOD_API,
+      namespace,
+      name: o.metadata.name,
+      body: { preconditions: { uid: o.metadata.uid } },
+    });
+  } catch (error) {
+    // Gone already, or another incarnation holds the name: nothing of this owner's left to delete.
+    if (statusOf(error) !== 404 && statusOf(error) !== 409)
+      throw toFailure(error, `delete older PeerPod ${namespace}/${o.metadata.name}`);
+  }
 }
 
 const ownerOf = (o: KubeObject) => peerPodOwner(o.metadata.ownerReferences);

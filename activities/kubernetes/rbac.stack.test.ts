@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServiceAccountKubeconfig } from '../../deploy/local';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
-import { PEERPOD_FINALIZER, TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import { PEERPOD_FINALIZER, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKubernetesActivities } from './activities';
 import {
   adminConfig,

@@ -3,19 +3,17 @@
 // duplicates, so adding twice is harmless and two writers produce the same text.
 import * as k8s from '@kubernetes/client-node';
 import { z } from 'zod';
-import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../workflows/naming';
-import { REFERRERS_FINALIZER } from '../../workflows/vocabulary';
+import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../model/naming';
+import { REFERRERS_FINALIZER } from '../../model/vocabulary';
 import { kubernetesFailure } from './errors';
 import { type KubeObject, type Objects, update } from './objects';
+import type { ReferrerInput } from '../../model/kubernetes-calls';
+
+export type { ReferrerInput };
 
 export const REFERRERS_ANNOTATION = 'steward.midonet.org/referrers';
 
 const referrer = z.object({ kind: z.enum(LIFECYCLE_KINDS), namespace: z.string().optional(), name: z.string() });
-
-export interface ReferrerInput {
-  dependency: ObjectRef;
-  referrer: ObjectRef;
-}
 
 export interface ReferrersResult {
   /** The dependency exists (a removal from a missing dependency is a no-op). */

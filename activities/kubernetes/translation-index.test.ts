@@ -1,6 +1,6 @@
 import { identify } from '../midonet/client';
-import { sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
-import type { BackendResource } from '../../workflows/translation/types';
+import { sampleClusterTranslations } from '../../model/translation/sample-cluster';
+import type { BackendResource } from '../../model/translation/types';
 import { createTranslationIndex } from './translation-index';
 
 const id = (n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;

@@ -2,7 +2,7 @@
 // ask "does another Translation own this resource?" and a deletion "whose resources did this just cascade away?"
 // without listing every Translation each time.
 import type * as k8s from '@kubernetes/client-node';
-import { workflowId } from '../../workflows/naming';
+import { workflowId } from '../../model/naming';
 import type { midonetFailures } from '../midonet/errors';
 
 /** A Translation as the watch delivers it: only the fields read here. */

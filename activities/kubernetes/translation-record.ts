@@ -2,9 +2,9 @@
 // Translation's resources and its record of what is in MidoNet (`status.childResources`), and writes that record as
 // it goes, so neither the workflow's payloads nor its persisted context grow with the Translation.
 import * as k8s from '@kubernetes/client-node';
-import type { ObjectRef } from '../../workflows/naming';
-import { TRANSLATION_API } from '../../workflows/naming';
-import type { BackendResource } from '../../workflows/translation/types';
+import type { ObjectRef } from '../../model/naming';
+import { TRANSLATION_API } from '../../model/naming';
+import type { BackendResource } from '../../model/translation/types';
 import { createObjects, update, type KubeObject } from './objects';
 
 /** One entry of `status.childResources`: what the pusher recorded of one resource. */

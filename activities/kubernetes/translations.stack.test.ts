@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation } from '../../workflows/translation/types';
-import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation } from '../../model/translation/types';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKubernetesActivities } from './activities';
 import type { RecordTranslationStatusInput } from './translations';
 import {

@@ -3,45 +3,16 @@
 // listing in all namespaces by the owner's label and deleting what was not just applied.
 import * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
-import { describeRef, type ObjectRef } from '../../workflows/naming';
-import {
-  GLOBAL_LABEL,
-  type KubernetesKind,
-  OWNER_UID_LABEL,
-  type Translation,
-} from '../../workflows/translation/types';
+import { describeRef, type ObjectRef } from '../../model/naming';
+import { GLOBAL_LABEL, OWNER_UID_LABEL, type Translation } from '../../model/translation/types';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
-import { TRANSLATION_API } from '../../workflows/naming';
-import { type KubeObject, type Objects, update } from './objects';
+import { TRANSLATION_API } from '../../model/naming';
+import { type Accessor, type Decision, type KubeObject, type Objects, update } from './objects';
 import { type ChildResourceInput, type ConditionInput, kubeTime, nextStatus, type TranslationStatus } from './status';
+import type { ApplyTranslationsInput, ApplyTranslationsResult, TranslationOwner } from '../../model/kubernetes-calls';
 
-/**
- * Whose Translations these are. An object owns its Translations through an ownerReference and the
- * `midonet.org/owner-uid` label. The global Translations (shared chains and rules) have no owner object: they are
- * expressed as `{ kind: 'Global' }` and found by the presence of the `midonet.org/global` label, as upstream does.
- */
-export type TranslationOwner =
-  | { kind: KubernetesKind; namespace?: string; name: string; uid: string }
-  | { kind: 'Global' };
-
-export interface ApplyTranslationsInput {
-  owner: TranslationOwner;
-  /** Every Translation the owner has now; any other Translation of the owner is stale and deleted. */
-  translations: Translation[];
-}
-
-export interface ApplyTranslationsResult {
-  /** `<namespace>/<name>` of each applied Translation, in input order. */
-  applied: string[];
-  /** `<namespace>/<name>` of each stale Translation: deletion requested now or earlier (its finalizer holds it until the pusher releases it). */
-  deleted: string[];
-  /**
-   * Applied Translations that are being deleted (someone deleted them, or a previous incarnation's is still being
-   * finalized): apply again once they are gone, or the owner is left without them.
-   */
-  terminating: string[];
-}
+export type { ApplyTranslationsInput, ApplyTranslationsResult, TranslationOwner };
 
 export interface RecordTranslationStatusInput {
   ref: ObjectRef;
@@ -78,14 +49,22 @@ function checkOwnership(owner: TranslationOwner, translation: Translation): void
   }
 }
 
+type RecordEvent = (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>;
+type CustomObjects = Objects['custom'];
+
 export function createTranslationActivities(
   objects: Objects,
   fieldManager: string,
   clock: () => Date,
-  recordEvent: (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>,
+  recordEvent: RecordEvent,
 ) {
-  const { custom } = objects;
+  return {
+    ...createTranslationApplier(objects, fieldManager),
+    ...createTranslationStatusRecorder(objects, fieldManager, clock, recordEvent),
+  };
+}
 
+function createTranslationApplier({ custom }: Objects, fieldManager: string) {
   async function apply(translation: Translation): Promise<KubeObject> {
     const { name, namespace } = translation;
     try {
@@ -117,40 +96,15 @@ export function createTranslationActivities(
     }
   }
 
-  async function deleteStale(object: KubeObject): Promise<void> {
-    const { name, namespace = '', uid } = object.metadata;
-    try {
-      // The UID precondition spares a Translation of the same name created since the list.
-      await custom.deleteNamespacedCustomObject({
-        ...TRANSLATION_API,
-        namespace,
-        name,
-        body: { preconditions: { uid } },
-      });
-    } catch (error) {
-      if (statusOf(error) === 404 || statusOf(error) === 409) return;
-      throw toFailure(error, `delete stale Translation ${namespace}/${name}`);
-    }
-  }
-
   async function applyTranslations({ owner, translations }: ApplyTranslationsInput): Promise<ApplyTranslationsResult> {
     translations.forEach((translation) => checkOwnership(owner, translation));
     const applied = await Promise.all(translations.map(apply));
-    const labelSelector = owner.kind === 'Global' ? GLOBAL_LABEL : `${OWNER_UID_LABEL}=${owner.uid}`;
-    let listed: { items: KubeObject[] };
-    try {
-      listed = (await custom.listCustomObjectForAllNamespaces({
-        group: TRANSLATION_API.group,
-        version: TRANSLATION_API.version,
-        resourcePlural: TRANSLATION_API.plural,
-        labelSelector,
-      })) as { items: KubeObject[] };
-    } catch (error) {
-      throw toFailure(error, `list Translations of ${ownerName(owner)}`);
-    }
+    const listed = await listOwned(custom, owner);
     const current = new Set(translations.map((t) => keyOf(t.namespace, t.name)));
-    const stale = listed.items.filter((item) => !current.has(keyOf(item.metadata.namespace, item.metadata.name)));
-    await Promise.all(stale.filter((item) => !item.metadata.deletionTimestamp).map(deleteStale));
+    const stale = listed.filter((item) => !current.has(keyOf(item.metadata.namespace, item.metadata.name)));
+    await Promise.all(
+      stale.filter((item) => !item.metadata.deletionTimestamp).map((item) => deleteStale(custom, item)),
+    );
     const names = (items: KubeObject[]) => items.map((item) => keyOf(item.metadata.namespace, item.metadata.name));
     return {
       applied: names(applied),
@@ -159,6 +113,50 @@ export function createTranslationActivities(
     };
   }
 
+  return { applyTranslations };
+}
+
+/** Every Translation of `owner`, in all namespaces, found by its label. */
+async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promise<KubeObject[]> {
+  const labelSelector = owner.kind === 'Global' ? GLOBAL_LABEL : `${OWNER_UID_LABEL}=${owner.uid}`;
+  try {
+    const listed = (await custom.listCustomObjectForAllNamespaces({
+      group: TRANSLATION_API.group,
+      version: TRANSLATION_API.version,
+      resourcePlural: TRANSLATION_API.plural,
+      labelSelector,
+    })) as { items: KubeObject[] };
+    return listed.items;
+  } catch (error) {
+    throw toFailure(error, `list Translations of ${ownerName(owner)}`);
+  }
+}
+
+async function deleteStale(custom: CustomObjects, object: KubeObject): Promise<void> {
+  const { name, namespace = '', uid } = object.metadata;
+  try {
+    // The UID precondition spares a Translation of the same name created since the list.
+    await custom.deleteNamespacedCustomObject({
+      ...TRANSLATION_API,
+      namespace,
+      name,
+      body: { preconditions: { uid } },
+    });
+  } catch (error) {
+    if (statusOf(error) === 404 || statusOf(error) === 409) return;
+    throw toFailure(error, `delete stale Translation ${namespace}/${name}`);
+  }
+}
+
+/** What a status write decided, with the object an Event is then recorded about. */
+type StatusDecision = RecordTranslationStatusResult & { object?: KubeObject };
+
+function createTranslationStatusRecorder(
+  objects: Objects,
+  fieldManager: string,
+  clock: () => Date,
+  recordEvent: RecordEvent,
+) {
   async function recordTranslationStatus(input: RecordTranslationStatusInput): Promise<RecordTranslationStatusResult> {
     const { ref } = input;
     if (ref.kind !== 'Translation')
@@ -166,42 +164,53 @@ export function createTranslationActivities(
         'KubernetesBadRequest',
         `recordTranslationStatus is for Translations, not ${describeRef(ref)}`,
       );
-    const translation = objects.accessor(ref);
-    const status = {
-      what: `${translation.what} status`,
-      read: () => translation.read(),
-      patch: async (body: unknown, strategy: string) => {
-        const namespace = ref.namespace ?? '';
-        return (await custom.patchNamespacedCustomObjectStatus(
-          { ...TRANSLATION_API, namespace, name: ref.name, body, fieldManager },
-          k8s.setHeaderOptions('Content-Type', strategy),
-        )) as KubeObject;
-      },
-    };
+    const status = statusAccessor(objects, fieldManager, ref);
     const now = kubeTime(clock());
-    const result = await update<RecordTranslationStatusResult & { object?: KubeObject }>(status, (current) => {
-      if (!current || (input.uid !== undefined && current.metadata.uid !== input.uid))
-        return { done: { found: false } };
-      const previous = (current as { status?: Partial<TranslationStatus> }).status;
-      const next = nextStatus(previous, input, now);
-      // A kept record is not sent back: the answer is in the workflow's history, which must not grow with it.
-      const found = {
-        found: true as const,
-        uid: current.metadata.uid,
-        status: input.childResources ? next : { ...next, childResources: [] },
-      };
-      if (isDeepStrictEqual(previous, next)) return { done: { ...found, changed: false, object: current } };
-      return {
-        patch: { metadata: { resourceVersion: current.metadata.resourceVersion }, status: next },
-        strategy: k8s.PatchStrategy.MergePatch,
-        then: (patched) => ({ ...found, changed: true, object: patched }),
-      };
-    });
+    const result = await update<StatusDecision>(status, (current) => decideStatus(current, input, now));
     if (!result.found) return result;
     const { object, ...answer } = result;
     if (input.event && object) await recordEvent(ref, object, input.event);
     return answer;
   }
 
-  return { applyTranslations, recordTranslationStatus };
+  return { recordTranslationStatus };
+}
+
+/** A Translation's status subresource: read with the object, patched on its own. */
+function statusAccessor({ accessor, custom }: Objects, fieldManager: string, ref: ObjectRef): Accessor {
+  const translation = accessor(ref);
+  return {
+    what: `${translation.what} status`,
+    read: () => translation.read(),
+    patch: async (body: unknown, strategy: string) => {
+      const namespace = ref.namespace ?? '';
+      return (await custom.patchNamespacedCustomObjectStatus(
+        { ...TRANSLATION_API, namespace, name: ref.name, body, fieldManager },
+        k8s.setHeaderOptions('Content-Type', strategy),
+      )) as KubeObject;
+    },
+  };
+}
+
+/** The status `input` asks for against the one there: nothing to write, or a merge patch of the whole status. */
+function decideStatus(
+  current: KubeObject | undefined,
+  input: RecordTranslationStatusInput,
+  now: string,
+): Decision<StatusDecision> {
+  if (!current || (input.uid !== undefined && current.metadata.uid !== input.uid)) return { done: { found: false } };
+  const previous = (current as { status?: Partial<TranslationStatus> }).status;
+  const next = nextStatus(previous, input, now);
+  // A kept record is not sent back: the answer is in the workflow's history, which must not grow with it.
+  const found = {
+    found: true as const,
+    uid: current.metadata.uid,
+    status: input.childResources ? next : { ...next, childResources: [] },
+  };
+  if (isDeepStrictEqual(previous, next)) return { done: { ...found, changed: false, object: current } };
+  return {
+    patch: { metadata: { resourceVersion: current.metadata.resourceVersion }, status: next },
+    strategy: k8s.PatchStrategy.MergePatch,
+    then: (patched) => ({ ...found, changed: true, object: patched }),
+  };
 }

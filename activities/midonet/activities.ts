@@ -1,6 +1,6 @@
 // MidoNet activities: thin, plain-JSON wrappers over the client, one typed input object each (STYLE habit 3).
 // Failures are the client's typed ApplicationFailures, so Temporal retries exactly the retryable ones.
-import type { BackendResource } from '../../workflows/translation/types';
+import type { BackendResource } from '../../model/translation/types';
 import type { EnsureResult, MidonetClient, Observation, RemoveResult } from './client';
 import { createMidonetInventoryActivities } from './inventory';
 import type { MidonetHost } from './kinds';

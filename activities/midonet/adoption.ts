@@ -1,6 +1,6 @@
 // Taking over what another controller left in MidoNet (issue 11): a resource this Translation has no record of
 // may already be there. What it finds decides, the same way in the pusher and in `steward adopt --dry-run`.
-import type { BackendResource } from '../../workflows/translation/types';
+import type { BackendResource } from '../../model/translation/types';
 import type { FieldDiff } from './compare';
 
 /** What a push does with a resource it finds in MidoNet (or not) before writing anything. */

@@ -3,19 +3,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { identify, type BackendKind, type BackendResource } from '../../workflows/translation/types';
+import { identify, type BackendKind, type BackendResource } from '../../model/translation/types';
+import { checkResource, type Resolved } from './check';
 import { diffBody, type FieldDiff } from './compare';
 import { midonetFailure, missingFailure, replyFailure, type MidonetFailureDetails, type Reply } from './errors';
 import { createTransport, type MidonetConnection, type Send } from './http';
 import {
-  bodies,
   host,
   hostsCollection,
-  kinds,
   tenantCollections,
   tenantResource,
-  type KindPaths,
-  type KindSpec,
   type MidonetBody,
   type MidonetHost,
   type TenantKind,
@@ -66,63 +63,8 @@ export function backendResource<K extends BackendKind>(kind: K, parent: string, 
   return { kind, parent, body: JSON.stringify(body) };
 }
 
-export interface Resolved {
-  kind: BackendKind;
-  spec: KindSpec<BackendKind>;
-  parent: string;
-  raw: string;
-  body: Record<string, unknown>;
-  paths: KindPaths;
-}
-
-const isKind = (kind: string): kind is BackendKind => Object.hasOwn(kinds, kind);
 const ok = (reply: Reply): boolean => reply.status >= 200 && reply.status < 300;
 const observedObject = z.record(z.string(), z.unknown());
-
-/** What is wrong with one resource: the field (`kind`, `parent`, `body`, `body.natTargets[0].addressFrom`) and why. */
-export interface ResourceProblem {
-  field: string;
-  message: string;
-}
-
-/** The resource resolved against its kind's table, or the first problem that keeps it from being sent. */
-export function checkResource(
-  resource: BackendResource,
-): { ok: true; resolved: Resolved } | { ok: false; problem: ResourceProblem } {
-  const problem = (field: string, message: string) => ({ ok: false as const, problem: { field, message } });
-  // Checked although typed: a Translation's resources arrive as JSON that the type cannot vouch for.
-  const kind: string = resource.kind;
-  if (!isKind(kind)) return problem('kind', `unknown kind "${kind}"; known kinds are ${Object.keys(kinds).join(', ')}`);
-  // Widened to any kind: the body is checked against this same kind's schema below, which TypeScript cannot follow.
-  const spec = kinds[kind] as KindSpec<BackendKind>;
-  const parent = resource.parent ?? '';
-  if (spec.parent !== (parent !== ''))
-    return problem(
-      'parent',
-      spec.parent
-        ? `a parent is required (a ${kind} lives under one)`
-        : `this kind has no parent (a ${kind} is top-level)`,
-    );
-  if (parent && !z.guid().safeParse(parent).success) return problem('parent', `"${parent}" is not a UUID`);
-  let json: unknown;
-  try {
-    json = JSON.parse(resource.body);
-  } catch {
-    return problem('body', `not JSON: ${resource.body.slice(0, 200)}`);
-  }
-  const body = bodies[kind].safeParse(json);
-  if (!body.success) {
-    const issue = body.error.issues[0]!;
-    return problem(
-      ['body', ...issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))].join(''),
-      issue.message,
-    );
-  }
-  return {
-    ok: true,
-    resolved: { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) },
-  };
-}
 
 /** Where a kind with IDs of its own keeps each (kinds.ts `item` paths, which need only the ID for these). */
 const ITEMS_BY_ID: Partial<Record<BackendKind, string>> = {
@@ -148,47 +90,68 @@ function resolve(resource: BackendResource): Resolved {
 // Shared with the pusher's machine, which records what a push may have created before it knows.
 export { identify };
 
+/** The object MidoNet holds for this resource, or undefined. */
+async function read(send: Send, r: Resolved): Promise<Record<string, unknown> | undefined> {
+  const { path, media } = r.paths.observe ?? { path: r.paths.item, media: r.spec.media };
+  const reply = await send({ method: 'GET', path, media });
+  if (reply.status === 404) return undefined;
+  if (!ok(reply)) throw replyFailure('GET', path, reply);
+  const observed = observedObject.safeParse(reply.json);
+  if (!observed.success)
+    throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path} answered ${reply.status} without a JSON object`, {
+      method: 'GET',
+      path,
+      status: reply.status,
+    });
+  return r.spec.present && !r.spec.present(observed.data) ? undefined : observed.data;
+}
+
+async function observeResolved(send: Send, r: Resolved): Promise<Observation> {
+  const observed = await read(send, r);
+  if (!observed) return { exists: false };
+  const diff = diffBody(r.body, observed, r.spec.ignore);
+  return { exists: true, upToDate: diff.length === 0, diff };
+}
+
+async function create(send: Send, r: Resolved, raw = r.raw): Promise<Reply> {
+  const posted = await send({ method: 'POST', path: r.paths.create, media: r.spec.media, body: raw });
+  if (posted.status === 404) throw missingFailure('POST', r.paths.create, posted, r.parent);
+  return posted;
+}
+
+async function removeAt(send: Send, item: string): Promise<RemoveResult> {
+  const reply = await send({ method: 'DELETE', path: item });
+  if (ok(reply)) return { outcome: 'deleted' };
+  // Cascades routinely take later resources with them (a chain its rules, a bridge its ports).
+  if (reply.status === 404) return { outcome: 'absent' };
+  throw replyFailure('DELETE', item, reply);
+}
+
+async function list<T>(send: Send, path: string, media: string, item: z.ZodType<T>): Promise<T[]> {
+  const reply = await send({ method: 'GET', path, media });
+  if (!ok(reply)) throw replyFailure('GET', path, reply);
+  const items = z.array(item).safeParse(reply.json);
+  if (!items.success)
+    throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path}: ${z.prettifyError(items.error)}`, {
+      method: 'GET',
+      path,
+      status: reply.status,
+    });
+  return items.data;
+}
+
 export function createMidonetClient(connection: MidonetConnection): MidonetClient {
   const send: Send = createTransport(connection);
-
-  /** The object MidoNet holds for this resource, or undefined. */
-  async function read(r: Resolved): Promise<Record<string, unknown> | undefined> {
-    const { path, media } = r.paths.observe ?? { path: r.paths.item, media: r.spec.media };
-    const reply = await send({ method: 'GET', path, media });
-    if (reply.status === 404) return undefined;
-    if (!ok(reply)) throw replyFailure('GET', path, reply);
-    const observed = observedObject.safeParse(reply.json);
-    if (!observed.success)
-      throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path} answered ${reply.status} without a JSON object`, {
-        method: 'GET',
-        path,
-        status: reply.status,
-      });
-    return r.spec.present && !r.spec.present(observed.data) ? undefined : observed.data;
-  }
-
-  async function observeResolved(r: Resolved): Promise<Observation> {
-    const observed = await read(r);
-    if (!observed) return { exists: false };
-    const diff = diffBody(r.body, observed, r.spec.ignore);
-    return { exists: true, upToDate: diff.length === 0, diff };
-  }
-
-  async function create(r: Resolved, raw = r.raw): Promise<Reply> {
-    const posted = await send({ method: 'POST', path: r.paths.create, media: r.spec.media, body: raw });
-    if (posted.status === 404) throw missingFailure('POST', r.paths.create, posted, r.parent);
-    return posted;
-  }
 
   async function ensure(resource: BackendResource, observed?: Observation): Promise<EnsureResult> {
     const r = resolve(resource);
     const { item } = r.paths;
     let seen = observed;
     if (!seen?.exists) {
-      const posted = await create(r);
+      const posted = await create(send, r);
       if (ok(posted)) return { outcome: 'created' };
       if (!r.spec.duplicate.includes(posted.status)) throw replyFailure('POST', r.paths.create, posted);
-      seen = await observeResolved(r);
+      seen = await observeResolved(send, r);
       // "Already exists" but nothing there: a 409 for another reason (e.g. a host not yet in a tunnel zone), or a real 500.
       if (!seen.exists) throw replyFailure('POST', r.paths.create, posted);
     }
@@ -207,15 +170,15 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
   }
 
   async function remove(resource: BackendResource): Promise<RemoveResult> {
-    return removeAt(resolve(resource).paths.item);
+    return removeAt(send, resolve(resource).paths.item);
   }
 
   async function replace(resource: BackendResource): Promise<void> {
     const r = resolve(resource);
-    const position = r.spec.ordered && r.body.position == null ? (await read(r))?.position : undefined;
-    await removeAt(r.paths.item);
+    const position = r.spec.ordered && r.body.position == null ? (await read(send, r))?.position : undefined;
+    await removeAt(send, r.paths.item);
     const raw = typeof position === 'number' ? JSON.stringify({ ...(JSON.parse(r.raw) as object), position }) : r.raw;
-    const posted = await create(r, raw);
+    const posted = await create(send, r, raw);
     if (!ok(posted)) throw replyFailure('POST', r.paths.create, posted);
   }
 
@@ -223,35 +186,14 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
     const collection = ITEMS_BY_ID[kind];
     if (!collection || !z.guid().safeParse(id).success)
       throw midonetFailure('MidonetBadResource', `${kind} ${id}: not a kind with IDs of its own, or not a UUID`);
-    return removeAt(`${collection}/${id}`);
+    return removeAt(send, `${collection}/${id}`);
   }
 
-  async function removeAt(item: string): Promise<RemoveResult> {
-    const reply = await send({ method: 'DELETE', path: item });
-    if (ok(reply)) return { outcome: 'deleted' };
-    // Cascades routinely take later resources with them (a chain its rules, a bridge its ports).
-    if (reply.status === 404) return { outcome: 'absent' };
-    throw replyFailure('DELETE', item, reply);
-  }
-
-  async function list<T>(path: string, media: string, item: z.ZodType<T>): Promise<T[]> {
-    const reply = await send({ method: 'GET', path, media });
-    if (!ok(reply)) throw replyFailure('GET', path, reply);
-    const items = z.array(item).safeParse(reply.json);
-    if (!items.success)
-      throw midonetFailure('MidonetBadResponse', `MidoNet GET ${path}: ${z.prettifyError(items.error)}`, {
-        method: 'GET',
-        path,
-        status: reply.status,
-      });
-    return items.data;
-  }
-
-  const listHosts = () => list(hostsCollection.path, hostsCollection.media, host);
+  const listHosts = () => list(send, hostsCollection.path, hostsCollection.media, host);
 
   async function listTenant(kind: TenantKind, tenant: string): Promise<TenantResource[]> {
     const { path, media } = tenantCollections[kind];
-    const listed = await list(`${path}?tenant_id=${encodeURIComponent(tenant)}`, media, tenantResource);
+    const listed = await list(send, `${path}?tenant_id=${encodeURIComponent(tenant)}`, media, tenantResource);
     // Checked again here: a server that ignored the filter must not hand the sweeper another tenant's objects.
     return listed
       .filter((r) => r.tenantId === tenant)
@@ -263,7 +205,7 @@ export function createMidonetClient(connection: MidonetConnection): MidonetClien
     replace,
     remove,
     removeById,
-    observe: (resource) => observeResolved(resolve(resource)),
+    observe: (resource) => observeResolved(send, resolve(resource)),
     listHosts,
     listTenant,
   };

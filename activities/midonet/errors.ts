@@ -2,7 +2,7 @@
 // failure type, whether Temporal may retry it, and the backend's own words in the message.
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { InvalidResource } from './validate';
+import type { InvalidResource } from './check';
 
 /** Reason → retryable. Retryable means "the same call can succeed later without anyone changing the request". */
 export const midonetFailures = {

@@ -1,5 +1,5 @@
 import { backendResource, createMidonetClient } from './client';
-import type { BackendKind, BackendResource } from '../../workflows/translation/types';
+import type { BackendKind, BackendResource } from '../../model/translation/types';
 import { kinds } from './kinds';
 
 const P = '11111111-2222-3333-4444-555555555555';

@@ -2,7 +2,7 @@
 // Everything generic (ensure / remove / observe) lives in client.ts and reads only this table.
 // Facts: ../shared/ref/midonet-api.md §1.3 (media types), §1.4 (paths), §2.5 (how midonet-kubernetes maps kinds).
 import { z } from 'zod';
-import type { BackendKind } from '../../workflows/translation/types';
+import type { BackendKind } from '../../model/translation/types';
 
 const vendor = (name: string): string => `application/vnd.org.midonet.${name}+json`;
 

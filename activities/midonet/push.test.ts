@@ -5,7 +5,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { StateDump } from '../../deploy/local/midonet';
 import { startHarness, type Harness } from '../../deploy/local/midonet/testing/conformance';
-import { identify, type BackendResource } from '../../workflows/translation/types';
+import { identify, type BackendResource } from '../../model/translation/types';
 import { createTranslationIndex } from '../kubernetes/translation-index';
 import { backendResource, createMidonetClient } from './client';
 import { createPushActivities } from './push';

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type StateDump } from '../../deploy/local/midonet';
-import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
+import { sampleCluster, sampleClusterTranslations } from '../../model/translation/sample-cluster';
 import { createMidonetClient, type MidonetClient } from './client';
 
 const cluster = sampleCluster();

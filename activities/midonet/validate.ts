@@ -2,8 +2,8 @@
 // the ones before it in MidoNet with nothing to say why the rest is missing. Limits are explicit, so a Translation
 // too large to push and record safely is refused with the reason rather than half-pushed.
 import type { ApplicationFailure } from '@temporalio/common';
-import { resourceBytes, type BackendResource } from '../../workflows/translation/types';
-import { checkResource, identify } from './client';
+import { identify, resourceBytes, type BackendResource } from '../../model/translation/types';
+import { checkResource, type InvalidResource } from './check';
 import { midonetFailure } from './errors';
 
 export const TRANSLATION_LIMITS = {
@@ -17,14 +17,6 @@ export const TRANSLATION_LIMITS = {
 
 /** How many problems a refusal lists: enough to fix them, little enough for a condition message. */
 const LISTED = 5;
-
-export interface InvalidResource {
-  /** Position in the Translation's `resources`; absent for a problem of the whole list. */
-  index?: number;
-  kind?: string;
-  field: string;
-  message: string;
-}
 
 /** Every problem of `resources`, in order: the list's size, then each resource's kind, parent, body and identity. */
 export function validateResources(resources: readonly BackendResource[]): InvalidResource[] {

@@ -1,7 +1,7 @@
 // The direct reconciler's work queue, as client-go's workqueue with its default per-item rate limiter: a key waits
 // in the queue at most once, no two workers hold the same key (a key added while it is being reconciled runs again
 // afterwards), and a failed key comes back after its own exponential delay, 5 ms doubled up to 1,000 s.
-import { backoffDelay, type Backoff } from '../../starter/controller/backoff';
+import { backoffDelay, type Backoff } from '../../platform/backoff';
 
 export const CLIENT_GO_BACKOFF: Backoff = { initialMs: 5, maxMs: 1_000_000 };
 

@@ -12,17 +12,22 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { createKubernetesActivities, type KubeObject } from '../../activities/kubernetes';
 import { identify, type MidonetClient } from '../../activities/midonet';
-import { createSource, informerFactory, kubernetesListWatch, type SourceEvent } from '../../starter/controller/source';
-import { workerSettings } from '../../worker/config';
-import { translate } from '../../workflows/translation';
+import {
+  createSource,
+  informerFactory,
+  kubernetesListWatch,
+  type SourceEvent,
+} from '../../platform/kubernetes/informer';
+import { workerSettings } from '../../cli/worker';
+import { translate } from '../../model/translation';
 import {
   CLUSTER_SCOPED_NAMESPACE,
   OWNER_UID_LABEL,
   toProjection,
   type BackendResource,
   type KubernetesProjection,
-} from '../../workflows/translation/types';
-import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+} from '../../model/translation/types';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKeyQueue } from './queue';
 
 export interface DirectOptions {

@@ -3,7 +3,7 @@
 // Pod, the Endpoints and the Service deleted at once, until all is gone.
 import * as k8s from '@kubernetes/client-node';
 import { createPod, createService } from '../../test/support/objects-harness';
-import type { PodProjection } from '../../workflows/translation/types';
+import type { PodProjection } from '../../model/translation/types';
 import { projected, type ObjectsScenario, type PhaseContext, type PhaseResult } from '../objects';
 import { inParallel } from '../support';
 

@@ -109,7 +109,7 @@ describe('the image', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'bin/steward.cjs',
-        'starter/cli/main.ts',
+        'cli/main.ts',
         'worker/index.ts',
         'workflows/index.ts',
         'package-lock.json',
@@ -123,7 +123,7 @@ describe('the image', () => {
     async (_name, args) => {
       const { code, loaded } = await steward(repoRoot, [...args]);
       expect(code).toBe(0);
-      expect(loaded).toContain('starter/cli/main.ts');
+      expect(loaded).toContain('cli/main.ts');
       expect(loaded.filter((file) => file.startsWith('deploy/'))).toEqual([]);
       expect(loaded.filter((file) => !files.includes(file))).toEqual([]);
     },

@@ -106,21 +106,22 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
     );
     return server;
   };
+  // The arguments pg_isready and psql share: the server's socket, port and superuser, and a database.
+  const connection = (port: number, database: string) => [
+    '-h',
+    socketDir,
+    '-p',
+    String(port),
+    '-U',
+    SERVER_USER,
+    '-d',
+    database,
+  ];
   const ready = (server: ManagedProcess, port: number) =>
     waitUntil(
       'PostgreSQL accepting connections',
       async () => {
-        await capture(join(POSTGRES_BIN_DIR, 'pg_isready'), [
-          '-q',
-          '-h',
-          socketDir,
-          '-p',
-          String(port),
-          '-U',
-          SERVER_USER,
-          '-d',
-          'postgres',
-        ]);
+        await capture(join(POSTGRES_BIN_DIR, 'pg_isready'), ['-q', ...connection(port, 'postgres')]);
         return true;
       },
       { timeoutMs: 60_000, process: server },
@@ -151,14 +152,7 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
       '-At',
       '-v',
       'ON_ERROR_STOP=1',
-      '-h',
-      socketDir,
-      '-p',
-      String(port),
-      '-U',
-      SERVER_USER,
-      '-d',
-      database,
+      ...connection(port, database),
       '-c',
       statement,
     ]);

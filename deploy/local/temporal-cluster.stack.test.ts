@@ -3,7 +3,7 @@ import { temporal } from '@temporalio/proto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { K8sKind, searchAttributeKeys } from '../../workflows/search-attributes';
+import { K8sKind, searchAttributeKeys } from '../../model/search-attributes';
 import { capture, sleep } from './process';
 import { stderrReporter } from './progress';
 import { ensureTemporalCli } from './temporal';

@@ -3,7 +3,7 @@ import { Connection } from '@temporalio/client';
 import { google, temporal } from '@temporalio/proto';
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { searchAttributeKeys } from '../../workflows/search-attributes';
+import { searchAttributeKeys } from '../../model/search-attributes';
 import { freePort } from '../../worker/ports';
 import { cacheRoot } from './paths';
 import { retryWhenPortTaken } from './ports';

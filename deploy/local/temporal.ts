@@ -1,7 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { searchAttributeKeys } from '../../workflows/search-attributes';
+import { searchAttributeKeys } from '../../model/search-attributes';
 import { cacheRoot } from './paths';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { freePort } from '../../worker/ports';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { freePort } from '../../worker/ports';
-import { workerSettings } from '../../worker/config';
+import { workerSettings } from '../../cli/worker';
 import { repoRoot } from './paths';
 import { ManagedProcess, waitUntil } from './process';
 

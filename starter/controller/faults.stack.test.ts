@@ -2,10 +2,10 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import pino from 'pino';
 import { observationsIn } from '../../test/support';
-import type { Observation } from '../../workflows/messages';
+import type { Observation } from '../../model/messages';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
-import { TRANSLATION_API, workflowId } from '../../workflows/naming';
+import { TRANSLATION_API, workflowId } from '../../model/naming';
 import { createStarter, type Starter } from './starter';
 import { TcpRelay } from './testing/tcp-relay';
 

@@ -6,10 +6,10 @@ import {
   type WorkflowClient,
   type WorkflowHandle,
 } from '@temporalio/client';
-import type { Observation } from '../../workflows/messages';
-import { KNOWN_PATCHES } from '../../workflows/patches';
+import type { Observation } from '../../model/messages';
+import { KNOWN_PATCHES } from '../../model/patches';
 import { createHandler, isTransient, type HandlerOptions, type SignalClient } from './handler';
-import { defaultWorkflowTypes } from './kinds';
+import { defaultWorkflowTypes } from './workflow-types';
 import { observation, partialFake, silentLogger } from './testing/fakes';
 
 /** What the Temporal client throws when the server answers with a gRPC status. */
@@ -172,22 +172,31 @@ describe('handler', () => {
     ]);
   });
 
-  it('retries transient failures with backoff until the signal goes through, and sends it once', async () => {
+  // A server that fails the first `failingCalls` calls with `failWith`: how many calls, deliveries and failures follow.
+  it.each([
+    {
+      what: 'retries transient failures with backoff until the signal goes through, and sends it once',
+      failWith: UNAVAILABLE,
+      failingCalls: 2,
+      expected: { calls: 3, sent: 1, failures: [{ permanent: false }, { permanent: false }], left: 0 },
+    },
+    {
+      what: 'does not retry a permanent failure, and reports it so the predicate lets the object through next time',
+      failWith: INVALID_ARGUMENT,
+      failingCalls: Infinity,
+      expected: { calls: 1, sent: 0, failures: [{ permanent: true }], left: 0 },
+    },
+  ])('$what', async ({ failWith, failingCalls, expected }) => {
     let calls = 0;
     const client = temporal(
       sending(() => {
-        if (++calls < 3) throw grpcError(UNAVAILABLE);
+        if (++calls <= failingCalls) throw grpcError(failWith);
       }),
     );
     const { handler, sent, failures } = handlerWith(client);
     const pending = pendingOf(observation());
     await handler.drain(pending, live());
-    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual({
-      calls: 3,
-      sent: 1,
-      failures: [{ permanent: false }, { permanent: false }],
-      left: 0,
-    });
+    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual(expected);
   });
 
   it('sends the newest Observation of the object on retry, never an outdated one, and never drops the newest', async () => {
@@ -220,25 +229,6 @@ describe('handler', () => {
     const { handler, sent } = handlerWith(client);
     await handler.drain(pending, live());
     expect(sent.map((o) => o.projection)).toEqual([{ v: 1 }, { v: 2 }]);
-  });
-
-  it('does not retry a permanent failure, and reports it so the predicate lets the object through next time', async () => {
-    let calls = 0;
-    const client = temporal(
-      sending(() => {
-        calls++;
-        throw grpcError(INVALID_ARGUMENT);
-      }),
-    );
-    const { handler, sent, failures } = handlerWith(client);
-    const pending = pendingOf(observation());
-    await handler.drain(pending, live());
-    expect({ calls, sent: sent.length, failures, left: pending.size }).toEqual({
-      calls: 1,
-      sent: 0,
-      failures: [{ permanent: true }],
-      left: 0,
-    });
   });
 
   it('tells a gone object with a plain signal, and a workflow that is not running means nothing to tell', async () => {

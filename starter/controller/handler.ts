@@ -8,12 +8,12 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
-import { observedSignal, type Observation } from '../../workflows/messages';
-import { describeRef, workflowId, type ObjectRef } from '../../workflows/naming';
-import { KNOWN_PATCHES } from '../../workflows/patches';
-import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
-import { backoffDelay, sleep, type Backoff } from './backoff';
-import type { WatchedKind } from './kinds';
+import { observedSignal, type Observation } from '../../model/messages';
+import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
+import { KNOWN_PATCHES } from '../../model/patches';
+import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../model/search-attributes';
+import { backoffDelay, sleep, type Backoff } from '../../platform/backoff';
+import type { WatchedKind } from '../../platform/kubernetes/kinds';
 import type { Work } from './queue';
 
 /** The part of the Temporal client the starter uses. */
@@ -83,8 +83,23 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
   ];
 }
 
+/** The workflow an Observation's object has: its id, where it runs, how it is listed, and its input. */
+function workflowOf(obs: Observation, taskQueue: string, tenant: string | undefined) {
+  return {
+    options: {
+      workflowId: workflowId(obs.ref),
+      taskQueue,
+      staticSummary: describeRef(obs.ref),
+      typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
+    },
+    input: { ref: obs.ref, ...(tenant ? { tenant } : {}), patches: KNOWN_PATCHES },
+  };
+}
+
+type SenderOptions = Pick<HandlerOptions, 'client' | 'taskQueue' | 'workflowTypes' | 'tenant' | 'logger'>;
+
 /**
- * The handler: turns an Observation into a signal to the object's workflow.
+ * One attempt to deliver an Observation to the object's workflow.
  *
  * - An object seen for the first time starts its workflow with the observation in its input: one history event less
  *   than signal-with-start. When the workflow runs already (a new incarnation waits behind the old one, or this
@@ -92,22 +107,8 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
  *   incarnation whose workflow this starter started or signalled does.
  * - A `gone` object is only signalled: when no workflow is running for it there is nothing left to finalize
  *   (its Translations carry their own finalizers), and starting one just to tell it so would leave a stray run.
- *
- * Retries re-read `pending` before every attempt, so a retry sends the newest Observation of the incarnation and a
- * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
  */
-export function createHandler({
-  client,
-  taskQueue,
-  workflowTypes,
-  tenant,
-  backoff,
-  callTimeoutMs,
-  logger,
-  isLeader,
-  onSent,
-  onFailure,
-}: HandlerOptions): Handler {
+function createSender({ client, taskQueue, workflowTypes, tenant, logger }: SenderOptions) {
   // Incarnations whose workflow runs, as far as this starter knows. Only a hint (both ways of sending are right for any
   // incarnation), so it is bounded: the oldest is forgotten first.
   const running = new Set<string>();
@@ -116,49 +117,57 @@ export function createHandler({
     running.add(uid);
     if (running.size > MAX_REMEMBERED_RUNNING) running.delete(running.values().next().value as string);
   };
+
+  async function tellGone(obs: Observation) {
+    const id = workflowId(obs.ref);
+    running.delete(obs.uid);
+    try {
+      await client.workflow.getHandle(id).signal(observedSignal, obs);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      logger.debug({ workflowId: id }, 'gone object has no running workflow: nothing to tell');
+    }
+  }
+
+  /** Starts the workflow with `obs` in its input; false when it runs already. */
+  async function start(obs: Observation): Promise<boolean> {
+    const { options, input } = workflowOf(obs, taskQueue, tenant);
+    try {
+      await client.workflow.start(workflowTypes[obs.ref.kind], { ...options, args: [{ ...input, observation: obs }] });
+      return true;
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      return false;
+    }
+  }
+
+  return async function sendOnce(obs: Observation): Promise<void> {
+    if (obs.gone) return tellGone(obs);
+    if (running.has(obs.uid) || !(await start(obs))) {
+      const { options, input } = workflowOf(obs, taskQueue, tenant);
+      await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
+        ...options,
+        signal: observedSignal,
+        signalArgs: [obs],
+        args: [input],
+      });
+    }
+    remember(obs.uid);
+  };
+}
+
+/**
+ * The handler: turns an Observation into a signal to the object's workflow (see `createSender`).
+ *
+ * Retries re-read `pending` before every attempt, so a retry sends the newest Observation of the incarnation and a
+ * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
+ */
+export function createHandler(options: HandlerOptions): Handler {
+  const { client, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure } = options;
+  const sendOnce = createSender(options);
   /** Ends with `signal` (the queue cleared or stopped) or at the deadline (DEADLINE_EXCEEDED, retried). */
   const bounded = (signal: AbortSignal, call: () => Promise<unknown>) =>
     client.workflow.withAbortSignal(signal, () => client.workflow.withDeadline(Date.now() + callTimeoutMs, call));
-
-  async function sendOnce(obs: Observation): Promise<void> {
-    const id = workflowId(obs.ref);
-    if (obs.gone) {
-      running.delete(obs.uid);
-      try {
-        await client.workflow.getHandle(id).signal(observedSignal, obs);
-      } catch (error) {
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-        logger.debug({ workflowId: id }, 'gone object has no running workflow: nothing to tell');
-      }
-      return;
-    }
-    const workflow = {
-      workflowId: id,
-      taskQueue,
-      staticSummary: describeRef(obs.ref),
-      typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
-    };
-    const input = { ref: obs.ref, ...(tenant ? { tenant } : {}), patches: KNOWN_PATCHES };
-    if (!running.has(obs.uid)) {
-      try {
-        await client.workflow.start(workflowTypes[obs.ref.kind], {
-          ...workflow,
-          args: [{ ...input, observation: obs }],
-        });
-        remember(obs.uid);
-        return;
-      } catch (error) {
-        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-      }
-    }
-    await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
-      ...workflow,
-      signal: observedSignal,
-      signalArgs: [obs],
-      args: [input],
-    });
-    remember(obs.uid);
-  }
 
   async function deliver(pending: Map<string, Observation>, uid: string, signal: AbortSignal): Promise<void> {
     for (let attempt = 0; ; ) {

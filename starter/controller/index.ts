@@ -13,13 +13,7 @@ export {
   type StarterOptions,
   type StarterStats,
 } from './starter';
-export { defaultWorkflowTypes, WATCHED_KINDS, type WatchedKind } from './kinds';
+export { WATCHED_KINDS, type WatchedKind } from '../../platform/kubernetes/kinds';
+export { defaultWorkflowTypes } from './workflow-types';
 export { DEFAULT_LEASE, type LeaseOptions } from './leader';
-export {
-  observe,
-  observePeerPodOfPod,
-  project,
-  type InvalidProjection,
-  type ObservedProjection,
-  type TranslationProjection,
-} from './projection';
+export { observe, observePeerPodOfPod, project, type InvalidProjection, type ObservedProjection } from './projection';

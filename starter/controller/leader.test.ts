@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { createLeaderElector, type LeaseApi } from './leader';
+import { createLeaderElector, planLeaseStep, type LeaseApi } from './leader';
 import { partialFake, silentLogger } from './testing/fakes';
 
 /** One Lease in memory, with the API server's optimistic concurrency; `down` makes every call fail. */
@@ -31,6 +31,19 @@ describe('leader election', () => {
   const now = () => clock;
   const elector = (api: LeaseApi, identity: string) =>
     createLeaderElector({ api, identity, lease, logger: silentLogger, now });
+  /** An elector that records every `onChange` as `[leading, continued]`. */
+  const recordingElector = (api: LeaseApi, identity: string) => {
+    const changes: [boolean, boolean][] = [];
+    const recorded = createLeaderElector({
+      api,
+      identity,
+      lease,
+      logger: silentLogger,
+      now,
+      onChange: (...change) => changes.push(change),
+    });
+    return { elector: recorded, changes };
+  };
   beforeEach(() => (clock = 1_000_000));
 
   it('the first candidate creates the Lease and leads; the second waits while the holder renews', async () => {
@@ -73,15 +86,7 @@ describe('leader election', () => {
     // Issue 10, defect 0: a renewal slowed past the deadline made isLeader() false for a while without onChange, so
     // the starter dropped what it saw meanwhile and, when the late renewal succeeded, never re-sent it.
     const { api } = leaseStore();
-    const changes: [boolean, boolean][] = [];
-    const a = createLeaderElector({
-      api,
-      identity: 'a',
-      lease,
-      logger: silentLogger,
-      now,
-      onChange: (...change) => changes.push(change),
-    });
+    const { elector: a, changes } = recordingElector(api, 'a');
     await a.tick();
     clock += 10_000;
     expect(a.isLeader()).toBe(false);
@@ -97,15 +102,7 @@ describe('leader election', () => {
 
   it('a Lease regained after another candidate held it is a new term, not a continued one', async () => {
     const { api, state } = leaseStore();
-    const changes: [boolean, boolean][] = [];
-    const a = createLeaderElector({
-      api,
-      identity: 'a',
-      lease,
-      logger: silentLogger,
-      now,
-      onChange: (...change) => changes.push(change),
-    });
+    const { elector: a, changes } = recordingElector(api, 'a');
     const b = elector(api, 'b');
     await a.tick();
     await b.tick();
@@ -135,5 +132,50 @@ describe('leader election', () => {
         logger: silentLogger,
       }),
     ).toThrow(/renewSeconds \(5\) must be below leaseDurationSeconds \(5\)/);
+  });
+});
+
+describe('planLeaseStep', () => {
+  const candidate = { identity: 'a', leaseDurationSeconds: 15 };
+  const acquired = new k8s.V1MicroTime(1_000);
+  const leaseOf = (holderIdentity?: string): k8s.V1Lease => ({
+    metadata: { name: 'steward-starter', resourceVersion: '7' },
+    spec: { holderIdentity, leaseDurationSeconds: 10, acquireTime: acquired, leaseTransitions: 3 },
+  });
+
+  // Each case: the Lease read at `at`, its current version first seen here at 0; what this round does with it.
+  it.each([
+    { what: "someone else's Lease changed within its own duration is waited for", holder: 'b', at: 9_999, plan: {} },
+    {
+      what: "someone else's Lease unchanged for its whole duration is taken over, one transition more",
+      holder: 'b',
+      at: 10_000,
+      plan: { held: 'acquired', previousHolder: 'b', transitions: 4, keptAcquireTime: false },
+    },
+    {
+      what: 'a Lease nobody holds is acquired at once, one transition more',
+      holder: undefined,
+      at: 0,
+      plan: { held: 'acquired', transitions: 4, keptAcquireTime: false },
+    },
+    {
+      what: 'our own Lease is renewed, keeping its acquire time and transitions',
+      holder: 'a',
+      at: 0,
+      plan: { held: 'renewed', transitions: 3, keptAcquireTime: true },
+    },
+  ])('$what', ({ holder, at, plan }) => {
+    const step = planLeaseStep(candidate, leaseOf(holder), 0, at);
+    const summary = step.write
+      ? {
+          held: step.held,
+          ...(step.previousHolder ? { previousHolder: step.previousHolder } : {}),
+          transitions: step.lease.spec?.leaseTransitions,
+          keptAcquireTime: Number(step.lease.spec?.acquireTime) === Number(acquired),
+        }
+      : {};
+    expect(summary).toEqual(plan);
+    if (step.write) expect(step.lease.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 15 });
+    if (step.write) expect(step.lease.metadata?.resourceVersion).toBe('7');
   });
 });

@@ -1,4 +1,4 @@
-import type { Observation } from '../../workflows/messages';
+import type { Observation } from '../../model/messages';
 import { createChangePredicate, stableHash } from './predicate';
 import { observation } from './testing/fakes';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Observation } from '../../workflows/messages';
-import { workflowId } from '../../workflows/naming';
+import type { Observation } from '../../model/messages';
+import { workflowId } from '../../model/naming';
 
 /**
  * The change predicate: lets an Observation through only when it differs from the last one let through for the same

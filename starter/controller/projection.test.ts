@@ -1,4 +1,4 @@
-import { INLINE_RESOURCE_BYTES } from '../../workflows/translation/types';
+import { INLINE_RESOURCE_BYTES } from '../../model/translation/types';
 import { observe, observePeerPodOfPod } from './projection';
 
 const meta = (extra: Record<string, unknown> = {}) => ({

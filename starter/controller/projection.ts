@@ -1,8 +1,9 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
-import { peerPodOwner, type PeerPodProjection } from '../../workflows/machines/peerpod';
-import type { Observation } from '../../workflows/messages';
-import type { ObjectRef } from '../../workflows/naming';
-import type { TranslationFailure } from '../../workflows/translation/errors';
+import { peerPodOwner } from '../../model/vm-naming';
+import type { PeerPodProjection } from '../../model/peerpod-projection';
+import type { Observation } from '../../model/messages';
+import type { ObjectRef } from '../../model/naming';
+import type { TranslationFailure } from '../../model/translation/errors';
 import { createHash } from 'node:crypto';
 import {
   INLINE_RESOURCE_BYTES,
@@ -10,23 +11,10 @@ import {
   toProjection,
   type BackendResource,
   type KubernetesProjection,
-} from '../../workflows/translation/types';
-import { VM_CLOUD_ANNOTATION } from '../../workflows/vocabulary';
-import type { WatchedKind } from './kinds';
-
-/**
- * What a Translation workflow needs: its resources and the deletion inputs. `generation` and `finalizers` repeat
- * the Observation's envelope so the projection alone is the whole desired state the pusher compares against.
- */
-export interface TranslationProjection {
-  /** Absent above INLINE_RESOURCE_BYTES: then `digest` and `count` stand for them. */
-  resources?: BackendResource[];
-  digest?: string;
-  count?: number;
-  generation: number;
-  finalizers: string[];
-  deletionTimestamp?: string;
-}
+} from '../../model/translation/types';
+import { VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
+import type { WatchedKind } from '../../platform/kubernetes/kinds';
+import type { TranslationProjection } from '../../model/translation/types';
 
 /**
  * An object the translation schemas reject (the API server validated it, so this means a schema of ours is stricter

@@ -1,5 +1,5 @@
-import type { Observation } from '../../workflows/messages';
-import { sleep } from './backoff';
+import type { Observation } from '../../model/messages';
+import { sleep } from '../../platform/backoff';
 import { createWorkQueue, type Work } from './queue';
 import { observation } from './testing/fakes';
 
@@ -13,6 +13,11 @@ interface Delivery {
 
 const obs = (name: string, v: number, extra: Partial<Observation> = {}) =>
   observation({ ref: { kind: 'Pod', namespace: 'default', name }, projection: { v }, ...extra });
+/** An Observation of Pod `name` with projection `{ v }`, offered `at` ms into the case. */
+const event = (at: number, name: string, v: number, extra: Partial<Observation> = {}) => ({
+  at,
+  obs: obs(name, v, extra),
+});
 
 /** A work function that "sends" each pending Observation for `sendMs`, following the queue's contract. */
 function recordingWork(t0: number, sendMs: number, deliveries: Delivery[]): Work {
@@ -45,25 +50,17 @@ describe('work queue (debounce and coalescing, window 200 ms)', () => {
   }[] = [
     {
       what: 'one event goes out when its window closes, not before',
-      events: [{ at: 0, obs: obs('web', 1) }],
+      events: [event(0, 'web', 1)],
       expected: [{ at: 200, name: 'web', v: 1 }],
     },
     {
       what: 'a burst of updates of one object becomes one delivery with the latest',
-      events: [
-        { at: 0, obs: obs('web', 1) },
-        { at: 50, obs: obs('web', 2) },
-        { at: 150, obs: obs('web', 3) },
-      ],
+      events: [event(0, 'web', 1), event(50, 'web', 2), event(150, 'web', 3)],
       expected: [{ at: 200, name: 'web', v: 3 }],
     },
     {
       what: 'the window is not extended by later events: an event after it closed opens a new one',
-      events: [
-        { at: 0, obs: obs('web', 1) },
-        { at: 100, obs: obs('web', 2) },
-        { at: 250, obs: obs('web', 3) },
-      ],
+      events: [event(0, 'web', 1), event(100, 'web', 2), event(250, 'web', 3)],
       expected: [
         { at: 200, name: 'web', v: 2 },
         { at: 450, name: 'web', v: 3 },
@@ -71,10 +68,7 @@ describe('work queue (debounce and coalescing, window 200 ms)', () => {
     },
     {
       what: 'different objects have their own windows',
-      events: [
-        { at: 0, obs: obs('web', 1) },
-        { at: 100, obs: obs('db', 1) },
-      ],
+      events: [event(0, 'web', 1), event(100, 'db', 1)],
       expected: [
         { at: 200, name: 'web', v: 1 },
         { at: 300, name: 'db', v: 1 },
@@ -83,11 +77,7 @@ describe('work queue (debounce and coalescing, window 200 ms)', () => {
     {
       what: 'an event during a send waits for it, then goes out at once with the latest',
       sendMs: 100,
-      events: [
-        { at: 0, obs: obs('web', 1) },
-        { at: 220, obs: obs('web', 2) },
-        { at: 250, obs: obs('web', 3) },
-      ],
+      events: [event(0, 'web', 1), event(220, 'web', 2), event(250, 'web', 3)],
       expected: [
         { at: 200, name: 'web', v: 1 },
         { at: 300, name: 'web', v: 3 },
@@ -95,10 +85,7 @@ describe('work queue (debounce and coalescing, window 200 ms)', () => {
     },
     {
       what: 'a new incarnation of the same name queues behind the gone of the old one instead of replacing it',
-      events: [
-        { at: 0, obs: obs('web', 1, { gone: true }) },
-        { at: 50, obs: obs('web', 2, { uid: 'uid-2' }) },
-      ],
+      events: [event(0, 'web', 1, { gone: true }), event(50, 'web', 2, { uid: 'uid-2' })],
       expected: [
         { at: 200, name: 'web', v: 1, gone: true },
         { at: 200, name: 'web', v: 2 },

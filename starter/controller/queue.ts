@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import type { Observation } from '../../workflows/messages';
-import { workflowId } from '../../workflows/naming';
+import type { Observation } from '../../model/messages';
+import { workflowId } from '../../model/naming';
 
 /**
  * The work queue between predicate and handler. Observations are grouped by workflow id and, inside that, kept one

@@ -4,8 +4,8 @@ import pino from 'pino';
 import { observationsIn } from '../../test/support';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
-import type { Observation } from '../../workflows/messages';
-import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
+import type { Observation } from '../../model/messages';
+import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../model/search-attributes';
 import { createLeaderElector } from './leader';
 import { createStarter, type Starter } from './starter';
 

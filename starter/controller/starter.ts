@@ -1,20 +1,25 @@
 import * as k8s from '@kubernetes/client-node';
 import { setMaxListeners } from 'node:events';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import type { TypedSearchAttributes } from '@temporalio/common';
-import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../workflows/search-attributes';
 import type { Logger } from 'pino';
-import type { Observation } from '../../workflows/messages';
-import { TASK_QUEUE, workflowId } from '../../workflows/naming';
-import { PEERPOD_FINALIZER, REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
-import { backoffDelay, sleep, type Backoff } from './backoff';
-import { createHandler, type SignalClient } from './handler';
-import { defaultWorkflowTypes, WATCHED_KINDS, type WatchedKind } from './kinds';
-import { createLeaderElector, type LeaseOptions } from './leader';
-import { createChangePredicate } from './predicate';
+import type { Observation } from '../../model/messages';
+import { TASK_QUEUE } from '../../model/naming';
+import type { Backoff } from '../../platform/backoff';
+import { createHandler, type Handler, type HandlerOptions, type SignalClient } from './handler';
+import { WATCHED_KINDS, type WatchedKind } from '../../platform/kubernetes/kinds';
+import { defaultWorkflowTypes } from './workflow-types';
+import { createLeaderElector, type LeaderElector, type LeaseOptions } from './leader';
+import { createChangePredicate, type ChangePredicate } from './predicate';
 import { observe, observePeerPodOfPod } from './projection';
-import { createWorkQueue } from './queue';
-import { createSource, informerFactory, kubernetesListWatch, type SourceEvent } from './source';
+import { createWorkQueue, type WorkQueue } from './queue';
+import { createRepairs } from './repair';
+import {
+  createSource,
+  informerFactory,
+  kubernetesListWatch,
+  type Source,
+  type SourceEvent,
+  type SourceOptions,
+} from '../../platform/kubernetes/informer';
 
 export interface StarterOptions {
   kubeConfig: k8s.KubeConfig;
@@ -81,55 +86,86 @@ export const KATA_REMOTE = 'kata-remote';
 
 const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
-const STEWARD_FINALIZERS = new Set([TRANSLATION_FINALIZER, REFERRERS_FINALIZER, PEERPOD_FINALIZER]);
 
-/** A live object needs its workflow running; one being deleted only while a finalizer of ours waits for it. */
-const needsWorkflow = (obs: Observation) =>
-  !obs.gone && (!obs.deleting || obs.finalizers.some((f) => STEWARD_FINALIZERS.has(f)));
+/** The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. */
+const observer =
+  (peerPodRuntimeClasses: ReadonlySet<string>) =>
+  (event: SourceEvent): Observation[] => {
+    const gone = event.type === 'delete';
+    const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
+    return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
+  };
 
-/**
- * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
- * informers running; only the leader sends. A leader that acquires the Lease sends what it knows (see `onChange`) and
- * at once checks the running workflows against it, since deletions it saw while not leading were dropped.
- */
-export function createStarter(options: StarterOptions): Starter {
-  const { kubeConfig, temporalClient, namespace, identity, logger } = options;
-  const log = logger.child({ component: 'starter', identity });
-  const counters = { events: 0, signalsSent: 0, suppressed: 0, coalesced: 0, errors: 0, repaired: 0 };
-  const callTimeoutMs = options.callTimeoutMs ?? 10_000;
-  const lifetime = new AbortController();
-  // Every bounded call of a re-check listens on it (one per workflow described): many more than the warning's 10.
-  setMaxListeners(0, lifetime.signal);
-  /** Counts leadership changes: a catch-up belongs to the term it started in. */
-  let term = 0;
-
-  const predicate = createChangePredicate();
-  const elector = createLeaderElector({
-    api: kubeConfig.makeApiClient(k8s.CoordinationV1Api),
-    identity,
-    lease: options.lease,
-    logger: log,
-    onChange(leading, continued) {
-      queue.clear();
-      term++;
-      if (!leading) return;
-      // After a lapse of its own, what it delivered is still what the workflows have: it only sends what it dropped.
-      // After another starter's term it cannot know what that one got out, so it sends every object it knows once.
-      if (continued) predicate.forgetUnconfirmed();
-      else predicate.reset();
-      source.replay();
-      void catchUp(term);
-    },
-  });
-  const handler = createHandler({
-    client: temporalClient,
+function createSignalHandler(
+  options: StarterOptions,
+  logger: Logger,
+  callTimeoutMs: number,
+  hooks: Pick<HandlerOptions, 'isLeader' | 'onSent' | 'onFailure'>,
+): Handler {
+  return createHandler({
+    client: options.temporalClient,
     taskQueue: options.taskQueue ?? TASK_QUEUE,
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
     tenant: options.tenant,
     backoff: SIGNAL_BACKOFF,
     callTimeoutMs,
+    logger,
+    ...hooks,
+  });
+}
+
+function createObjectSource(
+  options: StarterOptions,
+  logger: Logger,
+  hooks: Pick<SourceOptions, 'onEvent' | 'onError' | 'onResync'>,
+): Source {
+  return createSource({
+    kinds: options.kinds ?? WATCHED_KINDS,
+    listWatch: kubernetesListWatch(options.kubeConfig, options.namespace),
+    makeInformer: informerFactory(options.kubeConfig),
+    resyncMs: options.resyncMs ?? 10 * 60_000,
+    backoff: INFORMER_BACKOFF,
+    logger,
+    ...hooks,
+  });
+}
+
+/**
+ * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
+ * informers running; only the leader sends. A leader that acquires the Lease sends what it knows (see `onChange`) and
+ * at once checks the running workflows against it (see `createRepairs`), since deletions it saw while not leading
+ * were dropped.
+ */
+export function createStarter(options: StarterOptions): Starter {
+  const { namespace, identity } = options;
+  const log = options.logger.child({ component: 'starter', identity });
+  const counters: Counters = { events: 0, signalsSent: 0, suppressed: 0, coalesced: 0, errors: 0, repaired: 0 };
+  const callTimeoutMs = options.callTimeoutMs ?? 10_000;
+  const lifetime = new AbortController();
+  // Every bounded call of a re-check listens on it (one per workflow described): many more than the warning's 10.
+  setMaxListeners(0, lifetime.signal);
+
+  const predicate = createChangePredicate();
+  const elector = createLeaderElector({
+    api: options.kubeConfig.makeApiClient(k8s.CoordinationV1Api),
+    identity,
+    lease: options.lease,
     logger: log,
-    isLeader: () => elector.isLeader(),
+    onChange(leading, continued) {
+      queue.clear();
+      if (leading) {
+        // After a lapse of its own, what it delivered is still what the workflows have: it only sends what it dropped.
+        // After another starter's term it cannot know what that one got out, so it sends every object it knows once.
+        if (continued) predicate.forgetUnconfirmed();
+        else predicate.reset();
+        source.replay();
+      }
+      repairs.leadershipChanged(leading);
+    },
+  });
+  const isLeader = () => elector.isLeader();
+  const handler = createSignalHandler(options, log, callTimeoutMs, {
+    isLeader,
     onSent(obs) {
       counters.signalsSent++;
       predicate.confirm(obs);
@@ -144,151 +180,55 @@ export function createStarter(options: StarterOptions): Starter {
     work: handler.drain,
     onCoalesced: () => counters.coalesced++,
   });
-  const watchedKinds = options.kinds ?? WATCHED_KINDS;
-  const source = createSource({
-    kinds: watchedKinds,
-    listWatch: kubernetesListWatch(kubeConfig, namespace),
-    makeInformer: informerFactory(kubeConfig),
-    resyncMs: options.resyncMs ?? 10 * 60_000,
-    backoff: INFORMER_BACKOFF,
-    logger: log,
+  const source = createObjectSource(options, log, {
     onEvent,
     onError: () => counters.errors++,
-    onResync: () => void resync(),
+    onResync: () => void repairs.resync(),
   });
-
-  const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
-  function observationsOf(event: SourceEvent): Observation[] {
-    const gone = event.type === 'delete';
-    const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
-    return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
-  }
+  const observationsOf = observer(new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES));
   function offer(obs: Observation) {
     if (predicate.accept(obs)) queue.offer(obs);
     else counters.suppressed++;
   }
   function onEvent(event: SourceEvent) {
     counters.events++;
-    if (elector.isLeader()) observationsOf(event).forEach(offer);
+    if (isLeader()) observationsOf(event).forEach(offer);
   }
+  const repairs = createRepairs({
+    client: options.temporalClient,
+    callTimeoutMs,
+    lifetime: lifetime.signal,
+    predicate,
+    source,
+    observationsOf,
+    offer,
+    scope: { kinds: options.kinds ?? WATCHED_KINDS, namespace },
+    isLeader,
+    backoff: INFORMER_BACKOFF,
+    counters,
+    logger: log,
+  });
 
-  /**
-   * The running workflows and their search attributes. The list may be long (one workflow per object), so it is
-   * bounded by its progress, not its length: it ends when no entry came for three call deadlines.
-   */
-  async function runningWorkflows(): Promise<Map<string, TypedSearchAttributes>> {
-    const { workflow } = temporalClient;
-    const running = new Map<string, TypedSearchAttributes>();
-    const stalled = new AbortController();
-    const watchdog = setTimeout(
-      () => stalled.abort(new Error('listing the running workflows stalled')),
-      3 * callTimeoutMs,
-    );
-    try {
-      await workflow.withAbortSignal(AbortSignal.any([lifetime.signal, stalled.signal]), async () => {
-        for await (const execution of workflow.list({ query: 'ExecutionStatus="Running"' })) {
-          running.set(execution.workflowId, execution.typedSearchAttributes);
-          watchdog.refresh();
-        }
-      });
-    } finally {
-      clearTimeout(watchdog);
-    }
-    return running;
-  }
+  return lifecycle({ predicate, elector, queue, source }, lifetime, counters, log, namespace);
+}
 
-  /**
-   * Level-triggered repair: an object whose delivery was confirmed but whose workflow is not running (terminated by
-   * hand, lost with its namespace) is sent again, which starts it anew; a running workflow whose object no list shows
-   * is told it is gone. Visibility lags (Elasticsearch refreshes every second), so what it does not list as running
-   * is described before it is sent again. True when the check was complete.
-   */
-  async function repair(): Promise<boolean> {
-    const { workflow } = temporalClient;
-    try {
-      const running = await runningWorkflows();
-      predicate.forgetEnded((id) => running.has(id));
-      // Only a complete picture of what exists may say that something does not.
-      const synced = source.synced();
-      const candidates: Observation[] = [];
-      const known = new Set<string>();
-      source.replay((event) => {
-        for (const obs of observationsOf(event)) {
-          known.add(workflowId(obs.ref));
-          if (predicate.confirmedAt(obs) !== undefined && needsWorkflow(obs) && !running.has(workflowId(obs.ref)))
-            candidates.push(obs);
-        }
-      });
-      if (synced) for (const [id, attributes] of running) if (!known.has(id)) tellGone(id, attributes);
-      for (const obs of candidates) {
-        const id = workflowId(obs.ref);
-        const status = await workflow.withAbortSignal(
-          AbortSignal.any([lifetime.signal, AbortSignal.timeout(callTimeoutMs)]),
-          async () => {
-            try {
-              return (await workflow.getHandle(id).describe()).status.name;
-            } catch (error) {
-              if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
-              throw error;
-            }
-          },
-        );
-        if (status === 'RUNNING' || predicate.confirmedAt(obs) === undefined) continue;
-        log.warn({ workflowId: id, uid: obs.uid, status }, 'object has no running workflow: sending it again');
-        counters.repaired++;
-        predicate.forget(obs);
-        offer(obs);
-      }
-      return synced;
-    } catch (error) {
-      counters.errors++;
-      log.warn({ err: error }, 'could not check that every object has its workflow');
-      return false;
-    }
-  }
+type Counters = Pick<StarterStats, 'events' | 'signalsSent' | 'suppressed' | 'coalesced' | 'errors' | 'repaired'>;
 
-  /** At every periodic re-list: what was let through but never delivered is let through again, then the repair. */
-  async function resync() {
-    predicate.forgetUnconfirmed();
-    if (elector.isLeader()) await repair();
-  }
+interface Pieces {
+  predicate: ChangePredicate;
+  elector: LeaderElector;
+  queue: WorkQueue;
+  source: Source;
+}
 
-  /**
-   * A new leader repairs at once, not at the next re-list: deletions seen while it did not lead (a lapsed renewal on
-   * a busy machine, another starter's term, no starter at all) were dropped, and the replay only sends what exists.
-   * Only the running workflows show what is gone meanwhile. Retried until complete while the term lasts.
-   */
-  async function catchUp(ofTerm: number) {
-    for (let attempt = 0; term === ofTerm && !lifetime.signal.aborted && elector.isLeader(); attempt++) {
-      // Before every kind is listed the picture is not complete: no list of the running workflows yet.
-      if (source.synced() && (await repair())) return;
-      await sleep(backoffDelay(INFORMER_BACKOFF, attempt), lifetime.signal);
-    }
-  }
-
-  /**
-   * A running workflow whose object no list shows was deleted while no watch saw it (the starter was down): it is
-   * told so, as a watch would have told it. Peer pods are left to their own checks (a Pod and a PeerPod feed one).
-   */
-  function tellGone(id: string, attributes: TypedSearchAttributes) {
-    const kind = attributes.get(K8sKind) as WatchedKind | undefined;
-    const name = attributes.get(K8sName);
-    const uid = attributes.get(K8sUID);
-    const objectNamespace = attributes.get(K8sNamespace);
-    if (!kind || !name || !uid || kind === 'PeerPod' || !watchedKinds.includes(kind)) return;
-    if (kind !== 'Node' && namespace !== undefined && objectNamespace !== namespace) return;
-    const gone = observe(
-      kind,
-      { metadata: { name, uid, ...(objectNamespace ? { namespace: objectNamespace } : {}) } },
-      true,
-    );
-    // Told already (the watch saw the deletion): the workflow is finishing, not waiting.
-    if (workflowId(gone.ref) !== id || predicate.confirmedAt(gone) !== undefined) return;
-    log.warn({ workflowId: id, uid }, 'object is gone but its workflow runs: telling it');
-    counters.repaired++;
-    offer(gone);
-  }
-
+/** Starts and stops the pieces in their order, and reads their numbers. */
+function lifecycle(
+  { predicate, elector, queue, source }: Pieces,
+  lifetime: AbortController,
+  counters: Counters,
+  log: Logger,
+  namespace: string | undefined,
+): Starter {
   return {
     start() {
       log.info({ namespace: namespace ?? '(all)' }, 'starting');

@@ -5,7 +5,7 @@ import * as k8s from '@kubernetes/client-node';
 import { sleep } from '../../deploy/local/process';
 import { createEndpoints, createNode, createPod, createService } from '../support/objects-harness';
 import { createTranslation, deleteTranslation, patchResources } from '../support/pusher-harness';
-import { TRANSLATION_API } from '../../workflows/naming';
+import { TRANSLATION_API } from '../../model/naming';
 import {
   endpointsProjection,
   handWritten,

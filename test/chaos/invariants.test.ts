@@ -5,9 +5,9 @@ import type * as k8s from '@kubernetes/client-node';
 import { createMidonetClient } from '../../activities/midonet';
 import { identify } from '../../activities/midonet/client';
 import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type StateDump } from '../../deploy/local/midonet';
-import { workflowId, type ObjectRef } from '../../workflows/naming';
-import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
-import type { Translation } from '../../workflows/translation/types';
+import { workflowId, type ObjectRef } from '../../model/naming';
+import { sampleCluster, sampleClusterTranslations } from '../../model/translation/sample-cluster';
+import type { Translation } from '../../model/translation/types';
 import {
   checkAll,
   checkFinalizers,

@@ -4,7 +4,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { StateDump } from '../../deploy/local/midonet';
 import type { MarkedInstance } from '../../activities/cloud/provider';
-import { describeRef, workflowId, type ObjectRef } from '../../workflows/naming';
+import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
 import {
   toProjection,
   translate,
@@ -12,7 +12,7 @@ import {
   type NodeProjection,
   type ServiceProjection,
   type Translation,
-} from '../../workflows/translation';
+} from '../../model/translation';
 import { expectedIds, idsOfDump } from '../support/objects-harness';
 import { HAND_WRITTEN_LABEL } from './ops';
 

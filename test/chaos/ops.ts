@@ -2,8 +2,8 @@
 // exist picks sensible targets), so a run, a re-run and a shrunk run replay exactly the same list whatever the stack
 // answered. Each operation names one object (`target`) and carries the whole desired object, so it can be executed
 // alone, out of its original context, as delta debugging needs.
-import { bridge, chain } from '../../workflows/translation/resources';
-import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import { bridge, chain } from '../../model/translation/resources';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import {
   ANNOTATIONS,
   type EndpointsProjection,
@@ -11,7 +11,7 @@ import {
   type PodProjection,
   type ServiceProjection,
   type Translation,
-} from '../../workflows/translation/types';
+} from '../../model/translation/types';
 import { random } from './prng';
 
 export const NAMESPACE = 'default';

@@ -1,9 +1,9 @@
 // One chaos run: a fresh stack, the seeded operations carried out while faults are injected, then a bounded wait for
 // quiescence (every invariant holds, twice in a row) and the invariants' verdict.
 import { sleep } from '../../deploy/local/process';
-import { translate, type Translation } from '../../workflows/translation';
-import { LIFECYCLE_KINDS, TRANSLATION_API, workflowId, type LifecycleKind } from '../../workflows/naming';
-import { stateQuery } from '../../workflows/messages';
+import { translate, type Translation } from '../../model/translation';
+import { LIFECYCLE_KINDS, TRANSLATION_API, workflowId, type LifecycleKind } from '../../model/naming';
+import { stateQuery } from '../../model/messages';
 import { execute } from './execute';
 import { FaultInjector, type FaultKind } from './faults';
 import { checkAll, translationKeys, type Snapshot, type TranslationObject, type Violation } from './invariants';

@@ -1,5 +1,5 @@
 // Reads one snapshot of the whole system for the invariant checks.
-import { PEERPOD_API, TRANSLATION_API } from '../../workflows/naming';
+import { PEERPOD_API, TRANSLATION_API } from '../../model/naming';
 import type { PeerPodObject, Snapshot, TranslationObject } from './invariants';
 import { HOSTS, PEER_POD_RUNTIME_CLASS } from './ops';
 import type { ChaosStack } from './stack';

@@ -20,7 +20,7 @@ import { LibvirtRelay } from '../support/peerpods-harness';
 import { repoRoot, spawnWorker, workerEnv } from '../support/pusher-harness';
 import { waitFor } from '../support';
 import type { CloudProvider } from '../../activities/cloud/provider';
-import { GLOBAL_LABEL, GLOBAL_NAMESPACE, DEFAULT_TENANT } from '../../workflows/translation';
+import { GLOBAL_LABEL, GLOBAL_NAMESPACE, DEFAULT_TENANT } from '../../model/translation';
 import { HOSTS, PEER_POD_RUNTIME_CLASS } from './ops';
 
 export interface ChaosStackOptions {

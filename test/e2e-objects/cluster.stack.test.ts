@@ -6,14 +6,10 @@ import type { temporal } from '@temporalio/proto';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
 import type { Stack } from '../../deploy/local';
-import { workflowId, type ObjectRef } from '../../workflows/naming';
-import { K8sUID } from '../../workflows/search-attributes';
-import {
-  sampleCluster,
-  sampleClusterTranslations,
-  type SampleCluster,
-} from '../../workflows/translation/sample-cluster';
-import type { Translation } from '../../workflows/translation/types';
+import { workflowId, type ObjectRef } from '../../model/naming';
+import { K8sUID } from '../../model/search-attributes';
+import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../model/translation/sample-cluster';
+import type { Translation } from '../../model/translation/types';
 import {
   createEndpoints,
   createNode,

@@ -4,9 +4,9 @@
 // retried every minute for ever.
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
-import { translateWithDependency } from '../../workflows/translation/dependency';
-import { DEFAULT_TENANT, MAX_TRANSLATION_NAME } from '../../workflows/translation/ids';
-import { sampleCluster } from '../../workflows/translation/sample-cluster';
+import { translateWithDependency } from '../../model/translation/dependency';
+import { DEFAULT_TENANT, MAX_TRANSLATION_NAME } from '../../model/translation/ids';
+import { sampleCluster } from '../../model/translation/sample-cluster';
 import {
   createNode,
   createPod,

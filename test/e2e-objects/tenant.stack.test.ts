@@ -3,9 +3,9 @@
 // object workflows, their Translations and the pusher.
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
-import { translateWithDependency } from '../../workflows/translation/dependency';
-import { DEFAULT_TENANT, nodeIds, podPortId } from '../../workflows/translation/ids';
-import { sampleCluster } from '../../workflows/translation/sample-cluster';
+import { translateWithDependency } from '../../model/translation/dependency';
+import { DEFAULT_TENANT, nodeIds, podPortId } from '../../model/translation/ids';
+import { sampleCluster } from '../../model/translation/sample-cluster';
 import {
   createNode,
   createPod,

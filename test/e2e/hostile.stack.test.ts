@@ -2,9 +2,9 @@
 // resource, partly pushed then broken, and a deletion MidoNet refuses that only `cleanup --mode force` gets past.
 // Each ends with nothing Steward pushed left in MidoNet and no finalizer left on a deleted object.
 import { temporal } from '@temporalio/proto';
-import { cleanupUpdate, observedSignal } from '../../workflows/messages';
-import type { BackendResource } from '../../workflows/translation/types';
-import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import { cleanupUpdate, observedSignal } from '../../model/messages';
+import type { BackendResource } from '../../model/translation/types';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import * as e2e from '../support/pusher-harness';
 
 let h: e2e.Harness;

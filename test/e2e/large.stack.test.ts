@@ -1,9 +1,9 @@
 // Large Translations (issue 10, defect 2): one of 2,000 resources is pushed, edited and deleted with every payload
 // of its workflow small (it travels by reference and keeps its record in its status), and one of 10,000 is refused
 // whole with the limit named; `steward status` and `cleanup` work on both.
-import { cleanupUpdate } from '../../workflows/messages';
+import { cleanupUpdate } from '../../model/messages';
 import { TRANSLATION_LIMITS } from '../../activities/midonet/validate';
-import type { BackendResource } from '../../workflows/translation/types';
+import type { BackendResource } from '../../model/translation/types';
 import * as e2e from '../support/pusher-harness';
 
 let h: e2e.Harness;

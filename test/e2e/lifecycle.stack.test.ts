@@ -2,8 +2,8 @@
 // starter and worker into the MidoNet emulator, deleted by the real garbage collector.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { observationsIn } from '../support';
-import { cleanupUpdate } from '../../workflows/messages';
-import type { Translation } from '../../workflows/translation/types';
+import { cleanupUpdate } from '../../model/messages';
+import type { Translation } from '../../model/translation/types';
 import {
   bridgeId,
   bridgeTranslation,

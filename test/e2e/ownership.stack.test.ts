@@ -3,7 +3,7 @@
 // refused, naming the owner, and takes it over when the owner is deleted; a Translation whose resources a deletion
 // cascaded away stops saying Ready at once, and is pushed again as soon as what it needs is back; and one whose
 // resources went with a parent nobody deleted through Steward is told when that parent is put back.
-import type { BackendResource } from '../../workflows/translation/types';
+import type { BackendResource } from '../../model/translation/types';
 import * as e2e from '../support/pusher-harness';
 
 let h: e2e.Harness;

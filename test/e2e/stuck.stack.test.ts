@@ -1,6 +1,6 @@
 // MidoNet down (fault injection): the pusher's bounded retries run out, the lifecycle shows `stuck` everywhere an
 // operator looks, and the operator's cleanup finishes it: `retry` once the backend is back, `orphan` to let go.
-import { cleanupUpdate, stateQuery } from '../../workflows/messages';
+import { cleanupUpdate, stateQuery } from '../../model/messages';
 import {
   bridgeId,
   bridgeTranslation,

@@ -15,7 +15,7 @@ import { sleep } from '../../deploy/local/process';
 import { inParallel } from '../../bench/support';
 import { startStewardProcesses, type StewardProcesses } from '../../deploy/local/steward-processes';
 import type { TemporalCluster } from '../../deploy/local/temporal-cluster';
-import { DEFAULT_TENANT } from '../../workflows/translation/ids';
+import { DEFAULT_TENANT } from '../../model/translation/ids';
 import { checkAll, type Snapshot, type Violation } from '../chaos/invariants';
 import { HOSTS, nodeProjection, podProjection } from '../chaos/ops';
 import { takeSnapshot, type SnapshotSource } from '../chaos/snapshot';

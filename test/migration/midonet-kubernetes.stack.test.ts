@@ -6,19 +6,10 @@
 import * as k8s from '@kubernetes/client-node';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
-import type { ObjectRef } from '../../workflows/naming';
-import {
-  sampleCluster,
-  sampleClusterTranslations,
-  type SampleCluster,
-} from '../../workflows/translation/sample-cluster';
-import {
-  GLOBAL_LABEL,
-  OWNER_UID_LABEL,
-  type BackendResource,
-  type Translation,
-} from '../../workflows/translation/types';
-import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import type { ObjectRef } from '../../model/naming';
+import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../model/translation/sample-cluster';
+import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../../model/translation/types';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import {
   desiredTranslations,
   formatSurvey,
@@ -26,7 +17,7 @@ import {
   untilReady,
   type ListedTranslation,
   type TranslationSurvey,
-} from '../../starter/cli/adopt';
+} from '../../cli/adopt';
 import { migratedClusterAsWritten, type WrittenTranslation } from '../support/midonet-kubernetes';
 import {
   TRANSLATIONS,

@@ -12,7 +12,7 @@ import {
   Worker,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import { KNOWN_PATCHES } from '../../workflows/patches';
+import { KNOWN_PATCHES } from '../../model/patches';
 
 const dir = join(__dirname, 'histories');
 /** What each committed history covers; every file in histories/ must be listed, so none is replayed unexplained. */

@@ -10,7 +10,7 @@ import { sleep } from '../../deploy/local/process';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { WorkerSettingValues } from '../../deploy/local/worker-process';
 import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
-import type { Observation } from '../../workflows/messages';
+import type { Observation } from '../../model/messages';
 
 /**
  * Polls `probe` until it gives a value (not undefined or false) and returns it; on timeout the error names what was

@@ -3,8 +3,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
-import { OWNER_UID_LABEL, type Translation } from '../../workflows/translation/types';
-import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
+import { OWNER_UID_LABEL, type Translation } from '../../model/translation/types';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import type { TranslationOwner } from '../../activities/kubernetes/translations';
 
 export function adminConfig(): k8s.KubeConfig {

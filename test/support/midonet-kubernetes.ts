@@ -3,7 +3,7 @@
 // published test vectors; the rest were computed from MK's Go code (pkg/converter) with Python's uuid.uuid5 and
 // hashlib, independently of Steward's translation, which the golden test checks against the first list and the
 // migration test takes over from the second.
-import type { BackendKind } from '../../workflows/translation/types';
+import type { BackendKind } from '../../model/translation/types';
 
 export interface WrittenTranslation {
   name: string;

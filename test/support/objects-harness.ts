@@ -11,14 +11,15 @@ import { createMidonetClient, type MidonetClient } from '../../activities/midone
 import { EmulatorAdmin, type StateDump } from '../../deploy/local/midonet';
 import { startWorkerProcesses, type WorkerSettingValues } from '../../deploy/local/worker-process';
 import { REFERRERS_ANNOTATION } from '../../activities/kubernetes';
-import { loadKubeConfig } from '../../activities/kubernetes/kubeconfig';
+import { loadKubeConfig } from '../../platform/kubernetes/kubeconfig';
 import { MIDONET_USER, startTestStarter, terminateRunning, waitFor as waitUntilValue, workerSettingsOn } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { LeaseOptions, Starter } from '../../starter/controller';
-import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
-import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
-import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
-import { translate, translateGlobals } from '../../workflows/translation';
+import { type RunningWorker } from '../../worker';
+import { loadWorkerConfig, runWorker } from '../../cli/worker';
+import { stateQuery, type LifecycleStateView } from '../../model/messages';
+import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE, workflowId, type ObjectRef } from '../../model/naming';
+import { translate, translateGlobals } from '../../model/translation';
 import {
   GLOBAL_LABEL,
   GLOBAL_NAMESPACE,
@@ -28,7 +29,7 @@ import {
   type PodProjection,
   type ServiceProjection,
   type Translation,
-} from '../../workflows/translation/types';
+} from '../../model/translation/types';
 
 export const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
 // The emulator accepts any well-formed credentials.

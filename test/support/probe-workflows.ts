@@ -18,8 +18,8 @@ import {
   type ActionResult,
   type LifecycleStateView,
   type OperatorRequest,
-} from '../../workflows/messages';
-import type { ObjectRef } from '../../workflows/naming';
+} from '../../model/messages';
+import type { ObjectRef } from '../../model/naming';
 import type { testActivities } from './probe-activities';
 
 /** Workflows for the worker's and the CLI's tests: the real lifecycle workflows are not needed to test those. */

@@ -23,16 +23,17 @@ import {
 } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
-import { registerOperatorCommands } from '../../starter/cli/operator';
-import { loadWorkerConfig, runWorker, type RunningWorker } from '../../worker';
-import { stateQuery, type LifecycleStateView } from '../../workflows/messages';
-import type { PusherTimings } from '../../workflows/machines/pusher';
-import { TASK_QUEUE, workflowId, type ObjectRef } from '../../workflows/naming';
-import { K8sKind, K8sName, K8sNamespace } from '../../workflows/search-attributes';
-import { sampleCluster, sampleClusterTranslations } from '../../workflows/translation/sample-cluster';
-import type { BackendResource, Translation } from '../../workflows/translation/types';
-import { TRANSLATION_FINALIZER } from '../../workflows/vocabulary';
-import type { translationLifecycle } from '../../workflows/pusher-lifecycle';
+import { registerOperatorCommands } from '../../cli/operator';
+import { type RunningWorker } from '../../worker';
+import { loadWorkerConfig, runWorker } from '../../cli/worker';
+import { stateQuery, type LifecycleStateView } from '../../model/messages';
+import type { TranslationTimings } from '../../workflows/machines/translation';
+import { TASK_QUEUE, workflowId, type ObjectRef } from '../../model/naming';
+import { K8sKind, K8sName, K8sNamespace } from '../../model/search-attributes';
+import { sampleCluster, sampleClusterTranslations } from '../../model/translation/sample-cluster';
+import type { BackendResource, Translation } from '../../model/translation/types';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
+import type { translationLifecycle } from '../../workflows/translation-lifecycle';
 
 export const repoRoot = join(__dirname, '..', '..');
 const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
@@ -299,7 +300,7 @@ export async function waitForState(
  * Starts a Translation's workflow before the starter sees the object, as its signal-with-start would, but with
  * `timings`: the only way to shorten (or lengthen) the machine's timers is the workflow's input.
  */
-export async function startWithTimings(h: Harness, name: string, timings: Partial<PusherTimings>): Promise<void> {
+export async function startWithTimings(h: Harness, name: string, timings: Partial<TranslationTimings>): Promise<void> {
   const ref = translationRef(h, name);
   await h.client.workflow.start('translationLifecycle', {
     workflowId: workflowId(ref),

@@ -1,6 +1,6 @@
 import type { AnyStateMachine } from 'xstate';
-import type { PersistedMachine } from '../interpreter';
-import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../messages';
+import { timerActions, type PersistedMachine } from '../interpreter';
+import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../../model/messages';
 
 /**
  * Pieces every lifecycle machine shares, so that they speak one language: the first state (`observing`), how an
@@ -73,8 +73,51 @@ export const lifecycleRoot = {
   },
 } as const;
 
-/** The first state: waits for the first observation; `deciding` picks the work it calls for. */
-export const observingState = { on: { observed: { actions: 'observe', target: 'deciding' } } } as const;
+/**
+ * The actions the interpreter carries out (activities, through the workflow's executors, and the built-in timers),
+ * for `setup({ actions })`: declared with their params' types so that states name them with typed params. The machine
+ * only names them; these bodies never run.
+ */
+export function interpretedActions<TParams>(names: readonly (keyof TParams & string)[]) {
+  const declared = Object.fromEntries(names.map((name) => [name, () => {}])) as {
+    [K in keyof TParams]: (_: unknown, params: TParams[K]) => void;
+  };
+  return { ...declared, ...timerActions };
+}
+
+/** The operator's cleanup modes, for `setup({ guards })`: `retry` resumes the failed step, `orphan` and `force` give up. */
+export const cleanupGuards = {
+  isRetry: ({ event }: { event: { type: string } }) =>
+    event.type === 'cleanup' && (event as { request: CleanupRequest }).request.mode === 'retry',
+  isGiveUp: ({ event }: { event: { type: string } }) =>
+    event.type === 'cleanup' && (event as { request: CleanupRequest }).request.mode !== 'retry',
+};
+
+/** A new observation: taken in, then `deciding` picks the work it calls for. */
+export const observeAndDecide = { actions: 'observe', target: 'deciding' } as const;
+
+/** The first state: waits for the first observation. */
+export const observingState = { on: { observed: observeAndDecide } } as const;
+
+/**
+ * A state the lifecycle rests in while `timer` runs (continue-as-new is safe there). A run continued in it is sent
+ * `resumed`, which re-enters it: the timer of the run before is gone, and the entry starts it again.
+ */
+export const restingState = <
+  const TState extends string,
+  const TTimer extends { start: object; cancel: object },
+  const TOn extends object,
+>(
+  state: TState,
+  timer: TTimer,
+  on: TOn,
+) =>
+  ({
+    tags: ['continueAsNewSafe'],
+    entry: timer.start,
+    exit: timer.cancel,
+    on: { ...on, resumed: { target: state, reenter: true } },
+  }) as const;
 
 /** An operator's cleanup of a stuck or paused lifecycle: `retry` resumes (through `resuming`), `orphan` and `force` give up. */
 const cleanupTransitions = [
@@ -97,16 +140,21 @@ export const stuckTransitions = {
 } as const;
 
 /**
- * What `paused` does besides taking the results of the action in flight (each machine's own): `resume` and
- * `cleanup` as in `stuck`; observations and failures are recorded, nothing is started.
+ * `paused`: `resume` and `cleanup` as in `stuck`; observations and failures are recorded, nothing is started. A pause
+ * can arrive while an action runs: its result still counts, as `ownResults` (each machine's) take it in.
  */
-export const pausedTransitions = {
-  pause: {},
-  resume: { target: 'resuming', actions: 'recordAction' },
-  observed: { actions: 'observe' },
-  actionFailed: { actions: 'recordFailure' },
-  cleanup: cleanupTransitions,
-} as const;
+export const pausedState = <const TOwnResults extends object>(ownResults: TOwnResults) =>
+  ({
+    tags: ['continueAsNewSafe'],
+    on: {
+      pause: {},
+      resume: { target: 'resuming', actions: 'recordAction' },
+      observed: { actions: 'observe' },
+      actionFailed: { actions: 'recordFailure' },
+      cleanup: cleanupTransitions,
+      ...ownResults,
+    },
+  }) as const;
 
 /**
  * The timers every lifecycle rests on, each named for what it waits for (the name is its summary in the Temporal
@@ -150,6 +198,18 @@ export const dependencyRetryTimer = stateTimer(
   (t: { dependencyRetryMs: number }) => t.dependencyRetryMs,
   { type: 'retry' },
 );
+
+/**
+ * `stuck`: `report` tells why (the machine's own status or Warning Event), and the failed step is retried on a slow
+ * timer until it succeeds or an operator acts (`stuckTransitions`, which each machine may extend).
+ */
+export const stuckState = <const TReport extends object>(report: TReport) =>
+  ({
+    tags: ['continueAsNewSafe'],
+    entry: [report, stuckRetryTimer.start],
+    exit: stuckRetryTimer.cancel,
+    on: stuckTransitions,
+  }) as const;
 
 /** One change of a machine's persisted record: reads the record of one version, writes the next version's. */
 export type Migration = (persisted: PersistedMachine) => PersistedMachine;

@@ -1,5 +1,5 @@
 import { initialTransition, transition } from 'xstate';
-import type { Observation } from '../messages';
+import type { Observation } from '../../model/messages';
 import { exploreTransitions } from './testing/explore';
 import { objectLifecycleMachine, objectMachine, type ObjectEvent } from './object';
 

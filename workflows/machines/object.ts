@@ -1,30 +1,32 @@
 import { assign, setup } from 'xstate';
-import { timerActions } from '../interpreter';
 import {
+  cleanupGuards,
   dependencyRetryTimer,
   driftCheckTimer,
   failureOf,
+  interpretedActions,
   lifecycleRoot,
   nextIncarnationOf,
+  observeAndDecide,
   observingState,
-  pausedTransitions,
+  pausedState,
   renameStates,
-  stuckTransitions,
-  stuckRetryTimer,
+  restingState,
+  stuckState,
   versioned,
   withOperatorAction,
   type CommonLifecycleEvent,
 } from './common';
-import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../messages';
-import type { ObjectRef } from '../naming';
-import type { TranslationNote } from '../translation/errors';
-import { Reason, REFUSED_REQUEST_REASONS } from '../vocabulary';
+import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../../model/messages';
+import type { ObjectRef } from '../../model/naming';
+import type { TranslationNote } from '../../model/translation/errors';
+import { Reason, REFUSED_REQUEST_REASONS } from '../../model/vocabulary';
 
 /**
  * The lifecycle of a Kubernetes object that Steward translates (Node, Pod, Service, Endpoints): translate it into
  * Translation resources and apply them (owned by the object, so the real garbage collector deletes them after it),
  * keep them current as the object and its dependency change, and on deletion drop the back-reference it left on
- * its dependency (seed 003). The backend itself is the Translations' business (machines/pusher.ts).
+ * its dependency (seed 003). The backend itself is the Translations' business (machines/translation.ts).
  */
 export interface ObjectTimings {
   /** How long to wait before looking at a missing dependency (or a terminating Translation) again. */
@@ -110,14 +112,17 @@ export interface ObjectActionParams {
   recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
 }
 
+/** What a change of the object or of its dependency, or an operator's refresh, does in a state that rests: translate again. */
+const translateAgain = {
+  observed: observeAndDecide,
+  dependencyChanged: 'deciding',
+  refresh: { target: 'deciding', actions: 'recordAction' },
+} as const;
+
 export const objectMachine = setup({
   types: { context: {} as ObjectContext, events: {} as ObjectEvent, input: {} as ObjectInput },
   actions: {
-    apply: (_, _params: ObjectActionParams['apply']) => {},
-    notifyReferrers: (_, _params: ObjectActionParams['notifyReferrers']) => {},
-    finalize: (_, _params: ObjectActionParams['finalize']) => {},
-    recordEvent: (_, _params: ObjectActionParams['recordEvent']) => {},
-    ...timerActions,
+    ...interpretedActions<ObjectActionParams>(['apply', 'notifyReferrers', 'finalize', 'recordEvent']),
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
@@ -166,9 +171,7 @@ export const objectMachine = setup({
     observedSinceApply: ({ context }) => JSON.stringify(context.projection) !== context.inFlightProjection,
     isUnobserved: ({ context }) => context.uid === undefined,
     resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
-    isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
-    /** The object has no backend resources of its own (its Translations do): orphan and force just release it. */
-    isGiveUp: ({ event }) => event.type === 'cleanup' && event.request.mode !== 'retry',
+    ...cleanupGuards,
   },
 }).createMachine({
   id: 'object',
@@ -251,30 +254,11 @@ export const objectMachine = setup({
         ],
       },
     },
-    ready: {
-      tags: ['continueAsNewSafe'],
-      entry: driftCheckTimer.start,
-      exit: driftCheckTimer.cancel,
-      on: {
-        observed: { actions: 'observe', target: 'deciding' },
-        dependencyChanged: 'deciding',
-        driftCheck: 'deciding',
-        refresh: { target: 'deciding', actions: 'recordAction' },
-        resumed: { target: 'ready', reenter: true },
-      },
-    },
-    waitingForDependency: {
-      tags: ['continueAsNewSafe'],
-      entry: dependencyRetryTimer.start,
-      exit: dependencyRetryTimer.cancel,
-      on: {
-        observed: { actions: 'observe', target: 'deciding' },
-        dependencyChanged: 'deciding',
-        retry: 'deciding',
-        refresh: { target: 'deciding', actions: 'recordAction' },
-        resumed: { target: 'waitingForDependency', reenter: true },
-      },
-    },
+    ready: restingState('ready', driftCheckTimer, { ...translateAgain, driftCheck: 'deciding' }),
+    waitingForDependency: restingState('waitingForDependency', dependencyRetryTimer, {
+      ...translateAgain,
+      retry: 'deciding',
+    }),
     /** The object cannot be translated (e.g. a Node without its host-id annotation): shown until it changes. */
     invalid: {
       tags: ['continueAsNewSafe'],
@@ -287,13 +271,7 @@ export const objectMachine = setup({
           message: context.lastError?.message ?? 'cannot be translated',
         }),
       },
-      on: {
-        eventRecorded: {},
-        actionFailed: {},
-        observed: { actions: 'observe', target: 'deciding' },
-        dependencyChanged: 'deciding',
-        refresh: { target: 'deciding', actions: 'recordAction' },
-      },
+      on: { eventRecorded: {}, actionFailed: {}, ...translateAgain },
     },
     finalizing: {
       entry: [
@@ -313,24 +291,19 @@ export const objectMachine = setup({
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
-    stuck: {
-      tags: ['continueAsNewSafe'],
-      entry: [
-        {
-          type: 'recordEvent',
-          params: ({ context }) => ({
-            ref: context.ref,
-            type: 'Warning' as const,
-            reason: context.lastError?.reason ?? Reason.Stuck,
-            message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}`,
-          }),
-        },
-        stuckRetryTimer.start,
-      ],
-      exit: stuckRetryTimer.cancel,
-      on: stuckTransitions,
-    },
-    /** An operator gave up (cleanup orphan or force): release what holds the object, then finish. */
+    stuck: stuckState({
+      type: 'recordEvent',
+      params: ({ context }: { context: ObjectContext }) => ({
+        ref: context.ref,
+        type: 'Warning' as const,
+        reason: context.lastError?.reason ?? Reason.Stuck,
+        message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}`,
+      }),
+    }),
+    /**
+     * An operator gave up (cleanup orphan or force): release what holds the object, then finish. The object has no
+     * backend resources of its own (its Translations do): orphan and force are the same here.
+     */
     givingUp: {
       entry: {
         type: 'finalize',
@@ -349,15 +322,10 @@ export const objectMachine = setup({
         { target: 'deciding' },
       ],
     },
-    paused: {
-      tags: ['continueAsNewSafe'],
-      on: {
-        ...pausedTransitions,
-        // A pause can arrive while an action runs: its result still counts.
-        applied: { actions: 'recordApplied' },
-        finalized: { guard: 'resumesFinalizing', target: 'done' },
-      },
-    },
+    paused: pausedState({
+      applied: { actions: 'recordApplied' },
+      finalized: { guard: 'resumesFinalizing', target: 'done' },
+    }),
     done: { type: 'final' },
   },
 });

@@ -1,8 +1,9 @@
 import { initialTransition, transition } from 'xstate';
-import type { Observation } from '../messages';
+import type { Observation } from '../../model/messages';
 import { exploreTransitions } from './testing/explore';
-import { PEERPOD_FINALIZER } from '../vocabulary';
-import { peerPodLifecycleMachine, peerPodMachine, vmName, type PeerPodEvent } from './peerpod';
+import { PEERPOD_FINALIZER } from '../../model/vocabulary';
+import { peerPodLifecycleMachine, peerPodMachine, type PeerPodEvent } from './peerpod';
+import { vmName } from '../../model/vm-naming';
 
 const ref = { kind: 'PeerPod' as const, namespace: 'default', name: 'web' };
 const at = '2026-01-01T00:00:00.000Z';

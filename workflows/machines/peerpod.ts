@@ -12,10 +12,11 @@ import {
   withOperatorAction,
   type CommonLifecycleEvent,
 } from './common';
-import type { ActionRecord, LifecycleError, Observation } from '../messages';
-import type { ObjectRef } from '../naming';
-import type { PeerPodProjection } from './peerpod-projection';
-import { PEERPOD_FINALIZER, Reason } from '../vocabulary';
+import type { ActionRecord, LifecycleError, Observation } from '../../model/messages';
+import type { ObjectRef } from '../../model/naming';
+import type { PeerPodProjection } from '../../model/peerpod-projection';
+import { PEERPOD_FINALIZER, Reason } from '../../model/vocabulary';
+import { vmName } from '../../model/vm-naming';
 
 /**
  * The lifecycle of one peer pod's cloud VM (seed 002), in the workflow `peerpod/<ns>/<name>`. Two objects feed it:
@@ -109,27 +110,6 @@ export interface PeerPodActionParams {
   /** Deletes the PeerPods of the same Pod created before this one (upstream #1510); `skip`: nothing to do. */
   retireOlderPeerPods: { namespace: string; name: string; uid: string; skip: boolean };
 }
-
-/** `podvm-<pod name>-<8 chars of the pod UID>`, at most 63 characters (cloud-api-adaptor's scheme, the pod UID for the sandbox id). */
-export function vmName(podName: string, podUid: string): string {
-  return `podvm-${vmNamePodPart(podName)}-${sanitize(podUid).replace(/-/g, '').slice(0, 8)}`;
-}
-
-/**
- * The Pod a PeerPod belongs to: its controller reference, else its first (upstream compares `ownerReferences[0]`; the
- * controller reference is the one that means "owned by").
- */
-export function peerPodOwner<R extends { kind: string; controller?: boolean }>(
-  ownerReferences: readonly R[] = [],
-): R | undefined {
-  return ownerReferences.find((r) => r.kind === 'Pod' && r.controller) ?? ownerReferences[0];
-}
-
-/** Upstream's `util.sanitize`: lower case, every rune other than [a-z0-9-] becomes `-`. */
-const sanitize = (s: string) => Array.from(s.toLowerCase(), (c) => (/^[a-z0-9-]$/.test(c) ? c : '-')).join('');
-
-/** The pod's part of its VM's name (upstream's `GenerateInstanceName(pod, sandbox, 63)`): sanitized, cut to 48. */
-export const vmNamePodPart = (podName: string) => sanitize(podName).slice(0, 48);
 
 /** A PeerPod someone else wrote, live, not looked at yet: older ones of the same Pod may be left behind. */
 const needsRetiring = (c: PeerPodContext) =>

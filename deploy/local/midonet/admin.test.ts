@@ -1,16 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // The admin endpoint: host seeding (ref §3 TopologyBackdoor), dump, reset, configuration.
-import { id, startHarness, T, topology, type Harness } from './testing/conformance';
+import { id, T, topology } from './testing/conformance';
+import { useEmulator } from './testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
-});
+const h = useEmulator();
 
 describe('admin endpoint', () => {
   test('dump lists every resource per kind as GET renders it, with links and bindings on their own', async () => {

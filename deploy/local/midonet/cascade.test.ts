@@ -1,17 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.5 (cascades) and §1.4 per-kind DELETE notes; checklist §4.7.
-import { id, startHarness, T, topology, type Harness } from './testing/conformance';
+import { id, T, topology } from './testing/conformance';
+import { useEmulator } from './testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
-  await topology(h);
-});
+const h = useEmulator(topology);
 
 const status = async (path: string, accept: string): Promise<number> => (await h.api.get(path, accept)).status;
 

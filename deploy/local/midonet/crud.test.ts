@@ -1,15 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.2 (generic CRUD), §1.5 (missing-object DELETE), §1.6 (status cheat sheet); checklist §4.3–4.5.
-import { id, startHarness, T, type Harness } from './testing/conformance';
+import { id, T } from './testing/conformance';
+import { useEmulator } from './testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.api.create('/routers', T.router, { id: id(1) });
   await h.api.create('/bridges', T.bridge, { id: id(2) });
   await h.api.create('/chains', T.chain, { id: id(3) });

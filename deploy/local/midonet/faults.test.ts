@@ -1,15 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment -- tests read response JSON loosely */
 // Fault injection and the backend-down switch (admin endpoint; not part of MidoNet, see README).
-import { id, startHarness, T, type Harness } from './testing/conformance';
+import { id, T } from './testing/conformance';
+import { useEmulator } from './testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.api.create('/bridges', T.bridge, { id: id(1) });
 });
 

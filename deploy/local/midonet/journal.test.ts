@@ -6,18 +6,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmulatorAdmin, startMidonetEmulator } from './index';
 import { Journal, type JournalEntry } from './journal';
-import { Api, id, startHarness, T, topology, type Harness } from './testing/conformance';
+import { Api, id, T, topology } from './testing/conformance';
+import { useEmulator } from './testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
-  await topology(h);
-});
+const h = useEmulator(topology);
 
 describe('write journal', () => {
   test('a port DELETE lists the routes it cascaded, and the route’s journal names it', async () => {

@@ -54,11 +54,23 @@ export interface KindDecl {
 
 const filterFields = ['inboundFilterId', 'outboundFilterId'];
 
-export const KINDS: Record<KindName, KindDecl> = {
+/** A kind as the table below declares it: a binding list left out is empty. */
+type KindSpec = Omit<KindDecl, 'media' | 'cascade' | 'clear' | 'detach'> &
+  Partial<Pick<KindDecl, 'cascade' | 'clear' | 'detach'>>;
+
+/** Completes each spec: the media types are MEDIA's entry of the same name, and missing binding lists are empty. */
+function declareKinds(specs: Record<KindName, KindSpec>): Record<KindName, KindDecl> {
+  const decls = Object.entries(specs).map(([name, spec]) => [
+    name,
+    { media: MEDIA[name as KindName], cascade: [], clear: [], detach: [], ...spec },
+  ]);
+  return Object.fromEntries(decls) as Record<KindName, KindDecl>;
+}
+
+export const KINDS = declareKinds({
   Host: {
     table: 'hosts',
     storageClass: 'Host',
-    media: MEDIA.Host,
     itemPath: '/hosts/:id',
     // POST /hosts exists upstream (@AllowCreate) but hosts come from agents; here they are seeded through
     // the admin endpoint only, so a client cannot come to depend on creating them.
@@ -68,36 +80,27 @@ export const KINDS: Record<KindName, KindDecl> = {
     okStatus: 200,
     cascade: [{ kind: 'TunnelZoneHost', via: 'hostId' }],
     clear: [{ kind: 'Port', field: 'hostId', alsoClear: ['interfaceName'] }],
-    detach: [],
   },
   TunnelZone: {
     table: 'tunnelZones',
     storageClass: 'TunnelZone',
-    media: MEDIA.TunnelZone,
     itemPath: '/tunnel_zones/:id',
     collections: [{ path: '/tunnel_zones', create: true }],
     put: true,
     missingDelete: 204,
     cascade: [{ kind: 'TunnelZoneHost', via: 'tunnelZoneId' }],
-    clear: [],
-    detach: [],
   },
   TunnelZoneHost: {
     table: 'tunnelZoneHosts',
     storageClass: 'TunnelZoneHost',
-    media: MEDIA.TunnelZoneHost,
     itemPath: '/tunnel_zones/:parentId/hosts/:id',
     collections: [{ path: '/tunnel_zones/:parentId/hosts', parent: 'TunnelZone', via: 'tunnelZoneId', create: true }],
     put: false,
     missingDelete: 404,
-    cascade: [],
-    clear: [],
-    detach: [],
   },
   Bridge: {
     table: 'bridges',
     storageClass: 'Network',
-    media: MEDIA.Bridge,
     itemPath: '/bridges/:id',
     collections: [{ path: '/bridges', create: true, tenantFilter: true }],
     put: true,
@@ -108,13 +111,10 @@ export const KINDS: Record<KindName, KindDecl> = {
       { kind: 'MACPort', via: 'bridgeId' },
       { kind: 'IPv4MACPair', via: 'bridgeId' },
     ],
-    clear: [],
-    detach: [],
   },
   Router: {
     table: 'routers',
     storageClass: 'Router',
-    media: MEDIA.Router,
     itemPath: '/routers/:id',
     collections: [{ path: '/routers', create: true, tenantFilter: true }],
     put: true,
@@ -123,13 +123,10 @@ export const KINDS: Record<KindName, KindDecl> = {
       { kind: 'Port', via: 'routerId' },
       { kind: 'Route', via: 'routerId' },
     ],
-    clear: [],
-    detach: [],
   },
   Port: {
     table: 'ports',
     storageClass: 'Port',
-    media: MEDIA.Port,
     itemPath: '/ports/:id',
     // No POST on /ports (ref §1.4 Port).
     collections: [
@@ -142,12 +139,10 @@ export const KINDS: Record<KindName, KindDecl> = {
     cascade: [{ kind: 'Route', via: 'nextHopPort' }],
     // Unlink: the peer forgets us. MAC entries naming the port are not touched (the ref lists no such binding).
     clear: [{ kind: 'Port', field: 'peerId' }],
-    detach: [],
   },
   Route: {
     table: 'routes',
     storageClass: 'Route',
-    media: MEDIA.Route,
     itemPath: '/routes/:id',
     // No top-level list or create (ref §1.4 Route); /routes answers 405.
     collections: [
@@ -156,14 +151,10 @@ export const KINDS: Record<KindName, KindDecl> = {
     ],
     put: false,
     missingDelete: 204,
-    cascade: [],
-    clear: [],
-    detach: [],
   },
   Chain: {
     table: 'chains',
     storageClass: 'Chain',
-    media: MEDIA.Chain,
     itemPath: '/chains/:id',
     collections: [{ path: '/chains', create: true, tenantFilter: true }],
     put: false,
@@ -181,12 +172,10 @@ export const KINDS: Record<KindName, KindDecl> = {
         field,
       })),
     ],
-    detach: [],
   },
   Rule: {
     table: 'rules',
     storageClass: 'Rule',
-    media: MEDIA.Rule,
     itemPath: '/rules/:id',
     collections: [
       { path: '/rules', create: false, list: false },
@@ -194,35 +183,25 @@ export const KINDS: Record<KindName, KindDecl> = {
     ],
     put: false,
     missingDelete: 404,
-    cascade: [],
-    clear: [],
     detach: [{ kind: 'Chain', via: 'chainId', list: 'ruleIds' }],
   },
   MACPort: {
     table: 'macEntries',
     storageClass: 'MAC table entry',
-    media: MEDIA.MACPort,
     itemPath: '/bridges/:parentId/mac_table/:id',
     collections: [{ path: '/bridges/:parentId/mac_table', parent: 'Bridge', via: 'bridgeId', create: true }],
     put: false,
     missingDelete: 404, // unverified upstream (ref §1.5); midonet-kubernetes accepts 404 and 2xx
-    cascade: [],
-    clear: [],
-    detach: [],
   },
   IPv4MACPair: {
     table: 'arpEntries',
     storageClass: 'ARP table entry',
-    media: MEDIA.IPv4MACPair,
     itemPath: '/bridges/:parentId/arp_table/:id',
     collections: [{ path: '/bridges/:parentId/arp_table', parent: 'Bridge', via: 'bridgeId', create: true }],
     put: false,
     missingDelete: 404, // unverified upstream, as for MACPort
-    cascade: [],
-    clear: [],
-    detach: [],
   },
-};
+});
 
 export const KIND_NAMES = Object.keys(KINDS) as KindName[];
 

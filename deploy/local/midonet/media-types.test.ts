@@ -1,16 +1,15 @@
 // Ref §1.2 (media-type check, error bodies) and §1.3 (media types); checklist §4.2.
-import { id, startHarness, T, type Harness } from './testing/conformance';
+import { id, T } from './testing/conformance';
+import { emulatorForFile } from './testing/emulator';
 
-let h: Harness;
+const h = emulatorForFile();
 beforeAll(async () => {
-  h = await startHarness();
   await h.admin.seedHost({ id: id(900), name: 'node-1' });
   await h.api.create('/tunnel_zones', T.tunnelZone, { id: id(800), name: 'zone', type: 'vxlan' });
   await h.api.create('/bridges', T.bridge, { id: id(1) });
   await h.api.create(`/bridges/${id(1)}/ports`, T.port, { id: id(2), type: 'Bridge' });
   await h.api.create(`/bridges/${id(1)}/ports`, T.port, { id: id(3), type: 'Bridge' });
 });
-afterAll(() => h.emulator.close());
 
 const vnd = (n: string): string => `application/vnd.org.midonet.${n}+json`;
 

@@ -36,7 +36,8 @@ export interface TunnelZoneHostRec {
   ipAddress: string;
 }
 
-export interface BridgeRec {
+/** What MidoNet's two virtual devices, bridges and routers, have alike. */
+export interface DeviceRec {
   id: string;
   tenantId: string | null;
   name: string | null;
@@ -45,20 +46,15 @@ export interface BridgeRec {
   outboundFilterId: string | null;
   inboundMirrorIds: string[];
   outboundMirrorIds: string[];
+}
+
+export interface BridgeRec extends DeviceRec {
   qosPolicyId: string | null;
 }
 
-export interface RouterRec {
-  id: string;
-  tenantId: string | null;
-  name: string | null;
-  adminStateUp: boolean;
-  inboundFilterId: string | null;
-  outboundFilterId: string | null;
+export interface RouterRec extends DeviceRec {
   loadBalancerId: string | null;
   asNumber: number | null;
-  inboundMirrorIds: string[];
-  outboundMirrorIds: string[];
   localRedirectChainId: string | null;
   forwardChainId: string | null;
 }

@@ -1,6 +1,6 @@
 import pino from 'pino';
-import type { Observation } from '../../../workflows/messages';
-import type { ObjectRef } from '../../../workflows/naming';
+import type { Observation } from '../../../model/messages';
+import type { ObjectRef } from '../../../model/naming';
 
 /** A fake with only the verbs a test names; touching anything else fails the test with the name of what was touched. */
 export function partialFake<T extends object>(name: string, verbs: Partial<T>): T {

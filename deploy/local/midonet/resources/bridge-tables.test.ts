@@ -1,14 +1,8 @@
 // Ref §1.4 Bridge MAC table and ARP table (keys, MNA-1315); checklist §4.12.
-import { id, startHarness, T, type Harness } from '../testing/conformance';
+import { id, T } from '../testing/conformance';
+import { useEmulator } from '../testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.api.create('/bridges', T.bridge, { id: id(1) });
   await h.api.create('/bridges', T.bridge, { id: id(2) });
   await h.api.create(`/bridges/${id(1)}/ports`, T.port, { id: id(3), type: 'Bridge' });
@@ -20,12 +14,17 @@ const macPath = `/bridges/${id(1)}/mac_table/ac-ca-ba-ca-12-f3_${id(3)}`;
 const arp = { ip: '10.1.2.2', mac: 'ac:ca:ba:ca:12:f3' };
 const arpPath = `/bridges/${id(1)}/arp_table/10.1.2.2_ac-ca-ba-ca-12-f3`;
 
+/** POSTs an entry to bridge 1's `table` and checks it answers 201 at `itemPath`, where GET shows it. */
+async function postEntry(table: string, type: string, entry: object, itemPath: string): Promise<void> {
+  const res = await h.api.post(`/bridges/${id(1)}/${table}`, type, entry);
+  expect(res.status).toBe(201);
+  expect(res.headers.get('location')).toBe(h.emulator.url + itemPath);
+  expect((await h.api.get(itemPath, type)).json).toMatchObject(entry);
+}
+
 describe('§1.4 MAC table', () => {
   test('an entry is addressed as {mac-with-dashes}_{portId}: 201 with that Location, GET, DELETE', async () => {
-    const res = await h.api.post(`/bridges/${id(1)}/mac_table`, T.macPort, mac);
-    expect(res.status).toBe(201);
-    expect(res.headers.get('location')).toBe(h.emulator.url + macPath);
-    expect((await h.api.get(macPath, T.macPort)).json).toMatchObject(mac);
+    await postEntry('mac_table', T.macPort, mac, macPath);
     expect((await h.api.get(`/bridges/${id(1)}/mac_table`, T.macPorts)).json).toEqual([expect.objectContaining(mac)]);
     expect((await h.api.delete(macPath)).status).toBe(204);
     expect((await h.api.get(macPath, T.macPort)).status).toBe(404);
@@ -49,10 +48,7 @@ describe('§1.4 MAC table', () => {
 
 describe('§1.4 ARP table', () => {
   test('an entry is addressed as {ip}_{mac-with-dashes}: 201 with that Location, GET, DELETE', async () => {
-    const res = await h.api.post(`/bridges/${id(1)}/arp_table`, T.arp, arp);
-    expect(res.status).toBe(201);
-    expect(res.headers.get('location')).toBe(h.emulator.url + arpPath);
-    expect((await h.api.get(arpPath, T.arp)).json).toMatchObject(arp);
+    await postEntry('arp_table', T.arp, arp, arpPath);
     expect((await h.api.delete(arpPath)).status).toBe(204);
   });
 

@@ -1,15 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.4 HostInterfacePort (the five POST checks in order, DELETE semantics); checklist §4.10.
-import { id, startHarness, T, type Harness } from '../testing/conformance';
+import { id, T } from '../testing/conformance';
+import { useEmulator } from '../testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.admin.seedHost({ id: id(900), name: 'in-zone' });
   await h.admin.seedHost({ id: id(901), name: 'no-zone' });
   await h.api.create('/tunnel_zones', T.tunnelZone, { id: id(800), name: 'z', type: 'vxlan' });

@@ -1,15 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment -- tests read response JSON loosely */
 // Ref §1.4 Host and §3 (hosts are seeded through a backdoor); checklist §4.13.
-import { id, startHarness, T, type Harness } from '../testing/conformance';
+import { id, T } from '../testing/conformance';
+import { useEmulator } from '../testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.admin.seedHost({
     id: id(900),
     name: 'node-1',

@@ -1,14 +1,8 @@
 // Ref §1.4 PortLink; checklist §4.8.
-import { id, startHarness, T, type Harness } from '../testing/conformance';
+import { id, T } from '../testing/conformance';
+import { useEmulator } from '../testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.api.create('/routers', T.router, { id: id(1) });
   await h.api.create('/bridges', T.bridge, { id: id(2) });
   for (const n of [3, 5]) await h.api.create(`/bridges/${id(2)}/ports`, T.port, { id: id(n), type: 'Bridge' });

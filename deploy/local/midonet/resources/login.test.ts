@@ -1,12 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.1 (login, tokens, MockAuthService) and §4.1 (auth in the checklist).
-import { startHarness, T, type Harness } from '../testing/conformance';
+import { T } from '../testing/conformance';
+import { emulatorForFile } from '../testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
+const h = emulatorForFile();
 afterEach(() => h.admin.reset());
 
 const basic = (user: string, password: string): string =>

@@ -1,15 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.4 Port (polymorphic type, router-port side effects, PUT keeps binding and peer); checklist §4.9.
-import { id, startHarness, T, type Harness } from '../testing/conformance';
+import { id, T } from '../testing/conformance';
+import { useEmulator } from '../testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.api.create('/routers', T.router, { id: id(1) });
   await h.api.create('/bridges', T.bridge, { id: id(2) });
 });

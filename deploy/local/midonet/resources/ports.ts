@@ -12,7 +12,7 @@ import { requireNone, requireRef } from '../refs';
 import type { ApiRouter } from '../router';
 import type { PortRec, State } from '../state';
 import { cidr, ipv4, isIpv4, mac, prefixLength, uuid, uuidList } from '../validation';
-import { chainUri } from './bridges';
+import { chainUri } from './devices';
 
 /** Current names and the legacy ones (ref §1.4 Port); Vxlan ports are not emulated, so never fit a device. */
 const PORT_TYPES = {

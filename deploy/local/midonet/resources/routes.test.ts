@@ -1,15 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call -- tests read response JSON loosely */
 // Ref §1.4 Route (validation, storage on the next-hop port); checklist §4.5.
-import { id, startHarness, T, type Harness } from '../testing/conformance';
+import { id, T } from '../testing/conformance';
+import { useEmulator } from '../testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.api.create('/routers', T.router, { id: id(1) });
   await h.api.create('/routers', T.router, { id: id(2) });
   await h.api.create(`/routers/${id(1)}/ports`, T.port, { id: id(3), type: 'Router' });

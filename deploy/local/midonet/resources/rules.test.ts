@@ -1,16 +1,10 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- tests read response JSON loosely */
 // Ref §1.4 Rule (positions, types, fragmentPolicy defaults) and §2.4 (the rule order midonet-kubernetes
 // relies on); checklist §4.6.
-import { id, startHarness, T, type Harness } from '../testing/conformance';
+import { id, T } from '../testing/conformance';
+import { useEmulator } from '../testing/emulator';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.emulator.close());
-beforeEach(async () => {
-  await h.admin.reset();
-  await h.api.login();
+const h = useEmulator(async () => {
   await h.api.create('/chains', T.chain, { id: id(1), name: 'KUBE-MAIN' });
   await h.api.create('/chains', T.chain, { id: id(2), name: 'KUBE-PRE' });
   await h.api.create('/chains', T.chain, { id: id(3), name: 'KUBE-SERVICES' });

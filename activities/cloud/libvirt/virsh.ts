@@ -1,0 +1,107 @@
+// `virsh` against the configured URI, and what its errors mean: libvirt's errors are recognisable only from stderr
+// (ref/peerpods.md §12).
+import { execFile } from 'node:child_process';
+import { cloudFailure, type CloudFailureType } from '../errors';
+import { UUID } from './domain-xml';
+
+export interface LibvirtSettings {
+  uri: string;
+  /** `qemu` (software emulation, works anywhere) or `kvm`. */
+  domainType: 'qemu' | 'kvm';
+  memoryMiB: number;
+  vcpus: number;
+  emulator: string;
+  /** The value that marks Steward's VMs (provider.ts). */
+  marker: string;
+  /** Parallel `virsh` calls when listing. */
+  concurrency: number;
+  /** Per `virsh` call; destroy of a TCG domain takes ~1.5 s (§11.6). */
+  timeoutMs: number;
+}
+
+// A request libvirt refuses as such. Everything else (cannot connect, daemon restarting, QEMU failing to start, a
+// timeout) is retryable: libvirt's messages are too varied to call the rest permanent.
+const invalidRequest =
+  /XML error|XML document failed to validate|unsupported configuration|invalid argument|Cannot find .*emulator|Cannot check QEMU binary/i;
+
+export class VirshError extends Error {
+  constructor(
+    readonly args: string[],
+    readonly stderr: string,
+    readonly code: string,
+  ) {
+    super(`virsh ${args.join(' ')}: ${stderr || code}`);
+  }
+  matches = (pattern: RegExp) => pattern.test(this.stderr);
+}
+
+/** True when `error` is virsh failing with a stderr that matches `pattern`. */
+export const virshSays = (error: unknown, pattern: RegExp) => error instanceof VirshError && error.matches(pattern);
+
+export const missing = /failed to get domain|Domain not found/;
+
+/** One word of a virsh command string: every character but [A-Za-z0-9_/-] escaped with a backslash. */
+export const virshWord = (s: string) => s.replace(/[^A-Za-z0-9_/-]/g, (c) => `\\${c}`);
+
+/** What every libvirt operation works with: the settings, virsh on their URI, and the failure for an unhandled error. */
+export interface Libvirt {
+  settings: LibvirtSettings;
+  virsh: (...args: string[]) => Promise<string>;
+  failure: (operation: string, error: unknown, instanceId?: string) => unknown;
+}
+
+export const connectLibvirt = (settings: LibvirtSettings): Libvirt => ({
+  settings,
+  virsh: (...args) => runVirsh(settings, args),
+  failure: (operation, error, instanceId) => virshFailure(settings.uri, operation, error, instanceId),
+});
+
+function runVirsh(settings: LibvirtSettings, args: string[]) {
+  return new Promise<string>((resolve, reject) => {
+    execFile(
+      'virsh',
+      ['-c', settings.uri, ...args],
+      { timeout: settings.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
+        const code = error.killed ? `timed out after ${settings.timeoutMs} ms` : String(error.code ?? error.signal);
+        reject(
+          new VirshError(
+            args,
+            stderr
+              .replace(/^error: /gm, '')
+              .trim()
+              .replace(/\n+/g, '; '),
+            code,
+          ),
+        );
+      },
+    );
+  });
+}
+
+/** The failure for a virsh error no caller handled. */
+function virshFailure(uri: string, operation: string, error: unknown, instanceId?: string) {
+  if (!(error instanceof VirshError)) return error;
+  const type: CloudFailureType = error.matches(invalidRequest) ? 'CloudInvalidRequest' : 'CloudUnavailable';
+  return cloudFailure(
+    type,
+    `libvirt ${operation} (${uri}): ${error.message}`,
+    { provider: 'libvirt', operation, code: error.code, instanceId },
+    error,
+  );
+}
+
+export const checkUuid = (operation: string, instanceId: string) => {
+  if (!UUID.test(instanceId)) {
+    throw cloudFailure(
+      'CloudInvalidRequest',
+      `libvirt ${operation}: instance ID "${instanceId}" is not a domain UUID`,
+      {
+        provider: 'libvirt',
+        operation,
+        instanceId,
+      },
+    );
+  }
+};

@@ -1,0 +1,130 @@
+/**
+ * Every activity a worker registers, built from the configuration: one group per backend (the `backend` label of
+ * the metrics), each left out when its backend is not configured. The MidoNet push also sees its neighbours: a
+ * watch of every Translation, and a signal to the pushers whose resources changed.
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { UntypedActivities } from '@temporalio/common';
+import type * as k8s from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { backendChangedSignal, type BackendChanged } from '../model/messages';
+import type { ObjectRef } from '../model/naming';
+import { createSource, informerFactory, kubernetesListWatch } from '../platform/kubernetes/informer';
+import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
+import {
+  createCloudActivities,
+  createCloudProvider,
+  createPodVmActivities,
+  type CloudActivities,
+  type PodVmActivities,
+} from './cloud';
+import type { ActivitiesConfig } from './config';
+import { createKubernetesActivities, type KubernetesActivities } from './kubernetes';
+import { createEventRecorder } from './kubernetes/events';
+import { createObjects } from './kubernetes/objects';
+import { createTranslationIndex, provenanceOf } from './kubernetes/translation-index';
+import { createTranslationRecords } from './kubernetes/translation-record';
+import { createMidonetActivities, createMidonetClient, type MidonetActivities } from './midonet';
+import { createPushActivities, type Neighbours, type PushActivities } from './midonet/push';
+
+/** Activities by backend (the `backend` label of the metrics). */
+export interface ActivityGroups {
+  midonet?: MidonetActivities & PushActivities;
+  kubernetes?: KubernetesActivities;
+  cloud?: CloudActivities;
+  /** A peer pod's VM made and recorded in one call: built from the cloud and Kubernetes groups when both are there. */
+  peerpod?: PodVmActivities;
+  [backend: string]: UntypedActivities | undefined;
+}
+
+export interface Activities {
+  groups: ActivityGroups;
+  /** Stops the neighbours' watch. */
+  stop(): Promise<void>;
+}
+
+export interface ActivityDeps {
+  /** Where the neighbours' notices are signalled. */
+  temporal: Client;
+  log: Logger;
+  /** Replace or add groups (a test's fakes); the rest are built from the configuration. */
+  overrides?: ActivityGroups;
+}
+
+/** The Translation of a pusher workflow id, `translation/<namespace>/<name>`. */
+function translationRef(workflowId: string): ObjectRef {
+  const [, namespace = '', name = ''] = workflowId.split('/');
+  return { kind: 'Translation', namespace, name };
+}
+
+/**
+ * The pushers' view of each other: a watch of every Translation (who owns which resource, who names which ID) and
+ * the signal that tells one that resources it names changed. Stopped with the worker.
+ */
+function watchNeighbours(
+  kubeConfig: k8s.KubeConfig,
+  temporal: Client,
+  log: Logger,
+): Neighbours & { stop(): Promise<void> } {
+  const index = createTranslationIndex();
+  const source = createSource({
+    kinds: ['Translation'],
+    listWatch: kubernetesListWatch(kubeConfig),
+    makeInformer: informerFactory(kubeConfig),
+    resyncMs: 10 * 60_000,
+    backoff: { initialMs: 500, maxMs: 30_000 },
+    logger: log.child({ component: 'translation-index' }),
+    onEvent: (event) => index.apply(event),
+  });
+  source.start();
+  const signal = (workflowId: string, notice: BackendChanged) =>
+    temporal.workflow
+      .getHandle(workflowId)
+      .signal(backendChangedSignal, notice)
+      // A Translation without a running pusher has nothing to repair: its next one starts from a fresh push. Any
+      // other failure fails the activity, which retries the notice.
+      .catch((error: unknown) => {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        log.debug({ workflowId }, 'backendChanged: no running pusher');
+      });
+  const objects = createObjects(kubeConfig, 'steward');
+  const recordEvent = createEventRecorder(objects, () => new Date());
+  return {
+    index,
+    records: createTranslationRecords(kubeConfig),
+    async announce(owner, event) {
+      const ref = translationRef(owner);
+      const translation = await objects.accessor(ref).read();
+      if (translation) await recordEvent(ref, translation, event);
+    },
+    async provenance(owner) {
+      const translation = await objects.accessor(translationRef(owner)).read();
+      return translation && provenanceOf(translation);
+    },
+    synced: () => source.synced(),
+    notify: async (workflowIds, notice) => {
+      for (let i = 0; i < workflowIds.length; i += 20)
+        await Promise.all(workflowIds.slice(i, i + 20).map((id) => signal(id, notice)));
+    },
+    stop: () => source.stop(),
+  };
+}
+
+export function createActivities(config: ActivitiesConfig, { temporal, log, overrides }: ActivityDeps): Activities {
+  const groups: ActivityGroups = {};
+  const kubeConfig = loadKubeConfig(config.kubeconfig);
+  const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, log) : undefined;
+  if (config.midonet) {
+    const client = createMidonetClient(config.midonet);
+    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours }) };
+  } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
+  if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
+  else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
+  if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig });
+  else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');
+  const all: ActivityGroups = { ...groups, ...overrides };
+  // From the groups in use (a test's fakes included), so it calls exactly what the separate activities call.
+  if (!all.peerpod && all.cloud && all.kubernetes)
+    all.peerpod = createPodVmActivities({ cloud: all.cloud, kubernetes: all.kubernetes });
+  return { groups: all, stop: async () => neighbours?.stop() };
+}

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
+import { parseSettings, readableFile, settingLabel, type Flags, type Setting } from '../platform/settings';
+import { cloudSettings, loadCloudConfig, type CloudConfig } from './cloud/config';
+import type { MidonetConnection } from './midonet/http';
+
+/**
+ * What the activities reach, from flags or environment variables like every other setting: the cluster, MidoNet,
+ * and the cloud of peer-pod VMs (cloud/config.ts). A backend left unset gets no activities.
+ */
+export const activitySettings = {
+  kubeconfig: kubeconfigSetting,
+  midonetUrl: {
+    env: 'MIDONET_API_URL',
+    arg: 'url',
+    description: 'MidoNet REST API root, e.g. http://midonet:8181/midonet-api; no MidoNet activities when unset',
+  },
+  midonetUsername: { env: 'MIDONET_USERNAME', arg: 'name', description: 'MidoNet user (needed with the URL)' },
+  midonetPassword: { env: 'MIDONET_PASSWORD', secret: true, description: 'MidoNet password (needed with the URL)' },
+  midonetTenant: { env: 'MIDONET_TENANT', arg: 'name', description: 'MidoNet project sent at login (X-Auth-Project)' },
+} satisfies Record<string, Setting>;
+
+export interface ActivitiesConfig {
+  kubeconfig?: string;
+  /** Absent: no MidoNet activities. */
+  midonet?: MidonetConnection;
+  /** Where peer-pod VMs are made (cloud/config.ts); absent unless a cloud provider is given. */
+  cloud?: CloudConfig;
+}
+
+const schema = z
+  .object({
+    kubeconfig: readableFile.optional(),
+    midonetUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    midonetUsername: z.string().min(1).optional(),
+    midonetPassword: z.string().min(1).optional(),
+    midonetTenant: z.string().min(1).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (!v.midonetUrl) return;
+    const because = `with ${settingLabel('midonetUrl', activitySettings.midonetUrl)}`;
+    for (const key of ['midonetUsername', 'midonetPassword'] as const) {
+      if (!v[key]) ctx.addIssue({ code: 'custom', path: [key], message: `is required ${because}` });
+    }
+  });
+
+export function loadActivitiesConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): ActivitiesConfig {
+  const v = parseSettings(activitySettings, schema, flags, env);
+  return {
+    kubeconfig: v.kubeconfig,
+    midonet:
+      v.midonetUrl && v.midonetUsername && v.midonetPassword
+        ? { baseUrl: v.midonetUrl, username: v.midonetUsername, password: v.midonetPassword, tenant: v.midonetTenant }
+        : undefined,
+    // Opt-in, like MidoNet: a worker given no provider runs no cloud activities (`steward up` gives libvirt).
+    cloud: flags.cloudProvider || env[cloudSettings.cloudProvider.env] ? loadCloudConfig(flags, env) : undefined,
+  };
+}
+
+/** The configuration as it may be logged: the MidoNet password never reaches a log line. */
+export function redactedActivities(config: ActivitiesConfig): ActivitiesConfig {
+  return { ...config, midonet: config.midonet && { ...config.midonet, password: '[redacted]' } };
+}

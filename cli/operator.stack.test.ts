@@ -1,0 +1,171 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Command } from 'commander';
+import pino from 'pino';
+import { stackInfo } from '../deploy/local/jest/stack-info';
+import { type RunningWorker } from '../worker';
+import { runWorker } from './worker';
+import { loadWorkerConfig } from './worker';
+import { testActivities } from '../test/support/probe-activities';
+import { finish, operatorStandIn, stateStandIn } from '../test/support/probe-workflows';
+import { stateQuery, type LifecycleStateView } from '../model/messages';
+import { parseObjectRef, workflowId } from '../model/naming';
+import { registerOperatorCommands } from './operator';
+
+const { address } = stackInfo().temporal;
+const namespace = `cli-${Date.now()}`;
+const target = `${namespace}/web`;
+const id = workflowId(parseObjectRef('pod', target));
+
+/** Runs `steward <args…>` in this process, against the stack's Temporal; resolves what it printed. */
+async function steward(...args: string[]): Promise<string> {
+  let out = '';
+  const program = new Command('steward')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
+  registerOperatorCommands(program);
+  await program.parseAsync([...args, '--address', address], { from: 'user' });
+  return out;
+}
+
+describe('operator commands against a stand-in lifecycle workflow', () => {
+  let running: RunningWorker;
+  let handle: WorkflowHandle<typeof operatorStandIn>;
+  const standIns: WorkflowHandle[] = [];
+  const taskQueue = `cli-test-${Date.now()}`;
+
+  beforeAll(async () => {
+    const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
+    running = await runWorker(config, {
+      activities: { test: testActivities },
+      workflowsPath: require.resolve('../test/support/probe-workflows'),
+      log: pino({ level: 'error' }),
+    });
+    handle = await running.client.workflow.start(operatorStandIn, {
+      taskQueue,
+      workflowId: id,
+      args: [parseObjectRef('pod', target)],
+    });
+  });
+
+  afterAll(async () => {
+    await handle?.signal(finish);
+    for (const standIn of standIns) await standIn.signal(finish);
+    await running?.shutdown();
+  });
+
+  it('status prints the state, the resources, the last error and no actions yet', async () => {
+    const out = await steward('status', 'pod', target);
+    expect(out).toContain(`${id}  (uid uid-1)`);
+    expect(out).toMatch(/state: +stuck/);
+    expect(out).toContain('last error:  MidonetUnavailable: MidoNet API did not answer (2025-01-01T00:00:01Z)');
+    expect(out).toMatch(/Port +3f2c0000-0000-5000-8000-000000000001 +synced +2025-01-01T00:00:00Z/);
+    expect(out).toMatch(/HostInterfacePort +3f2c0000-0000-5000-8000-000000000002 +failed/);
+    expect(out).toContain('recent operator actions: none');
+  });
+
+  it('cleanup --mode retry is accepted, prints the result, and status then shows who asked and why', async () => {
+    expect(
+      await steward('cleanup', 'pod', target, '--mode', 'retry', '--reason', 'MidoNet is back', '--by', 'alice'),
+    ).toBe(`cleanup ${id}: accepted in state stuck: cleanup (retry) started\n`);
+    const view = JSON.parse(await steward('status', 'Pod', target, '--json')) as LifecycleStateView;
+    expect(view.state).toBe('pushing');
+    expect(view.actions).toEqual([
+      expect.objectContaining({ action: 'cleanup', mode: 'retry', requestedBy: 'alice', reason: 'MidoNet is back' }),
+    ]);
+    expect(await steward('status', 'pod', target)).toMatch(/cleanup +retry +alice +MidoNet is back/);
+  });
+
+  it('a cleanup the state does not allow is rejected with the validator reason', async () => {
+    await expect(steward('cleanup', 'pod', target, '--reason', 'again')).rejects.toThrow(
+      `cleanup ${id} rejected: cleanup is for a stuck Pod; ${id} is pushing`,
+    );
+  });
+
+  it('pause, refresh and resume each go through, and resume is rejected when not paused', async () => {
+    expect(await steward('pause', 'pod', target, '--reason', 'maintenance')).toMatch(
+      /accepted in state pushing: paused/,
+    );
+    expect(await steward('refresh', 'pod', target, '--reason', 'check drift')).toMatch(/accepted in state paused/);
+    expect(await steward('resume', 'pod', target, '--reason', 'done')).toMatch(/accepted in state paused: resumed/);
+    await expect(steward('resume', 'pod', target, '--reason', 'twice')).rejects.toThrow(
+      'resume is for a paused workflow; this one is pushing',
+    );
+    const view = await handle.query(stateQuery);
+    expect(view.actions.map((a) => a.action)).toEqual(['cleanup', 'pause', 'refresh', 'resume']);
+  });
+
+  it("status of a ready Pod asks its Translations' workflows: not ready while one is stuck or has none, the last error is the stuck one's", async () => {
+    const pod = { kind: 'Pod' as const, namespace, name: 'db' };
+    const translations = [`${namespace}/pod.4.db`, `${namespace}/pod-mac.4.db`];
+    const lastError = {
+      reason: 'MidonetUnavailable',
+      message: 'MidoNet API did not answer',
+      at: '2025-01-01T00:00:02Z',
+    };
+    const start = (workflowId: string, view: LifecycleStateView) =>
+      running.client.workflow
+        .start(stateStandIn, { taskQueue, workflowId, args: [view] })
+        .then((h) => standIns.push(h));
+    await start(workflowId(pod), {
+      ref: pod,
+      state: 'ready',
+      resources: translations.map((id) => ({ kind: 'Translation', id, state: 'applied' })),
+      actions: [],
+    });
+    // The second Translation has no workflow at all (issue 10's bench: written, never started).
+    await start(`translation/${translations[0]}`, {
+      ref: { kind: 'Translation', namespace, name: 'pod.4.db' },
+      state: 'stuck',
+      resources: [],
+      lastError,
+      actions: [],
+    });
+
+    const out = await steward('status', 'pod', `${namespace}/db`);
+    expect(out).toContain(
+      `  state:       ready, but not synced: Translation ${translations[0]} is stuck; Translation ${translations[1]} has no workflow\n`,
+    );
+    expect(out).toContain(
+      `  last error:  Translation ${translations[0]}: MidonetUnavailable: MidoNet API did not answer (2025-01-01T00:00:02Z)\n`,
+    );
+    const json = JSON.parse(await steward('status', 'pod', `${namespace}/db`, '--json')) as LifecycleStateView & {
+      translations: unknown;
+    };
+    expect(json.state).toBe('ready');
+    expect(json.translations).toEqual([
+      { name: translations[0], state: 'stuck', lastError },
+      { name: translations[1], state: 'no workflow' },
+    ]);
+  });
+
+  it('names the workflow when there is none', async () => {
+    await expect(steward('status', 'pod', `${namespace}/missing`)).rejects.toThrow(
+      `no workflow pod/${namespace}/missing in namespace default at ${address}`,
+    );
+  });
+
+  it('works as a process: status exits 0 with the table, a rejected cleanup exits 1 with the reason', async () => {
+    const bin = join(__dirname, '..', '..', 'bin', 'steward.cjs');
+    const run = promisify(execFile);
+    const status = await run(process.execPath, [bin, 'status', 'pod', target, '--address', address]);
+    expect(status.stdout).toMatch(/state: +pushing/);
+    const rejected = await run(process.execPath, [
+      bin,
+      'cleanup',
+      'pod',
+      target,
+      '--reason',
+      'once more',
+      '--address',
+      address,
+    ]).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(rejected?.code).toBe(1);
+    expect(rejected?.stderr).toContain(`cleanup ${id} rejected: cleanup is for a stuck Pod`);
+  });
+});

@@ -1,0 +1,230 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { Command } from 'commander';
+import type { LifecycleStateView } from '../model/messages';
+import { partialFake } from '../starter/controller/testing/fakes';
+import { formatStatus, registerOperatorCommands, translationStates } from './operator';
+import { registerWorkerCommand } from './worker';
+import { startWorker } from '../worker';
+import { connectClient } from '../platform/temporal-connection';
+
+jest.mock('../platform/temporal-connection', () => ({
+  connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))),
+}));
+jest.mock('../worker', () => ({ ...jest.requireActual<object>('../worker'), startWorker: jest.fn() }));
+
+function steward(...args: string[]): Promise<unknown> {
+  const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  registerOperatorCommands(program);
+  registerWorkerCommand(program);
+  return program.parseAsync(args, { from: 'user' });
+}
+
+describe('operator command arguments, checked before any call to Temporal', () => {
+  afterEach(() => {
+    expect(connectClient).not.toHaveBeenCalled();
+    expect(startWorker).not.toHaveBeenCalled();
+  });
+
+  it.each<[string, string[], string | RegExp]>([
+    [
+      'an unknown kind lists the kinds',
+      ['cleanup', 'pods', 'default/web', '--reason', 'r'],
+      'unknown kind "pods": expected one of Node, Pod, Service, Endpoints, Translation, PeerPod',
+    ],
+    ['an unknown kind is rejected by status too', ['status', 'deployment', 'default/web'], 'unknown kind "deployment"'],
+    [
+      'a Pod needs <namespace>/<name>',
+      ['pause', 'pod', 'web', '--reason', 'r'],
+      'a Pod is named <namespace>/<name> (got "web")',
+    ],
+    [
+      'a Node has no namespace',
+      ['refresh', 'node', 'default/node-1', '--reason', 'r'],
+      'a Node is named without a namespace',
+    ],
+    [
+      'an unknown cleanup mode lists the modes',
+      ['cleanup', 'pod', 'default/web', '--mode', 'nuke', '--reason', 'r'],
+      'cleanup pod/default/web: --mode: mode must be one of retry, orphan, force',
+    ],
+    [
+      'a cleanup without a reason is refused',
+      ['cleanup', 'pod', 'default/web', '--mode', 'orphan'],
+      'cleanup pod/default/web: --reason: a reason is required',
+    ],
+    [
+      'a blank reason counts as none',
+      ['pause', 'service', 'default/web', '--reason', '   '],
+      'pause service/default/web: --reason: a reason is required',
+    ],
+    [
+      'both problems are reported at once',
+      ['cleanup', 'pod', 'default/web', '--mode', 'x'],
+      /--reason: a reason is required; --mode: mode must be one of/,
+    ],
+    [
+      'an empty requester is refused',
+      ['resume', 'pod', 'default/web', '--reason', 'r', '--by', ''],
+      'resume pod/default/web: --by: requestedBy is required',
+    ],
+    [
+      'a bad Temporal address is named by its flag and variable',
+      ['status', 'pod', 'default/web', '--address', 'nowhere'],
+      /--address \/ TEMPORAL_ADDRESS: must be host:port/,
+    ],
+    [
+      'a bad worker setting stops the worker before it starts',
+      ['worker', '--http-port', 'eighty'],
+      /--http-port \/ STEWARD_HTTP_PORT: must be a whole number, got "eighty"/,
+    ],
+  ])('%s', async (_sentence, args, expected) => {
+    await expect(steward(...args)).rejects.toThrow(expected);
+  });
+
+  it('rejects an unknown flag through commander', async () => {
+    await expect(steward('status', 'pod', 'default/web', '--mode', 'retry')).rejects.toThrow(/unknown option '--mode'/);
+  });
+});
+
+describe('the operator commands', () => {
+  it('are the actions and status alone: the worker is a command of its own', () => {
+    const program = new Command('steward');
+    registerOperatorCommands(program);
+    expect(program.commands.map((c) => c.name())).toEqual(['cleanup', 'pause', 'resume', 'refresh', 'status']);
+  });
+});
+
+describe('status output', () => {
+  const view: LifecycleStateView = {
+    ref: { kind: 'Node', name: 'node-1' },
+    state: 'synced',
+    resources: [],
+    actions: [],
+  };
+
+  it('says when there are no resources, no error and no actions', () => {
+    expect(formatStatus('node/node-1', view)).toBe(
+      [
+        'node/node-1',
+        '  state:       synced',
+        '  last error:  none',
+        '',
+        'resources: none',
+        '',
+        'recent operator actions: none',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('shows when an error happened, and a lasting condition (waiting for a dependency) without an empty time', () => {
+    const failed = formatStatus('pod/ns/web', {
+      ...view,
+      lastError: { reason: 'KubernetesUnavailable', message: 'apply: down', at: '2026-11-26T06:00:00Z' },
+    });
+    expect(failed).toContain('  last error:  KubernetesUnavailable: apply: down (2026-11-26T06:00:00Z)\n');
+    const waiting = formatStatus('pod/ns/web', {
+      ...view,
+      state: 'waitingForDependency',
+      lastError: { reason: 'WaitingForDependency', message: 'Node node-1 does not exist (yet)', at: '' },
+    });
+    expect(waiting).toContain('  last error:  WaitingForDependency: Node node-1 does not exist (yet)\n');
+  });
+
+  it('shows only the ten most recent operator actions, oldest first', () => {
+    const actions = Array.from({ length: 12 }, (_, i) => ({
+      action: 'refresh' as const,
+      requestedBy: 'bob',
+      reason: `round ${i}`,
+      at: `t${i}`,
+    }));
+    const out = formatStatus('node/node-1', { ...view, actions });
+    expect(out).not.toContain('round 1\n');
+    expect(out.indexOf('round 2')).toBeLessThan(out.indexOf('round 11'));
+    expect(out.match(/refresh/g)).toHaveLength(10);
+  });
+});
+
+describe("status of an object: its Translations' own state", () => {
+  const stuck = { reason: 'MidonetUnavailable', message: 'MidoNet API did not answer', at: '2026-11-26T06:00:00Z' };
+  const pod: LifecycleStateView = {
+    ref: { kind: 'Pod', namespace: 'ns', name: 'web' },
+    state: 'ready',
+    resources: [
+      { kind: 'Translation', id: 'ns/pod.4.web', state: 'applied' },
+      { kind: 'Translation', id: 'ns/pod-mac.4.web', state: 'applied' },
+    ],
+    actions: [],
+  };
+  const translation = (state: string, lastError?: typeof stuck): LifecycleStateView => ({
+    ref: { kind: 'Translation', name: 'x' },
+    state,
+    resources: [],
+    actions: [],
+    ...(lastError ? { lastError } : {}),
+  });
+  /** A client whose only verb is the `state` query of the workflows in `answers` (an Error is thrown). */
+  const clientAnswering = (answers: Record<string, LifecycleStateView | Error>) =>
+    partialFake<Client>('client', {
+      workflow: partialFake<Client['workflow']>('client.workflow', {
+        getHandle: ((id: string) =>
+          partialFake('handle', {
+            query: () => (answers[id] instanceof Error ? Promise.reject(answers[id]) : Promise.resolve(answers[id])),
+          })) as unknown as Client['workflow']['getHandle'],
+      }),
+    });
+
+  it("asks each Translation's workflow; one without a workflow says so, one that cannot answer says why", async () => {
+    const client = clientAnswering({
+      'translation/ns/pod.4.web': translation('stuck', stuck),
+      'translation/ns/pod-mac.4.web': new WorkflowNotFoundError('not found', 'translation/ns/pod-mac.4.web', undefined),
+    });
+    expect(await translationStates(client, pod)).toEqual([
+      { name: 'ns/pod.4.web', state: 'stuck', lastError: stuck },
+      { name: 'ns/pod-mac.4.web', state: 'no workflow' },
+    ]);
+    const silent = clientAnswering({
+      'translation/ns/pod.4.web': new Error('no poller'),
+      'translation/ns/pod-mac.4.web': translation('synced'),
+    });
+    expect((await translationStates(silent, pod))[0]).toEqual({ name: 'ns/pod.4.web', state: 'unknown (no poller)' });
+  });
+
+  it('a ready object whose Translation is stuck is not shown ready: the state and the last error name the Translation', () => {
+    const out = formatStatus('pod/ns/web', pod, [
+      { name: 'ns/pod.4.web', state: 'stuck', lastError: stuck },
+      { name: 'ns/pod-mac.4.web', state: 'synced' },
+    ]);
+    expect(out).toContain('  state:       ready, but not synced: Translation ns/pod.4.web is stuck\n');
+    expect(out).toContain(
+      '  last error:  Translation ns/pod.4.web: MidonetUnavailable: MidoNet API did not answer (2026-11-26T06:00:00Z)\n',
+    );
+    expect(out).toMatch(/Translation +ns\/pod\.4\.web +stuck\n/);
+    expect(out).toMatch(/Translation +ns\/pod-mac\.4\.web +synced\n/);
+  });
+
+  it('names every Translation that is not synced, a missing workflow too', () => {
+    const out = formatStatus('pod/ns/web', pod, [
+      { name: 'ns/pod.4.web', state: 'pushing' },
+      { name: 'ns/pod-mac.4.web', state: 'no workflow' },
+    ]);
+    expect(out).toContain(
+      '  state:       ready, but not synced: Translation ns/pod.4.web is pushing; Translation ns/pod-mac.4.web has no workflow\n',
+    );
+    expect(out).toContain('  last error:  none\n');
+  });
+
+  it("is ready when every Translation is synced; an error of its own comes before a Translation's", () => {
+    const synced = [
+      { name: 'ns/pod.4.web', state: 'synced' },
+      { name: 'ns/pod-mac.4.web', state: 'synced' },
+    ];
+    expect(formatStatus('pod/ns/web', pod, synced)).toContain('  state:       ready\n');
+    const own = { reason: 'WaitingForDependency', message: 'Node node-1 does not exist (yet)', at: '' };
+    const waiting = formatStatus('pod/ns/web', { ...pod, state: 'waitingForDependency', lastError: own }, [
+      { name: 'ns/pod.4.web', state: 'stuck', lastError: stuck },
+    ]);
+    expect(waiting).toContain('  state:       waitingForDependency\n');
+    expect(waiting).toContain('  last error:  WaitingForDependency: Node node-1 does not exist (yet)\n');
+  });
+});

@@ -1,0 +1,226 @@
+import { hostname, userInfo } from 'node:os';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { Command } from 'commander';
+import type { z } from 'zod';
+import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../platform/temporal-config';
+import { connectClient } from '../platform/temporal-connection';
+import { addSettingFlags, type Flags } from '../platform/settings';
+import {
+  cleanupModes,
+  cleanupRequest,
+  cleanupUpdate,
+  operatorRequestSchema,
+  pauseUpdate,
+  refreshUpdate,
+  resumeUpdate,
+  stateQuery,
+  type ActionResult,
+  type LifecycleError,
+  type LifecycleStateView,
+} from '../model/messages';
+import { parseObjectRef, workflowId } from '../model/naming';
+
+/**
+ * The operator's commands: the operator actions (cleanup, pause, resume, refresh: the workflows' Updates, so a
+ * rejection comes back with its reason) and `steward status` (the `state` query, of the object's Translations too). Requests are checked here with the
+ * workflows' own schemas before any call. Output goes through commander's configured writer. They take the shared
+ * Temporal settings, task queue included, so one set of flags or variables serves every command.
+ */
+
+/** Flags without defaults: a given flag wins over the variable, and config.ts applies the defaults. */
+const defaultRequester = () => `${process.env.USER || userInfo().username}@${hostname()}`;
+
+const requestFlags: Record<string, string> = { reason: '--reason', requestedBy: '--by', mode: '--mode' };
+
+async function withWorkflow<T>(config: TemporalConfig, id: string, use: (client: Client) => Promise<T>): Promise<T> {
+  const client = await connectClient(config);
+  try {
+    return await use(client);
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError)
+      throw new Error(`no workflow ${id} in namespace ${config.namespace} at ${config.address}`);
+    throw error;
+  } finally {
+    await client.connection.close();
+  }
+}
+
+interface ActionOptions extends Flags {
+  reason?: string;
+  by?: string;
+  mode?: string;
+}
+
+function registerAction<R>(
+  program: Command,
+  name: string,
+  description: string,
+  update: UpdateDefinition<ActionResult, [R]>,
+  schema: z.ZodType<R>,
+) {
+  const command = program
+    .command(`${name} <kind> <target>`)
+    .description(`${description}; <target> is <namespace>/<name>, or <name> for a Node`)
+    .option('--reason <text>', 'why (recorded in the workflow with who asked)')
+    .option('--by <who>', 'who asks (default $USER@hostname)');
+  if (name === 'cleanup') command.option('--mode <mode>', `${cleanupModes.join(' | ')} (default retry)`);
+  addSettingFlags(command, temporalSettings).action(
+    async (kind: string, target: string, options: ActionOptions, self: Command) => {
+      const id = workflowId(parseObjectRef(kind, target));
+      const request = schema.safeParse({
+        reason: options.reason ?? '',
+        requestedBy: options.by ?? defaultRequester(),
+        mode: options.mode ?? 'retry',
+      });
+      if (!request.success) {
+        const problems = request.error.issues.map(
+          (issue) => `${requestFlags[String(issue.path[0])] ?? String(issue.path[0])}: ${issue.message}`,
+        );
+        throw new Error(`${name} ${id}: ${problems.join('; ')}`);
+      }
+      const result = await withWorkflow(loadTemporalConfig(options), id, async (client) => {
+        try {
+          return await client.workflow.getHandle(id).executeUpdate(update, { args: [request.data] });
+        } catch (error) {
+          if (error instanceof WorkflowUpdateFailedError)
+            throw new Error(`${name} ${id} rejected: ${error.cause?.message ?? error.message}`);
+          throw error;
+        }
+      });
+      self.configureOutput().writeOut?.(`${name} ${id}: accepted in state ${result.state}: ${result.message}\n`);
+    },
+  );
+}
+
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  return [header, ...rows]
+    .map(
+      (row) =>
+        `  ${row
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd()}`,
+    )
+    .join('\n');
+}
+
+const recentActions = 10;
+const NO_WORKFLOW = 'no workflow';
+
+/** A Translation an object applied, as its own workflow (the pusher) reports it. */
+export interface TranslationState {
+  /** `<namespace>/<name>`. */
+  name: string;
+  /** The pusher's state; `no workflow` when there is none, `unknown (…)` when it could not be asked. */
+  state: string;
+  lastError?: LifecycleError;
+}
+
+/**
+ * An object's workflow knows only that it applied its Translations; whether they are in MidoNet is each one's
+ * pusher's to say. Asked here rather than told to the object's workflow, which would cost it history events per push.
+ */
+export async function translationStates(client: Client, view: LifecycleStateView): Promise<TranslationState[]> {
+  return Promise.all(
+    view.resources
+      .filter((r) => r.kind === 'Translation')
+      .map(async ({ id: name }): Promise<TranslationState> => {
+        try {
+          const { state, lastError } = await client.workflow
+            .getHandle(workflowId(parseObjectRef('Translation', name)))
+            .query(stateQuery);
+          return { name, state, ...(lastError ? { lastError } : {}) };
+        } catch (error) {
+          return {
+            name,
+            state: error instanceof WorkflowNotFoundError ? NO_WORKFLOW : `unknown (${(error as Error).message})`,
+          };
+        }
+      }),
+  );
+}
+
+const describeError = (e: LifecycleError) => `${e.reason}: ${e.message}${e.at ? ` (${e.at})` : ''}`;
+
+/** The `state` query as a person reads it: `ready` only when every Translation of the object is synced too. */
+export function formatStatus(id: string, view: LifecycleStateView, translations: TranslationState[] = []): string {
+  const unsynced = translations.filter((t) => t.state !== 'synced');
+  const described = unsynced.map(
+    (t) => `Translation ${t.name} ${t.state === NO_WORKFLOW ? 'has no workflow' : `is ${t.state}`}`,
+  );
+  const state =
+    view.state === 'ready' && unsynced.length ? `ready, but not synced: ${described.join('; ')}` : view.state;
+  const failed = unsynced.find((t) => t.lastError);
+  // A lasting condition (what an object waits for) has no time of its own: no empty "()" for it.
+  const error = view.lastError
+    ? describeError(view.lastError)
+    : failed?.lastError
+      ? `Translation ${failed.name}: ${describeError(failed.lastError)}`
+      : 'none';
+  const stateOf = new Map(translations.map((t) => [t.name, t.state]));
+  const resources = view.resources.map((r) =>
+    r.kind === 'Translation' ? { ...r, state: stateOf.get(r.id) ?? r.state } : r,
+  );
+  const actions = view.actions.slice(-recentActions);
+  return [
+    `${id}${view.uid ? `  (uid ${view.uid})` : ''}`,
+    `  state:       ${state}`,
+    `  last error:  ${error}`,
+    '',
+    resources.length
+      ? `resources\n${table(
+          ['KIND', 'ID', 'STATE', 'SINCE'],
+          resources.map((r) => [r.kind, r.id, r.state, r.lastTransitionTime ?? '']),
+        )}`
+      : 'resources: none',
+    '',
+    actions.length
+      ? `recent operator actions\n${table(
+          ['AT', 'ACTION', 'MODE', 'BY', 'REASON'],
+          actions.map((a) => [a.at, a.action, a.mode ?? '', a.requestedBy, a.reason]),
+        )}`
+      : 'recent operator actions: none',
+    '',
+  ].join('\n');
+}
+
+export function registerOperatorCommands(program: Command): void {
+  registerAction(
+    program,
+    'cleanup',
+    'clean up a stuck object: retry now, orphan (release the finalizer, keep backend resources recorded as orphaned) or force',
+    cleanupUpdate,
+    cleanupRequest,
+  );
+  registerAction(program, 'pause', "pause an object's lifecycle workflow", pauseUpdate, operatorRequestSchema);
+  registerAction(program, 'resume', "resume a paused object's lifecycle workflow", resumeUpdate, operatorRequestSchema);
+  registerAction(
+    program,
+    'refresh',
+    're-observe the backend now and repair drift',
+    refreshUpdate,
+    operatorRequestSchema,
+  );
+
+  addSettingFlags(
+    program
+      .command('status <kind> <target>')
+      .description(
+        "show an object's lifecycle state (with its Translations' own), resources, last error and recent operator actions",
+      )
+      .option('--json', "print the state query's answer as JSON, with its Translations' states"),
+    temporalSettings,
+  ).action(async (kind: string, target: string, options: Flags & { json?: boolean }, self: Command) => {
+    const id = workflowId(parseObjectRef(kind, target));
+    const { view, translations } = await withWorkflow(loadTemporalConfig(options), id, async (client) => {
+      const view = await client.workflow.getHandle(id).query(stateQuery);
+      return { view, translations: await translationStates(client, view) };
+    });
+    const json = { ...view, ...(translations.length ? { translations } : {}) };
+    self
+      .configureOutput()
+      .writeOut?.(options.json ? `${JSON.stringify(json, null, 2)}\n` : formatStatus(id, view, translations));
+  });
+}

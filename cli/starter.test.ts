@@ -1,0 +1,27 @@
+import { Command } from 'commander';
+import { connectClient } from '../platform/temporal-connection';
+import { registerStarterCommand } from './starter';
+
+jest.mock('../platform/temporal-connection', () => ({
+  connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))),
+}));
+
+function steward(...args: string[]): Promise<unknown> {
+  const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  registerStarterCommand(program);
+  return program.parseAsync(args, { from: 'user' });
+}
+
+describe('steward starter arguments, checked before any connection', () => {
+  afterEach(() => expect(connectClient).not.toHaveBeenCalled());
+
+  it('stops on a bad setting, named by its flag and variable', async () => {
+    await expect(steward('starter', '--debounce-ms', 'soon')).rejects.toThrow(
+      /--debounce-ms \/ STEWARD_DEBOUNCE_MS: must be a whole number, got "soon"/,
+    );
+  });
+
+  it('has no flag for the API key (a secret) and rejects unknown flags', async () => {
+    await expect(steward('starter', '--api-key', 'k')).rejects.toThrow(/unknown option '--api-key'/);
+  });
+});

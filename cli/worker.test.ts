@@ -1,0 +1,262 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cloudSettings } from '../activities/cloud/config';
+import { loadTemporalConfig } from '../platform/temporal-config';
+import { loadWorkerConfig, redacted, workerSettings } from './worker';
+import { ConfigError, flagOf, type Flags, type Setting } from '../platform/settings';
+
+const dir = mkdtempSync(join(tmpdir(), 'steward-config-'));
+const pem = (name: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, '-----BEGIN TEST-----\n');
+  return path;
+};
+const cert = pem('client.pem');
+const key = pem('client.key');
+const ca = pem('ca.pem');
+
+function issues(flags: Flags, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    loadWorkerConfig(flags, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.issues;
+    throw error;
+  }
+  return [];
+}
+
+describe('worker configuration', () => {
+  it('defaults to the local server, the steward task queue, 200 cached workflows and port 9464, with no TLS and no MidoNet', () => {
+    const config = loadWorkerConfig({}, {});
+    expect(config.temporal).toEqual({
+      address: '127.0.0.1:7233',
+      namespace: 'default',
+      tls: undefined,
+      apiKey: undefined,
+      taskQueue: 'steward',
+    });
+    expect(config.concurrency).toEqual({
+      maxConcurrentWorkflowTaskExecutions: 20,
+      maxConcurrentActivityTaskExecutions: 50,
+      maxConcurrentLocalActivityExecutions: 50,
+      maxCachedWorkflows: 200,
+    });
+    expect(config.http).toEqual({ host: '0.0.0.0', port: 9464 });
+    expect(config.midonet).toBeUndefined();
+    expect(config.rateLimits.midonetActivitiesPerSecond).toBeUndefined();
+  });
+
+  it('takes a flag over the environment variable, and the variable over the default', () => {
+    expect(loadWorkerConfig({ address: 'flag:1' }, { TEMPORAL_ADDRESS: 'env:2' }).temporal.address).toBe('flag:1');
+    expect(loadWorkerConfig({}, { TEMPORAL_ADDRESS: 'env:2' }).temporal.address).toBe('env:2');
+  });
+
+  it('reads every non-secret setting from its flag, named --<kebab key>', () => {
+    expect(flagOf('maxCachedWorkflows', workerSettings.maxCachedWorkflows)).toBe('--max-cached-workflows <n>');
+    expect(flagOf('tls', workerSettings.tls)).toBe('--tls');
+  });
+
+  it('builds mTLS from a certificate, its key and a CA, with the server name', () => {
+    const config = loadWorkerConfig({ tlsCert: cert, tlsKey: key, tlsCa: ca, tlsServerName: 'temporal.example' }, {});
+    expect(config.temporal.tls).toEqual({
+      clientCertFile: cert,
+      clientKeyFile: key,
+      caFile: ca,
+      serverName: 'temporal.example',
+    });
+  });
+
+  it('turns TLS on when an API key is given, with no TLS file', () => {
+    const config = loadWorkerConfig({}, { TEMPORAL_API_KEY: 'secret-key' });
+    expect(config.temporal.tls).toEqual({});
+    expect(config.temporal.apiKey).toBe('secret-key');
+  });
+
+  it('builds the MidoNet connection from the four variables', () => {
+    const env = {
+      MIDONET_API_URL: 'http://127.0.0.1:8181/midonet-api',
+      MIDONET_USERNAME: 'admin',
+      MIDONET_PASSWORD: 'pw',
+      MIDONET_TENANT: 'admin',
+    };
+    expect(loadWorkerConfig({}, env).midonet).toEqual({
+      baseUrl: env.MIDONET_API_URL,
+      username: 'admin',
+      password: 'pw',
+      tenant: 'admin',
+    });
+  });
+
+  it('takes the MidoNet rate limit as a positive number per second', () => {
+    expect(loadWorkerConfig({ midonetActivitiesPerSecond: '12.5' }, {}).rateLimits.midonetActivitiesPerSecond).toBe(
+      12.5,
+    );
+  });
+
+  it('takes the task queue from --task-queue or STEWARD_TASK_QUEUE, for the worker and every command alike', () => {
+    expect(loadWorkerConfig({ taskQueue: 'from-flag' }, { STEWARD_TASK_QUEUE: 'from-env' }).temporal.taskQueue).toBe(
+      'from-flag',
+    );
+    expect(loadTemporalConfig({}, { STEWARD_TASK_QUEUE: 'from-env' }).taskQueue).toBe('from-env');
+  });
+
+  it('runs cloud activities only when a provider is given, by flag or by variable, with the cloud settings as flags too', () => {
+    expect(loadWorkerConfig({}, {}).cloud).toBeUndefined();
+    expect(
+      loadWorkerConfig({ cloudProvider: 'libvirt', libvirtUri: 'qemu+ssh://host/system' }, {}).cloud,
+    ).toMatchObject({ provider: 'libvirt', libvirt: { uri: 'qemu+ssh://host/system' } });
+    expect(loadWorkerConfig({}, { STEWARD_CLOUD_PROVIDER: 'libvirt', STEWARD_PODVM_VCPUS: '2' }).cloud).toMatchObject({
+      provider: 'libvirt',
+      libvirt: { vcpus: 2 },
+    });
+  });
+
+  it('reads the Temporal settings alone for the operator commands, ignoring worker variables', () => {
+    expect(loadTemporalConfig({ namespace: 'ops' }, { STEWARD_HTTP_PORT: 'not a port' })).toEqual({
+      address: '127.0.0.1:7233',
+      namespace: 'ops',
+      tls: undefined,
+      apiKey: undefined,
+      taskQueue: 'steward',
+    });
+  });
+
+  it.each<[string, Flags, NodeJS.ProcessEnv, RegExp]>([
+    [
+      'a client certificate without its key names the key setting',
+      { tlsCert: cert },
+      {},
+      /^--tls-key \/ TEMPORAL_TLS_KEY: is required with a client certificate \(--tls-cert \/ TEMPORAL_TLS_CERT\)$/,
+    ],
+    [
+      'a client key without its certificate names the certificate setting',
+      {},
+      { TEMPORAL_TLS_KEY: key },
+      /^--tls-cert \/ TEMPORAL_TLS_CERT: is required/,
+    ],
+    [
+      'a certificate file that cannot be read is named with its path',
+      { tlsCert: join(dir, 'missing.pem'), tlsKey: key },
+      {},
+      /^--tls-cert \/ TEMPORAL_TLS_CERT: cannot read file ".*missing\.pem"$/,
+    ],
+    [
+      'a port that is not a number is rejected with what was given',
+      {},
+      { STEWARD_HTTP_PORT: 'http' },
+      /^--http-port \/ STEWARD_HTTP_PORT: must be a whole number, got "http"$/,
+    ],
+    [
+      'a port above 65535 is rejected',
+      { httpPort: '70000' },
+      {},
+      /^--http-port \/ STEWARD_HTTP_PORT: must be at most 65535$/,
+    ],
+    [
+      'an address without a port is rejected',
+      { address: 'temporal.example' },
+      {},
+      /^--address \/ TEMPORAL_ADDRESS: must be host:port/,
+    ],
+    [
+      'TLS switched off explicitly contradicts an API key',
+      { tls: false },
+      { TEMPORAL_API_KEY: 'k' },
+      /^--tls \/ TEMPORAL_TLS: cannot be false with an API key/,
+    ],
+    [
+      'TEMPORAL_TLS accepts only true or false',
+      {},
+      { TEMPORAL_TLS: 'yes' },
+      /^--tls \/ TEMPORAL_TLS: must be true or false$/,
+    ],
+    [
+      'a MidoNet URL needs a user, named by its flag and variable',
+      {},
+      { MIDONET_API_URL: 'http://m/api', MIDONET_PASSWORD: 'pw' },
+      /^--midonet-username \/ MIDONET_USERNAME: is required with --midonet-url \/ MIDONET_API_URL$/,
+    ],
+    [
+      'a MidoNet URL needs a password, named by its variable only (it has no flag)',
+      {},
+      { MIDONET_API_URL: 'http://m/api', MIDONET_USERNAME: 'u' },
+      /^MIDONET_PASSWORD: is required/,
+    ],
+    [
+      'the MidoNet URL must be http(s)',
+      { midonetUrl: 'ftp://m' },
+      { MIDONET_USERNAME: 'u', MIDONET_PASSWORD: 'p' },
+      /^--midonet-url \/ MIDONET_API_URL: must be an http\(s\) URL$/,
+    ],
+    [
+      'a zero rate limit is rejected',
+      { midonetActivitiesPerSecond: '0' },
+      {},
+      /^--midonet-activities-per-second \/ STEWARD_MIDONET_ACTIVITIES_PER_SECOND: must be more than 0$/,
+    ],
+    [
+      'a rate limit that is not a number is rejected',
+      { midonetActivitiesPerSecond: 'fast' },
+      {},
+      /STEWARD_MIDONET_ACTIVITIES_PER_SECOND: must be a number$/,
+    ],
+    [
+      'fewer than two workflow task slots is rejected (the SDK needs a sticky and a normal poller)',
+      { maxConcurrentWorkflowTasks: '1' },
+      {},
+      /^--max-concurrent-workflow-tasks \/ STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS: must be at least 2$/,
+    ],
+    [
+      'an unknown log level lists the accepted ones',
+      {},
+      { STEWARD_LOG_LEVEL: 'loud' },
+      /^--log-level \/ STEWARD_LOG_LEVEL: must be one of trace, debug, info, warn, error$/,
+    ],
+    [
+      'a kubeconfig that cannot be read is rejected',
+      {},
+      { KUBECONFIG: join(dir, 'nope') },
+      /^--kubeconfig \/ KUBECONFIG: cannot read file/,
+    ],
+  ])('%s', (_sentence, flags, env, expected) => {
+    const found = issues(flags, env);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(expected);
+  });
+
+  it('reports every problem at once, one line each', () => {
+    expect(() => loadWorkerConfig({ httpPort: 'x', address: 'nope' }, {})).toThrow(
+      /invalid configuration:\n {2}--address .*\n {2}--http-port /,
+    );
+  });
+
+  it('hides the API key and the MidoNet password in the configuration it logs', () => {
+    const env = {
+      TEMPORAL_API_KEY: 'key-123',
+      MIDONET_API_URL: 'http://m/api',
+      MIDONET_USERNAME: 'u',
+      MIDONET_PASSWORD: 'pw-456',
+    };
+    const logged = JSON.stringify(redacted(loadWorkerConfig({}, env)));
+    expect(logged).not.toMatch(/key-123|pw-456/);
+    expect(logged).toContain('"apiKey":"[redacted]"');
+    expect(redacted(loadWorkerConfig({}, {})).temporal.apiKey).toBeUndefined();
+  });
+
+  it('never takes a secret from a flag, since a command line shows in ps', () => {
+    expect(loadWorkerConfig({ apiKey: 'from-flag' }, {}).temporal.apiKey).toBeUndefined();
+  });
+});
+
+describe('the README configuration table', () => {
+  it('lists every setting with its flag and variable, so neither drifts from config.ts', () => {
+    const readme = readFileSync(join(__dirname, '..', 'worker', 'README.md'), 'utf8');
+    for (const [key, setting] of Object.entries({ ...workerSettings, ...cloudSettings }) as [string, Setting][]) {
+      const flag = setting.secret ? '—' : `\`${flagOf(key, setting)}\``;
+      expect(readme).toContain(
+        `| ${flag} | \`${setting.env}\` | ${setting.default === undefined ? '' : `\`${setting.default}\``} |`,
+      );
+    }
+  });
+});

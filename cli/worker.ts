@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import type { Logger } from 'pino';
+import { cloudSettings } from '../activities/cloud/config';
+import { createActivities, type ActivityGroups } from '../activities/compose';
+import {
+  activitySettings,
+  loadActivitiesConfig,
+  redactedActivities,
+  type ActivitiesConfig,
+} from '../activities/config';
+import { addSettingFlags, loadAll, type Flags } from '../platform/settings';
+import { loadWorkerProcessConfig, redactedProcess, startWorker, workerProcessSettings } from '../worker';
+import type { RunningWorker, WorkerProcessConfig } from '../worker';
+import { lifecycleStates } from '../workflows/machines';
+
+/**
+ * `steward worker`: polls Temporal, runs the workflows and activities, serves /healthz, /readyz and /metrics. The
+ * command line composes the rooms: the worker process (worker/), the activities its configuration asks for
+ * (activities/compose.ts) and the machines' states its metrics count (workflows/machines).
+ */
+
+/** Every setting of `steward worker` but the cloud's, which it takes too (cloudSettings). */
+export const workerSettings = { ...workerProcessSettings, ...activitySettings };
+
+export type WorkerConfig = WorkerProcessConfig & ActivitiesConfig;
+
+export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const [process, activities] = loadAll<[WorkerProcessConfig, ActivitiesConfig]>(
+    () => loadWorkerProcessConfig(flags, env),
+    () => loadActivitiesConfig(flags, env),
+  );
+  return { ...process, ...activities };
+}
+
+/** The configuration as it may be logged: credentials never reach a log line, whatever logger is used. */
+export const redacted = (config: WorkerConfig): WorkerConfig => ({
+  ...redactedProcess(config),
+  ...redactedActivities(config),
+});
+
+export interface RunWorkerOptions {
+  /** Replace or add groups; the rest are built from the configuration. */
+  activities?: ActivityGroups;
+  /** The workflow module; defaults to workflows/index.ts, the project's only one. Tests give their own. */
+  workflowsPath?: string;
+  log?: Logger;
+  /** Period of the objects-per-state count; 30 s by default. */
+  objectCountIntervalMs?: number;
+}
+
+export function runWorker(
+  config: WorkerConfig,
+  { activities, ...options }: RunWorkerOptions = {},
+): Promise<RunningWorker> {
+  return startWorker(config, {
+    ...options,
+    lifecycleStates,
+    activities: (temporal, log) => {
+      log.info({ activities: redactedActivities(config) }, 'activities from the configuration');
+      return createActivities(config, { temporal, log, overrides: activities });
+    },
+  });
+}
+
+export function registerWorkerCommand(program: Command): void {
+  const command = program
+    .command('worker')
+    .description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics');
+  addSettingFlags(addSettingFlags(command, workerSettings), cloudSettings).action(async (options: Flags) => {
+    const running = await runWorker(loadWorkerConfig(options));
+    await running.done;
+  });
+}

@@ -1,0 +1,25 @@
+/**
+ * How a peer pod's VM and its PeerPod are named and tied to their Pod, as cloud-api-adaptor does it: the workflow
+ * names the VM, the cloud providers tag it, the watcher and the activities find the Pod a PeerPod belongs to.
+ */
+
+/** `podvm-<pod name>-<8 chars of the pod UID>`, at most 63 characters (cloud-api-adaptor's scheme, the pod UID for the sandbox id). */
+export function vmName(podName: string, podUid: string): string {
+  return `podvm-${vmNamePodPart(podName)}-${sanitize(podUid).replace(/-/g, '').slice(0, 8)}`;
+}
+
+/**
+ * The Pod a PeerPod belongs to: its controller reference, else its first (upstream compares `ownerReferences[0]`; the
+ * controller reference is the one that means "owned by").
+ */
+export function peerPodOwner<R extends { kind: string; controller?: boolean }>(
+  ownerReferences: readonly R[] = [],
+): R | undefined {
+  return ownerReferences.find((r) => r.kind === 'Pod' && r.controller) ?? ownerReferences[0];
+}
+
+/** Upstream's `util.sanitize`: lower case, every rune other than [a-z0-9-] becomes `-`. */
+const sanitize = (s: string) => Array.from(s.toLowerCase(), (c) => (/^[a-z0-9-]$/.test(c) ? c : '-')).join('');
+
+/** The pod's part of its VM's name (upstream's `GenerateInstanceName(pod, sandbox, 63)`): sanitized, cut to 48. */
+export const vmNamePodPart = (podName: string) => sanitize(podName).slice(0, 48);

@@ -1,0 +1,157 @@
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { backoffDelay, type Backoff } from '../backoff';
+import { listWatchSpec, type ListWatchSpec, type WatchedKind } from './kinds';
+
+export interface SourceEvent {
+  type: 'upsert' | 'delete';
+  kind: WatchedKind;
+  object: k8s.KubernetesObject;
+}
+
+export interface SourceOptions {
+  kinds: readonly WatchedKind[];
+  /** Builds the list/watch pair of a kind; tests inject their own. */
+  listWatch: (kind: WatchedKind) => ListWatchSpec;
+  /** Makes an informer; `k8s.makeInformer` over the starter's KubeConfig in production. */
+  makeInformer: (spec: ListWatchSpec) => k8s.Informer<k8s.KubernetesObject>;
+  /** Every this often each kind is listed again from scratch, so a missed event is repaired. */
+  resyncMs: number;
+  /** Delay before restarting an informer that stopped on an error. */
+  backoff: Backoff;
+  logger: Logger;
+  onEvent: (event: SourceEvent) => void;
+  onError?: (kind: WatchedKind, error: unknown) => void;
+  /** Called at every periodic re-list, before the informers list again. */
+  onResync?: () => void;
+}
+
+export interface Source {
+  start(): void;
+  stop(): Promise<void>;
+  /** Emits an `upsert` for every object currently known (a new leader sends everything once), to `visit` if given. */
+  replay(visit?: (event: SourceEvent) => void): void;
+  /** Objects known, per kind. */
+  counts(): Record<string, number>;
+  /** Every kind's last list succeeded and its watch has not failed since: what is known is all there is. */
+  synced(): boolean;
+}
+
+export const informerFactory =
+  (kubeConfig: k8s.KubeConfig) =>
+  (spec: ListWatchSpec): k8s.Informer<k8s.KubernetesObject> =>
+    k8s.makeInformer(kubeConfig, spec.path, spec.list);
+
+export const kubernetesListWatch = (kubeConfig: k8s.KubeConfig, namespace?: string) => (kind: WatchedKind) =>
+  listWatchSpec(kubeConfig, kind, namespace);
+
+const keyOf = (object: k8s.KubernetesObject) => `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+
+/**
+ * The source: one informer per kind, each restarted from a fresh list when it stops on an error (with backoff) and
+ * every `resyncMs`. The informer itself already re-lists on 410 Gone and re-watches when a connection closes
+ * cleanly; what it does not do is come back after an error, which is what this adds.
+ *
+ * The source keeps the last object of each name. A re-list compares against it, so an object deleted while no
+ * watch was running still yields a `delete`, and so does an old incarnation replaced under the same name.
+ */
+export function createSource(options: SourceOptions): Source {
+  const { logger, onEvent } = options;
+  const watchers = options.kinds.map((kind) => watchKind(kind, options, logger.child({ kind }), onEvent));
+  let resync: NodeJS.Timeout | undefined;
+  return {
+    start() {
+      for (const w of watchers) w.restart();
+      resync = setInterval(() => {
+        logger.debug('periodic re-list');
+        options.onResync?.();
+        for (const w of watchers) w.restart();
+      }, options.resyncMs);
+    },
+    async stop() {
+      clearInterval(resync);
+      await Promise.all(watchers.map((w) => w.stop()));
+    },
+    replay: (visit = onEvent) => watchers.forEach((w) => w.replay(visit)),
+    counts: () => Object.fromEntries(watchers.map((w) => [w.kind, w.known.size])),
+    synced: () => watchers.every((w) => w.synced()),
+  };
+}
+
+function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, onEvent: (event: SourceEvent) => void) {
+  const known = new Map<string, k8s.KubernetesObject>();
+  let informer: k8s.Informer<k8s.KubernetesObject> | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let failures = 0;
+  let synced = false;
+  let stopped = false;
+
+  const upsert = (object: k8s.KubernetesObject) => {
+    known.set(keyOf(object), object);
+    onEvent({ type: 'upsert', kind, object });
+  };
+  const remove = (object: k8s.KubernetesObject) => {
+    const key = keyOf(object);
+    const last = known.get(key);
+    // Deletions reach us twice after a re-list (our diff and the informer's own): report each incarnation once.
+    if (!last || last.metadata?.uid !== object.metadata?.uid) return;
+    known.delete(key);
+    onEvent({ type: 'delete', kind, object });
+  };
+
+  const spec = options.listWatch(kind);
+  /** The informer's list, diffed against what we knew: whatever is missing (or another incarnation) is gone. */
+  const list = async () => {
+    const result = await spec.list();
+    const listed = new Map(result.items.map((object) => [keyOf(object), object.metadata?.uid]));
+    for (const [key, object] of known) if (listed.get(key) !== object.metadata?.uid) remove(object);
+    failures = 0;
+    synced = true;
+    return result;
+  };
+
+  function restart() {
+    clearTimeout(retry);
+    void informer?.stop();
+    if (stopped) return;
+    const current = options.makeInformer({ path: spec.path, list });
+    informer = current;
+    // Callbacks of an informer we replaced (its stop() reports an abort as an error) are ignored.
+    const live =
+      <A extends unknown[]>(fn: (...args: A) => void) =>
+      (...args: A) => {
+        if (informer === current) fn(...args);
+      };
+    current.on('add', live(upsert));
+    current.on('update', live(upsert));
+    current.on('delete', live(remove));
+    current.on('error', live(failed));
+    current.start().catch(live(failed));
+  }
+
+  function failed(error: unknown) {
+    synced = false;
+    const delayMs = backoffDelay(options.backoff, failures++);
+    logger.warn({ err: error, delayMs }, 'informer stopped on an error; restarting with a fresh list');
+    options.onError?.(kind, error);
+    void informer?.stop();
+    informer = undefined;
+    clearTimeout(retry);
+    retry = setTimeout(restart, delayMs);
+  }
+
+  return {
+    kind,
+    known,
+    synced: () => synced,
+    restart,
+    replay: (visit: (event: SourceEvent) => void) => known.forEach((object) => visit({ type: 'upsert', kind, object })),
+    async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      const last = informer;
+      informer = undefined;
+      await last?.stop();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import * as k8s from '@kubernetes/client-node';
+import { PEERPOD_API, TRANSLATION_API, type LifecycleKind } from '../../model/naming';
+
+/** The kinds the starter watches; each has one lifecycle workflow per object. */
+export const WATCHED_KINDS = [
+  'Node',
+  'Pod',
+  'Service',
+  'Endpoints',
+  'Translation',
+  'PeerPod',
+] as const satisfies readonly LifecycleKind[];
+export type WatchedKind = (typeof WATCHED_KINDS)[number];
+
+/** What an informer needs for one kind: the watch path and the matching list call. */
+export interface ListWatchSpec {
+  path: string;
+  list: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>;
+}
+
+/**
+ * The list/watch pair of a kind, across all namespaces or, for namespaced kinds, only `namespace`. Nodes are
+ * cluster-scoped and always watched whole.
+ */
+export function listWatchSpec(kubeConfig: k8s.KubeConfig, kind: WatchedKind, namespace?: string): ListWatchSpec {
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const prefix = namespace ? `/namespaces/${namespace}` : '';
+  switch (kind) {
+    case 'Node':
+      return { path: '/api/v1/nodes', list: () => core.listNode() };
+    case 'Pod':
+      return {
+        path: `/api/v1${prefix}/pods`,
+        list: () => (namespace ? core.listNamespacedPod({ namespace }) : core.listPodForAllNamespaces()),
+      };
+    case 'Service':
+      return {
+        path: `/api/v1${prefix}/services`,
+        list: () => (namespace ? core.listNamespacedService({ namespace }) : core.listServiceForAllNamespaces()),
+      };
+    case 'Endpoints':
+      return {
+        path: `/api/v1${prefix}/endpoints`,
+        list: () => (namespace ? core.listNamespacedEndpoints({ namespace }) : core.listEndpointsForAllNamespaces()),
+      };
+    case 'Translation':
+    case 'PeerPod': {
+      const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+      const { group, version, plural } = kind === 'Translation' ? TRANSLATION_API : PEERPOD_API;
+      const list = namespace
+        ? () => custom.listNamespacedCustomObject({ group, version, plural, namespace })
+        : () => custom.listClusterCustomObject({ group, version, plural });
+      return {
+        path: `/apis/${group}/${version}${prefix}/${plural}`,
+        list: async () => (await list()) as k8s.KubernetesListObject<k8s.KubernetesObject>,
+      };
+    }
+  }
+}

@@ -1,0 +1,123 @@
+import { accessSync, constants } from 'node:fs';
+import { InvalidArgumentError, type Command } from 'commander';
+import { z } from 'zod';
+
+/**
+ * How Steward reads its settings, for every process and command alike: a table of settings (flag and environment
+ * variable), parsed flag first, then variable, then default, and validated with every problem named both ways. A
+ * leaf (nothing of Steward's imported), so the worker's, the starter's and the cloud's settings can all use it.
+ */
+
+/**
+ * One setting, as a flag and as an environment variable. The CLI registers its flags from these tables and the
+ * README's configuration table lists them, so a setting is named in exactly one place. The flag is `--<kebab key>`.
+ * Secrets have no flag: a command line shows in `ps` and in shell history.
+ */
+export interface Setting {
+  env: string;
+  description: string;
+  /** Placeholder of the flag's value (`--address <host:port>`); absent for a boolean switch. */
+  arg?: string;
+  default?: string;
+  secret?: boolean;
+}
+
+/** Flag values as commander gives them (camelCase keys). */
+export type Flags = Record<string, string | boolean | undefined>;
+
+export const flagOf = (key: string, setting: Setting) =>
+  `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}${setting.arg ? ` <${setting.arg}>` : ''}`;
+
+/** How a setting is named in error messages: both ways of giving it. */
+export const settingLabel = (key: string, setting: Setting) =>
+  setting.secret ? setting.env : `${flagOf(key, setting).split(' ')[0]} / ${setting.env}`;
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n  ${issues.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const readable = (file: string) => {
+  try {
+    accessSync(file, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+export const readableFile = z
+  .string()
+  .refine(readable, { error: (issue) => `cannot read file "${String(issue.input)}"` });
+export const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+/** A command-line argument that counts something (workers, Pods): a whole number, at least 1. */
+export function countArgument(value: string): number {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('must be a whole number, at least 1.');
+  return Number(value);
+}
+/** A switch: the flag gives a boolean, the variable one of these words. */
+export const flag = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
+
+/** Flag, else environment variable, else default, validated by `schema`; every problem named by its flag and variable. */
+export function parseSettings<S extends Record<string, Setting>, T>(
+  settings: S,
+  schema: z.ZodType<T>,
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+): T {
+  const raw = Object.fromEntries(
+    Object.entries(settings).map(([key, setting]) => {
+      const fromFlag = setting.secret ? undefined : flags[key];
+      const value =
+        typeof fromFlag === 'boolean'
+          ? String(fromFlag)
+          : (fromFlag ?? (env[setting.env] || undefined) ?? setting.default);
+      return [key, value];
+    }),
+  );
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => {
+      const key = String(issue.path[0]);
+      const setting = (settings as Record<string, Setting | undefined>)[key];
+      return setting ? `${settingLabel(key, setting)}: ${issue.message}` : issue.message;
+    }),
+  );
+}
+
+/** Flags without defaults: a given flag wins over the variable, and the loader applies the defaults. Secrets have no flag. */
+export function addSettingFlags(command: Command, settings: Record<string, Setting>): Command {
+  for (const [key, setting] of Object.entries(settings)) {
+    if (setting.secret) continue;
+    command.option(
+      flagOf(key, setting),
+      `${setting.description} [${setting.env}${setting.default ? `, default ${setting.default}` : ''}]`,
+    );
+  }
+  return command;
+}
+
+/** Runs each loader and reports the problems of all of them at once, as one ConfigError. */
+export function loadAll<T extends unknown[]>(...loaders: { [K in keyof T]: () => T[K] }): T {
+  const issues: string[] = [];
+  const values = loaders.map((load) => {
+    try {
+      return load();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      issues.push(...error.issues);
+      return undefined;
+    }
+  });
+  if (issues.length > 0) throw new ConfigError(issues);
+  return values as T;
+}

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { TASK_QUEUE } from '../model/naming';
+import { flag, parseSettings, readableFile, settingLabel, type Flags, type Setting } from './settings';
+
+/**
+ * Where Temporal is and how to reach it, as every Steward process and command reads it (flags and environment):
+ * the worker, the starter and the operator commands alike. The connection factory is temporal-connection.ts.
+ */
+
+export const temporalSettings = {
+  address: {
+    env: 'TEMPORAL_ADDRESS',
+    arg: 'host:port',
+    default: '127.0.0.1:7233',
+    description: 'Temporal frontend address',
+  },
+  namespace: { env: 'TEMPORAL_NAMESPACE', arg: 'name', default: 'default', description: 'Temporal namespace' },
+  tls: { env: 'TEMPORAL_TLS', description: 'connect with TLS (implied by a TLS file or an API key)' },
+  tlsCert: { env: 'TEMPORAL_TLS_CERT', arg: 'file', description: 'client certificate (PEM) for mTLS; needs the key' },
+  tlsKey: {
+    env: 'TEMPORAL_TLS_KEY',
+    arg: 'file',
+    description: 'client private key (PEM) for mTLS; needs the certificate',
+  },
+  tlsCa: {
+    env: 'TEMPORAL_TLS_CA',
+    arg: 'file',
+    description: 'CA certificate (PEM) of the server, when the system does not trust it',
+  },
+  tlsServerName: {
+    env: 'TEMPORAL_TLS_SERVER_NAME',
+    arg: 'name',
+    description: 'server name to verify (SNI) when it differs from the address host',
+  },
+  apiKey: { env: 'TEMPORAL_API_KEY', secret: true, description: 'API key (Temporal Cloud); implies TLS' },
+  // Here rather than with the worker's: the starter, the Schedule and `steward sweep` start work on it.
+  taskQueue: {
+    env: 'STEWARD_TASK_QUEUE',
+    arg: 'name',
+    default: TASK_QUEUE,
+    description:
+      "task queue of Steward's workflows and activities: the workers poll it, the starter and the commands start work on it",
+  },
+} satisfies Record<string, Setting>;
+
+export interface TlsFiles {
+  clientCertFile?: string;
+  clientKeyFile?: string;
+  caFile?: string;
+  serverName?: string;
+}
+
+/** Where Temporal is and how to reach it: all a connection needs. */
+export interface TemporalConnectionConfig {
+  address: string;
+  namespace: string;
+  /** Absent: plaintext. */
+  tls?: TlsFiles;
+  apiKey?: string;
+}
+
+export interface TemporalConfig extends TemporalConnectionConfig {
+  /** Where Steward's workflows and activities go: what workers poll and what starters and commands start on. */
+  taskQueue: string;
+}
+
+export const temporalShape = {
+  address: z
+    .string()
+    .regex(/^[^\s:/]+:\d{1,5}$/, { error: (issue) => `must be host:port, got "${String(issue.input)}"` }),
+  namespace: z.string().min(1, 'must not be empty'),
+  tls: flag.optional(),
+  tlsCert: readableFile.optional(),
+  tlsKey: readableFile.optional(),
+  tlsCa: readableFile.optional(),
+  tlsServerName: z.string().min(1).optional(),
+  apiKey: z.string().min(1, 'must not be empty').optional(),
+  taskQueue: z.string().min(1, 'must not be empty'),
+};
+
+export type TemporalValues = z.infer<z.ZodObject<typeof temporalShape>>;
+
+export function tlsRules(v: TemporalValues, ctx: z.RefinementCtx) {
+  const missing = (path: keyof typeof temporalSettings, because: string) =>
+    ctx.addIssue({ code: 'custom', path: [path], message: `is required ${because}` });
+  if (v.tlsCert && !v.tlsKey)
+    missing('tlsKey', `with a client certificate (${settingLabel('tlsCert', temporalSettings.tlsCert)})`);
+  if (v.tlsKey && !v.tlsCert)
+    missing('tlsCert', `with a client key (${settingLabel('tlsKey', temporalSettings.tlsKey)})`);
+  if (v.tls === false && (v.apiKey || v.tlsCert || v.tlsCa)) {
+    ctx.addIssue({ code: 'custom', path: ['tls'], message: 'cannot be false with an API key or TLS files' });
+  }
+}
+
+export function temporalConfig(v: TemporalValues): TemporalConfig {
+  const useTls = v.tls ?? Boolean(v.apiKey || v.tlsCert || v.tlsCa || v.tlsServerName);
+  return {
+    address: v.address,
+    namespace: v.namespace,
+    tls: useTls
+      ? { clientCertFile: v.tlsCert, clientKeyFile: v.tlsKey, caFile: v.tlsCa, serverName: v.tlsServerName }
+      : undefined,
+    apiKey: v.apiKey,
+    taskQueue: v.taskQueue,
+  };
+}
+
+/** The Temporal settings alone (connection and task queue), as the starter and the operator commands take them. */
+export function loadTemporalConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
+  const schema = z.object(temporalShape).superRefine(tlsRules);
+  return temporalConfig(parseSettings(temporalSettings, schema, flags, env));
+}

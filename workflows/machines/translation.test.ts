@@ -1,0 +1,401 @@
+import { initialTransition, transition } from 'xstate';
+import type { PushedResource } from '../../model/translation/types';
+import type { Observation } from '../../model/messages';
+import { exploreTransitions } from './testing/explore';
+import { translationLifecycleMachine, translationMachine, type TranslationMachineEvent } from './translation';
+import type { TranslationProjection } from '../../model/translation/types';
+
+const ref = { kind: 'Translation' as const, namespace: 'default', name: 'pod.4.web' };
+const at = '2026-01-01T00:00:00.000Z';
+const resource = { kind: 'Bridge' as const, parent: '', body: '{"id":"b1"}' };
+const pushedResource: PushedResource = { ...resource, key: 'Bridge:b1', id: 'b1', state: 'synced' };
+const request = { requestedBy: 'alice', reason: 'test' };
+
+const observation = (
+  overrides: Partial<Observation<TranslationProjection>> = {},
+): Observation<TranslationProjection> => ({
+  ref,
+  uid: 'u1',
+  generation: 1,
+  deleting: false,
+  gone: false,
+  finalizers: ['midonet.org/deleter'],
+  projection: { resources: [resource] },
+  ...overrides,
+});
+
+/** One sample of every event the machine knows, with the variations that lead to different transitions. */
+const events: TranslationMachineEvent[] = [
+  { type: 'observed', observation: observation(), at },
+  {
+    type: 'observed',
+    observation: observation({
+      generation: 2,
+      projection: { resources: [resource, { ...resource, body: '{"id":"b2"}' }] },
+    }),
+    at,
+  },
+  { type: 'observed', observation: observation({ deleting: true }), at },
+  { type: 'observed', observation: observation({ deleting: true, finalizers: [] }), at },
+  { type: 'observed', observation: observation({ gone: true, deleting: true, finalizers: [] }), at },
+  { type: 'observed', observation: observation({ uid: 'u2' }), at },
+  { type: 'observed', observation: observation({ finalizers: [] }), at },
+  { type: 'finalizerAdded', added: true, at },
+  { type: 'finalizerAdded', added: false, reason: 'Deleting', at },
+  { type: 'finalizerAdded', added: false, reason: 'NotFound', at },
+  {
+    type: 'actionFailed',
+    action: 'push',
+    reason: 'InvalidTranslation',
+    message: 'resources[1] (Vtep) kind: unknown kind',
+    at,
+  },
+  { type: 'pushed', pushed: [pushedResource], removed: [], at },
+  { type: 'backendDeleted', removed: [pushedResource], at },
+  { type: 'released', at },
+  { type: 'eventRecorded', at },
+  { type: 'actionFailed', action: 'push', reason: 'MidonetUnavailable', message: 'down', at },
+  { type: 'retry', at },
+  { type: 'driftCheck', at },
+  { type: 'cleanup', request: { ...request, mode: 'retry' }, at },
+  { type: 'cleanup', request: { ...request, mode: 'orphan' }, at },
+  { type: 'cleanup', request: { ...request, mode: 'force' }, at },
+  { type: 'pause', request, at },
+  { type: 'resume', request, at },
+  { type: 'refresh', request, at },
+  { type: 'resumed', at },
+  { type: 'backendChanged', notice: { by: 'translation/default/node.4.n1', ids: ['b0'] }, at },
+];
+
+type Snapshot = ReturnType<typeof initialTransition<typeof translationMachine>>[0];
+
+/** States are told apart by their value and the facts guards read, not by growing lists (actions, records). */
+const serializeState = (s: Snapshot) => {
+  const c = s.context;
+  return JSON.stringify([
+    s.value,
+    c.uid,
+    c.generation,
+    c.pushedGeneration,
+    c.inFlightGeneration,
+    c.deleting,
+    c.finalizerPresent,
+    c.gone,
+    c.resumeTo,
+    c.force,
+    c.pushed.length,
+    c.orphaned.length > 0,
+    !!c.nextIncarnation,
+    c.invalidGeneration,
+    c.backendChanged,
+  ]);
+};
+
+const allStates = Object.keys(translationMachine.root.states);
+
+const edges = exploreTransitions(translationMachine, { ref }, events, (s) => serializeState(s as Snapshot)) as {
+  from: Snapshot;
+  event: TranslationMachineEvent;
+  to: Snapshot;
+}[];
+const value = (s: Snapshot) => String(s.value);
+
+describe('Translation machine: every transition', () => {
+  it('reaches every state it declares (transient deciding/resuming/givingUp states are passed through)', () => {
+    const reached = new Set(edges.map((e) => value(e.to)));
+    expect([...reached].sort()).toEqual(
+      allStates.filter((s) => s !== 'deciding' && s !== 'resuming' && s !== 'givingUp').sort(),
+    );
+    expect(edges.length).toBeGreaterThan(200);
+  });
+
+  it('never finishes by releasing the finalizer while resources it pushed are still in MidoNet', () => {
+    const leaks = edges.filter(
+      (e) => value(e.to) === 'done' && e.event.type === 'released' && e.from.context.pushed.length > 0,
+    );
+    expect(leaks.map((e) => `${serializeState(e.from)} --released-->`)).toEqual([]);
+  });
+
+  it('starts releasing the finalizer only after the backend was deleted, or an operator orphaned it', () => {
+    const entries = edges.filter((e) => value(e.to) === 'releasing' && value(e.from) !== 'releasing');
+    expect(entries.length).toBeGreaterThan(0);
+    for (const e of entries) expect(e.to.context.pushed).toEqual([]);
+  });
+
+  it('records every operator action it accepts, with who asked and why', () => {
+    for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
+      const grew = e.to.context.actions.length - e.from.context.actions.length;
+      const stayed = value(e.to) === value(e.from) && e.to.context === e.from.context;
+      expect(grew === 1 || stayed || grew === 0).toBe(true);
+      if (grew === 1)
+        expect(e.to.context.actions.at(-1)).toMatchObject({
+          action: e.event.type,
+          requestedBy: 'alice',
+          reason: 'test',
+          at,
+        });
+    }
+  });
+
+  it('a change or deletion observed during a push is acted on after it: never synced with an unpushed generation or a pending deletion', () => {
+    const settled = edges.filter((e) => value(e.to) === 'synced');
+    for (const e of settled) {
+      expect({
+        state: serializeState(e.to),
+        unpushed:
+          e.to.context.generation !== e.to.context.pushedGeneration ||
+          e.to.context.backendChanged === true ||
+          (e.to.context.deleting && e.to.context.finalizerPresent),
+      }).toEqual({
+        state: serializeState(e.to),
+        unpushed: false,
+      });
+    }
+  });
+
+  it('never starts a push of a Translation our finalizer does not hold, so nothing pushed can outlive its record', () => {
+    const pushes = edges.filter((e) => value(e.to) === 'pushing' && value(e.from) !== 'pushing');
+    expect(pushes.length).toBeGreaterThan(0);
+    expect(
+      pushes.filter((e) => !e.to.context.finalizerPresent).map((e) => `${serializeState(e.from)} --${e.event.type}-->`),
+    ).toEqual([]);
+  });
+
+  it('an invalid Translation is never retried by a timer: only a change, a refresh or its deletion moves it on', () => {
+    const leaving = edges.filter(
+      (e) => value(e.from) === 'invalid' && value(e.to) !== 'invalid' && value(e.to) !== 'paused',
+    );
+    expect(leaving.length).toBeGreaterThan(0);
+    for (const e of leaving) expect(['observed', 'refresh']).toContain(e.event.type);
+  });
+
+  it('while pushing, deleting or releasing, an operator pause never loses the result of the running step', () => {
+    const afterPause = edges.filter(
+      (e) => value(e.from) === 'paused' && ['pushed', 'backendDeleted'].includes(e.event.type),
+    );
+    expect(afterPause.length).toBeGreaterThan(0);
+    for (const e of afterPause) expect(e.to.context).not.toBe(e.from.context);
+  });
+});
+
+/** Runs events from the start and returns the final snapshot and the action types of the last step. */
+function run(...sequence: TranslationMachineEvent[]) {
+  let [snapshot, actions] = initialTransition(translationMachine, { ref });
+  for (const event of sequence) [snapshot, actions] = transition(translationMachine, snapshot, event);
+  return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
+}
+const [
+  observed,
+  changed,
+  deletingObserved,
+  ,
+  ,
+  otherIncarnation,
+  withoutFinalizer,
+  finalizerAdded,
+  refusedDeleting,
+  ,
+  invalidFailed,
+  pushed,
+  backendDeleted,
+  released,
+  eventRecorded,
+  failed,
+  retry,
+  driftCheck,
+] = events as [TranslationMachineEvent, ...TranslationMachineEvent[]];
+const cleanup = (mode: 'retry' | 'orphan' | 'force'): TranslationMachineEvent => ({
+  type: 'cleanup',
+  request: { ...request, mode },
+  at,
+});
+const pause: TranslationMachineEvent = { type: 'pause', request, at };
+const backendChanged = events.at(-1)!;
+const resume: TranslationMachineEvent = { type: 'resume', request, at };
+
+describe('Translation machine: scenarios', () => {
+  it.each([
+    ['a first observation pushes the resources', [observed], 'pushing', ['push']],
+    [
+      'a successful push records status, then waits in synced with a drift timer',
+      [observed, pushed!, eventRecorded!],
+      'synced',
+      ['startTimer'],
+    ],
+    [
+      'the drift timer re-pushes (ensure repairs drift)',
+      [observed, pushed!, eventRecorded!, driftCheck!],
+      'pushing',
+      ['cancelTimer', 'push'],
+    ],
+    [
+      'deletion with our finalizer deletes the backend in reverse order',
+      [observed, pushed!, eventRecorded!, deletingObserved!],
+      'deleting',
+      ['cancelTimer', 'deleteBackend'],
+    ],
+    [
+      'after the backend is gone the finalizer is released',
+      [observed, pushed!, eventRecorded!, deletingObserved!, backendDeleted!],
+      'releasing',
+      ['releaseFinalizer'],
+    ],
+    [
+      'release ends the lifecycle',
+      [observed, pushed!, eventRecorded!, deletingObserved!, backendDeleted!, released!],
+      'done',
+      [],
+    ],
+    [
+      'a failed push parks the machine in stuck with a retry timer and a Warning',
+      [observed, failed!],
+      'stuck',
+      ['recordStatus', 'startTimer'],
+    ],
+    ['the stuck timer retries the step that failed', [observed, failed!, retry!], 'pushing', ['cancelTimer', 'push']],
+    ['cleanup retry retries at once', [observed, failed!, cleanup('retry')], 'pushing', ['cancelTimer', 'push']],
+    [
+      'cleanup orphan releases the finalizer and keeps the record of what stays',
+      [observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('orphan')],
+      'releasing',
+      ['cancelTimer', 'releaseFinalizer'],
+    ],
+    [
+      'cleanup force deletes ignoring refusals',
+      [observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('force')],
+      'deleting',
+      ['cancelTimer', 'deleteBackend'],
+    ],
+    ['a pause during a push keeps the push result', [observed, pause, pushed!], 'paused', []],
+    ['resume after such a pause pushes again (idempotent)', [observed, pause, pushed!, resume], 'pushing', ['push']],
+    ['a new incarnation waits while the old one is pushed', [observed, otherIncarnation!], 'pushing', []],
+    [
+      'a new incarnation proves the old one gone (its deletion unseen): the old lifecycle ends, the new one is served next',
+      [observed, pushed!, eventRecorded!, otherIncarnation!],
+      'done',
+      ['cancelTimer'],
+    ],
+    [
+      'a Translation written without our finalizer (by hand) gets it before anything is pushed',
+      [withoutFinalizer!],
+      'addingFinalizer',
+      ['addFinalizer'],
+    ],
+    ['once the finalizer holds it, it is pushed', [withoutFinalizer!, finalizerAdded!], 'pushing', ['push']],
+    [
+      'one deleted before the finalizer could be added ends: nothing was pushed',
+      [withoutFinalizer!, refusedDeleting!],
+      'done',
+      [],
+    ],
+    [
+      'a Translation refused whole waits in invalid with a Warning, no retry timer',
+      [observed, invalidFailed!],
+      'invalid',
+      ['recordStatus'],
+    ],
+    [
+      'a change of an invalid Translation is pushed again',
+      [observed, invalidFailed!, eventRecorded!, changed!],
+      'pushing',
+      ['push'],
+    ],
+    [
+      'deleting an invalid Translation deletes what was pushed and releases',
+      [observed, invalidFailed!, eventRecorded!, deletingObserved!],
+      'deleting',
+      ['deleteBackend'],
+    ],
+    [
+      'resources it names changed in MidoNet under a synced Translation: it is pushed again',
+      [observed, pushed!, eventRecorded!, backendChanged],
+      'pushing',
+      ['cancelTimer', 'push'],
+    ],
+    [
+      'a change in MidoNet during a push is pushed again after it',
+      [observed, backendChanged, pushed!, eventRecorded!],
+      'pushing',
+      ['push'],
+    ],
+    [
+      'a change in MidoNet before the push started is covered by that push',
+      [backendChanged, observed, pushed!, eventRecorded!],
+      'synced',
+      ['startTimer'],
+    ],
+    [
+      'a stuck Translation retries at once when what it names changed in MidoNet',
+      [observed, failed!, backendChanged],
+      'pushing',
+      ['cancelTimer', 'push'],
+    ],
+    [
+      'an invalid Translation stays refused whatever changes in MidoNet',
+      [observed, invalidFailed!, eventRecorded!, backendChanged],
+      'invalid',
+      [],
+    ],
+  ] as const)('%s', (_, sequence, state, actions) => {
+    const result = run(...(sequence as unknown as TranslationMachineEvent[]));
+    expect(result.state).toBe(state);
+    expect(result.actions).toEqual(actions);
+  });
+
+  it('orphaning keeps the resources recorded as orphaned, not pushed', () => {
+    const { context } = run(observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('orphan'));
+    expect(context.orphaned.map((r) => r.id)).toEqual(['b1']);
+    expect(context.pushed).toEqual([]);
+  });
+
+  it('what a push may create is recorded as pending before it starts, so a push cut short leaves nothing unrecorded', () => {
+    const cutShort = run(observed, failed!);
+    expect(cutShort.context.pushed.map((r) => [r.id, r.state])).toEqual([['b1', 'pending']]);
+    expect(run(observed, pushed!).context.pushed.map((r) => [r.id, r.state])).toEqual([['b1', 'synced']]);
+    // Refused whole before anything was pushed: nothing is pending.
+    expect(run(observed, invalidFailed!).context.pushed).toEqual([]);
+  });
+
+  it('a Translation stuck on a failed push no longer says its resources are synced in its status: they are unverified', () => {
+    let [snapshot] = initialTransition(translationMachine, { ref });
+    for (const event of [observed, pushed!, eventRecorded!, driftCheck!])
+      [snapshot] = transition(translationMachine, snapshot, event);
+    const [, actions] = transition(translationMachine, snapshot, failed!);
+    const status = actions.find((a) => a.type === 'recordStatus') as unknown as {
+      params: { state: string; resources: { id: string; state: string }[] };
+    };
+    expect(status.params.state).toBe('stuck');
+    expect(status.params.resources.map((r) => [r.id, r.state])).toEqual([['b1', 'unverified']]);
+  });
+
+  it('the next incarnation is kept for when this one is finalized', () => {
+    const { context } = run(observed, otherIncarnation!);
+    expect(context.uid).toBe('u1');
+    expect(context.nextIncarnation?.uid).toBe('u2');
+  });
+
+  it('refuses, by having no transition, what the state does not allow (the update validators rely on it)', () => {
+    const advance = (...sequence: TranslationMachineEvent[]) =>
+      sequence.reduce(
+        (snapshot, event) => transition(translationMachine, snapshot, event)[0],
+        initialTransition(translationMachine, { ref })[0],
+      );
+    const synced = advance(observed, pushed!, eventRecorded!);
+    expect(String(synced.value)).toBe('synced');
+    expect(synced.can(cleanup('orphan'))).toBe(false);
+    expect(synced.can(resume)).toBe(false);
+    expect(synced.can({ type: 'refresh', request, at })).toBe(true);
+    const stuck = advance(observed, failed!);
+    expect(String(stuck.value)).toBe('stuck');
+    expect(stuck.can(cleanup('orphan'))).toBe(true);
+  });
+});
+
+describe('Translation machine: persisted record', () => {
+  it('reads a version 1 record: its first state, `pending`, is `observing` now, and goes on from there', () => {
+    const { context } = run();
+    const migrated = translationLifecycleMachine.migrate({ version: 1, value: 'pending', context });
+    expect(migrated).toEqual({ version: 2, value: 'observing', context });
+    expect(transition(translationMachine, translationMachine.resolveState(migrated), observed)[0].value).toBe('pushing');
+  });
+});

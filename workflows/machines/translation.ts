@@ -1,0 +1,488 @@
+import { and, assign, setup } from 'xstate';
+import { timerActions } from '../interpreter';
+import {
+  driftCheckTimer,
+  failureOf,
+  lifecycleRoot,
+  nextIncarnationOf,
+  observingState,
+  pausedTransitions,
+  renameStates,
+  stuckTransitions,
+  stuckRetryTimer,
+  versioned,
+  withOperatorAction,
+  type CommonLifecycleEvent,
+} from './common';
+import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../../model/messages';
+import type { ObjectRef } from '../../model/naming';
+import { identifyIfJson, type BackendResource, type PushedResource } from '../../model/translation/model';
+import { Reason, TRANSLATION_FINALIZER } from '../../model/vocabulary';
+import type { TranslationProjection } from '../../model/translation/types';
+
+/**
+ * The pusher (seed 000): one machine per Translation resource. It pushes the Translation's backend resources in
+ * order, keeps them there (a periodic re-observation repairs drift), and when the Translation is being deleted with
+ * our finalizer it deletes them in reverse order and then releases the finalizer. Failures that outlast the
+ * activity retries park the machine in `stuck`, visible everywhere, where it retries slowly and waits for an
+ * operator (`cleanup retry | orphan | force`).
+ */
+/** Timers, in ms; the workflow may shorten them (tests) through its input. */
+export interface TranslationTimings {
+  driftCheckMs: number;
+  stuckRetryMs: number;
+}
+export const defaultTranslationTimings: TranslationTimings = { driftCheckMs: 30 * 60_000, stuckRetryMs: 60_000 };
+
+export interface TranslationMachineContext {
+  ref: ObjectRef;
+  timings: TranslationTimings;
+  uid?: string;
+  generation: number;
+  /** Resources the Translation asks for, in order; empty when it is sent by reference. */
+  desired: BackendResource[];
+  /** A large Translation: its activities read its resources from the API server (absent in older records: false). */
+  byReference?: boolean;
+  /**
+   * Its record of what is in MidoNet is kept in `status.childResources`, written by the push itself, instead of in
+   * `pushed` (a large Translation's record would not fit in the history); absent in older records: false.
+   */
+  recordInStatus?: boolean;
+  /** How many resources the last push left in MidoNet (the view's count when the record is in status). */
+  pushedCount?: number;
+  /** The generation `desired` had when last pushed successfully. */
+  pushedGeneration: number;
+  /** The generation of the push in flight: changes observed meanwhile are pushed after it. */
+  inFlightGeneration: number;
+  /** What this workflow knows to be in MidoNet: its own record, which makes removals and re-creations safe. */
+  pushed: PushedResource[];
+  /** Resources left in MidoNet on purpose by `cleanup --mode orphan`. */
+  orphaned: PushedResource[];
+  deleting: boolean;
+  finalizerPresent: boolean;
+  gone: boolean;
+  /**
+   * Resources it names changed in MidoNet under it since its push started (another Translation's deletion cascaded
+   * them away, or created what it waited for): pushed again, which checks every resource. Absent in records
+   * persisted before it existed.
+   */
+  backendChanged?: boolean;
+  /** The generation refused whole (InvalidTranslation): not pushed again until it changes or an operator refreshes. */
+  invalidGeneration?: number;
+  /** Where `stuck` returns to on retry, and where `paused` resumes. */
+  resumeTo: 'pushing' | 'deleting' | 'releasing';
+  force: boolean;
+  lastError?: LifecycleError;
+  actions: ActionRecord[];
+  /** A newer object with the same name: handled once this one is fully finalized. */
+  nextIncarnation?: Observation<TranslationProjection>;
+}
+
+/** Every event carries `at`, the workflow time it was taken in (stamped by the interpreter: machines read no clock). */
+export type TranslationMachineEvent = (
+  | { type: 'observed'; observation: Observation<TranslationProjection> }
+  | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[]; recordInStatus?: boolean; count?: number }
+  | { type: 'backendDeleted'; removed: PushedResource[] }
+  | { type: 'released' }
+  | { type: 'backendChanged'; notice: BackendChanged }
+  /** The finalizer is on the Translation, or (not added) it is being deleted or gone, so nothing may be pushed. */
+  | { type: 'finalizerAdded'; added: true }
+  | { type: 'finalizerAdded'; added: false; reason: 'NotFound' | 'UidMismatch' | 'Deleting' }
+  /** Status, conditions and the Event written (recordStatus). */
+  | { type: 'eventRecorded' }
+  | CommonLifecycleEvent
+) & { at: string };
+
+export interface PusherInput {
+  ref: ObjectRef;
+  timings?: Partial<TranslationTimings>;
+}
+
+/**
+ * The Translation an activity reads from the API server: its resources when they were sent by reference, and its
+ * record from `status.childResources` when that is where the record is.
+ */
+export interface TranslationReference {
+  ref: ObjectRef;
+  uid: string;
+  readResources: boolean;
+  readRecord: boolean;
+}
+
+/** Parameters of the actions the interpreter executes, shared with the workflow's executors. */
+export interface TranslationActionParams {
+  push: { owner: string; resources: BackendResource[]; previous: PushedResource[]; reference?: TranslationReference };
+  deleteBackend: { owner: string; resources: BackendResource[]; force: boolean; reference?: TranslationReference };
+  releaseFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
+  addFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
+  recordStatus: {
+    ref: ObjectRef;
+    generation: number;
+    state: string;
+    resources: PushedResource[];
+    /** The push wrote `status.childResources` itself: they are left as they are. */
+    keepChildResources?: boolean;
+    error?: LifecycleError;
+    eventReason: string;
+    eventMessage: string;
+  };
+}
+
+/** The status of a Translation that cannot go on by itself: its state, its last error, and the Warning Event's words. */
+const failureStatus = (
+  state: 'invalid' | 'stuck',
+  warning: (context: TranslationMachineContext) => { reason: string; message: string },
+) => ({
+  type: 'recordStatus' as const,
+  params: ({ context }: { context: TranslationMachineContext }): TranslationActionParams['recordStatus'] => ({
+    ref: context.ref,
+    generation: context.generation,
+    state,
+    // A push that failed checked some resources and not others: none is claimed to be there any more.
+    resources:
+      state === 'stuck' && context.resumeTo === 'pushing'
+        ? context.pushed.map((r) => (r.state === 'synced' ? { ...r, state: 'unverified' as const } : r))
+        : context.pushed,
+    ...keptRecord(context),
+    ...(context.lastError ? { error: context.lastError } : {}),
+    eventReason: warning(context).reason,
+    eventMessage: warning(context).message,
+  }),
+});
+
+export const translationMachine = setup({
+  types: { context: {} as TranslationMachineContext, events: {} as TranslationMachineEvent, input: {} as PusherInput },
+  actions: {
+    // Executed by the workflow's interpreter (activities and timers); the machine only names them.
+    push: (_, _params: TranslationActionParams['push']) => {},
+    deleteBackend: (_, _params: TranslationActionParams['deleteBackend']) => {},
+    releaseFinalizer: (_, _params: TranslationActionParams['releaseFinalizer']) => {},
+    addFinalizer: (_, _params: TranslationActionParams['addFinalizer']) => {},
+    recordStatus: (_, _params: TranslationActionParams['recordStatus']) => {},
+    ...timerActions,
+    observe: assign(({ context, event }) => {
+      if (event.type !== 'observed') return {};
+      const o = event.observation;
+      // Gone while our finalizer held it can only mean someone removed the finalizer: nothing is assumed after that.
+      const next = nextIncarnationOf(context.uid, o);
+      if (next) return next;
+      return {
+        uid: o.uid,
+        generation: o.generation,
+        desired: o.projection.resources ?? [],
+        byReference: o.projection.resources === undefined,
+        // Deletion cannot be undone: a late or replayed observation without it does not resurrect the object.
+        deleting: context.deleting || o.deleting,
+        gone: context.gone || o.gone,
+        finalizerPresent: o.finalizers.includes(TRANSLATION_FINALIZER),
+      };
+    }),
+    recordPushed: assign(({ context, event }) =>
+      event.type === 'pushed'
+        ? {
+            pushed: event.pushed,
+            pushedGeneration: context.inFlightGeneration,
+            lastError: undefined,
+            recordInStatus: event.recordInStatus ?? false,
+            pushedCount: event.count ?? event.pushed.length,
+          }
+        : {},
+    ),
+    // What this push may create is recorded before it starts: a push cut short (worker killed, retries run out) leaves
+    // no result, and what it did create must still be removed when it is no longer wanted or the Translation goes.
+    startPush: assign(({ context }) => ({
+      inFlightGeneration: context.generation,
+      backendChanged: false,
+      pushed: withPending(context.pushed, context.desired),
+    })),
+    recordBackendChange: assign({ backendChanged: true }),
+    recordDeleted: assign(({ event }) =>
+      event.type === 'backendDeleted'
+        ? { pushed: [], lastError: undefined, recordInStatus: false, pushedCount: 0 }
+        : {},
+    ),
+    recordFailure: assign(({ event }) => failureOf(event)),
+    // Refused whole before anything was pushed: what this push recorded as pending was never created.
+    recordInvalid: assign(({ context }) => ({
+      invalidGeneration: context.inFlightGeneration,
+      pushed: context.pushed.filter((p) => p.state !== 'pending'),
+    })),
+    forgetInvalid: assign({ invalidGeneration: undefined }),
+    recordFinalizer: assign(({ event }) => {
+      if (event.type !== 'finalizerAdded') return {};
+      if (event.added) return { finalizerPresent: true };
+      // Refused only for an object going or gone: nothing was pushed without the finalizer, so nothing is left to do.
+      return event.reason === 'Deleting' ? { deleting: true } : { gone: true };
+    }),
+    recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
+    orphanResources: assign(({ context }) => ({ orphaned: [...context.orphaned, ...context.pushed], pushed: [] })),
+    forceDelete: assign({ force: true }),
+    resumeToPushing: assign({ resumeTo: 'pushing' as const }),
+    resumeToDeleting: assign({ resumeTo: 'deleting' as const }),
+    resumeToReleasing: assign({ resumeTo: 'releasing' as const }),
+  },
+  guards: {
+    /** Being deleted and still ours to clean: our finalizer holds the object. */
+    mustDelete: ({ context }) => context.deleting && context.finalizerPresent,
+    /** Deleted without our finalizer (it was removed by hand): nothing may be assumed about the backend any more. */
+    isGoneWithoutUs: ({ context }) => context.gone || (context.deleting && !context.finalizerPresent),
+    hasUnpushedChange: ({ context }) =>
+      context.generation !== context.pushedGeneration || context.backendChanged === true,
+    /** A Translation written without our finalizer (by hand): it gets it before anything is pushed. */
+    lacksFinalizer: ({ context }) => !context.finalizerPresent && !context.deleting,
+    wasAdded: ({ event }) => event.type === 'finalizerAdded' && event.added,
+    /** Refused whole before anything was pushed (activities/midonet/validate.ts): only a change of it can help. */
+    isInvalidTranslation: ({ event }) => event.type === 'actionFailed' && event.reason === Reason.InvalidTranslation,
+    isRefusedGeneration: ({ context }) => context.invalidGeneration === context.generation,
+    resumesPushing: ({ context }) => context.resumeTo === 'pushing',
+    resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
+    resumesReleasing: ({ context }) => context.resumeTo === 'releasing',
+    /** No observation yet: nothing to resume but waiting for one. */
+    isUnobserved: ({ context }) => context.uid === undefined,
+    isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
+    isGiveUp: ({ event }) => event.type === 'cleanup' && event.request.mode !== 'retry',
+    isForce: ({ event }) => event.type === 'cleanup' && event.request.mode === 'force',
+  },
+}).createMachine({
+  id: 'translation',
+  context: ({ input }) => ({
+    ref: input.ref,
+    timings: { ...defaultTranslationTimings, ...input.timings },
+    generation: 0,
+    desired: [],
+    pushedGeneration: -1,
+    inFlightGeneration: -1,
+    pushed: [],
+    orphaned: [],
+    deleting: false,
+    finalizerPresent: false,
+    gone: false,
+    resumeTo: 'pushing',
+    force: false,
+    actions: [],
+  }),
+  ...lifecycleRoot,
+  on: { ...lifecycleRoot.on, backendChanged: { actions: 'recordBackendChange' } },
+  states: {
+    observing: observingState,
+    /** Picks the work the latest observation calls for. */
+    deciding: {
+      always: [
+        { guard: 'isGoneWithoutUs', target: 'done' },
+        { guard: 'mustDelete', target: 'deleting' },
+        { guard: 'lacksFinalizer', target: 'addingFinalizer' },
+        { guard: 'isRefusedGeneration', target: 'invalid' },
+        { guard: 'hasUnpushedChange', target: 'pushing' },
+        { target: 'synced' },
+      ],
+    },
+    /** Nothing is pushed before the finalizer holds the Translation: what is pushed can then never outlive its record. */
+    addingFinalizer: {
+      entry: [
+        'resumeToPushing',
+        {
+          type: 'addFinalizer',
+          params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', finalizer: TRANSLATION_FINALIZER }),
+        },
+      ],
+      on: {
+        finalizerAdded: [
+          { guard: 'wasAdded', target: 'pushing', actions: 'recordFinalizer' },
+          { target: 'deciding', actions: 'recordFinalizer' },
+        ],
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    pushing: {
+      entry: [
+        'resumeToPushing',
+        'startPush',
+        {
+          type: 'push',
+          params: ({ context }) => ({
+            owner: `translation/${context.ref.namespace}/${context.ref.name}`,
+            resources: context.desired,
+            previous: context.pushed,
+            ...referenceOf(context),
+          }),
+        },
+      ],
+      on: {
+        pushed: { target: 'reporting', actions: 'recordPushed' },
+        // Through deciding: a deletion observed during the push is acted on rather than shown as invalid.
+        actionFailed: [
+          { guard: 'isInvalidTranslation', target: 'deciding', actions: ['recordFailure', 'recordInvalid'] },
+          { target: 'stuck', actions: 'recordFailure' },
+        ],
+      },
+    },
+    /**
+     * The Translation was refused whole (its condition and a Warning Event say which resource and field): nothing of
+     * it was pushed, nothing is retried. A change of it is pushed again; its deletion deletes what an earlier, valid
+     * generation pushed, and releases the finalizer.
+     */
+    invalid: {
+      tags: ['continueAsNewSafe'],
+      entry: failureStatus('invalid', (c) => ({
+        reason: Reason.InvalidTranslation,
+        message: `${c.lastError?.message ?? 'invalid'}; fix the Translation: it is pushed again when it changes`,
+      })),
+      on: {
+        observed: { actions: 'observe', target: 'deciding' },
+        refresh: { target: 'deciding', actions: ['recordAction', 'forgetInvalid'] },
+        eventRecorded: {},
+        actionFailed: {},
+      },
+    },
+    /** Status, conditions and the Event after a push: one activity, so they never disagree. */
+    reporting: {
+      entry: {
+        type: 'recordStatus',
+        params: ({ context }) => ({
+          ref: context.ref,
+          generation: context.generation,
+          state: 'synced',
+          resources: context.pushed,
+          ...keptRecord(context),
+          eventReason: Reason.Synced,
+          eventMessage: `pushed ${context.pushedCount ?? context.pushed.length} MidoNet resources (generation ${context.generation})`,
+        }),
+      },
+      // Back through deciding: a change or a deletion observed during the push is acted on now.
+      on: {
+        eventRecorded: 'deciding',
+        // Status is informative: failing to write it must not stop the lifecycle.
+        actionFailed: { target: 'deciding', actions: 'recordFailure' },
+      },
+    },
+    synced: {
+      tags: ['continueAsNewSafe'],
+      entry: driftCheckTimer.start,
+      exit: driftCheckTimer.cancel,
+      on: {
+        observed: { actions: 'observe', target: 'deciding' },
+        driftCheck: 'pushing',
+        backendChanged: { target: 'pushing', actions: 'recordBackendChange' },
+        refresh: { target: 'pushing', actions: 'recordAction' },
+        resumed: { target: 'synced', reenter: true },
+      },
+    },
+    deleting: {
+      entry: [
+        'resumeToDeleting',
+        {
+          type: 'deleteBackend',
+          params: ({ context }) => ({
+            owner: `translation/${context.ref.namespace}/${context.ref.name}`,
+            // Everything we pushed plus everything asked for: a push may have been cut short.
+            resources: mergeByKey(context.pushed, context.desired),
+            force: context.force,
+            ...referenceOf(context),
+          }),
+        },
+      ],
+      on: {
+        backendDeleted: { target: 'releasing', actions: 'recordDeleted' },
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    releasing: {
+      entry: [
+        'resumeToReleasing',
+        {
+          type: 'releaseFinalizer',
+          params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', finalizer: TRANSLATION_FINALIZER }),
+        },
+      ],
+      on: {
+        released: 'done',
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    stuck: {
+      tags: ['continueAsNewSafe'],
+      entry: [
+        failureStatus('stuck', (c) => ({
+          reason: c.lastError?.reason ?? Reason.Stuck,
+          message: `stuck while ${c.resumeTo}: ${c.lastError?.message ?? 'unknown error'}; retrying every ${c.timings.stuckRetryMs / 1000}s, or run steward cleanup`,
+        })),
+        stuckRetryTimer.start,
+      ],
+      exit: stuckRetryTimer.cancel,
+      // Status writes fail too when the API server is the problem: the stuck state itself is what matters. New desired
+      // resources observed meanwhile are pushed by the next retry; a change in MidoNet (what it waits for was created)
+      // retries now.
+      on: { ...stuckTransitions, backendChanged: { target: 'resuming', actions: 'recordBackendChange' } },
+    },
+    /**
+     * An operator gave up (cleanup orphan or force). Eventless, so the guard reads the cleanup that led here: `force`
+     * deletes the resources ignoring refusals, `orphan` leaves them in MidoNet recorded as orphaned; either way the
+     * finalizer is released after.
+     */
+    givingUp: {
+      always: [
+        { guard: 'isForce', target: 'deleting', actions: 'forceDelete' },
+        { target: 'releasing', actions: 'orphanResources' },
+      ],
+    },
+    resuming: {
+      always: [
+        { guard: 'isUnobserved', target: 'observing' },
+        { guard: 'isGoneWithoutUs', target: 'done' },
+        { guard: 'mustDelete', target: 'deleting' },
+        { guard: and(['resumesPushing', 'lacksFinalizer']), target: 'addingFinalizer' },
+        { guard: 'resumesPushing', target: 'pushing' },
+        { guard: 'resumesDeleting', target: 'deleting' },
+        { target: 'releasing' },
+      ],
+    },
+    paused: {
+      tags: ['continueAsNewSafe'],
+      on: {
+        ...pausedTransitions,
+        // A pause can arrive while an activity runs: its result still counts.
+        pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
+        backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
+        released: { guard: 'resumesReleasing', target: 'done' },
+        finalizerAdded: { actions: 'recordFinalizer' },
+        eventRecorded: {},
+      },
+    },
+    done: { type: 'final' },
+  },
+});
+
+/** The persisted record's versions: 2 renamed the first state `pending` to `observing`, as the other machines say. */
+export const translationLifecycleMachine = versioned<TranslationMachineContext>(translationMachine, [renameStates({ pending: 'observing' })]);
+
+/** Where the activities find what the workflow does not carry: the Translation's resources, or its record. */
+function referenceOf(context: TranslationMachineContext): { reference?: TranslationReference } {
+  const readResources = context.byReference === true;
+  const readRecord = context.recordInStatus === true;
+  return readResources || readRecord
+    ? { reference: { ref: context.ref, uid: context.uid ?? '', readResources, readRecord } }
+    : {};
+}
+
+const keptRecord = (context: TranslationMachineContext): { keepChildResources?: true } =>
+  context.recordInStatus ? { keepChildResources: true } : {};
+
+function withPending(pushed: PushedResource[], desired: BackendResource[]): PushedResource[] {
+  const known = new Set(pushed.map((p) => p.key));
+  const pending = desired.flatMap((resource): PushedResource[] => {
+    const identity = identifyIfJson(resource);
+    if (!identity || known.has(identity.key)) return [];
+    known.add(identity.key);
+    return [{ kind: resource.kind, parent: resource.parent ?? '', body: resource.body, ...identity, state: 'pending' }];
+  });
+  return pending.length > 0 ? [...pushed, ...pending] : pushed;
+}
+
+function mergeByKey(pushed: PushedResource[], desired: BackendResource[]): BackendResource[] {
+  const key = (r: BackendResource) => `${r.kind}|${r.parent ?? ''}|${r.body}`;
+  const seen = new Set(pushed.map(key));
+  return [
+    ...pushed.map(({ kind, parent, body }) => ({ kind, parent, body })),
+    ...desired.filter((d) => !seen.has(key(d))),
+  ];
+}

@@ -1,0 +1,100 @@
+import { kubernetes, midonet } from './activities';
+import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
+import { backendChangedSchema, backendChangedSignal } from '../model/messages';
+import {
+  translationLifecycleMachine,
+  type TranslationActionParams,
+  type TranslationMachineContext,
+  type TranslationMachineEvent,
+  type TranslationTimings,
+} from './machines/translation';
+import { describeRef } from '../model/naming';
+import { translationProjection, type PushedResource } from '../model/translation/types';
+import { Reason } from '../model/vocabulary';
+
+/**
+ * The pusher (seed 000) as a workflow: one per Translation, id `translation/<ns>/<name>`, driven by the watcher's
+ * observations. The machine (machines/translation.ts) decides; this function only wires its actions to activities.
+ */
+export type TranslationLifecycleInput = LifecycleInput<TranslationMachineContext, TranslationTimings>;
+
+export async function translationLifecycle(input: TranslationLifecycleInput): Promise<void> {
+  const what = describeRef(input.ref);
+  await runLifecycle<TranslationMachineContext, TranslationMachineEvent, TranslationTimings, TranslationActionParams>(translationLifecycleMachine, input, {
+    projection: translationProjection,
+    resources: (c) => [
+      ...c.pushed.map(asView),
+      ...c.orphaned.map((r) => ({ ...asView(r), state: 'orphaned' })),
+      // A large Translation's record is its status: the view says how many and where.
+      ...(c.recordInStatus
+        ? [
+            {
+              kind: 'Translation',
+              id: `${c.pushedCount ?? 0} resources, listed in status.childResources`,
+              state: 'synced',
+            },
+          ]
+        : []),
+    ],
+    slowActions: ['push', 'deleteBackend'],
+    setup: (interpreter) =>
+      forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({
+        type: 'backendChanged' as const,
+        notice,
+      })),
+    executors: {
+      push: async (p) => ({
+        type: 'pushed',
+        ...(await midonet.pushTranslation.executeWithOptions(
+          { summary: `push ${p.resources.length} MidoNet resources of ${what}` },
+          [p],
+        )),
+      }),
+      deleteBackend: async (p) => ({
+        type: 'backendDeleted',
+        ...(await midonet.deleteTranslation.executeWithOptions(
+          { summary: `delete ${p.resources.length} MidoNet resources of ${what} in reverse order` },
+          [p],
+        )),
+      }),
+      addFinalizer: async (p) => ({
+        type: 'finalizerAdded',
+        ...(await kubernetes.addFinalizer.executeWithOptions(
+          { summary: `put the finalizer ${p.finalizer} on ${what} before pushing` },
+          [p],
+        )),
+      }),
+      releaseFinalizer: async (p) => {
+        await kubernetes.releaseFinalizer.executeWithOptions(
+          { summary: `release the finalizer ${p.finalizer} of ${what}` },
+          [p],
+        );
+        return { type: 'released' };
+      },
+      recordStatus: async (p) => {
+        const synced = p.state === 'synced';
+        const condition = synced
+          ? { status: 'True' as const, reason: Reason.Synced, message: p.eventMessage }
+          : { status: 'False' as const, reason: p.error?.reason ?? Reason.Stuck, message: p.eventMessage };
+        await kubernetes.recordTranslationStatus.executeWithOptions(
+          { summary: `status ${p.state} and a ${p.eventReason} Event on ${what}` },
+          [
+            {
+              ref: p.ref,
+              generation: p.generation,
+              ...(p.keepChildResources
+                ? {}
+                : { childResources: p.resources.map(({ kind, id, state }) => ({ kind, id, state })) }),
+              ready: condition,
+              synced: condition,
+              event: { type: synced ? 'Normal' : 'Warning', reason: p.eventReason, message: p.eventMessage },
+            },
+          ],
+        );
+        return { type: 'eventRecorded' };
+      },
+    },
+  });
+}
+
+const asView = (r: PushedResource) => ({ kind: r.kind, id: r.id, state: r.state });
