@@ -26,12 +26,8 @@ import {
   type ObjectsHarness,
 } from '../test/support/objects-harness';
 import { translate } from '../model/translation';
-import {
-  toProjection,
-  type KubernetesProjection,
-  type NodeProjection,
-  type Translation,
-} from '../model/translation/types';
+import { type KubernetesProjection, type NodeProjection, type Translation } from '../model/translation/types';
+import { toProjection } from '../model/translation/to-projection';
 import { startDirectReconciler, type DirectReconciler } from './direct/reconciler';
 import { counted, startMeter, temporalProcesses, workerActivities, type Usage } from './measure';
 import type { Report, Row } from './report';

@@ -20,6 +20,7 @@ import { loadDevStack } from './dev-stack';
 /** Marks what the demo created, so `--cleanup` never deletes a same-named object of someone else's. */
 const DEMO_LABELS = { 'app.kubernetes.io/managed-by': 'steward-demo' };
 const PEER_POD = 'web-peer';
+const PEER_POD_REF: ObjectRef = { kind: 'PeerPod', namespace: 'default', name: PEER_POD };
 const PEER_RUNTIME_CLASS = KATA_REMOTE;
 const POLL_MS = 1_000;
 
@@ -202,8 +203,15 @@ interface DemoEntry {
   remove: () => Promise<unknown>;
 }
 
+/** A demo object as the API server has it. */
+interface LiveObject {
+  ref: ObjectRef;
+  object: k8s.KubernetesObject;
+}
+
 const refKey = (ref: { namespace?: string; name: string }) =>
   ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+const translationKey = (t: TranslationObject) => refKey(t.metadata as { namespace: string; name: string });
 
 class Demo {
   private readonly core: k8s.CoreV1Api;
@@ -227,11 +235,16 @@ class Demo {
     this.admin = stack.midonet.adminUrl ? new (loadDevStack('demo').EmulatorAdmin)(stack.midonet.adminUrl) : undefined;
   }
 
+  /** The sample's Pods, and the peer pod when asked for. */
+  private pods(): k8s.V1Pod[] {
+    return [...this.objects.pods, ...(this.withPeerPod ? [this.objects.peerPod] : [])];
+  }
+
   /** Each demo object: its ref, how to read it now, and how to delete it. */
   private entries(): DemoEntry[] {
     const { core } = this;
     const { nodes, service, endpoints } = this.objects;
-    const pods = [...this.objects.pods, ...(this.withPeerPod ? [this.objects.peerPod] : [])];
+    const pods = this.pods();
     const name = (o: { metadata?: k8s.V1ObjectMeta }) => o.metadata!.name!;
     const namespace = (o: { metadata?: k8s.V1ObjectMeta }) => o.metadata!.namespace!;
     const nodeEntries = nodes.map((n) => ({
@@ -259,17 +272,44 @@ class Demo {
   }
 
   async create(timeoutMs: number): Promise<void> {
-    const { core, objects } = this;
-    const cluster = sampleCluster();
-    if (this.admin) {
-      // Real hosts are registered by MidoNet agents; the emulator has none until told.
-      for (const host of cluster.hosts) await this.admin.seedHost(host);
-      this.out(
-        `Seeded ${cluster.hosts.length} MidoNet hosts in the emulator: ${cluster.hosts.map((h) => h.name).join(', ')}\n`,
-      );
-    } else this.out('MidoNet is not the emulator: its agents must have registered the hosts the sample Nodes name.\n');
+    await this.seedHosts();
+    await this.createObjects();
+    const live = await Promise.all(
+      this.entries().map(async (entry) => ({ ref: entry.ref, object: await entry.read() })),
+    );
+    this.out(`\nKubernetes objects (label ${Object.entries(DEMO_LABELS)[0]!.join('=')}):\n`);
+    this.out(table(live.map(({ ref, object }) => [ref.kind, refKey(ref), `uid ${object.metadata?.uid ?? ''}`])));
+    const translations = await this.untilTranslationsReady(live, timeoutMs);
+    await this.printEmulatorResources();
+    if (this.withPeerPod) await this.untilPeerPodHasVm(timeoutMs);
+    this.printLinks('Lifecycle workflows', [
+      GLOBAL_MIDONET_WORKFLOW_ID,
+      ...live.map(({ ref }) => workflowId(ref)),
+      ...(this.withPeerPod ? [workflowId(PEER_POD_REF)] : []),
+    ]);
+    this.printLinks(
+      'Translation workflows (the pushers)',
+      translations.map((t) =>
+        workflowId({ kind: 'Translation', namespace: t.metadata!.namespace!, name: t.metadata!.name! }),
+      ),
+    );
+    this.out(`\nUndo with: steward demo --cleanup${this.stackArg}\n`);
+  }
 
-    // Status goes through the status subresource, as a kubelet (absent here) would write it.
+  /** Real hosts are registered by MidoNet agents; the emulator has none until told. */
+  private async seedHosts(): Promise<void> {
+    if (!this.admin) {
+      this.out('MidoNet is not the emulator: its agents must have registered the hosts the sample Nodes name.\n');
+      return;
+    }
+    const { hosts } = sampleCluster();
+    for (const host of hosts) await this.admin.seedHost(host);
+    this.out(`Seeded ${hosts.length} MidoNet hosts in the emulator: ${hosts.map((h) => h.name).join(', ')}\n`);
+  }
+
+  /** Status goes through the status subresource, as a kubelet (absent here) would write it. */
+  private async createObjects(): Promise<void> {
+    const { core, objects } = this;
     for (const node of objects.nodes) {
       await createOrKeep(() => core.createNode({ body: node }));
       const current = await core.readNode({ name: node.metadata!.name! });
@@ -279,7 +319,7 @@ class Demo {
       });
     }
     if (this.withPeerPod) await createOrKeep(() => this.node.createRuntimeClass({ body: objects.runtimeClass }));
-    for (const pod of [...objects.pods, ...(this.withPeerPod ? [objects.peerPod] : [])]) {
+    for (const pod of this.pods()) {
       const { name, namespace } = pod.metadata as { name: string; namespace: string };
       await createOrKeep(() => core.createNamespacedPod({ namespace, body: pod }));
       const current = await core.readNamespacedPod({ name, namespace });
@@ -294,13 +334,10 @@ class Demo {
     await createOrKeep(() =>
       core.createNamespacedEndpoints({ namespace: endpoints.metadata!.namespace!, body: endpoints }),
     );
+  }
 
-    const live = await Promise.all(
-      this.entries().map(async (entry) => ({ ref: entry.ref, object: await entry.read() })),
-    );
-    this.out(`\nKubernetes objects (label ${Object.entries(DEMO_LABELS)[0]!.join('=')}):\n`);
-    this.out(table(live.map(({ ref, object }) => [ref.kind, refKey(ref), `uid ${object.metadata?.uid ?? ''}`])));
-
+  /** Waits until every Translation the live objects should own exists and is Ready, and prints them with their owner. */
+  private async untilTranslationsReady(live: LiveObject[], timeoutMs: number): Promise<TranslationObject[]> {
     const expected = expectedTranslations(live);
     const owners = new Map(live.map(({ ref, object }) => [object.metadata!.uid!, ref]));
     this.out(`\nWaiting up to ${timeoutMs / 1000} s until their ${expected.size} Translations are Ready…\n`);
@@ -308,17 +345,7 @@ class Demo {
       const owned = (await this.translations()).filter((t) =>
         t.metadata?.ownerReferences?.some((o) => owners.has(o.uid)),
       );
-      const byKey = new Map(owned.map((t) => [refKey(t.metadata as { namespace: string; name: string }), t]));
-      const problems = [...new Set([...expected, ...byKey.keys()])].sort().flatMap((key) => {
-        const t = byKey.get(key);
-        if (!t) return [`${key}: not created yet`];
-        const condition = t.status?.conditions?.find((c) => c.type === 'Ready');
-        return condition?.status === 'True'
-          ? []
-          : [
-              `${key}: Ready=${condition?.status ?? 'unknown'}${condition ? ` ${condition.reason}: ${condition.message}` : ' (no status yet)'}`,
-            ];
-      });
+      const problems = notReady(expected, owned);
       return problems.length ? { done: false as const, problems } : { done: true as const, value: owned };
     });
     if (!ready.done)
@@ -335,51 +362,41 @@ class Demo {
             `${owner.kind} ${refKey(owner)}`,
             'Ready=True',
             `${t.resources?.length ?? 0} resources`,
-            refKey(t.metadata as { namespace: string; name: string }),
+            translationKey(t),
           ];
         }),
       ),
     );
-    if (this.admin) {
-      const dump = await this.admin.dump();
-      const counts = Object.entries(dump).filter(([, items]) => items.length > 0);
-      this.out(
-        `\nMidoNet resources in the emulator (all, the cluster's globals included):\n${table(counts.map(([kind, items]) => [kind, String(items.length)]))}`,
-      );
-    }
-    const peerPodRef = { kind: 'PeerPod' as const, namespace: 'default', name: PEER_POD };
-    if (this.withPeerPod) {
-      this.out(`\nWaiting until peer pod ${refKey(peerPodRef)} has its VM (runtime class ${PEER_RUNTIME_CLASS})…\n`);
-      const recorded = await this.poll(timeoutMs, async () => {
-        const peerPod = await this.peerPod();
-        return peerPod?.spec?.instanceID
-          ? { done: true as const, value: peerPod }
-          : {
-              done: false as const,
-              problems: [
-                `PeerPod ${refKey(peerPodRef)}: ${peerPod ? 'no instance yet' : 'not created yet'} (\`steward status peerpod ${refKey(peerPodRef)}\` tells why)`,
-              ],
-            };
-      });
-      if (!recorded.done) throw new Error(`timed out after ${timeoutMs / 1000} s; ${recorded.problems.join('; ')}`);
-      const { cloudProvider = '?', instanceID = '?' } = recorded.value.spec ?? {};
-      this.out(
-        `\nPeer pod VM:\n${table([[`Pod ${refKey(peerPodRef)}`, `PeerPod ${refKey(peerPodRef)}`, `${cloudProvider} VM ${instanceID}`]])}`,
-      );
-      if (cloudProvider === 'libvirt') this.out(`  see it: virsh -c ${this.stack.libvirt.uri} dominfo ${instanceID}\n`);
-    }
-    this.printLinks('Lifecycle workflows', [
-      GLOBAL_MIDONET_WORKFLOW_ID,
-      ...live.map(({ ref }) => workflowId(ref)),
-      ...(this.withPeerPod ? [workflowId(peerPodRef)] : []),
-    ]);
-    this.printLinks(
-      'Translation workflows (the pushers)',
-      ready.value.map((t) =>
-        workflowId({ kind: 'Translation', namespace: t.metadata!.namespace!, name: t.metadata!.name! }),
-      ),
+    return ready.value;
+  }
+
+  private async printEmulatorResources(): Promise<void> {
+    if (!this.admin) return;
+    const dump = await this.admin.dump();
+    const counts = Object.entries(dump).filter(([, items]) => items.length > 0);
+    this.out(
+      `\nMidoNet resources in the emulator (all, the cluster's globals included):\n${table(counts.map(([kind, items]) => [kind, String(items.length)]))}`,
     );
-    this.out(`\nUndo with: steward demo --cleanup${this.stackArg}\n`);
+  }
+
+  private async untilPeerPodHasVm(timeoutMs: number): Promise<void> {
+    const key = refKey(PEER_POD_REF);
+    this.out(`\nWaiting until peer pod ${key} has its VM (runtime class ${PEER_RUNTIME_CLASS})…\n`);
+    const recorded = await this.poll(timeoutMs, async () => {
+      const peerPod = await this.peerPod();
+      return peerPod?.spec?.instanceID
+        ? { done: true as const, value: peerPod }
+        : {
+            done: false as const,
+            problems: [
+              `PeerPod ${key}: ${peerPod ? 'no instance yet' : 'not created yet'} (\`steward status peerpod ${key}\` tells why)`,
+            ],
+          };
+    });
+    if (!recorded.done) throw new Error(`timed out after ${timeoutMs / 1000} s; ${recorded.problems.join('; ')}`);
+    const { cloudProvider = '?', instanceID = '?' } = recorded.value.spec ?? {};
+    this.out(`\nPeer pod VM:\n${table([[`Pod ${key}`, `PeerPod ${key}`, `${cloudProvider} VM ${instanceID}`]])}`);
+    if (cloudProvider === 'libvirt') this.out(`  see it: virsh -c ${this.stack.libvirt.uri} dominfo ${instanceID}\n`);
   }
 
   async cleanup(timeoutMs: number): Promise<void> {
@@ -404,12 +421,12 @@ class Demo {
       const problems = left.map((t) => {
         const ready = t.status?.conditions?.find((c) => c.type === 'Ready');
         const finalizers = t.metadata?.finalizers?.join(', ') || 'none';
-        return `${refKey(t.metadata as { namespace: string; name: string })}: finalizers ${finalizers}${ready ? `; Ready=${ready.status} ${ready.reason}: ${ready.message}` : ''}`;
+        return `${translationKey(t)}: finalizers ${finalizers}${ready ? `; Ready=${ready.status} ${ready.reason}: ${ready.message}` : ''}`;
       });
       const peerPod = this.withPeerPod ? await this.peerPod() : undefined;
       if (peerPod)
         problems.push(
-          `PeerPod default/${PEER_POD}: finalizers ${peerPod.metadata?.finalizers?.join(', ') || 'none'} (its VM is being deleted)`,
+          `PeerPod ${refKey(PEER_POD_REF)}: finalizers ${peerPod.metadata?.finalizers?.join(', ') || 'none'} (its VM is being deleted)`,
         );
       return problems.length ? { done: false as const, problems } : { done: true as const, value: undefined };
     });
@@ -474,8 +491,23 @@ class Demo {
   }
 }
 
+/** What keeps the expected Translations from being Ready, one line each, by `namespace/name`; none when all are. */
+function notReady(expected: Set<string>, owned: TranslationObject[]): string[] {
+  const byKey = new Map(owned.map((t) => [translationKey(t), t]));
+  return [...new Set([...expected, ...byKey.keys()])].sort().flatMap((key) => {
+    const t = byKey.get(key);
+    if (!t) return [`${key}: not created yet`];
+    const condition = t.status?.conditions?.find((c) => c.type === 'Ready');
+    return condition?.status === 'True'
+      ? []
+      : [
+          `${key}: Ready=${condition?.status ?? 'unknown'}${condition ? ` ${condition.reason}: ${condition.message}` : ' (no status yet)'}`,
+        ];
+  });
+}
+
 /** `namespace/name` of every Translation the objects should own, computed by the translation the workflows run. */
-function expectedTranslations(live: { ref: ObjectRef; object: k8s.KubernetesObject }[]): Set<string> {
+function expectedTranslations(live: LiveObject[]): Set<string> {
   const projections = live.map(({ ref, object }) =>
     project(ref.kind as 'Node' | 'Pod' | 'Service' | 'Endpoints', object),
   );

@@ -13,7 +13,7 @@ export function loadDevStack(command: string): typeof DevStack {
     // Only the stack itself being absent: a module missing inside it is a broken checkout, reported as it is.
     if (
       (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' &&
-      (error as Error).message.startsWith("Cannot find module '../../deploy/local'")
+      (error as Error).message.startsWith("Cannot find module '../deploy/local'")
     ) {
       throw new Error(
         `steward ${command} needs the embedded development stack (deploy/local), which this installation does not have (the container image leaves it out): run it from a checkout of the repository`,

@@ -6,14 +6,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { Command } from 'commander';
-import pino from 'pino';
+import { runStackWorker } from '../test/support';
 import { adminConfig, createNamespace, createService, translationOf } from '../test/support/kubernetes';
 import { createKubernetesActivities } from '../activities/kubernetes';
 import { backendResource, createMidonetClient } from '../activities/midonet';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { type RunningWorker } from '../worker';
-import { runWorker } from './worker';
-import { loadWorkerConfig } from './worker';
 import { SWEEP_SCHEDULE_ID } from '../model/naming';
 import type { SweepReport } from '../model/sweep-report';
 import { ensureSweepSchedule } from '../starter/sweep-schedule';
@@ -32,19 +30,7 @@ const midonet = createMidonetClient({ baseUrl: info.midonet.url, username: 'admi
 let worker: RunningWorker;
 
 beforeAll(async () => {
-  const config = loadWorkerConfig(
-    {
-      address,
-      taskQueue,
-      httpHost: '127.0.0.1',
-      httpPort: '0',
-      kubeconfig: info.kubernetes.kubeconfig,
-      midonetUrl: info.midonet.url,
-      midonetUsername: 'admin',
-    },
-    { MIDONET_PASSWORD: 'admin' },
-  );
-  worker = await runWorker(config, { activities: { cloud: undefined }, log: pino({ level: 'error' }) });
+  worker = await runStackWorker(info, taskQueue, undefined);
   const kc = adminConfig();
   const owner = await createService(kc, await createNamespace(kc, 'steward-test-sweep-cli'));
   await createKubernetesActivities({ kubeConfig: kc }).applyTranslations({
@@ -136,7 +122,7 @@ describe('steward sweep', () => {
   });
 
   it('as a process: plain progress lines on stderr; a backend the worker lacks is named and the exit code is 1; the report still printed', async () => {
-    const bin = join(__dirname, '..', '..', 'bin', 'steward.cjs');
+    const bin = join(__dirname, '..', 'bin', 'steward.cjs');
     const failed = await promisify(execFile)(process.execPath, [
       bin,
       'sweep',

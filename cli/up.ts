@@ -32,7 +32,7 @@ function peerPodSummary(cloud: CloudConfig | undefined, runtimeClasses: string[]
 
 /**
  * The deployer's cluster router (seed 001: the global setup workflow only checks it), with the same body as the global
- * Translation's router (workflows/translation/global.ts), so the two never differ.
+ * Translation's router (model/translation/global.ts), so the two never differ.
  */
 async function ensureClusterRouter(midonet: MidonetConnection, tenant: string): Promise<string> {
   const router = backendResource('Router', '', {
@@ -203,6 +203,98 @@ const temporalProfiles: Record<TemporalProfile, string> = {
   cluster: 'PostgreSQL and three Temporal server hosts (frontend, matching and worker; history twice)',
 };
 
+/** The flags of `steward up`. */
+interface UpOptions {
+  stateDir?: string;
+  freePorts?: boolean;
+  steward: boolean;
+  taskQueue?: string;
+  temporal: TemporalProfile;
+  workers?: number;
+  starters?: number;
+}
+
+/** `--workers` or `--starters`: Steward as processes, the way it is deployed. */
+const asDeployed = (options: UpOptions) => options.workers !== undefined || options.starters !== undefined;
+
+/** Steward beside the stack: as processes, in this process, or nothing with `--no-steward`. */
+async function startSteward(info: StackInfo, options: UpOptions): Promise<StewardOnStack | undefined> {
+  if (asDeployed(options))
+    return runProcessesOnStack(info, {
+      workers: options.workers ?? 1,
+      starters: options.starters ?? 1,
+      taskQueue: options.taskQueue,
+    });
+  if (options.steward)
+    return runOnStack(info, { freePorts: options.freePorts ?? false, flags: { taskQueue: options.taskQueue } });
+  return undefined;
+}
+
+/** What runs and where, printed once everything is up. */
+function upSummary(info: StackInfo, stackJson: string, steward: StewardOnStack | undefined): string {
+  const lines = [
+    '',
+    `Steward embedded stack is up${steward ? `, with ${steward.what}` : ''}.`,
+    `  Temporal UI:       ${info.temporal.uiUrl ?? '(external server: see its own UI)'}`,
+    `  Temporal address:  ${info.temporal.address} (namespace ${info.temporal.namespace})`,
+    ...column(
+      'Temporal hosts:',
+      (info.temporal.hosts ?? []).map((h) => `${h.name}: ${h.services.join(', ')} (pid ${h.pid})`),
+    ),
+    ...(info.pids.postgres
+      ? [`  PostgreSQL:        pid ${info.pids.postgres} (Temporal's persistence and visibility)`]
+      : []),
+    `  kubeconfig:        ${info.kubernetes.kubeconfig}`,
+    `  libvirt URI:       ${info.libvirt.uri}`,
+    `  MidoNet API:       ${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}`,
+    `  EC2 endpoint:      ${info.ec2.endpoint} (region ${info.ec2.region}${info.ec2.external ? '' : ', moto test server'})`,
+    `  stack.json:        ${stackJson}`,
+    ...(steward?.summary ?? []),
+    'Press Ctrl-C to stop.',
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * Why to stop: a signal, or the worker ending on its own (it failed; as processes, every worker or every starter
+ * gone), which stops everything too.
+ */
+function untilStopped(steward: StewardOnStack | undefined, deployed: boolean): Promise<string> {
+  const workerEnded = steward?.done.then(
+    () => 'the worker stopped',
+    (error: unknown) =>
+      `${deployed ? 'Steward' : 'the worker'} failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
+  return Promise.race([untilStopSignal(), ...(workerEnded ? [workerEnded] : [])]);
+}
+
+/** The stack, Steward beside it, until Ctrl-C or Steward's end (then with exit code 1). */
+async function up(options: UpOptions, command: Command): Promise<void> {
+  if (asDeployed(options) && !options.steward)
+    command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
+  const { startStack, stackFile } = loadDevStack('up');
+  const stack = await startStack({
+    stateDir: options.stateDir,
+    ports: options.freePorts ? 'free' : 'default',
+    temporal: options.temporal,
+  });
+  const { info } = stack;
+  let steward: StewardOnStack | undefined;
+  try {
+    steward = await startSteward(info, options);
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
+  process.stdout.write(upSummary(info, stackFile(info.stateDir), steward));
+  const why = await untilStopped(steward, asDeployed(options));
+  const signalled = why === 'SIGINT' || why === 'SIGTERM';
+  process.stdout.write(`\n${why}: stopping ${steward ? `${steward.what} and ` : ''}the stack…\n`);
+  await steward?.stop().catch((error: unknown) => process.stderr.write(`stopping Steward: ${String(error)}\n`));
+  await stack.stop().catch((error: unknown) => process.stderr.write(`stopping the stack: ${String(error)}\n`));
+  if (!signalled) process.exitCode = 1;
+}
+
 export function registerUpCommand(program: Command): void {
   const command = program
     .command('up')
@@ -233,77 +325,7 @@ export function registerUpCommand(program: Command): void {
       countArgument,
     );
   // The worker's and the starter's task queue: the stack's Temporal gives the rest of the Temporal settings.
-  addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action(
-    async (options: {
-      stateDir?: string;
-      freePorts?: boolean;
-      steward: boolean;
-      taskQueue?: string;
-      temporal: TemporalProfile;
-      workers?: number;
-      starters?: number;
-    }) => {
-      const asDeployed = options.workers !== undefined || options.starters !== undefined;
-      if (asDeployed && !options.steward)
-        command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
-      const { startStack, stackFile } = loadDevStack('up');
-      const stack = await startStack({
-        stateDir: options.stateDir,
-        ports: options.freePorts ? 'free' : 'default',
-        temporal: options.temporal,
-      });
-      const { info } = stack;
-      let steward: StewardOnStack | undefined;
-      try {
-        if (asDeployed)
-          steward = await runProcessesOnStack(info, {
-            workers: options.workers ?? 1,
-            starters: options.starters ?? 1,
-            taskQueue: options.taskQueue,
-          });
-        else if (options.steward)
-          steward = await runOnStack(info, {
-            freePorts: options.freePorts ?? false,
-            flags: { taskQueue: options.taskQueue },
-          });
-      } catch (error) {
-        await stack.stop();
-        throw error;
-      }
-      const lines = [
-        '',
-        `Steward embedded stack is up${steward ? `, with ${steward.what}` : ''}.`,
-        `  Temporal UI:       ${info.temporal.uiUrl ?? '(external server: see its own UI)'}`,
-        `  Temporal address:  ${info.temporal.address} (namespace ${info.temporal.namespace})`,
-        ...column(
-          'Temporal hosts:',
-          (info.temporal.hosts ?? []).map((h) => `${h.name}: ${h.services.join(', ')} (pid ${h.pid})`),
-        ),
-        ...(info.pids.postgres
-          ? [`  PostgreSQL:        pid ${info.pids.postgres} (Temporal's persistence and visibility)`]
-          : []),
-        `  kubeconfig:        ${info.kubernetes.kubeconfig}`,
-        `  libvirt URI:       ${info.libvirt.uri}`,
-        `  MidoNet API:       ${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}`,
-        `  EC2 endpoint:      ${info.ec2.endpoint} (region ${info.ec2.region}${info.ec2.external ? '' : ', moto test server'})`,
-        `  stack.json:        ${stackFile(info.stateDir)}`,
-        ...(steward?.summary ?? []),
-        'Press Ctrl-C to stop.',
-      ];
-      process.stdout.write(lines.join('\n') + '\n');
-      // The worker ending on its own (it failed; as processes, every worker or every starter gone) stops everything
-      // too, with exit code 1.
-      const workerEnded = steward?.done.then(
-        () => 'the worker stopped',
-        (error: unknown) =>
-          `${asDeployed ? 'Steward' : 'the worker'} failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-      const why = await Promise.race([untilStopSignal(), ...(workerEnded ? [workerEnded] : [])]);
-      const signalled = why === 'SIGINT' || why === 'SIGTERM';
-      process.stdout.write(`\n${why}: stopping ${steward ? `${steward.what} and ` : ''}the stack…\n`);
-      await steward?.stop().catch((error: unknown) => process.stderr.write(`stopping Steward: ${String(error)}\n`));
-      await stack.stop().catch((error: unknown) => process.stderr.write(`stopping the stack: ${String(error)}\n`));
-      if (!signalled) process.exitCode = 1;
-    },
+  addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action((options: UpOptions) =>
+    up(options, command),
   );
 }

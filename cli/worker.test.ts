@@ -16,6 +16,14 @@ const cert = pem('client.pem');
 const key = pem('client.key');
 const ca = pem('ca.pem');
 
+/** A complete MidoNet connection, as its four variables give it. */
+const midonetEnv = {
+  MIDONET_API_URL: 'http://127.0.0.1:8181/midonet-api',
+  MIDONET_USERNAME: 'admin',
+  MIDONET_PASSWORD: 'pw-456',
+  MIDONET_TENANT: 'admin',
+};
+
 function issues(flags: Flags, env: NodeJS.ProcessEnv = {}): string[] {
   try {
     loadWorkerConfig(flags, env);
@@ -74,16 +82,10 @@ describe('worker configuration', () => {
   });
 
   it('builds the MidoNet connection from the four variables', () => {
-    const env = {
-      MIDONET_API_URL: 'http://127.0.0.1:8181/midonet-api',
-      MIDONET_USERNAME: 'admin',
-      MIDONET_PASSWORD: 'pw',
-      MIDONET_TENANT: 'admin',
-    };
-    expect(loadWorkerConfig({}, env).midonet).toEqual({
-      baseUrl: env.MIDONET_API_URL,
+    expect(loadWorkerConfig({}, midonetEnv).midonet).toEqual({
+      baseUrl: midonetEnv.MIDONET_API_URL,
       username: 'admin',
-      password: 'pw',
+      password: 'pw-456',
       tenant: 'admin',
     });
   });
@@ -232,12 +234,7 @@ describe('worker configuration', () => {
   });
 
   it('hides the API key and the MidoNet password in the configuration it logs', () => {
-    const env = {
-      TEMPORAL_API_KEY: 'key-123',
-      MIDONET_API_URL: 'http://m/api',
-      MIDONET_USERNAME: 'u',
-      MIDONET_PASSWORD: 'pw-456',
-    };
+    const env = { ...midonetEnv, TEMPORAL_API_KEY: 'key-123' };
     const logged = JSON.stringify(redacted(loadWorkerConfig({}, env)));
     expect(logged).not.toMatch(/key-123|pw-456/);
     expect(logged).toContain('"apiKey":"[redacted]"');

@@ -1,9 +1,9 @@
 /**
- * Steward's words on Kubernetes objects, in one place: the finalizers it puts on or releases, and the CamelCase
- * reasons of the lifecycles' own Events, conditions and last errors. A failed backend call carries a reason of its
- * backend's table instead (activities/kubernetes/errors.ts, activities/midonet/errors.ts, activities/cloud/errors.ts)
- * and a translation error one of `TranslationErrorReason` (translation/errors.ts), a translation note (something left
- * out on purpose, told in a Normal Event) one of `TranslationNote`'s; a lifecycle shows those as they come.
+ * Steward's words on Kubernetes objects, in one place: the finalizers it puts on or releases, the annotations it
+ * writes, and every CamelCase reason of its Events, conditions and last errors: the lifecycles' own (`Reason`), each
+ * backend's failures (the tables below; activities/<backend>/errors.ts turn a call's error into one), and the
+ * translation's errors and notes (`TranslationErrorReason`, `TranslationNote`, translation/errors.ts). A lifecycle
+ * shows a backend's or the translation's reason as it comes.
  */
 
 /** midonet-kubernetes' finalizer on every Translation: its pusher deletes the backend resources, then releases it. */
@@ -18,7 +18,18 @@ export const PEERPOD_FINALIZER = 'peer.pod/finalizer';
  * Held on a dependency (a Node, a Service) while it has referrers, so that when it is deleted its workflow can still
  * read the list and tell them (seed 003's finalizer flow); that workflow releases it afterwards.
  */
-export const REFERRERS_FINALIZER = 'steward.midonet.org/referrers';
+export const REFERRERS_FINALIZER = 'steward.dev/referrers';
+/** On a dependency: the objects that depend on it (seed 003's back-references), a sorted JSON list. */
+export const REFERRERS_ANNOTATION = 'steward.dev/referrers';
+/**
+ * The name an earlier Steward gave both the referrers annotation and its finalizer, before everything it writes took
+ * the `steward.dev/` prefix: still read and released, and replaced by the new name at the next write.
+ */
+export const LEGACY_REFERRERS = 'steward.midonet.org/referrers';
+
+/** The finalizer and its older names: releasing a finalizer releases them all. */
+export const finalizerNames = (finalizer: string): string[] =>
+  finalizer === REFERRERS_FINALIZER ? [finalizer, LEGACY_REFERRERS] : [finalizer];
 
 /** Reasons a lifecycle gives of its own; each is its own value, as in an enum. */
 export const Reason = {
@@ -56,9 +67,110 @@ export const Reason = {
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
 /**
- * Reasons of the Kubernetes failure table (activities/kubernetes/errors.ts) for a request the API server refused as
+ * Reasons of the Kubernetes failure table (`kubernetesFailures`) for a request the API server refused as
  * such (400, 422, any other 4xx but 401/403/404/409/429): the same request fails the same way however often it is
  * retried, so a lifecycle shows it as `invalid`, with the reason, instead of retrying it in `stuck` for ever.
  * (403 is not among them: an operator fixes RBAC, then a retry succeeds.)
  */
-export const REFUSED_REQUEST_REASONS = ['KubernetesBadRequest', 'KubernetesInvalid', 'KubernetesRejected'] as const;
+export const REFUSED_REQUEST_REASONS = [
+  'KubernetesBadRequest',
+  'KubernetesInvalid',
+  'KubernetesRejected',
+] as const satisfies readonly KubernetesFailureType[];
+
+export type { TranslationErrorReason, TranslationNote } from './translation/errors';
+
+// The kubernetes failures (activities/kubernetes/errors.ts).
+/** Reason → retryable. Retryable means "the same call can succeed later without anyone changing the request". */
+export const kubernetesFailures = {
+  /** 5xx, connection refused or reset, API server down. */
+  KubernetesUnavailable: true,
+  /** 429: the API server's priority and fairness asked us to slow down. */
+  KubernetesThrottled: true,
+  /** 409 that kept coming back after re-reading: another writer is busy with the object. */
+  KubernetesConflict: true,
+  /** 401: a token that expired is renewed by whoever mounts it. */
+  KubernetesUnauthorized: true,
+  /** 400: the request itself is wrong. */
+  KubernetesBadRequest: false,
+  /** 403: RBAC does not grant the verb; deploy/rbac/steward-clusterrole.yaml lists what Steward needs. */
+  KubernetesForbidden: false,
+  /** 422: the object does not pass validation (CRD schema, immutable fields, finalizers on a deleting object). */
+  KubernetesInvalid: false,
+  /** 404 where the caller cannot go on without the object (e.g. the CRD is not installed). */
+  KubernetesNotFound: false,
+  /** Any other 4xx. */
+  KubernetesRejected: false,
+  /** addReferrer: the dependency does not exist, so there is nothing to hang the back-reference on. */
+  DependencyNotFound: false,
+  /** applyTranslations: a Translation does not carry its owner's label or ownerReference, so it could never be found stale. */
+  TranslationOwnerMismatch: false,
+} as const;
+
+export type KubernetesFailureType = keyof typeof kubernetesFailures;
+
+// The midonet failures (activities/midonet/errors.ts).
+/** Reason → retryable. Retryable means "the same call can succeed later without anyone changing the request". */
+export const midonetFailures = {
+  /** 5xx, connection refused or reset, backend down. */
+  MidonetUnavailable: true,
+  /** No answer within the per-call timeout. */
+  MidonetTimeout: true,
+  /** 401 even after logging in again: credentials or the auth service may recover. */
+  MidonetUnauthorized: true,
+  /** 409 for an object that is not there, e.g. a binding before its host joins a tunnel zone: resolves once the other side is pushed. */
+  MidonetConflict: true,
+  /** 400, with the violations. */
+  MidonetValidation: false,
+  /** 404 on create: the parent is not there. */
+  MidonetParentMissing: false,
+  /** 404 on create naming another referenced object (a filter chain, a jump target, a bound port). */
+  MidonetReferenceMissing: false,
+  /** 405: the API has no such operation for the kind. */
+  MidonetUnsupported: false,
+  /** 406 / 415: the media type was refused. */
+  MidonetMediaType: false,
+  /** Any other 4xx. */
+  MidonetRejected: false,
+  /** The input resource is not a valid MidoNet resource (unknown kind, body not JSON, parent where none belongs). */
+  MidonetBadResource: false,
+  /** A success reply the client cannot read. */
+  MidonetBadResponse: false,
+  /** The pusher met a missing parent or referenced object: another Translation not pushed yet, retried until it is. */
+  MidonetDependencyMissing: true,
+  /** The pusher met an object with another body that this Translation did not push: an operator must resolve it. */
+  ResourceConflict: false,
+  /** Another Translation owns a resource this one lists: refused until that one lets it go (it is told then). */
+  ResourceClaimed: false,
+  /** A Translation refused before any of it is pushed (validate.ts): only a changed Translation can fix it. */
+  InvalidTranslation: false,
+} as const;
+
+export type MidonetFailureType = keyof typeof midonetFailures;
+
+// The cloud failures (activities/cloud/errors.ts).
+/** Reason → retryable. Retryable means "the same call can succeed later without anyone changing the request". */
+export const cloudFailures = {
+  /** The backend cannot be reached or answers 5xx: libvirtd down, EC2 endpoint unreachable. */
+  CloudUnavailable: true,
+  /** The backend asks us to slow down (EC2 RequestLimitExceeded). */
+  CloudThrottled: true,
+  /** No more VMs, vCPUs or addresses may be created; someone must free or raise the quota. */
+  CloudQuotaExceeded: false,
+  /** The request is wrong: unknown image or instance type, malformed id, bad domain XML. */
+  CloudInvalidRequest: false,
+  /** The credentials are refused. */
+  CloudUnauthorized: false,
+  /** The chosen name belongs to a VM of another pod. */
+  CloudNameTaken: false,
+  /** A PeerPod names a cloud this worker is not configured for. */
+  CloudProviderNotConfigured: false,
+  /** A success reply the provider cannot read. */
+  CloudBadResponse: false,
+  /** A PeerPod records a VM of another cloud than the one this worker sees (another account, region or libvirt host). */
+  CloudMismatch: false,
+  /** A pre-v0.20 PeerPod's numeric libvirt domain ID that cannot be proved to be the pod's VM. */
+  CloudLegacyInstanceId: false,
+} as const;
+
+export type CloudFailureType = keyof typeof cloudFailures;

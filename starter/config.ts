@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadTemporalConfig, type TemporalConfig } from '../platform/temporal-config';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
 import { kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
-import { ConfigError, parseSettings, readableFile, whole, type Flags, type Setting } from '../platform/settings';
+import { loadAll, parseSettings, readableFile, whole, type Flags, type Setting } from '../platform/settings';
 import type { SweepBackend } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
@@ -14,7 +14,7 @@ import { backendList, duration } from './sweep-schedule';
  * included, are the worker's own): `steward starter` and `steward up` load it, run.ts runs it.
  */
 
-/** The starter's own settings; the Temporal ones come from worker/config.ts. */
+/** The starter's own settings; the Temporal ones come from platform/temporal-config.ts. */
 export const starterSettings = {
   kubeconfig: kubeconfigSetting,
   watchNamespace: {
@@ -140,19 +140,10 @@ const starterSchema = z.object({
 
 /** Flag, else environment variable, else default; every problem (Temporal's too) named by its flag and variable. */
 export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): StarterConfig {
-  const issues: string[] = [];
-  const collect = <T>(load: () => T): T | undefined => {
-    try {
-      return load();
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      issues.push(...error.issues);
-      return undefined;
-    }
-  };
-  const temporal = collect(() => loadTemporalConfig(flags, env));
-  const v = collect(() => parseSettings(starterSettings, starterSchema, flags, env));
-  if (!temporal || !v) throw new ConfigError(issues);
+  const [temporal, v] = loadAll(
+    () => loadTemporalConfig(flags, env),
+    () => parseSettings(starterSettings, starterSchema, flags, env),
+  );
   return {
     temporal,
     kubeconfig: v.kubeconfig,

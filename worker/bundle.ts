@@ -11,7 +11,7 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
  * what they export, so none of them may hold per-workflow state (none has a module-level Map, counter or cache), and
  * none may import a module that exports a zod schema: a schema writes into itself when first used (its lazy internals,
  * its memoizer), which fails on a frozen one. The schemas (messages.ts, translation/types.ts,
- * machines/peerpod-projection.ts) and the lifecycle glue stay per workflow. `jitless-zod` comes first: it completes
+ * model/peerpod-projection.ts) and the lifecycle glue stay per workflow. `jitless-zod` comes first: it completes
  * zod's global config before that is frozen. `npx jest test/replay` replays every recorded history with this list.
  */
 export const PRELOADED_WORKFLOW_MODULES = [

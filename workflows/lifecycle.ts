@@ -11,8 +11,9 @@ import {
 } from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { z } from 'zod';
+import { kubernetes } from './activities';
 import { Interpreter, type Executors, type PersistedMachine, type Unstamped } from './interpreter';
-import type { VersionedMachine } from './machines/common';
+import type { RecordEventParams, VersionedMachine } from './machines/common';
 import {
   cleanupRequest,
   cleanupSignal,
@@ -153,6 +154,15 @@ export function forwardSignal<TContext, TEvent extends { type: string }, TParams
   });
 }
 
+/** The executor of `recordEvent`, for the machines that tell an operator on the object itself (object, peer pod). */
+export async function recordObjectEvent(p: RecordEventParams): Promise<{ type: 'eventRecorded' }> {
+  await kubernetes.recordObjectEvent.executeWithOptions(
+    { summary: `${p.type} Event ${p.reason} on ${describeRef(p.ref)}` },
+    [p],
+  );
+  return { type: 'eventRecorded' };
+}
+
 /**
  * Current details (markdown, no history event) and, when `upsert` says so, the coarse `LifecycleState` search
  * attribute, upserted only when it changes (each upsert is a history event and a visibility write).
@@ -236,9 +246,10 @@ export async function runLifecycle<
   TTimings,
   TParams,
 >(
-  { machine, version, migrate }: VersionedMachine<TContext>,
+  { machine, version, migrate }: VersionedMachine<TContext, TEvent, TTimings, TParams>,
   input: LifecycleInput<TContext, TTimings>,
-  options: {
+  // Its types come from the machine alone: the executors are checked against them, not inferred from.
+  options: NoInfer<{
     executors: Executors<TParams, TEvent>;
     resources: (context: TContext) => ResourceView[];
     /** What the watcher observes of this kind of object: `observed` signals are checked against it. */
@@ -249,7 +260,7 @@ export async function runLifecycle<
     condition?: (context: TContext) => LifecycleError | undefined;
     /** Actions that call a backend through the server (regular activities, maybe retried for minutes): the state is published before they run. */
     slowActions?: readonly (keyof TParams & string)[];
-  },
+  }>,
 ): Promise<void> {
   // What the machine starts from, and what every next run (continue-as-new) is given again.
   const settings = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };

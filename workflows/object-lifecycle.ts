@@ -2,8 +2,13 @@ import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { kubernetes } from './activities';
 import { applyObjectSteps, type ApplyObjectCalls } from '../model/apply-object';
 import type { Unstamped } from './interpreter';
-import { forwardSignal, LEAN_HISTORY_PATCH, runLifecycle, type LifecycleInput } from './lifecycle';
-import { dependencyChangedSchema, dependencyChangedSignal, refreshSignal, type DependencyChanged } from '../model/messages';
+import { forwardSignal, LEAN_HISTORY_PATCH, recordObjectEvent, runLifecycle, type LifecycleInput } from './lifecycle';
+import {
+  dependencyChangedSchema,
+  dependencyChangedSignal,
+  refreshSignal,
+  type DependencyChanged,
+} from '../model/messages';
 import {
   objectLifecycleMachine,
   type ObjectActionParams,
@@ -26,7 +31,7 @@ export type ObjectLifecycleInput = LifecycleInput<ObjectContext, ObjectTimings>;
 
 export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void> {
   const has = patchesOf(input.patches);
-  await runLifecycle<ObjectContext, ObjectEvent, ObjectTimings, ObjectActionParams>(objectLifecycleMachine, input, {
+  await runLifecycle(objectLifecycleMachine, input, {
     projection: observedObjectProjection,
     resources: (c) => c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
     condition: (c) =>
@@ -60,13 +65,7 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
         }
         return { type: 'finalized' };
       },
-      recordEvent: async (p) => {
-        await kubernetes.recordObjectEvent.executeWithOptions(
-          { summary: `${p.type} Event ${p.reason} on ${describeRef(p.ref)}` },
-          [p],
-        );
-        return { type: 'eventRecorded' };
-      },
+      recordEvent: recordObjectEvent,
     },
   });
 }

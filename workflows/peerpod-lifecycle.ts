@@ -1,5 +1,6 @@
 import { cloud, kubernetes } from './activities';
-import { runLifecycle, type LifecycleInput } from './lifecycle';
+import type { Unstamped } from './interpreter';
+import { recordObjectEvent, runLifecycle, type LifecycleInput } from './lifecycle';
 import type { ResourceView } from '../model/messages';
 import {
   peerPodLifecycleMachine,
@@ -10,7 +11,7 @@ import {
 } from './machines/peerpod';
 import { describeRef } from '../model/naming';
 import { peerPodProjection } from '../model/peerpod-projection';
-import { patchesOf } from '../model/patches';
+import { patchesOf, type PatchId } from '../model/patches';
 import { PEERPOD_FINALIZER } from '../model/vocabulary';
 
 /**
@@ -21,101 +22,107 @@ export type PeerPodLifecycleInput = LifecycleInput<PeerPodContext, PeerPodTiming
 
 export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<void> {
   const has = patchesOf(input.patches);
-  await runLifecycle<PeerPodContext, PeerPodEvent, PeerPodTimings, PeerPodActionParams>(
-    peerPodLifecycleMachine,
-    input,
-    {
-      projection: peerPodProjection,
-      resources,
-      slowActions: ['createVm', 'observeVm', 'deleteVm'],
-      executors: {
-        createVm: async ({ name, podUid, namespace, podName }) => {
-          // The check for someone else's PeerPod, the create and the record in one activity: no local activity holds the
-          // workflow tasks before and after it, and the PeerPod is written as soon as the VM runs (issue 12). Histories
-          // recorded before it replay the calls one by one.
-          if (has('peerpod-create-and-record')) {
-            const made = await cloud.cloudCreateAndRecordPodVm.executeWithOptions(
-              {
-                summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made) and record it in a PeerPod, unless someone else's PeerPod has it`,
-              },
-              [{ name, podUid, podNamespace: namespace, podName }],
-            );
-            if (made.outcome === 'madeElsewhere') return { type: 'vmMadeElsewhere', peerPod: made.peerPod };
-            const { vm } = made;
-            return {
-              type: 'vmCreated',
-              vm: { provider: vm.provider, instanceId: vm.instanceId, cloud: vm.cloud, podName },
-              peerPod: made.peerPod,
-            };
-          }
-          // Beside cloud-api-adaptor the Pod's VM may be made already: its PeerPod says so. (Histories recorded before
-          // this check replay without it.)
-          if (has('peerpod-made-elsewhere')) {
-            const [foreign] = await kubernetes.findForeignPeerPods.executeWithOptions(
-              { summary: `is a PeerPod of Pod ${namespace}/${podName} someone else's?` },
-              [{ namespace, podUid }],
-            );
-            if (foreign) return { type: 'vmMadeElsewhere', peerPod: foreign.name };
-          }
-          const vm = await cloud.cloudCreateVm.executeWithOptions(
-            { summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made)` },
-            [{ name, podUid, podNamespace: namespace, podName }],
-          );
-          return {
-            type: 'vmCreated',
-            vm: { provider: vm.provider, instanceId: vm.instanceId, ...(vm.cloud ? { cloud: vm.cloud } : {}), podName },
-          };
-        },
-        recordPeerPod: async (p) => {
-          const recorded = await kubernetes.recordPeerPod.executeWithOptions(
-            { summary: `record VM ${p.vm.instanceId} in PeerPod ${p.namespace}/${p.podName}` },
-            [p],
-          );
-          return { type: 'peerPodRecorded', name: recorded.name, uid: recorded.uid };
-        },
-        observeVm: async ({ vm }) => {
-          const seen = await cloud.cloudObserveRecordedVm.executeWithOptions(
-            { summary: `is ${vm.provider} VM ${vm.instanceId} still there?` },
-            [vm],
-          );
-          return { type: 'vmObserved', exists: seen.exists };
-        },
-        deleteVm: async ({ vm, podUid }) => {
-          const what = [vm ? `${vm.provider} VM ${vm.instanceId}` : '', podUid ? `VMs tagged with pod ${podUid}` : '']
-            .filter(Boolean)
-            .join(' and ');
-          await cloud.cloudDeletePodVms.executeWithOptions({ summary: `delete ${what}` }, [
-            { ...(vm ? { vm } : {}), ...(podUid ? { podUid } : {}) },
-          ]);
-          return { type: 'vmDeleted' };
-        },
-        release: async ({ namespace, name, uid }) => {
-          const ref = { kind: 'PeerPod' as const, namespace, name };
-          await kubernetes.releaseFinalizer.executeWithOptions(
-            { summary: `release ${PEERPOD_FINALIZER} of ${describeRef(ref)}` },
-            [{ ref, uid, finalizer: PEERPOD_FINALIZER }],
-          );
-          return { type: 'released' };
-        },
-        retireOlderPeerPods: async ({ skip, ...p }) => {
-          // Histories recorded before this step replay without it.
-          if (skip || !has('retire-older-peerpods')) return;
-          await kubernetes.retireOlderPeerPods.executeWithOptions(
-            { summary: `delete the PeerPods of the same Pod older than ${p.namespace}/${p.name}` },
-            [p],
-          );
-          return { type: 'olderRetired' };
-        },
-        recordEvent: async (p) => {
-          await kubernetes.recordObjectEvent.executeWithOptions(
-            { summary: `${p.type} Event ${p.reason} on ${describeRef(p.ref)}` },
-            [p],
-          );
-          return { type: 'eventRecorded' };
-        },
+  await runLifecycle(peerPodLifecycleMachine, input, {
+    projection: peerPodProjection,
+    resources,
+    slowActions: ['createVm', 'observeVm', 'deleteVm'],
+    executors: {
+      createVm: (p) => createVm(p, has),
+      recordPeerPod: async (p) => {
+        const recorded = await kubernetes.recordPeerPod.executeWithOptions(
+          { summary: `record VM ${p.vm.instanceId} in PeerPod ${p.namespace}/${p.podName}` },
+          [p],
+        );
+        return { type: 'peerPodRecorded', name: recorded.name, uid: recorded.uid };
       },
+      observeVm: async ({ vm }) => {
+        const seen = await cloud.cloudObserveRecordedVm.executeWithOptions(
+          { summary: `is ${vm.provider} VM ${vm.instanceId} still there?` },
+          [vm],
+        );
+        return { type: 'vmObserved', exists: seen.exists };
+      },
+      deleteVm,
+      release: async ({ namespace, name, uid }) => {
+        const ref = { kind: 'PeerPod' as const, namespace, name };
+        await kubernetes.releaseFinalizer.executeWithOptions(
+          { summary: `release ${PEERPOD_FINALIZER} of ${describeRef(ref)}` },
+          [{ ref, uid, finalizer: PEERPOD_FINALIZER }],
+        );
+        return { type: 'released' };
+      },
+      retireOlderPeerPods: async ({ skip, ...p }) => {
+        // Histories recorded before this step replay without it.
+        if (skip || !has('retire-older-peerpods')) return;
+        await kubernetes.retireOlderPeerPods.executeWithOptions(
+          { summary: `delete the PeerPods of the same Pod older than ${p.namespace}/${p.name}` },
+          [p],
+        );
+        return { type: 'olderRetired' };
+      },
+      recordEvent: recordObjectEvent,
     },
+  });
+}
+
+/**
+ * The check for someone else's PeerPod, the create and the record in one activity: no local activity holds the
+ * workflow tasks before and after it, and the PeerPod is written as soon as the VM runs (issue 12). Histories
+ * recorded before it replay the calls one by one.
+ */
+async function createVm(
+  params: PeerPodActionParams['createVm'],
+  has: (id: PatchId) => boolean,
+): Promise<Unstamped<PeerPodEvent>> {
+  if (!has('peerpod-create-and-record')) return createVmStepByStep(params, has);
+  const { name, podUid, namespace, podName } = params;
+  const made = await cloud.cloudCreateAndRecordPodVm.executeWithOptions(
+    {
+      summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made) and record it in a PeerPod, unless someone else's PeerPod has it`,
+    },
+    [{ name, podUid, podNamespace: namespace, podName }],
   );
+  if (made.outcome === 'madeElsewhere') return { type: 'vmMadeElsewhere', peerPod: made.peerPod };
+  const { vm } = made;
+  return {
+    type: 'vmCreated',
+    vm: { provider: vm.provider, instanceId: vm.instanceId, cloud: vm.cloud, podName },
+    peerPod: made.peerPod,
+  };
+}
+
+/** The create as histories recorded before `cloudCreateAndRecordPodVm` have it; the PeerPod is recorded after it. */
+async function createVmStepByStep(
+  { name, podUid, namespace, podName }: PeerPodActionParams['createVm'],
+  has: (id: PatchId) => boolean,
+): Promise<Unstamped<PeerPodEvent>> {
+  // Beside cloud-api-adaptor the Pod's VM may be made already: its PeerPod says so. (Histories recorded before
+  // this check replay without it.)
+  if (has('peerpod-made-elsewhere')) {
+    const [foreign] = await kubernetes.findForeignPeerPods.executeWithOptions(
+      { summary: `is a PeerPod of Pod ${namespace}/${podName} someone else's?` },
+      [{ namespace, podUid }],
+    );
+    if (foreign) return { type: 'vmMadeElsewhere', peerPod: foreign.name };
+  }
+  const vm = await cloud.cloudCreateVm.executeWithOptions(
+    { summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made)` },
+    [{ name, podUid, podNamespace: namespace, podName }],
+  );
+  return {
+    type: 'vmCreated',
+    vm: { provider: vm.provider, instanceId: vm.instanceId, ...(vm.cloud ? { cloud: vm.cloud } : {}), podName },
+  };
+}
+
+async function deleteVm({ vm, podUid }: PeerPodActionParams['deleteVm']): Promise<Unstamped<PeerPodEvent>> {
+  const what = [vm ? `${vm.provider} VM ${vm.instanceId}` : '', podUid ? `VMs tagged with pod ${podUid}` : '']
+    .filter(Boolean)
+    .join(' and ');
+  await cloud.cloudDeletePodVms.executeWithOptions({ summary: `delete ${what}` }, [
+    { ...(vm ? { vm } : {}), ...(podUid ? { podUid } : {}) },
+  ]);
+  return { type: 'vmDeleted' };
 }
 
 /** The VM and its PeerPod, as the `state` query and the Temporal UI's current details show them. */

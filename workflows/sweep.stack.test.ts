@@ -1,37 +1,24 @@
 // The orphan sweeper on the real stack: the sweep workflow on Temporal, VMs on real libvirt and on moto's EC2, PeerPods,
 // Pods and Translations in the real API server, MidoNet objects in the emulator. Each describe has its own marker or
 // tenant, so what other test files leave on the shared daemons is never in its lists.
-import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import * as k8s from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { createAwsProvider } from '../activities/cloud/aws';
 import { createCloudActivities } from '../activities/cloud/activities';
-import { createLibvirtProvider } from '../activities/cloud/libvirt';
-import { tagKeys, type CloudProvider } from '../activities/cloud/provider';
 import { createKubernetesActivities } from '../activities/kubernetes';
+import { MIDONET_USER, runStackWorker } from '../test/support';
+import { awsBackend, libvirtBackend } from '../test/support/cloud-backends';
 import { adminConfig, createNamespace, createService, translationOf } from '../test/support/kubernetes';
 import { backendResource, createMidonetClient } from '../activities/midonet';
 import { stackInfo } from '../deploy/local/jest/stack-info';
-import { virsh } from '../deploy/local/libvirt';
 import { sleep } from '../deploy/local/process';
 import { type RunningWorker } from '../worker';
-import { runWorker } from '../cli/worker';
-import { loadWorkerConfig } from '../cli/worker';
 import { sweepProgressQuery } from '../model/messages';
 import type { SweepInput } from './sweep';
 import type { BackendReport, SweepReport } from '../model/sweep-report';
 import { globalIds } from '../model/translation/ids';
 
-process.env.AWS_ACCESS_KEY_ID ??= 'steward-test';
-process.env.AWS_SECRET_ACCESS_KEY ??= 'steward-test';
-
 const info = stackInfo();
 const run = Date.now().toString(36);
-const MIDONET_USER = { username: 'admin', password: 'admin' };
 const PEERPOD = { group: 'confidentialcontainers.org', version: 'v1alpha1', plural: 'peerpods' };
 
 const kc = adminConfig();
@@ -39,32 +26,14 @@ const core = kc.makeApiClient(k8s.CoreV1Api);
 const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 let namespace: string;
 
-/** A worker on a task queue of its own, with these cloud activities (none: `undefined`). */
-async function startWorker(
-  taskQueue: string,
-  cloud: ReturnType<typeof createCloudActivities> | undefined,
-): Promise<RunningWorker> {
-  const config = loadWorkerConfig(
-    {
-      address: info.temporal.address,
-      taskQueue,
-      httpHost: '127.0.0.1',
-      httpPort: '0',
-      kubeconfig: info.kubernetes.kubeconfig,
-      midonetUrl: info.midonet.url,
-      midonetUsername: 'admin',
-    },
-    { MIDONET_PASSWORD: 'admin' },
-  );
-  return runWorker(config, { activities: { cloud }, log: pino({ level: 'error' }) });
-}
-
-const execute = (worker: RunningWorker, taskQueue: string, input: SweepInput) =>
-  worker.client.workflow.execute<(input: SweepInput) => Promise<SweepReport>>('sweep', {
+const start = (worker: RunningWorker, taskQueue: string, input: SweepInput) =>
+  worker.client.workflow.start<(input: SweepInput) => Promise<SweepReport>>('sweep', {
     taskQueue,
     workflowId: `gc/sweep/test-${randomUUID()}`,
     args: [input],
   });
+const execute = async (worker: RunningWorker, taskQueue: string, input: SweepInput) =>
+  (await start(worker, taskQueue, input)).result();
 
 /** Starts a sweep, runs `during` once it waits out its grace period, and resolves its report. */
 async function sweepWithGrace(
@@ -73,11 +42,7 @@ async function sweepWithGrace(
   input: SweepInput,
   during: () => Promise<void>,
 ): Promise<SweepReport> {
-  const handle = await worker.client.workflow.start<(input: SweepInput) => Promise<SweepReport>>('sweep', {
-    taskQueue,
-    workflowId: `gc/sweep/test-${randomUUID()}`,
-    args: [input],
-  });
+  const handle = await start(worker, taskQueue, input);
   for (let i = 0; (await handle.query(sweepProgressQuery)).phase !== 'waiting'; i++) {
     if (i > 200) throw new Error('the sweep never reached its grace period');
     await sleep(100);
@@ -96,84 +61,13 @@ afterAll(async () => {
   await core.deleteNamespace({ name: namespace });
 });
 
-/** What each cloud case needs besides the provider: a VM made without Steward's marker, bypassing Steward. */
-interface Cloud {
-  provider: CloudProvider;
-  createUnmarked(name: string): Promise<string>;
-  deleteUnmarked(id: string): Promise<void>;
-}
-
-const xmlDir = mkdtempSync(join(tmpdir(), 'steward-sweep-test-'));
-afterAll(() => rmSync(xmlDir, { recursive: true, force: true }));
-
-function libvirt(marker: string): Cloud {
-  const { uri } = info.libvirt;
-  return {
-    provider: createLibvirtProvider({
-      uri,
-      domainType: 'qemu',
-      memoryMiB: 64,
-      vcpus: 1,
-      emulator: '/usr/bin/qemu-system-x86_64',
-      marker,
-      concurrency: 4,
-      timeoutMs: 60_000,
-    }),
-    async createUnmarked(name) {
-      const file = join(xmlDir, `${name}.xml`);
-      writeFileSync(
-        file,
-        `<domain type='qemu'><name>${name}</name><memory unit='MiB'>64</memory><vcpu>1</vcpu><os><type arch='x86_64' machine='pc'>hvm</type></os>
-  <devices><emulator>/usr/bin/qemu-system-x86_64</emulator><memballoon model='none'/></devices></domain>`,
-      );
-      await virsh(uri, 'define', file);
-      return (await virsh(uri, 'domuuid', name)).trim();
-    },
-    deleteUnmarked: async (id) => void (await virsh(uri, 'undefine', id)),
-  };
-}
-
-function aws(marker: string): Cloud {
-  const { endpoint, region } = info.ec2;
-  const settings = {
-    region,
-    endpoint,
-    imageId: 'ami-12c6146b',
-    instanceType: 't3.micro',
-    securityGroupIds: [],
-    marker,
-  };
-  const ec2 = new EC2Client({ region, endpoint });
-  const provider = createAwsProvider(settings);
-  return {
-    provider,
-    async createUnmarked(name) {
-      // Tagged with a pod UID like Steward's VMs, only the marker is missing.
-      const tags = [
-        { Key: 'Name', Value: name },
-        { Key: tagKeys.podUid, Value: randomUUID() },
-      ];
-      const reply = await ec2.send(
-        new RunInstancesCommand({
-          ImageId: settings.imageId,
-          MinCount: 1,
-          MaxCount: 1,
-          TagSpecifications: [{ ResourceType: 'instance', Tags: tags }],
-        }),
-      );
-      return reply.Instances![0]!.InstanceId!;
-    },
-    deleteUnmarked: async (id) => void (await provider.delete({ instanceId: id })),
-  };
-}
-
 describe.each([
-  { name: 'libvirt', make: libvirt },
-  { name: 'aws', make: aws },
+  { name: 'libvirt', make: libvirtBackend },
+  { name: 'aws', make: awsBackend },
 ])('sweeping $name VMs', ({ name, make }) => {
   const taskQueue = `sweep-test-${name}-${run}`;
   const marker = `steward-sweep-test-${run}`;
-  const cloud = make(marker);
+  const cloud = make(info, marker);
   const made: string[] = [];
   let unmarked: string;
   let worker: RunningWorker;
@@ -204,13 +98,13 @@ describe.each([
   const exists = async (instanceId: string) => (await cloud.provider.get({ instanceId })).exists;
 
   beforeAll(async () => {
-    worker = await startWorker(taskQueue, createCloudActivities({ provider: cloud.provider }));
+    worker = await runStackWorker(info, taskQueue, createCloudActivities({ provider: cloud.provider }));
     unmarked = await cloud.createUnmarked(`steward-sweep-unmarked-${run}-${name}`);
   });
   afterAll(async () => {
     await worker?.shutdown();
     for (const instanceId of made) await cloud.provider.delete({ instanceId }).catch(() => undefined);
-    if (unmarked) await cloud.deleteUnmarked(unmarked).catch(() => undefined);
+    if (unmarked) await cloud.deleteOutOfBand(unmarked).catch(() => undefined);
   });
 
   it('dry run: reports the VM nothing records and deletes nothing', async () => {
@@ -297,7 +191,7 @@ describe('sweeping MidoNet', () => {
     (await midonet.observe(backendResource('Bridge', '', { id: bridge }))).exists;
 
   beforeAll(async () => {
-    worker = await startWorker(taskQueue, undefined);
+    worker = await runStackWorker(info, taskQueue, undefined);
     owner = await createService(kc, namespace);
     await listBridges(ids.listed);
     for (const bridge of [ids.listed, ids.orphan, ids.claimedLate])

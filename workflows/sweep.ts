@@ -202,7 +202,7 @@ function checkInput(input: SweepInput): Required<SweepInput> {
 export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
   const { graceMs, dryRun, backends: names, tenant } = checkInput(input);
   const backends = names.map((name) => (name === 'cloud' ? cloudBackend : midonetBackend(tenant)));
-  const report: SweepReport = {
+  const run = startSweep(backends, {
     dryRun,
     graceMs,
     backends: backends.map((b) => ({
@@ -212,7 +212,27 @@ export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
       counts: emptyCounts(),
       orphans: [],
     })),
-  };
+  });
+  const candidates = await findCandidates(run);
+  if (candidates.some((c) => c.length > 0)) await keepWhatIsClaimedAfterGrace(run, candidates, graceMs);
+  if (!dryRun) await deleteOrphans(run);
+  run.show({ phase: 'done', total: 0, done: 0 });
+  return reportOutcome(run.report, dryRun);
+}
+
+/** A sweep under way: its backends, the report it fills in, and its progress (the query and the current details). */
+interface SweepRun {
+  backends: Backend[];
+  report: SweepReport;
+  show: (next: Partial<SweepProgress>) => void;
+  /** Runs one backend's step; a backend that failed before is skipped, a failure is recorded in its row. */
+  step: (index: number, run: BackendStep) => Promise<void>;
+  /** Runs a step on every backend at once, each one done counted in the progress. */
+  eachBackend: (run: BackendStep) => Promise<void>;
+}
+type BackendStep = (backend: Backend, row: BackendReport) => Promise<void>;
+
+function startSweep(backends: Backend[], report: SweepReport): SweepRun {
   let progress: SweepProgress = { phase: 'listing', total: backends.length, done: 0 };
   setHandler(sweepProgressQuery, () => progress);
   const show = (next: Partial<SweepProgress>) => {
@@ -220,9 +240,7 @@ export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
     setCurrentDetails(renderDetails(report, progress));
   };
   show({});
-
-  /** Runs one backend's step; a backend that failed before is skipped, a failure is recorded in its row. */
-  const step = async (index: number, run: (backend: Backend, row: BackendReport) => Promise<void>) => {
+  const step: SweepRun['step'] = async (index, run) => {
     const backend = backends[index] as Backend;
     const row = report.backends[index] as BackendReport;
     if (row.outcome === 'failed') return;
@@ -234,11 +252,14 @@ export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
       row.message = explain(backend.name, error);
     }
   };
-  const eachBackend = async (run: (backend: Backend, row: BackendReport) => Promise<void>) => {
+  const eachBackend: SweepRun['eachBackend'] = async (run) => {
     await Promise.all(backends.map((_, i) => step(i, run).then(() => show({ done: progress.done + 1 }))));
   };
+  return { backends, report, show, step, eachBackend };
+}
 
-  // 1. What is there, and what no record claims now.
+/** 1. What is there, and what no record claims now: the candidates of each backend. */
+async function findCandidates({ backends, eachBackend }: SweepRun): Promise<SweptResource[][]> {
   const candidates: SweptResource[][] = backends.map(() => []);
   await eachBackend(async (backend, row) => {
     const { resources, protectedIds, note } = await backend.list();
@@ -250,45 +271,52 @@ export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
     candidates[backends.indexOf(backend)] = sweepable.filter((r) => unrecorded.has(r.id));
     row.counts.candidates = unrecorded.size;
   });
+  return candidates;
+}
 
-  // 2. The grace period, then the candidates checked again: what a record claimed meanwhile is kept.
-  if (candidates.some((c) => c.length > 0)) {
-    show({
-      phase: 'waiting',
-      total: Math.ceil(graceMs / 1000),
-      done: 0,
-      waitUntil: new Date(Date.now() + graceMs).toISOString(),
-    });
-    if (graceMs > 0) await sleep(graceMs, { summary: 'sweepGrace' });
-    show({ phase: 'checking', total: backends.length, done: 0, waitUntil: undefined });
-    await eachBackend(async (backend, row) => {
-      const mine = candidates[backends.indexOf(backend)] ?? [];
-      const still = mine.length ? await backend.unrecorded(mine) : new Set<string>();
-      row.orphans = mine.filter((r) => still.has(r.id));
-      row.counts.orphans = row.orphans.length;
-      row.counts.kept += mine.length - row.orphans.length;
-    });
-  }
+/** 2. The grace period, then the candidates checked again: what a record claimed meanwhile is kept. */
+async function keepWhatIsClaimedAfterGrace(
+  { backends, show, eachBackend }: SweepRun,
+  candidates: SweptResource[][],
+  graceMs: number,
+): Promise<void> {
+  show({
+    phase: 'waiting',
+    total: Math.ceil(graceMs / 1000),
+    done: 0,
+    waitUntil: new Date(Date.now() + graceMs).toISOString(),
+  });
+  if (graceMs > 0) await sleep(graceMs, { summary: 'sweepGrace' });
+  show({ phase: 'checking', total: backends.length, done: 0, waitUntil: undefined });
+  await eachBackend(async (backend, row) => {
+    const mine = candidates[backends.indexOf(backend)] ?? [];
+    const still = mine.length ? await backend.unrecorded(mine) : new Set<string>();
+    row.orphans = mine.filter((r) => still.has(r.id));
+    row.counts.orphans = row.orphans.length;
+    row.counts.kept += mine.length - row.orphans.length;
+  });
+}
 
-  // 3. The orphans deleted (idempotently: one already gone counts as deleted).
-  if (!dryRun) {
-    const orphanCounts = report.backends.map((row) => (row.outcome === 'failed' ? 0 : row.orphans.length));
-    show({ phase: 'deleting', total: orphanCounts.reduce((a, b) => a + b, 0), done: 0 });
-    const doneBy = orphanCounts.map(() => 0);
-    await Promise.all(
-      backends.map((_, i) =>
-        step(i, async (backend, row) => {
-          await backend.remove(row.orphans, (done) => {
-            doneBy[i] = done;
-            row.counts.deleted = done;
-            show({ done: doneBy.reduce((a, b) => a + b, 0) });
-          });
-        }),
-      ),
-    );
-  }
+/** 3. The orphans deleted (idempotently: one already gone counts as deleted). */
+async function deleteOrphans({ backends, report, show, step }: SweepRun): Promise<void> {
+  const orphanCounts = report.backends.map((row) => (row.outcome === 'failed' ? 0 : row.orphans.length));
+  show({ phase: 'deleting', total: orphanCounts.reduce((a, b) => a + b, 0), done: 0 });
+  const doneBy = orphanCounts.map(() => 0);
+  await Promise.all(
+    backends.map((_, i) =>
+      step(i, async (backend, row) => {
+        await backend.remove(row.orphans, (done) => {
+          doneBy[i] = done;
+          row.counts.deleted = done;
+          show({ done: doneBy.reduce((a, b) => a + b, 0) });
+        });
+      }),
+    ),
+  );
+}
 
-  show({ phase: 'done', total: 0, done: 0 });
+/** The metrics of each backend; the report, or a failure that carries it when a backend could not be swept. */
+function reportOutcome(report: SweepReport, dryRun: boolean): SweepReport {
   report.backends.forEach((row) => recordMetrics(row, dryRun));
   const failed = report.backends.filter((row) => row.outcome === 'failed');
   if (failed.length) {

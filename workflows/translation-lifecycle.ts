@@ -3,9 +3,7 @@ import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
 import { backendChangedSchema, backendChangedSignal } from '../model/messages';
 import {
   translationLifecycleMachine,
-  type TranslationActionParams,
   type TranslationMachineContext,
-  type TranslationMachineEvent,
   type TranslationTimings,
 } from './machines/translation';
 import { describeRef } from '../model/naming';
@@ -20,7 +18,7 @@ export type TranslationLifecycleInput = LifecycleInput<TranslationMachineContext
 
 export async function translationLifecycle(input: TranslationLifecycleInput): Promise<void> {
   const what = describeRef(input.ref);
-  await runLifecycle<TranslationMachineContext, TranslationMachineEvent, TranslationTimings, TranslationActionParams>(translationLifecycleMachine, input, {
+  await runLifecycle(translationLifecycleMachine, input, {
     projection: translationProjection,
     resources: (c) => [
       ...c.pushed.map(asView),

@@ -15,8 +15,10 @@ import { clientToken, createAwsProvider } from './aws';
 import {
   awsBackend as awsBackendOf,
   libvirtBackend as libvirtBackendOf,
+  median,
   plainDomainFile,
   TEST_AMI,
+  timeAgainstVirsh,
   type Backend,
 } from '../../test/support/cloud-backends';
 
@@ -167,42 +169,24 @@ describe('libvirt specifics', () => {
     const { provider } = libvirtBackend();
     const { uri } = stackInfo().libvirt;
     const rounds = 3;
-    const timed = async (call: () => Promise<unknown>) => {
-      const start = performance.now();
-      await call();
-      return performance.now() - start;
-    };
-    const times = {
-      providerCreate: [] as number[],
-      providerDelete: [] as number[],
-      virshCreate: [] as number[],
-      virshDelete: [] as number[],
-    };
-    for (let i = 0; i < rounds; i++) {
+    const times = await timeAgainstVirsh(uri, rounds, (i) => {
       let instanceId = '';
-      times.providerCreate.push(await timed(async () => ({ instanceId } = await provider.create(pod()))));
-      times.providerDelete.push(await timed(() => provider.delete({ instanceId })));
-
-      const name = `steward-test-${run}-virsh-${i}`;
-      const file = plainDomainFile(name);
-      times.virshCreate.push(
-        await timed(async () => (await virsh(uri, 'define', file), await virsh(uri, 'start', name))),
-      );
-      times.virshDelete.push(
-        await timed(async () => (await virsh(uri, 'destroy', name), await virsh(uri, 'undefine', name))),
-      );
-    }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+      return {
+        domain: `steward-test-${run}-virsh-${i}`,
+        create: async () => ({ instanceId } = await provider.create(pod())),
+        remove: () => provider.delete({ instanceId }),
+      };
+    });
     const row = (what: string, p: number[], v: number[]) =>
       `  ${what}: provider ${median(p).toFixed(0)} ms, virsh ${median(v).toFixed(0)} ms (median of ${rounds})`;
     console.log(
       [
         'VM timings, libvirt (qemu, 64 MiB, diskless):',
-        row('create (define+start)', times.providerCreate, times.virshCreate),
-        row('delete (destroy+undefine)', times.providerDelete, times.virshDelete),
+        row('create (define+start)', times.create, times.virshCreate),
+        row('delete (destroy+undefine)', times.delete, times.virshDelete),
       ].join('\n'),
     );
-    expect(times.providerCreate).toHaveLength(rounds);
+    expect(times.create).toHaveLength(rounds);
   });
 });
 

@@ -3,6 +3,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { applyObjectSteps, type ApplyObjectInput, type ApplyObjectResult } from '../../model/apply-object';
 import type { ObjectRef } from '../../model/naming';
+import { finalizerNames } from '../../model/vocabulary';
 import { createEventRecorder, type EventInput } from './events';
 import { createInventoryActivities } from './inventory';
 import { createObjects, type KubeObject, type Objects, update } from './objects';
@@ -89,13 +90,18 @@ function createFinalizerActivities(objects: Objects) {
     return update<ReleaseFinalizerResult>(objects.accessor(ref), (current) => {
       if (!current) return { done: { released: false, reason: 'NotFound' } };
       if (current.metadata.uid !== uid) return { done: { released: false, reason: 'UidMismatch' } };
-      const index = current.metadata.finalizers?.indexOf(finalizer) ?? -1;
-      if (index < 0) return { done: { released: false, reason: 'FinalizerAbsent' } };
+      // The finalizer under its current and older names (an earlier Steward's), last first so indices hold.
+      const names = finalizerNames(finalizer);
+      const finalizers = current.metadata.finalizers ?? [];
+      const indices = finalizers.flatMap((f, i) => (names.includes(f) ? [i] : [])).reverse();
+      if (indices.length === 0) return { done: { released: false, reason: 'FinalizerAbsent' } };
       return {
         patch: [
           { op: 'test', path: '/metadata/uid', value: uid },
-          { op: 'test', path: `/metadata/finalizers/${index}`, value: finalizer },
-          { op: 'remove', path: `/metadata/finalizers/${index}` },
+          ...indices.flatMap((i) => [
+            { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizers[i] },
+            { op: 'remove', path: `/metadata/finalizers/${i}` },
+          ]),
         ],
         strategy: k8s.PatchStrategy.JsonPatch,
         then: () => ({ released: true }),

@@ -2,34 +2,9 @@
 // failure type, whether Temporal may retry it, and the API server's own words in the message.
 import * as k8s from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
+import { kubernetesFailures, type KubernetesFailureType } from '../../model/vocabulary';
 
-/** Reason → retryable. Retryable means "the same call can succeed later without anyone changing the request". */
-export const kubernetesFailures = {
-  /** 5xx, connection refused or reset, API server down. */
-  KubernetesUnavailable: true,
-  /** 429: the API server's priority and fairness asked us to slow down. */
-  KubernetesThrottled: true,
-  /** 409 that kept coming back after re-reading: another writer is busy with the object. */
-  KubernetesConflict: true,
-  /** 401: a token that expired is renewed by whoever mounts it. */
-  KubernetesUnauthorized: true,
-  /** 400: the request itself is wrong. */
-  KubernetesBadRequest: false,
-  /** 403: RBAC does not grant the verb; deploy/rbac/steward-clusterrole.yaml lists what Steward needs. */
-  KubernetesForbidden: false,
-  /** 422: the object does not pass validation (CRD schema, immutable fields, finalizers on a deleting object). */
-  KubernetesInvalid: false,
-  /** 404 where the caller cannot go on without the object (e.g. the CRD is not installed). */
-  KubernetesNotFound: false,
-  /** Any other 4xx. */
-  KubernetesRejected: false,
-  /** addReferrer: the dependency does not exist, so there is nothing to hang the back-reference on. */
-  DependencyNotFound: false,
-  /** applyTranslations: a Translation does not carry its owner's label or ownerReference, so it could never be found stale. */
-  TranslationOwnerMismatch: false,
-} as const;
-
-export type KubernetesFailureType = keyof typeof kubernetesFailures;
+export { kubernetesFailures, type KubernetesFailureType };
 
 export function kubernetesFailure(
   type: KubernetesFailureType,

@@ -82,35 +82,21 @@ describe('readObject', () => {
 
 describe('referrers', () => {
   const pod = (name: string): ObjectRef => ({ kind: 'Pod', namespace, name });
+  /** What addReferrer and removeReferrer answer for a dependency that exists. */
+  const answer = (referrers: ObjectRef[], changed: boolean) => ({ found: true, referrers, changed });
   const annotationOf = async (name: string) =>
     (await core.readNode({ name })).metadata?.annotations?.[REFERRERS_ANNOTATION];
 
   it('adds a referrer once however often it is added, keeps the list sorted, and removes it', async () => {
     const node = await createNode();
-    expect(await k.addReferrer({ dependency: node, referrer: pod('b') })).toEqual({
-      found: true,
-      referrers: [pod('b')],
-      changed: true,
-    });
-    expect(await k.addReferrer({ dependency: node, referrer: pod('b') })).toEqual({
-      found: true,
-      referrers: [pod('b')],
-      changed: false,
-    });
+    expect(await k.addReferrer({ dependency: node, referrer: pod('b') })).toEqual(answer([pod('b')], true));
+    expect(await k.addReferrer({ dependency: node, referrer: pod('b') })).toEqual(answer([pod('b')], false));
     await k.addReferrer({ dependency: node, referrer: pod('a') });
     expect(await annotationOf(node.name)).toBe(JSON.stringify([pod('a'), pod('b')]));
     expect(await k.listReferrers({ dependency: node })).toEqual({ found: true, referrers: [pod('a'), pod('b')] });
 
-    expect(await k.removeReferrer({ dependency: node, referrer: pod('b') })).toEqual({
-      found: true,
-      referrers: [pod('a')],
-      changed: true,
-    });
-    expect(await k.removeReferrer({ dependency: node, referrer: pod('b') })).toEqual({
-      found: true,
-      referrers: [pod('a')],
-      changed: false,
-    });
+    expect(await k.removeReferrer({ dependency: node, referrer: pod('b') })).toEqual(answer([pod('a')], true));
+    expect(await k.removeReferrer({ dependency: node, referrer: pod('b') })).toEqual(answer([pod('a')], false));
     await k.removeReferrer({ dependency: node, referrer: pod('a') });
     // The last removal takes the annotation away rather than leaving "[]".
     expect(await annotationOf(node.name)).toBeUndefined();

@@ -1,5 +1,6 @@
 import type { KubeObject } from './objects';
-import { normalizeReferrers, readReferrers, REFERRERS_ANNOTATION } from './referrers';
+import { finalizerNames, LEGACY_REFERRERS, REFERRERS_FINALIZER } from '../../model/vocabulary';
+import { normalizeReferrers, readReferrers, referrersFinalizers, REFERRERS_ANNOTATION } from './referrers';
 
 const objectWith = (annotation?: string): KubeObject => ({
   metadata: {
@@ -47,5 +48,41 @@ describe('referrers annotation', () => {
   ];
   it.each(cases)('$what', ({ annotation, expected }) => {
     expect(readReferrers(objectWith(annotation))).toEqual(expected);
+  });
+});
+
+describe('referrers written by an earlier Steward under steward.midonet.org/', () => {
+  it('reads the old annotation when the new one is absent, and the new one first', () => {
+    const refs = JSON.stringify([{ kind: 'Pod', namespace: 'a', name: 'old' }]);
+    const old: KubeObject = {
+      metadata: { name: 'n', uid: 'u', resourceVersion: '1', annotations: { [LEGACY_REFERRERS]: refs } },
+    };
+    expect(readReferrers(old)).toEqual([{ kind: 'Pod', namespace: 'a', name: 'old' }]);
+    old.metadata.annotations![REFERRERS_ANNOTATION] = JSON.stringify([{ kind: 'Pod', namespace: 'a', name: 'new' }]);
+    expect(readReferrers(old)).toEqual([{ kind: 'Pod', namespace: 'a', name: 'new' }]);
+  });
+
+  it.each<[string, string[], boolean, boolean, string[] | undefined]>([
+    ['held under its name: unchanged', ['x', REFERRERS_FINALIZER], false, true, undefined],
+    ['not held and not wanted: unchanged', ['x'], false, false, undefined],
+    ['wanted: added last', ['x'], false, true, ['x', REFERRERS_FINALIZER]],
+    ['no longer wanted: removed', [REFERRERS_FINALIZER, 'x'], false, false, ['x']],
+    ['held under the old name: renamed', [LEGACY_REFERRERS, 'x'], false, true, ['x', REFERRERS_FINALIZER]],
+    [
+      'held under the old name while deleting: kept, since none may be added',
+      ['x', LEGACY_REFERRERS],
+      true,
+      true,
+      undefined,
+    ],
+    ['under both names: the old one goes', [LEGACY_REFERRERS, REFERRERS_FINALIZER], false, true, [REFERRERS_FINALIZER]],
+    ['the old name is released with the last referrer', [LEGACY_REFERRERS, 'x'], true, false, ['x']],
+  ])('%s', (_what, finalizers, deleting, hold, expected) => {
+    expect(referrersFinalizers(finalizers, deleting, hold)).toEqual(expected);
+  });
+
+  it('releasing the referrers finalizer releases its old name too', () => {
+    expect(finalizerNames(REFERRERS_FINALIZER)).toEqual([REFERRERS_FINALIZER, LEGACY_REFERRERS]);
+    expect(finalizerNames('midonet.org/deleter')).toEqual(['midonet.org/deleter']);
   });
 });

@@ -4,14 +4,13 @@
 import * as k8s from '@kubernetes/client-node';
 import { z } from 'zod';
 import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../model/naming';
-import { REFERRERS_FINALIZER } from '../../model/vocabulary';
+import { LEGACY_REFERRERS, REFERRERS_ANNOTATION, REFERRERS_FINALIZER } from '../../model/vocabulary';
 import { kubernetesFailure } from './errors';
 import { type KubeObject, type Objects, update } from './objects';
 import type { ReferrerInput } from '../../model/kubernetes-calls';
 
 export type { ReferrerInput };
-
-export const REFERRERS_ANNOTATION = 'steward.midonet.org/referrers';
+export { REFERRERS_ANNOTATION };
 
 const referrer = z.object({ kind: z.enum(LIFECYCLE_KINDS), namespace: z.string().optional(), name: z.string() });
 
@@ -39,7 +38,8 @@ export function normalizeReferrers(refs: ObjectRef[]): ObjectRef[] {
  * damaged one is better repaired by the next write than left to block every write.
  */
 export function readReferrers(object: KubeObject): ObjectRef[] {
-  const text = object.metadata.annotations?.[REFERRERS_ANNOTATION];
+  const annotations = object.metadata.annotations;
+  const text = annotations?.[REFERRERS_ANNOTATION] ?? annotations?.[LEGACY_REFERRERS];
   if (!text) return [];
   let entries: unknown;
   try {
@@ -56,6 +56,21 @@ export function readReferrers(object: KubeObject): ObjectRef[] {
   );
 }
 
+/**
+ * The finalizers after a write, or undefined when they stay as they are. The held finalizer takes its current name
+ * (an earlier Steward's is renamed), except on an object being deleted, where no finalizer may be added: there the
+ * old name is kept until it is released.
+ */
+export function referrersFinalizers(finalizers: string[], deleting: boolean, hold: boolean): string[] | undefined {
+  const others = finalizers.filter((f) => f !== REFERRERS_FINALIZER && f !== LEGACY_REFERRERS);
+  const keptAs = finalizers.includes(REFERRERS_FINALIZER) || !deleting ? REFERRERS_FINALIZER : LEGACY_REFERRERS;
+  const wanted = hold ? [keptAs] : [];
+  const current = finalizers.filter((f) => f === REFERRERS_FINALIZER || f === LEGACY_REFERRERS);
+  return current.length === wanted.length && current.every((f, i) => f === wanted[i])
+    ? undefined
+    : [...others, ...wanted];
+}
+
 export function createReferrerActivities(objects: Objects) {
   /** Rewrites the list with `change`; a patch carries the resourceVersion it was computed from, so no concurrent change is lost. */
   const edit = (dependency: ObjectRef, change: (refs: ObjectRef[]) => ObjectRef[], missing: () => ReferrersResult) =>
@@ -64,20 +79,24 @@ export function createReferrerActivities(objects: Objects) {
       const after = normalizeReferrers(change(readReferrers(current)));
       const text = after.length ? JSON.stringify(after) : undefined;
       const finalizers = current.metadata.finalizers ?? [];
-      const held = finalizers.includes(REFERRERS_FINALIZER);
+      const deleting = Boolean(current.metadata.deletionTimestamp);
+      const held = finalizers.includes(REFERRERS_FINALIZER) || finalizers.includes(LEGACY_REFERRERS);
       // No finalizer may be added to an object being deleted; one no longer needed goes with the last referrer.
-      const wantHeld = after.length > 0 && (held || !current.metadata.deletionTimestamp);
-      if (current.metadata.annotations?.[REFERRERS_ANNOTATION] === text && held === wantHeld)
+      const nextFinalizers = referrersFinalizers(finalizers, deleting, after.length > 0 && (held || !deleting));
+      const annotations = current.metadata.annotations ?? {};
+      const legacyAnnotation = annotations[LEGACY_REFERRERS] !== undefined;
+      if (!legacyAnnotation && annotations[REFERRERS_ANNOTATION] === text && !nextFinalizers)
         return { done: { found: true, referrers: after, changed: false } };
       return {
         patch: {
           metadata: {
             resourceVersion: current.metadata.resourceVersion,
-            // An empty list removes the annotation (null deletes a key in a merge patch).
-            annotations: { [REFERRERS_ANNOTATION]: text ?? null },
-            finalizers: wantHeld
-              ? [...finalizers.filter((f) => f !== REFERRERS_FINALIZER), REFERRERS_FINALIZER]
-              : finalizers.filter((f) => f !== REFERRERS_FINALIZER),
+            // An empty list removes the annotation (null deletes a key in a merge patch), and the old name goes.
+            annotations: {
+              [REFERRERS_ANNOTATION]: text ?? null,
+              ...(legacyAnnotation ? { [LEGACY_REFERRERS]: null } : {}),
+            },
+            finalizers: nextFinalizers ?? finalizers,
           },
         },
         strategy: k8s.PatchStrategy.MergePatch,

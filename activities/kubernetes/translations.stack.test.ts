@@ -20,6 +20,14 @@ const k = createKubernetesActivities({ kubeConfig: kc, clock: () => now });
 const ref = (t: Translation) => ({ kind: 'Translation' as const, namespace: t.namespace, name: t.name });
 const key = (t: Translation) => `${t.namespace}/${t.name}`;
 
+/** A Service in `namespace` and its one-Bridge Translation, applied unless `apply` is false. */
+async function serviceWithTranslation(namespace: string, { apply = true } = {}) {
+  const owner = await createService(kc, namespace);
+  const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
+  if (apply) await k.applyTranslations({ owner, translations: [t] });
+  return { owner, t };
+}
+
 describe('applyTranslations', () => {
   let namespace: string;
   beforeAll(async () => {
@@ -94,9 +102,7 @@ describe('applyTranslations', () => {
   });
 
   it('lets the real garbage collector delete Translations after the owner goes; the finalizer holds each until releaseFinalizer', async () => {
-    const owner = await createService(kc, namespace);
-    const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
-    await k.applyTranslations({ owner, translations: [t] });
+    const { owner, t } = await serviceWithTranslation(namespace);
     const before = await k.readObject({ ref: ref(t) });
     if (!before.found) throw new Error('Translation not written');
 
@@ -172,21 +178,14 @@ describe('recordTranslationStatus', () => {
     (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.uid=${uid}` })).items;
 
   it('writes observedGeneration, childResources and conditions whose lastTransitionTime changes only with the status', async () => {
-    const owner = await createService(kc, namespace);
-    const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
-    await k.applyTranslations({ owner, translations: [t] });
+    const { owner, t } = await serviceWithTranslation(namespace);
     const child = { kind: 'Bridge', id: bridgeId(1), state: 'synced' };
+    const failing = { status: 'False', reason: 'MidonetUnavailable', message: 'MidoNet answered 503' } as const;
+    const record = (synced: typeof pushed | typeof failing) =>
+      k.recordTranslationStatus({ ref: ref(t), generation: 1, childResources: [child], ready: pushed, synced });
 
     now = new Date('2030-01-01T10:00:00Z');
-    expect(
-      await k.recordTranslationStatus({
-        ref: ref(t),
-        generation: 1,
-        childResources: [child],
-        ready: pushed,
-        synced: pushed,
-      }),
-    ).toMatchObject({ found: true, changed: true });
+    expect(await record(pushed)).toMatchObject({ found: true, changed: true });
     const first = await k.readObject({ ref: ref(t) });
     expect(first.found && first.object.status).toEqual({
       observedGeneration: 1,
@@ -198,25 +197,8 @@ describe('recordTranslationStatus', () => {
     });
 
     now = new Date('2030-01-01T10:05:00Z');
-    expect(
-      await k.recordTranslationStatus({
-        ref: ref(t),
-        generation: 1,
-        childResources: [child],
-        ready: pushed,
-        synced: pushed,
-      }),
-    ).toMatchObject({ changed: false });
-    const failing = { status: 'False', reason: 'MidonetUnavailable', message: 'MidoNet answered 503' } as const;
-    expect(
-      await k.recordTranslationStatus({
-        ref: ref(t),
-        generation: 1,
-        childResources: [child],
-        ready: pushed,
-        synced: failing,
-      }),
-    ).toMatchObject({ changed: true });
+    expect(await record(pushed)).toMatchObject({ changed: false });
+    expect(await record(failing)).toMatchObject({ changed: true });
     const second = await k.readObject({ ref: ref(t) });
     expect(second.found && second.object.status).toMatchObject({
       childResources: [{ lastTransitionTime: '2030-01-01T10:00:00Z' }],
@@ -234,9 +216,7 @@ describe('recordTranslationStatus', () => {
   });
 
   it('emits an Event on the Translation, and an identical one again bumps its count instead of adding another', async () => {
-    const owner = await createService(kc, namespace);
-    const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
-    await k.applyTranslations({ owner, translations: [t] });
+    const { t } = await serviceWithTranslation(namespace);
     const event = { type: 'Warning', reason: 'MidonetUnavailable', message: 'MidoNet answered 503' } as const;
     const input = { ref: ref(t), generation: 1, childResources: [], ready: pushed, synced: pushed, event };
 
@@ -283,8 +263,7 @@ describe('recordTranslationStatus', () => {
   });
 
   it('does nothing for a missing Translation or another incarnation of it', async () => {
-    const owner = await createService(kc, namespace);
-    const t = translationOf(owner, `service.4.${owner.name}`, [bridgeId(1)]);
+    const { owner, t } = await serviceWithTranslation(namespace, { apply: false });
     const input: RecordTranslationStatusInput = {
       ref: ref(t),
       generation: 1,

@@ -1,7 +1,7 @@
 // MidoNet activities: thin, plain-JSON wrappers over the client, one typed input object each (STYLE habit 3).
 // Failures are the client's typed ApplicationFailures, so Temporal retries exactly the retryable ones.
 import type { BackendResource } from '../../model/translation/types';
-import type { EnsureResult, MidonetClient, Observation, RemoveResult } from './client';
+import type { EnsureResult, MidonetClient, MidonetObservation, RemoveResult } from './client';
 import { createMidonetInventoryActivities } from './inventory';
 import type { MidonetHost } from './kinds';
 
@@ -17,7 +17,7 @@ export function createMidonetActivities({ client }: MidonetActivityDeps) {
   return {
     midonetEnsure: ({ resource }: ResourceInput): Promise<EnsureResult> => client.ensure(resource),
     midonetRemove: ({ resource }: ResourceInput): Promise<RemoveResult> => client.remove(resource),
-    midonetObserve: ({ resource }: ResourceInput): Promise<Observation> => client.observe(resource),
+    midonetObserve: ({ resource }: ResourceInput): Promise<MidonetObservation> => client.observe(resource),
     midonetListHosts: async (_input: Record<string, never> = {}): Promise<{ hosts: MidonetHost[] }> => ({
       hosts: await client.listHosts(),
     }),

@@ -28,14 +28,14 @@ export type EnsureResult =
 /** `deleted` does not prove the object existed: Router, Route and TunnelZone answer 204 for missing ones too. */
 export type RemoveResult = { outcome: 'deleted' } | { outcome: 'absent' };
 
-export type Observation = { exists: false } | { exists: true; upToDate: boolean; diff: FieldDiff[] };
+export type MidonetObservation = { exists: false } | { exists: true; upToDate: boolean; diff: FieldDiff[] };
 
 export interface MidonetClient {
   /**
    * Create, or bring an existing object to the body where the API allows it. Idempotent. Given what `observe` just
    * found, it starts from that: nothing is posted for an object that is there.
    */
-  ensure(resource: BackendResource, observed?: Observation): Promise<EnsureResult>;
+  ensure(resource: BackendResource, observed?: MidonetObservation): Promise<EnsureResult>;
   /**
    * Delete and create again: how a kind without PUT takes a new body. An ordered kind (a rule) is created at the
    * position the old one held, so traffic keeps going through its chain in the same order.
@@ -46,7 +46,7 @@ export interface MidonetClient {
   /** Delete a resource known only by its kind and ID (a record in `status.childResources`); kinds with an ID of their own only. */
   removeById(kind: BackendKind, id: string): Promise<RemoveResult>;
   /** Read only: does it exist, and what differs from the body. */
-  observe(resource: BackendResource): Promise<Observation>;
+  observe(resource: BackendResource): Promise<MidonetObservation>;
   listHosts(): Promise<MidonetHost[]>;
   /** The Bridges, Routers or Chains whose `tenantId` is this tenant. */
   listTenant(kind: TenantKind, tenant: string): Promise<TenantResource[]>;
@@ -106,7 +106,7 @@ async function read(send: Send, r: Resolved): Promise<Record<string, unknown> | 
   return r.spec.present && !r.spec.present(observed.data) ? undefined : observed.data;
 }
 
-async function observeResolved(send: Send, r: Resolved): Promise<Observation> {
+async function observeResolved(send: Send, r: Resolved): Promise<MidonetObservation> {
   const observed = await read(send, r);
   if (!observed) return { exists: false };
   const diff = diffBody(r.body, observed, r.spec.ignore);
@@ -143,7 +143,7 @@ async function list<T>(send: Send, path: string, media: string, item: z.ZodType<
 export function createMidonetClient(connection: MidonetConnection): MidonetClient {
   const send: Send = createTransport(connection);
 
-  async function ensure(resource: BackendResource, observed?: Observation): Promise<EnsureResult> {
+  async function ensure(resource: BackendResource, observed?: MidonetObservation): Promise<EnsureResult> {
     const r = resolve(resource);
     const { item } = r.paths;
     let seen = observed;

@@ -3,44 +3,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { InvalidResource } from './check';
+import { midonetFailures, type MidonetFailureType } from '../../model/vocabulary';
 
-/** Reason → retryable. Retryable means "the same call can succeed later without anyone changing the request". */
-export const midonetFailures = {
-  /** 5xx, connection refused or reset, backend down. */
-  MidonetUnavailable: true,
-  /** No answer within the per-call timeout. */
-  MidonetTimeout: true,
-  /** 401 even after logging in again: credentials or the auth service may recover. */
-  MidonetUnauthorized: true,
-  /** 409 for an object that is not there, e.g. a binding before its host joins a tunnel zone: resolves once the other side is pushed. */
-  MidonetConflict: true,
-  /** 400, with the violations. */
-  MidonetValidation: false,
-  /** 404 on create: the parent is not there. */
-  MidonetParentMissing: false,
-  /** 404 on create naming another referenced object (a filter chain, a jump target, a bound port). */
-  MidonetReferenceMissing: false,
-  /** 405: the API has no such operation for the kind. */
-  MidonetUnsupported: false,
-  /** 406 / 415: the media type was refused. */
-  MidonetMediaType: false,
-  /** Any other 4xx. */
-  MidonetRejected: false,
-  /** The input resource is not a valid MidoNet resource (unknown kind, body not JSON, parent where none belongs). */
-  MidonetBadResource: false,
-  /** A success reply the client cannot read. */
-  MidonetBadResponse: false,
-  /** The pusher met a missing parent or referenced object: another Translation not pushed yet, retried until it is. */
-  MidonetDependencyMissing: true,
-  /** The pusher met an object with another body that this Translation did not push: an operator must resolve it. */
-  ResourceConflict: false,
-  /** Another Translation owns a resource this one lists: refused until that one lets it go (it is told then). */
-  ResourceClaimed: false,
-  /** A Translation refused before any of it is pushed (validate.ts): only a changed Translation can fix it. */
-  InvalidTranslation: false,
-} as const;
-
-export type MidonetFailureType = keyof typeof midonetFailures;
+export { midonetFailures, type MidonetFailureType };
 
 /** Plain JSON carried as the failure's details, for the machine and the Temporal UI. */
 export interface MidonetFailureDetails {

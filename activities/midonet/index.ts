@@ -17,7 +17,7 @@ export {
   identify,
   type EnsureResult,
   type MidonetClient,
-  type Observation,
+  type MidonetObservation,
   type RemoveResult,
   type TenantResource,
 } from './client';

@@ -211,29 +211,26 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     ignore: ['hostId'],
     paths: (p, b) => ({ create: `/hosts/${seg(p)}/ports`, item: `/hosts/${seg(p)}/ports/${seg(b.portId)}` }),
   },
-  MACPort: {
-    // The server's own spelling; midonet-kubernetes sends `MACPort-v2`, accepted only because matching ignores case.
-    media: vendor('MacPort-v2'),
+  // The server's own spelling; midonet-kubernetes sends `MACPort-v2`, accepted only because matching ignores case.
+  MACPort: bridgeTableEntry(vendor('MacPort-v2'), 'mac_table', (b) => `${dashes(b.macAddr)}_${b.portId}`),
+  IPv4MACPair: bridgeTableEntry(vendor('IP4Mac-v1'), 'arp_table', (b) => `${b.ip}_${dashes(b.mac)}`),
+};
+
+/** An entry of a bridge's MAC or ARP table, found in the table at a key made of its fields. */
+function bridgeTableEntry<K extends 'MACPort' | 'IPv4MACPair'>(
+  media: string,
+  table: 'mac_table' | 'arp_table',
+  key: (body: MidonetBody<K>) => string,
+): KindSpec<K> {
+  return {
+    media,
     parent: true,
     put: false,
     // A duplicate MAC or ARP entry answers 500, not 409 (MNA-1315).
     duplicate: [409, 500],
-    paths: (p, b) => ({
-      create: `/bridges/${seg(p)}/mac_table`,
-      item: `/bridges/${seg(p)}/mac_table/${seg(`${dashes(b.macAddr)}_${b.portId}`)}`,
-    }),
-  },
-  IPv4MACPair: {
-    media: vendor('IP4Mac-v1'),
-    parent: true,
-    put: false,
-    duplicate: [409, 500],
-    paths: (p, b) => ({
-      create: `/bridges/${seg(p)}/arp_table`,
-      item: `/bridges/${seg(p)}/arp_table/${seg(`${b.ip}_${dashes(b.mac)}`)}`,
-    }),
-  },
-};
+    paths: (p, b) => ({ create: `/bridges/${seg(p)}/${table}`, item: `/bridges/${seg(p)}/${table}/${seg(key(b))}` }),
+  };
+}
 
 /**
  * The top-level kinds the API lists by `?tenant_id=` (ref §1.2): what the sweeper inventories in Steward's tenant.

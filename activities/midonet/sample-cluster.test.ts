@@ -5,7 +5,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type StateDump } from '../../deploy/local/midonet';
-import { sampleCluster, sampleClusterTranslations } from '../../model/translation/sample-cluster';
+import {
+  SAMPLE_CLUSTER_RESOURCE_COUNTS,
+  sampleCluster,
+  sampleClusterTranslations,
+} from '../../model/translation/sample-cluster';
 import { createMidonetClient, type MidonetClient } from './client';
 
 const cluster = sampleCluster();
@@ -62,30 +66,21 @@ const translatedIds = (kind: string) =>
 // A link is symmetric: the dump may list it from either end.
 const pair = (a: unknown, b: unknown) => [String(a), String(b)].sort().join('↔');
 /** One key per object of a kind without an id, from a Translation entry and from the dump. */
-const keyed: Record<
-  string,
-  {
-    fromTranslation: (parent: string, body: Record<string, string>) => string;
-    fromDump: (e: Record<string, unknown>) => string;
-  }
-> = {
+interface Keyed {
+  fromTranslation: (parent: string, body: Record<string, string>) => string;
+  fromDump: (e: Record<string, unknown>) => string;
+}
+/** Keyed by the parent and `fields`; the dump names the parent `parentField`. */
+const byParentAnd = (parentField: string, ...fields: string[]): Keyed => ({
+  fromTranslation: (parent, b) => [parent, ...fields.map((f) => b[f])].map(String).join('/'),
+  fromDump: (e) => [e[parentField], ...fields.map((f) => e[f])].map(String).join('/'),
+});
+const keyed: Record<string, Keyed> = {
   PortLink: { fromTranslation: (parent, b) => pair(parent, b.peerId), fromDump: (e) => pair(e.portId, e.peerId) },
-  TunnelZoneHost: {
-    fromTranslation: (parent, b) => `${parent}/${b.hostId}/${b.ipAddress}`,
-    fromDump: (e) => `${String(e.tunnelZoneId)}/${String(e.hostId)}/${String(e.ipAddress)}`,
-  },
-  HostInterfacePort: {
-    fromTranslation: (parent, b) => `${parent}/${b.portId}/${b.interfaceName}`,
-    fromDump: (e) => `${String(e.hostId)}/${String(e.portId)}/${String(e.interfaceName)}`,
-  },
-  MACPort: {
-    fromTranslation: (parent, b) => `${parent}/${b.macAddr}/${b.portId}`,
-    fromDump: (e) => `${String(e.bridgeId)}/${String(e.macAddr)}/${String(e.portId)}`,
-  },
-  IPv4MACPair: {
-    fromTranslation: (parent, b) => `${parent}/${b.ip}/${b.mac}`,
-    fromDump: (e) => `${String(e.bridgeId)}/${String(e.ip)}/${String(e.mac)}`,
-  },
+  TunnelZoneHost: byParentAnd('tunnelZoneId', 'hostId', 'ipAddress'),
+  HostInterfacePort: byParentAnd('hostId', 'portId', 'interfaceName'),
+  MACPort: byParentAnd('bridgeId', 'macAddr', 'portId'),
+  IPv4MACPair: byParentAnd('bridgeId', 'ip', 'mac'),
 };
 
 describe('the sample cluster pushed into the emulator', () => {
@@ -97,23 +92,12 @@ describe('the sample cluster pushed into the emulator', () => {
     ]);
 
     const dump = await admin.dump();
-    // Counted by hand from ref §2.4: e.g. Port = 3 per Node + 1 per Pod; Route = per Node its subnet route and the
-    // Local route MidoNet adds for the router port, plus one per Node address (node2 has two); Rule = 4 global +
-    // 1 SNAT per Node + 1 jump per service port + 3 per (endpoint address × port).
+    // What the Translations hold (counted by hand there), the hosts the agents registered, and per Node the Local
+    // route MidoNet adds for the router port.
     expect(count(dump)).toEqual({
+      ...SAMPLE_CLUSTER_RESOURCE_COUNTS,
       Host: 2,
-      TunnelZone: 1,
-      TunnelZoneHost: 2,
-      Router: 1,
-      Bridge: 2,
-      Port: 9,
-      PortLink: 2,
-      Route: 7,
-      Chain: 11,
-      Rule: 20,
-      HostInterfacePort: 5,
-      MACPort: 2,
-      IPv4MACPair: 2,
+      Route: SAMPLE_CLUSTER_RESOURCE_COUNTS.Route + 2,
     });
     for (const kind of ['TunnelZone', 'Router', 'Bridge', 'Port', 'Chain', 'Rule'])
       expect([kind, ids(dump[kind as keyof StateDump])]).toEqual([kind, translatedIds(kind)]);

@@ -1,7 +1,7 @@
 // The direct baseline (issue 12): what a plain @kubernetes/client-node controller would do with Steward's own pieces
 // and no Temporal. Informers on Nodes, Pods, Services, Endpoints and Translations feed one work queue of object
 // keys; `workers` keys are reconciled at a time (the worker's default activity slots). An object's reconcile
-// translates it (workflows/translation) and applies its Translations by server-side apply, deleting stale ones
+// translates it (model/translation) and applies its Translations by server-side apply, deleting stale ones
 // (activities/kubernetes applyTranslations); a Translation's reconcile pushes its resources to MidoNet in order
 // (activities/midonet ensure) and writes status Ready; a deleted Translation's resources are removed in reverse
 // order, then its finalizer `midonet.org/deleter` released. The garbage collector deletes the Translations of a
@@ -23,10 +23,10 @@ import { translate } from '../../model/translation';
 import {
   CLUSTER_SCOPED_NAMESPACE,
   OWNER_UID_LABEL,
-  toProjection,
   type BackendResource,
   type KubernetesProjection,
 } from '../../model/translation/types';
+import { toProjection } from '../../model/translation/to-projection';
 import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKeyQueue } from './queue';
 

@@ -2,7 +2,8 @@ import type { LifecycleError } from '../messages';
 import type { ObjectRef } from '../naming';
 import type { TranslationError, TranslationNote } from './errors';
 import { translate } from './index';
-import { toProjection, type KubernetesProjection, type Translation } from './types';
+import { type KubernetesProjection, type Translation } from './types';
+import { toProjection } from './to-projection';
 
 /**
  * The bridge between an object lifecycle and the pure translation: which object a projection depends on, and the

@@ -1,19 +1,12 @@
 // Bad input gives a TranslationError naming the object and the field, never an exception.
 import { translate, type TranslatedObjectRef, type TranslationContext, type TranslationError } from './index';
-import { sampleCluster } from './sample-cluster';
+import { changed, sampleCluster } from './sample-cluster';
 import type { KubernetesProjection } from './types';
 
 const cluster = sampleCluster();
 const [node1] = cluster.nodes;
 const [nginx] = cluster.pods;
 const { service, endpoints } = cluster;
-
-/** A copy of `object` changed by `edit`, so each case states only what it breaks. */
-function changed<T extends KubernetesProjection>(object: T, edit: (copy: T) => void): T {
-  const copy = structuredClone(object);
-  edit(copy);
-  return copy;
-}
 
 const nodeRef: TranslatedObjectRef = { kind: 'Node', name: 'node1' };
 const hostIdField = 'metadata.annotations["midonet.org/host-id"]';

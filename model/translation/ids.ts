@@ -36,19 +36,27 @@ export function subId(id: string, label: string): string {
   return uuidv5(id, label);
 }
 
+/** `SubID(id, label)` for each label, under the same names. */
+function subIds<Name extends string>(id: string, labels: Record<Name, string>): Record<Name, string> {
+  const entries = Object.entries<string>(labels).map(([name, label]) => [name, subId(id, label)]);
+  return Object.fromEntries(entries) as Record<Name, string>;
+}
+
 /** IDs of the cluster-wide objects, all hanging off KUBE-MAIN's ID. */
 export function globalIds(tenant: string) {
   const mainChain = idForKey(tenant, 'midonet-global', 'chain');
   return {
     mainChain,
-    servicesChain: subId(mainChain, 'Services Chain'),
-    preChain: subId(mainChain, 'Pre Chain'),
-    clusterRouter: subId(mainChain, 'Cluster Router'),
-    defaultTunnelZone: subId(mainChain, 'Default Tunnel Zone'),
-    jumpToPre: subId(mainChain, 'Jump To Pre'),
-    jumpToServices: subId(mainChain, 'Jump To Services'),
-    reverseSNAT: subId(mainChain, 'Reverse SNAT'),
-    reverseDNAT: subId(mainChain, 'Reverse DNAT'),
+    ...subIds(mainChain, {
+      servicesChain: 'Services Chain',
+      preChain: 'Pre Chain',
+      clusterRouter: 'Cluster Router',
+      defaultTunnelZone: 'Default Tunnel Zone',
+      jumpToPre: 'Jump To Pre',
+      jumpToServices: 'Jump To Services',
+      reverseSNAT: 'Reverse SNAT',
+      reverseDNAT: 'Reverse DNAT',
+    }),
   };
 }
 
@@ -57,12 +65,14 @@ export function nodeIds(tenant: string, nodeName: string) {
   const bridge = idForKey(tenant, 'Node', nodeName);
   return {
     bridge,
-    bridgePort: subId(bridge, 'Bridge Port'),
-    routerPort: subId(bridge, 'Router Port'),
-    subnetRoute: subId(bridge, 'Route'),
-    nodePortChain: subId(bridge, 'Node Port Chain'),
-    nodePort: subId(bridge, 'Node Port'),
-    nodePortSNATRule: subId(bridge, 'Node Port SNAT Rule'),
+    ...subIds(bridge, {
+      bridgePort: 'Bridge Port',
+      routerPort: 'Router Port',
+      subnetRoute: 'Route',
+      nodePortChain: 'Node Port Chain',
+      nodePort: 'Node Port',
+      nodePortSNATRule: 'Node Port SNAT Rule',
+    }),
   };
 }
 
@@ -88,12 +98,7 @@ export function servicePortJumpRuleId(tenant: string, subName: string): string {
 /** `subName` is `<endpoints name>/<port name>/<clusterIP>/<ip>/<port>/<PROTOCOL>`: no namespace (MK quirk, kept). */
 export function endpointIds(tenant: string, subName: string) {
   const chain = idForKey(tenant, 'Endpoint', subName);
-  return {
-    chain,
-    jumpRule: subId(chain, 'Jump to Endpoint'),
-    dnatRule: subId(chain, 'DNAT'),
-    snatRule: subId(chain, 'SNAT'),
-  };
+  return { chain, ...subIds(chain, { jumpRule: 'Jump to Endpoint', dnatRule: 'DNAT', snatRule: 'SNAT' }) };
 }
 
 /** MK `makeDNS`: a Kubernetes-valid name; when that needed changes, the SHA-1 of the original keeps it unique. */

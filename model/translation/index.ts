@@ -35,3 +35,4 @@ export { translateGlobals } from './global';
 export * from './errors';
 export * from './ids';
 export * from './types';
+export { toProjection } from './to-projection';

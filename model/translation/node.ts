@@ -7,7 +7,7 @@
 // (after the globals): the tunnel-zone membership first, because MidoNet refuses to bind a port on a host
 // that is in no tunnel zone.
 import { DEFAULT_TENANT, NODE_INTERFACE_NAME, globalIds, macForKey, nodeAddressRouteId, nodeIds } from './ids';
-import { looksLikeIPv6, parseIPv4, parseMAC, parsePodCIDR, parseUUID } from './net';
+import { looksLikeIPv6, parseIPv4, parsePodCIDR } from './net';
 import {
   ETHERTYPE_IPV4,
   SNAT_PORTS,
@@ -31,6 +31,7 @@ import {
   type TranslationNote,
   type TranslationResult,
 } from './errors';
+import { macAnnotation, parseAnnotation } from './annotations';
 import { owned, refOf, uniqueByName, type Part } from './custom-resource';
 import { ANNOTATIONS } from './model';
 import type { NodeProjection, TranslationContext } from './types';
@@ -38,20 +39,16 @@ import type { NodeProjection, TranslationContext } from './types';
 /** The host-id annotation, parsed; shared with pod.ts, whose ports bind to the same host. */
 export function nodeHostId(node: NodeProjection): { hostId: string } | TranslationFailure {
   const text = node.metadata.annotations[ANNOTATIONS.hostId];
-  const field = annotationField(ANNOTATIONS.hostId);
   if (text === undefined || text === '') {
     return failure(
       refOf(node),
       'MissingHostId',
-      field,
+      annotationField(ANNOTATIONS.hostId),
       `Node ${node.metadata.name} has no ${ANNOTATIONS.hostId} annotation yet`,
     );
   }
-  const hostId = parseUUID(text);
-  if (hostId === undefined) {
-    return failure(refOf(node), 'InvalidHostId', field, `"${text}" is not a UUID`);
-  }
-  return { hostId };
+  const hostId = parseAnnotation(node, 'hostId', text);
+  return isFailure(hostId) ? hostId : { hostId };
 }
 
 export function translateNode(
@@ -148,23 +145,11 @@ function tunnelEndpoint(node: NodeProjection, tenant: string, hostId: string): P
   const ipText = annotations[ANNOTATIONS.tunnelEndpointIP];
   if (ipText === undefined || ipText === '') return [];
   // MK silently skips the membership when either annotation does not parse; a visible error is easier to fix.
-  const ip = parseIPv4(ipText);
-  if (ip === undefined)
-    return failure(
-      refOf(node),
-      'InvalidTunnelEndpointIP',
-      annotationField(ANNOTATIONS.tunnelEndpointIP),
-      `"${ipText}" is not an IPv4 address`,
-    );
+  const ip = parseAnnotation(node, 'tunnelEndpointIP', ipText);
+  if (isFailure(ip)) return ip;
   const zoneText = annotations[ANNOTATIONS.tunnelZoneId] ?? '';
-  const zone = zoneText === '' ? globalIds(tenant).defaultTunnelZone : parseUUID(zoneText);
-  if (zone === undefined)
-    return failure(
-      refOf(node),
-      'InvalidTunnelZoneId',
-      annotationField(ANNOTATIONS.tunnelZoneId),
-      `"${zoneText}" is not a UUID`,
-    );
+  const zone = zoneText === '' ? globalIds(tenant).defaultTunnelZone : parseAnnotation(node, 'tunnelZoneId', zoneText);
+  if (isFailure(zone)) return zone;
   // IP, zone and host are all in the name: changing any of them makes a new Translation (TunnelZoneHost has no PUT).
   return [
     {
@@ -227,35 +212,38 @@ function addressRoutes(
   return { parts: uniqueByName(parts), skipped };
 }
 
-/**
- * `Node-MAC` and `Node-ARP`, once midonet-kube-node has annotated the MAC of `midokube-node`: static MAC
- * and ARP entries save flooding and ARP on the bridge. MAC and ARP entries have no ID, so the MAC is part
- * of each name.
- */
+/** `Node-MAC` and `Node-ARP`, once midonet-kube-node has annotated the MAC of `midokube-node`. */
 function macAndArp(
   node: NodeProjection,
   bridgeId: string,
   nodePortId: string,
   nodeIP: string,
 ): Part[] | TranslationFailure {
-  const text = node.metadata.annotations[ANNOTATIONS.macAddress];
-  if (text === undefined) return [];
-  const mac = parseMAC(text);
-  if (mac === undefined)
-    return failure(
-      refOf(node),
-      'InvalidMacAddress',
-      annotationField(ANNOTATIONS.macAddress),
-      `"${text}" is not a MAC address`,
-    );
+  const mac = macAnnotation(node);
+  if (mac === undefined) return [];
+  if (isFailure(mac)) return mac;
+  return macAndArpEntries('Node', node.metadata.name, bridgeId, { portId: nodePortId, mac, ip: nodeIP });
+}
+
+/**
+ * `<kind>-MAC` and, given an IP, `<kind>-ARP` for a port on a Node bridge (shared with pod.ts): static MAC and ARP
+ * entries save flooding and ARP on the bridge. MAC and ARP entries have no ID, so the MAC is part of each name.
+ */
+export function macAndArpEntries(
+  kind: 'Node' | 'Pod',
+  name: string,
+  bridgeId: string,
+  { portId, mac, ip }: { portId: string; mac: string; ip: string | undefined },
+): Part[] {
   const hex = mac.replace(/:/g, '');
-  const name = node.metadata.name;
+  const macEntry: Part = {
+    kind: `${kind}-MAC`,
+    name: `${name}/mac/${hex}`,
+    resources: [macPort(bridgeId, { macAddr: mac, portId })],
+  };
+  if (ip === undefined) return [macEntry];
   return [
-    {
-      kind: 'Node-MAC',
-      name: `${name}/mac/${hex}`,
-      resources: [macPort(bridgeId, { macAddr: mac, portId: nodePortId })],
-    },
-    { kind: 'Node-ARP', name: `${name}/ip/${nodeIP}/${hex}`, resources: [ipv4MacPair(bridgeId, { ip: nodeIP, mac })] },
+    macEntry,
+    { kind: `${kind}-ARP`, name: `${name}/ip/${ip}/${hex}`, resources: [ipv4MacPair(bridgeId, { ip, mac })] },
   ];
 }

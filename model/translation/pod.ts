@@ -4,12 +4,12 @@
 // sides compute the same interface name from the pod's namespace/name, so they never talk). Once the CNI
 // plugin has annotated the pod's MAC, static MAC and ARP entries follow as separate Translations.
 import { DEFAULT_TENANT, nodeIds, podInterfaceName, podPortId } from './ids';
-import { parseIPv4, parseMAC } from './net';
-import { hostInterfacePort, ipv4MacPair, macPort, port } from './resources';
-import { annotationField, failure, isFailure, success, type TranslationResult } from './errors';
-import { nodeHostId } from './node';
+import { parseIPv4 } from './net';
+import { hostInterfacePort, port } from './resources';
+import { failure, isFailure, success, type TranslationFailure, type TranslationResult } from './errors';
+import { macAnnotation } from './annotations';
+import { macAndArpEntries, nodeHostId } from './node';
 import { owned, refOf, type Part } from './custom-resource';
-import { ANNOTATIONS } from './model';
 import type { PodProjection, TranslationContext } from './types';
 
 /**
@@ -21,7 +21,7 @@ export function translatePod(
   context: Pick<TranslationContext, 'tenant' | 'node'> = {},
 ): TranslationResult {
   const tenant = context.tenant ?? DEFAULT_TENANT;
-  const { name, namespace, annotations } = pod.metadata;
+  const { name, namespace } = pod.metadata;
   const nodeName = pod.spec.nodeName ?? '';
   if (
     nodeName === '' ||
@@ -50,29 +50,17 @@ export function translatePod(
     ],
   };
 
-  const macText = annotations[ANNOTATIONS.macAddress];
-  if (macText === undefined) return success(owned(pod, [main]));
-  const mac = parseMAC(macText);
-  if (mac === undefined)
-    return failure(
-      refOf(pod),
-      'InvalidMacAddress',
-      annotationField(ANNOTATIONS.macAddress),
-      `"${macText}" is not a MAC address`,
-    );
-  const hex = mac.replace(/:/g, '');
-  const parts: Part[] = [
-    main,
-    { kind: 'Pod-MAC', name: `${name}/mac/${hex}`, resources: [macPort(bridgeId, { macAddr: mac, portId })] },
-  ];
+  const mac = macAnnotation(pod);
+  if (mac === undefined) return success(owned(pod, [main]));
+  if (isFailure(mac)) return mac;
+  const ip = podIP(pod);
+  if (isFailure(ip)) return ip;
+  return success(owned(pod, [main, ...macAndArpEntries('Pod', name, bridgeId, { portId, mac, ip })]));
+}
 
-  // No IP yet (the kubelet reports it after the sandbox starts) means no ARP entry yet.
-  const ipText = pod.status.podIP ?? '';
-  if (ipText !== '') {
-    const ip = parseIPv4(ipText);
-    if (ip === undefined)
-      return failure(refOf(pod), 'InvalidPodIP', 'status.podIP', `"${ipText}" is not an IPv4 address`);
-    parts.push({ kind: 'Pod-ARP', name: `${name}/ip/${ip}/${hex}`, resources: [ipv4MacPair(bridgeId, { ip, mac })] });
-  }
-  return success(owned(pod, parts));
+/** No IP yet (the kubelet reports it after the sandbox starts) means no ARP entry yet. */
+function podIP(pod: PodProjection): string | undefined | TranslationFailure {
+  const text = pod.status.podIP ?? '';
+  if (text === '') return undefined;
+  return parseIPv4(text) ?? failure(refOf(pod), 'InvalidPodIP', 'status.podIP', `"${text}" is not an IPv4 address`);
 }

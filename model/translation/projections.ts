@@ -3,7 +3,7 @@
 // writes into itself when first used (its lazy internals, its memoizer), so the schemas must not be exports. They are
 // shared by every workflow, unfrozen: those writes are memoized facts about the schema alone (what its keys are,
 // whether it is recursive), the same whichever workflow makes them first, and a parse keeps nothing of its input.
-// translation/types.ts exports them under their names.
+// translation/types.ts derives the projection types from them and exports the two the workflows' handles take.
 import { z } from 'zod';
 import { ANNOTATIONS } from './model';
 

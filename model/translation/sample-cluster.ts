@@ -1,7 +1,14 @@
 // A small cluster for tests: 2 Nodes, 3 Pods, a Service with 2 ports and its Endpoints with 2 addresses.
 // The golden tests pin its translations; the end-to-end test pushes them into the MidoNet emulator.
 import { translate, translateGlobals, type TranslationResult } from './index';
-import type { EndpointsProjection, NodeProjection, PodProjection, ServiceProjection, Translation } from './types';
+import type {
+  EndpointsProjection,
+  KubernetesProjection,
+  NodeProjection,
+  PodProjection,
+  ServiceProjection,
+  Translation,
+} from './types';
 
 export interface SampleCluster {
   tenant: string;
@@ -92,6 +99,33 @@ export function sampleCluster(): SampleCluster {
       ],
     },
   };
+}
+
+/**
+ * The backend resources of the sample cluster's Translations per MidoNet kind, counted by hand from ref §2.4: e.g.
+ * Port = 3 per Node + 1 per Pod; Route = per Node its subnet route, plus one per Node address (node2 has two);
+ * Chain and Rule as global + per Node + per service port + per (endpoint address × port).
+ */
+export const SAMPLE_CLUSTER_RESOURCE_COUNTS = {
+  TunnelZone: 1,
+  TunnelZoneHost: 2,
+  Router: 1,
+  Bridge: 2,
+  Port: 9,
+  PortLink: 2,
+  Route: 5,
+  Chain: 3 + 2 + 2 + 4,
+  Rule: 4 + 2 + 2 + 4 * 3,
+  HostInterfacePort: 5,
+  MACPort: 2,
+  IPv4MACPair: 2,
+};
+
+/** A copy of a sample object changed by `edit`, so each test case states only what it changes. */
+export function changed<T extends KubernetesProjection>(object: T, edit: (copy: T) => void): T {
+  const copy = structuredClone(object);
+  edit(copy);
+  return copy;
 }
 
 /**

@@ -7,18 +7,12 @@ import {
   type TranslationContext,
   type TranslationResult,
 } from './index';
-import { sampleCluster } from './sample-cluster';
+import { changed, sampleCluster } from './sample-cluster';
 
 const cluster = sampleCluster();
 const [node1, node2] = cluster.nodes;
 const [nginx] = cluster.pods;
 const { service, endpoints } = cluster;
-
-function changed<T extends KubernetesProjection>(object: T, edit: (copy: T) => void): T {
-  const copy = structuredClone(object);
-  edit(copy);
-  return copy;
-}
 
 function names(result: TranslationResult): string[] {
   if (!result.ok) throw new Error(`unexpected ${result.error.reason} at ${result.error.field}`);

@@ -8,7 +8,6 @@
 // Output is a Translation custom resource (`translations.midonet.org/v1`) exactly as midonet-kubernetes
 // writes it: name, namespace, labels, owner, finalizer, and the ordered backend resources.
 import { z } from 'zod';
-import { failure, type TranslationFailure } from './errors';
 import type { BackendResource } from './model';
 import { projectionSchemas } from './projections';
 
@@ -16,23 +15,15 @@ import { projectionSchemas } from './projections';
 // once for all workflows, as it does projections.ts (see worker/bundle.ts).
 export * from './model';
 
-// The schemas are built in projections.ts, once per worker (see there).
-export const {
-  nodeProjection,
-  podProjection,
-  serviceProjection,
-  endpointsProjection,
-  kubernetesProjection,
-  invalidProjection,
-  observedObjectProjection,
-  translationProjection,
-} = projectionSchemas();
+// The schemas are built in projections.ts, once per worker (see there); the workflows' handles take these two.
+const schemas = projectionSchemas();
+export const { observedObjectProjection, translationProjection } = schemas;
 
-export type NodeProjection = z.output<typeof nodeProjection>;
-export type PodProjection = z.output<typeof podProjection>;
-export type ServiceProjection = z.output<typeof serviceProjection>;
-export type EndpointsProjection = z.output<typeof endpointsProjection>;
-export type KubernetesProjection = z.output<typeof kubernetesProjection>;
+export type NodeProjection = z.output<typeof schemas.nodeProjection>;
+export type PodProjection = z.output<typeof schemas.podProjection>;
+export type ServiceProjection = z.output<typeof schemas.serviceProjection>;
+export type EndpointsProjection = z.output<typeof schemas.endpointsProjection>;
+export type KubernetesProjection = z.output<typeof schemas.kubernetesProjection>;
 export type KubernetesKind = KubernetesProjection['kind'];
 /**
  * What a Translation's workflow is sent: its resources (absent above INLINE_RESOURCE_BYTES: then `digest` and `count`
@@ -71,43 +62,4 @@ export interface Translation {
   finalizers: string[];
   /** In creation order. */
   resources: BackendResource[];
-}
-
-/**
- * Projects a Kubernetes object (or checks a received projection): the trimmed projection, or a
- * `MalformedObject` error naming the first field that does not fit. The object must carry its `kind`.
- */
-export function toProjection(object: unknown): { ok: true; projection: KubernetesProjection } | TranslationFailure {
-  const parsed = kubernetesProjection.safeParse(object);
-  if (parsed.success) return { ok: true, projection: parsed.data };
-  const issue = parsed.error.issues[0];
-  const raw = (typeof object === 'object' && object !== null ? object : {}) as {
-    kind?: unknown;
-    metadata?: { name?: unknown; namespace?: unknown };
-  };
-  const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-  const kind = str(raw.kind);
-  const namespace = str(raw.metadata?.namespace);
-  return failure(
-    {
-      kind: kind === 'Node' || kind === 'Pod' || kind === 'Service' || kind === 'Endpoints' ? kind : 'Unknown',
-      ...(namespace === undefined ? {} : { namespace }),
-      name: str(raw.metadata?.name) ?? '',
-    },
-    'MalformedObject',
-    fieldPath(issue?.path ?? []),
-    issue?.message ?? 'not a Kubernetes object',
-  );
-}
-
-/** `metadata.annotations["midonet.org/host-id"]`, `spec.ports[0].port`: the style of every error's field. */
-function fieldPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((key, i) => {
-      if (typeof key === 'number') return `[${key}]`;
-      const name = String(key);
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `[${JSON.stringify(name)}]`;
-      return i === 0 ? name : `.${name}`;
-    })
-    .join('');
 }

@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import {
   INLINE_RESOURCE_BYTES,
   resourceBytes,
-  toProjection,
   type BackendResource,
   type KubernetesProjection,
 } from '../../model/translation/types';
+import { toProjection } from '../../model/translation/to-projection';
 import { VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
 import type { WatchedKind } from '../../platform/kubernetes/kinds';
 import type { TranslationProjection } from '../../model/translation/types';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Observation } from '../../model/messages';
 import { workflowId } from '../../model/naming';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../model/search-attributes';
-import { PEERPOD_FINALIZER, REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../model/vocabulary';
+import { finalizerNames, PEERPOD_FINALIZER, REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import type { Source, SourceEvent } from '../../platform/kubernetes/informer';
 import { backoffDelay, sleep, type Backoff } from '../../platform/backoff';
 import type { SignalClient } from './handler';
@@ -46,7 +46,7 @@ export interface RepairPlan {
   gone: Observation[];
 }
 
-const STEWARD_FINALIZERS = new Set([TRANSLATION_FINALIZER, REFERRERS_FINALIZER, PEERPOD_FINALIZER]);
+const STEWARD_FINALIZERS = new Set([TRANSLATION_FINALIZER, ...finalizerNames(REFERRERS_FINALIZER), PEERPOD_FINALIZER]);
 
 /** A live object needs its workflow running; one being deleted only while a finalizer of ours waits for it. */
 const needsWorkflow = (obs: Observation): boolean =>

@@ -66,6 +66,23 @@ export const translationKeys = (translations: Translation[]) =>
   Object.entries(expectedIds(translations, [])).flatMap(([kind, ids]) =>
     kind === 'Host' ? [] : ids.map((id) => `${kind} ${id}`),
   );
+/** A Translation object as read back, in the translation functions' shape: only its name and resources count here. */
+const asTranslation = (t: TranslationObject): Translation => ({
+  name: t.metadata.name,
+  namespace: t.metadata.namespace,
+  labels: {},
+  ownerReferences: [],
+  finalizers: [],
+  resources: t.resources ?? [],
+});
+/** The keys of what a Translation object lists. */
+export const listedKeys = (t: TranslationObject) => translationKeys([asTranslation(t)]);
+/** The object a Translation is about: its owner (a Pod's Translation is about the Pod), or itself when it has none. */
+export function subjectOf(t: TranslationObject): string {
+  const owner = t.metadata.ownerReferences?.[0];
+  if (!owner) return nameOf('Translation', t.metadata);
+  return owner.kind === 'Node' ? `Node ${owner.name}` : `${owner.kind} ${t.metadata.namespace}/${owner.name}`;
+}
 const readyOf = (t: TranslationObject) => t.status?.conditions?.find((c) => c.type === 'Ready');
 const isPeerPod = (s: Snapshot, pod: k8s.V1Pod) =>
   !!pod.spec?.runtimeClassName && s.peerPodRuntimeClasses.includes(pod.spec.runtimeClassName);
@@ -102,19 +119,7 @@ export function expectedTranslations(s: Snapshot): { owner: string; translations
   for (const e of live(s.endpoints))
     add('Endpoints', e, { service: services.get(`${e.metadata!.namespace}/${e.metadata!.name}`) ?? null });
   for (const t of live(s.translations).filter((t) => t.metadata.labels?.[HAND_WRITTEN_LABEL] !== undefined)) {
-    out.push({
-      owner: nameOf('Translation', t.metadata),
-      translations: [
-        {
-          name: t.metadata.name,
-          namespace: t.metadata.namespace,
-          labels: {},
-          ownerReferences: [],
-          finalizers: [],
-          resources: t.resources ?? [],
-        },
-      ],
-    });
+    out.push({ owner: nameOf('Translation', t.metadata), translations: [asTranslation(t)] });
   }
   return out;
 }
@@ -151,15 +156,7 @@ export function checkMidonet(s: Snapshot, attribution: ReadonlyMap<string, strin
   // (the Translation is gone, its pusher did not delete what it pushed).
   const listedBy = new Map<string, string[]>();
   for (const t of s.translations) {
-    const translation = {
-      name: t.metadata.name,
-      namespace: t.metadata.namespace,
-      labels: {},
-      ownerReferences: [],
-      finalizers: [],
-      resources: t.resources ?? [],
-    };
-    for (const key of translationKeys([translation]))
+    for (const key of listedKeys(t))
       listedBy.set(key, [
         ...(listedBy.get(key) ?? []),
         `${t.metadata.namespace}/${t.metadata.name}${t.metadata.deletionTimestamp ? ' (deleting)' : ''}`,
@@ -322,25 +319,11 @@ export function checkStatus(s: Snapshot): Violation[] {
   const out: Violation[] = [];
   const recordedBy = new Map<string, string[]>();
   for (const t of live(s.translations)) {
-    // Named after the object that owns it (a Pod's Translation is about the Pod), the Translation in the detail.
-    const owner = t.metadata.ownerReferences?.[0];
+    // Named after the object it is about, the Translation in the detail.
     const translation = nameOf('Translation', t.metadata);
-    const object = owner
-      ? owner.kind === 'Node'
-        ? `Node ${owner.name}`
-        : `${owner.kind} ${t.metadata.namespace}/${owner.name}`
-      : translation;
-    const about = owner ? `${translation}: ` : '';
-    const wanted = translationKeys([
-      {
-        name: t.metadata.name,
-        namespace: t.metadata.namespace,
-        labels: {},
-        ownerReferences: [],
-        finalizers: [],
-        resources: t.resources ?? [],
-      },
-    ]);
+    const object = subjectOf(t);
+    const about = t.metadata.ownerReferences?.[0] ? `${translation}: ` : '';
+    const wanted = listedKeys(t);
     const ready = readyOf(t);
     const synced = (t.status?.childResources ?? []).filter((c) => c.state === 'synced');
     const recorded = new Set(synced.map(childKey));

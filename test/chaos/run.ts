@@ -6,7 +6,15 @@ import { LIFECYCLE_KINDS, TRANSLATION_API, workflowId, type LifecycleKind } from
 import { stateQuery } from '../../model/messages';
 import { execute } from './execute';
 import { FaultInjector, type FaultKind } from './faults';
-import { checkAll, translationKeys, type Snapshot, type TranslationObject, type Violation } from './invariants';
+import {
+  checkAll,
+  listedKeys,
+  subjectOf,
+  translationKeys,
+  type Snapshot,
+  type TranslationObject,
+  type Violation,
+} from './invariants';
 import { journalLines, journalSubjects } from './journal';
 import {
   describeOp,
@@ -177,22 +185,11 @@ async function recordTranslations(stack: ChaosStack, attribution: Map<string, st
     items: TranslationObject[];
   };
   for (const t of items) {
-    const owner = t.metadata.ownerReferences?.[0];
     const who =
-      t.metadata.labels?.[HAND_WRITTEN_LABEL] !== undefined || !owner
+      t.metadata.labels?.[HAND_WRITTEN_LABEL] !== undefined
         ? `Translation ${t.metadata.namespace}/${t.metadata.name}`
-        : owner.kind === 'Node'
-          ? `Node ${owner.name}`
-          : `${owner.kind} ${t.metadata.namespace}/${owner.name}`;
-    const translation: Translation = {
-      name: t.metadata.name,
-      namespace: t.metadata.namespace,
-      labels: {},
-      ownerReferences: [],
-      finalizers: [],
-      resources: t.resources ?? [],
-    };
-    for (const key of translationKeys([translation])) if (!attribution.has(key)) attribution.set(key, who);
+        : subjectOf(t);
+    for (const key of listedKeys(t)) if (!attribution.has(key)) attribution.set(key, who);
   }
 }
 

@@ -3,9 +3,7 @@
 // MidoNet emulator; the real garbage collector deletes Translations whose owner is gone.
 import * as k8s from '@kubernetes/client-node';
 import type { temporal } from '@temporalio/proto';
-import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import { recordHistory } from '../replay/record';
-import type { Stack } from '../../deploy/local';
 import { workflowId, type ObjectRef } from '../../model/naming';
 import { K8sUID } from '../../model/search-attributes';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../model/translation/sample-cluster';
@@ -20,14 +18,13 @@ import {
   eventsAbout,
   expectedIds,
   listTranslations,
+  objectsHarnessForFile,
   readTranslation,
   readyOf,
   referrersOf,
-  startObjectsHarness,
   translationsOfOthers,
   waitFor,
   waitForState,
-  type ObjectsHarness,
 } from '../support/objects-harness';
 
 // The embedded API server allocates ClusterIPs from 10.0.0.0/24; the sample's 10.96.0.20 is outside it.
@@ -41,18 +38,11 @@ const sampleRefs: ObjectRef[] = [
   { kind: 'Endpoints', namespace: 'default', name: 'web' },
 ];
 
-let h: ObjectsHarness;
-let stack: Stack;
+// Its own stack: its starter watches every object in the cluster and the test compares all that MidoNet holds.
+const h = objectsHarnessForFile({ hosts: base.hosts, identity: 'e2e-objects' });
 let others: Translation[];
 beforeAll(async () => {
-  // Its own stack: its starter watches every object in the cluster and the test compares all that MidoNet holds.
-  stack = await startPrivateStack();
-  h = await startObjectsHarness(stack.info, { hosts: base.hosts, identity: 'e2e-objects' });
   others = await translationsOfOthers(h, sampleRefs);
-});
-afterAll(async () => {
-  await h?.stop();
-  await stack?.stop();
 });
 
 const key = (t: { namespace: string; name: string }) => `${t.namespace}/${t.name}`;

@@ -2,33 +2,20 @@
 // than the API server accepts. They are cut to 253 characters ending in the SHA-1 of the whole name (every name
 // midonet-kubernetes could write is unchanged), so such objects get their Translations Ready instead of a 422
 // retried every minute for ever.
-import { startPrivateStack } from '../../deploy/local/jest/stack-info';
-import type { Stack } from '../../deploy/local';
-import { translateWithDependency } from '../../model/translation/dependency';
 import { DEFAULT_TENANT, MAX_TRANSLATION_NAME } from '../../model/translation/ids';
 import { sampleCluster } from '../../model/translation/sample-cluster';
 import {
   createNode,
   createPod,
-  isReady,
-  startObjectsHarness,
-  waitFor,
-  type ObjectsHarness,
+  objectsHarnessForFile,
+  podTranslationNames,
+  waitForReady,
 } from '../support/objects-harness';
 
 const cluster = sampleCluster();
 const label = (c: string) => c.repeat(60);
 
-let stack: Stack;
-let h: ObjectsHarness;
-beforeAll(async () => {
-  stack = await startPrivateStack();
-  h = await startObjectsHarness(stack.info, { hosts: cluster.hosts, identity: 'e2e-long-names' });
-});
-afterAll(async () => {
-  await h?.stop();
-  await stack?.stop();
-});
+const h = objectsHarnessForFile({ hosts: cluster.hosts, identity: 'e2e-long-names' });
 
 it('a 200-character Node and a 253-character Pod on it get their Translations, with names cut to fit, Ready', async () => {
   const sample = cluster.nodes[0]!;
@@ -43,19 +30,11 @@ it('a 200-character Node and a 253-character Pod on it get their Translations, w
   };
   expect([nodeName.length, podName.length]).toEqual([200, 253]);
 
-  const translated = translateWithDependency(pod, node, DEFAULT_TENANT);
-  if (translated.outcome !== 'translated')
-    throw new Error(`the long-named Pod does not translate: ${JSON.stringify(translated)}`);
-  const names = [...translated.dependencyTranslations, ...translated.translations].map(({ namespace, name }) => ({
-    namespace,
-    name,
-  }));
+  const names = podTranslationNames(pod, node, DEFAULT_TENANT);
   expect(names.filter((t) => t.name.length > MAX_TRANSLATION_NAME)).toEqual([]);
   expect(names.some((t) => t.name.length === MAX_TRANSLATION_NAME)).toBe(true);
 
   await createNode(h, node);
   await createPod(h, pod);
-  await waitFor('the long-named Node and Pod Translations Ready', async () =>
-    (await Promise.all(names.map((t) => isReady(h, t.namespace, t.name)))).every(Boolean),
-  );
+  await waitForReady(h, 'the long-named Node and Pod Translations', names);
 });

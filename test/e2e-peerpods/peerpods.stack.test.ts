@@ -3,7 +3,7 @@
 // server (moto), PeerPods deleted by the real garbage collector. Each case reads the cloud directly, bypassing Steward.
 import { temporal } from '@temporalio/proto';
 import pino from 'pino';
-import { plainDomainFile, type Backend } from '../support/cloud-backends';
+import { median, timeAgainstVirsh, type Backend } from '../support/cloud-backends';
 import { virsh } from '../../deploy/local/libvirt';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
@@ -210,22 +210,12 @@ describe('VM create and delete through Steward, compared with virsh (same run, p
     const backend = h.backend('libvirt');
     const { uri } = h.info.libvirt;
     const rounds = 3;
-    const times = {
-      stewardCreate: [] as number[],
-      stewardDelete: [] as number[],
-      virshCreate: [] as number[],
-      virshDelete: [] as number[],
-    };
-    const timed = async (call: () => Promise<unknown>) => {
-      const start = performance.now();
-      await call();
-      return performance.now() - start;
-    };
-    for (let i = 0; i < rounds; i++) {
+    const times = await timeAgainstVirsh(uri, rounds, (i) => {
       const name = `pp-timing-${serial++}`;
       let uid = '';
-      times.stewardCreate.push(
-        await timed(async () => {
+      return {
+        domain: `${h.marker}-virsh-${i}`,
+        async create() {
           uid = await createPeerPodPod(name);
           await waitFor(
             `PeerPod ${name} naming its VM`,
@@ -233,24 +223,13 @@ describe('VM create and delete through Steward, compared with virsh (same run, p
             60_000,
             20,
           );
-        }),
-      );
-      times.stewardDelete.push(
-        await timed(async () => {
+        },
+        async remove() {
           await h.core.deleteNamespacedPod({ namespace, name });
           await waitFor('the domain gone', async () => (await backend.countForPod(uid)) === 0, 60_000, 20);
-        }),
-      );
-      const domain = `${h.marker}-virsh-${i}`;
-      const file = plainDomainFile(domain);
-      times.virshCreate.push(
-        await timed(async () => (await virsh(uri, 'define', file), await virsh(uri, 'start', domain))),
-      );
-      times.virshDelete.push(
-        await timed(async () => (await virsh(uri, 'destroy', domain), await virsh(uri, 'undefine', domain))),
-      );
-    }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+        },
+      };
+    });
     const row = (what: string, steward: number[], direct: number[]) =>
       `| ${what} | ${median(steward).toFixed(0)} ms | ${median(direct).toFixed(0)} ms | ${(median(steward) - median(direct)).toFixed(0)} ms |`;
     console.log(
@@ -260,13 +239,13 @@ describe('VM create and delete through Steward, compared with virsh (same run, p
         '|---|---|---|---|',
         row(
           'create: Pod created → PeerPod names a running domain (virsh: define+start)',
-          times.stewardCreate,
+          times.create,
           times.virshCreate,
         ),
-        row('delete: Pod deleted → domain gone (virsh: destroy+undefine)', times.stewardDelete, times.virshDelete),
+        row('delete: Pod deleted → domain gone (virsh: destroy+undefine)', times.delete, times.virshDelete),
       ].join('\n'),
     );
-    expect(times.stewardCreate).toHaveLength(rounds);
+    expect(times.create).toHaveLength(rounds);
   });
 });
 

@@ -2,27 +2,14 @@
 // resource, partly pushed then broken, and a deletion MidoNet refuses that only `cleanup --mode force` gets past.
 // Each ends with nothing Steward pushed left in MidoNet and no finalizer left on a deleted object.
 import { temporal } from '@temporalio/proto';
-import { cleanupUpdate, observedSignal } from '../../model/messages';
+import { observedSignal } from '../../model/messages';
 import type { BackendResource } from '../../model/translation/types';
 import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import * as e2e from '../support/pusher-harness';
 
-let h: e2e.Harness;
-beforeAll(async () => (h = await e2e.startHarness({ prefix: 'e2e-hostile' })));
-afterAll(() => h?.stop());
+const h = e2e.harnessForFile({ prefix: 'e2e-hostile' });
 
-const chainId = (n: number) => `e2ec0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
-const ruleId = (n: number) => `e2ee0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
-const chain = (n: number): BackendResource => ({
-  kind: 'Chain',
-  parent: '',
-  body: JSON.stringify({ id: chainId(n), name: `hostile-${n}`, tenantId: 'midonetkube' }),
-});
-const rule = (chainN: number, n: number): BackendResource => ({
-  kind: 'Rule',
-  parent: chainId(chainN),
-  body: JSON.stringify({ id: ruleId(n), type: 'accept' }),
-});
+const { chainId, ruleId, chain, rule } = e2e.chainsAndRules({ chain: 'e2ec', rule: 'e2ee' }, 'hostile');
 
 const expectGone = (name: string) => e2e.expectGone(h, name);
 const readyCondition = (name: string) => e2e.readyCondition(h, name);
@@ -115,20 +102,12 @@ describe('hostile Translations', () => {
     });
     await e2e.waitForState(h, name, 'synced');
 
-    const refusal = await h.admin.injectFault({
-      method: 'DELETE',
-      path: `/rules/${ruleId(52)}`,
-      action: 'error',
-      status: 403,
-      message: 'refused by policy',
-    });
+    const refusal = await e2e.refuseDeletion(h, `/rules/${ruleId(52)}`, 'refused by policy');
     await e2e.deleteTranslation(h, name);
     const stuck = await e2e.waitForState(h, name, 'stuck', 60_000);
     expect(stuck.lastError?.message).toMatch(/403/);
 
-    await e2e.handleOf(h, name).executeUpdate(cleanupUpdate, {
-      args: [{ mode: 'force', reason: 'rule 52 is held by policy', requestedBy: 'oncall' }],
-    });
+    await e2e.forceCleanup(h, name, 'rule 52 is held by policy');
     await expectGone(name);
     const left = await e2e.emulatorIds(h);
     expect(left.Rule ?? []).not.toContain(ruleId(51));

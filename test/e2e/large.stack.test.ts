@@ -1,14 +1,11 @@
 // Large Translations (issue 10, defect 2): one of 2,000 resources is pushed, edited and deleted with every payload
 // of its workflow small (it travels by reference and keeps its record in its status), and one of 10,000 is refused
 // whole with the limit named; `steward status` and `cleanup` work on both.
-import { cleanupUpdate } from '../../model/messages';
 import { TRANSLATION_LIMITS } from '../../activities/midonet/validate';
 import type { BackendResource } from '../../model/translation/types';
 import * as e2e from '../support/pusher-harness';
 
-let h: e2e.Harness;
-beforeAll(async () => (h = await e2e.startHarness({ prefix: 'e2e-large' })));
-afterAll(() => h?.stop());
+const h = e2e.harnessForFile({ prefix: 'e2e-large' });
 
 const CHAIN = 'e2ed0000-0000-4000-8000-000000000001';
 const ruleId = (n: number) => `e2ef0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
@@ -79,18 +76,10 @@ describe('large Translations', () => {
     expect(status).toContain(`${TRANSLATION_LIMITS.resources - 1} resources, listed in status.childResources`);
 
     // Deletion refused for one rule: stuck; force deletes the rest and releases.
-    const refusal = await h.admin.injectFault({
-      method: 'DELETE',
-      path: `/rules/${ruleId(7)}`,
-      action: 'error',
-      status: 403,
-      message: 'held',
-    });
+    const refusal = await e2e.refuseDeletion(h, `/rules/${ruleId(7)}`, 'held');
     await e2e.deleteTranslation(h, name);
     await e2e.waitForState(h, name, 'stuck', 240_000);
-    await e2e
-      .handleOf(h, name)
-      .executeUpdate(cleanupUpdate, { args: [{ mode: 'force', reason: 'rule 7 is held', requestedBy: 'oncall' }] });
+    await e2e.forceCleanup(h, name, 'rule 7 is held');
     await e2e.expectGone(h, name);
     await h.admin.removeFault(refusal.id);
     const left = await e2e.emulatorIds(h);

@@ -14,6 +14,7 @@ import {
   eventsOf,
   expectedIds,
   handleOf,
+  harnessForFile,
   historyLength,
   listWorkflowIds,
   patchResources,
@@ -21,22 +22,14 @@ import {
   recordTranslationHistory,
   routerResource,
   sampleGroups,
-  startHarness,
   stateOf,
   steward,
   stewardProcess,
   waitFor,
   waitForState,
-  type Harness,
 } from '../support/pusher-harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ prefix: 'e2e-life' });
-});
-afterAll(async () => {
-  await h?.stop();
-});
+const h = harnessForFile({ prefix: 'e2e-life' });
 
 const isSynced = async (name: string) =>
   (await readTranslation(h, name))?.status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True') ??

@@ -6,22 +6,9 @@
 import type { BackendResource } from '../../model/translation/types';
 import * as e2e from '../support/pusher-harness';
 
-let h: e2e.Harness;
-beforeAll(async () => (h = await e2e.startHarness({ prefix: 'e2e-owner' })));
-afterAll(() => h?.stop());
+const h = e2e.harnessForFile({ prefix: 'e2e-owner' });
 
-const chainId = (n: number) => `e2ea0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
-const ruleId = (n: number) => `e2eb0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
-const chain = (n: number): BackendResource => ({
-  kind: 'Chain',
-  parent: '',
-  body: JSON.stringify({ id: chainId(n), name: `owned-${n}`, tenantId: 'midonetkube' }),
-});
-const rule = (chainN: number, n: number): BackendResource => ({
-  kind: 'Rule',
-  parent: chainId(chainN),
-  body: JSON.stringify({ id: ruleId(n), type: 'accept' }),
-});
+const { chainId, ruleId, chain, rule } = e2e.chainsAndRules({ chain: 'e2ea', rule: 'e2eb' }, 'owned');
 const translation = (name: string, resources: BackendResource[]) => ({
   ...e2e.bridgeTranslation(h.namespace, name, []),
   resources,
@@ -30,6 +17,16 @@ const recorded = async (name: string) =>
   ((await e2e.readTranslation(h, name))?.status?.childResources ?? [])
     .filter((c) => c.state === 'synced')
     .map((c) => c.id);
+
+/** A Chain and a Rule in it, each in its own Translation, both synced; only being told can move the child's. */
+async function parentAndChild(parent: string, child: string, chainN: number, ruleN: number): Promise<void> {
+  await e2e.createTranslation(h, translation(parent, [chain(chainN)]));
+  await e2e.waitForState(h, parent, 'synced');
+  // Neither a retry nor a drift check can move the child: only being told.
+  await e2e.startWithTimings(h, child, { stuckRetryMs: 60 * 60_000, driftCheckMs: 60 * 60_000 });
+  await e2e.createTranslation(h, translation(child, [rule(chainN, ruleN)]));
+  await e2e.waitForState(h, child, 'synced');
+}
 
 describe('who owns a MidoNet resource', () => {
   it('a second Translation listing a resource the first records is refused whole, naming the first; deleting the first hands it over', async () => {
@@ -70,12 +67,7 @@ describe('who owns a MidoNet resource', () => {
   });
 
   it("a Translation whose resources another one's deletion cascaded away stops saying Ready, and is pushed again when they can be", async () => {
-    await e2e.createTranslation(h, translation('parent', [chain(3)]));
-    await e2e.waitForState(h, 'parent', 'synced');
-    // Neither a retry nor a drift check can move the child: only being told.
-    await e2e.startWithTimings(h, 'child', { stuckRetryMs: 60 * 60_000, driftCheckMs: 60 * 60_000 });
-    await e2e.createTranslation(h, translation('child', [rule(3, 31)]));
-    await e2e.waitForState(h, 'child', 'synced');
+    await parentAndChild('parent', 'child', 3, 31);
     await e2e.waitFor('Ready=True on child', async () => (await e2e.readyCondition(h, 'child'))?.status === 'True');
 
     await e2e.deleteTranslation(h, 'parent');
@@ -95,11 +87,7 @@ describe('who owns a MidoNet resource', () => {
   });
 
   it("a parent that MidoNet lost, taking a Ready child's resources with it, is put back by its Translation and the child is told", async () => {
-    await e2e.createTranslation(h, translation('lost-parent', [chain(5)]));
-    await e2e.waitForState(h, 'lost-parent', 'synced');
-    await e2e.startWithTimings(h, 'unaware-child', { stuckRetryMs: 60 * 60_000, driftCheckMs: 60 * 60_000 });
-    await e2e.createTranslation(h, translation('unaware-child', [rule(5, 51)]));
-    await e2e.waitForState(h, 'unaware-child', 'synced');
+    await parentAndChild('lost-parent', 'unaware-child', 5, 51);
 
     // Gone without a deletion anyone is told of (by hand, or a write MidoNet carried out after its answer was lost):
     // the chain takes the rule with it, and the child still says Ready.

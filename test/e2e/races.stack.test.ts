@@ -6,25 +6,16 @@ import {
   createTranslation,
   deleteTranslation,
   emulatorIds,
+  harnessForFile,
   patchResources,
   readTranslation,
-  startHarness,
   stateOf,
   waitFor,
   waitForState,
-  type Harness,
 } from '../support/pusher-harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ prefix: 'e2e-race' });
-});
-afterEach(async () => {
-  await h?.admin.clearFaults();
-});
-afterAll(async () => {
-  await h?.stop();
-});
+const h = harnessForFile({ prefix: 'e2e-race' });
+afterEach(() => h.admin.clearFaults());
 
 /** Creates a Translation of three bridges whose push takes about six seconds, and waits until it is under way. */
 async function slowPush(name: string, first: number): Promise<string[]> {

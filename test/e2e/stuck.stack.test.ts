@@ -9,16 +9,15 @@ import {
   emulatorIds,
   eventsOf,
   handleOf,
+  harnessForFile,
   listWorkflowIds,
   readTranslation,
   recordTranslationHistory,
-  startHarness,
   startWithTimings,
   stateOf,
   stewardProcess,
   waitFor,
   waitForState,
-  type Harness,
 } from '../support/pusher-harness';
 
 // Retries of a stuck lifecycle pushed out of the test's reach: only the operator's cleanup may move it on.
@@ -26,14 +25,7 @@ const NO_AUTOMATIC_RETRY = { stuckRetryMs: 60 * 60_000 };
 // The activities' bounded retries (1 + 2 + 4 + 8 s between five attempts) and a margin.
 const STUCK_WITHIN_MS = 60_000;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ prefix: 'e2e-stuck' });
-});
-afterAll(async () => {
-  await h?.admin.setDown(false);
-  await h?.stop();
-});
+const h = harnessForFile({ prefix: 'e2e-stuck' }, (h) => h.admin.setDown(false));
 
 /** Stuck in the state query, the LifecycleState search attribute, the Translation's conditions and a Warning Event. */
 async function expectStuckEverywhere(name: string): Promise<void> {

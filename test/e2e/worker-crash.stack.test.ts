@@ -6,26 +6,20 @@ import {
   emulatorCounts,
   emulatorIds,
   expectedIds,
+  harnessForFile,
   readTranslation,
   routerResource,
   sampleGroups,
   spawnWorker,
-  startHarness,
   stateOf,
   waitFor,
   waitForState,
-  type Harness,
 } from '../support/pusher-harness';
 
-let h: Harness;
 let child: ChildProcess | undefined;
-beforeAll(async () => {
-  h = await startHarness({ prefix: 'e2e-crash', worker: false });
-});
-afterAll(async () => {
+const h = harnessForFile({ prefix: 'e2e-crash', worker: false }, (h) => {
   child?.kill('SIGKILL');
-  await h?.admin.clearFaults();
-  await h?.stop();
+  return h.admin.clearFaults();
 });
 
 it('a push cut short by SIGKILL resumes on a new worker with no duplicate and no leak', async () => {

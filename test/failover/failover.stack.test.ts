@@ -155,6 +155,12 @@ async function deleteAll(name: string): Promise<number> {
   return (await converged(`${name}: the Pods gone`)).at - started;
 }
 
+/** Waits until the burst converged, then deletes every Pod and waits until all is clean: when and how long. */
+async function convergedThenCleaned(what: string): Promise<{ at: number; snapshot: Snapshot; deleteMs: number }> {
+  const { at, snapshot } = await converged(`${what}: the burst`);
+  return { at, snapshot, deleteMs: await deleteAll(what) };
+}
+
 /**
  * Activities a worker had started and not finished, as Temporal sees them (the SDK's identity is `<pid>@<host>`).
  * Described many at a time, so the count ends well within the heartbeat timeout (30 s): after it the activities are
@@ -191,8 +197,7 @@ describe('failover on the cluster profile, 3 workers and 2 starters as deployed'
         // Still listed as started on the dead worker until their heartbeat (or start-to-close) timeout.
         return { killedAt, inFlight: await activitiesInFlightOn(victim.process.pid) };
       });
-      const { at, snapshot } = await converged('worker killed: the burst');
-      const deleteMs = await deleteAll('worker killed');
+      const { at, snapshot, deleteMs } = await convergedThenCleaned('worker killed');
       record('worker-killed', {
         pods: BURST,
         activitiesInFlightOnKilledWorker: inFlight,
@@ -226,8 +231,7 @@ describe('failover on the cluster profile, 3 workers and 2 starters as deployed'
         }
         return { killedAt, handoverMs: Date.now() - killedAt };
       });
-      const { at } = await converged('leading starter killed: the burst');
-      const deleteMs = await deleteAll('leading starter killed');
+      const { at, deleteMs } = await convergedThenCleaned('leading starter killed');
       record('leading-starter-killed', {
         pods: BURST,
         killToLeaseTakenMs: handoverMs,
@@ -249,8 +253,7 @@ describe('failover on the cluster profile, 3 workers and 2 starters as deployed'
         await cluster.restartHost('temporal-b');
         return { killedAt, restartMs: Date.now() - restarting };
       });
-      const { at } = await converged('history host killed: the burst');
-      const deleteMs = await deleteAll('history host killed');
+      const { at, deleteMs } = await convergedThenCleaned('history host killed');
       record('history-host-killed', {
         pods: BURST,
         downMs: HISTORY_HOST_DOWN_MS,
@@ -270,8 +273,7 @@ describe('failover on the cluster profile, 3 workers and 2 starters as deployed'
         await cluster.restartPostgres();
         return { restartedAt, restartMs: Date.now() - restartedAt };
       });
-      const { at } = await converged('PostgreSQL restarted: the burst');
-      const deleteMs = await deleteAll('PostgreSQL restarted');
+      const { at, deleteMs } = await convergedThenCleaned('PostgreSQL restarted');
       record('postgres-restarted', {
         pods: BURST,
         postgresRestartMs: restartMs,

@@ -48,6 +48,47 @@ export const libvirtSettings = (uri: string, marker: string): LibvirtSettings =>
   timeoutMs: 60_000,
 });
 
+/** VM create and delete times (ms) of each round, the way under test and with virsh alone. */
+export interface VmTimings {
+  create: number[];
+  delete: number[];
+  virshCreate: number[];
+  virshDelete: number[];
+}
+
+const timed = async (call: () => Promise<unknown>) => {
+  const start = performance.now();
+  await call();
+  return performance.now() - start;
+};
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * Times `rounds` VMs created and deleted the way under test (`round(i)`: `create`, then `remove`), each followed by a
+ * plain domain `domain` defined and started, then destroyed and undefined, with virsh alone: the baseline.
+ */
+export async function timeAgainstVirsh(
+  uri: string,
+  rounds: number,
+  round: (i: number) => { domain: string; create: () => Promise<unknown>; remove: () => Promise<unknown> },
+): Promise<VmTimings> {
+  const times: VmTimings = { create: [], delete: [], virshCreate: [], virshDelete: [] };
+  for (let i = 0; i < rounds; i++) {
+    const { domain, create, remove } = round(i);
+    times.create.push(await timed(create));
+    times.delete.push(await timed(remove));
+    const file = plainDomainFile(domain);
+    times.virshCreate.push(
+      await timed(async () => (await virsh(uri, 'define', file), await virsh(uri, 'start', domain))),
+    );
+    times.virshDelete.push(
+      await timed(async () => (await virsh(uri, 'destroy', domain), await virsh(uri, 'undefine', domain))),
+    );
+  }
+  return times;
+}
+
 /** What each case needs besides the provider: direct access to the backend, bypassing Steward's code. */
 export interface Backend {
   provider: CloudProvider;

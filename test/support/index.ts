@@ -5,12 +5,16 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import pino from 'pino';
+import type { ActivityGroups } from '../../activities/compose';
+import { loadWorkerConfig, runWorker } from '../../cli/worker';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { WorkerSettingValues } from '../../deploy/local/worker-process';
 import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
 import type { Observation } from '../../model/messages';
+import type { RunningWorker } from '../../worker';
 
 /**
  * Polls `probe` until it gives a value (not undefined or false) and returns it; on timeout the error names what was
@@ -54,6 +58,19 @@ export function workerSettingsOn(info: StackInfo): WorkerSettingValues {
     httpPort: '0',
     logLevel: 'error',
   };
+}
+
+/** The real worker in the test process on the stack, polling `taskQueue`, with these cloud activities (none: undefined). */
+export function runStackWorker(
+  info: StackInfo,
+  taskQueue: string,
+  cloud: ActivityGroups['cloud'],
+): Promise<RunningWorker> {
+  const config = loadWorkerConfig(
+    { ...workerSettingsOn(info), taskQueue },
+    { MIDONET_PASSWORD: MIDONET_USER.password },
+  );
+  return runWorker(config, { activities: { cloud }, log: pino({ level: 'error' }) });
 }
 
 /** The stack's Temporal and Kubernetes for a worker run from the environment (`steward worker`, `loadWorkerConfig`). */

@@ -13,7 +13,7 @@ export interface WrittenTranslation {
   resources: [BackendKind, string, object][];
 }
 
-/** The sample cluster (workflows/translation/sample-cluster.ts), in push order. */
+/** The sample cluster (model/translation/sample-cluster.ts), in push order. */
 export const sampleClusterAsWritten: WrittenTranslation[] = [
   {
     name: 'midonet-global.4.tunnel-zone',

@@ -20,16 +20,19 @@ import { loadWorkerConfig, runWorker } from '../../cli/worker';
 import { stateQuery, type LifecycleStateView } from '../../model/messages';
 import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE, workflowId, type ObjectRef } from '../../model/naming';
 import { translate, translateGlobals } from '../../model/translation';
+import { translateWithDependency } from '../../model/translation/dependency';
+import { startPrivateStack } from '../../deploy/local/jest/stack-info';
+import type { Stack } from '../../deploy/local';
 import {
   GLOBAL_LABEL,
   GLOBAL_NAMESPACE,
-  toProjection,
   type EndpointsProjection,
   type NodeProjection,
   type PodProjection,
   type ServiceProjection,
   type Translation,
 } from '../../model/translation/types';
+import { toProjection } from '../../model/translation/to-projection';
 
 export const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
 // The emulator accepts any well-formed credentials.
@@ -187,13 +190,32 @@ export async function startObjectsHarness(
     },
   };
   const globals = await listTranslations(harness, GLOBAL_NAMESPACE, GLOBAL_LABEL);
-  await waitFor(
-    'the global Translations Ready',
-    async () =>
-      (await Promise.all(globals.map((t) => isReady(harness, GLOBAL_NAMESPACE, t.metadata.name)))).every(Boolean),
+  await waitForReady(
+    harness,
+    'the global Translations',
+    globals.map(({ metadata }) => metadata),
     globalsTimeoutMs,
   );
   return harness;
+}
+
+/**
+ * A private stack and an objects harness on it for this test file, both stopped after the file. The harness is
+ * returned before it starts (hooks run later) and filled in by beforeAll, so read its fields inside hooks and tests.
+ */
+export function objectsHarnessForFile(options: HarnessOptions): ObjectsHarness {
+  const h = {} as ObjectsHarness;
+  let stack: Stack | undefined;
+  beforeAll(async () => {
+    stack = await startPrivateStack();
+    Object.assign(h, await startObjectsHarness(stack.info, options));
+  });
+  afterAll(async () => {
+    // Not started: startObjectsHarness failed before there was anything to stop.
+    if (Object.keys(h).length > 0) await h.stop();
+    await stack?.stop();
+  });
+  return h;
 }
 
 export interface TranslationObject {
@@ -248,6 +270,34 @@ export const readyOf = (t: TranslationObject) =>
 export async function isReady(h: Pick<ObjectsHarness, 'custom'>, namespace: string, name: string): Promise<boolean> {
   const t = await readTranslation(h, namespace, name);
   return t !== undefined && readyOf(t) && !t.metadata.deletionTimestamp;
+}
+
+/** Waits until every one of `translations` is Ready. */
+export const waitForReady = (
+  h: Pick<ObjectsHarness, 'custom'>,
+  what: string,
+  translations: { namespace: string; name: string }[],
+  timeoutMs?: number,
+) =>
+  waitFor(
+    `${what} Ready`,
+    async () => (await Promise.all(translations.map((t) => isReady(h, t.namespace, t.name)))).every(Boolean),
+    timeoutMs,
+  );
+
+/** The names of the Translations a Pod on `node` makes, its dependency's (the Node's) first. */
+export function podTranslationNames(
+  pod: PodProjection,
+  node: NodeProjection,
+  tenant: string,
+): { namespace: string; name: string }[] {
+  const translated = translateWithDependency(pod, node, tenant);
+  if (translated.outcome !== 'translated')
+    throw new Error(`Pod ${pod.metadata.name} does not translate: ${JSON.stringify(translated)}`);
+  return [...translated.dependencyTranslations, ...translated.translations].map(({ namespace, name }) => ({
+    namespace,
+    name,
+  }));
 }
 
 export const stateOf = (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef): Promise<LifecycleStateView> =>

@@ -26,7 +26,7 @@ import type { Starter } from '../../starter/controller';
 import { registerOperatorCommands } from '../../cli/operator';
 import { type RunningWorker } from '../../worker';
 import { loadWorkerConfig, runWorker } from '../../cli/worker';
-import { stateQuery, type LifecycleStateView } from '../../model/messages';
+import { cleanupUpdate, stateQuery, type LifecycleStateView } from '../../model/messages';
 import type { TranslationTimings } from '../../workflows/machines/translation';
 import { TASK_QUEUE, workflowId, type ObjectRef } from '../../model/naming';
 import { K8sKind, K8sName, K8sNamespace } from '../../model/search-attributes';
@@ -70,17 +70,22 @@ export interface Harness {
   admin: EmulatorAdmin;
   midonet: MidonetClient;
   starter: Starter;
-  worker?: RunningWorker;
   startWorker(): Promise<RunningWorker>;
   stopWorker(): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  /** Starts this file's namespace name. */
+  prefix: string;
+  worker?: boolean;
 }
 
 /**
  * Starts the harness. `worker: false` leaves the worker to the test (e.g. one run as a process and killed).
  * The emulator is reset and seeded: the sample cluster's hosts (their agents register them) and the cluster router.
  */
-export async function startHarness({ prefix, worker = true }: { prefix: string; worker?: boolean }): Promise<Harness> {
+export async function startHarness({ prefix, worker = true }: HarnessOptions): Promise<Harness> {
   const stack = await startPrivateStack();
   const { info } = stack;
   const kubeConfig = new k8s.KubeConfig();
@@ -107,6 +112,7 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
     logger: log,
   });
 
+  let running: RunningWorker | undefined;
   const harness: Harness = {
     info,
     namespace,
@@ -118,15 +124,14 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
     midonet,
     starter,
     async startWorker() {
-      harness.worker = await runWorker(
-        loadWorkerConfig(workerSettingsOn(info), { MIDONET_PASSWORD: MIDONET_USER.password }),
-        { log },
-      );
-      return harness.worker;
+      running = await runWorker(loadWorkerConfig(workerSettingsOn(info), { MIDONET_PASSWORD: MIDONET_USER.password }), {
+        log,
+      });
+      return running;
     },
     async stopWorker() {
-      await harness.worker?.shutdown();
-      harness.worker = undefined;
+      await running?.shutdown();
+      running = undefined;
     },
     async stop() {
       await starter.stop();
@@ -146,6 +151,25 @@ export async function startHarness({ prefix, worker = true }: { prefix: string; 
       throw error;
     });
   return harness;
+}
+
+/**
+ * Starts one harness for this test file and stops it after the file, `beforeStop` first (e.g. to lift a fault the
+ * shutdown would wait on). The harness is returned before it starts (hooks run later) and filled in by beforeAll,
+ * so read its fields inside hooks and tests only.
+ */
+export function harnessForFile(options: HarnessOptions, beforeStop?: (h: Harness) => Promise<unknown>): Harness {
+  const h = {} as Harness;
+  beforeAll(async () => {
+    Object.assign(h, await startHarness(options));
+  });
+  afterAll(async () => {
+    // Not started: startHarness has stopped whatever it had started.
+    if (!h.stop) return;
+    await beforeStop?.(h);
+    await h.stop();
+  });
+  return h;
 }
 
 /** As a deployer would: an empty MidoNet with the agents' hosts registered and the cluster router created. */
@@ -191,7 +215,26 @@ export function bridgeTranslation(namespace: string, name: string, bridgeIds: st
   };
 }
 
-export const bridgeId = (n: number) => `e2e00000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+/** The `n`th ID of a test file's own series (`prefix`: four hex digits), so that no two files share an ID. */
+export const seriesId = (prefix: string, n: number) => `${prefix}0000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+export const bridgeId = (n: number) => seriesId('e2e0', n);
+
+/** Chains named `<name>-<n>` and accepting Rules in them, with IDs of the file's own series. */
+export function chainsAndRules(series: { chain: string; rule: string }, name: string) {
+  const chainId = (n: number) => seriesId(series.chain, n);
+  const ruleId = (n: number) => seriesId(series.rule, n);
+  const chain = (n: number): BackendResource => ({
+    kind: 'Chain',
+    parent: '',
+    body: JSON.stringify({ id: chainId(n), name: `${name}-${n}`, tenantId: 'midonetkube' }),
+  });
+  const rule = (chainN: number, n: number): BackendResource => ({
+    kind: 'Rule',
+    parent: chainId(chainN),
+    body: JSON.stringify({ id: ruleId(n), type: 'accept' }),
+  });
+  return { chainId, ruleId, chain, rule };
+}
 
 /** Creates `t`; `owners` replace its ownerReferences (any kind, e.g. a ConfigMap). */
 export async function createTranslation(
@@ -313,6 +356,14 @@ export async function startWithTimings(h: Harness, name: string, timings: Partia
     ],
   });
 }
+
+/** MidoNet refuses to delete `path` (403 `message`, as a policy would) until the returned fault is removed. */
+export const refuseDeletion = (h: Pick<Harness, 'admin'>, path: string, message: string) =>
+  h.admin.injectFault({ method: 'DELETE', path, action: 'error', status: 403, message });
+
+/** `cleanup --mode force` through the workflow's update, as the on-call operator would run it. */
+export const forceCleanup = (h: Harness, name: string, reason: string) =>
+  handleOf(h, name).executeUpdate(cleanupUpdate, { args: [{ mode: 'force', reason, requestedBy: 'oncall' }] });
 
 /** Workflow ids that visibility lists for `query` (eventually consistent: poll). */
 export async function listWorkflowIds(h: Harness, query: string): Promise<string[]> {

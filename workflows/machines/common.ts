@@ -1,16 +1,26 @@
 import type { AnyStateMachine } from 'xstate';
 import { timerActions, type PersistedMachine } from '../interpreter';
 import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../../model/messages';
+import type { ObjectRef } from '../../model/naming';
 
 /**
- * Pieces every lifecycle machine shares, so that they speak one language: the first state (`observing`), how an
- * operator action is recorded (who asked, why, when), how a failed step becomes the lifecycle's last error, what
- * `stuck` and `paused` do with the operator's actions (`givingUp` is where `cleanup orphan | force` leads in every
- * machine), and how a persisted record of an older version is read.
+ * Pieces every lifecycle machine shares, so that they speak one language: the actions the interpreter carries out,
+ * the first state (`observing`), how an operator action is recorded (who asked, why, when), how a failed step becomes
+ * the lifecycle's last error, the states that rest on a timer, what `stuck` and `paused` do with the operator's
+ * actions (`givingUp` is where `cleanup orphan | force` leads in every machine), and how a persisted record of an
+ * older version is read.
  */
 type OperatorEvent =
   | { type: 'cleanup'; request: CleanupRequest; at: string }
   | { type: 'pause' | 'resume' | 'refresh'; request: OperatorRequest; at: string };
+
+/** A Kubernetes Event on the object a lifecycle serves (or on one of its own: the peer pod's Pod or PeerPod). */
+export interface RecordEventParams {
+  ref: ObjectRef;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
 
 /** Events every lifecycle machine handles: a failed step, its timers, the operator's actions, a continue-as-new. */
 export type CommonLifecycleEvent =
@@ -79,19 +89,19 @@ export const lifecycleRoot = {
  * only names them; these bodies never run.
  */
 export function interpretedActions<TParams>(names: readonly (keyof TParams & string)[]) {
-  const declared = Object.fromEntries(names.map((name) => [name, () => {}])) as {
+  const declared = Object.fromEntries(names.map((name) => [name, () => {}])) as unknown as {
     [K in keyof TParams]: (_: unknown, params: TParams[K]) => void;
   };
   return { ...declared, ...timerActions };
 }
 
-/** The operator's cleanup modes, for `setup({ guards })`: `retry` resumes the failed step, `orphan` and `force` give up. */
+/** The guards of `cleanupTransitions`, for `setup({ guards })`: which mode of cleanup an operator asked for. */
 export const cleanupGuards = {
-  isRetry: ({ event }: { event: { type: string } }) =>
-    event.type === 'cleanup' && (event as { request: CleanupRequest }).request.mode === 'retry',
-  isGiveUp: ({ event }: { event: { type: string } }) =>
-    event.type === 'cleanup' && (event as { request: CleanupRequest }).request.mode !== 'retry',
+  isRetry: ({ event }: { event: { type: string } }) => isCleanup(event) && event.request.mode === 'retry',
+  isGiveUp: ({ event }: { event: { type: string } }) => isCleanup(event) && event.request.mode !== 'retry',
 };
+const isCleanup = (event: { type: string }): event is { type: 'cleanup'; request: CleanupRequest } =>
+  event.type === 'cleanup';
 
 /** A new observation: taken in, then `deciding` picks the work it calls for. */
 export const observeAndDecide = { actions: 'observe', target: 'deciding' } as const;
@@ -103,13 +113,9 @@ export const observingState = { on: { observed: observeAndDecide } } as const;
  * A state the lifecycle rests in while `timer` runs (continue-as-new is safe there). A run continued in it is sent
  * `resumed`, which re-enters it: the timer of the run before is gone, and the entry starts it again.
  */
-export const restingState = <
-  const TState extends string,
-  const TTimer extends { start: object; cancel: object },
-  const TOn extends object,
->(
+export const restingState = <const TState extends string, TStart, TCancel, const TOn extends object>(
   state: TState,
-  timer: TTimer,
+  timer: { start: TStart; cancel: TCancel },
   on: TOn,
 ) =>
   ({
@@ -222,12 +228,17 @@ export const renameStates =
     value: typeof persisted.value === 'string' ? (names[persisted.value] ?? persisted.value) : persisted.value,
   });
 
-/** A machine as a lifecycle workflow runs it: its persisted record's version, and how an older record is read. */
-export interface VersionedMachine<TContext> {
+/**
+ * A machine as a lifecycle workflow runs it: its persisted record's version, and how an older record is read. Its type
+ * says what the workflow gives it (events, timings) and carries out for it (the params of its actions).
+ */
+export interface VersionedMachine<TContext, TEvent = unknown, TTimings = unknown, TParams = unknown> {
   machine: AnyStateMachine;
   version: number;
   /** Pure: a persisted record (continue-as-new input) of this or an earlier version, in this version's shape. */
   migrate: (persisted: PersistedMachine) => PersistedMachine<TContext>;
+  /** Types only, never set: what the lifecycle workflow infers its events, timings and executors from. */
+  types?: { event: TEvent; timings: TTimings; params: TParams };
 }
 
 /**
@@ -235,10 +246,10 @@ export interface VersionedMachine<TContext> {
  * this code (a worker rolled back) is refused with a plain error: the workflow task fails and is retried until a
  * worker that knows it picks it up, instead of guessing.
  */
-export function versioned<TContext>(
+export function versioned<TContext, TEvent, TTimings, TParams>(
   machine: AnyStateMachine,
   migrations: readonly Migration[],
-): VersionedMachine<TContext> {
+): VersionedMachine<TContext, TEvent, TTimings, TParams> {
   const version = migrations.length + 1;
   return {
     machine,

@@ -1,6 +1,11 @@
 import { initialTransition, transition } from 'xstate';
 import type { Observation } from '../../model/messages';
-import { exploreTransitions } from './testing/explore';
+import {
+  expectOperatorActionsRecorded,
+  machineEdges,
+  scenarioRunner,
+  timerAndOperatorEvents,
+} from './testing/lifecycle-machine';
 import { objectLifecycleMachine, objectMachine, type ObjectEvent } from './object';
 
 const ref = { kind: 'Pod' as const, namespace: 'default', name: 'web' };
@@ -52,14 +57,7 @@ const events: ObjectEvent[] = [
     message: 'metadata.name: must be no more than 253 characters',
     at,
   },
-  { type: 'retry', at },
-  { type: 'driftCheck', at },
-  { type: 'cleanup', request: { ...request, mode: 'retry' }, at },
-  { type: 'cleanup', request: { ...request, mode: 'orphan' }, at },
-  { type: 'pause', request, at },
-  { type: 'resume', request, at },
-  { type: 'refresh', request, at },
-  { type: 'resumed', at },
+  ...timerAndOperatorEvents(at, request, ['retry', 'orphan']),
 ];
 
 type Snapshot = ReturnType<typeof initialTransition<typeof objectMachine>>[0];
@@ -79,12 +77,7 @@ const key = (s: Snapshot) => {
     c.translations.length,
   ]);
 };
-const edges = exploreTransitions(objectMachine, { ref }, events, (s) => key(s as Snapshot)) as {
-  from: Snapshot;
-  event: ObjectEvent;
-  to: Snapshot;
-  actions: string[];
-}[];
+const edges = machineEdges(objectMachine, { ref }, events, key);
 const value = (s: Snapshot) => String(s.value);
 
 describe('object machine: every transition', () => {
@@ -132,25 +125,11 @@ describe('object machine: every transition', () => {
   });
 
   it('records every operator action it accepts, with who asked and why', () => {
-    for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
-      const grew = e.to.context.actions.length - e.from.context.actions.length;
-      expect([0, 1]).toContain(grew);
-      if (grew === 1)
-        expect(e.to.context.actions.at(-1)).toMatchObject({
-          action: e.event.type,
-          requestedBy: 'bob',
-          reason: 'test',
-          at,
-        });
-    }
+    expectOperatorActionsRecorded(edges, { requestedBy: 'bob', reason: 'test', at });
   });
 });
 
-function run(...sequence: ObjectEvent[]) {
-  let [snapshot, actions] = initialTransition(objectMachine, { ref });
-  for (const event of sequence) [snapshot, actions] = transition(objectMachine, snapshot, event);
-  return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
-}
+const run = scenarioRunner(objectMachine, { ref }, (a) => a.type);
 const [
   observed,
   moved,

@@ -16,6 +16,7 @@ import {
   versioned,
   withOperatorAction,
   type CommonLifecycleEvent,
+  type RecordEventParams,
 } from './common';
 import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
@@ -109,10 +110,10 @@ export interface ObjectActionParams {
   notifyReferrers: { ref: ObjectRef; uid: string };
   /** `giveUp` (an operator's cleanup orphan or force): only release what holds the object, skip the rest. */
   finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; giveUp: boolean };
-  recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
+  recordEvent: RecordEventParams;
 }
 
-/** What a change of the object or of its dependency, or an operator's refresh, does in a state that rests: translate again. */
+/** In a state that rests, a change of the object or of its dependency, or an operator's refresh, translates again. */
 const translateAgain = {
   observed: observeAndDecide,
   dependencyChanged: 'deciding',
@@ -331,6 +332,7 @@ export const objectMachine = setup({
 });
 
 /** The persisted record's versions: 2 renamed `releasing` (an operator gave up) to `givingUp`, as the other machines say. */
-export const objectLifecycleMachine = versioned<ObjectContext>(objectMachine, [
-  renameStates({ releasing: 'givingUp' }),
-]);
+export const objectLifecycleMachine = versioned<ObjectContext, ObjectEvent, ObjectTimings, ObjectActionParams>(
+  objectMachine,
+  [renameStates({ releasing: 'givingUp' })],
+);

@@ -1,16 +1,19 @@
 import { and, assign, not, setup } from 'xstate';
-import { timerActions } from '../interpreter';
 import {
+  cleanupGuards,
   driftCheckTimer,
   failureOf,
+  interpretedActions,
   lifecycleRoot,
+  observeAndDecide,
   observingState,
-  pausedTransitions,
-  stuckTransitions,
-  stuckRetryTimer,
+  pausedState,
+  restingState,
+  stuckState,
   versioned,
   withOperatorAction,
   type CommonLifecycleEvent,
+  type RecordEventParams,
 } from './common';
 import type { ActionRecord, LifecycleError, Observation } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
@@ -106,7 +109,7 @@ export interface PeerPodActionParams {
   deleteVm: { vm?: VmRecord; podUid?: string };
   /** Removes only `peer.pod/finalizer`, from this incarnation of the PeerPod. */
   release: { namespace: string; name: string; uid: string };
-  recordEvent: { ref: ObjectRef; type: 'Normal' | 'Warning'; reason: string; message: string };
+  recordEvent: RecordEventParams;
   /** Deletes the PeerPods of the same Pod created before this one (upstream #1510); `skip`: nothing to do. */
   retireOlderPeerPods: { namespace: string; name: string; uid: string; skip: boolean };
 }
@@ -133,14 +136,15 @@ function eventTarget(context: PeerPodContext): ObjectRef {
 export const peerPodMachine = setup({
   types: { context: {} as PeerPodContext, events: {} as PeerPodEvent, input: {} as PeerPodInput },
   actions: {
-    createVm: (_, _params: PeerPodActionParams['createVm']) => {},
-    recordPeerPod: (_, _params: PeerPodActionParams['recordPeerPod']) => {},
-    observeVm: (_, _params: PeerPodActionParams['observeVm']) => {},
-    deleteVm: (_, _params: PeerPodActionParams['deleteVm']) => {},
-    release: (_, _params: PeerPodActionParams['release']) => {},
-    recordEvent: (_, _params: PeerPodActionParams['recordEvent']) => {},
-    retireOlderPeerPods: (_, _params: PeerPodActionParams['retireOlderPeerPods']) => {},
-    ...timerActions,
+    ...interpretedActions<PeerPodActionParams>([
+      'createVm',
+      'recordPeerPod',
+      'observeVm',
+      'deleteVm',
+      'release',
+      'recordEvent',
+      'retireOlderPeerPods',
+    ]),
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
@@ -228,8 +232,7 @@ export const peerPodMachine = setup({
     holdsPeerPod: ({ context }) => context.peerPod !== undefined && context.peerPod.held && !context.peerPod.gone,
     isUnobserved: ({ context }) => context.pod === undefined && context.peerPod === undefined,
     resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
-    isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
-    isGiveUp: ({ event }) => event.type === 'cleanup' && event.request.mode !== 'retry',
+    ...cleanupGuards,
     knowsVm: ({ context }) => context.vm !== undefined,
     vmMissing: ({ event }) => event.type === 'vmObserved' && !event.exists,
   },
@@ -313,7 +316,16 @@ export const peerPodMachine = setup({
       },
     },
     tracking: {
-      tags: ['continueAsNewSafe'],
+      ...restingState('tracking', driftCheckTimer, {
+        olderRetired: { actions: 'markOlderRetired' },
+        actionFailed: { actions: 'recordFailure' },
+        observed: observeAndDecide,
+        driftCheck: [{ guard: 'knowsVm', target: 'checkingVm' }, { target: 'deciding' }],
+        refresh: [
+          { guard: 'knowsVm', target: 'checkingVm', actions: 'recordAction' },
+          { target: 'deciding', actions: 'recordAction' },
+        ],
+      }),
       entry: [
         driftCheckTimer.start,
         // Alongside, not before: tracking this PeerPod does not wait for the others (a failure is shown, and tried again).
@@ -327,18 +339,6 @@ export const peerPodMachine = setup({
           }),
         },
       ],
-      exit: driftCheckTimer.cancel,
-      on: {
-        olderRetired: { actions: 'markOlderRetired' },
-        actionFailed: { actions: 'recordFailure' },
-        observed: { actions: 'observe', target: 'deciding' },
-        driftCheck: [{ guard: 'knowsVm', target: 'checkingVm' }, { target: 'deciding' }],
-        refresh: [
-          { guard: 'knowsVm', target: 'checkingVm', actions: 'recordAction' },
-          { target: 'deciding', actions: 'recordAction' },
-        ],
-        resumed: { target: 'tracking', reenter: true },
-      },
     },
     /** Level-based repair: a live pod whose VM vanished (deleted by hand, lost by the cloud) gets a new one. */
     checkingVm: {
@@ -396,23 +396,15 @@ export const peerPodMachine = setup({
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
-    stuck: {
-      tags: ['continueAsNewSafe'],
-      entry: [
-        {
-          type: 'recordEvent',
-          params: ({ context }) => ({
-            ref: eventTarget(context),
-            type: 'Warning' as const,
-            reason: context.lastError?.reason ?? Reason.Stuck,
-            message: `stuck while ${context.resumeTo === 'deleting' ? 'deleting' : 'creating'} the VM: ${context.lastError?.message ?? 'unknown error'}`,
-          }),
-        },
-        stuckRetryTimer.start,
-      ],
-      exit: stuckRetryTimer.cancel,
-      on: stuckTransitions,
-    },
+    stuck: stuckState({
+      type: 'recordEvent',
+      params: ({ context }: { context: PeerPodContext }) => ({
+        ref: eventTarget(context),
+        type: 'Warning' as const,
+        reason: context.lastError?.reason ?? Reason.Stuck,
+        message: `stuck while ${context.resumeTo === 'deleting' ? 'deleting' : 'creating'} the VM: ${context.lastError?.message ?? 'unknown error'}`,
+      }),
+    }),
     /** An operator gave up on the VM: say which VM is left (the sweeper still removes it), then release the PeerPod. */
     givingUp: {
       entry: [
@@ -440,22 +432,20 @@ export const peerPodMachine = setup({
         { target: 'deciding' },
       ],
     },
-    paused: {
-      tags: ['continueAsNewSafe'],
-      on: {
-        ...pausedTransitions,
-        // A pause can arrive while an action runs: its result still counts.
-        vmCreated: { actions: 'recordVm' },
-        vmMadeElsewhere: { actions: 'recordMadeElsewhere' },
-        olderRetired: { actions: 'markOlderRetired' },
-        peerPodRecorded: { actions: 'rememberPeerPod' },
-        vmDeleted: { actions: 'forgetVm' },
-        released: { guard: and(['resumesDeleting', not('mayHaveVm')]), target: 'done' },
-      },
-    },
+    paused: pausedState({
+      vmCreated: { actions: 'recordVm' },
+      vmMadeElsewhere: { actions: 'recordMadeElsewhere' },
+      olderRetired: { actions: 'markOlderRetired' },
+      peerPodRecorded: { actions: 'rememberPeerPod' },
+      vmDeleted: { actions: 'forgetVm' },
+      released: { guard: and(['resumesDeleting', not('mayHaveVm')]), target: 'done' },
+    }),
     done: { type: 'final' },
   },
 });
 
 /** The persisted record has kept its first shape: version 1, nothing to migrate yet. */
-export const peerPodLifecycleMachine = versioned<PeerPodContext>(peerPodMachine, []);
+export const peerPodLifecycleMachine = versioned<PeerPodContext, PeerPodEvent, PeerPodTimings, PeerPodActionParams>(
+  peerPodMachine,
+  [],
+);

@@ -1,7 +1,12 @@
 import { initialTransition, transition } from 'xstate';
 import type { PushedResource } from '../../model/translation/types';
 import type { Observation } from '../../model/messages';
-import { exploreTransitions } from './testing/explore';
+import {
+  expectOperatorActionsRecorded,
+  machineEdges,
+  scenarioRunner,
+  timerAndOperatorEvents,
+} from './testing/lifecycle-machine';
 import { translationLifecycleMachine, translationMachine, type TranslationMachineEvent } from './translation';
 import type { TranslationProjection } from '../../model/translation/types';
 
@@ -55,15 +60,7 @@ const events: TranslationMachineEvent[] = [
   { type: 'released', at },
   { type: 'eventRecorded', at },
   { type: 'actionFailed', action: 'push', reason: 'MidonetUnavailable', message: 'down', at },
-  { type: 'retry', at },
-  { type: 'driftCheck', at },
-  { type: 'cleanup', request: { ...request, mode: 'retry' }, at },
-  { type: 'cleanup', request: { ...request, mode: 'orphan' }, at },
-  { type: 'cleanup', request: { ...request, mode: 'force' }, at },
-  { type: 'pause', request, at },
-  { type: 'resume', request, at },
-  { type: 'refresh', request, at },
-  { type: 'resumed', at },
+  ...timerAndOperatorEvents(at, request, ['retry', 'orphan', 'force']),
   { type: 'backendChanged', notice: { by: 'translation/default/node.4.n1', ids: ['b0'] }, at },
 ];
 
@@ -93,11 +90,7 @@ const serializeState = (s: Snapshot) => {
 
 const allStates = Object.keys(translationMachine.root.states);
 
-const edges = exploreTransitions(translationMachine, { ref }, events, (s) => serializeState(s as Snapshot)) as {
-  from: Snapshot;
-  event: TranslationMachineEvent;
-  to: Snapshot;
-}[];
+const edges = machineEdges(translationMachine, { ref }, events, serializeState);
 const value = (s: Snapshot) => String(s.value);
 
 describe('Translation machine: every transition', () => {
@@ -123,18 +116,7 @@ describe('Translation machine: every transition', () => {
   });
 
   it('records every operator action it accepts, with who asked and why', () => {
-    for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
-      const grew = e.to.context.actions.length - e.from.context.actions.length;
-      const stayed = value(e.to) === value(e.from) && e.to.context === e.from.context;
-      expect(grew === 1 || stayed || grew === 0).toBe(true);
-      if (grew === 1)
-        expect(e.to.context.actions.at(-1)).toMatchObject({
-          action: e.event.type,
-          requestedBy: 'alice',
-          reason: 'test',
-          at,
-        });
-    }
+    expectOperatorActionsRecorded(edges, { requestedBy: 'alice', reason: 'test', at });
   });
 
   it('a change or deletion observed during a push is acted on after it: never synced with an unpushed generation or a pending deletion', () => {
@@ -179,11 +161,7 @@ describe('Translation machine: every transition', () => {
 });
 
 /** Runs events from the start and returns the final snapshot and the action types of the last step. */
-function run(...sequence: TranslationMachineEvent[]) {
-  let [snapshot, actions] = initialTransition(translationMachine, { ref });
-  for (const event of sequence) [snapshot, actions] = transition(translationMachine, snapshot, event);
-  return { state: String(snapshot.value), context: snapshot.context, actions: actions.map((a) => a.type) };
-}
+const run = scenarioRunner(translationMachine, { ref }, (a) => a.type);
 const [
   observed,
   changed,
@@ -396,6 +374,8 @@ describe('Translation machine: persisted record', () => {
     const { context } = run();
     const migrated = translationLifecycleMachine.migrate({ version: 1, value: 'pending', context });
     expect(migrated).toEqual({ version: 2, value: 'observing', context });
-    expect(transition(translationMachine, translationMachine.resolveState(migrated), observed)[0].value).toBe('pushing');
+    expect(transition(translationMachine, translationMachine.resolveState(migrated), observed)[0].value).toBe(
+      'pushing',
+    );
   });
 });

@@ -1,15 +1,18 @@
 import { and, assign, setup } from 'xstate';
-import { timerActions } from '../interpreter';
 import {
+  cleanupGuards,
   driftCheckTimer,
   failureOf,
+  interpretedActions,
   lifecycleRoot,
   nextIncarnationOf,
+  observeAndDecide,
   observingState,
-  pausedTransitions,
+  pausedState,
   renameStates,
+  restingState,
+  stuckState,
   stuckTransitions,
-  stuckRetryTimer,
   versioned,
   withOperatorAction,
   type CommonLifecycleEvent,
@@ -153,13 +156,13 @@ const failureStatus = (
 export const translationMachine = setup({
   types: { context: {} as TranslationMachineContext, events: {} as TranslationMachineEvent, input: {} as PusherInput },
   actions: {
-    // Executed by the workflow's interpreter (activities and timers); the machine only names them.
-    push: (_, _params: TranslationActionParams['push']) => {},
-    deleteBackend: (_, _params: TranslationActionParams['deleteBackend']) => {},
-    releaseFinalizer: (_, _params: TranslationActionParams['releaseFinalizer']) => {},
-    addFinalizer: (_, _params: TranslationActionParams['addFinalizer']) => {},
-    recordStatus: (_, _params: TranslationActionParams['recordStatus']) => {},
-    ...timerActions,
+    ...interpretedActions<TranslationActionParams>([
+      'push',
+      'deleteBackend',
+      'releaseFinalizer',
+      'addFinalizer',
+      'recordStatus',
+    ]),
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
@@ -239,8 +242,7 @@ export const translationMachine = setup({
     resumesReleasing: ({ context }) => context.resumeTo === 'releasing',
     /** No observation yet: nothing to resume but waiting for one. */
     isUnobserved: ({ context }) => context.uid === undefined,
-    isRetry: ({ event }) => event.type === 'cleanup' && event.request.mode === 'retry',
-    isGiveUp: ({ event }) => event.type === 'cleanup' && event.request.mode !== 'retry',
+    ...cleanupGuards,
     isForce: ({ event }) => event.type === 'cleanup' && event.request.mode === 'force',
   },
 }).createMachine({
@@ -328,7 +330,7 @@ export const translationMachine = setup({
         message: `${c.lastError?.message ?? 'invalid'}; fix the Translation: it is pushed again when it changes`,
       })),
       on: {
-        observed: { actions: 'observe', target: 'deciding' },
+        observed: observeAndDecide,
         refresh: { target: 'deciding', actions: ['recordAction', 'forgetInvalid'] },
         eventRecorded: {},
         actionFailed: {},
@@ -355,18 +357,12 @@ export const translationMachine = setup({
         actionFailed: { target: 'deciding', actions: 'recordFailure' },
       },
     },
-    synced: {
-      tags: ['continueAsNewSafe'],
-      entry: driftCheckTimer.start,
-      exit: driftCheckTimer.cancel,
-      on: {
-        observed: { actions: 'observe', target: 'deciding' },
-        driftCheck: 'pushing',
-        backendChanged: { target: 'pushing', actions: 'recordBackendChange' },
-        refresh: { target: 'pushing', actions: 'recordAction' },
-        resumed: { target: 'synced', reenter: true },
-      },
-    },
+    synced: restingState('synced', driftCheckTimer, {
+      observed: observeAndDecide,
+      driftCheck: 'pushing',
+      backendChanged: { target: 'pushing', actions: 'recordBackendChange' },
+      refresh: { target: 'pushing', actions: 'recordAction' },
+    }),
     deleting: {
       entry: [
         'resumeToDeleting',
@@ -400,15 +396,12 @@ export const translationMachine = setup({
       },
     },
     stuck: {
-      tags: ['continueAsNewSafe'],
-      entry: [
+      ...stuckState(
         failureStatus('stuck', (c) => ({
           reason: c.lastError?.reason ?? Reason.Stuck,
           message: `stuck while ${c.resumeTo}: ${c.lastError?.message ?? 'unknown error'}; retrying every ${c.timings.stuckRetryMs / 1000}s, or run steward cleanup`,
         })),
-        stuckRetryTimer.start,
-      ],
-      exit: stuckRetryTimer.cancel,
+      ),
       // Status writes fail too when the API server is the problem: the stuck state itself is what matters. New desired
       // resources observed meanwhile are pushed by the next retry; a change in MidoNet (what it waits for was created)
       // retries now.
@@ -436,24 +429,24 @@ export const translationMachine = setup({
         { target: 'releasing' },
       ],
     },
-    paused: {
-      tags: ['continueAsNewSafe'],
-      on: {
-        ...pausedTransitions,
-        // A pause can arrive while an activity runs: its result still counts.
-        pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
-        backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
-        released: { guard: 'resumesReleasing', target: 'done' },
-        finalizerAdded: { actions: 'recordFinalizer' },
-        eventRecorded: {},
-      },
-    },
+    paused: pausedState({
+      pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
+      backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
+      released: { guard: 'resumesReleasing', target: 'done' },
+      finalizerAdded: { actions: 'recordFinalizer' },
+      eventRecorded: {},
+    }),
     done: { type: 'final' },
   },
 });
 
 /** The persisted record's versions: 2 renamed the first state `pending` to `observing`, as the other machines say. */
-export const translationLifecycleMachine = versioned<TranslationMachineContext>(translationMachine, [renameStates({ pending: 'observing' })]);
+export const translationLifecycleMachine = versioned<
+  TranslationMachineContext,
+  TranslationMachineEvent,
+  TranslationTimings,
+  TranslationActionParams
+>(translationMachine, [renameStates({ pending: 'observing' })]);
 
 /** Where the activities find what the workflow does not carry: the Translation's resources, or its record. */
 function referenceOf(context: TranslationMachineContext): { reference?: TranslationReference } {

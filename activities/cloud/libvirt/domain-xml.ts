@@ -1,11 +1,9 @@
 // The domain XML Steward writes and the parts of libvirt's XML it reads back. A VM is a tiny diskless domain
 // (ref/peerpods.md §11.5); its identity lives in the domain's <metadata> under Steward's own XML namespace.
 import type { CreateInstanceInput } from '../provider';
-import type { LibvirtSettings } from './virsh';
+import { UUID, type LibvirtSettings } from './virsh';
 
 export const METADATA_NAMESPACE = 'https://steward.dev/xmlns/vm/1';
-
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The host UUID from `virsh capabilities` (`/capabilities/host/uuid`) or `virsh sysinfo` (SMBIOS system uuid). */
 export function parseHostUuid(capabilities: string, sysinfo = ''): string | undefined {

@@ -3,8 +3,8 @@
 import { cloudFailure } from '../errors';
 import type { CloudProvider } from '../provider';
 import { vmNamePodPart } from '../../../model/vm-naming';
-import { domainName, UUID } from './domain-xml';
-import { type Libvirt, missing, virshSays } from './virsh';
+import { domainName } from './domain-xml';
+import { type Libvirt, missing, UUID, virshSays } from './virsh';
 
 // libvirt's domain IDs are positive ints.
 const LEGACY_ID = /^\d{1,10}$/;

@@ -2,7 +2,8 @@
 // (ref/peerpods.md §12).
 import { execFile } from 'node:child_process';
 import { cloudFailure, type CloudFailureType } from '../errors';
-import { UUID } from './domain-xml';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface LibvirtSettings {
   uri: string;

@@ -1,0 +1,91 @@
+import {
+  initialTransition,
+  transition,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type ContextFrom,
+  type EventFromLogic,
+  type ExecutableActionsFrom,
+  type InputFrom,
+  type SnapshotFrom,
+} from 'xstate';
+import type { ActionRecord, CleanupRequest, OperatorRequest } from '../../../model/messages';
+import type { CommonLifecycleEvent } from '../common';
+import { exploreTransitions } from './explore';
+
+/**
+ * What the path tests of the lifecycle machines share: samples of the events every machine handles alike, their
+ * reachable transitions typed as the machine's own, a scenario runner, and the check of the operator's actions.
+ */
+
+/** One sample of each timer's and operator's event, in this order, with a cleanup of each mode in `cleanupModes`. */
+export function timerAndOperatorEvents(
+  at: string,
+  request: OperatorRequest,
+  cleanupModes: readonly CleanupRequest['mode'][],
+): (CommonLifecycleEvent & { at: string })[] {
+  return [
+    { type: 'retry', at },
+    { type: 'driftCheck', at },
+    ...cleanupModes.map((mode) => ({ type: 'cleanup' as const, request: { ...request, mode }, at })),
+    { type: 'pause', request, at },
+    { type: 'resume', request, at },
+    { type: 'refresh', request, at },
+    { type: 'resumed', at },
+  ];
+}
+
+export interface MachineEdge<TMachine extends AnyStateMachine> {
+  from: SnapshotFrom<TMachine>;
+  event: EventFromLogic<TMachine>;
+  to: SnapshotFrom<TMachine>;
+  /** Types of the actions the transition asks the interpreter to run. */
+  actions: string[];
+}
+
+/** Every transition of the machine's reachable states (explore.ts), told apart by `key`. */
+export function machineEdges<TMachine extends AnyStateMachine>(
+  machine: TMachine,
+  input: InputFrom<TMachine>,
+  events: readonly EventFromLogic<TMachine>[],
+  key: (snapshot: SnapshotFrom<TMachine>) => string,
+): MachineEdge<TMachine>[] {
+  return exploreTransitions(machine, input, events, (s) => key(s as SnapshotFrom<TMachine>)) as MachineEdge<TMachine>[];
+}
+
+/**
+ * `run(...events)`: sends them from the machine's start and returns the state reached, its context, and the actions
+ * of the last step as `describe` shows them.
+ */
+export function scenarioRunner<TMachine extends AnyStateMachine, TAction>(
+  machine: TMachine,
+  input: InputFrom<TMachine>,
+  describe: (action: ExecutableActionsFrom<TMachine>) => TAction,
+) {
+  return (...sequence: EventFromLogic<TMachine>[]) => {
+    let [snapshot, actions] = initialTransition(machine, input);
+    for (const event of sequence) [snapshot, actions] = transition(machine, snapshot, event);
+    const last = snapshot as AnyMachineSnapshot;
+    return {
+      state: String(last.value),
+      context: last.context as ContextFrom<TMachine>,
+      actions: actions.map(describe),
+    };
+  };
+}
+
+/** Every operator action a machine accepts is recorded once, with who asked, why and when; others leave no record. */
+export function expectOperatorActionsRecorded(
+  edges: readonly {
+    from: { context: { actions: ActionRecord[] } };
+    event: { type: string };
+    to: { context: { actions: ActionRecord[] } };
+  }[],
+  expected: { requestedBy: string; reason: string; at: string },
+): void {
+  for (const e of edges.filter((e) => ['cleanup', 'pause', 'resume', 'refresh'].includes(e.event.type))) {
+    const grew = e.to.context.actions.length - e.from.context.actions.length;
+    expect([0, 1]).toContain(grew);
+    if (grew === 1) expect(e.to.context.actions.at(-1)).toMatchObject({ action: e.event.type, ...expected });
+  }
+}
