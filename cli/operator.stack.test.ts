@@ -148,7 +148,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
   });
 
   it('works as a process: status exits 0 with the table, a rejected cleanup exits 1 with the reason', async () => {
-    const bin = join(__dirname, '..', '..', 'bin', 'steward.cjs');
+    const bin = join(__dirname, '..', 'bin', 'steward.cjs');
     const run = promisify(execFile);
     const status = await run(process.execPath, [bin, 'status', 'pod', target, '--address', address]);
     expect(status.stdout).toMatch(/state: +pushing/);
