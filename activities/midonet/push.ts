@@ -8,7 +8,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Provenance, TranslationIndex } from '../kubernetes/translation-index';
 import type { RecordedResource, TranslationRecords } from '../kubernetes/translation-record';
-import type { TranslationReference } from '../../workflows/machines/translation';
+import type { TranslationReference } from '../../model/translation/model';
 import type { BackendChanged } from '../../model/messages';
 import { ANNOTATIONS, type BackendResource, type PushedResource } from '../../model/translation/types';
 import type { EventInput } from '../kubernetes/events';

@@ -1,9 +1,12 @@
 import { join } from 'node:path';
 import { freePort } from '../../worker/ports';
-import { workerSettings } from '../../cli/worker';
+import { activitySettings } from '../../activities/config';
+import { workerProcessSettings } from '../../worker/config';
 import { repoRoot } from './paths';
 import { ManagedProcess, waitUntil } from './process';
 
+/** `steward worker`'s settings (cli/worker.ts reads the same two tables). */
+const workerSettings = { ...workerProcessSettings, ...activitySettings };
 export type WorkerSettingValues = Partial<Record<keyof typeof workerSettings, string>>;
 
 /** `steward worker` or `steward starter` in a process of its own, as a Deployment's pod runs it. */

@@ -1,6 +1,7 @@
 // The schema-free half of the translation's types: constants and pure functions with no zod schema, so that the
 // translation and the pusher's machine, which need only these, can be preloaded into the worker's shared context
 // (worker/bundle.ts). A preloaded module is deep-frozen, and a zod schema writes into itself on first use.
+import type { ObjectRef } from '../naming';
 
 export const ANNOTATIONS = {
   /** MidoNet host of a Node (written by MK's node annotator); binds the node's and its pods' ports. */
@@ -87,3 +88,14 @@ export const GLOBAL_LABEL = 'midonet.org/global';
 /** Cluster-scoped owners (Nodes) put their Translations here; globals go to `kube-system`. */
 export const CLUSTER_SCOPED_NAMESPACE = 'default';
 export const GLOBAL_NAMESPACE = 'kube-system';
+
+/**
+ * The Translation an activity reads from the API server: its resources when they were sent by reference, and its
+ * record from `status.childResources` when that is where the record is.
+ */
+export interface TranslationReference {
+  ref: ObjectRef;
+  uid: string;
+  readResources: boolean;
+  readRecord: boolean;
+}

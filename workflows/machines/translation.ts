@@ -19,7 +19,12 @@ import {
 } from './common';
 import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
-import { identifyIfJson, type BackendResource, type PushedResource } from '../../model/translation/model';
+import {
+  identifyIfJson,
+  type BackendResource,
+  type PushedResource,
+  type TranslationReference,
+} from '../../model/translation/model';
 import { Reason, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import type { TranslationProjection } from '../../model/translation/types';
 
@@ -99,17 +104,6 @@ export type TranslationMachineEvent = (
 export interface PusherInput {
   ref: ObjectRef;
   timings?: Partial<TranslationTimings>;
-}
-
-/**
- * The Translation an activity reads from the API server: its resources when they were sent by reference, and its
- * record from `status.childResources` when that is where the record is.
- */
-export interface TranslationReference {
-  ref: ObjectRef;
-  uid: string;
-  readResources: boolean;
-  readRecord: boolean;
 }
 
 /** Parameters of the actions the interpreter executes, shared with the workflow's executors. */
