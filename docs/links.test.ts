@@ -1,0 +1,134 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+/**
+ * The README and the docs link to each other and into the repository: every relative link must reach a file that
+ * exists and, when it names a heading of a Markdown page (`#anchor`, on the page itself or another), that heading;
+ * and the README stays short.
+ */
+const root = resolve(__dirname, '..');
+const docs = readdirSync(join(root, 'docs'))
+  .filter((name) => name.endsWith('.md'))
+  .map((name) => `docs/${name}`);
+const pages = [
+  'README.md',
+  ...docs,
+  'deploy/README.md',
+  'worker/README.md',
+  'model/README.md',
+  'platform/README.md',
+  'model/translation/README.md',
+];
+
+/** `[text](target)` and `![alt](target)`, with an optional "title"; outside fenced code blocks and inline code. */
+function relativeLinks(markdown: string): { text: string; target: string }[] {
+  const prose = markdown
+    .replace(/^ *(```|~~~)[^\n]*\n[\s\S]*?^ *\1 *$/gm, '')
+    .replace(/(`+)[^`\n][\s\S]*?\1/g, (code) => code.replace(/[[\]()]/g, ' '));
+  const links = [...prose.matchAll(/\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)];
+  return links
+    .map((match) => ({ text: match[1] ?? '', target: match[2] ?? '' }))
+    .filter(({ target }) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+}
+
+const withoutCode = (markdown: string) => markdown.replace(/^ *(```|~~~)[^\n]*\n[\s\S]*?^ *\1 *$/gm, '');
+
+/** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const [, text = ''] of withoutCode(markdown).matchAll(/^#{1,6} +(.+?) *#* *$/gm)) {
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/ /g, '-');
+    let anchor = base;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}
+
+/** The links of `page` (a path from the repository root) whose target file does not exist, relative to the page. */
+function brokenLinks(
+  page: string,
+  markdown: string,
+  exists: (path: string) => boolean = existsSync,
+  read: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): string[] {
+  return relativeLinks(markdown)
+    .filter(({ target }) => {
+      const [pathPart = '', anchor] = target.replace(/\?[^#]*/, '').split('#');
+      const path = pathPart ? resolve(root, dirname(page), decodeURIComponent(pathPart)) : resolve(root, page);
+      if (pathPart && !exists(path)) return true;
+      if (anchor === undefined || !path.endsWith('.md')) return false;
+      return !headingAnchors(pathPart ? read(path) : markdown).has(decodeURIComponent(anchor).toLowerCase());
+    })
+    .map(({ text, target }) => `${page}: [${text}](${target})`);
+}
+
+describe('links in the README and the docs', () => {
+  it('finds relative links, and only those', () => {
+    const sample = [
+      '[a](docs/a.md) [b](../b.md#anchor) ![c](img/c.svg "title")',
+      '[web](https://example.com) [mail](mailto:a@example.com) [here](#section)',
+      '`[code](not/a/link.md)`',
+      '```',
+      '[fenced](not/a/link.md)',
+      '```',
+    ].join('\n');
+    expect(relativeLinks(sample)).toEqual([
+      { text: 'a', target: 'docs/a.md' },
+      { text: 'b', target: '../b.md#anchor' },
+      { text: 'c', target: 'img/c.svg' },
+      { text: 'here', target: '#section' },
+    ]);
+  });
+
+  it('names headings as GitHub anchors them', () => {
+    const page = [
+      '# `steward up`',
+      '## Using what you already run',
+      '## Notes',
+      '## Notes',
+      '```',
+      '# not a heading',
+      '```',
+    ];
+    expect([...headingAnchors(page.join('\n'))]).toEqual([
+      'steward-up',
+      'using-what-you-already-run',
+      'notes',
+      'notes-1',
+    ]);
+  });
+
+  it('resolves a link relative to the page, checks its anchor, and names page and link when it is broken', () => {
+    const pagesThere: Record<string, string> = {
+      [resolve(root, 'deploy/README.md')]: '# Deploy\n## How many workers\n',
+      [resolve(root, 'docs/README.md')]: '# Docs\n',
+    };
+    const exists = (path: string) => path in pagesThere;
+    const read = (path: string) => pagesThere[path] ?? '';
+    const check = (markdown: string) => brokenLinks('docs/x.md', markdown, exists, read);
+    expect(check('[ok](../deploy/README.md#how-many-workers) [ok](README.md) [ok](#here)\n## Here')).toEqual([]);
+    expect(check('see [the guide](deploy/README.md)')).toEqual(['docs/x.md: [the guide](deploy/README.md)']);
+    expect(check('[gone](../deploy/README.md#how-many-pods)')).toEqual([
+      'docs/x.md: [gone](../deploy/README.md#how-many-pods)',
+    ]);
+    expect(check('[gone](#nowhere)')).toEqual(['docs/x.md: [gone](#nowhere)']);
+  });
+
+  it.each(pages)('%s exists and every relative link in it reaches a file', (page) => {
+    const file = join(root, page);
+    expect(relative(root, file)).toBe(page);
+    expect(existsSync(file)).toBe(true);
+    const markdown = readFileSync(file, 'utf8');
+    if (page === 'README.md' || page === 'docs/README.md') expect(relativeLinks(markdown).length).toBeGreaterThan(5);
+    expect(brokenLinks(page, markdown)).toEqual([]);
+  });
+
+  it('keeps README.md at 200 lines at most', () => {
+    const lines = readFileSync(join(root, 'README.md'), 'utf8').replace(/\n$/, '').split('\n').length;
+    expect(lines).toBeLessThanOrEqual(200);
+  });
+});
