@@ -57,7 +57,7 @@ export function loadActivitiesConfig(flags: Flags = {}, env: NodeJS.ProcessEnv =
   };
 }
 
-/** The configuration as it may be logged: the MidoNet password never reaches a log line. */
-export function redactedActivities(config: ActivitiesConfig): ActivitiesConfig {
-  return { ...config, midonet: config.midonet && { ...config.midonet, password: '[redacted]' } };
+/** The configuration as it may be logged: its own fields alone, and the MidoNet password never reaches a log line. */
+export function redactedActivities({ kubeconfig, midonet, cloud }: ActivitiesConfig): ActivitiesConfig {
+  return { kubeconfig, midonet: midonet && { ...midonet, password: '[redacted]' }, cloud };
 }

@@ -2,6 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cloudSettings } from '../activities/cloud/config';
+import { redactedActivities } from '../activities/config';
+import { redactedProcess } from '../worker/config';
 import { loadTemporalConfig } from '../platform/temporal-config';
 import { loadWorkerConfig, redacted, workerSettings } from './worker';
 import { ConfigError, flagOf, type Flags, type Setting } from '../platform/settings';
@@ -239,6 +241,14 @@ describe('worker configuration', () => {
     expect(logged).not.toMatch(/key-123|pw-456/);
     expect(logged).toContain('"apiKey":"[redacted]"');
     expect(redacted(loadWorkerConfig({}, {})).temporal.apiKey).toBeUndefined();
+  });
+
+  it.each([
+    ['the worker process', redactedProcess],
+    ['the activities', redactedActivities],
+  ] as const)('%s, handed the whole configuration, log their own part of it with no secret', (_part, redactedPart) => {
+    const env = { ...midonetEnv, TEMPORAL_API_KEY: 'key-123' };
+    expect(JSON.stringify(redactedPart(loadWorkerConfig({}, env)))).not.toMatch(/key-123|pw-456/);
   });
 
   it('never takes a secret from a flag, since a command line shows in ps', () => {

@@ -35,7 +35,7 @@ export function loadWorkerConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pro
 /** The configuration as it may be logged: credentials never reach a log line, whatever logger is used. */
 export const redacted = (config: WorkerConfig): WorkerConfig => ({
   ...redactedProcess(config),
-  midonet: redactedActivities(config).midonet,
+  ...redactedActivities(config),
 });
 
 export interface RunWorkerOptions {

@@ -118,7 +118,24 @@ export function loadWorkerProcessConfig(flags: Flags = {}, env: NodeJS.ProcessEn
   };
 }
 
-/** The configuration as it may be logged: the API key never reaches a log line, whatever logger is used. */
-export function redactedProcess(config: WorkerProcessConfig): WorkerProcessConfig {
-  return { ...config, temporal: { ...config.temporal, apiKey: config.temporal.apiKey && '[redacted]' } };
+/**
+ * The configuration as it may be logged: its own fields alone (the command line may hand the worker a configuration
+ * with more in it, e.g. the activities' credentials), and the API key never reaches a log line.
+ */
+export function redactedProcess({
+  temporal,
+  concurrency,
+  rateLimits,
+  workflowBundle,
+  http,
+  logLevel,
+}: WorkerProcessConfig): WorkerProcessConfig {
+  return {
+    temporal: { ...temporal, apiKey: temporal.apiKey && '[redacted]' },
+    concurrency,
+    rateLimits,
+    workflowBundle,
+    http,
+    logLevel,
+  };
 }
