@@ -3,15 +3,24 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 
 /**
- * The worker's HTTP endpoints: `/healthz` (the worker runs and Temporal answers), `/readyz` (the worker polls) and
- * `/metrics` (Prometheus text). node:http is enough for three routes.
+ * The worker's HTTP endpoints: `/healthz` (liveness: the worker loop is alive), `/readyz` (readiness: it polls and
+ * Temporal answers) and `/metrics` (Prometheus text). node:http is enough for three routes.
  */
 export interface HttpHandlers {
-  /** Empty when healthy, else the problems. */
-  problems(): Promise<string[]>;
-  ready(): boolean;
+  /** Liveness: empty while the process can still do its work, else why not. */
+  liveness(): string[];
+  /** Readiness: empty when it can take work now, else the problems. */
+  readiness(): Promise<string[]>;
   metrics(): Promise<string>;
 }
+
+const probe = (res: ServerResponse, key: 'ok' | 'ready', problems: string[]) =>
+  send(
+    res,
+    problems.length ? 503 : 200,
+    'application/json',
+    JSON.stringify({ [key]: problems.length === 0, problems }),
+  );
 
 export interface HttpServer {
   port: number;
@@ -31,19 +40,10 @@ export async function startHttpServer(
   const server = createServer((req, res) => {
     const route = async () => {
       switch (req.url?.split('?')[0]) {
-        case '/healthz': {
-          const problems = await handlers.problems();
-          return send(
-            res,
-            problems.length ? 503 : 200,
-            'application/json',
-            JSON.stringify({ ok: problems.length === 0, problems }),
-          );
-        }
-        case '/readyz': {
-          const ready = handlers.ready();
-          return send(res, ready ? 200 : 503, 'application/json', JSON.stringify({ ready }));
-        }
+        case '/healthz':
+          return probe(res, 'ok', handlers.liveness());
+        case '/readyz':
+          return probe(res, 'ready', await handlers.readiness());
         case '/metrics':
           return send(res, 200, 'text/plain; version=0.0.4; charset=utf-8', await handlers.metrics());
         default:

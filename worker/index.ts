@@ -14,6 +14,7 @@ import { createLogger } from '../platform/log';
 import { checkTemporal, connectClient, connectWorker } from '../platform/temporal-connection';
 import { redactedProcess, type WorkerProcessConfig } from './config';
 import { startHttpServer } from './http';
+import { livenessProblems, readinessProblems } from './probes';
 import { activityMetricsInterceptor, countObjectsByState, createMetrics, metricsText } from './metrics';
 import { installRuntime } from './runtime';
 import { workflowBundlerOptions, WORKFLOWS_PATH } from './bundle';
@@ -106,14 +107,9 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
       config.http.host,
       config.http.port,
       {
-        problems: async () => {
-          const problems = worker.getState() === 'RUNNING' ? [] : [`worker is ${worker.getState()}`];
-          await checkTemporal(client.connection, config.temporal, 2_000).catch((error: Error) =>
-            problems.push(error.message),
-          );
-          return problems;
-        },
-        ready: () => worker.getState() === 'RUNNING',
+        liveness: () => livenessProblems(worker.getState()),
+        readiness: () =>
+          readinessProblems(worker.getState(), () => checkTemporal(client.connection, config.temporal, 2_000)),
         metrics: () => metricsText(metrics, sdkMetricsUrl, log),
       },
       log,
