@@ -4,12 +4,17 @@
 import * as k8s from '@kubernetes/client-node';
 import { z } from 'zod';
 import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../model/naming';
-import { LEGACY_REFERRERS, REFERRERS_ANNOTATION, REFERRERS_FINALIZER } from '../../model/vocabulary';
+import { finalizerNames, LEGACY_REFERRERS, REFERRERS_ANNOTATION, REFERRERS_FINALIZER } from '../../model/vocabulary';
 import { kubernetesFailure } from './errors';
 import { type KubeObject, type Objects, update } from './objects';
 import type { ReferrerInput } from '../../model/kubernetes-calls';
 
 export type { ReferrerInput };
+
+/** The referrers finalizer under its current and older names. */
+const REFERRERS_FINALIZERS = finalizerNames(REFERRERS_FINALIZER);
+const isReferrersFinalizer = (f: string) => REFERRERS_FINALIZERS.includes(f);
+
 export { REFERRERS_ANNOTATION };
 
 const referrer = z.object({ kind: z.enum(LIFECYCLE_KINDS), namespace: z.string().optional(), name: z.string() });
@@ -62,10 +67,10 @@ export function readReferrers(object: KubeObject): ObjectRef[] {
  * old name is kept until it is released.
  */
 export function referrersFinalizers(finalizers: string[], deleting: boolean, hold: boolean): string[] | undefined {
-  const others = finalizers.filter((f) => f !== REFERRERS_FINALIZER && f !== LEGACY_REFERRERS);
+  const others = finalizers.filter((f) => !isReferrersFinalizer(f));
   const keptAs = finalizers.includes(REFERRERS_FINALIZER) || !deleting ? REFERRERS_FINALIZER : LEGACY_REFERRERS;
   const wanted = hold ? [keptAs] : [];
-  const current = finalizers.filter((f) => f === REFERRERS_FINALIZER || f === LEGACY_REFERRERS);
+  const current = finalizers.filter(isReferrersFinalizer);
   return current.length === wanted.length && current.every((f, i) => f === wanted[i])
     ? undefined
     : [...others, ...wanted];
@@ -80,7 +85,7 @@ export function createReferrerActivities(objects: Objects) {
       const text = after.length ? JSON.stringify(after) : undefined;
       const finalizers = current.metadata.finalizers ?? [];
       const deleting = Boolean(current.metadata.deletionTimestamp);
-      const held = finalizers.includes(REFERRERS_FINALIZER) || finalizers.includes(LEGACY_REFERRERS);
+      const held = finalizers.some(isReferrersFinalizer);
       // No finalizer may be added to an object being deleted; one no longer needed goes with the last referrer.
       const nextFinalizers = referrersFinalizers(finalizers, deleting, after.length > 0 && (held || !deleting));
       const annotations = current.metadata.annotations ?? {};
