@@ -35,9 +35,19 @@ export interface ApplyTranslationsInput {
   translations: Translation[];
 }
 
+/** One Translation as the API server holds it after an apply. */
+export interface WrittenTranslation {
+  /** `<namespace>/<name>`. */
+  key: string;
+  uid: string;
+  generation: number;
+}
+
 export interface ApplyTranslationsResult {
   /** `<namespace>/<name>` of each applied Translation, in input order. */
   applied: string[];
+  /** The same Translations with their UID and generation, in input order. */
+  written: WrittenTranslation[];
   /** `<namespace>/<name>` of each stale Translation: deletion requested now or earlier (its finalizer holds it until the pusher releases it). */
   deleted: string[];
   /**

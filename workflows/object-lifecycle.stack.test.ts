@@ -26,6 +26,7 @@ describe('a Node with IPv6 addresses', () => {
       applies += 1;
       return Promise.resolve({
         applied: translations.map((t) => `${t.namespace}/${t.name}`),
+        written: [],
         deleted: [],
         terminating: [],
       });
@@ -35,8 +36,8 @@ describe('a Node with IPv6 addresses', () => {
       taskQueue,
       workflowsPath: require.resolve('./index'),
       activities: {
-        // The apply's real steps (one local activity), with the Translations' write faked.
-        applyObject: (input: ApplyObjectInput) =>
+        // The apply's real steps (one local activity), with the Translations' write and push faked.
+        syncObject: (input: ApplyObjectInput) =>
           applyObjectSteps(
             {
               applyTranslations,

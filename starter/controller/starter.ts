@@ -2,7 +2,8 @@ import * as k8s from '@kubernetes/client-node';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Observation } from '../../model/messages';
-import { TASK_QUEUE } from '../../model/naming';
+import { TASK_QUEUE, type ObjectRef } from '../../model/naming';
+import { translationOwner } from '../../model/translation/model';
 import type { Backoff } from '../../platform/backoff';
 import { createHandler, type Handler, type HandlerOptions, type SignalClient } from './handler';
 import { WATCHED_KINDS, type WatchedKind } from '../../platform/kubernetes/kinds';
@@ -87,14 +88,42 @@ export const KATA_REMOTE = 'kata-remote';
 const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
 
-/** The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. */
+/**
+ * The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. A
+ * Translation that an object's workflow pushes (its owner's: translationOwner) has no workflow of its own: it is
+ * observed through its owner (see `ownerToRepair`).
+ */
 const observer =
-  (peerPodRuntimeClasses: ReadonlySet<string>) =>
+  (peerPodRuntimeClasses: ReadonlySet<string>, pushedByOwner: (event: SourceEvent) => boolean) =>
   (event: SourceEvent): Observation[] => {
+    if (pushedByOwner(event)) return [];
     const gone = event.type === 'delete';
     const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
     return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
   };
+
+/** A Translation whose owner this starter watches: the owner's workflow pushes it. */
+const ownerOfTranslation = (kinds: readonly WatchedKind[]) => (event: SourceEvent) => {
+  const owner = event.kind === 'Translation' ? translationOwner(event.object.metadata) : undefined;
+  return owner && kinds.includes(owner.kind) ? owner : undefined;
+};
+
+/**
+ * A Translation its owner's workflow pushes, deleted while that owner lives (by hand: the garbage collector deletes
+ * it only after its owner): the owner's Observation, which makes its workflow finalize it and apply it again. Not
+ * for an owner that is itself going, whose workflow finalizes its Translations anyway.
+ */
+function ownerToRepair(
+  event: SourceEvent,
+  owner: (ObjectRef & { uid: string }) | undefined,
+  source: Pick<Source, 'get'>,
+): Observation | undefined {
+  const deleted = event.type === 'delete' || event.object.metadata?.deletionTimestamp;
+  if (!owner || !deleted) return undefined;
+  const object = source.get(owner.kind, owner.namespace, owner.name);
+  if (object?.metadata?.uid !== owner.uid || object.metadata.deletionTimestamp) return undefined;
+  return observe(owner.kind, object);
+}
 
 function createSignalHandler(
   options: StarterOptions,
@@ -185,14 +214,22 @@ export function createStarter(options: StarterOptions): Starter {
     onError: () => counters.errors++,
     onResync: () => void repairs.resync(),
   });
-  const observationsOf = observer(new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES));
+  const translationOwnerOf = ownerOfTranslation(options.kinds ?? WATCHED_KINDS);
+  const observationsOf = observer(
+    new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES),
+    (event) => translationOwnerOf(event) !== undefined,
+  );
   function offer(obs: Observation) {
     if (predicate.accept(obs)) queue.offer(obs);
     else counters.suppressed++;
   }
   function onEvent(event: SourceEvent) {
     counters.events++;
-    if (isLeader()) observationsOf(event).forEach(offer);
+    if (!isLeader()) return;
+    observationsOf(event).forEach(offer);
+    // Unchanged for the predicate, but news for its workflow: sent whatever was sent before.
+    const repair = ownerToRepair(event, translationOwnerOf(event), source);
+    if (repair) queue.offer(repair);
   }
   const repairs = createRepairs({
     client: options.temporalClient,
