@@ -6,11 +6,12 @@ import { createObjectActivities, type ObjectActivityDeps } from './object';
 const pod: ObjectRef = { kind: 'Pod', namespace: 'ns', name: 'web' };
 const written = (name: string, uid = `uid-${name}`) => ({ key: `ns/${name}`, uid, generation: 1 });
 
-function applied(names: string[], terminating: string[] = []): ApplyObjectResult {
+function applied(names: string[], terminating: string[] = [], stale: string[] = []): ApplyObjectResult {
   return {
     outcome: 'applied',
     applied: names.map((n) => `ns/${n}`),
     written: names.map((n) => written(n)),
+    stale: stale.map((n) => written(n)),
     terminating: terminating.map((n) => `ns/${n}`),
     notes: [],
   };
@@ -112,6 +113,12 @@ describe("an object's sync: apply, push, report", () => {
       'push a',
       'push b',
     ]);
+  });
+
+  it('finalizes the Translations no longer wanted once the wanted ones are pushed', async () => {
+    const { activities, calls } = fakes([applied(['a'], [], ['old'])]);
+    await activities.syncObject(input);
+    expect(calls).toEqual(['applyObject', 'push a', 'delete old', 'releaseFinalizer old', 'removeTranslation old']);
   });
 
   it('pushes nothing while a Translation is held by another finalizer', async () => {

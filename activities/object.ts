@@ -140,7 +140,10 @@ export function createObjectActivities({ kubernetes, midonet }: ObjectActivityDe
       result = await kubernetes.applyObject(input);
     }
     if (result.outcome !== 'applied' || result.terminating.length > 0) return result;
-    return { ...result, pushed: await pushAll(result.written) };
+    const pushed = await pushAll(result.written);
+    // Made before broken: what is no longer wanted goes once what replaces it is there.
+    for (const t of result.stale) await finalizeOne(t, 'delete');
+    return { ...result, pushed };
   }
 
   /** Every Translation of the object (found by its UID label), last first, then its back-reference. */

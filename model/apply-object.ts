@@ -31,6 +31,8 @@ export type ApplyObjectResult =
       applied: string[];
       /** The applied Translations with their UID and generation, for their push. */
       written: WrittenTranslation[];
+      /** Its Translations no longer wanted, deleted: their resources are deleted and they are let go. */
+      stale: WrittenTranslation[];
       /** Applied Translations still being finalized (a previous incarnation's): apply again once they are gone. */
       terminating: string[];
       dependency?: ObjectRef;
@@ -46,7 +48,7 @@ export interface ApplyObjectCalls {
   }): Promise<{ ready: boolean; notReady: string[] }>;
   applyTranslations(
     input: ApplyTranslationsInput,
-  ): Promise<Pick<ApplyTranslationsResult, 'applied' | 'written' | 'terminating'>>;
+  ): Promise<Pick<ApplyTranslationsResult, 'applied' | 'written' | 'stale' | 'terminating'>>;
   addReferrer(input: ReferrerInput): Promise<unknown>;
   removeReferrer(input: ReferrerInput): Promise<unknown>;
 }
@@ -82,7 +84,7 @@ export async function applyObjectSteps(
     name: metadata.name,
     uid,
   };
-  const { applied, written, terminating } = await calls.applyTranslations({
+  const { applied, written, stale, terminating } = await calls.applyTranslations({
     owner,
     translations: translated.translations,
   });
@@ -93,6 +95,7 @@ export async function applyObjectSteps(
     outcome: 'applied',
     applied,
     written,
+    stale,
     terminating,
     ...(dependency ? { dependency } : {}),
     ...(dependencyUid ? { dependencyUid } : {}),

@@ -50,6 +50,8 @@ export interface ApplyTranslationsResult {
   written: WrittenTranslation[];
   /** `<namespace>/<name>` of each stale Translation: deletion requested now or earlier (its finalizer holds it until the pusher releases it). */
   deleted: string[];
+  /** The same stale Translations with their UID: what the owner's workflow finalizes. */
+  stale: WrittenTranslation[];
   /**
    * Applied Translations that are being deleted (someone deleted them, or a previous incarnation's is still being
    * finalized): apply again once they are gone, or the owner is left without them.

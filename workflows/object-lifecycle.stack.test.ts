@@ -27,6 +27,7 @@ describe('a Node with IPv6 addresses', () => {
       return Promise.resolve({
         applied: translations.map((t) => `${t.namespace}/${t.name}`),
         written: [],
+        stale: [],
         deleted: [],
         terminating: [],
       });

@@ -115,11 +115,8 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
     const names = (items: KubeObject[]) => items.map((item) => keyOf(item.metadata.namespace, item.metadata.name));
     return {
       applied: names(applied),
-      written: applied.map((item) => ({
-        key: keyOf(item.metadata.namespace, item.metadata.name),
-        uid: item.metadata.uid,
-        generation: item.metadata.generation ?? 0,
-      })),
+      written: applied.map(writtenOf),
+      stale: stale.map(writtenOf),
       deleted: names(stale).sort(),
       terminating: names(applied.filter((item) => item.metadata.deletionTimestamp)),
     };
@@ -127,11 +124,7 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
 
   /** The Translations of `owner` (by its UID label), in all namespaces: what its deletion finalizes. */
   async function listOwnedTranslations({ owner }: { owner: TranslationOwner }): Promise<WrittenTranslation[]> {
-    return (await listOwned(custom, owner)).map((item) => ({
-      key: keyOf(item.metadata.namespace, item.metadata.name),
-      uid: item.metadata.uid,
-      generation: item.metadata.generation ?? 0,
-    }));
+    return (await listOwned(custom, owner)).map(writtenOf);
   }
 
   /** Deletes that incarnation of a Translation (gone already, or another incarnation: nothing to do). */
@@ -141,6 +134,12 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
 
   return { applyTranslations, listOwnedTranslations, removeTranslation };
 }
+
+const writtenOf = (item: KubeObject): WrittenTranslation => ({
+  key: keyOf(item.metadata.namespace, item.metadata.name),
+  uid: item.metadata.uid,
+  generation: item.metadata.generation ?? 0,
+});
 
 /** Every Translation of `owner`, in all namespaces, found by its label. */
 async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promise<KubeObject[]> {
