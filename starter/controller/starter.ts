@@ -2,15 +2,14 @@ import * as k8s from '@kubernetes/client-node';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Observation } from '../../model/messages';
-import { TASK_QUEUE, type ObjectRef } from '../../model/naming';
-import { translationOwner } from '../../model/translation/model';
+import { TASK_QUEUE } from '../../model/naming';
 import type { Backoff } from '../../platform/backoff';
 import { createHandler, type Handler, type HandlerOptions, type SignalClient } from './handler';
 import { WATCHED_KINDS, type WatchedKind } from '../../platform/kubernetes/kinds';
 import { defaultWorkflowTypes } from './workflow-types';
 import { createLeaderElector, type LeaderElector, type LeaseOptions } from './leader';
 import { createChangePredicate, type ChangePredicate } from './predicate';
-import { observe, observePeerPodOfPod } from './projection';
+import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair } from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
 import { createRepairs } from './repair';
 import {
@@ -42,6 +41,11 @@ export interface StarterOptions {
   logger: Logger;
   /** MidoNet tenant of the cluster's objects, given to their workflows. Default: the default tenant. */
   tenant?: string;
+  /**
+   * Timings given to every workflow it starts (`lateWriteMs`, `driftCheckMs` …, each machine reads its own); the
+   * machines' defaults when absent. Tests against the emulator, which carries out no write late, shorten the fence.
+   */
+  timings?: Readonly<Record<string, number>>;
   /** Workflow type per kind. Default `defaultWorkflowTypes`. */
   workflowTypes?: Readonly<Record<WatchedKind, string>>;
   /** Kinds to watch. Default all of `WATCHED_KINDS`. */
@@ -102,29 +106,6 @@ const observer =
     return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
   };
 
-/** A Translation whose owner this starter watches: the owner's workflow pushes it. */
-const ownerOfTranslation = (kinds: readonly WatchedKind[]) => (event: SourceEvent) => {
-  const owner = event.kind === 'Translation' ? translationOwner(event.object.metadata) : undefined;
-  return owner && kinds.includes(owner.kind) ? owner : undefined;
-};
-
-/**
- * A Translation its owner's workflow pushes, deleted while that owner lives (by hand: the garbage collector deletes
- * it only after its owner): the owner's Observation, which makes its workflow finalize it and apply it again. Not
- * for an owner that is itself going, whose workflow finalizes its Translations anyway.
- */
-function ownerToRepair(
-  event: SourceEvent,
-  owner: (ObjectRef & { uid: string }) | undefined,
-  source: Pick<Source, 'get'>,
-): Observation | undefined {
-  const deleted = event.type === 'delete' || event.object.metadata?.deletionTimestamp;
-  if (!owner || !deleted) return undefined;
-  const object = source.get(owner.kind, owner.namespace, owner.name);
-  if (object?.metadata?.uid !== owner.uid || object.metadata.deletionTimestamp) return undefined;
-  return observe(owner.kind, object);
-}
-
 function createSignalHandler(
   options: StarterOptions,
   logger: Logger,
@@ -136,6 +117,7 @@ function createSignalHandler(
     taskQueue: options.taskQueue ?? TASK_QUEUE,
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
     tenant: options.tenant,
+    ...(options.timings ? { timings: options.timings } : {}),
     backoff: SIGNAL_BACKOFF,
     callTimeoutMs,
     logger,
