@@ -48,16 +48,13 @@ function fakes(applies: ApplyObjectResult[], push: (name: string, attempt: numbe
       },
     },
     midonet: {
-      pushTranslation: ({ reference }: { reference?: { ref: ObjectRef } }) => {
+      pushTranslation: async ({ reference }: { reference?: { ref: ObjectRef } }) => {
+        await Promise.resolve();
         const name = nameOf(reference!.ref);
         const attempt = (attempts.get(name) ?? 0) + 1;
         attempts.set(name, attempt);
         calls.push(`push ${name}`);
-        try {
-          return Promise.resolve({ count: push(name, attempt) });
-        } catch (error) {
-          return Promise.reject(error as Error);
-        }
+        return { count: push(name, attempt) };
       },
       deleteTranslation: ({ reference, force }: { reference?: { ref: ObjectRef }; force?: boolean }) => {
         calls.push(`delete ${nameOf(reference!.ref)}${force ? ' (force)' : ''}`);

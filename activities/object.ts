@@ -56,78 +56,86 @@ const byReference = (ref: ObjectRef, uid: string) => ({
 const waitsForSibling = (error: unknown) =>
   error instanceof ApplicationFailure && error.type === 'MidonetDependencyMissing';
 
-export function createObjectActivities({ kubernetes, midonet }: ObjectActivityDeps) {
-  /** Pushes one Translation and writes its status: Ready and Synced, or why not (then rethrows). */
-  async function pushOne({ key, uid, generation }: WrittenTranslation): Promise<number> {
-    const ref = translationRef(key);
-    const what = describeRef(ref);
-    try {
-      const { count } = await midonet.pushTranslation({
-        owner: workflowId(ref),
-        previous: [],
-        ...byReference(ref, uid),
-      });
-      const message = `pushed ${count} MidoNet resources (generation ${generation})`;
-      const synced = { status: 'True' as const, reason: Reason.Synced, message };
-      await kubernetes.recordTranslationStatus({
-        ref,
-        uid,
-        generation,
-        ready: synced,
-        synced,
-        event: { type: 'Normal', reason: Reason.Synced, message },
-      });
-      return count;
-    } catch (error) {
-      const reason = error instanceof ApplicationFailure ? (error.type ?? Reason.Stuck) : Reason.Stuck;
-      const message = `${what}: ${(error as Error).message}`;
-      const failed = { status: 'False' as const, reason, message };
-      // Status is informative: a failure to write it must not hide the push's own failure.
-      await kubernetes
-        .recordTranslationStatus({ ref, uid, generation, ready: failed, synced: failed })
-        .catch(() => undefined);
-      throw error;
-    }
+/** Pushes one Translation and writes its status: Ready and Synced, or why not (then rethrows). */
+async function pushOne(
+  { kubernetes, midonet }: ObjectActivityDeps,
+  { key, uid, generation }: WrittenTranslation,
+): Promise<number> {
+  const ref = translationRef(key);
+  const what = describeRef(ref);
+  try {
+    const { count } = await midonet.pushTranslation({
+      owner: workflowId(ref),
+      previous: [],
+      ...byReference(ref, uid),
+    });
+    const message = `pushed ${count} MidoNet resources (generation ${generation})`;
+    const synced = { status: 'True' as const, reason: Reason.Synced, message };
+    await kubernetes.recordTranslationStatus({
+      ref,
+      uid,
+      generation,
+      ready: synced,
+      synced,
+      event: { type: 'Normal', reason: Reason.Synced, message },
+    });
+    return count;
+  } catch (error) {
+    const reason = error instanceof ApplicationFailure ? (error.type ?? Reason.Stuck) : Reason.Stuck;
+    const message = `${what}: ${(error as Error).message}`;
+    const failed = { status: 'False' as const, reason, message };
+    // Status is informative: a failure to write it must not hide the push's own failure.
+    await kubernetes
+      .recordTranslationStatus({ ref, uid, generation, ready: failed, synced: failed })
+      .catch(() => undefined);
+    throw error;
   }
+}
 
-  /**
-   * Pushes every Translation, in order. One that waits for what a sibling makes (a Node's address routes need the
-   * router port of its main Translation) is tried again after the others, as long as a round makes progress.
-   */
-  async function pushAll(written: WrittenTranslation[]): Promise<number> {
-    let total = 0;
-    let waiting = written;
-    for (;;) {
-      const failed: { translation: WrittenTranslation; error: unknown }[] = [];
-      for (const translation of waiting) {
-        try {
-          total += await pushOne(translation);
-        } catch (error) {
-          if (!waitsForSibling(error)) throw error;
-          failed.push({ translation, error });
-        }
-      }
-      if (failed.length === 0) return total;
-      if (failed.length === waiting.length) throw failed[0]!.error;
-      waiting = failed.map((f) => f.translation);
-    }
-  }
-
-  /** Deletes what one Translation pushed (unless orphaned), then lets it go and deletes it. */
-  async function finalizeOne({ key, uid }: Pick<WrittenTranslation, 'key' | 'uid'>, mode: FinalizeObjectInput['mode']) {
-    const ref = translationRef(key);
-    if (mode !== 'orphan') {
+/**
+ * Pushes every Translation, in order. One that waits for what a sibling makes (a Node's address routes need the
+ * router port of its main Translation) is tried again after the others, as long as a round makes progress.
+ */
+async function pushAll(deps: ObjectActivityDeps, written: WrittenTranslation[]): Promise<number> {
+  let total = 0;
+  let waiting = written;
+  for (;;) {
+    const failed: { translation: WrittenTranslation; error: unknown }[] = [];
+    for (const translation of waiting) {
       try {
-        await midonet.deleteTranslation({ owner: workflowId(ref), force: mode === 'force', ...byReference(ref, uid) });
+        total += await pushOne(deps, translation);
       } catch (error) {
-        // Gone already (its finalizer removed by hand): its record went with it, nothing more can be done here.
-        if (!(error instanceof ApplicationFailure && error.type === 'TranslationGone')) throw error;
+        if (!waitsForSibling(error)) throw error;
+        failed.push({ translation, error });
       }
     }
-    await kubernetes.releaseFinalizer({ ref, uid, finalizer: TRANSLATION_FINALIZER });
-    await kubernetes.removeTranslation({ ref, uid });
+    if (failed.length === 0) return total;
+    if (failed.length === waiting.length) throw failed[0]!.error;
+    waiting = failed.map((f) => f.translation);
   }
+}
 
+/** Deletes what one Translation pushed (unless orphaned), then lets it go and deletes it. */
+async function finalizeOne(
+  { kubernetes, midonet }: ObjectActivityDeps,
+  { key, uid }: Pick<WrittenTranslation, 'key' | 'uid'>,
+  mode: FinalizeObjectInput['mode'],
+): Promise<void> {
+  const ref = translationRef(key);
+  if (mode !== 'orphan') {
+    try {
+      await midonet.deleteTranslation({ owner: workflowId(ref), force: mode === 'force', ...byReference(ref, uid) });
+    } catch (error) {
+      // Gone already (its finalizer removed by hand): its record went with it, nothing more can be done here.
+      if (!(error instanceof ApplicationFailure && error.type === 'TranslationGone')) throw error;
+    }
+  }
+  await kubernetes.releaseFinalizer({ ref, uid, finalizer: TRANSLATION_FINALIZER });
+  await kubernetes.removeTranslation({ ref, uid });
+}
+
+export function createObjectActivities(deps: ObjectActivityDeps) {
+  const { kubernetes } = deps;
   /**
    * Translate, apply, push, report. Applied Translations that are being deleted (by hand, or by the garbage collector
    * of an incarnation gone before) are finalized first, then applied again.
@@ -136,13 +144,13 @@ export function createObjectActivities({ kubernetes, midonet }: ObjectActivityDe
     let result = await kubernetes.applyObject(input);
     if (result.outcome === 'applied' && result.terminating.length > 0) {
       const terminating = new Set(result.terminating);
-      for (const t of result.written.filter((w) => terminating.has(w.key))) await finalizeOne(t, 'delete');
+      for (const t of result.written.filter((w) => terminating.has(w.key))) await finalizeOne(deps, t, 'delete');
       result = await kubernetes.applyObject(input);
     }
     if (result.outcome !== 'applied' || result.terminating.length > 0) return result;
-    const pushed = await pushAll(result.written);
+    const pushed = await pushAll(deps, result.written);
     // Made before broken: what is no longer wanted goes once what replaces it is there.
-    for (const t of result.stale) await finalizeOne(t, 'delete');
+    for (const t of result.stale) await finalizeOne(deps, t, 'delete');
     return { ...result, pushed };
   }
 
@@ -151,7 +159,7 @@ export function createObjectActivities({ kubernetes, midonet }: ObjectActivityDe
     const owned = await kubernetes.listOwnedTranslations({
       owner: { ...(ref as ObjectRef<'Node' | 'Pod' | 'Service' | 'Endpoints'>), uid },
     });
-    for (const translation of [...owned].reverse()) await finalizeOne(translation, mode);
+    for (const translation of [...owned].reverse()) await finalizeOne(deps, translation, mode);
     if (dependency && mode === 'delete') await kubernetes.removeReferrer({ dependency, referrer: ref });
     return { finalized: owned.length };
   }

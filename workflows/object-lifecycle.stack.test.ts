@@ -135,9 +135,16 @@ describe('a workflow started with its observation and patches in its input', () 
       taskQueue,
       workflowsPath: require.resolve('./index'),
       activities: {
-        applyObject: () => {
+        syncObject: () => {
           applies += 1;
-          return Promise.resolve({ outcome: 'applied', applied: [], terminating: [], notes: [] });
+          return Promise.resolve({
+            outcome: 'applied',
+            applied: [],
+            written: [],
+            stale: [],
+            terminating: [],
+            notes: [],
+          });
         },
         listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
       },
