@@ -50,11 +50,10 @@ describe('applyTranslations', () => {
       translations: [bystander],
     });
 
-    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toEqual({
-      applied: [a, b, c].map(key),
-      deleted: [],
-      terminating: [],
-    });
+    const first = await k.applyTranslations({ owner, translations: [a, b, c] });
+    expect(first).toMatchObject({ applied: [a, b, c].map(key), deleted: [], stale: [], terminating: [] });
+    // Each with its UID and generation: what its owner's workflow pushes.
+    expect(first.written.map(({ key, generation }) => [key, generation])).toEqual([a, b, c].map((t) => [key(t), 1]));
     const read = await k.readObject({ ref: ref(a) });
     if (!read.found) throw new Error('Translation a not written');
     expect(read.object.metadata).toMatchObject({
@@ -65,8 +64,9 @@ describe('applyTranslations', () => {
     expect(read.object.resources).toEqual(a.resources);
 
     // Idempotent: the same apply again is a no-op for the API server too (same resourceVersion).
-    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toEqual({
+    expect(await k.applyTranslations({ owner, translations: [a, b, c] })).toMatchObject({
       applied: [a, b, c].map(key),
+      written: first.written,
       deleted: [],
       terminating: [],
     });
@@ -75,19 +75,20 @@ describe('applyTranslations', () => {
     });
 
     const grownB = { ...b, resources: [...b.resources, ...translationOf(owner, b.name, [bridgeId(7)]).resources] };
-    expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toEqual({
+    expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toMatchObject({
       applied: [a, b].map(key),
       deleted: [key(c)],
+      stale: [{ key: key(c), uid: first.written[2]!.uid }],
       terminating: [],
     });
     expect(await k.readObject({ ref: ref(b) })).toMatchObject({ object: { resources: grownB.resources } });
-    // The finalizer holds the stale Translation until the pusher releases it.
+    // The finalizer holds the stale Translation until its owner's workflow releases it.
     const staleC = await k.readObject({ ref: ref(c) });
     expect(staleC).toMatchObject({ found: true, deleting: true, finalizers: [TRANSLATION_FINALIZER] });
     // Asked again, the stale one is still reported (its deletion was requested earlier).
     expect(await k.applyTranslations({ owner, translations: [a, grownB] })).toMatchObject({ deleted: [key(c)] });
     // Applying it while it is being deleted says so: the caller must apply again once it is gone.
-    expect(await k.applyTranslations({ owner, translations: [a, grownB, c] })).toEqual({
+    expect(await k.applyTranslations({ owner, translations: [a, grownB, c] })).toMatchObject({
       applied: [a, b, c].map(key),
       deleted: [],
       terminating: [key(c)],
