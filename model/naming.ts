@@ -47,6 +47,44 @@ export function parseObjectRef(kind: string, target: string): ObjectRef {
   return { kind: lifecycleKind, namespace: parts[0], name: parts[1] };
 }
 
+/** kubectl's short names of the kinds Steward manages; a kind is also taken in any case and in the plural. */
+const SHORT_NAMES: Record<string, LifecycleKind> = { no: 'Node', po: 'Pod', svc: 'Service', ep: 'Endpoints' };
+
+/** `pod`, `Pods`, `po` … as a lifecycle kind; undefined when it names none. */
+export function lifecycleKindOf(word: string): LifecycleKind | undefined {
+  const lower = word.toLowerCase();
+  return (
+    SHORT_NAMES[lower] ?? LIFECYCLE_KINDS.find((k) => lower === k.toLowerCase() || lower === `${k.toLowerCase()}s`)
+  );
+}
+
+/**
+ * An object named as kubectl names it: `pod/nginx` or `pod nginx`, its namespace apart (`-n`, else `fallback`, the
+ * kubeconfig context's); the older `pod default/nginx` and the workflow id's `pod/default/nginx` keep working, and a
+ * namespace written there must agree with a `-n` given too. A Node has no namespace, so `-n` does not apply to it.
+ */
+export function parseTarget(words: string[], namespace: string | undefined, fallback = 'default'): ObjectRef {
+  const [first = '', ...others] = words.length === 1 ? words[0]!.split(/\/(.*)/s, 2) : words;
+  const kind = lifecycleKindOf(first);
+  if (!kind) throw new Error(`unknown kind "${first}": expected one of ${LIFECYCLE_KINDS.join(', ')}`);
+  if (others.length !== 1 || !others[0])
+    throw new Error(`name the object as <kind>/<name> or <kind> <name>, e.g. pod/nginx (got "${words.join(' ')}")`);
+  const parts = others[0].split('/');
+  if (kind === 'Node') return parseObjectRef(kind, others[0]);
+  if (parts.length === 1) return { kind, namespace: namespace ?? fallback, name: parts[0]! };
+  const ref = parseObjectRef(kind, others[0]);
+  if (namespace !== undefined && ref.namespace !== namespace)
+    throw new Error(`"${words.join(' ')}" is in namespace ${ref.namespace}, but -n says ${namespace}`);
+  return ref;
+}
+
+/**
+ * The Temporal UI's page of an object's workflow: what `steward status` and `steward list -o wide` print, and what a
+ * later change may write on the object as an annotation.
+ */
+export const temporalUiLink = (uiUrl: string, temporalNamespace: string, id: string) =>
+  `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(temporalNamespace)}/workflows/${encodeURIComponent(id)}`;
+
 export const describeRef = (ref: ObjectRef) => `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
 
 /** Kinds other objects depend on: a Pod on its Node, Endpoints on their Service. */
