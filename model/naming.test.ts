@@ -35,7 +35,7 @@ describe('parseTarget', () => {
     ],
     ['a Node, to which -n does not apply', ['node/node-1'], 'web', { kind: 'Node', name: 'node-1' }],
     ['a Node in two words', ['nodes', 'node-1'], undefined, { kind: 'Node', name: 'node-1' }],
-  ])('%s', (_, words, namespace, ref) => expect(parseTarget(words, namespace, 'ctx')).toEqual(ref));
+  ])('%s', (_, words, namespace, ref) => expect(parseTarget(words, namespace, () => 'ctx')).toEqual(ref));
 
   it.each<[string, string[], string | undefined, string]>([
     ['an unknown kind', ['deployment/web'], undefined, 'unknown kind "deployment": expected one of Node, Pod'],

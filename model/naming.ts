@@ -59,11 +59,15 @@ export function lifecycleKindOf(word: string): LifecycleKind | undefined {
 }
 
 /**
- * An object named as kubectl names it: `pod/nginx` or `pod nginx`, its namespace apart (`-n`, else `fallback`, the
- * kubeconfig context's); the older `pod default/nginx` and the workflow id's `pod/default/nginx` keep working, and a
+ * An object named as kubectl names it: `pod/nginx` or `pod nginx`, its namespace apart (`-n`, else `fallback`'s, the
+ * kubeconfig context's, asked only when needed); the older `pod default/nginx` and the workflow id's `pod/default/nginx` keep working, and a
  * namespace written there must agree with a `-n` given too. A Node has no namespace, so `-n` does not apply to it.
  */
-export function parseTarget(words: string[], namespace: string | undefined, fallback = 'default'): ObjectRef {
+export function parseTarget(
+  words: string[],
+  namespace: string | undefined,
+  fallback: () => string = () => 'default',
+): ObjectRef {
   const [first = '', ...others] = words.length === 1 ? words[0]!.split(/\/(.*)/s, 2) : words;
   const kind = lifecycleKindOf(first);
   if (!kind) throw new Error(`unknown kind "${first}": expected one of ${LIFECYCLE_KINDS.join(', ')}`);
@@ -71,7 +75,7 @@ export function parseTarget(words: string[], namespace: string | undefined, fall
     throw new Error(`name the object as <kind>/<name> or <kind> <name>, e.g. pod/nginx (got "${words.join(' ')}")`);
   const parts = others[0].split('/');
   if (kind === 'Node') return parseObjectRef(kind, others[0]);
-  if (parts.length === 1) return { kind, namespace: namespace ?? fallback, name: parts[0]! };
+  if (parts.length === 1) return { kind, namespace: namespace ?? fallback(), name: parts[0]! };
   const ref = parseObjectRef(kind, others[0]);
   if (namespace !== undefined && ref.namespace !== namespace)
     throw new Error(`"${words.join(' ')}" is in namespace ${ref.namespace}, but -n says ${namespace}`);
