@@ -23,8 +23,11 @@ export function commandWords(program: Command): CommandWords[] {
   return program.commands.map((c) => ({
     names: [c.name(), ...c.aliases()],
     summary: summaryOf(c.description()),
+    // Deprecated spellings still work but are not offered.
     flags: [
-      ...c.options.map((o) => ({ long: o.long, short: o.short, summary: summaryOf(o.description) })),
+      ...c.options
+        .filter((o) => !o.description.startsWith('deprecated'))
+        .map((o) => ({ long: o.long, short: o.short, summary: summaryOf(o.description) })),
       { long: '--help', short: '-h', summary: 'help' },
     ],
   }));
