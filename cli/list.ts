@@ -190,28 +190,25 @@ interface ListRequest {
 }
 
 /**
- * What the words and flags ask for: `list`, `list pods,nodes`, `list pod nginx`, `list pod/nginx -n web`,
- * `list pod/web/nginx`. Without -A the namespace is -n's, else the kubeconfig context's, and Nodes (which have no
- * namespace) are listed only when asked for by kind, as `kubectl get all` leaves them out.
+ * What the words and flags ask for: `list`, `list pods,nodes`, `list pod/nginx -n web`, `list pod/web/nginx node/n1`.
+ * Without -A the namespace is -n's, else the kubeconfig context's, and Nodes (which have no namespace) are listed only
+ * when asked for by kind, as `kubectl get all` leaves them out.
  */
 export function listRequest(words: string[], options: Flags, flags: ObjectFlags): ListRequest {
   const { allNamespaces, kind = [], state = [] } = checkFlags('list', listFlags, options);
   if (allNamespaces && flags.namespace) throw new Error('list: give -n/--namespace or -A/--all-namespaces, not both');
   const namespace = allNamespaces ? undefined : (flags.namespace ?? flags.defaultNamespace());
-  const target = (w: string[]) => workflowId(parseTarget(w, flags.namespace, () => namespace ?? 'default'));
-  const [first = '', ...rest] = words;
-  let named: string[] = [];
-  let kindWords: string | undefined;
-  if (words.every((w) => w.includes('/'))) named = words.map((w) => target([w]));
-  else if (words.every((w) => !w.includes('/'))) {
-    if (rest.length) named = rest.map((name) => target([first, name]));
-    else kindWords = first;
-  } else
-    throw new Error(`list: name objects as <kind>/<name> … or as <kind> <name> …, not both ("${words.join(' ')}")`);
-  const positional = kindWords ? (checkFlags('list', listFlags, { kind: kindWords }).kind ?? []) : [];
+  const named = words.filter((w) => w.includes('/'));
+  const kindWords = words.filter((w) => !w.includes('/'));
+  if (kindWords.length > 1 || (kindWords.length && named.length))
+    throw new Error(`list: give kinds (pods,nodes) or objects (pod/nginx …), not both ("${words.join(' ')}")`);
+  const positional = kindWords.length ? (checkFlags('list', listFlags, { kind: kindWords[0] }).kind ?? []) : [];
   const kinds = [...new Set([...kind, ...positional])];
   const everyKind = allNamespaces ? LIFECYCLE_KINDS : LIFECYCLE_KINDS.filter((k) => k !== 'Node');
-  return { filter: { kinds: kinds.length ? kinds : everyKind, namespace, states: state }, named };
+  return {
+    filter: { kinds: kinds.length ? kinds : everyKind, namespace, states: state },
+    named: named.map((w) => workflowId(parseTarget([w], flags.namespace, () => namespace ?? 'default'))),
+  };
 }
 
 export function registerListCommand(program: Command): void {
@@ -219,7 +216,7 @@ export function registerListCommand(program: Command): void {
     .command('list [words...]')
     .alias('get')
     .description(
-      'list the objects Steward manages (running lifecycle workflows): list, list pods, list pod/nginx -n web, list -A --state stuck',
+      'list the objects Steward manages (running lifecycle workflows): list, list pods,nodes, list pod/nginx -n web, list -A --state stuck',
     )
     .option('-A, --all-namespaces', 'every namespace, Nodes included')
     .option(

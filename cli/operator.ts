@@ -19,7 +19,9 @@ import {
   type LifecycleError,
   type LifecycleStateView,
 } from '../model/messages';
-import { parseObjectRef, workflowId } from '../model/naming';
+import { parseObjectRef, parseTarget, workflowId } from '../model/naming';
+import { addObjectFlags, readObjectFlags, type ObjectFlags } from './object-flags';
+import { colorState, serialize, terminalOf } from './output';
 
 /**
  * The operator's commands: the operator actions (cleanup, pause, resume, refresh: the workflows' Updates, so a
@@ -52,6 +54,13 @@ interface ActionOptions extends Flags {
   mode?: string;
 }
 
+/** The object the words name (`pod/nginx -n web`, `pod web/nginx`, `pod/web/nginx`): its workflow id. */
+const targetId = (words: string[], flags: ObjectFlags) =>
+  workflowId(parseTarget(words, flags.namespace, flags.defaultNamespace));
+
+const TARGET_HELP =
+  '<target> is kind/name with -n (pod/nginx -n web), or the older kind namespace/name; a Node has no namespace';
+
 function registerAction<R>(
   program: Command,
   name: string,
@@ -60,14 +69,15 @@ function registerAction<R>(
   schema: z.ZodType<R>,
 ) {
   const command = program
-    .command(`${name} <kind> <target>`)
-    .description(`${description}; <target> is <namespace>/<name>, or <name> for a Node`)
+    .command(`${name} <target> [name]`)
+    .description(`${description}; ${TARGET_HELP}`)
     .option('--reason <text>', 'why (recorded in the workflow with who asked)')
     .option('--by <who>', 'who asks (default $USER@hostname)');
   if (name === 'cleanup') command.option('--mode <mode>', `${cleanupModes.join(' | ')} (default retry)`);
-  addSettingFlags(command, temporalSettings).action(
-    async (kind: string, target: string, options: ActionOptions, self: Command) => {
-      const id = workflowId(parseObjectRef(kind, target));
+  addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
+    async (target: string, objectName: string | undefined, options: ActionOptions, self: Command) => {
+      const flags = readObjectFlags(name, options, ['json', 'yaml']);
+      const id = targetId([target, ...(objectName ? [objectName] : [])], flags);
       const request = schema.safeParse({
         reason: options.reason ?? '',
         requestedBy: options.by ?? defaultRequester(),
@@ -88,7 +98,12 @@ function registerAction<R>(
           throw error;
         }
       });
-      self.configureOutput().writeOut?.(`${name} ${id}: accepted in state ${result.state}: ${result.message}\n`);
+      self
+        .configureOutput()
+        .writeOut?.(
+          serialize({ workflowId: id, action: name, ...result }, flags.output) ??
+            `${name} ${id}: accepted in state ${result.state}: ${result.message}\n`,
+        );
     },
   );
 }
@@ -145,7 +160,12 @@ export async function translationStates(client: Client, view: LifecycleStateView
 const describeError = (e: LifecycleError) => `${e.reason}: ${e.message}${e.at ? ` (${e.at})` : ''}`;
 
 /** The `state` query as a person reads it: `ready` only when every Translation of the object is synced too. */
-export function formatStatus(id: string, view: LifecycleStateView, translations: TranslationState[] = []): string {
+export function formatStatus(
+  id: string,
+  view: LifecycleStateView,
+  translations: TranslationState[] = [],
+  { ui, color = false }: { ui?: string; color?: boolean } = {},
+): string {
   const unsynced = translations.filter((t) => t.state !== 'synced');
   const described = unsynced.map(
     (t) => `Translation ${t.name} ${t.state === NO_WORKFLOW ? 'has no workflow' : `is ${t.state}`}`,
@@ -166,8 +186,9 @@ export function formatStatus(id: string, view: LifecycleStateView, translations:
   const actions = view.actions.slice(-recentActions);
   return [
     `${id}${view.uid ? `  (uid ${view.uid})` : ''}`,
-    `  state:       ${state}`,
+    `  state:       ${color ? state.replace(view.state, colorState(view.state)) : state}`,
     `  last error:  ${error}`,
+    ...(ui ? [`  temporal ui: ${ui}`] : []),
     '',
     resources.length
       ? `resources\n${table(
@@ -204,23 +225,38 @@ export function registerOperatorCommands(program: Command): void {
     operatorRequestSchema,
   );
 
-  addSettingFlags(
-    program
-      .command('status <kind> <target>')
-      .description(
-        "show an object's lifecycle state (with its Translations' own), resources, last error and recent operator actions",
-      )
-      .option('--json', "print the state query's answer as JSON, with its Translations' states"),
-    temporalSettings,
-  ).action(async (kind: string, target: string, options: Flags & { json?: boolean }, self: Command) => {
-    const id = workflowId(parseObjectRef(kind, target));
-    const { view, translations } = await withWorkflow(loadTemporalConfig(options), id, async (client) => {
-      const view = await client.workflow.getHandle(id).query(stateQuery);
-      return { view, translations: await translationStates(client, view) };
-    });
-    const json = { ...view, ...(translations.length ? { translations } : {}) };
-    self
-      .configureOutput()
-      .writeOut?.(options.json ? `${JSON.stringify(json, null, 2)}\n` : formatStatus(id, view, translations));
-  });
+  registerStatusCommand(program);
+}
+
+function registerStatusCommand(program: Command): void {
+  const command = program
+    .command('status <target> [name]')
+    .description(
+      `show an object's lifecycle state (with its Translations' own), resources, last error and recent operator actions; ${TARGET_HELP}`,
+    )
+    .option('--json', 'deprecated: use -o json');
+  addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
+    async (target: string, objectName: string | undefined, options: Flags & { json?: boolean }, self: Command) => {
+      if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
+      const flags = readObjectFlags(
+        'status',
+        { ...options, output: options.output ?? (options.json ? 'json' : undefined) },
+        ['json', 'yaml'],
+      );
+      const id = targetId([target, ...(objectName ? [objectName] : [])], flags);
+      const temporal = loadTemporalConfig(options);
+      const { view, translations } = await withWorkflow(temporal, id, async (client) => {
+        const view = await client.workflow.getHandle(id).query(stateQuery);
+        return { view, translations: await translationStates(client, view) };
+      });
+      const ui = flags.link(temporal.namespace, id);
+      const data = { ...view, ...(translations.length ? { translations } : {}), ...(ui ? { ui } : {}) };
+      self
+        .configureOutput()
+        .writeOut?.(
+          serialize(data, flags.output) ??
+            formatStatus(id, view, translations, { ui, color: terminalOf(process.stdout).color }),
+        );
+    },
+  );
 }

@@ -18,15 +18,9 @@ describe('lifecycleKindOf', () => {
 describe('parseTarget', () => {
   it.each<[string, string[], string | undefined, object]>([
     ['kind/name with -n', ['pod/nginx'], 'web', { kind: 'Pod', namespace: 'web', name: 'nginx' }],
-    ['kind name with -n', ['pod', 'nginx'], 'web', { kind: 'Pod', namespace: 'web', name: 'nginx' }],
-    ['kind/name without -n: the fallback', ['po/nginx'], undefined, { kind: 'Pod', namespace: 'ctx', name: 'nginx' }],
+    ['kind/name without -n: the fallback', ['Pod/nginx'], undefined, { kind: 'Pod', namespace: 'ctx', name: 'nginx' }],
     ['the workflow id form', ['pod/default/nginx'], undefined, { kind: 'Pod', namespace: 'default', name: 'nginx' }],
-    [
-      'the older two-word form',
-      ['Pod', 'default/nginx'],
-      undefined,
-      { kind: 'Pod', namespace: 'default', name: 'nginx' },
-    ],
+    ['the older two words', ['Pod', 'default/nginx'], undefined, { kind: 'Pod', namespace: 'default', name: 'nginx' }],
     [
       'a namespace written twice alike',
       ['pod/default/nginx'],
@@ -34,13 +28,14 @@ describe('parseTarget', () => {
       { kind: 'Pod', namespace: 'default', name: 'nginx' },
     ],
     ['a Node, to which -n does not apply', ['node/node-1'], 'web', { kind: 'Node', name: 'node-1' }],
-    ['a Node in two words', ['nodes', 'node-1'], undefined, { kind: 'Node', name: 'node-1' }],
+    ['a Node in two words', ['node', 'node-1'], undefined, { kind: 'Node', name: 'node-1' }],
   ])('%s', (_, words, namespace, ref) => expect(parseTarget(words, namespace, () => 'ctx')).toEqual(ref));
 
   it.each<[string, string[], string | undefined, string]>([
     ['an unknown kind', ['deployment/web'], undefined, 'unknown kind "deployment": expected one of Node, Pod'],
-    ['no name', ['pod'], undefined, 'name the object as <kind>/<name> or <kind> <name>, e.g. pod/nginx (got "pod")'],
-    ['a name too many', ['pod', 'a', 'b'], undefined, 'name the object as'],
+    ['no name', ['pod'], undefined, 'name the object as <kind>/<name>, e.g. pod/nginx -n default (got "pod")'],
+    ['a word too many', ['pod', 'a', 'b'], undefined, 'name the object as'],
+    ['the older two words without a namespace, as before', ['pod', 'web'], 'x', 'a Pod is named <namespace>/<name>'],
     [
       'namespaces that disagree',
       ['pod/default/nginx'],
@@ -50,6 +45,13 @@ describe('parseTarget', () => {
     ['a Node with a namespace', ['node/a/b'], undefined, 'a Node is named without a namespace'],
     ['too many parts', ['pod/a/b/c'], undefined, 'a Pod is named <namespace>/<name> (got "a/b/c")'],
   ])('refuses %s', (_, words, namespace, message) => expect(() => parseTarget(words, namespace)).toThrow(message));
+
+  it('asks for the fallback only when the namespace is not given', () => {
+    const fallback = jest.fn(() => 'ctx');
+    parseTarget(['pod/web/nginx'], undefined, fallback);
+    parseTarget(['pod/nginx'], 'web', fallback);
+    expect(fallback).not.toHaveBeenCalled();
+  });
 });
 
 describe('temporalUiLink', () => {

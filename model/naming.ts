@@ -59,25 +59,22 @@ export function lifecycleKindOf(word: string): LifecycleKind | undefined {
 }
 
 /**
- * An object named as kubectl names it: `pod/nginx` or `pod nginx`, its namespace apart (`-n`, else `fallback`'s, the
- * kubeconfig context's, asked only when needed); the older `pod default/nginx` and the workflow id's `pod/default/nginx` keep working, and a
- * namespace written there must agree with a `-n` given too. A Node has no namespace, so `-n` does not apply to it.
+ * An object named as kubectl names it: `pod/nginx`, its namespace apart (`-n`, else `fallback`'s, the kubeconfig
+ * context's, asked only when needed), or the workflow id's `pod/default/nginx`; the older two words `pod default/nginx`
+ * keep their meaning. A namespace written in the name must agree with a `-n` given too; a Node has none, so `-n` does
+ * not apply to it.
  */
 export function parseTarget(
   words: string[],
   namespace: string | undefined,
   fallback: () => string = () => 'default',
 ): ObjectRef {
-  const [first = '', ...others] = words.length === 1 ? words[0]!.split(/\/(.*)/s, 2) : words;
-  const kind = lifecycleKindOf(first);
-  if (!kind) throw new Error(`unknown kind "${first}": expected one of ${LIFECYCLE_KINDS.join(', ')}`);
-  if (others.length !== 1 || !others[0])
-    throw new Error(`name the object as <kind>/<name> or <kind> <name>, e.g. pod/nginx (got "${words.join(' ')}")`);
-  const parts = others[0].split('/');
-  if (kind === 'Node') return parseObjectRef(kind, others[0]);
-  if (parts.length === 1) return { kind, namespace: namespace ?? fallback(), name: parts[0]! };
-  const ref = parseObjectRef(kind, others[0]);
-  if (namespace !== undefined && ref.namespace !== namespace)
+  const [kind = '', name] = words.length === 1 ? words[0]!.split(/\/(.*)/s, 2) : words;
+  if (words.length > 2 || !name)
+    throw new Error(`name the object as <kind>/<name>, e.g. pod/nginx -n default (got "${words.join(' ')}")`);
+  const implied = words.length === 1 && !name.includes('/') && kind.toLowerCase() !== 'node';
+  const ref = parseObjectRef(kind, implied ? `${namespace ?? fallback()}/${name}` : name);
+  if (namespace !== undefined && ref.namespace !== undefined && ref.namespace !== namespace)
     throw new Error(`"${words.join(' ')}" is in namespace ${ref.namespace}, but -n says ${namespace}`);
   return ref;
 }
