@@ -26,6 +26,7 @@ import { createTranslationIndex, provenanceOf } from './kubernetes/translation-i
 import { createTranslationRecords } from './kubernetes/translation-record';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from './midonet';
 import { createPushActivities, type Neighbours, type PushActivities } from './midonet/push';
+import { createObjectActivities, type ObjectActivities } from './object';
 
 /** Activities by backend (the `backend` label of the metrics). */
 export interface ActivityGroups {
@@ -34,6 +35,8 @@ export interface ActivityGroups {
   cloud?: CloudActivities;
   /** A peer pod's VM made and recorded in one call: built from the cloud and Kubernetes groups when both are there. */
   peerpod?: PodVmActivities;
+  /** An object's sync and finalization with its Translations' push: built from the Kubernetes and MidoNet groups. */
+  object?: ObjectActivities;
   [backend: string]: UntypedActivities | undefined;
 }
 
@@ -126,5 +129,7 @@ export function createActivities(config: ActivitiesConfig, { temporal, log, over
   // From the groups in use (a test's fakes included), so it calls exactly what the separate activities call.
   if (!all.peerpod && all.cloud && all.kubernetes)
     all.peerpod = createPodVmActivities({ cloud: all.cloud, kubernetes: all.kubernetes });
+  if (!all.object && all.midonet && all.kubernetes)
+    all.object = createObjectActivities({ kubernetes: all.kubernetes, midonet: all.midonet });
   return { groups: all, stop: async () => neighbours?.stop() };
 }

@@ -3,6 +3,7 @@ import type {
   ApplyTranslationsResult,
   ReadObjectResult,
   ReferrerInput,
+  WrittenTranslation,
 } from './kubernetes-calls';
 import type { LifecycleError } from './messages';
 import { describeRef, type ObjectRef } from './naming';
@@ -28,6 +29,10 @@ export type ApplyObjectResult =
   | {
       outcome: 'applied';
       applied: string[];
+      /** The applied Translations with their UID and generation, for their push. */
+      written: WrittenTranslation[];
+      /** Its Translations no longer wanted, deleted: their resources are deleted and they are let go. */
+      stale: WrittenTranslation[];
       /** Applied Translations still being finalized (a previous incarnation's): apply again once they are gone. */
       terminating: string[];
       dependency?: ObjectRef;
@@ -41,7 +46,9 @@ export interface ApplyObjectCalls {
   translationsReady(input: {
     translations: { namespace: string; name: string }[];
   }): Promise<{ ready: boolean; notReady: string[] }>;
-  applyTranslations(input: ApplyTranslationsInput): Promise<Pick<ApplyTranslationsResult, 'applied' | 'terminating'>>;
+  applyTranslations(
+    input: ApplyTranslationsInput,
+  ): Promise<Pick<ApplyTranslationsResult, 'applied' | 'written' | 'stale' | 'terminating'>>;
   addReferrer(input: ReferrerInput): Promise<unknown>;
   removeReferrer(input: ReferrerInput): Promise<unknown>;
 }
@@ -77,13 +84,18 @@ export async function applyObjectSteps(
     name: metadata.name,
     uid,
   };
-  const { applied, terminating } = await calls.applyTranslations({ owner, translations: translated.translations });
+  const { applied, written, stale, terminating } = await calls.applyTranslations({
+    owner,
+    translations: translated.translations,
+  });
   if (dependency) await calls.addReferrer({ dependency, referrer: ref });
   if (previousDependency && previousDependency.name !== dependency?.name)
     await calls.removeReferrer({ dependency: previousDependency, referrer: ref });
   return {
     outcome: 'applied',
     applied,
+    written,
+    stale,
     terminating,
     ...(dependency ? { dependency } : {}),
     ...(dependencyUid ? { dependencyUid } : {}),

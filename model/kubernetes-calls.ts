@@ -35,11 +35,23 @@ export interface ApplyTranslationsInput {
   translations: Translation[];
 }
 
+/** One Translation as the API server holds it after an apply. */
+export interface WrittenTranslation {
+  /** `<namespace>/<name>`. */
+  key: string;
+  uid: string;
+  generation: number;
+}
+
 export interface ApplyTranslationsResult {
   /** `<namespace>/<name>` of each applied Translation, in input order. */
   applied: string[];
+  /** The same Translations with their UID and generation, in input order. */
+  written: WrittenTranslation[];
   /** `<namespace>/<name>` of each stale Translation: deletion requested now or earlier (its finalizer holds it until the pusher releases it). */
   deleted: string[];
+  /** The same stale Translations with their UID: what the owner's workflow finalizes. */
+  stale: WrittenTranslation[];
   /**
    * Applied Translations that are being deleted (someone deleted them, or a previous incarnation's is still being
    * finalized): apply again once they are gone, or the owner is left without them.

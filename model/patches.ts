@@ -3,19 +3,15 @@ import { getActivator } from '@temporalio/workflow/lib/global-attributes';
 
 /**
  * Every patch the lifecycle workflows know, oldest first. Each `patched()` that answers true in a new workflow costs
- * two history events (its marker and core's `TemporalChangeVersion` upsert), four per Pod with its Translation. So
- * the starter starts each workflow with this list in its input: a workflow started with a patch listed took that
- * path from its first event, and asks `patched()` only for the patches it was not started with (histories recorded
- * before, and patches added after).
+ * two history events (its marker and core's `TemporalChangeVersion` upsert). So the starter starts each workflow with
+ * this list in its input: a workflow started with a patch listed took that path from its first event, and asks
+ * `patched()` only for the patches it was not started with (histories recorded before, and patches added after).
+ *
+ * Empty: Steward was never released, and one workflow per object (issue 24) retired every patch before it with the
+ * histories they kept replaying. From the first release on, every change that alters a history adds its patch here
+ * (or runs on a new Worker Deployment Version), and the lives recorded before it keep replaying (test/replay).
  */
-export const KNOWN_PATCHES = [
-  'k8s-uid-per-incarnation',
-  'lean-history',
-  'tell-translation-notes',
-  'peerpod-made-elsewhere',
-  'retire-older-peerpods',
-  'peerpod-create-and-record',
-] as const;
+export const KNOWN_PATCHES = [] as const satisfies readonly string[];
 
 export type PatchId = (typeof KNOWN_PATCHES)[number];
 

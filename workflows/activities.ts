@@ -3,6 +3,7 @@ import type { CloudActivities, PodVmActivities } from '../activities/cloud';
 import type { KubernetesActivities } from '../activities/kubernetes';
 import type { MidonetActivities } from '../activities/midonet';
 import type { PushActivities } from '../activities/midonet/push';
+import type { ObjectActivities } from '../activities/object';
 
 type SweepActivities = Pick<CloudActivities, 'cloudListVms' | 'cloudDeleteVm'> &
   Pick<MidonetActivities, 'midonetListTenantResources' | 'midonetDeleteResources'>;
@@ -32,6 +33,16 @@ export const midonet = proxyActivities<PushActivities>({
  */
 export const kubernetes = proxyLocalActivities<KubernetesActivities>({
   startToCloseTimeout: '30 seconds',
+  retry: bounded,
+});
+
+/**
+ * An object's sync (translate, apply, push, report) and finalization, as local activities: one marker each in its
+ * history. A lost attempt's last MidoNet write may land after the workflow moved on, so a deletion first waits out
+ * `lateWriteMs` from the last push (object-lifecycle.ts).
+ */
+export const objects = proxyLocalActivities<ObjectActivities>({
+  startToCloseTimeout: '60 seconds',
   retry: bounded,
 });
 

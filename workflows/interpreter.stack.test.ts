@@ -82,11 +82,10 @@ describe('interpreter', () => {
   });
 
   describe('a periodic timer (drift check) leaving its state and coming back', () => {
-    const run = async (id: string, keep: boolean, pauseAwayMs: number) => {
+    const run = async (id: string, pauseAwayMs: number) => {
       const handle = await client.workflow.start(periodicTimerToy, {
         taskQueue,
         workflowId: `${taskQueue}/${id}`,
-        args: [{ keep }],
       });
       const count = async (type: temporal.api.enums.v1.EventType) =>
         ((await handle.fetchHistory()).events ?? []).filter((e) => e.eventType === type).length;
@@ -109,17 +108,8 @@ describe('interpreter', () => {
       };
     };
 
-    it('is cancelled and started again when not kept (histories recorded before lean-history)', async () => {
-      expect(await run('periodic-cancelled', false, 0)).toEqual({
-        log: ['go', 'go', 'check'],
-        started: 2,
-        cancelled: 1,
-        fired: 1,
-      });
-    });
-
-    it('when kept, is only disarmed and re-armed: one timer, no cancel', async () => {
-      expect(await run('periodic-kept', true, 0)).toEqual({
+    it('is only disarmed and re-armed: one timer, no cancel', async () => {
+      expect(await run('periodic-kept', 0)).toEqual({
         log: ['go', 'go', 'check'],
         started: 1,
         cancelled: 0,
@@ -127,8 +117,8 @@ describe('interpreter', () => {
       });
     });
 
-    it('when kept and it fires while disarmed, is dropped (no event for the machine) and started afresh on return', async () => {
-      expect(await run('periodic-dropped', true, 2_500)).toEqual({
+    it('when it fires while disarmed, is dropped (no event for the machine) and started afresh on return', async () => {
+      expect(await run('periodic-dropped', 2_500)).toEqual({
         log: ['go', 'go', 'check'],
         started: 2,
         cancelled: 0,

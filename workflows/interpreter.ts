@@ -55,9 +55,9 @@ export interface TimerParams<TEvent> {
   /** Spread re-observations of many objects: the delay varies by up to this fraction (deterministic in workflows). */
   jitter?: number;
   /**
-   * A periodic timer (a drift check), where the deadline may be kept: with `keepPeriodicTimers`, cancelling it only
-   * disarms it (no history event) and starting it again re-arms the one still running; one that fires disarmed is
-   * dropped, and one still running when the workflow ends costs nothing.
+   * A periodic timer (a drift check), where the deadline may be kept: cancelling it only disarms it (no history
+   * event) and starting it again re-arms the one still running; one that fires disarmed is dropped, and one still
+   * running when the workflow ends costs nothing.
    */
   periodic?: boolean;
 }
@@ -80,7 +80,6 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
   constructor(
     private readonly machine: AnyStateMachine,
     start: { persisted: PersistedMachine } | { input: unknown },
-    private readonly options: { keepPeriodicTimers?: boolean } = {},
   ) {
     if ('persisted' in start) {
       this.snapshot = machine.resolveState({
@@ -162,7 +161,7 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
 
   private startTimer({ id, delayMs, event, jitter = 0, periodic = false }: TimerParams<Unstamped<TEvent>>): void {
     const running = this.timers.get(id);
-    if (running?.periodic && this.options.keepPeriodicTimers) {
+    if (running?.periodic) {
       running.armed = true;
       return;
     }
@@ -187,7 +186,7 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
   private cancelTimer(id: string): void {
     const timer = this.timers.get(id);
     if (!timer) return;
-    if (timer.periodic && this.options.keepPeriodicTimers) {
+    if (timer.periodic) {
       timer.armed = false;
       return;
     }

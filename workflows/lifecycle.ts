@@ -37,7 +37,7 @@ import {
   type ResourceView,
 } from '../model/messages';
 import { describeRef, type ObjectRef } from '../model/naming';
-import { KNOWN_PATCHES, patchesOf, type PatchId } from '../model/patches';
+import { KNOWN_PATCHES, patchesOf } from '../model/patches';
 import { K8sUID, LifecycleState } from '../model/search-attributes';
 
 /**
@@ -167,12 +167,7 @@ export async function recordObjectEvent(p: RecordEventParams): Promise<{ type: '
  * Current details (markdown, no history event) and, when `upsert` says so, the coarse `LifecycleState` search
  * attribute, upserted only when it changes (each upsert is a history event and a visibility write).
  */
-function publishState(
-  view: LifecycleStateView,
-  lastPublished: { state?: string },
-  upsert: boolean,
-  has: (id: PatchId) => boolean,
-): void {
+function publishState(view: LifecycleStateView, lastPublished: { state?: string }, upsert: boolean): void {
   const rows = view.resources.map((r) => `| ${r.kind} | \`${r.id}\` | ${r.state} |`);
   setCurrentDetails(
     [
@@ -187,24 +182,17 @@ function publishState(
     upsertSearchAttributes([{ key: LifecycleState, value: view.state }]);
     lastPublished.state = view.state;
   }
-  publishUid(view.uid, has);
+  publishUid(view.uid);
 }
 
 /**
  * `K8sUID` follows the incarnation: the starter sets it when it starts the workflow, and a later incarnation of the
  * same name (continued as new in the same workflow id) would otherwise still be found under the first one's UID.
- * Behind a patch, since histories recorded before it have no such upsert.
  */
-function publishUid(uid: string | undefined, has: (id: PatchId) => boolean): void {
+function publishUid(uid: string | undefined): void {
   if (!uid || workflowInfo().typedSearchAttributes.get(K8sUID) === uid) return;
-  if (has('k8s-uid-per-incarnation')) upsertSearchAttributes([{ key: K8sUID, value: uid }]);
+  upsertSearchAttributes([{ key: K8sUID, value: uid }]);
 }
-
-/**
- * The patch behind every change that made a lifecycle's history shorter (issue 12): one marker per workflow, however
- * many places ask. Workflows recorded before it replay the longer way.
- */
-export const LEAN_HISTORY_PATCH = 'lean-history' satisfies PatchId;
 
 const HISTORY_BOUND = 2_000;
 
@@ -264,12 +252,11 @@ export async function runLifecycle<
 ): Promise<void> {
   // What the machine starts from, and what every next run (continue-as-new) is given again.
   const settings = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };
-  const has = patchesOf(input.patches);
-  const lean = has(LEAN_HISTORY_PATCH);
+  // Checked for what it refuses: a workflow started by a newer Steward, with patches this worker does not know.
+  patchesOf(input.patches);
   const interpreter = new Interpreter<TContext, TEvent, TParams>(
     machine,
     input.persisted ? { persisted: migrate(input.persisted) } : { input: settings },
-    { keepPeriodicTimers: lean },
   );
   const view = (): LifecycleStateView => {
     const c = interpreter.context;
@@ -288,14 +275,12 @@ export async function runLifecycle<
   if (input.persisted) interpreter.send({ type: 'resumed' } as Unstamped<TEvent>);
 
   // LifecycleState is upserted where it is seen: where the machine rests, and before a slow backend call (not at every
-  // step of a workflow task, which costs an event each and shows nobody anything). Histories recorded before it
-  // upserted at every step.
+  // step of a workflow task, which costs an event each and shows nobody anything).
   const published: { state?: string } = {};
   await interpreter.run(options.executors, {
-    onSnapshot: (_, settled) => publishState(view(), published, settled || !lean, has),
+    onSnapshot: (_, settled) => publishState(view(), published, settled),
     beforeAction: (type) => {
-      if (lean && (options.slowActions as readonly string[] | undefined)?.includes(type))
-        publishState(view(), published, true, has);
+      if ((options.slowActions as readonly string[] | undefined)?.includes(type)) publishState(view(), published, true);
     },
     shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
   });

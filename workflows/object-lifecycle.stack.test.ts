@@ -26,6 +26,8 @@ describe('a Node with IPv6 addresses', () => {
       applies += 1;
       return Promise.resolve({
         applied: translations.map((t) => `${t.namespace}/${t.name}`),
+        written: [],
+        stale: [],
         deleted: [],
         terminating: [],
       });
@@ -35,8 +37,8 @@ describe('a Node with IPv6 addresses', () => {
       taskQueue,
       workflowsPath: require.resolve('./index'),
       activities: {
-        // The apply's real steps (one local activity), with the Translations' write faked.
-        applyObject: (input: ApplyObjectInput) =>
+        // The apply's real steps (one local activity), with the Translations' write and push faked.
+        syncObject: (input: ApplyObjectInput) =>
           applyObjectSteps(
             {
               applyTranslations,
@@ -133,9 +135,16 @@ describe('a workflow started with its observation and patches in its input', () 
       taskQueue,
       workflowsPath: require.resolve('./index'),
       activities: {
-        applyObject: () => {
+        syncObject: () => {
           applies += 1;
-          return Promise.resolve({ outcome: 'applied', applied: [], terminating: [], notes: [] });
+          return Promise.resolve({
+            outcome: 'applied',
+            applied: [],
+            written: [],
+            stale: [],
+            terminating: [],
+            notes: [],
+          });
         },
         listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
       },

@@ -11,7 +11,6 @@ import {
 } from './machines/peerpod';
 import { describeRef } from '../model/naming';
 import { peerPodProjection } from '../model/peerpod-projection';
-import { patchesOf, type PatchId } from '../model/patches';
 import { PEERPOD_FINALIZER } from '../model/vocabulary';
 
 /**
@@ -21,13 +20,12 @@ import { PEERPOD_FINALIZER } from '../model/vocabulary';
 export type PeerPodLifecycleInput = LifecycleInput<PeerPodContext, PeerPodTimings>;
 
 export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<void> {
-  const has = patchesOf(input.patches);
   await runLifecycle(peerPodLifecycleMachine, input, {
     projection: peerPodProjection,
     resources,
     slowActions: ['createVm', 'observeVm', 'deleteVm'],
     executors: {
-      createVm: (p) => createVm(p, has),
+      createVm,
       recordPeerPod: async (p) => {
         const recorded = await kubernetes.recordPeerPod.executeWithOptions(
           { summary: `record VM ${p.vm.instanceId} in PeerPod ${p.namespace}/${p.podName}` },
@@ -52,8 +50,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
         return { type: 'released' };
       },
       retireOlderPeerPods: async ({ skip, ...p }) => {
-        // Histories recorded before this step replay without it.
-        if (skip || !has('retire-older-peerpods')) return;
+        if (skip) return;
         await kubernetes.retireOlderPeerPods.executeWithOptions(
           { summary: `delete the PeerPods of the same Pod older than ${p.namespace}/${p.name}` },
           [p],
@@ -67,15 +64,14 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
 
 /**
  * The check for someone else's PeerPod, the create and the record in one activity: no local activity holds the
- * workflow tasks before and after it, and the PeerPod is written as soon as the VM runs (issue 12). Histories
- * recorded before it replay the calls one by one.
+ * workflow tasks before and after it, and the PeerPod is written as soon as the VM runs (issue 12).
  */
-async function createVm(
-  params: PeerPodActionParams['createVm'],
-  has: (id: PatchId) => boolean,
-): Promise<Unstamped<PeerPodEvent>> {
-  if (!has('peerpod-create-and-record')) return createVmStepByStep(params, has);
-  const { name, podUid, namespace, podName } = params;
+async function createVm({
+  name,
+  podUid,
+  namespace,
+  podName,
+}: PeerPodActionParams['createVm']): Promise<Unstamped<PeerPodEvent>> {
   const made = await cloud.cloudCreateAndRecordPodVm.executeWithOptions(
     {
       summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made) and record it in a PeerPod, unless someone else's PeerPod has it`,
@@ -88,30 +84,6 @@ async function createVm(
     type: 'vmCreated',
     vm: { provider: vm.provider, instanceId: vm.instanceId, cloud: vm.cloud, podName },
     peerPod: made.peerPod,
-  };
-}
-
-/** The create as histories recorded before `cloudCreateAndRecordPodVm` have it; the PeerPod is recorded after it. */
-async function createVmStepByStep(
-  { name, podUid, namespace, podName }: PeerPodActionParams['createVm'],
-  has: (id: PatchId) => boolean,
-): Promise<Unstamped<PeerPodEvent>> {
-  // Beside cloud-api-adaptor the Pod's VM may be made already: its PeerPod says so. (Histories recorded before
-  // this check replay without it.)
-  if (has('peerpod-made-elsewhere')) {
-    const [foreign] = await kubernetes.findForeignPeerPods.executeWithOptions(
-      { summary: `is a PeerPod of Pod ${namespace}/${podName} someone else's?` },
-      [{ namespace, podUid }],
-    );
-    if (foreign) return { type: 'vmMadeElsewhere', peerPod: foreign.name };
-  }
-  const vm = await cloud.cloudCreateVm.executeWithOptions(
-    { summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made)` },
-    [{ name, podUid, podNamespace: namespace, podName }],
-  );
-  return {
-    type: 'vmCreated',
-    vm: { provider: vm.provider, instanceId: vm.instanceId, ...(vm.cloud ? { cloud: vm.cloud } : {}), podName },
   };
 }
 

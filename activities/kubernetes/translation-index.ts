@@ -3,6 +3,7 @@
 // without listing every Translation each time.
 import type * as k8s from '@kubernetes/client-node';
 import { workflowId } from '../../model/naming';
+import { translationOwner } from '../../model/translation/model';
 import type { midonetFailures } from '../midonet/errors';
 
 /** A Translation as the watch delivers it: only the fields read here. */
@@ -33,6 +34,8 @@ interface Entry extends Provenance {
   waitingForDependency: boolean;
   /** Being deleted: what it records is going away and owned by nobody (whoever lists it is told once it is gone). */
   deleting: boolean;
+  /** The workflow that pushes it: its owner's (a Pod's, a Node's…), or its own pusher's. */
+  pushedBy: string;
 }
 
 /** The failure a push reports when a parent or referenced object is missing (activities/midonet/push.ts). */
@@ -78,12 +81,18 @@ function entryOf(object: WatchedTranslation, fieldManager: string): Entry {
     mentions: [...mentions],
     waitingForDependency: ready?.status === 'False' && ready.reason === DEPENDENCY_MISSING,
     deleting: object.metadata?.deletionTimestamp !== undefined,
+    pushedBy: pushingWorkflowOf(object),
     ...provenanceOf(object, fieldManager),
   };
 }
 
 const workflowIdOf = (object: k8s.KubernetesObject) =>
   workflowId({ kind: 'Translation', namespace: object.metadata?.namespace ?? '', name: object.metadata?.name ?? '' });
+
+function pushingWorkflowOf(object: k8s.KubernetesObject): string {
+  const owner = translationOwner(object.metadata);
+  return owner ? workflowId(owner) : workflowIdOf(object);
+}
 
 /** A multimap that forgets empty sets. */
 class Multimap {
@@ -113,7 +122,8 @@ export interface TranslationIndex {
    */
   ownerOf(key: string, self: string): string | undefined;
   /**
-   * Pusher workflow ids of the other Translations that name any of these MidoNet IDs. `created`: the IDs were just
+   * The workflows that push the other Translations that name any of these MidoNet IDs (their owners', or their own
+   * pushers'). `created`: the IDs were just
    * created, so they were missing; this keeps those waiting for them, and those that record anything as pushed: what
    * of theirs named a missing object is not in MidoNet (MidoNet cascaded it away, or refused it), whatever their
    * Ready says. Whoever has neither pushes after the creation anyway.
@@ -167,7 +177,8 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
       };
       const found = new Set<string>();
       for (const id of ids)
-        for (const other of mentionedBy.get(id.toLowerCase())) if (other !== self && concerned(other)) found.add(other);
+        for (const other of mentionedBy.get(id.toLowerCase()))
+          if (other !== self && concerned(other)) found.add(entries.get(other)?.pushedBy ?? other);
       return [...found];
     },
     recordOf: (self) => entries.get(self)?.records ?? [],

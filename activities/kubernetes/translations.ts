@@ -10,7 +10,12 @@ import type { EventInput } from './events';
 import { TRANSLATION_API } from '../../model/naming';
 import { type Accessor, type Decision, type KubeObject, type Objects, update } from './objects';
 import { type ChildResourceInput, type ConditionInput, kubeTime, nextStatus, type TranslationStatus } from './status';
-import type { ApplyTranslationsInput, ApplyTranslationsResult, TranslationOwner } from '../../model/kubernetes-calls';
+import type {
+  ApplyTranslationsInput,
+  ApplyTranslationsResult,
+  TranslationOwner,
+  WrittenTranslation,
+} from '../../model/kubernetes-calls';
 
 export type { ApplyTranslationsInput, ApplyTranslationsResult, TranslationOwner };
 
@@ -103,18 +108,38 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
     const current = new Set(translations.map((t) => keyOf(t.namespace, t.name)));
     const stale = listed.filter((item) => !current.has(keyOf(item.metadata.namespace, item.metadata.name)));
     await Promise.all(
-      stale.filter((item) => !item.metadata.deletionTimestamp).map((item) => deleteStale(custom, item)),
+      stale
+        .filter((item) => !item.metadata.deletionTimestamp)
+        .map((item) => deleteIncarnation(custom, item.metadata, 'stale')),
     );
     const names = (items: KubeObject[]) => items.map((item) => keyOf(item.metadata.namespace, item.metadata.name));
     return {
       applied: names(applied),
+      written: applied.map(writtenOf),
+      stale: stale.map(writtenOf),
       deleted: names(stale).sort(),
       terminating: names(applied.filter((item) => item.metadata.deletionTimestamp)),
     };
   }
 
-  return { applyTranslations };
+  /** The Translations of `owner` (by its UID label), in all namespaces: what its deletion finalizes. */
+  async function listOwnedTranslations({ owner }: { owner: TranslationOwner }): Promise<WrittenTranslation[]> {
+    return (await listOwned(custom, owner)).map(writtenOf);
+  }
+
+  /** Deletes that incarnation of a Translation (gone already, or another incarnation: nothing to do). */
+  async function removeTranslation({ ref, uid }: { ref: ObjectRef; uid: string }): Promise<void> {
+    await deleteIncarnation(custom, { name: ref.name, namespace: ref.namespace ?? '', uid }, 'finalized');
+  }
+
+  return { applyTranslations, listOwnedTranslations, removeTranslation };
 }
+
+const writtenOf = (item: KubeObject): WrittenTranslation => ({
+  key: keyOf(item.metadata.namespace, item.metadata.name),
+  uid: item.metadata.uid,
+  generation: item.metadata.generation ?? 0,
+});
 
 /** Every Translation of `owner`, in all namespaces, found by its label. */
 async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promise<KubeObject[]> {
@@ -132,8 +157,11 @@ async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promis
   }
 }
 
-async function deleteStale(custom: CustomObjects, object: KubeObject): Promise<void> {
-  const { name, namespace = '', uid } = object.metadata;
+async function deleteIncarnation(
+  custom: CustomObjects,
+  { name, namespace = '', uid }: { name: string; namespace?: string; uid: string },
+  what: string,
+): Promise<void> {
   try {
     // The UID precondition spares a Translation of the same name created since the list.
     await custom.deleteNamespacedCustomObject({
@@ -144,7 +172,7 @@ async function deleteStale(custom: CustomObjects, object: KubeObject): Promise<v
     });
   } catch (error) {
     if (statusOf(error) === 404 || statusOf(error) === 409) return;
-    throw toFailure(error, `delete stale Translation ${namespace}/${name}`);
+    throw toFailure(error, `delete ${what} Translation ${namespace}/${name}`);
   }
 }
 

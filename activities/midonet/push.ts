@@ -156,7 +156,8 @@ function heartbeats() {
   let at = resumeAt;
   const beat = () => {
     ctx.cancellationSignal.throwIfAborted();
-    ctx.heartbeat(at);
+    // A local activity (an object's own push) has no heartbeat: its retry starts over, which every step allows.
+    if (!ctx.info.isLocal) ctx.heartbeat(at);
   };
   return {
     resumeAt,

@@ -99,3 +99,29 @@ export interface TranslationReference {
   readResources: boolean;
   readRecord: boolean;
 }
+
+/** The kinds whose workflows push the Translations they own themselves (one workflow per object, DESIGN.md §2). */
+export const TRANSLATING_KINDS = ['Node', 'Pod', 'Service', 'Endpoints'] as const;
+
+interface OwnedMetadata {
+  namespace?: string;
+  labels?: Record<string, string>;
+  ownerReferences?: readonly { apiVersion?: string; kind?: string; name?: string; uid?: string }[];
+}
+
+/**
+ * The object whose workflow pushes this Translation: its owner when that is a Node, Pod, Service or Endpoints that
+ * the `midonet.org/owner-uid` label names too (as every translated Translation is written, by Steward or by
+ * midonet-kubernetes). Undefined for a Translation no such object owns (hand-written, global): its own pusher's.
+ */
+export function translationOwner(metadata: OwnedMetadata | undefined): (ObjectRef & { uid: string }) | undefined {
+  const label = metadata?.labels?.[OWNER_UID_LABEL];
+  const owner = metadata?.ownerReferences?.find(
+    (o) => o.apiVersion === 'v1' && o.uid === label && (TRANSLATING_KINDS as readonly unknown[]).includes(o.kind),
+  );
+  if (!owner?.name || !owner.uid) return undefined;
+  const kind = owner.kind as (typeof TRANSLATING_KINDS)[number];
+  return kind === 'Node'
+    ? { kind, name: owner.name, uid: owner.uid }
+    : { kind, namespace: metadata?.namespace ?? '', name: owner.name, uid: owner.uid };
+}

@@ -33,6 +33,8 @@ export interface Source {
   replay(visit?: (event: SourceEvent) => void): void;
   /** Objects known, per kind. */
   counts(): Record<string, number>;
+  /** The object of that kind and name as last seen (namespace `''` or absent for cluster-scoped kinds). */
+  get(kind: WatchedKind, namespace: string | undefined, name: string): k8s.KubernetesObject | undefined;
   /** Every kind's last list succeeded and its watch has not failed since: what is known is all there is. */
   synced(): boolean;
 }
@@ -74,6 +76,7 @@ export function createSource(options: SourceOptions): Source {
     },
     replay: (visit = onEvent) => watchers.forEach((w) => w.replay(visit)),
     counts: () => Object.fromEntries(watchers.map((w) => [w.kind, w.known.size])),
+    get: (kind, namespace, name) => watchers.find((w) => w.kind === kind)?.known.get(`${namespace ?? ''}/${name}`),
     synced: () => watchers.every((w) => w.synced()),
   };
 }

@@ -31,6 +31,8 @@ export interface HandlerOptions {
   workflowTypes: Readonly<Record<WatchedKind, string>>;
   /** MidoNet tenant given to every workflow it starts; the default tenant when absent. */
   tenant?: string;
+  /** Timings given to every workflow it starts; the machines' defaults when absent. */
+  timings?: Readonly<Record<string, number>>;
   backoff: Backoff;
   /** Deadline of each call to Temporal: a call that hangs is retried like one that failed, never waited on for ever. */
   callTimeoutMs: number;
@@ -84,7 +86,10 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
 }
 
 /** The workflow an Observation's object has: its id, where it runs, how it is listed, and its input. */
-function workflowOf(obs: Observation, taskQueue: string, tenant: string | undefined) {
+function workflowOf(
+  obs: Observation,
+  { taskQueue, tenant, timings }: Pick<HandlerOptions, 'taskQueue' | 'tenant' | 'timings'>,
+) {
   return {
     options: {
       workflowId: workflowId(obs.ref),
@@ -92,11 +97,11 @@ function workflowOf(obs: Observation, taskQueue: string, tenant: string | undefi
       staticSummary: describeRef(obs.ref),
       typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
     },
-    input: { ref: obs.ref, ...(tenant ? { tenant } : {}), patches: KNOWN_PATCHES },
+    input: { ref: obs.ref, ...(tenant ? { tenant } : {}), ...(timings ? { timings } : {}), patches: KNOWN_PATCHES },
   };
 }
 
-type SenderOptions = Pick<HandlerOptions, 'client' | 'taskQueue' | 'workflowTypes' | 'tenant' | 'logger'>;
+type SenderOptions = Pick<HandlerOptions, 'client' | 'taskQueue' | 'workflowTypes' | 'tenant' | 'timings' | 'logger'>;
 
 /**
  * One attempt to deliver an Observation to the object's workflow.
@@ -108,7 +113,8 @@ type SenderOptions = Pick<HandlerOptions, 'client' | 'taskQueue' | 'workflowType
  * - A `gone` object is only signalled: when no workflow is running for it there is nothing left to finalize
  *   (its Translations carry their own finalizers), and starting one just to tell it so would leave a stray run.
  */
-function createSender({ client, taskQueue, workflowTypes, tenant, logger }: SenderOptions) {
+function createSender(options: SenderOptions) {
+  const { client, workflowTypes, logger } = options;
   // Incarnations whose workflow runs, as far as this starter knows. Only a hint (both ways of sending are right for any
   // incarnation), so it is bounded: the oldest is forgotten first.
   const running = new Set<string>();
@@ -131,9 +137,12 @@ function createSender({ client, taskQueue, workflowTypes, tenant, logger }: Send
 
   /** Starts the workflow with `obs` in its input; false when it runs already. */
   async function start(obs: Observation): Promise<boolean> {
-    const { options, input } = workflowOf(obs, taskQueue, tenant);
+    const workflow = workflowOf(obs, options);
     try {
-      await client.workflow.start(workflowTypes[obs.ref.kind], { ...options, args: [{ ...input, observation: obs }] });
+      await client.workflow.start(workflowTypes[obs.ref.kind], {
+        ...workflow.options,
+        args: [{ ...workflow.input, observation: obs }],
+      });
       return true;
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
@@ -144,12 +153,12 @@ function createSender({ client, taskQueue, workflowTypes, tenant, logger }: Send
   return async function sendOnce(obs: Observation): Promise<void> {
     if (obs.gone) return tellGone(obs);
     if (running.has(obs.uid) || !(await start(obs))) {
-      const { options, input } = workflowOf(obs, taskQueue, tenant);
+      const workflow = workflowOf(obs, options);
       await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
-        ...options,
+        ...workflow.options,
         signal: observedSignal,
         signalArgs: [obs],
-        args: [input],
+        args: [workflow.input],
       });
     }
     remember(obs.uid);

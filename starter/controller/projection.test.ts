@@ -1,5 +1,5 @@
 import { INLINE_RESOURCE_BYTES } from '../../model/translation/types';
-import { observe, observePeerPodOfPod } from './projection';
+import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair } from './projection';
 
 const meta = (extra: Record<string, unknown> = {}) => ({
   name: 'web',
@@ -214,5 +214,65 @@ describe('peer pods', () => {
     expect(observe('PeerPod', { metadata: { name: 'x', namespace: 'default', uid: 'pp-2' } }).projection).toEqual({
       source: 'PeerPod',
     });
+  });
+});
+
+describe("Translations their owner's workflow pushes", () => {
+  const pod = { metadata: { name: 'web', namespace: 'ns', uid: 'pod-uid' } };
+  const owned = (metadata: Record<string, unknown> = {}) => ({
+    metadata: {
+      name: 'pod.4.web',
+      namespace: 'ns',
+      uid: 't-uid',
+      labels: { 'midonet.org/owner-uid': 'pod-uid' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'pod-uid' }],
+      ...metadata,
+    },
+  });
+  const source = (objects: Record<string, unknown>) => ({
+    get: (kind: string, namespace: string | undefined, name: string) =>
+      objects[`${kind} ${namespace ?? ''}/${name}`] as never,
+  });
+  const ownerOf = ownerOfTranslation(['Pod', 'Translation']);
+
+  it('belong to their owner when the owner-uid label names the ownerReference, and only for kinds this starter watches', () => {
+    expect(ownerOf({ type: 'upsert', kind: 'Translation', object: owned() })).toEqual({
+      kind: 'Pod',
+      namespace: 'ns',
+      name: 'web',
+      uid: 'pod-uid',
+    });
+    // Hand-written (no label), or another owner than the label's: its own pusher's.
+    expect(ownerOf({ type: 'upsert', kind: 'Translation', object: owned({ labels: {} }) })).toBeUndefined();
+    const other = owned({ labels: { 'midonet.org/owner-uid': 'another' } });
+    expect(ownerOf({ type: 'upsert', kind: 'Translation', object: other })).toBeUndefined();
+    // A Node's, where this starter watches no Nodes.
+    const nodes = owned({
+      labels: { 'midonet.org/owner-uid': 'node-uid' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'node-uid' }],
+    });
+    expect(ownerOf({ type: 'upsert', kind: 'Translation', object: nodes })).toBeUndefined();
+  });
+
+  it("are news for their owner's workflow only when deleted while that very owner lives", () => {
+    const event = (type: 'upsert' | 'delete', object = owned()) => ({ type, kind: 'Translation' as const, object });
+    const deleting = owned({ deletionTimestamp: '2026-01-01T00:00:00Z' });
+    const live = source({ 'Pod ns/web': pod });
+    // Written or changed by Steward: nothing to tell.
+    expect(ownerToRepair(event('upsert'), ownerOf(event('upsert')), live)).toBeUndefined();
+    // Deleted by hand: the owner's observation, from the starter's cache.
+    for (const e of [event('upsert', deleting), event('delete')])
+      expect(ownerToRepair(e, ownerOf(e), live)).toMatchObject({
+        ref: { kind: 'Pod', namespace: 'ns', name: 'web' },
+        uid: 'pod-uid',
+        gone: false,
+      });
+    // The owner gone, going, or another incarnation: its own workflow finalizes its Translations.
+    for (const owner of [
+      undefined,
+      { metadata: { ...pod.metadata, deletionTimestamp: 'x' } },
+      { metadata: { ...pod.metadata, uid: 'new' } },
+    ])
+      expect(ownerToRepair(event('delete'), ownerOf(event('delete')), source({ 'Pod ns/web': owner }))).toBeUndefined();
   });
 });

@@ -12,6 +12,8 @@ import {
   type KubernetesProjection,
 } from '../../model/translation/types';
 import { toProjection } from '../../model/translation/to-projection';
+import { translationOwner } from '../../model/translation/model';
+import type { Source, SourceEvent } from '../../platform/kubernetes/informer';
 import { VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
 import type { WatchedKind } from '../../platform/kubernetes/kinds';
 import type { TranslationProjection } from '../../model/translation/types';
@@ -111,3 +113,26 @@ export function observePeerPodOfPod(
 
 /** Typed as a `Date`, though custom objects carry the raw string: one form either way, so the hash is stable. */
 const timestamp = (value: Date | string): string => new Date(value).toISOString();
+
+/** A Translation whose owner this starter watches: the owner's workflow pushes it. */
+export const ownerOfTranslation = (kinds: readonly WatchedKind[]) => (event: SourceEvent) => {
+  const owner = event.kind === 'Translation' ? translationOwner(event.object.metadata) : undefined;
+  return owner && kinds.includes(owner.kind) ? owner : undefined;
+};
+
+/**
+ * A Translation its owner's workflow pushes, deleted while that owner lives (by hand: the garbage collector deletes
+ * it only after its owner): the owner's Observation, which makes its workflow finalize it and apply it again. Not
+ * for an owner that is itself going, whose workflow finalizes its Translations anyway.
+ */
+export function ownerToRepair(
+  event: SourceEvent,
+  owner: (ObjectRef & { uid: string }) | undefined,
+  source: Pick<Source, 'get'>,
+): Observation | undefined {
+  const deleted = event.type === 'delete' || event.object.metadata?.deletionTimestamp;
+  if (!owner || !deleted) return undefined;
+  const object = source.get(owner.kind, owner.namespace, owner.name);
+  if (object?.metadata?.uid !== owner.uid || object.metadata.deletionTimestamp) return undefined;
+  return observe(owner.kind, object);
+}

@@ -9,7 +9,7 @@ import { WATCHED_KINDS, type WatchedKind } from '../../platform/kubernetes/kinds
 import { defaultWorkflowTypes } from './workflow-types';
 import { createLeaderElector, type LeaderElector, type LeaseOptions } from './leader';
 import { createChangePredicate, type ChangePredicate } from './predicate';
-import { observe, observePeerPodOfPod } from './projection';
+import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair } from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
 import { createRepairs } from './repair';
 import {
@@ -41,6 +41,11 @@ export interface StarterOptions {
   logger: Logger;
   /** MidoNet tenant of the cluster's objects, given to their workflows. Default: the default tenant. */
   tenant?: string;
+  /**
+   * Timings given to every workflow it starts (`lateWriteMs`, `driftCheckMs` …, each machine reads its own); the
+   * machines' defaults when absent. Tests against the emulator, which carries out no write late, shorten the fence.
+   */
+  timings?: Readonly<Record<string, number>>;
   /** Workflow type per kind. Default `defaultWorkflowTypes`. */
   workflowTypes?: Readonly<Record<WatchedKind, string>>;
   /** Kinds to watch. Default all of `WATCHED_KINDS`. */
@@ -87,10 +92,15 @@ export const KATA_REMOTE = 'kata-remote';
 const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
 
-/** The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. */
+/**
+ * The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. A
+ * Translation that an object's workflow pushes (its owner's: translationOwner) has no workflow of its own: it is
+ * observed through its owner (see `ownerToRepair`).
+ */
 const observer =
-  (peerPodRuntimeClasses: ReadonlySet<string>) =>
+  (peerPodRuntimeClasses: ReadonlySet<string>, pushedByOwner: (event: SourceEvent) => boolean) =>
   (event: SourceEvent): Observation[] => {
+    if (pushedByOwner(event)) return [];
     const gone = event.type === 'delete';
     const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
     return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
@@ -107,6 +117,7 @@ function createSignalHandler(
     taskQueue: options.taskQueue ?? TASK_QUEUE,
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
     tenant: options.tenant,
+    ...(options.timings ? { timings: options.timings } : {}),
     backoff: SIGNAL_BACKOFF,
     callTimeoutMs,
     logger,
@@ -185,14 +196,22 @@ export function createStarter(options: StarterOptions): Starter {
     onError: () => counters.errors++,
     onResync: () => void repairs.resync(),
   });
-  const observationsOf = observer(new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES));
+  const translationOwnerOf = ownerOfTranslation(options.kinds ?? WATCHED_KINDS);
+  const observationsOf = observer(
+    new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES),
+    (event) => translationOwnerOf(event) !== undefined,
+  );
   function offer(obs: Observation) {
     if (predicate.accept(obs)) queue.offer(obs);
     else counters.suppressed++;
   }
   function onEvent(event: SourceEvent) {
     counters.events++;
-    if (isLeader()) observationsOf(event).forEach(offer);
+    if (!isLeader()) return;
+    observationsOf(event).forEach(offer);
+    // Unchanged for the predicate, but news for its workflow: sent whatever was sent before.
+    const repair = ownerToRepair(event, translationOwnerOf(event), source);
+    if (repair) queue.offer(repair);
   }
   const repairs = createRepairs({
     client: options.temporalClient,

@@ -1,6 +1,6 @@
 // The object lifecycles end to end: Nodes, Pods, a Service and its Endpoints created, changed and deleted in the real
-// API server; the real starter signals their workflows, which write Translations; the real pusher puts them into the
-// MidoNet emulator; the real garbage collector deletes Translations whose owner is gone.
+// API server; the real starter signals their workflows, which write their Translations and push them into the MidoNet
+// emulator themselves, and on deletion delete what they pushed and the Translations.
 import * as k8s from '@kubernetes/client-node';
 import type { temporal } from '@temporalio/proto';
 import { recordHistory } from '../replay/record';
@@ -149,7 +149,7 @@ describe('object lifecycles on the embedded stack', () => {
     expect(goneChains.filter((id) => chains.includes(id))).toEqual([]);
   });
 
-  it('deleting a Pod removes its port and binding from the emulator, and the garbage collector deletes its Translations once our finalizer ran; its Node no longer lists it', async () => {
+  it("deleting a Pod removes its port and binding from the emulator, and the Pod's own workflow deletes them, then lets its Translations go; its Node no longer lists it", async () => {
     const translations = ownedBy(expectationsOf(cluster).translations, 'Pod', 'nginx');
     expect(translations.map((t) => t.resources[0]!.kind)).toEqual(['Port', 'MACPort', 'IPv4MACPair']);
     await deletePod(h, 'default', 'nginx');
@@ -158,19 +158,19 @@ describe('object lifecycles on the embedded stack', () => {
     await converged(cluster);
     for (const t of translations) {
       expect([t.name, await readTranslation(h, t.namespace, t.name)]).toEqual([t.name, undefined]);
-      // Our finalizer flow: the backend deleted, then the finalizer released; nothing of ours deletes the Translation.
+      // One workflow per object: no Translation of the Pod ever had one of its own.
       const id = workflowId({ kind: 'Translation', namespace: t.namespace, name: t.name });
-      await h.client.workflow.getHandle(id).result();
-      const run = await activitiesRun(id);
-      expect([t.name, run.slice(run.lastIndexOf('deleteTranslation'))]).toEqual([
-        t.name,
-        ['deleteTranslation', 'releaseFinalizer'],
-      ]);
+      await expect(h.client.workflow.getHandle(id).describe()).rejects.toThrow(/not found/i);
     }
+    // Pushed with the apply (after waiting for its Node), deleted with the finalization: one local activity each.
+    await h.client.workflow.getHandle(workflowId(podRef('nginx'))).result();
+    const run = await activitiesRun(workflowId(podRef('nginx')));
+    expect([...new Set(run.slice(0, -1))]).toEqual(['syncObject']);
+    expect(run.at(-1)).toBe('finalizeObject');
     expect(await referrersOf(h, 'node1')).toEqual(['Pod default/web-0']);
     expect((await waitForState(h, podRef('nginx'), 'done')).state).toBe('done');
-    await recordHistory(h.client, workflowId(podRef('nginx')), 'pod-deleted');
-    await recordHistory(h.client, workflowId({ kind: 'Node', name: 'node1' }), 'node-ready');
+    await recordHistory(h.client, workflowId(podRef('nginx')), 'object-pod-deleted');
+    await recordHistory(h.client, workflowId({ kind: 'Node', name: 'node1' }), 'object-node-ready');
   });
 
   it('a Pod deleted and created again under the same name ends with exactly one port and one Translation, owned by the new Pod', async () => {

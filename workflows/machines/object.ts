@@ -13,21 +13,30 @@ import {
   renameStates,
   restingState,
   stuckState,
+  stuckTransitions,
   versioned,
   withOperatorAction,
   type CommonLifecycleEvent,
   type RecordEventParams,
 } from './common';
-import type { ActionRecord, DependencyChanged, LifecycleError, Observation } from '../../model/messages';
+import type {
+  ActionRecord,
+  BackendChanged,
+  CleanupRequest,
+  DependencyChanged,
+  LifecycleError,
+  Observation,
+} from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
 import type { TranslationNote } from '../../model/translation/errors';
 import { Reason, REFUSED_REQUEST_REASONS } from '../../model/vocabulary';
 
 /**
  * The lifecycle of a Kubernetes object that Steward translates (Node, Pod, Service, Endpoints): translate it into
- * Translation resources and apply them (owned by the object, so the real garbage collector deletes them after it),
- * keep them current as the object and its dependency change, and on deletion drop the back-reference it left on
- * its dependency (seed 003). The backend itself is the Translations' business (machines/translation.ts).
+ * Translation resources, apply them (owned by the object) and push their MidoNet resources, all in one step; keep
+ * them current as the object, its dependency and MidoNet change; and on deletion delete what they pushed, let them
+ * go, and drop the back-reference it left on its dependency (seed 003). One workflow per object: its Translations
+ * have none of their own (machines/translation.ts is for those no object owns).
  */
 export interface ObjectTimings {
   /** How long to wait before looking at a missing dependency (or a terminating Translation) again. */
@@ -35,11 +44,17 @@ export interface ObjectTimings {
   /** Periodic re-apply: repairs Translations changed or deleted by hand. */
   driftCheckMs: number;
   stuckRetryMs: number;
+  /**
+   * How long after a push a write of it may still land in MidoNet: a lost attempt's (its worker died, its workflow
+   * task timed out) last request, carried out late. A deletion waits it out from the last push, in workflow time.
+   */
+  lateWriteMs: number;
 }
 export const defaultObjectTimings: ObjectTimings = {
   dependencyRetryMs: 5_000,
   driftCheckMs: 30 * 60_000,
   stuckRetryMs: 60_000,
+  lateWriteMs: 30_000,
 };
 
 export interface ObjectContext {
@@ -58,6 +73,12 @@ export interface ObjectContext {
   gone: boolean;
   /** `<namespace>/<name>` of the Translations applied last. */
   translations: string[];
+  /** Resources in MidoNet after the last push, over all its Translations. */
+  pushedCount?: number;
+  /** Workflow time the last push ended (succeeded or failed): the late-write fence counts from it. */
+  lastPushAt?: string;
+  /** MidoNet changed under what its Translations name since the push in flight started: pushed again after it. */
+  backendChanged?: boolean;
   /** The dependency this object registered itself on as a referrer (to be removed when it goes). */
   dependency?: ObjectRef;
   /** Its UID when last applied: another UID means it was re-created, and our backend resources need a re-push. */
@@ -75,9 +96,11 @@ export interface ObjectContext {
 export type ObjectEvent = (
   | { type: 'observed'; observation: Observation }
   | { type: 'dependencyChanged'; change: DependencyChanged }
+  | { type: 'backendChanged'; notice: BackendChanged }
   | {
       type: 'applied';
       translations: string[];
+      pushed?: number;
       dependency?: ObjectRef;
       dependencyUid?: string;
       toldNotes?: TranslationNote[];
@@ -96,6 +119,9 @@ export interface ObjectInput {
   tenant?: string;
 }
 
+/** How a finalization treats what the Translations pushed (activities/object.ts). */
+export type FinalizeMode = 'delete' | Exclude<CleanupRequest['mode'], 'retry'>;
+
 /** Parameters of the actions the workflow executes. */
 export interface ObjectActionParams {
   apply: {
@@ -108,8 +134,11 @@ export interface ObjectActionParams {
     toldNotes?: TranslationNote[];
   };
   notifyReferrers: { ref: ObjectRef; uid: string };
-  /** `giveUp` (an operator's cleanup orphan or force): only release what holds the object, skip the rest. */
-  finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; giveUp: boolean };
+  /**
+   * `delete` what its Translations pushed, or an operator's cleanup (`orphan`: leave it in MidoNet; `force`: skip what
+   * MidoNet refuses); then let them go. Not before `notBefore` (the late-write fence).
+   */
+  finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; mode: FinalizeMode; notBefore?: string };
   recordEvent: RecordEventParams;
 }
 
@@ -117,6 +146,7 @@ export interface ObjectActionParams {
 const translateAgain = {
   observed: observeAndDecide,
   dependencyChanged: 'deciding',
+  backendChanged: 'deciding',
   refresh: { target: 'deciding', actions: 'recordAction' },
 } as const;
 
@@ -144,13 +174,21 @@ export const objectMachine = setup({
             dependency: event.dependency,
             dependencyUid: event.dependencyUid,
             toldNotes: event.toldNotes,
+            pushedCount: event.pushed,
+            lastPushAt: event.at,
             appliedProjection: context.inFlightProjection,
             waitingFor: undefined,
             lastError: undefined,
           }
         : {},
     ),
-    startApply: assign(({ context }) => ({ inFlightProjection: JSON.stringify(context.projection) })),
+    startApply: assign(({ context }) => ({
+      inFlightProjection: JSON.stringify(context.projection),
+      backendChanged: false,
+    })),
+    recordBackendChange: assign({ backendChanged: true }),
+    // A failed push may have written some of it: the fence counts from its end too.
+    recordPushAttempt: assign(({ event }) => ({ lastPushAt: event.at })),
     recordWait: assign(({ event }) => (event.type === 'mustWait' ? { waitingFor: event.reason } : {})),
     recordInvalid: assign(({ event }) =>
       event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {},
@@ -169,7 +207,8 @@ export const objectMachine = setup({
     /** Only a change of what the translation reads is worth telling the referrers about. */
     changedSinceApplied: ({ context }) => context.appliedProjection !== context.inFlightProjection,
     /** The object changed while its apply ran (a burst of Endpoints changes): the result is of an older projection. */
-    observedSinceApply: ({ context }) => JSON.stringify(context.projection) !== context.inFlightProjection,
+    observedSinceApply: ({ context }) =>
+      context.backendChanged === true || JSON.stringify(context.projection) !== context.inFlightProjection,
     isUnobserved: ({ context }) => context.uid === undefined,
     resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
     ...cleanupGuards,
@@ -233,9 +272,10 @@ export const objectMachine = setup({
         ],
         // The API server refused the Translations themselves (e.g. a name over 253 characters): no retry can help.
         actionFailed: [
-          { guard: 'isRefusedRequest', target: 'invalid', actions: 'recordFailure' },
-          { target: 'stuck', actions: 'recordFailure' },
+          { guard: 'isRefusedRequest', target: 'invalid', actions: ['recordFailure', 'recordPushAttempt'] },
+          { target: 'stuck', actions: ['recordFailure', 'recordPushAttempt'] },
         ],
+        backendChanged: { actions: 'recordBackendChange' },
       },
     },
     /** A dependency (Node, Service) tells its referrers (Pods, Endpoints) to repair their resources. */
@@ -283,7 +323,8 @@ export const objectMachine = setup({
             ref: context.ref,
             uid: context.uid ?? '',
             ...(context.dependency ? { dependency: context.dependency } : {}),
-            giveUp: false,
+            mode: 'delete' as const,
+            ...fence(context),
           }),
         },
       ],
@@ -292,23 +333,33 @@ export const objectMachine = setup({
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
-    stuck: stuckState({
-      type: 'recordEvent',
-      params: ({ context }: { context: ObjectContext }) => ({
-        ref: context.ref,
-        type: 'Warning' as const,
-        reason: context.lastError?.reason ?? Reason.Stuck,
-        message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}`,
+    stuck: {
+      ...stuckState({
+        type: 'recordEvent',
+        params: ({ context }: { context: ObjectContext }) => ({
+          ref: context.ref,
+          type: 'Warning' as const,
+          reason: context.lastError?.reason ?? Reason.Stuck,
+          message: `stuck while ${context.resumeTo}: ${context.lastError?.message ?? 'unknown error'}`,
+        }),
       }),
-    }),
+      // A change in MidoNet (what it waits for was created) retries now.
+      on: { ...stuckTransitions, backendChanged: 'resuming' },
+    },
     /**
-     * An operator gave up (cleanup orphan or force): release what holds the object, then finish. The object has no
-     * backend resources of its own (its Translations do): orphan and force are the same here.
+     * An operator gave up (cleanup orphan or force): `orphan` leaves what its Translations pushed in MidoNet, `force`
+     * deletes it skipping what MidoNet refuses; either way its Translations are let go and the object is released.
      */
     givingUp: {
       entry: {
         type: 'finalize',
-        params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '', giveUp: true }),
+        params: ({ context, event }) => ({
+          ref: context.ref,
+          uid: context.uid ?? '',
+          // givingUp is entered by a cleanup orphan or force only (common.ts cleanupTransitions).
+          mode: event.type === 'cleanup' && event.request.mode === 'force' ? ('force' as const) : ('orphan' as const),
+          ...fence(context),
+        }),
       },
       on: {
         finalized: 'done',
@@ -330,6 +381,11 @@ export const objectMachine = setup({
     done: { type: 'final' },
   },
 });
+
+/** The late-write fence: a deletion waits until `lateWriteMs` after the last push ended. */
+function fence({ lastPushAt, timings }: ObjectContext): { notBefore?: string } {
+  return lastPushAt ? { notBefore: new Date(Date.parse(lastPushAt) + timings.lateWriteMs).toISOString() } : {};
+}
 
 /** The persisted record's versions: 2 renamed `releasing` (an operator gave up) to `givingUp`, as the other machines say. */
 export const objectLifecycleMachine = versioned<ObjectContext, ObjectEvent, ObjectTimings, ObjectActionParams>(

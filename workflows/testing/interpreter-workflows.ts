@@ -120,12 +120,8 @@ const periodicMachine = setup({
   },
 });
 
-export async function periodicTimerToy(input: { keep: boolean }): Promise<string[]> {
-  const interpreter = new Interpreter<{ log: string[] }, PeriodicEvent, object>(
-    periodicMachine,
-    { input: {} },
-    { keepPeriodicTimers: input.keep },
-  );
+export async function periodicTimerToy(): Promise<string[]> {
+  const interpreter = new Interpreter<{ log: string[] }, PeriodicEvent, object>(periodicMachine, { input: {} });
   setHandler(goSignal, () => interpreter.send({ type: 'go' }));
   await interpreter.run({});
   return interpreter.context.log;

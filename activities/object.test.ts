@@ -1,0 +1,169 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ApplyObjectResult } from '../model/apply-object';
+import type { ObjectRef } from '../model/naming';
+import { createObjectActivities, type ObjectActivityDeps } from './object';
+
+const pod: ObjectRef = { kind: 'Pod', namespace: 'ns', name: 'web' };
+const written = (name: string, uid = `uid-${name}`) => ({ key: `ns/${name}`, uid, generation: 1 });
+
+function applied(names: string[], terminating: string[] = [], stale: string[] = []): ApplyObjectResult {
+  return {
+    outcome: 'applied',
+    applied: names.map((n) => `ns/${n}`),
+    written: names.map((n) => written(n)),
+    stale: stale.map((n) => written(n)),
+    terminating: terminating.map((n) => `ns/${n}`),
+    notes: [],
+  };
+}
+
+/** Fakes that log every call as `<activity> <translation name>`. */
+function fakes(applies: ApplyObjectResult[], push: (name: string, attempt: number) => number = () => 2) {
+  const calls: string[] = [];
+  const statuses: { name: string; ready: string; reason: string }[] = [];
+  const attempts = new Map<string, number>();
+  const nameOf = (ref: ObjectRef) => ref.name;
+  const deps = {
+    kubernetes: {
+      applyObject: () => {
+        calls.push('applyObject');
+        return Promise.resolve(applies.shift()!);
+      },
+      recordTranslationStatus: ({ ref, ready }: { ref: ObjectRef; ready: { status: string; reason: string } }) => {
+        statuses.push({ name: nameOf(ref), ready: ready.status, reason: ready.reason });
+        return Promise.resolve({ found: false as const });
+      },
+      releaseFinalizer: ({ ref }: { ref: ObjectRef }) => {
+        calls.push(`releaseFinalizer ${nameOf(ref)}`);
+        return Promise.resolve({ released: true as const });
+      },
+      listOwnedTranslations: () => Promise.resolve([written('a'), written('b')]),
+      removeTranslation: ({ ref }: { ref: ObjectRef }) => {
+        calls.push(`removeTranslation ${nameOf(ref)}`);
+        return Promise.resolve();
+      },
+      removeReferrer: () => {
+        calls.push('removeReferrer');
+        return Promise.resolve({});
+      },
+    },
+    midonet: {
+      pushTranslation: async ({ reference }: { reference?: { ref: ObjectRef } }) => {
+        await Promise.resolve();
+        const name = nameOf(reference!.ref);
+        const attempt = (attempts.get(name) ?? 0) + 1;
+        attempts.set(name, attempt);
+        calls.push(`push ${name}`);
+        return { count: push(name, attempt) };
+      },
+      deleteTranslation: ({ reference, force }: { reference?: { ref: ObjectRef }; force?: boolean }) => {
+        calls.push(`delete ${nameOf(reference!.ref)}${force ? ' (force)' : ''}`);
+        return Promise.resolve({ removed: [], notified: 0, count: 0 });
+      },
+    },
+  } as unknown as ObjectActivityDeps;
+  return { activities: createObjectActivities(deps), calls, statuses };
+}
+
+const input = { ref: pod, uid: 'pod-uid', projection: {} };
+const missing = () =>
+  ApplicationFailure.create({ message: 'parent missing', type: 'MidonetDependencyMissing', nonRetryable: false });
+
+describe("an object's sync: apply, push, report", () => {
+  it('pushes every applied Translation and writes each one Ready, summing what is in MidoNet', async () => {
+    const { activities, calls, statuses } = fakes([applied(['a', 'b'])]);
+    const result = await activities.syncObject(input);
+    expect(result).toMatchObject({ outcome: 'applied', pushed: 4 });
+    expect(calls).toEqual(['applyObject', 'push a', 'push b']);
+    expect(statuses).toEqual([
+      { name: 'a', ready: 'True', reason: 'Synced' },
+      { name: 'b', ready: 'True', reason: 'Synced' },
+    ]);
+  });
+
+  it('pushes again, after its siblings, a Translation that waits for what a sibling makes', async () => {
+    const { activities, calls } = fakes([applied(['routes', 'main'])], (name, attempt) => {
+      if (name === 'routes' && attempt === 1) throw missing();
+      return 1;
+    });
+    await expect(activities.syncObject(input)).resolves.toMatchObject({ pushed: 2 });
+    expect(calls).toEqual(['applyObject', 'push routes', 'push main', 'push routes']);
+  });
+
+  it('fails with the first failure when a round makes no progress, and writes that Translation not Ready', async () => {
+    const { activities, statuses } = fakes([applied(['a'])], () => {
+      throw missing();
+    });
+    await expect(activities.syncObject(input)).rejects.toThrow('parent missing');
+    expect(statuses).toEqual([{ name: 'a', ready: 'False', reason: 'MidonetDependencyMissing' }]);
+  });
+
+  it('a Translation being deleted is finalized (its resources deleted, let go) and applied again before the push', async () => {
+    const { activities, calls } = fakes([applied(['a', 'b'], ['b']), applied(['a', 'b'])]);
+    await activities.syncObject(input);
+    expect(calls).toEqual([
+      'applyObject',
+      'delete b',
+      'releaseFinalizer b',
+      'removeTranslation b',
+      'applyObject',
+      'push a',
+      'push b',
+    ]);
+  });
+
+  it('finalizes the Translations no longer wanted once the wanted ones are pushed', async () => {
+    const { activities, calls } = fakes([applied(['a'], [], ['old'])]);
+    await activities.syncObject(input);
+    expect(calls).toEqual(['applyObject', 'push a', 'delete old', 'releaseFinalizer old', 'removeTranslation old']);
+  });
+
+  it('pushes nothing while a Translation is held by another finalizer', async () => {
+    const { activities, calls } = fakes([applied(['a'], ['a']), applied(['a'], ['a'])]);
+    await expect(activities.syncObject(input)).resolves.not.toHaveProperty('pushed');
+    expect(calls.filter((c) => c.startsWith('push'))).toEqual([]);
+  });
+
+  it('a translation that waits or is invalid is answered as it is, nothing pushed', async () => {
+    const { activities, calls } = fakes([{ outcome: 'wait', reason: 'Node node-1 does not exist (yet)' }]);
+    await expect(activities.syncObject(input)).resolves.toEqual({
+      outcome: 'wait',
+      reason: 'Node node-1 does not exist (yet)',
+    });
+    expect(calls).toEqual(['applyObject']);
+  });
+});
+
+describe("an object's finalization", () => {
+  it("deletes each Translation's resources, last Translation first, lets each go, then its back-reference", async () => {
+    const { activities, calls } = fakes([]);
+    const dependency: ObjectRef = { kind: 'Node', name: 'node-1' };
+    await expect(activities.finalizeObject({ ref: pod, uid: 'pod-uid', dependency, mode: 'delete' })).resolves.toEqual({
+      finalized: 2,
+    });
+    expect(calls).toEqual([
+      'delete b',
+      'releaseFinalizer b',
+      'removeTranslation b',
+      'delete a',
+      'releaseFinalizer a',
+      'removeTranslation a',
+      'removeReferrer',
+    ]);
+  });
+
+  it('orphan leaves the resources in MidoNet; force deletes skipping refusals; neither touches the dependency', async () => {
+    const orphan = fakes([]);
+    await orphan.activities.finalizeObject({ ref: pod, uid: 'pod-uid', dependency: pod, mode: 'orphan' });
+    expect(orphan.calls).toEqual([
+      'releaseFinalizer b',
+      'removeTranslation b',
+      'releaseFinalizer a',
+      'removeTranslation a',
+    ]);
+    const force = fakes([]);
+    await force.activities.finalizeObject({ ref: pod, uid: 'pod-uid', dependency: pod, mode: 'force' });
+    expect(force.calls.filter((c) => c.startsWith('delete'))).toEqual(['delete b (force)', 'delete a (force)']);
+    expect(force.calls).not.toContain('removeReferrer');
+  });
+});

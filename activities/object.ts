@@ -1,0 +1,170 @@
+// An object's whole sync and finalization, as its own workflow runs them (one workflow per object, DESIGN.md §2):
+// translate and apply its Translations, push each one's MidoNet resources, and write each one's status, in one call
+// (one local activity, one marker in the history); on its deletion, delete what each pushed and let each go. The
+// Translations keep their record of what is in MidoNet in `status.childResources`, written by the push itself, so
+// the workflow carries none of it.
+import { ApplicationFailure } from '@temporalio/common';
+import type { ApplyObjectInput, ApplyObjectResult } from '../model/apply-object';
+import type { WrittenTranslation } from '../model/kubernetes-calls';
+import { describeRef, workflowId, type ObjectRef } from '../model/naming';
+import { Reason, TRANSLATION_FINALIZER } from '../model/vocabulary';
+import type { KubernetesActivities } from './kubernetes';
+import type { PushActivities } from './midonet/push';
+
+/** The apply's result, and how many resources are in MidoNet after the push (absent: nothing was pushed). */
+export type SyncObjectResult = ApplyObjectResult & { pushed?: number };
+
+export interface FinalizeObjectInput {
+  ref: ObjectRef;
+  uid: string;
+  /** The dependency it registered on as a referrer: removed from it once its Translations are gone. */
+  dependency?: ObjectRef;
+  /**
+   * `delete`: what the Translations pushed is deleted, in reverse order; `force` (an operator's cleanup) deletes it
+   * skipping what MidoNet refuses; `orphan` leaves it in MidoNet. Each way the Translations are let go and deleted.
+   */
+  mode: 'delete' | 'force' | 'orphan';
+}
+
+type KubernetesCalls = Pick<
+  KubernetesActivities,
+  | 'applyObject'
+  | 'recordTranslationStatus'
+  | 'releaseFinalizer'
+  | 'listOwnedTranslations'
+  | 'removeTranslation'
+  | 'removeReferrer'
+>;
+
+export interface ObjectActivityDeps {
+  kubernetes: KubernetesCalls;
+  midonet: PushActivities;
+}
+
+const translationRef = (key: string): ObjectRef => {
+  const [namespace = '', name = ''] = key.split('/');
+  return { kind: 'Translation', namespace, name };
+};
+
+/** Read from and written to the API server: the workflow carries neither the resources nor the record. */
+const byReference = (ref: ObjectRef, uid: string) => ({
+  resources: [],
+  reference: { ref, uid, readResources: true, readRecord: true },
+});
+
+/** A failure a later push of a sibling can cure: a parent or referenced object that sibling makes. */
+const waitsForSibling = (error: unknown) =>
+  error instanceof ApplicationFailure && error.type === 'MidonetDependencyMissing';
+
+/** Pushes one Translation and writes its status: Ready and Synced, or why not (then rethrows). */
+async function pushOne(
+  { kubernetes, midonet }: ObjectActivityDeps,
+  { key, uid, generation }: WrittenTranslation,
+): Promise<number> {
+  const ref = translationRef(key);
+  const what = describeRef(ref);
+  try {
+    const { count } = await midonet.pushTranslation({
+      owner: workflowId(ref),
+      previous: [],
+      ...byReference(ref, uid),
+    });
+    const message = `pushed ${count} MidoNet resources (generation ${generation})`;
+    const synced = { status: 'True' as const, reason: Reason.Synced, message };
+    await kubernetes.recordTranslationStatus({
+      ref,
+      uid,
+      generation,
+      ready: synced,
+      synced,
+      event: { type: 'Normal', reason: Reason.Synced, message },
+    });
+    return count;
+  } catch (error) {
+    const reason = error instanceof ApplicationFailure ? (error.type ?? Reason.Stuck) : Reason.Stuck;
+    const message = `${what}: ${(error as Error).message}`;
+    const failed = { status: 'False' as const, reason, message };
+    // Status is informative: a failure to write it must not hide the push's own failure.
+    await kubernetes
+      .recordTranslationStatus({ ref, uid, generation, ready: failed, synced: failed })
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Pushes every Translation, in order. One that waits for what a sibling makes (a Node's address routes need the
+ * router port of its main Translation) is tried again after the others, as long as a round makes progress.
+ */
+async function pushAll(deps: ObjectActivityDeps, written: WrittenTranslation[]): Promise<number> {
+  let total = 0;
+  let waiting = written;
+  for (;;) {
+    const failed: { translation: WrittenTranslation; error: unknown }[] = [];
+    for (const translation of waiting) {
+      try {
+        total += await pushOne(deps, translation);
+      } catch (error) {
+        if (!waitsForSibling(error)) throw error;
+        failed.push({ translation, error });
+      }
+    }
+    if (failed.length === 0) return total;
+    if (failed.length === waiting.length) throw failed[0]!.error;
+    waiting = failed.map((f) => f.translation);
+  }
+}
+
+/** Deletes what one Translation pushed (unless orphaned), then lets it go and deletes it. */
+async function finalizeOne(
+  { kubernetes, midonet }: ObjectActivityDeps,
+  { key, uid }: Pick<WrittenTranslation, 'key' | 'uid'>,
+  mode: FinalizeObjectInput['mode'],
+): Promise<void> {
+  const ref = translationRef(key);
+  if (mode !== 'orphan') {
+    try {
+      await midonet.deleteTranslation({ owner: workflowId(ref), force: mode === 'force', ...byReference(ref, uid) });
+    } catch (error) {
+      // Gone already (its finalizer removed by hand): its record went with it, nothing more can be done here.
+      if (!(error instanceof ApplicationFailure && error.type === 'TranslationGone')) throw error;
+    }
+  }
+  await kubernetes.releaseFinalizer({ ref, uid, finalizer: TRANSLATION_FINALIZER });
+  await kubernetes.removeTranslation({ ref, uid });
+}
+
+export function createObjectActivities(deps: ObjectActivityDeps) {
+  const { kubernetes } = deps;
+  /**
+   * Translate, apply, push, report. Applied Translations that are being deleted (by hand, or by the garbage collector
+   * of an incarnation gone before) are finalized first, then applied again.
+   */
+  async function syncObject(input: ApplyObjectInput): Promise<SyncObjectResult> {
+    let result = await kubernetes.applyObject(input);
+    if (result.outcome === 'applied' && result.terminating.length > 0) {
+      const terminating = new Set(result.terminating);
+      for (const t of result.written.filter((w) => terminating.has(w.key))) await finalizeOne(deps, t, 'delete');
+      result = await kubernetes.applyObject(input);
+    }
+    if (result.outcome !== 'applied' || result.terminating.length > 0) return result;
+    const pushed = await pushAll(deps, result.written);
+    // Made before broken: what is no longer wanted goes once what replaces it is there.
+    for (const t of result.stale) await finalizeOne(deps, t, 'delete');
+    return { ...result, pushed };
+  }
+
+  /** Every Translation of the object (found by its UID label), last first, then its back-reference. */
+  async function finalizeObject({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<{ finalized: number }> {
+    const owned = await kubernetes.listOwnedTranslations({
+      owner: { ...(ref as ObjectRef<'Node' | 'Pod' | 'Service' | 'Endpoints'>), uid },
+    });
+    for (const translation of [...owned].reverse()) await finalizeOne(deps, translation, mode);
+    if (dependency && mode === 'delete') await kubernetes.removeReferrer({ dependency, referrer: ref });
+    return { finalized: owned.length };
+  }
+
+  return { syncObject, finalizeObject };
+}
+
+export type ObjectActivities = ReturnType<typeof createObjectActivities>;
