@@ -19,7 +19,7 @@ import {
   type LifecycleError,
   type LifecycleStateView,
 } from '../model/messages';
-import { parseObjectRef, parseTarget, workflowId } from '../model/naming';
+import { parseTarget, workflowId } from '../model/naming';
 import { addObjectFlags, readObjectFlags, type ObjectFlags } from './object-flags';
 import { colorState, serialize, terminalOf } from './output';
 
@@ -41,12 +41,18 @@ async function withWorkflow<T>(config: TemporalConfig, id: string, use: (client:
     return await use(client);
   } catch (error) {
     if (error instanceof WorkflowNotFoundError)
-      throw new Error(`no workflow ${id} in namespace ${config.namespace} at ${config.address}`);
+      throw new Error(
+        `no workflow ${id} in namespace ${config.namespace} at ${config.address}${id.startsWith('translation/') ? TRANSLATION_HINT : ''}`,
+      );
     throw error;
   } finally {
     await client.connection.close();
   }
 }
+
+/** One workflow per object: a Translation an object owns is pushed by that object's workflow, not its own. */
+const TRANSLATION_HINT =
+  "; a Translation a Node, Pod, Service or Endpoints owns has no workflow of its own: ask its owner's (its ownerReferences name it)";
 
 interface ActionOptions extends Flags {
   reason?: string;
@@ -122,71 +128,24 @@ export function table(header: string[], rows: string[][]): string {
 }
 
 const recentActions = 10;
-const NO_WORKFLOW = 'no workflow';
-
-/** A Translation an object applied, as its own workflow (the pusher) reports it. */
-export interface TranslationState {
-  /** `<namespace>/<name>`. */
-  name: string;
-  /** The pusher's state; `no workflow` when there is none, `unknown (…)` when it could not be asked. */
-  state: string;
-  lastError?: LifecycleError;
-}
-
-/**
- * An object's workflow knows only that it applied its Translations; whether they are in MidoNet is each one's
- * pusher's to say. Asked here rather than told to the object's workflow, which would cost it history events per push.
- */
-export async function translationStates(client: Client, view: LifecycleStateView): Promise<TranslationState[]> {
-  return Promise.all(
-    view.resources
-      .filter((r) => r.kind === 'Translation')
-      .map(async ({ id: name }): Promise<TranslationState> => {
-        try {
-          const { state, lastError } = await client.workflow
-            .getHandle(workflowId(parseObjectRef('Translation', name)))
-            .query(stateQuery);
-          return { name, state, ...(lastError ? { lastError } : {}) };
-        } catch (error) {
-          return {
-            name,
-            state: error instanceof WorkflowNotFoundError ? NO_WORKFLOW : `unknown (${(error as Error).message})`,
-          };
-        }
-      }),
-  );
-}
-
 const describeError = (e: LifecycleError) => `${e.reason}: ${e.message}${e.at ? ` (${e.at})` : ''}`;
 
-/** The `state` query as a person reads it: `ready` only when every Translation of the object is synced too. */
+/**
+ * The `state` query as a person reads it. An object's workflow pushes its Translations itself, so its state says
+ * what MidoNet holds: `ready` is pushed.
+ */
 export function formatStatus(
   id: string,
   view: LifecycleStateView,
-  translations: TranslationState[] = [],
   { ui, color = false }: { ui?: string; color?: boolean } = {},
 ): string {
-  const unsynced = translations.filter((t) => t.state !== 'synced');
-  const described = unsynced.map(
-    (t) => `Translation ${t.name} ${t.state === NO_WORKFLOW ? 'has no workflow' : `is ${t.state}`}`,
-  );
-  const state =
-    view.state === 'ready' && unsynced.length ? `ready, but not synced: ${described.join('; ')}` : view.state;
-  const failed = unsynced.find((t) => t.lastError);
+  const { state, resources } = view;
   // A lasting condition (what an object waits for) has no time of its own: no empty "()" for it.
-  const error = view.lastError
-    ? describeError(view.lastError)
-    : failed?.lastError
-      ? `Translation ${failed.name}: ${describeError(failed.lastError)}`
-      : 'none';
-  const stateOf = new Map(translations.map((t) => [t.name, t.state]));
-  const resources = view.resources.map((r) =>
-    r.kind === 'Translation' ? { ...r, state: stateOf.get(r.id) ?? r.state } : r,
-  );
+  const error = view.lastError ? describeError(view.lastError) : 'none';
   const actions = view.actions.slice(-recentActions);
   return [
     `${id}${view.uid ? `  (uid ${view.uid})` : ''}`,
-    `  state:       ${color ? state.replace(view.state, colorState(view.state)) : state}`,
+    `  state:       ${color ? colorState(state) : state}`,
     `  last error:  ${error}`,
     ...(ui ? [`  temporal ui: ${ui}`] : []),
     '',
@@ -231,9 +190,7 @@ export function registerOperatorCommands(program: Command): void {
 function registerStatusCommand(program: Command): void {
   const command = program
     .command('status <target> [name]')
-    .description(
-      `show an object's lifecycle state (with its Translations' own), resources, last error and recent operator actions; ${TARGET_HELP}`,
-    )
+    .description(`show an object's lifecycle state, resources, last error and recent operator actions; ${TARGET_HELP}`)
     .option('--json', 'deprecated: use -o json');
   addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
     async (target: string, objectName: string | undefined, options: Flags & { json?: boolean }, self: Command) => {
@@ -245,17 +202,13 @@ function registerStatusCommand(program: Command): void {
       );
       const id = targetId([target, ...(objectName ? [objectName] : [])], flags);
       const temporal = loadTemporalConfig(options);
-      const { view, translations } = await withWorkflow(temporal, id, async (client) => {
-        const view = await client.workflow.getHandle(id).query(stateQuery);
-        return { view, translations: await translationStates(client, view) };
-      });
+      const view = await withWorkflow(temporal, id, (client) => client.workflow.getHandle(id).query(stateQuery));
       const ui = flags.link(temporal.namespace, id);
-      const data = { ...view, ...(translations.length ? { translations } : {}), ...(ui ? { ui } : {}) };
+      const data = { ...view, ...(ui ? { ui } : {}) };
       self
         .configureOutput()
         .writeOut?.(
-          serialize(data, flags.output) ??
-            formatStatus(id, view, translations, { ui, color: terminalOf(process.stdout).color }),
+          serialize(data, flags.output) ?? formatStatus(id, view, { ui, color: terminalOf(process.stdout).color }),
         );
     },
   );
