@@ -24,6 +24,8 @@ export interface FinalizeObjectInput {
    * skipping what MidoNet refuses; `orphan` leaves it in MidoNet. Each way the Translations are let go and deleted.
    */
   mode: 'delete' | 'force' | 'orphan';
+  /** Nothing is deleted before then (the late-write fence's last seconds, left to the activity by its workflow). */
+  notBefore?: string;
 }
 
 type KubernetesCalls = Pick<
@@ -155,7 +157,15 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
   }
 
   /** Every Translation of the object (found by its UID label), last first, then its back-reference. */
-  async function finalizeObject({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<{ finalized: number }> {
+  async function finalizeObject({
+    ref,
+    uid,
+    dependency,
+    mode,
+    notBefore,
+  }: FinalizeObjectInput): Promise<{ finalized: number }> {
+    const fence = notBefore ? Date.parse(notBefore) - Date.now() : 0;
+    if (fence > 0) await new Promise((resolve) => setTimeout(resolve, fence));
     const owned = await kubernetes.listOwnedTranslations({
       owner: { ...(ref as ObjectRef<'Node' | 'Pod' | 'Service' | 'Endpoints'>), uid },
     });

@@ -192,7 +192,8 @@ describe('steward worker as a process', () => {
       );
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(output).toContain('"backends":["midonet","kubernetes"]');
+      // The object group (an object's sync with its push) is built from the other two.
+      expect(output).toContain('"backends":["midonet","kubernetes","object"]');
       expect(output).toContain('"msg":"worker stopped"');
       expect(output).not.toContain('the-midonet-password');
     } finally {

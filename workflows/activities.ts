@@ -42,7 +42,8 @@ export const kubernetes = proxyLocalActivities<KubernetesActivities>({
  * `lateWriteMs` from the last push (object-lifecycle.ts).
  */
 export const objects = proxyLocalActivities<ObjectActivities>({
-  startToCloseTimeout: '60 seconds',
+  // Bounds how long a lost attempt can go on writing: the fence (machines/object.ts lateWriteMs) counts on it.
+  startToCloseTimeout: '30 seconds',
   retry: bounded,
 });
 

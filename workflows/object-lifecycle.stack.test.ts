@@ -236,9 +236,16 @@ describe('a workflow started with its observation and patches in its input', () 
       taskQueue: queue,
       workflowsPath: require.resolve('./index'),
       activities: {
-        applyObject: ({ projection }: { projection: NodeProjection }) => {
+        syncObject: ({ projection }: { projection: NodeProjection }) => {
           seen.push(projection.spec?.podCIDR ?? '');
-          return Promise.resolve({ outcome: 'applied', applied: [], terminating: [], notes: [] });
+          return Promise.resolve({
+            outcome: 'applied',
+            applied: [],
+            written: [],
+            stale: [],
+            terminating: [],
+            notes: [],
+          });
         },
         listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
       },

@@ -2,6 +2,7 @@
 // cluster (2 Nodes, 3 Pods, a Service and its Endpoints), a peer pod and a hand-written Translation pushed into the
 // in-process MidoNet emulator by the real client, recorded as the pusher records it.
 import type * as k8s from '@kubernetes/client-node';
+import { translationOwner } from '../../model/translation/model';
 import { createMidonetClient } from '../../activities/midonet';
 import { identify } from '../../activities/midonet/client';
 import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator, type StateDump } from '../../deploy/local/midonet';
@@ -48,6 +49,7 @@ function pushed(t: Translation, labels: Record<string, string> = {}): Translatio
       uid: `uid-${t.name}`,
       generation: 1,
       labels: { ...t.labels, ...labels },
+      ownerReferences: t.ownerReferences,
       finalizers: t.finalizers,
     },
     resources: t.resources,
@@ -85,7 +87,10 @@ beforeAll(async () => {
     { kind: 'PeerPod', namespace: 'default', name: 'pp-0' },
     { kind: 'Service', namespace: 'default', name: 'web' },
     { kind: 'Endpoints', namespace: 'default', name: 'web' },
-    ...translations.map((t) => ({ kind: 'Translation' as const, namespace: t.namespace, name: t.name })),
+    // Only the Translations no object owns have workflows of their own.
+    ...translations
+      .filter((t) => !translationOwner(t))
+      .map((t) => ({ kind: 'Translation' as const, namespace: t.namespace, name: t.name })),
   ];
   consistent = {
     tenant: cluster.tenant,

@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
-import type { ObjectRef } from '../../model/naming';
+import { workflowId, type ObjectRef } from '../../model/naming';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../model/translation/sample-cluster';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../../model/translation/types';
 import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
@@ -336,24 +336,25 @@ describe('taking over from midonet-kubernetes', () => {
     );
   });
 
-  it('rebuilds a record its workflow lost (terminated by hand) from status.childResources and MidoNet: nothing pushed again, nothing refused', async () => {
+  it("loses nothing with its owner's workflow (terminated by hand): the record is in status.childResources, the successor pushes nothing again, refuses nothing", async () => {
     const name = buggyRules()[0]!.translation;
-    const id = `translation/default/${name}`;
+    const owner = { kind: 'Endpoints' as const, namespace: 'default', name: 'web' };
+    const id = workflowId(owner);
     await h.admin.resetCounters();
-    await h.client.workflow.getHandle(id).terminate('the record is lost with its workflow');
-    // The starter's next re-list finds the Translation without a running workflow and starts one.
+    await h.client.workflow.getHandle(id).terminate('the workflow is lost');
+    // The starter's next re-list finds the Endpoints without a running workflow and starts one.
     const successor = await waitFor(`a new ${id}`, async () => {
       const run = await h.client.workflow.getHandle(id).describe();
       return run.status.name === 'RUNNING' ? run : undefined;
     });
-    await waitFor(
-      `${id} synced`,
-      async () => (await stateOf(h, { kind: 'Translation', namespace: 'default', name })).state === 'synced',
-    );
+    await waitFor(`${id} ready`, async () => (await stateOf(h, owner)).state === 'ready');
     const history = await h.client.workflow.getHandle(id, successor.runId).fetchHistory();
-    expect(
-      history.events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'pushTranslation'),
-    ).toBe(true);
+    const localActivities = (history.events ?? []).flatMap((e) =>
+      Object.values(e.markerRecordedEventAttributes?.details ?? {})
+        .flatMap((p) => p.payloads ?? [])
+        .flatMap((p) => /"activity_type"\s*:\s*"(\w+)"/.exec(Buffer.from(p.data ?? []).toString())?.[1] ?? []),
+    );
+    expect(localActivities).toContain('syncObject');
     expect(await writes()).toEqual({});
     const translation = (await listTranslations(h)).find((t) => t.metadata.name === name);
     expect(translation && readyOf(translation)).toBe(true);
