@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
-import { parseSettings, readableFile, settingLabel, type Flags, type Setting } from '../platform/settings';
+import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
+import { parseSettings, settingLabel, type Flags, type Setting } from '../platform/settings';
 import { cloudSettings, loadCloudConfig, type CloudConfig } from './cloud/config';
 import type { MidonetConnection } from './midonet/http';
 
@@ -30,7 +30,7 @@ export interface ActivitiesConfig {
 
 const schema = z
   .object({
-    kubeconfig: readableFile.optional(),
+    kubeconfig: kubeconfigFiles.optional(),
     midonetUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     midonetUsername: z.string().min(1).optional(),
     midonetPassword: z.string().min(1).optional(),

@@ -18,9 +18,13 @@ function applied(names: string[], terminating: string[] = [], stale: string[] = 
 }
 
 /** Fakes that log every call as `<activity> <translation name>`. */
-function fakes(applies: ApplyObjectResult[], push: (name: string, attempt: number) => number = () => 2) {
+function fakes(
+  applies: ApplyObjectResult[],
+  push: (name: string, attempt: number) => number = () => 2,
+  unsettledUntil?: string,
+) {
   const calls: string[] = [];
-  const statuses: { name: string; ready: string; reason: string }[] = [];
+  const statuses: { name: string; ready: string; reason: string; unverified?: boolean }[] = [];
   const attempts = new Map<string, number>();
   const nameOf = (ref: ObjectRef) => ref.name;
   const deps = {
@@ -29,15 +33,29 @@ function fakes(applies: ApplyObjectResult[], push: (name: string, attempt: numbe
         calls.push('applyObject');
         return Promise.resolve(applies.shift()!);
       },
-      recordTranslationStatus: ({ ref, ready }: { ref: ObjectRef; ready: { status: string; reason: string } }) => {
-        statuses.push({ name: nameOf(ref), ready: ready.status, reason: ready.reason });
+      recordTranslationStatus: ({
+        ref,
+        ready,
+        unverified,
+      }: {
+        ref: ObjectRef;
+        ready: { status: string; reason: string };
+        unverified?: boolean;
+      }) => {
+        statuses.push({
+          name: nameOf(ref),
+          ready: ready.status,
+          reason: ready.reason,
+          ...(unverified ? { unverified } : {}),
+        });
         return Promise.resolve({ found: false as const });
       },
       releaseFinalizer: ({ ref }: { ref: ObjectRef }) => {
         calls.push(`releaseFinalizer ${nameOf(ref)}`);
         return Promise.resolve({ released: true as const });
       },
-      listOwnedTranslations: () => Promise.resolve([written('a'), written('b')]),
+      listOwnedTranslations: () =>
+        Promise.resolve([written('a'), { ...written('b'), ...(unsettledUntil ? { unsettledUntil } : {}) }]),
       removeTranslation: ({ ref }: { ref: ObjectRef }) => {
         calls.push(`removeTranslation ${nameOf(ref)}`);
         return Promise.resolve();
@@ -124,13 +142,17 @@ describe("an object's sync: apply, push, report", () => {
     expect(calls.filter((c) => c.startsWith('push'))).toEqual([]);
   });
 
-  it('a translation that waits or is invalid is answered as it is, nothing pushed', async () => {
-    const { activities, calls } = fakes([{ outcome: 'wait', reason: 'Node node-1 does not exist (yet)' }]);
+  it('a translation that waits is answered as it is, nothing pushed; what it had pushed is no longer claimed Ready', async () => {
+    const { activities, calls, statuses } = fakes([{ outcome: 'wait', reason: 'Node node-1 does not exist (yet)' }]);
     await expect(activities.syncObject(input)).resolves.toEqual({
       outcome: 'wait',
       reason: 'Node node-1 does not exist (yet)',
     });
     expect(calls).toEqual(['applyObject']);
+    expect(statuses).toEqual([
+      { name: 'a', ready: 'False', reason: 'WaitingForDependency', unverified: true },
+      { name: 'b', ready: 'False', reason: 'WaitingForDependency', unverified: true },
+    ]);
   });
 });
 
@@ -165,5 +187,24 @@ describe("an object's finalization", () => {
     await force.activities.finalizeObject({ ref: pod, uid: 'pod-uid', dependency: pod, mode: 'force' });
     expect(force.calls.filter((c) => c.startsWith('delete'))).toEqual(['delete b (force)', 'delete a (force)']);
     expect(force.calls).not.toContain('removeReferrer');
+  });
+
+  it("waits for nothing and does nothing while a lost push's writes may land for long: it says until when", async () => {
+    const until = new Date(Date.now() + 40_000).toISOString();
+    const { activities, calls } = fakes([], () => 2, until);
+    await expect(activities.finalizeObject({ ref: pod, uid: 'pod-uid', mode: 'delete' })).resolves.toEqual({
+      finalized: 0,
+      unsettledUntil: until,
+    });
+    expect(calls).toEqual([]);
+    // A short one is the deletion's own wait (activities/midonet/push.ts), and orphan writes nothing to MidoNet.
+    const soon = fakes([], () => 2, new Date(Date.now() + 2_000).toISOString());
+    await expect(soon.activities.finalizeObject({ ref: pod, uid: 'pod-uid', mode: 'delete' })).resolves.toEqual({
+      finalized: 2,
+    });
+    const orphan = fakes([], () => 2, until);
+    await expect(orphan.activities.finalizeObject({ ref: pod, uid: 'pod-uid', mode: 'orphan' })).resolves.toEqual({
+      finalized: 2,
+    });
   });
 });

@@ -24,9 +24,16 @@ export interface FinalizeObjectInput {
    * skipping what MidoNet refuses; `orphan` leaves it in MidoNet. Each way the Translations are let go and deleted.
    */
   mode: 'delete' | 'force' | 'orphan';
-  /** Nothing is deleted before then (the late-write fence's last seconds, left to the activity by its workflow). */
-  notBefore?: string;
 }
+
+export interface FinalizeObjectResult {
+  finalized: number;
+  /** Nothing was done: a lost push attempt's writes may land until then (its Translation's fence). */
+  unsettledUntil?: string;
+}
+
+/** What the deletion of one Translation waits for itself (push.ts); a longer wait is the workflow's timer. */
+const LOCAL_WAIT_MS = 6_000;
 
 type KubernetesCalls = Pick<
   KubernetesActivities,
@@ -117,6 +124,26 @@ async function pushAll(deps: ObjectActivityDeps, written: WrittenTranslation[]):
   }
 }
 
+/**
+ * The object waits for its dependency (a Pod's Node gone, its bridge with it): what its Translations pushed may be gone
+ * too, so none of them says Ready, nor claims its resources synced, until it is pushed again.
+ */
+async function unverifyOwned({ kubernetes }: ObjectActivityDeps, { ref, uid }: ApplyObjectInput, reason: string) {
+  const owned = await kubernetes.listOwnedTranslations({
+    owner: { ...(ref as ObjectRef<'Node' | 'Pod' | 'Service' | 'Endpoints'>), uid },
+  });
+  const waiting = { status: 'False' as const, reason: Reason.WaitingForDependency, message: reason };
+  for (const { key, uid: translationUid, generation } of owned)
+    await kubernetes.recordTranslationStatus({
+      ref: translationRef(key),
+      uid: translationUid,
+      generation,
+      ready: waiting,
+      synced: waiting,
+      unverified: true,
+    });
+}
+
 /** Deletes what one Translation pushed (unless orphaned), then lets it go and deletes it. */
 async function finalizeOne(
   { kubernetes, midonet }: ObjectActivityDeps,
@@ -149,6 +176,7 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
       for (const t of result.written.filter((w) => terminating.has(w.key))) await finalizeOne(deps, t, 'delete');
       result = await kubernetes.applyObject(input);
     }
+    if (result.outcome === 'wait') await unverifyOwned(deps, input, result.reason);
     if (result.outcome !== 'applied' || result.terminating.length > 0) return result;
     const pushed = await pushAll(deps, result.written);
     // Made before broken: what is no longer wanted goes once what replaces it is there.
@@ -157,18 +185,18 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
   }
 
   /** Every Translation of the object (found by its UID label), last first, then its back-reference. */
-  async function finalizeObject({
-    ref,
-    uid,
-    dependency,
-    mode,
-    notBefore,
-  }: FinalizeObjectInput): Promise<{ finalized: number }> {
-    const fence = notBefore ? Date.parse(notBefore) - Date.now() : 0;
-    if (fence > 0) await new Promise((resolve) => setTimeout(resolve, fence));
+  /**
+   * Every Translation of the object (found by its UID label), last first, then its back-reference. When a push attempt
+   * lost with its worker may still have writes landing for longer than a local activity should wait, nothing is done
+   * yet: the answer says until when, and the workflow waits with a timer.
+   */
+  async function finalizeObject({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<FinalizeObjectResult> {
     const owned = await kubernetes.listOwnedTranslations({
       owner: { ...(ref as ObjectRef<'Node' | 'Pod' | 'Service' | 'Endpoints'>), uid },
     });
+    const until = owned.map((t) => t.unsettledUntil ?? '').reduce((a, b) => (a > b ? a : b), '');
+    if (mode !== 'orphan' && until && Date.parse(until) - Date.now() > LOCAL_WAIT_MS)
+      return { finalized: 0, unsettledUntil: until };
     for (const translation of [...owned].reverse()) await finalizeOne(deps, translation, mode);
     if (dependency && mode === 'delete') await kubernetes.removeReferrer({ dependency, referrer: ref });
     return { finalized: owned.length };

@@ -11,7 +11,7 @@ const recorded = (name: string) =>
 
 describe('a history cut into its steps', () => {
   it('gives one step per workflow task, and every event to exactly one step', () => {
-    const events = recorded('listed-pod-deleted');
+    const events = recorded('object-pod-deleted');
     const steps = historySteps(events);
     expect(steps).toHaveLength(3);
     expect(steps.reduce((sum, step) => sum + stepEvents(step), 0)).toBe(events.length);
@@ -29,7 +29,7 @@ describe('a history cut into its steps', () => {
   });
 
   it('counts an activity: scheduled by one step, its start and completion wake the next', () => {
-    const steps = historySteps(recorded('listed-deleted'));
+    const steps = historySteps(recorded('deleted'));
     expect(steps[0]!.commands).toContain('ACTIVITY_TASK_SCHEDULED (pushTranslation)');
     expect(steps[1]!.wokenBy).toEqual(['ACTIVITY_TASK_STARTED', 'ACTIVITY_TASK_COMPLETED']);
   });
@@ -48,6 +48,6 @@ describe('a history cut into its steps', () => {
   });
 
   it('prints a table with the total in its title', () => {
-    expect(stepsTable('a Pod', historySteps(recorded('listed-pod-deleted')))).toMatch(/^### a Pod: 21 events\n/);
+    expect(stepsTable('a Pod', historySteps(recorded('object-pod-deleted')))).toMatch(/^### a Pod: 21 events\n/);
   });
 });

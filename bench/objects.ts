@@ -479,8 +479,6 @@ export async function runObjectsScenario(
     lease: { leaseDurationSeconds, renewSeconds },
     workerProcesses,
     maxCachedWorkflows: cache,
-    // As deployed: the machines' own timings (the late-write fence included).
-    timings: {},
   });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {

@@ -14,6 +14,7 @@ import { createMidonetClient, identify, type MidonetClient } from '../activities
 import { kinds } from '../activities/midonet/kinds';
 import { validateResources } from '../activities/midonet/validate';
 import { loadWorkerConfig, workerSettings } from './worker';
+import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { TRANSLATION_API, workflowId } from '../model/naming';
 import { dependencyOf, translateWithDependency } from '../model/translation/dependency';
@@ -287,6 +288,7 @@ const adoptFlags = z.object({
   dryRun: z.boolean().default(false),
   timeout: duration.default(10 * 60_000),
   tenant: z.string().min(1, 'must not be empty').default(DEFAULT_TENANT),
+  context: z.string().min(1, 'must not be empty').optional(),
 });
 
 export function registerAdoptCommand(program: Command): void {
@@ -297,7 +299,8 @@ export function registerAdoptCommand(program: Command): void {
     )
     .option('--dry-run', 'only report; change nothing and do not wait')
     .option('--timeout <duration>', 'how long to wait for every Translation to be Ready, e.g. 90s, 10m (default 10m)')
-    .option('--tenant <name>', `the cluster's MidoNet tenant (MIDONETKUBE_TENANT; default ${DEFAULT_TENANT})`);
+    .option('--tenant <name>', `the cluster's MidoNet tenant (MIDONETKUBE_TENANT; default ${DEFAULT_TENANT})`)
+    .option('--context <name>', "kubeconfig context of the cluster (default: the kubeconfig's current context)");
   addSettingFlags(command, adoptSettings).action(
     async (options: Flags & { dryRun?: boolean; timeout?: string }, self: Command) => {
       const flags = adoptFlags.safeParse(options);
@@ -310,9 +313,8 @@ export function registerAdoptCommand(program: Command): void {
         throw new Error(
           `adopt: MidoNet is needed: --midonet-url / ${workerSettings.midonetUrl.env}, with a user and ${workerSettings.midonetPassword.env}`,
         );
-      const kubeConfig = new k8s.KubeConfig();
-      if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
-      else kubeConfig.loadFromDefault();
+      const kubeConfig = loadKubeConfig(config.kubeconfig, flags.data.context);
+      if (!kubeConfig) throw new Error('adopt: no cluster: give --kubeconfig / KUBECONFIG');
       const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
       const list = async () =>
         ((await custom.listClusterCustomObject({ ...TRANSLATION_API })) as { items: ListedTranslation[] }).items;

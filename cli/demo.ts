@@ -4,7 +4,14 @@ import * as k8s from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { EmulatorAdmin, StackInfo } from '../deploy/local';
-import { GLOBAL_MIDONET_WORKFLOW_ID, PEERPOD_API, TRANSLATION_API, workflowId, type ObjectRef } from '../model/naming';
+import {
+  GLOBAL_MIDONET_WORKFLOW_ID,
+  PEERPOD_API,
+  TRANSLATION_API,
+  temporalUiLink,
+  workflowId,
+  type ObjectRef,
+} from '../model/naming';
 import { translate, type NodeProjection, type ServiceProjection } from '../model/translation';
 import { sampleCluster, type SampleCluster } from '../model/translation/sample-cluster';
 import { KATA_REMOTE, project } from '../starter/controller';
@@ -486,7 +493,7 @@ class Demo {
       return;
     }
     this.out(
-      `\n${title} in the Temporal UI:\n${ids.map((id) => `  ${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(id)}\n`).join('')}`,
+      `\n${title} in the Temporal UI:\n${ids.map((id) => `  ${temporalUiLink(uiUrl, namespace, id)}\n`).join('')}`,
     );
   }
 }

@@ -1,29 +1,9 @@
-import { Command } from 'commander';
-import { registerAdoptCommand } from './adopt';
-import { registerBundleCommand } from './bundle';
-import { registerDemoCommand } from './demo';
-import { registerOperatorCommands } from './operator';
-import { registerStarterCommand } from './starter';
-import { registerSweepCommand } from './sweep';
-import { registerUpCommand } from './up';
-import { registerWorkerCommand } from './worker';
+import { stewardProgram } from './program';
 
-/**
- * The `steward` command line (bin/steward.cjs runs this file): one module per command. `up` and `demo` load the
- * embedded development stack only when they run, so the other commands work where it is absent (the image).
- */
-const program = new Command('steward').description('Drive Kubernetes object lifecycles into backends, durably.');
-
-registerUpCommand(program);
-registerWorkerCommand(program);
-registerOperatorCommands(program);
-registerStarterCommand(program);
-registerDemoCommand(program);
-registerSweepCommand(program);
-registerAdoptCommand(program);
-registerBundleCommand(program);
-
-program.parseAsync(process.argv).catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+/** `steward` (bin/steward.cjs runs this file): the commands of program.ts, an error as one line on stderr, exit 1. */
+stewardProgram()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });

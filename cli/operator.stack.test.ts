@@ -9,7 +9,7 @@ import { type RunningWorker } from '../worker';
 import { runWorker } from './worker';
 import { loadWorkerConfig } from './worker';
 import { testActivities } from '../test/support/probe-activities';
-import { finish, operatorStandIn, stateStandIn } from '../test/support/probe-workflows';
+import { finish, operatorStandIn } from '../test/support/probe-workflows';
 import { stateQuery, type LifecycleStateView } from '../model/messages';
 import { parseObjectRef, workflowId } from '../model/naming';
 import { registerOperatorCommands } from './operator';
@@ -97,53 +97,12 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
     expect(view.actions.map((a) => a.action)).toEqual(['cleanup', 'pause', 'refresh', 'resume']);
   });
 
-  it("status of a ready Pod asks its Translations' workflows: not ready while one is stuck or has none, the last error is the stuck one's", async () => {
-    const pod = { kind: 'Pod' as const, namespace, name: 'db' };
-    const translations = [`${namespace}/pod.4.db`, `${namespace}/pod-mac.4.db`];
-    const lastError = {
-      reason: 'MidonetUnavailable',
-      message: 'MidoNet API did not answer',
-      at: '2025-01-01T00:00:02Z',
-    };
-    const start = (workflowId: string, view: LifecycleStateView) =>
-      running.client.workflow
-        .start(stateStandIn, { taskQueue, workflowId, args: [view] })
-        .then((h) => standIns.push(h));
-    await start(workflowId(pod), {
-      ref: pod,
-      state: 'ready',
-      resources: translations.map((id) => ({ kind: 'Translation', id, state: 'applied' })),
-      actions: [],
-    });
-    // The second Translation has no workflow at all (issue 10's bench: written, never started).
-    await start(`translation/${translations[0]}`, {
-      ref: { kind: 'Translation', namespace, name: 'pod.4.db' },
-      state: 'stuck',
-      resources: [],
-      lastError,
-      actions: [],
-    });
-
-    const out = await steward('status', 'pod', `${namespace}/db`);
-    expect(out).toContain(
-      `  state:       ready, but not synced: Translation ${translations[0]} is stuck; Translation ${translations[1]} has no workflow\n`,
-    );
-    expect(out).toContain(
-      `  last error:  Translation ${translations[0]}: MidonetUnavailable: MidoNet API did not answer (2025-01-01T00:00:02Z)\n`,
-    );
-    const json = JSON.parse(await steward('status', 'pod', `${namespace}/db`, '--json')) as LifecycleStateView & {
-      translations: unknown;
-    };
-    expect(json.state).toBe('ready');
-    expect(json.translations).toEqual([
-      { name: translations[0], state: 'stuck', lastError },
-      { name: translations[1], state: 'no workflow' },
-    ]);
-  });
-
-  it('names the workflow when there is none', async () => {
+  it('names the workflow when there is none; for a Translation, says that its owner may push it', async () => {
     await expect(steward('status', 'pod', `${namespace}/missing`)).rejects.toThrow(
       `no workflow pod/${namespace}/missing in namespace default at ${address}`,
+    );
+    await expect(steward('status', 'translation', `${namespace}/pod.4.db`)).rejects.toThrow(
+      "a Translation a Node, Pod, Service or Endpoints owns has no workflow of its own: ask its owner's",
     );
   });
 

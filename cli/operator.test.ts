@@ -1,8 +1,6 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Command } from 'commander';
 import type { LifecycleStateView } from '../model/messages';
-import { partialFake } from '../starter/controller/testing/fakes';
-import { formatStatus, registerOperatorCommands, translationStates } from './operator';
+import { formatStatus, registerOperatorCommands } from './operator';
 import { registerWorkerCommand } from './worker';
 import { startWorker } from '../worker';
 import { connectClient } from '../platform/temporal-connection';
@@ -145,86 +143,35 @@ describe('status output', () => {
   });
 });
 
-describe("status of an object: its Translations' own state", () => {
-  const stuck = { reason: 'MidonetUnavailable', message: 'MidoNet API did not answer', at: '2026-11-26T06:00:00Z' };
+describe("status of an object: its own workflow's view, since that workflow pushes its Translations", () => {
+  const stuck = {
+    reason: 'MidonetUnavailable',
+    message: 'Translation ns/pod.4.web: MidoNet API did not answer',
+    at: '2026-11-26T06:00:00Z',
+  };
   const pod: LifecycleStateView = {
     ref: { kind: 'Pod', namespace: 'ns', name: 'web' },
     state: 'ready',
     resources: [
       { kind: 'Translation', id: 'ns/pod.4.web', state: 'applied' },
-      { kind: 'Translation', id: 'ns/pod-mac.4.web', state: 'applied' },
+      { kind: 'MidoNet', id: "2 resources, listed in the Translations' status", state: 'synced' },
     ],
     actions: [],
   };
-  const translation = (state: string, lastError?: typeof stuck): LifecycleStateView => ({
-    ref: { kind: 'Translation', name: 'x' },
-    state,
-    resources: [],
-    actions: [],
-    ...(lastError ? { lastError } : {}),
-  });
-  /** A client whose only verb is the `state` query of the workflows in `answers` (an Error is thrown). */
-  const clientAnswering = (answers: Record<string, LifecycleStateView | Error>) =>
-    partialFake<Client>('client', {
-      workflow: partialFake<Client['workflow']>('client.workflow', {
-        getHandle: ((id: string) =>
-          partialFake('handle', {
-            query: () => (answers[id] instanceof Error ? Promise.reject(answers[id]) : Promise.resolve(answers[id])),
-          })) as unknown as Client['workflow']['getHandle'],
-      }),
-    });
 
-  it("asks each Translation's workflow; one without a workflow says so, one that cannot answer says why", async () => {
-    const client = clientAnswering({
-      'translation/ns/pod.4.web': translation('stuck', stuck),
-      'translation/ns/pod-mac.4.web': new WorkflowNotFoundError('not found', 'translation/ns/pod-mac.4.web', undefined),
-    });
-    expect(await translationStates(client, pod)).toEqual([
-      { name: 'ns/pod.4.web', state: 'stuck', lastError: stuck },
-      { name: 'ns/pod-mac.4.web', state: 'no workflow' },
-    ]);
-    const silent = clientAnswering({
-      'translation/ns/pod.4.web': new Error('no poller'),
-      'translation/ns/pod-mac.4.web': translation('synced'),
-    });
-    expect((await translationStates(silent, pod))[0]).toEqual({ name: 'ns/pod.4.web', state: 'unknown (no poller)' });
-  });
-
-  it('a ready object whose Translation is stuck is not shown ready: the state and the last error name the Translation', () => {
-    const out = formatStatus('pod/ns/web', pod, [
-      { name: 'ns/pod.4.web', state: 'stuck', lastError: stuck },
-      { name: 'ns/pod-mac.4.web', state: 'synced' },
-    ]);
-    expect(out).toContain('  state:       ready, but not synced: Translation ns/pod.4.web is stuck\n');
-    expect(out).toContain(
-      '  last error:  Translation ns/pod.4.web: MidonetUnavailable: MidoNet API did not answer (2026-11-26T06:00:00Z)\n',
-    );
-    expect(out).toMatch(/Translation +ns\/pod\.4\.web +stuck\n/);
-    expect(out).toMatch(/Translation +ns\/pod-mac\.4\.web +synced\n/);
-  });
-
-  it('names every Translation that is not synced, a missing workflow too', () => {
-    const out = formatStatus('pod/ns/web', pod, [
-      { name: 'ns/pod.4.web', state: 'pushing' },
-      { name: 'ns/pod-mac.4.web', state: 'no workflow' },
-    ]);
-    expect(out).toContain(
-      '  state:       ready, but not synced: Translation ns/pod.4.web is pushing; Translation ns/pod-mac.4.web has no workflow\n',
-    );
+  it('a ready object says ready, with its Translations and what is in MidoNet', () => {
+    const out = formatStatus('pod/ns/web', pod);
+    expect(out).toContain('  state:       ready\n');
     expect(out).toContain('  last error:  none\n');
+    expect(out).toMatch(/Translation +ns\/pod\.4\.web +applied\n/);
+    expect(out).toMatch(/MidoNet +2 resources, listed in the Translations' status +synced\n/);
   });
 
-  it("is ready when every Translation is synced; an error of its own comes before a Translation's", () => {
-    const synced = [
-      { name: 'ns/pod.4.web', state: 'synced' },
-      { name: 'ns/pod-mac.4.web', state: 'synced' },
-    ];
-    expect(formatStatus('pod/ns/web', pod, synced)).toContain('  state:       ready\n');
-    const own = { reason: 'WaitingForDependency', message: 'Node node-1 does not exist (yet)', at: '' };
-    const waiting = formatStatus('pod/ns/web', { ...pod, state: 'waitingForDependency', lastError: own }, [
-      { name: 'ns/pod.4.web', state: 'stuck', lastError: stuck },
-    ]);
-    expect(waiting).toContain('  state:       waitingForDependency\n');
-    expect(waiting).toContain('  last error:  WaitingForDependency: Node node-1 does not exist (yet)\n');
+  it('a stuck push shows the object stuck, its last error naming the Translation', () => {
+    const out = formatStatus('pod/ns/web', { ...pod, state: 'stuck', lastError: stuck });
+    expect(out).toContain('  state:       stuck\n');
+    expect(out).toContain(
+      '  last error:  MidonetUnavailable: Translation ns/pod.4.web: MidoNet API did not answer (2026-11-26T06:00:00Z)\n',
+    );
   });
 });

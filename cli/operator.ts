@@ -19,7 +19,9 @@ import {
   type LifecycleError,
   type LifecycleStateView,
 } from '../model/messages';
-import { parseObjectRef, workflowId } from '../model/naming';
+import { parseTarget, workflowId } from '../model/naming';
+import { addObjectFlags, readObjectFlags, type ObjectFlags } from './object-flags';
+import { colorState, serialize, terminalOf } from './output';
 
 /**
  * The operator's commands: the operator actions (cleanup, pause, resume, refresh: the workflows' Updates, so a
@@ -39,18 +41,31 @@ async function withWorkflow<T>(config: TemporalConfig, id: string, use: (client:
     return await use(client);
   } catch (error) {
     if (error instanceof WorkflowNotFoundError)
-      throw new Error(`no workflow ${id} in namespace ${config.namespace} at ${config.address}`);
+      throw new Error(
+        `no workflow ${id} in namespace ${config.namespace} at ${config.address}${id.startsWith('translation/') ? TRANSLATION_HINT : ''}`,
+      );
     throw error;
   } finally {
     await client.connection.close();
   }
 }
 
+/** One workflow per object: a Translation an object owns is pushed by that object's workflow, not its own. */
+const TRANSLATION_HINT =
+  "; a Translation a Node, Pod, Service or Endpoints owns has no workflow of its own: ask its owner's (its ownerReferences name it)";
+
 interface ActionOptions extends Flags {
   reason?: string;
   by?: string;
   mode?: string;
 }
+
+/** The object the words name (`pod/nginx -n web`, `pod web/nginx`, `pod/web/nginx`): its workflow id. */
+const targetId = (words: string[], flags: ObjectFlags) =>
+  workflowId(parseTarget(words, flags.namespace, flags.defaultNamespace));
+
+const TARGET_HELP =
+  '<target> is kind/name with -n (pod/nginx -n web), or the older kind namespace/name; a Node has no namespace';
 
 function registerAction<R>(
   program: Command,
@@ -60,14 +75,15 @@ function registerAction<R>(
   schema: z.ZodType<R>,
 ) {
   const command = program
-    .command(`${name} <kind> <target>`)
-    .description(`${description}; <target> is <namespace>/<name>, or <name> for a Node`)
+    .command(`${name} <target> [name]`)
+    .description(`${description}; ${TARGET_HELP}`)
     .option('--reason <text>', 'why (recorded in the workflow with who asked)')
     .option('--by <who>', 'who asks (default $USER@hostname)');
   if (name === 'cleanup') command.option('--mode <mode>', `${cleanupModes.join(' | ')} (default retry)`);
-  addSettingFlags(command, temporalSettings).action(
-    async (kind: string, target: string, options: ActionOptions, self: Command) => {
-      const id = workflowId(parseObjectRef(kind, target));
+  addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
+    async (target: string, objectName: string | undefined, options: ActionOptions, self: Command) => {
+      const flags = readObjectFlags(name, options, ['json', 'yaml']);
+      const id = targetId([target, ...(objectName ? [objectName] : [])], flags);
       const request = schema.safeParse({
         reason: options.reason ?? '',
         requestedBy: options.by ?? defaultRequester(),
@@ -88,7 +104,12 @@ function registerAction<R>(
           throw error;
         }
       });
-      self.configureOutput().writeOut?.(`${name} ${id}: accepted in state ${result.state}: ${result.message}\n`);
+      self
+        .configureOutput()
+        .writeOut?.(
+          serialize({ workflowId: id, action: name, ...result }, flags.output) ??
+            `${name} ${id}: accepted in state ${result.state}: ${result.message}\n`,
+        );
     },
   );
 }
@@ -107,67 +128,26 @@ export function table(header: string[], rows: string[][]): string {
 }
 
 const recentActions = 10;
-const NO_WORKFLOW = 'no workflow';
-
-/** A Translation an object applied, as its own workflow (the pusher) reports it. */
-export interface TranslationState {
-  /** `<namespace>/<name>`. */
-  name: string;
-  /** The pusher's state; `no workflow` when there is none, `unknown (…)` when it could not be asked. */
-  state: string;
-  lastError?: LifecycleError;
-}
-
-/**
- * An object's workflow knows only that it applied its Translations; whether they are in MidoNet is each one's
- * pusher's to say. Asked here rather than told to the object's workflow, which would cost it history events per push.
- */
-export async function translationStates(client: Client, view: LifecycleStateView): Promise<TranslationState[]> {
-  return Promise.all(
-    view.resources
-      .filter((r) => r.kind === 'Translation')
-      .map(async ({ id: name }): Promise<TranslationState> => {
-        try {
-          const { state, lastError } = await client.workflow
-            .getHandle(workflowId(parseObjectRef('Translation', name)))
-            .query(stateQuery);
-          return { name, state, ...(lastError ? { lastError } : {}) };
-        } catch (error) {
-          return {
-            name,
-            state: error instanceof WorkflowNotFoundError ? NO_WORKFLOW : `unknown (${(error as Error).message})`,
-          };
-        }
-      }),
-  );
-}
-
 const describeError = (e: LifecycleError) => `${e.reason}: ${e.message}${e.at ? ` (${e.at})` : ''}`;
 
-/** The `state` query as a person reads it: `ready` only when every Translation of the object is synced too. */
-export function formatStatus(id: string, view: LifecycleStateView, translations: TranslationState[] = []): string {
-  const unsynced = translations.filter((t) => t.state !== 'synced');
-  const described = unsynced.map(
-    (t) => `Translation ${t.name} ${t.state === NO_WORKFLOW ? 'has no workflow' : `is ${t.state}`}`,
-  );
-  const state =
-    view.state === 'ready' && unsynced.length ? `ready, but not synced: ${described.join('; ')}` : view.state;
-  const failed = unsynced.find((t) => t.lastError);
+/**
+ * The `state` query as a person reads it. An object's workflow pushes its Translations itself, so its state says
+ * what MidoNet holds: `ready` is pushed.
+ */
+export function formatStatus(
+  id: string,
+  view: LifecycleStateView,
+  { ui, color = false }: { ui?: string; color?: boolean } = {},
+): string {
+  const { state, resources } = view;
   // A lasting condition (what an object waits for) has no time of its own: no empty "()" for it.
-  const error = view.lastError
-    ? describeError(view.lastError)
-    : failed?.lastError
-      ? `Translation ${failed.name}: ${describeError(failed.lastError)}`
-      : 'none';
-  const stateOf = new Map(translations.map((t) => [t.name, t.state]));
-  const resources = view.resources.map((r) =>
-    r.kind === 'Translation' ? { ...r, state: stateOf.get(r.id) ?? r.state } : r,
-  );
+  const error = view.lastError ? describeError(view.lastError) : 'none';
   const actions = view.actions.slice(-recentActions);
   return [
     `${id}${view.uid ? `  (uid ${view.uid})` : ''}`,
-    `  state:       ${state}`,
+    `  state:       ${color ? colorState(state) : state}`,
     `  last error:  ${error}`,
+    ...(ui ? [`  temporal ui: ${ui}`] : []),
     '',
     resources.length
       ? `resources\n${table(
@@ -204,23 +184,32 @@ export function registerOperatorCommands(program: Command): void {
     operatorRequestSchema,
   );
 
-  addSettingFlags(
-    program
-      .command('status <kind> <target>')
-      .description(
-        "show an object's lifecycle state (with its Translations' own), resources, last error and recent operator actions",
-      )
-      .option('--json', "print the state query's answer as JSON, with its Translations' states"),
-    temporalSettings,
-  ).action(async (kind: string, target: string, options: Flags & { json?: boolean }, self: Command) => {
-    const id = workflowId(parseObjectRef(kind, target));
-    const { view, translations } = await withWorkflow(loadTemporalConfig(options), id, async (client) => {
-      const view = await client.workflow.getHandle(id).query(stateQuery);
-      return { view, translations: await translationStates(client, view) };
-    });
-    const json = { ...view, ...(translations.length ? { translations } : {}) };
-    self
-      .configureOutput()
-      .writeOut?.(options.json ? `${JSON.stringify(json, null, 2)}\n` : formatStatus(id, view, translations));
-  });
+  registerStatusCommand(program);
+}
+
+function registerStatusCommand(program: Command): void {
+  const command = program
+    .command('status <target> [name]')
+    .description(`show an object's lifecycle state, resources, last error and recent operator actions; ${TARGET_HELP}`)
+    .option('--json', 'deprecated: use -o json');
+  addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
+    async (target: string, objectName: string | undefined, options: Flags & { json?: boolean }, self: Command) => {
+      if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
+      const flags = readObjectFlags(
+        'status',
+        { ...options, output: options.output ?? (options.json ? 'json' : undefined) },
+        ['json', 'yaml'],
+      );
+      const id = targetId([target, ...(objectName ? [objectName] : [])], flags);
+      const temporal = loadTemporalConfig(options);
+      const view = await withWorkflow(temporal, id, (client) => client.workflow.getHandle(id).query(stateQuery));
+      const ui = flags.link(temporal.namespace, id);
+      const data = { ...view, ...(ui ? { ui } : {}) };
+      self
+        .configureOutput()
+        .writeOut?.(
+          serialize(data, flags.output) ?? formatStatus(id, view, { ui, color: terminalOf(process.stdout).color }),
+        );
+    },
+  );
 }

@@ -13,7 +13,9 @@ import type { sweep } from '../workflows/sweep';
 import { REPORT_HEADER, reportRows, SWEEP_BACKENDS, type SweepProgress, type SweepReport } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { backendList, duration } from '../starter/sweep-schedule';
+import { checkFlags, outputFormat } from './object-flags';
 import { table } from './operator';
+import { serialize } from './output';
 
 /**
  * `steward sweep`: runs the orphan sweeper now (`gc/sweep/manual-<time>`, the Schedule's workflow), draws its
@@ -28,6 +30,7 @@ const sweepFlags = z.object({
   grace: duration.default(10 * 60_000),
   backends: backendList.default([...SWEEP_BACKENDS]),
   tenant: z.string().min(1, 'must not be empty').default(DEFAULT_TENANT),
+  output: outputFormat(['json', 'yaml']).optional(),
 });
 
 const phaseText: Record<SweepProgress['phase'], string> = {
@@ -131,14 +134,14 @@ export function registerSweepCommand(program: Command): void {
     )
     .option('--backends <list>', `comma-separated: ${SWEEP_BACKENDS.join(', ')} (default all)`)
     .option('--tenant <name>', `Steward's MidoNet tenant (default ${DEFAULT_TENANT})`)
-    .option('--json', 'print the report as JSON');
+    .option('-o, --output <format>', 'json or yaml: print the report so (default: text for a person)')
+    .option('--json', 'deprecated: use -o json');
   addSettingFlags(command, temporalSettings).action(async (options: Flags & { json?: boolean }, self: Command) => {
-    const flags = sweepFlags.safeParse(options);
-    if (!flags.success)
-      throw new Error(
-        `sweep: ${flags.error.issues.map((i) => `--${String(i.path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`).join('; ')}`,
-      );
-    const { grace, backends, dryRun, tenant } = flags.data;
+    if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
+    const { grace, backends, dryRun, tenant, output } = checkFlags('sweep', sweepFlags, {
+      ...options,
+      output: options.output ?? (options.json ? 'json' : undefined),
+    });
     if (backends.length === 0) throw new Error('sweep: --backends: none leaves nothing to sweep');
     const temporal = loadTemporalConfig(options);
     const client = await connectClient(temporal);
@@ -154,15 +157,12 @@ export function registerSweepCommand(program: Command): void {
       const out = (text: string) => self.configureOutput().writeOut?.(text);
       try {
         const report = await follow(handle, progressDisplay(process.stderr));
-        out(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(id, report));
+        out(serialize(report, output) ?? formatReport(id, report));
       } catch (error) {
         const cause = error instanceof WorkflowFailedError ? error.cause : undefined;
         if (cause instanceof ApplicationFailure && cause.type === 'SweepIncomplete') {
-          out(
-            options.json
-              ? `${JSON.stringify(cause.details?.[0], null, 2)}\n`
-              : formatReport(id, cause.details?.[0] as SweepReport),
-          );
+          const report = cause.details?.[0] as SweepReport;
+          out(serialize(report, output) ?? formatReport(id, report));
           throw new Error(`sweep ${id} incomplete: ${cause.message}`);
         }
         throw new Error(

@@ -117,7 +117,7 @@ describe('worker configuration', () => {
   });
 
   it('reads the Temporal settings alone for the operator commands, ignoring worker variables', () => {
-    expect(loadTemporalConfig({ namespace: 'ops' }, { STEWARD_HTTP_PORT: 'not a port' })).toEqual({
+    expect(loadTemporalConfig({ temporalNamespace: 'ops' }, { STEWARD_HTTP_PORT: 'not a port' })).toEqual({
       address: '127.0.0.1:7233',
       namespace: 'ops',
       tls: undefined,

@@ -41,6 +41,8 @@ export interface WrittenTranslation {
   key: string;
   uid: string;
   generation: number;
+  /** A push attempt lost with its worker may still have writes landing in MidoNet until then. */
+  unsettledUntil?: string;
 }
 
 export interface ApplyTranslationsResult {

@@ -47,6 +47,45 @@ export function parseObjectRef(kind: string, target: string): ObjectRef {
   return { kind: lifecycleKind, namespace: parts[0], name: parts[1] };
 }
 
+/** kubectl's short names of the kinds Steward manages; a kind is also taken in any case and in the plural. */
+const SHORT_NAMES: Record<string, LifecycleKind> = { no: 'Node', po: 'Pod', svc: 'Service', ep: 'Endpoints' };
+
+/** `pod`, `Pods`, `po` … as a lifecycle kind; undefined when it names none. */
+export function lifecycleKindOf(word: string): LifecycleKind | undefined {
+  const lower = word.toLowerCase();
+  return (
+    SHORT_NAMES[lower] ?? LIFECYCLE_KINDS.find((k) => lower === k.toLowerCase() || lower === `${k.toLowerCase()}s`)
+  );
+}
+
+/**
+ * An object named as kubectl names it: `pod/nginx`, its namespace apart (`-n`, else `fallback`'s, the kubeconfig
+ * context's, asked only when needed), or the workflow id's `pod/default/nginx`; the older two words `pod default/nginx`
+ * keep their meaning. A namespace written in the name must agree with a `-n` given too; a Node has none, so `-n` does
+ * not apply to it.
+ */
+export function parseTarget(
+  words: string[],
+  namespace: string | undefined,
+  fallback: () => string = () => 'default',
+): ObjectRef {
+  const [kind = '', name] = words.length === 1 ? words[0]!.split(/\/(.*)/s, 2) : words;
+  if (words.length > 2 || !name)
+    throw new Error(`name the object as <kind>/<name>, e.g. pod/nginx -n default (got "${words.join(' ')}")`);
+  const implied = words.length === 1 && !name.includes('/') && kind.toLowerCase() !== 'node';
+  const ref = parseObjectRef(kind, implied ? `${namespace ?? fallback()}/${name}` : name);
+  if (namespace !== undefined && ref.namespace !== undefined && ref.namespace !== namespace)
+    throw new Error(`"${words.join(' ')}" is in namespace ${ref.namespace}, but -n says ${namespace}`);
+  return ref;
+}
+
+/**
+ * The Temporal UI's page of an object's workflow: what `steward status` and `steward list -o wide` print, and what a
+ * later change may write on the object as an annotation.
+ */
+export const temporalUiLink = (uiUrl: string, temporalNamespace: string, id: string) =>
+  `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(temporalNamespace)}/workflows/${encodeURIComponent(id)}`;
+
 export const describeRef = (ref: ObjectRef) => `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
 
 /** Kinds other objects depend on: a Pod on its Node, Endpoints on their Service. */

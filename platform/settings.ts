@@ -20,6 +20,10 @@ export interface Setting {
   arg?: string;
   default?: string;
   secret?: boolean;
+  /** What happens when the setting is given neither way, where that is not its default (a cloud provider). */
+  whenUnset?: string;
+  /** A former flag name, still taken with a deprecation warning where no other option of the command has it. */
+  formerFlag?: string;
 }
 
 /** Flag values as commander gives them (camelCase keys). */
@@ -94,14 +98,31 @@ export function parseSettings<S extends Record<string, Setting>, T>(
   );
 }
 
-/** Flags without defaults: a given flag wins over the variable, and the loader applies the defaults. Secrets have no flag. */
+const camel = (kebab: string) => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** The help's bracket: where else the setting comes from, and what applies without it. */
+const helpSuffix = (setting: Setting) =>
+  `[${setting.env}${setting.whenUnset ? `, unset: ${setting.whenUnset}` : setting.default ? `, default ${setting.default}` : ''}]`;
+
+/**
+ * Flags without defaults: a given flag wins over the variable, and the loader applies the defaults. Secrets have no
+ * flag. A former flag name is registered too, unless the command already has an option of that name (then its meaning
+ * wins): given, it warns on stderr and stands for the new flag.
+ */
 export function addSettingFlags(command: Command, settings: Record<string, Setting>): Command {
   for (const [key, setting] of Object.entries(settings)) {
     if (setting.secret) continue;
-    command.option(
-      flagOf(key, setting),
-      `${setting.description} [${setting.env}${setting.default ? `, default ${setting.default}` : ''}]`,
-    );
+    const newFlag = flagOf(key, setting).split(' ')[0]!;
+    command.option(flagOf(key, setting), `${setting.description} ${helpSuffix(setting)}`);
+    const former = setting.formerFlag;
+    if (!former || command.options.some((o) => o.long === `--${former}`)) continue;
+    command.option(`--${former}${setting.arg ? ` <${setting.arg}>` : ''}`, `deprecated: use ${newFlag}`);
+    command.hook('preAction', (_, action) => {
+      const value: unknown = action.getOptionValue(camel(former));
+      if (value === undefined) return;
+      process.stderr.write(`warning: --${former} is deprecated: use ${newFlag}\n`);
+      if (action.getOptionValue(key) === undefined) action.setOptionValue(key, value);
+    });
   }
   return command;
 }

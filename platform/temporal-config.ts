@@ -14,7 +14,14 @@ export const temporalSettings = {
     default: '127.0.0.1:7233',
     description: 'Temporal frontend address',
   },
-  namespace: { env: 'TEMPORAL_NAMESPACE', arg: 'name', default: 'default', description: 'Temporal namespace' },
+  // Not --namespace: in the operator commands, as in kubectl, -n/--namespace is the Kubernetes namespace.
+  temporalNamespace: {
+    env: 'TEMPORAL_NAMESPACE',
+    arg: 'name',
+    default: 'default',
+    description: 'Temporal namespace',
+    formerFlag: 'namespace',
+  },
   tls: { env: 'TEMPORAL_TLS', description: 'connect with TLS (implied by a TLS file or an API key)' },
   tlsCert: { env: 'TEMPORAL_TLS_CERT', arg: 'file', description: 'client certificate (PEM) for mTLS; needs the key' },
   tlsKey: {
@@ -68,7 +75,7 @@ export const temporalShape = {
   address: z
     .string()
     .regex(/^[^\s:/]+:\d{1,5}$/, { error: (issue) => `must be host:port, got "${String(issue.input)}"` }),
-  namespace: z.string().min(1, 'must not be empty'),
+  temporalNamespace: z.string().min(1, 'must not be empty'),
   tls: flag.optional(),
   tlsCert: readableFile.optional(),
   tlsKey: readableFile.optional(),
@@ -96,7 +103,7 @@ export function temporalConfig(v: TemporalValues): TemporalConfig {
   const useTls = v.tls ?? Boolean(v.apiKey || v.tlsCert || v.tlsCa || v.tlsServerName);
   return {
     address: v.address,
-    namespace: v.namespace,
+    namespace: v.temporalNamespace,
     tls: useTls
       ? { clientCertFile: v.tlsCert, clientKeyFile: v.tlsKey, caFile: v.tlsCa, serverName: v.tlsServerName }
       : undefined,

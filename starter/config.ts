@@ -2,8 +2,8 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadTemporalConfig, type TemporalConfig } from '../platform/temporal-config';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
-import { kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
-import { loadAll, parseSettings, readableFile, whole, type Flags, type Setting } from '../platform/settings';
+import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
+import { loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
 import type { SweepBackend } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
@@ -112,7 +112,7 @@ const objectName = name.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
 });
 
 const starterSchema = z.object({
-  kubeconfig: readableFile.optional(),
+  kubeconfig: kubeconfigFiles.optional(),
   watchNamespace: objectName.optional(),
   leaseNamespace: objectName,
   leaseName: objectName,

@@ -38,12 +38,12 @@ export const kubernetes = proxyLocalActivities<KubernetesActivities>({
 
 /**
  * An object's sync (translate, apply, push, report) and finalization, as local activities: one marker each in its
- * history. A lost attempt's last MidoNet write may land after the workflow moved on, so a deletion first waits out
- * `lateWriteMs` from the last push (object-lifecycle.ts).
+ * history. A push attempt lost with its worker may have writes landing after the workflow moved on: each attempt
+ * fences its Translation until they can have landed, and a deletion waits the fence out (activities/midonet/push.ts).
  */
 export const objects = proxyLocalActivities<ObjectActivities>({
-  // Bounds how long a lost attempt can go on writing: the fence (machines/object.ts lateWriteMs) counts on it.
-  startToCloseTimeout: '30 seconds',
+  // Bounds how long a lost attempt can go on writing: its fence (LOCAL_ATTEMPT_SETTLE_MS) counts on it.
+  startToCloseTimeout: '20 seconds',
   retry: bounded,
 });
 

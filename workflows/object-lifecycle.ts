@@ -62,27 +62,25 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
   });
 }
 
-/** Below the 80% of the 10 s workflow task timeout past which a local activity costs a heartbeat task. */
-const ACTIVITY_WAIT_MS = 6_000;
-
 /**
- * Deletes what its Translations pushed and lets them go, once the late-write fence has passed; a Node or Service then
- * tells its referrers (their resources hung off its own) and lets go of the object.
+ * Deletes what its Translations pushed and lets them go; a Node or Service then tells its referrers (their resources
+ * hung off its own) and lets go of the object. A push attempt lost with its worker may still have writes landing in
+ * MidoNet (its Translation's fence says until when): the deletion waits it out, with a timer when it is long.
  */
 async function finalize({
   ref,
   uid,
   dependency,
   mode,
-  notBefore,
 }: ObjectActionParams['finalize']): Promise<Unstamped<ObjectEvent>> {
-  // A short wait is the activity's (no history event); a longer one a timer, so no workflow task runs past its timeout.
-  const wait = notBefore ? Date.parse(notBefore) - Date.now() : 0;
-  if (wait > ACTIVITY_WAIT_MS) await sleep(wait, { summary: 'lateWrites' });
-  await objects.finalizeObject.executeWithOptions(
-    { summary: `${mode === 'orphan' ? 'let go of' : 'delete'} the Translations of ${describeRef(ref)}` },
-    [{ ref, uid, mode, ...(dependency ? { dependency } : {}), ...(wait > 0 ? { notBefore } : {}) }],
-  );
+  for (;;) {
+    const { unsettledUntil } = await objects.finalizeObject.executeWithOptions(
+      { summary: `${mode === 'orphan' ? 'let go of' : 'delete'} the Translations of ${describeRef(ref)}` },
+      [{ ref, uid, mode, ...(dependency ? { dependency } : {}) }],
+    );
+    if (!unsettledUntil) break;
+    await sleep(Math.max(Date.parse(unsettledUntil) - Date.now(), 1_000), { summary: 'lateWrites' });
+  }
   if (isDependencyKind(ref.kind)) {
     if (mode === 'delete') await notifyReferrers(ref, uid);
     await kubernetes.releaseFinalizer.executeWithOptions(

@@ -10,8 +10,10 @@ export const cloudSettings = {
   cloudProvider: {
     env: 'STEWARD_CLOUD_PROVIDER',
     arg: 'name',
+    // Applies only to a caller that asks for a cloud anyway; the worker asks only when the setting is given.
     default: 'libvirt',
-    description: 'where peer-pod VMs are created: libvirt or aws; a worker not given it runs no cloud activities',
+    description: 'where peer-pod VMs are created: libvirt or aws',
+    whenUnset: 'the worker runs no cloud activities (no peer-pod VMs)',
   },
   cloudMarker: {
     env: 'STEWARD_CLOUD_MARKER',

@@ -84,6 +84,21 @@ describe('nextStatus', () => {
     expect(next).toMatchObject(expected);
   });
 
+  it('unverified keeps the record but claims none of it synced any more, from now', () => {
+    const next = nextStatus(
+      first,
+      input({ childResources: undefined, unverified: true, ready: down, synced: down }),
+      T1,
+    );
+    expect(next.childResources).toEqual([
+      { kind: 'Bridge', id: 'b1', state: 'unverified', lastTransitionTime: T1, observedGeneration: 2 },
+    ]);
+    expect(next.conditions.map((c) => [c.type, c.status])).toEqual([
+      ['Ready', 'False'],
+      ['Synced', 'False'],
+    ]);
+  });
+
   it('writes times with second precision, as the API server gives them back', () => {
     expect(kubeTime(new Date('2030-01-01T00:00:00.123Z'))).toBe('2030-01-01T00:00:00Z');
   });

@@ -39,6 +39,8 @@ export interface StatusInput {
   generation: number;
   /** Absent: the ones there are kept (a large Translation's push writes its own record). */
   childResources?: ChildResourceInput[];
+  /** With the ones there kept: none is claimed to be synced any more (what they hang off went away). */
+  unverified?: boolean;
   ready: ConditionInput;
   synced: ConditionInput;
 }
@@ -65,10 +67,13 @@ export function nextStatus(
     };
   };
   const known = new Map((previous?.childResources ?? []).map((c) => [`${c.kind}:${c.id}`, c]));
+  const kept = (previous?.childResources ?? []).map((c) =>
+    input.unverified && c.state === 'synced' ? { ...c, state: 'unverified', lastTransitionTime: now } : c,
+  );
   if (!input.childResources)
     return {
       observedGeneration: generation,
-      childResources: previous?.childResources ?? [],
+      childResources: kept,
       conditions: [condition('Ready', input.ready), condition('Synced', input.synced)],
     };
   const childResources = input.childResources.map((child): ChildResource => {

@@ -142,4 +142,25 @@ describe('the Translation index', () => {
     expect(claimed).toEqual([]);
     expect(all.reduce((n, t) => n + t.resources.length, 0)).toBeGreaterThan(50);
   });
+
+  test("names the workflow that pushes each one: its owner's for an owned Translation, never the teller's own", () => {
+    const index = createTranslationIndex();
+    const owned = (name: string, owner: string, resources: BackendResource[]) => {
+      const t = translation(name, resources, { recorded: resources });
+      return {
+        ...t,
+        metadata: {
+          ...t.metadata,
+          labels: { 'midonet.org/owner-uid': `uid-${owner}` },
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: owner, uid: `uid-${owner}` }],
+        },
+      };
+    };
+    index.apply({ type: 'upsert', object: owned('pod.4.web', 'web', [port(11, 1)]) });
+    index.apply({ type: 'upsert', object: owned('pod-mac.4.web', 'web', [port(12, 1)]) });
+    index.apply({ type: 'upsert', object: owned('pod.4.db', 'db', [port(13, 1)]) });
+    index.apply({ type: 'upsert', object: translation('hand', [port(14, 1)], { recorded: [port(14, 1)] }) });
+    // The bridge went: each pushing workflow once, and not web's, which tells.
+    expect(index.mentioning([id(1)], 'translation/ns/pod.4.web').sort()).toEqual(['pod/ns/db', 'translation/ns/hand']);
+  });
 });

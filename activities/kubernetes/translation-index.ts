@@ -179,6 +179,8 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
       for (const id of ids)
         for (const other of mentionedBy.get(id.toLowerCase()))
           if (other !== self && concerned(other)) found.add(entries.get(other)?.pushedBy ?? other);
+      // The workflow pushing `self` pushes its siblings too, in rounds until none waits: it is not told of itself.
+      found.delete(entries.get(self)?.pushedBy ?? self);
       return [...found];
     },
     recordOf: (self) => entries.get(self)?.records ?? [],

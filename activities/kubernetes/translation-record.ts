@@ -14,24 +14,57 @@ export interface RecordedResource {
   state: string;
 }
 
+/** A push attempt whose MidoNet writes may land until `until` (`status.unsettledWrites`). */
+export interface UnsettledWrite {
+  attempt: string;
+  /** RFC 3339. */
+  until: string;
+}
+
 export interface StoredTranslation {
   resources: BackendResource[];
   record: RecordedResource[];
+  /** The latest time a push attempt's writes may still land, when it is in the future. */
+  unsettledUntil?: string;
 }
+
+/** An attempt's entry in `status.unsettledWrites`: added before its first write, removed when it ends. */
+export type FenceChange = { add: UnsettledWrite } | { remove: string };
 
 export interface TranslationRecords {
   /** The Translation of this UID, or undefined when it is gone or another incarnation holds the name. */
   read(ref: ObjectRef, uid: string): Promise<StoredTranslation | undefined>;
-  /** Replaces `status.childResources` of that incarnation (nothing when it is gone). */
-  write(ref: ObjectRef, uid: string, record: RecordedResource[]): Promise<void>;
+  /**
+   * Replaces `status.childResources` of that incarnation (kept when `record` is undefined; nothing when it is gone),
+   * and changes its fence.
+   */
+  write(ref: ObjectRef, uid: string, record: RecordedResource[] | undefined, fence?: FenceChange): Promise<void>;
 }
 
 interface TranslationObject extends KubeObject {
   resources?: { kind: string; parent?: string; body: string }[];
-  status?: { childResources?: RecordedResource[] };
+  status?: { childResources?: RecordedResource[]; unsettledWrites?: UnsettledWrite[] };
 }
 
-export function createTranslationRecords(kubeConfig: k8s.KubeConfig, fieldManager = 'steward'): TranslationRecords {
+/** The entries still in the future after `change` (past ones are dropped: their writes have landed). */
+export function nextFence(current: UnsettledWrite[] | undefined, change: FenceChange | undefined, now: Date) {
+  const live = (current ?? []).filter((w) => Date.parse(w.until) > now.getTime());
+  if (!change) return live;
+  if ('remove' in change) return live.filter((w) => w.attempt !== change.remove);
+  return [...live.filter((w) => w.attempt !== change.add.attempt), change.add];
+}
+
+/** The latest `until` still in the future, if any. */
+export function unsettledUntil(writes: UnsettledWrite[] | undefined, now: Date): string | undefined {
+  const latest = Math.max(0, ...(writes ?? []).map((w) => Date.parse(w.until)));
+  return latest > now.getTime() ? new Date(latest).toISOString() : undefined;
+}
+
+export function createTranslationRecords(
+  kubeConfig: k8s.KubeConfig,
+  fieldManager = 'steward',
+  clock: () => Date = () => new Date(),
+): TranslationRecords {
   const objects = createObjects(kubeConfig, fieldManager);
   const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
   const current = async (ref: ObjectRef, uid: string): Promise<TranslationObject | undefined> => {
@@ -42,14 +75,16 @@ export function createTranslationRecords(kubeConfig: k8s.KubeConfig, fieldManage
     async read(ref, uid) {
       const object = await current(ref, uid);
       if (!object) return undefined;
+      const until = unsettledUntil(object.status?.unsettledWrites, clock());
       return {
         resources: (object.resources ?? []).map(
           ({ kind, parent, body }) => ({ kind, parent: parent ?? '', body }) as BackendResource,
         ),
         record: (object.status?.childResources ?? []).map(({ kind, id, state }) => ({ kind, id, state })),
+        ...(until ? { unsettledUntil: until } : {}),
       };
     },
-    async write(ref, uid, record) {
+    async write(ref, uid, record, fence) {
       const translation = objects.accessor(ref);
       const status = {
         what: `${translation.what} status`,
@@ -65,7 +100,10 @@ export function createTranslationRecords(kubeConfig: k8s.KubeConfig, fieldManage
           ? {
               patch: {
                 metadata: { resourceVersion: object.metadata.resourceVersion },
-                status: { childResources: record },
+                status: {
+                  ...(record ? { childResources: record } : {}),
+                  unsettledWrites: nextFence((object as TranslationObject).status?.unsettledWrites, fence, clock()),
+                },
               },
               strategy: k8s.PatchStrategy.MergePatch,
               then: () => undefined,

@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describeRef, type ObjectRef } from '../../model/naming';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type Translation } from '../../model/translation/types';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
+import { unsettledUntil, type UnsettledWrite } from './translation-record';
 import type { EventInput } from './events';
 import { TRANSLATION_API } from '../../model/naming';
 import { type Accessor, type Decision, type KubeObject, type Objects, update } from './objects';
@@ -27,6 +28,8 @@ export interface RecordTranslationStatusInput {
   generation: number;
   /** Absent: the ones there are kept (a large Translation's push writes its own record). */
   childResources?: ChildResourceInput[];
+  /** The ones kept are no longer claimed synced. */
+  unverified?: boolean;
   ready: ConditionInput;
   synced: ConditionInput;
   event?: EventInput;
@@ -115,8 +118,8 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
     const names = (items: KubeObject[]) => items.map((item) => keyOf(item.metadata.namespace, item.metadata.name));
     return {
       applied: names(applied),
-      written: applied.map(writtenOf),
-      stale: stale.map(writtenOf),
+      written: applied.map((item) => writtenOf(item)),
+      stale: stale.map((item) => writtenOf(item)),
       deleted: names(stale).sort(),
       terminating: names(applied.filter((item) => item.metadata.deletionTimestamp)),
     };
@@ -124,7 +127,7 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
 
   /** The Translations of `owner` (by its UID label), in all namespaces: what its deletion finalizes. */
   async function listOwnedTranslations({ owner }: { owner: TranslationOwner }): Promise<WrittenTranslation[]> {
-    return (await listOwned(custom, owner)).map(writtenOf);
+    return (await listOwned(custom, owner)).map((item) => writtenOf(item));
   }
 
   /** Deletes that incarnation of a Translation (gone already, or another incarnation: nothing to do). */
@@ -135,11 +138,18 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
   return { applyTranslations, listOwnedTranslations, removeTranslation };
 }
 
-const writtenOf = (item: KubeObject): WrittenTranslation => ({
-  key: keyOf(item.metadata.namespace, item.metadata.name),
-  uid: item.metadata.uid,
-  generation: item.metadata.generation ?? 0,
-});
+function writtenOf(item: KubeObject, now = new Date()): WrittenTranslation {
+  const until = unsettledUntil(
+    (item as { status?: { unsettledWrites?: UnsettledWrite[] } }).status?.unsettledWrites,
+    now,
+  );
+  return {
+    key: keyOf(item.metadata.namespace, item.metadata.name),
+    uid: item.metadata.uid,
+    generation: item.metadata.generation ?? 0,
+    ...(until ? { unsettledUntil: until } : {}),
+  };
+}
 
 /** Every Translation of `owner`, in all namespaces, found by its label. */
 async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promise<KubeObject[]> {
@@ -235,7 +245,10 @@ function decideStatus(
     uid: current.metadata.uid,
     status: input.childResources ? next : { ...next, childResources: [] },
   };
-  if (isDeepStrictEqual(previous, next)) return { done: { ...found, changed: false, object: current } };
+  // The push's fence (status.unsettledWrites) is the push's own business: left as it is, and not a change.
+  const described =
+    previous && Object.fromEntries(Object.entries(previous).filter(([key]) => key !== 'unsettledWrites'));
+  if (isDeepStrictEqual(described, next)) return { done: { ...found, changed: false, object: current } };
   return {
     patch: { metadata: { resourceVersion: current.metadata.resourceVersion }, status: next },
     strategy: k8s.PatchStrategy.MergePatch,

@@ -386,3 +386,90 @@ describe('taking over what another controller left (issue 11)', () => {
     expect(await ids('Rule')).toEqual([RULE(1)]);
   });
 });
+
+describe('a local attempt (an object pushing its own Translation) fences its writes', () => {
+  const ref = { kind: 'Translation' as const, namespace: 'ns', name: 't' };
+  const reference = { ref, uid: 'uid-t', readResources: true, readRecord: true };
+  const local = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment({ isLocal: true }).run(fn);
+  /** Records in memory: the Translation's resources, its record, and its fence as `status.unsettledWrites` keeps it. */
+  function withRecords(resources: BackendResource[], fence: { attempt: string; until: string }[] = []) {
+    const writes: { record?: number; fence?: unknown }[] = [];
+    let record: { kind: string; id: string; state: string }[] = [];
+    const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
+    const pusher = createPushActivities({
+      client,
+      neighbours: {
+        index: createTranslationIndex(),
+        records: {
+          read: () =>
+            Promise.resolve({
+              resources,
+              record,
+              ...(fence.length
+                ? {
+                    unsettledUntil: fence
+                      .map((f) => f.until)
+                      .sort()
+                      .at(-1)!,
+                  }
+                : {}),
+            }),
+          write: (_ref, _uid, next, change) => {
+            if (next) record = next;
+            writes.push({ ...(next ? { record: next.length } : {}), ...(change ? { fence: change } : {}) });
+            return Promise.resolve();
+          },
+        },
+        synced: () => true,
+        notify: () => Promise.resolve(),
+        announce: () => Promise.resolve(),
+        provenance: () => Promise.resolve(undefined),
+      },
+    });
+    return { pusher, writes };
+  }
+
+  it('adds its entry with what may be created before its first write, and removes it with the final record', async () => {
+    const { pusher, writes } = withRecords([chain, rule(1)]);
+    const before = Date.now();
+    await local(() => pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }));
+    const [first, last] = [writes[0] as { fence: { add: { attempt: string; until: string } } }, writes.at(-1)];
+    expect(first).toMatchObject({ record: 2, fence: { add: { attempt: expect.any(String) as unknown } } });
+    const until = Date.parse(first.fence.add.until);
+    expect(until - before).toBeGreaterThanOrEqual(50_000);
+    expect(last).toEqual({ record: 2, fence: { remove: first.fence.add.attempt } });
+    expect(await ids('Rule')).toEqual([RULE(1)]);
+  });
+
+  it('a failed attempt removes its entry too: its writes were answered or waited out', async () => {
+    const bad = backendResource('Rule', 'f0000000-0000-4000-8000-000000000009', { id: RULE(2), type: 'accept' });
+    const { pusher, writes } = withRecords([chain, bad]);
+    await expect(
+      local(() => pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference })),
+    ).rejects.toThrow();
+    const added = (writes[0] as { fence: { add: { attempt: string } } }).fence.add.attempt;
+    expect(writes.at(-1)).toEqual({ fence: { remove: added } });
+  });
+
+  it("a regular attempt (a pusher workflow's) writes no fence: its workflow waits for its fate", async () => {
+    const { pusher, writes } = withRecords([chain]);
+    await run(() => pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }));
+    expect(writes.every((w) => w.fence === undefined)).toBe(true);
+  });
+
+  it('a deletion waits a short fence out, and refuses a long one in a local activity (its workflow waits with a timer)', async () => {
+    const soon = new Date(Date.now() + 1_500).toISOString();
+    const { pusher } = withRecords([chain], [{ attempt: 'lost', until: soon }]);
+    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain], previous: [] }));
+    const started = Date.now();
+    await local(() => pusher.deleteTranslation({ owner: 'translation/ns/t', resources: [], reference }));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(await ids('Chain')).toEqual([]);
+
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const long = withRecords([chain], [{ attempt: 'lost', until: later }]);
+    await expect(
+      local(() => long.pusher.deleteTranslation({ owner: 'translation/ns/t', resources: [], reference })),
+    ).rejects.toMatchObject({ type: 'WritesUnsettled', message: expect.stringContaining(later) as unknown });
+  });
+});

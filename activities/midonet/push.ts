@@ -5,9 +5,15 @@
 // A small Translation's record travels with its workflow; a large one's (sent by reference) is read from and
 // written to its `status.childResources` here, so no payload grows with the Translation.
 import { Context } from '@temporalio/activity';
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Provenance, TranslationIndex } from '../kubernetes/translation-index';
-import type { RecordedResource, TranslationRecords } from '../kubernetes/translation-record';
+import type {
+  FenceChange,
+  RecordedResource,
+  TranslationRecords,
+  UnsettledWrite,
+} from '../kubernetes/translation-record';
 import type { TranslationReference } from '../../model/translation/model';
 import type { BackendChanged } from '../../model/messages';
 import { ANNOTATIONS, type BackendResource, type PushedResource } from '../../model/translation/types';
@@ -224,7 +230,30 @@ async function stored(neighbours: Neighbours | undefined, owner: string, referen
   return {
     resources: reference.readResources ? found.resources : undefined,
     record: reference.readRecord ? found.record.map(fromRecord) : [],
+    unsettledUntil: found.unsettledUntil,
   };
+}
+
+/** The longest wait for a lost attempt's writes a local activity does itself (its workflow task lasts 10 s). */
+const LOCAL_WAIT_MS = 6_000;
+
+/**
+ * Waits until a lost local attempt's writes can have landed (its fence, `status.unsettledWrites`), before anything is
+ * deleted: a write landing after the deletion would leave a resource nobody records. A local activity waits a few
+ * seconds at most, else fails retryably (its workflow's finalization waits with a timer instead: activities/object.ts).
+ */
+async function settled(owner: string, until: string | undefined, alive: () => void): Promise<void> {
+  const wait = until ? Date.parse(until) - Date.now() : 0;
+  if (wait <= 0) return;
+  if (Context.current().info.isLocal && wait > LOCAL_WAIT_MS)
+    throw ApplicationFailure.retryable(
+      `${owner}: a push attempt lost with its worker may still have writes landing in MidoNet until ${until}`,
+      'WritesUnsettled',
+    );
+  for (let left = wait; left > 0; left -= 5_000) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(left, 5_000)));
+    alive();
+  }
 }
 
 /** Tells, on the Translation, what a push took over (no write) and what it made right, with the known cause. */
@@ -408,9 +437,11 @@ async function pushTranslation(
   const resources = fromApi?.resources ?? given;
   const previous = previousRecord(carried, fromApi?.record, () => neighbours?.index.recordOf(owner) ?? []);
   // A Translation sent by reference keeps its record in its status: written before anything is pushed (what may
-  // be created is pending), and again once all of it is.
+  // be created is pending), and again once all of it is; with the attempt's fence when it runs as a local activity.
+  const fence = reference?.readResources ? fenceOf(Context.current().info.isLocal) : undefined;
   const writeRecord = reference?.readResources
-    ? (record: RecordedResource[]) => neighbours!.records.write(reference.ref, reference.uid, record)
+    ? (record: RecordedResource[] | undefined, change?: FenceChange) =>
+        neighbours!.records.write(reference.ref, reference.uid, record, change)
     : undefined;
   // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
   const problems = validateResources(resources);
@@ -419,11 +450,42 @@ async function pushTranslation(
   const progress = heartbeats();
   const midonet = settlingUnanswered(client, progress.alive);
   const stale = staleResources(resources, previous, ownerOf(neighbours, owner));
-  await writeRecord?.(preRecord(previous, resources));
-  const removed = await removeInReverse(midonet, stale, 0, () => progress.done(progress.resumeAt));
-  const attempt: Attempt = { owner, neighbours, midonet, progress, provenance: neighbours?.index.provenanceOf(owner) };
-  const done = await pushAll(attempt, resources, previous);
-  return report(attempt, done, { removed, stale }, writeRecord);
+  await writeRecord?.(preRecord(previous, resources), fence && { add: fence });
+  try {
+    const removed = await removeInReverse(midonet, stale, 0, () => progress.done(progress.resumeAt));
+    const attempt: Attempt = {
+      owner,
+      neighbours,
+      midonet,
+      progress,
+      provenance: neighbours?.index.provenanceOf(owner),
+    };
+    const done = await pushAll(attempt, resources, previous);
+    const finalWrite =
+      writeRecord && ((record: RecordedResource[]) => writeRecord(record, fence && { remove: fence.attempt }));
+    return await report(attempt, done, { removed, stale }, finalWrite);
+  } catch (error) {
+    // Its writes have all been answered or waited out (settlingUnanswered): nothing of it can land any more.
+    if (fence) await writeRecord?.(undefined, { remove: fence.attempt }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * How long a local attempt's MidoNet writes may land after it starts: it runs at most 20 s (workflows/activities.ts),
+ * a request it sent last is answered or abandoned within the transport's 10 s, and MidoNet may carry out an
+ * unanswered write up to the transport's 20 s after it was sent (lateWriteMs).
+ */
+export const LOCAL_ATTEMPT_SETTLE_MS = 50_000;
+
+/**
+ * A local attempt runs inside a workflow task: lost with its worker, its workflow goes on without waiting for it
+ * (a regular activity's workflow waits for its heartbeat timeout), so its fence says until when its writes may land.
+ */
+function fenceOf(local: boolean): UnsettledWrite | undefined {
+  return local
+    ? { attempt: randomUUID(), until: new Date(Date.now() + LOCAL_ATTEMPT_SETTLE_MS).toISOString() }
+    : undefined;
 }
 
 /** Deletes in reverse order what the Translation recorded and lists (push-plan.ts toDelete says what). */
@@ -433,6 +495,7 @@ async function deleteTranslation(
 ): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
   const progress = heartbeats();
   const fromApi = reference ? await stored(neighbours, owner, reference) : undefined;
+  await settled(owner, fromApi?.unsettledUntil, progress.alive);
   await neighboursListed(neighbours, owner);
   const deletable = toDelete(given, fromApi, ownerOf(neighbours, owner));
   const removed = await removeInReverse(

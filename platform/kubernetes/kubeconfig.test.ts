@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { PooledKubeConfig } from './kubeconfig';
+import { dumpYaml } from '@kubernetes/client-node';
+import { kubeconfigFiles, loadKubeConfig, PooledKubeConfig } from './kubeconfig';
 
 // A CA makes client-node build a dispatcher of its own (without TLS options it uses undici's global one); the
 // certificate is read only when a connection is made.
@@ -54,5 +58,73 @@ describe('PooledKubeConfig', () => {
       currentContext: 'x',
     });
     expect((await authenticated(plain)).getDispatcher()).not.toBe((await authenticated(plain)).getDispatcher());
+  });
+});
+
+describe('kubeconfig files as kubectl merges them', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-'));
+  const write = (name: string, config: object) => {
+    const file = join(dir, name);
+    writeFileSync(file, dumpYaml(config));
+    return file;
+  };
+  const entries = (server: string, names: { cluster: string; user: string; context: string }) => ({
+    clusters: [{ name: names.cluster, cluster: { server } }],
+    users: [{ name: names.user, user: { token: server } }],
+    contexts: [
+      { name: names.context, context: { cluster: names.cluster, user: names.user, namespace: server.slice(8) } },
+    ],
+  });
+  const first = write('first', {
+    ...entries('https://first', { cluster: 'shared', user: 'shared', context: 'shared' }),
+    'current-context': 'shared',
+  });
+  const second = write('second', {
+    clusters: [
+      { name: 'shared', cluster: { server: 'https://second' } },
+      { name: 'own', cluster: { server: 'https://own' } },
+    ],
+    users: [{ name: 'shared', user: { token: 'second' } }],
+    contexts: [
+      { name: 'shared', context: { cluster: 'shared', user: 'shared', namespace: 'second' } },
+      { name: 'own', context: { cluster: 'own', user: 'shared' } },
+    ],
+    'current-context': 'own',
+  });
+  const noContext = write('no-context', entries('https://third', { cluster: 't', user: 't', context: 't' }));
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('takes every entry of every file; the first file that names one (and the current context) wins', () => {
+    const kubeConfig = loadKubeConfig(`${first}:${second}`)!;
+    expect(kubeConfig.getCurrentContext()).toBe('shared');
+    expect(kubeConfig.getCurrentCluster()?.server).toBe('https://first');
+    expect(kubeConfig.getCurrentUser()?.token).toBe('https://first');
+    expect(kubeConfig.getContexts().map((c) => c.name)).toEqual(['shared', 'own']);
+    expect(kubeConfig.getCluster('own')?.server).toBe('https://own');
+  });
+
+  it('takes the current context from a later file when the first has none, and skips empty list items', () => {
+    expect(loadKubeConfig(`${noContext}::${second}`)?.getCurrentContext()).toBe('own');
+  });
+
+  it('switches to --context, and names the contexts when it is not there', () => {
+    expect(loadKubeConfig(`${first}:${second}`, 'own')?.getCurrentCluster()?.server).toBe('https://own');
+    expect(() => loadKubeConfig(first, 'nope')).toThrow('no context "nope" in the kubeconfig (shared)');
+  });
+
+  it('is a PooledKubeConfig, so merged configs keep their connections too', () => {
+    expect(loadKubeConfig(first)).toBeInstanceOf(PooledKubeConfig);
+  });
+
+  it('accepts a list whose every file is readable, and names each unreadable one', () => {
+    expect(kubeconfigFiles.safeParse(`${first}:${second}`).success).toBe(true);
+    expect(kubeconfigFiles.safeParse('/etc/hostname:/etc/hosts').success).toBe(true);
+    const refused = kubeconfigFiles.safeParse(`${first}:/nonexistent/a:/nonexistent/b`);
+    expect(refused.error?.issues.map((i) => i.message)).toEqual([
+      'cannot read file "/nonexistent/a"',
+      'cannot read file "/nonexistent/b"',
+    ]);
+    expect(kubeconfigFiles.safeParse(':').error?.issues[0]?.message).toBe('names no file');
   });
 });

@@ -1,7 +1,9 @@
 // One KubeConfig for the worker and the starter, whose requests share their connections to the API server.
+import { delimiter } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
-import type { Setting } from '../settings';
+import { z } from 'zod';
+import { readableFile, type Setting } from '../settings';
 
 /**
  * client-node 2.0 gives every request a new undici Agent, so every call opened a TLS connection of its own (a new
@@ -32,17 +34,68 @@ export class PooledKubeConfig extends k8s.KubeConfig {
   }
 }
 
-/** The kubeconfig at `path`, else the default places (~/.kube/config, then the in-cluster service account); none: undefined. */
-export function loadKubeConfig(path: string | undefined): k8s.KubeConfig | undefined {
+/** `KUBECONFIG`'s form: file names joined by the path delimiter (`:`), empty ones skipped as kubectl does. */
+export const kubeconfigFileList = (value: string) => value.split(delimiter).filter(Boolean);
+
+/**
+ * Merges kubeconfig files the way kubectl does: the first file that names a cluster, user or context wins it, and
+ * the current context is the first file's that has one. client-node's own mergeConfig throws on a repeated name and
+ * lets a later file's current context win, so the entries are added here instead.
+ */
+export function mergeKubeConfigs(target: k8s.KubeConfig, files: string[]): void {
+  const [first, ...rest] = files;
+  if (!first) return;
+  target.loadFromFile(first);
+  for (const file of rest) {
+    const next = new k8s.KubeConfig();
+    next.loadFromFile(file);
+    const known = (list: { name: string }[], name: string) => list.some((entry) => entry.name === name);
+    for (const cluster of next.clusters) if (!known(target.clusters, cluster.name)) target.addCluster(cluster);
+    for (const user of next.users) if (!known(target.users, user.name)) target.addUser(user);
+    for (const context of next.contexts) if (!known(target.contexts, context.name)) target.addContext(context);
+    if (!target.currentContext && next.currentContext) target.setCurrentContext(next.currentContext);
+  }
+}
+
+/**
+ * The kubeconfig `path` names (one file or a `:`-separated list, merged as kubectl merges them), else the default
+ * places (~/.kube/config, then the in-cluster service account), with `context` as the current context when given;
+ * no cluster: undefined.
+ */
+export function loadKubeConfig(path: string | undefined, context?: string): k8s.KubeConfig | undefined {
   const kubeConfig = new PooledKubeConfig();
-  if (path) kubeConfig.loadFromFile(path);
+  if (path) mergeKubeConfigs(kubeConfig, kubeconfigFileList(path));
   else kubeConfig.loadFromDefault();
+  if (context) {
+    if (!kubeConfig.getContextObject(context))
+      throw new Error(
+        `no context "${context}" in the kubeconfig (${
+          kubeConfig
+            .getContexts()
+            .map((c) => c.name)
+            .join(', ') || 'none'
+        })`,
+      );
+    kubeConfig.setCurrentContext(context);
+  }
   return kubeConfig.getCurrentCluster() ? kubeConfig : undefined;
 }
 
 /** The kubeconfig setting, the same for the worker's activities, the starter and the commands. */
 export const kubeconfigSetting = {
   env: 'KUBECONFIG',
-  arg: 'file',
-  description: 'kubeconfig of the cluster; else ~/.kube/config, else the in-cluster service account',
+  arg: 'files',
+  description:
+    "kubeconfig of the cluster, or a ':'-separated list merged as kubectl merges it; else ~/.kube/config, else the in-cluster service account",
 } satisfies Setting;
+
+/** The kubeconfig setting's value: every file of the list readable, each named in the error. */
+export const kubeconfigFiles = z
+  .string()
+  .refine((value) => kubeconfigFileList(value).length > 0, { error: 'names no file' })
+  .superRefine((value, ctx) => {
+    for (const file of kubeconfigFileList(value)) {
+      const checked = readableFile.safeParse(file);
+      if (!checked.success) ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? file });
+    }
+  });

@@ -31,8 +31,6 @@ export interface HandlerOptions {
   workflowTypes: Readonly<Record<WatchedKind, string>>;
   /** MidoNet tenant given to every workflow it starts; the default tenant when absent. */
   tenant?: string;
-  /** Timings given to every workflow it starts; the machines' defaults when absent. */
-  timings?: Readonly<Record<string, number>>;
   backoff: Backoff;
   /** Deadline of each call to Temporal: a call that hangs is retried like one that failed, never waited on for ever. */
   callTimeoutMs: number;
@@ -86,10 +84,7 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
 }
 
 /** The workflow an Observation's object has: its id, where it runs, how it is listed, and its input. */
-function workflowOf(
-  obs: Observation,
-  { taskQueue, tenant, timings }: Pick<HandlerOptions, 'taskQueue' | 'tenant' | 'timings'>,
-) {
+function workflowOf(obs: Observation, { taskQueue, tenant }: Pick<HandlerOptions, 'taskQueue' | 'tenant'>) {
   return {
     options: {
       workflowId: workflowId(obs.ref),
@@ -97,11 +92,11 @@ function workflowOf(
       staticSummary: describeRef(obs.ref),
       typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
     },
-    input: { ref: obs.ref, ...(tenant ? { tenant } : {}), ...(timings ? { timings } : {}), patches: KNOWN_PATCHES },
+    input: { ref: obs.ref, ...(tenant ? { tenant } : {}), patches: KNOWN_PATCHES },
   };
 }
 
-type SenderOptions = Pick<HandlerOptions, 'client' | 'taskQueue' | 'workflowTypes' | 'tenant' | 'timings' | 'logger'>;
+type SenderOptions = Pick<HandlerOptions, 'client' | 'taskQueue' | 'workflowTypes' | 'tenant' | 'logger'>;
 
 /**
  * One attempt to deliver an Observation to the object's workflow.

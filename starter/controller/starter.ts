@@ -41,11 +41,6 @@ export interface StarterOptions {
   logger: Logger;
   /** MidoNet tenant of the cluster's objects, given to their workflows. Default: the default tenant. */
   tenant?: string;
-  /**
-   * Timings given to every workflow it starts (`lateWriteMs`, `driftCheckMs` …, each machine reads its own); the
-   * machines' defaults when absent. Tests against the emulator, which carries out no write late, shorten the fence.
-   */
-  timings?: Readonly<Record<string, number>>;
   /** Workflow type per kind. Default `defaultWorkflowTypes`. */
   workflowTypes?: Readonly<Record<WatchedKind, string>>;
   /** Kinds to watch. Default all of `WATCHED_KINDS`. */
@@ -117,7 +112,6 @@ function createSignalHandler(
     taskQueue: options.taskQueue ?? TASK_QUEUE,
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
     tenant: options.tenant,
-    ...(options.timings ? { timings: options.timings } : {}),
     backoff: SIGNAL_BACKOFF,
     callTimeoutMs,
     logger,

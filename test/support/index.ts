@@ -50,7 +50,7 @@ export const MIDONET_USER = { username: 'admin', password: 'secret' };
 export function workerSettingsOn(info: StackInfo): WorkerSettingValues {
   return {
     address: info.temporal.address,
-    namespace: info.temporal.namespace,
+    temporalNamespace: info.temporal.namespace,
     kubeconfig: info.kubernetes.kubeconfig,
     midonetUrl: info.midonet.url,
     midonetUsername: MIDONET_USER.username,

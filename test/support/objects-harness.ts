@@ -79,8 +79,6 @@ export interface HarnessOptions {
   workerProcesses?: { count: number; logFile: (index: number) => string; workflowBundle?: string };
   /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
   maxCachedWorkflows?: number;
-  /** The workflows' timings (the starter's `timings`); default a 1 s late-write fence, `{}` for the machines' own. */
-  timings?: Readonly<Record<string, number>>;
   /** How long the global Translations may take to be Ready (longer when many objects start at once). */
   globalsTimeoutMs?: number;
   log?: Logger;
@@ -115,9 +113,6 @@ export async function seedEmulator(
   return { admin, midonet };
 }
 
-/** The emulator carries out every write at once: no late write to wait out before a deletion. */
-const TEST_TIMINGS = { lateWriteMs: 1_000 };
-
 /**
  * Resets and seeds the emulator, starts the worker, runs the global setup (default tenant) to completion, starts the
  * starter and waits until the global Translations are Ready: Nodes created afterwards find their parents there.
@@ -134,7 +129,6 @@ export async function startObjectsHarness(
     lease,
     workerProcesses,
     maxCachedWorkflows,
-    timings = TEST_TIMINGS,
     globalsTimeoutMs = 90_000,
     log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }),
   }: HarnessOptions,
@@ -176,7 +170,6 @@ export async function startObjectsHarness(
     ...(tenant ? { tenant } : {}),
     ...(resyncMs ? { resyncMs } : {}),
     ...(lease ? { lease } : {}),
-    timings,
     debounceMs,
     logger: log,
   });

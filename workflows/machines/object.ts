@@ -44,17 +44,11 @@ export interface ObjectTimings {
   /** Periodic re-apply: repairs Translations changed or deleted by hand. */
   driftCheckMs: number;
   stuckRetryMs: number;
-  /**
-   * How long after a push a write of it may still land in MidoNet: a lost attempt's (its worker died, its workflow
-   * task timed out) last request, carried out late. A deletion waits it out from the last push, in workflow time.
-   */
-  lateWriteMs: number;
 }
 export const defaultObjectTimings: ObjectTimings = {
   dependencyRetryMs: 5_000,
   driftCheckMs: 30 * 60_000,
   stuckRetryMs: 60_000,
-  lateWriteMs: 30_000,
 };
 
 export interface ObjectContext {
@@ -75,8 +69,6 @@ export interface ObjectContext {
   translations: string[];
   /** Resources in MidoNet after the last push, over all its Translations. */
   pushedCount?: number;
-  /** Workflow time the last push ended (succeeded or failed): the late-write fence counts from it. */
-  lastPushAt?: string;
   /** MidoNet changed under what its Translations name since the push in flight started: pushed again after it. */
   backendChanged?: boolean;
   /** The dependency this object registered itself on as a referrer (to be removed when it goes). */
@@ -136,9 +128,9 @@ export interface ObjectActionParams {
   notifyReferrers: { ref: ObjectRef; uid: string };
   /**
    * `delete` what its Translations pushed, or an operator's cleanup (`orphan`: leave it in MidoNet; `force`: skip what
-   * MidoNet refuses); then let them go. Not before `notBefore` (the late-write fence).
+   * MidoNet refuses); then let them go.
    */
-  finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; mode: FinalizeMode; notBefore?: string };
+  finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; mode: FinalizeMode };
   recordEvent: RecordEventParams;
 }
 
@@ -175,7 +167,6 @@ export const objectMachine = setup({
             dependencyUid: event.dependencyUid,
             toldNotes: event.toldNotes,
             pushedCount: event.pushed,
-            lastPushAt: event.at,
             appliedProjection: context.inFlightProjection,
             waitingFor: undefined,
             lastError: undefined,
@@ -187,8 +178,6 @@ export const objectMachine = setup({
       backendChanged: false,
     })),
     recordBackendChange: assign({ backendChanged: true }),
-    // A failed push may have written some of it: the fence counts from its end too.
-    recordPushAttempt: assign(({ event }) => ({ lastPushAt: event.at })),
     recordWait: assign(({ event }) => (event.type === 'mustWait' ? { waitingFor: event.reason } : {})),
     recordInvalid: assign(({ event }) =>
       event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {},
@@ -272,8 +261,8 @@ export const objectMachine = setup({
         ],
         // The API server refused the Translations themselves (e.g. a name over 253 characters): no retry can help.
         actionFailed: [
-          { guard: 'isRefusedRequest', target: 'invalid', actions: ['recordFailure', 'recordPushAttempt'] },
-          { target: 'stuck', actions: ['recordFailure', 'recordPushAttempt'] },
+          { guard: 'isRefusedRequest', target: 'invalid', actions: 'recordFailure' },
+          { target: 'stuck', actions: 'recordFailure' },
         ],
         backendChanged: { actions: 'recordBackendChange' },
       },
@@ -324,7 +313,6 @@ export const objectMachine = setup({
             uid: context.uid ?? '',
             ...(context.dependency ? { dependency: context.dependency } : {}),
             mode: 'delete' as const,
-            ...fence(context),
           }),
         },
       ],
@@ -358,7 +346,6 @@ export const objectMachine = setup({
           uid: context.uid ?? '',
           // givingUp is entered by a cleanup orphan or force only (common.ts cleanupTransitions).
           mode: event.type === 'cleanup' && event.request.mode === 'force' ? ('force' as const) : ('orphan' as const),
-          ...fence(context),
         }),
       },
       on: {
@@ -381,11 +368,6 @@ export const objectMachine = setup({
     done: { type: 'final' },
   },
 });
-
-/** The late-write fence: a deletion waits until `lateWriteMs` after the last push ended. */
-function fence({ lastPushAt, timings }: ObjectContext): { notBefore?: string } {
-  return lastPushAt ? { notBefore: new Date(Date.parse(lastPushAt) + timings.lateWriteMs).toISOString() } : {};
-}
 
 /** The persisted record's versions: 2 renamed `releasing` (an operator gave up) to `givingUp`, as the other machines say. */
 export const objectLifecycleMachine = versioned<ObjectContext, ObjectEvent, ObjectTimings, ObjectActionParams>(

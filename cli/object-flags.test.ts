@@ -1,0 +1,44 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dumpYaml } from '@kubernetes/client-node';
+import { readObjectFlags } from './object-flags';
+
+describe('readObjectFlags', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'object-flags-'));
+  const kubeconfig = join(dir, 'config');
+  writeFileSync(
+    kubeconfig,
+    dumpYaml({
+      clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443' } }],
+      users: [{ name: 'u', user: { token: 't' } }],
+      contexts: [
+        { name: 'web', context: { cluster: 'c', user: 'u', namespace: 'web' } },
+        { name: 'bare', context: { cluster: 'c', user: 'u' } },
+      ],
+      'current-context': 'web',
+    }),
+  );
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("takes the kubeconfig context's namespace as the default of -n, --context's when given, else default", () => {
+    expect(readObjectFlags('list', { kubeconfig }).defaultNamespace()).toBe('web');
+    expect(readObjectFlags('list', { kubeconfig, context: 'bare' }).defaultNamespace()).toBe('default');
+    expect(() => readObjectFlags('list', { kubeconfig, context: 'gone' }).defaultNamespace()).toThrow(
+      'no context "gone" in the kubeconfig (web, bare)',
+    );
+  });
+
+  it('links to the Temporal UI only when its address is set', () => {
+    expect(readObjectFlags('status', { temporalUiUrl: 'http://ui:8233' }).link('default', 'pod/web/x')).toBe(
+      'http://ui:8233/namespaces/default/workflows/pod%2Fweb%2Fx',
+    );
+    expect(readObjectFlags('status', {}).link('default', 'pod/web/x')).toBeUndefined();
+  });
+
+  it('names every wrong flag at once, with the command', () => {
+    expect(() => readObjectFlags('status', { namespace: 'A', output: 'wide', context: '' }, ['json', 'yaml'])).toThrow(
+      /^status: -n\/--namespace: must be a namespace name .*; -o\/--output: must be one of json, yaml, got "wide"; --context: must not be empty$/,
+    );
+  });
+});

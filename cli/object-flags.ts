@@ -1,0 +1,108 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { kubeconfigFiles, kubeconfigSetting, loadKubeConfig } from '../platform/kubernetes/kubeconfig';
+import { addSettingFlags, parseSettings, type Flags, type Setting } from '../platform/settings';
+import { temporalUiLink } from '../model/naming';
+import { OUTPUT_FORMATS, type OutputFormat } from './output';
+
+/**
+ * The flags of the commands about Kubernetes objects (list, status, the operator actions), as kubectl spells them:
+ * `-n/--namespace`, `--kubeconfig`, `--context`, `-o/--output`; and where the Temporal UI is, for links. Checked with
+ * zod before anything is asked, each problem named by its flag.
+ */
+
+export const objectSettings = {
+  kubeconfig: {
+    ...kubeconfigSetting,
+    description: `${kubeconfigSetting.description}: its context's namespace is the default of -n`,
+  },
+  temporalUiUrl: {
+    env: 'STEWARD_TEMPORAL_UI_URL',
+    arg: 'url',
+    description: "the Temporal UI's address: status and list -o wide then link each object's workflow page",
+  },
+} satisfies Record<string, Setting>;
+
+const settingsSchema = z.object({
+  kubeconfig: kubeconfigFiles.optional(),
+  temporalUiUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+});
+
+/** A Kubernetes namespace name (DNS-1123 label), as the API server takes it. */
+export const kubernetesNamespace = z
+  .string()
+  .max(63, 'must be at most 63 characters')
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, {
+    error: (issue) => `must be a namespace name (lowercase letters, digits and '-'), got "${String(issue.input)}"`,
+  });
+
+export const outputFormat = (formats: readonly OutputFormat[]) =>
+  z.enum(formats as [OutputFormat, ...OutputFormat[]], {
+    error: (issue) => `must be one of ${formats.join(', ')}, got "${String(issue.input)}"`,
+  });
+
+const flagLabels: Record<string, string> = {
+  namespace: '-n/--namespace',
+  allNamespaces: '-A/--all-namespaces',
+  output: '-o/--output',
+  context: '--context',
+};
+
+/** `schema`'s reading of the options; else an error naming each flag that is wrong and why. */
+export function checkFlags<T>(command: string, schema: z.ZodType<T>, options: Flags): T {
+  const result = schema.safeParse(options);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? '');
+    const label = flagLabels[key] ?? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    return `${label}: ${issue.message}`;
+  });
+  throw new Error(`${command}: ${problems.join('; ')}`);
+}
+
+/** `-n`, `-o`, `--kubeconfig`, `--context` and the UI's address; before the Temporal flags, so `-n` keeps its name. */
+export function addObjectFlags(command: Command, formats: readonly OutputFormat[]): Command {
+  command
+    .option(
+      '-n, --namespace <namespace>',
+      "Kubernetes namespace (not Temporal's: that is --temporal-namespace); default the kubeconfig context's, else default",
+    )
+    .option('-o, --output <format>', `output format: ${formats.join(', ')} (default: text for a person)`)
+    .option('--context <name>', 'kubeconfig context whose namespace is the default of -n');
+  return addSettingFlags(command, objectSettings);
+}
+
+export interface ObjectFlags {
+  namespace?: string;
+  output?: OutputFormat;
+  /** The namespace when none is given: the kubeconfig context's, else `default`; read only when asked. */
+  defaultNamespace: () => string;
+  /** The object's page in the Temporal UI, when its address is set. */
+  link: (temporalNamespace: string, workflowId: string) => string | undefined;
+}
+
+export function readObjectFlags(
+  command: string,
+  options: Flags,
+  formats: readonly OutputFormat[] = OUTPUT_FORMATS,
+): ObjectFlags {
+  const own = checkFlags(
+    command,
+    z.object({
+      namespace: kubernetesNamespace.optional(),
+      output: outputFormat(formats).optional(),
+      context: z.string().min(1, 'must not be empty').optional(),
+    }),
+    options,
+  );
+  const { kubeconfig, temporalUiUrl } = parseSettings(objectSettings, settingsSchema, options, process.env);
+  return {
+    ...own,
+    defaultNamespace: () => {
+      const kubeConfig = loadKubeConfig(kubeconfig, own.context);
+      return kubeConfig?.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? 'default';
+    },
+    link: (temporalNamespace, workflowId) =>
+      temporalUiUrl ? temporalUiLink(temporalUiUrl, temporalNamespace, workflowId) : undefined,
+  };
+}

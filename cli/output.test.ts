@@ -1,0 +1,72 @@
+import { age, colorState, listing, serialize, terminalOf } from './output';
+
+describe('terminalOf', () => {
+  it.each<[string, boolean | undefined, NodeJS.ProcessEnv, { tty: boolean; color: boolean }]>([
+    ['a terminal: tables and colour', true, {}, { tty: true, color: true }],
+    ['a terminal with NO_COLOR: tables, no colour', true, { NO_COLOR: '1' }, { tty: true, color: false }],
+    ['an empty NO_COLOR does not count (no-color.org)', true, { NO_COLOR: '' }, { tty: true, color: true }],
+    ['a pipe: plain', undefined, {}, { tty: false, color: false }],
+  ])('%s', (_, isTTY, env, expected) => expect(terminalOf({ isTTY }, env)).toEqual(expected));
+});
+
+describe('listing', () => {
+  const header = ['KIND', 'NAMESPACE', 'NAME', 'STATE'];
+  const rows = [
+    ['Node', '', 'node-1', 'ready'],
+    ['Pod', 'default', 'nginx', 'stuck'],
+  ];
+
+  it('is tab-separated plain text when piped, an empty cell kept as one', () => {
+    expect(listing(header, rows, { tty: false, color: false })).toBe(
+      'KIND\tNAMESPACE\tNAME\tSTATE\nNode\t\tnode-1\tready\nPod\tdefault\tnginx\tstuck\n',
+    );
+  });
+
+  it('is aligned columns on a terminal, without escape codes under NO_COLOR', () => {
+    expect(listing(header, rows, { tty: true, color: false })).toBe(
+      [
+        'KIND   NAMESPACE   NAME     STATE',
+        'Node               node-1   ready',
+        'Pod    default     nginx    stuck',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('colours the header and the styled column without shifting the columns', () => {
+    const out = listing(header, rows, { tty: true, color: true }, { 3: colorState });
+    expect(out).toContain('\u001b[1mKIND\u001b[0m   ');
+    expect(out).toContain('node-1   \u001b[32mready\u001b[0m');
+    expect(out).toContain('nginx    \u001b[31mstuck\u001b[0m');
+    // eslint-disable-next-line no-control-regex
+    expect(out.replace(/\u001b\[\d+m/g, '')).toBe(listing(header, rows, { tty: true, color: false }));
+  });
+});
+
+describe('serialize', () => {
+  it('writes JSON and YAML, and nothing for the text formats', () => {
+    expect(serialize({ items: [{ kind: 'Pod' }] }, 'json')).toBe(
+      '{\n  "items": [\n    {\n      "kind": "Pod"\n    }\n  ]\n}\n',
+    );
+    expect(serialize({ items: [{ kind: 'Pod' }] }, 'yaml')).toBe('items:\n  - kind: Pod\n');
+    expect(serialize({}, 'wide')).toBeUndefined();
+    expect(serialize({}, undefined)).toBeUndefined();
+  });
+});
+
+describe('age', () => {
+  const now = new Date('2026-01-10T00:00:00Z');
+  const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
+  it.each([
+    [5, '5s'],
+    [119, '119s'],
+    [150, '2m30s'],
+    [300, '5m'],
+    [45 * 60, '45m'],
+    [5 * 3600 + 30 * 60, '5h30m'],
+    [30 * 3600, '30h'],
+    [3 * 86400 + 5 * 3600, '3d5h'],
+    [20 * 86400, '20d'],
+    [-3, '0s'],
+  ])('%ss ago is %s, as kubectl shows it', (seconds, shown) => expect(age(ago(seconds), now)).toBe(shown));
+});

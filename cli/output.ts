@@ -1,0 +1,81 @@
+import { dumpYaml } from '@kubernetes/client-node';
+
+/**
+ * How the commands print, as kubectl does: `-o json|yaml` for scripts on every command that prints, `-o name` and
+ * `-o wide` where there is a list. Colour, bold headers and aligned columns only for a person at a terminal
+ * (NO_COLOR honoured); piped, a list is tab-separated plain text, so `cut` and `awk -F'\t'` read it whatever a cell
+ * holds (a Node's empty namespace among them).
+ */
+
+export const OUTPUT_FORMATS = ['json', 'yaml', 'name', 'wide'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** `-o json` or `-o yaml`; undefined for the command's own text. */
+export function serialize(value: unknown, format: OutputFormat | undefined): string | undefined {
+  if (format === 'json') return `${JSON.stringify(value, null, 2)}\n`;
+  if (format === 'yaml') return dumpYaml(value);
+  return undefined;
+}
+
+export interface Terminal {
+  /** Aligned columns and styles: a person reads it. */
+  tty: boolean;
+  /** ANSI colour as well: a terminal, and NO_COLOR unset (https://no-color.org: any non-empty value). */
+  color: boolean;
+}
+
+export function terminalOf(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Terminal {
+  const tty = stream.isTTY === true;
+  return { tty, color: tty && !env.NO_COLOR };
+}
+
+const ansi = (code: number) => (text: string) => `\u001b[${code}m${text}\u001b[0m`;
+const [bold, red, green, yellow] = [ansi(1), ansi(31), ansi(32), ansi(33)];
+
+/** A state's colour: green when done well, red when a person is needed, yellow when a person stopped it. */
+export function colorState(state: string): string {
+  if (['ready', 'synced', 'tracking'].includes(state)) return green(state);
+  if (['stuck', 'givingUp', 'invalid'].includes(state)) return red(state);
+  if (state === 'paused') return yellow(state);
+  return state;
+}
+
+/**
+ * Rows under a header: aligned (the header bold when coloured) on a terminal, tab-separated otherwise. `styles` colours
+ * a column's cells; widths are counted before styling, so colour does not shift the columns.
+ */
+export function listing(
+  header: string[],
+  rows: string[][],
+  terminal: Terminal,
+  styles: Record<number, (cell: string) => string> = {},
+): string {
+  if (!terminal.tty) return [header, ...rows].map((row) => `${row.join('\t')}\n`).join('');
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (row: string[], style: (cell: string, i: number) => string) =>
+    `${row
+      .map((cell, i) =>
+        i === row.length - 1 ? style(cell, i) : style(cell, i) + ' '.repeat((widths[i] ?? 0) - cell.length),
+      )
+      .join('   ')}\n`;
+  const plain = (cell: string) => cell;
+  return (
+    line(header, (cell) => (terminal.color ? bold(cell) : cell)) +
+    rows.map((row) => line(row, (cell, i) => (terminal.color ? (styles[i] ?? plain)(cell) : cell))).join('')
+  );
+}
+
+/** An age as kubectl shows it: the two largest units while they say something, one unit after. */
+export function age(since: Date, now: Date = new Date()): string {
+  const s = Math.max(0, Math.floor((now.getTime() - since.getTime()) / 1000));
+  const [m, h, d] = [Math.floor(s / 60), Math.floor(s / 3600), Math.floor(s / 86400)];
+  const two = (big: number, bigUnit: string, small: number, smallUnit: string) =>
+    `${big}${bigUnit}${small ? `${small}${smallUnit}` : ''}`;
+  if (s < 120) return `${s}s`;
+  if (m < 10) return two(m, 'm', s % 60, 's');
+  if (h < 3) return `${m}m`;
+  if (h < 8) return two(h, 'h', m % 60, 'm');
+  if (h < 48) return `${h}h`;
+  if (d < 8) return two(d, 'd', h % 24, 'h');
+  return `${d}d`;
+}

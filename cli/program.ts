@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { registerAdoptCommand } from './adopt';
+import { registerBundleCommand } from './bundle';
+import { registerCompletionCommand } from './completion';
+import { registerDemoCommand } from './demo';
+import { registerListCommand } from './list';
+import { registerOperatorCommands } from './operator';
+import { registerStarterCommand } from './starter';
+import { registerSweepCommand } from './sweep';
+import { registerUpCommand } from './up';
+import { registerWorkerCommand } from './worker';
+
+/**
+ * The `steward` command line, one module per command; apart from main.ts so that tests (completion) see every
+ * command as registered. `up` and `demo` load the embedded development stack only when they run, so the other
+ * commands work where it is absent (the image).
+ */
+export function stewardProgram(): Command {
+  const { version } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+  const program = new Command('steward')
+    .description('Drive Kubernetes object lifecycles into backends, durably.')
+    .version(version, '--version', 'print the version');
+  registerUpCommand(program);
+  registerWorkerCommand(program);
+  registerListCommand(program);
+  registerOperatorCommands(program);
+  registerStarterCommand(program);
+  registerDemoCommand(program);
+  registerSweepCommand(program);
+  registerAdoptCommand(program);
+  registerBundleCommand(program);
+  registerCompletionCommand(program);
+  return program;
+}

@@ -1,0 +1,70 @@
+import { Command } from 'commander';
+import { addSettingFlags, type Setting } from './settings';
+
+const settings = {
+  temporalNamespace: {
+    env: 'TEMPORAL_NAMESPACE',
+    arg: 'name',
+    default: 'default',
+    description: 'Temporal namespace',
+    formerFlag: 'namespace',
+  },
+  cloudProvider: {
+    env: 'STEWARD_CLOUD_PROVIDER',
+    arg: 'name',
+    default: 'libvirt',
+    description: 'cloud',
+    whenUnset: 'no cloud',
+  },
+} satisfies Record<string, Setting>;
+
+/** Parses `args` with the settings' flags (after `before`'s own options); what the action got and what went to stderr. */
+async function run(args: string[], before: (command: Command) => Command = (c) => c) {
+  let got: Record<string, unknown> = {};
+  const program = new Command('steward').exitOverride();
+  addSettingFlags(before(program.command('x')), settings).action(
+    (options: Record<string, unknown>) => void (got = options),
+  );
+  const warnings: string[] = [];
+  const write = jest.spyOn(process.stderr, 'write').mockImplementation((s) => warnings.push(String(s)) > 0);
+  try {
+    await program.parseAsync(['x', ...args], { from: 'user' });
+  } finally {
+    write.mockRestore();
+  }
+  return { got, warnings, help: program.commands[0]!.helpInformation() };
+}
+
+describe('addSettingFlags', () => {
+  it('takes the new flag without a warning', async () => {
+    const { got, warnings } = await run(['--temporal-namespace', 'ops']);
+    expect(got.temporalNamespace).toBe('ops');
+    expect(warnings).toEqual([]);
+  });
+
+  it('takes the former flag for the new one, with a deprecation warning on stderr', async () => {
+    const { got, warnings, help } = await run(['--namespace', 'ops']);
+    expect(got.temporalNamespace).toBe('ops');
+    expect(warnings).toEqual(['warning: --namespace is deprecated: use --temporal-namespace\n']);
+    expect(help).toMatch(/--namespace <name> +deprecated: use --temporal-namespace/);
+  });
+
+  it('lets the new flag win when both are given', async () => {
+    expect((await run(['--namespace', 'old', '--temporal-namespace', 'new'])).got.temporalNamespace).toBe('new');
+  });
+
+  it('leaves the former name to an option the command has already (the Kubernetes namespace)', async () => {
+    const { got, warnings, help } = await run(['-n', 'web', '--temporal-namespace', 'ops'], (c) =>
+      c.option('-n, --namespace <ns>', 'Kubernetes namespace'),
+    );
+    expect(got).toMatchObject({ namespace: 'web', temporalNamespace: 'ops' });
+    expect(warnings).toEqual([]);
+    expect(help).not.toContain('deprecated');
+  });
+
+  it('says in the help what an unset setting means when that is not its default', async () => {
+    const { help } = await run([]);
+    expect(help).toMatch(/--cloud-provider <name> +cloud \[STEWARD_CLOUD_PROVIDER, unset: no cloud\]/);
+    expect(help).toMatch(/--temporal-namespace <name> +Temporal namespace \[TEMPORAL_NAMESPACE, default\s+default\]/);
+  });
+});
