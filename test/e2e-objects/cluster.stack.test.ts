@@ -200,14 +200,21 @@ describe('object lifecycles on the embedded stack', () => {
   });
 
   // A regression test: the Node's referrers finalizer keeps the list readable while it is deleted, its workflow tells
-  // the Pods, and they ask their pushers to repair once the new Node (another UID) is there.
+  // the Pods, and they push again once the new Node (another UID) is there.
   it("a Node deleted and created again (its bridge re-created) gets its Pods' ports back on the new bridge", async () => {
     const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
     const nodeTranslations = ownedBy(expectationsOf(cluster).translations, 'Node', 'node2');
     await h.core.deleteNode({ name: 'node2' });
+    // Its workflow deletes its Translations first, then tells its Pods and lets the Node go.
     await waitFor('node2 Translations gone', async () =>
       (await Promise.all(nodeTranslations.map((t) => readTranslation(h, t.namespace, t.name)))).every(
         (t) => t === undefined,
+      ),
+    );
+    await waitFor('node2 gone', async () =>
+      h.core.readNode({ name: 'node2' }).then(
+        () => false,
+        () => true,
       ),
     );
     await createNode(h, node2);
