@@ -19,7 +19,7 @@ describe('a history cut into its steps', () => {
       wokenBy: ['WORKFLOW_EXECUTION_STARTED'],
       task: 3,
       commands: [
-        'MARKER_RECORDED (local applyObject)',
+        'MARKER_RECORDED (local syncObject)',
         'TIMER_STARTED (dependencyRetry)',
         'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES (LifecycleState)',
       ],
