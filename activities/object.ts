@@ -6,10 +6,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectInput, ApplyObjectResult } from '../model/apply-object';
 import type { WrittenTranslation } from '../model/kubernetes-calls';
-import { describeRef, workflowId, type ObjectRef } from '../model/naming';
+import { describeRef, parseObjectRef, workflowId, type ObjectRef } from '../model/naming';
 import { Reason, TRANSLATION_FINALIZER } from '../model/vocabulary';
 import type { KubernetesActivities } from './kubernetes';
-import type { PushActivities } from './midonet/push';
+import { LOCAL_WAIT_MS, type PushActivities } from './midonet/push';
 
 /** The apply's result, and how many resources are in MidoNet after the push (absent: nothing was pushed). */
 export type SyncObjectResult = ApplyObjectResult & { pushed?: number };
@@ -32,9 +32,6 @@ export interface FinalizeObjectResult {
   unsettledUntil?: string;
 }
 
-/** What the deletion of one Translation waits for itself (push.ts); a longer wait is the workflow's timer. */
-const LOCAL_WAIT_MS = 6_000;
-
 type KubernetesCalls = Pick<
   KubernetesActivities,
   | 'applyObject'
@@ -50,10 +47,12 @@ export interface ObjectActivityDeps {
   midonet: PushActivities;
 }
 
-const translationRef = (key: string): ObjectRef => {
-  const [namespace = '', name = ''] = key.split('/');
-  return { kind: 'Translation', namespace, name };
-};
+const translationRef = (key: string): ObjectRef => parseObjectRef('Translation', key);
+
+/** The object as the owner its Translations' label names (a Node, Pod, Service or Endpoints). */
+const ownerOf = (ref: ObjectRef, uid: string) => ({
+  owner: { ...(ref as ObjectRef<'Node' | 'Pod' | 'Service' | 'Endpoints'>), uid },
+});
 
 /** Read from and written to the API server: the workflow carries neither the resources nor the record. */
 const byReference = (ref: ObjectRef, uid: string) => ({
@@ -129,9 +128,7 @@ async function pushAll(deps: ObjectActivityDeps, written: WrittenTranslation[]):
  * too, so none of them says Ready, nor claims its resources synced, until it is pushed again.
  */
 async function unverifyOwned({ kubernetes }: ObjectActivityDeps, { ref, uid }: ApplyObjectInput, reason: string) {
-  const owned = await kubernetes.listOwnedTranslations({
-    owner: { ...(ref as ObjectRef<'Node' | 'Pod' | 'Service' | 'Endpoints'>), uid },
-  });
+  const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
   const waiting = { status: 'False' as const, reason: Reason.WaitingForDependency, message: reason };
   for (const { key, uid: translationUid, generation } of owned)
     await kubernetes.recordTranslationStatus({
@@ -184,16 +181,13 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
     return { ...result, pushed };
   }
 
-  /** Every Translation of the object (found by its UID label), last first, then its back-reference. */
   /**
    * Every Translation of the object (found by its UID label), last first, then its back-reference. When a push attempt
    * lost with its worker may still have writes landing for longer than a local activity should wait, nothing is done
    * yet: the answer says until when, and the workflow waits with a timer.
    */
   async function finalizeObject({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<FinalizeObjectResult> {
-    const owned = await kubernetes.listOwnedTranslations({
-      owner: { ...(ref as ObjectRef<'Node' | 'Pod' | 'Service' | 'Endpoints'>), uid },
-    });
+    const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
     const until = owned.map((t) => t.unsettledUntil ?? '').reduce((a, b) => (a > b ? a : b), '');
     if (mode !== 'orphan' && until && Date.parse(until) - Date.now() > LOCAL_WAIT_MS)
       return { finalized: 0, unsettledUntil: until };

@@ -6,17 +6,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
-import pino from 'pino';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import type { LifecycleStateView } from '../model/messages';
 import { workflowId, type ObjectRef } from '../model/naming';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, LifecycleState } from '../model/search-attributes';
-import { waitFor } from '../test/support';
-import { testActivities } from '../test/support/probe-activities';
+import { runProbeWorker, waitFor } from '../test/support';
 import { finish, stateStandIn } from '../test/support/probe-workflows';
 import type { RunningWorker } from '../worker';
 import type { ListedObject } from './list';
-import { loadWorkerConfig, runWorker } from './worker';
 
 const { address, namespace: temporalNamespace } = stackInfo().temporal;
 const ns = `list-${Date.now()}`;
@@ -63,12 +60,7 @@ describe('steward list against stand-in lifecycle workflows', () => {
   const taskQueue = `list-test-${Date.now()}`;
 
   beforeAll(async () => {
-    const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
-    running = await runWorker(config, {
-      activities: { test: testActivities },
-      workflowsPath: require.resolve('../test/support/probe-workflows'),
-      log: pino({ level: 'error' }),
-    });
+    running = await runProbeWorker(taskQueue);
     for (const object of objects) {
       const view: LifecycleStateView = { ref: object.ref, state: object.state, resources: [], actions: [] };
       if (object.lastError) view.lastError = object.lastError;

@@ -3,12 +3,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Command } from 'commander';
-import pino from 'pino';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { type RunningWorker } from '../worker';
-import { runWorker } from './worker';
-import { loadWorkerConfig } from './worker';
-import { testActivities } from '../test/support/probe-activities';
+import { runProbeWorker } from '../test/support';
 import { finish, operatorStandIn } from '../test/support/probe-workflows';
 import { stateQuery, type LifecycleStateView } from '../model/messages';
 import { parseObjectRef, workflowId } from '../model/naming';
@@ -37,12 +34,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
   const taskQueue = `cli-test-${Date.now()}`;
 
   beforeAll(async () => {
-    const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
-    running = await runWorker(config, {
-      activities: { test: testActivities },
-      workflowsPath: require.resolve('../test/support/probe-workflows'),
-      log: pino({ level: 'error' }),
-    });
+    running = await runProbeWorker(taskQueue);
     handle = await running.client.workflow.start(operatorStandIn, {
       taskQueue,
       workflowId: id,

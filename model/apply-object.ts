@@ -36,7 +36,6 @@ export type ApplyObjectResult =
       /** Applied Translations still being finalized (a previous incarnation's): apply again once they are gone. */
       terminating: string[];
       dependency?: ObjectRef;
-      dependencyUid?: string;
       notes: TranslationNote[];
     };
 
@@ -59,13 +58,11 @@ export async function applyObjectSteps(
 ): Promise<ApplyObjectResult> {
   const dependency = dependencyOf(projection);
   let dependencyProjection: unknown;
-  let dependencyUid: string | undefined;
   if (dependency) {
     const read = await calls.readObject({ ref: dependency });
     if (!read.found || read.deleting)
       return { outcome: 'wait', reason: `${describeRef(dependency)} does not exist (yet)` };
     dependencyProjection = { ...read.object, kind: dependency.kind };
-    dependencyUid = read.uid;
   }
   const translated = translateWithDependency(projection, dependencyProjection, tenant);
   if (translated.outcome !== 'translated') return translated;
@@ -98,7 +95,6 @@ export async function applyObjectSteps(
     stale,
     terminating,
     ...(dependency ? { dependency } : {}),
-    ...(dependencyUid ? { dependencyUid } : {}),
     notes: translated.notes,
   };
 }

@@ -1,14 +1,10 @@
 import { Command } from 'commander';
 import { addSettingFlags, type Setting } from './settings';
+import { temporalSettings } from './temporal-config';
 
 const settings = {
-  temporalNamespace: {
-    env: 'TEMPORAL_NAMESPACE',
-    arg: 'name',
-    default: 'default',
-    description: 'Temporal namespace',
-    formerFlag: 'namespace',
-  },
+  // The setting that was renamed (from --namespace), as the command line has it.
+  temporalNamespace: temporalSettings.temporalNamespace,
   cloudProvider: {
     env: 'STEWARD_CLOUD_PROVIDER',
     arg: 'name',

@@ -14,6 +14,7 @@ import { type RunningWorker } from '.';
 import { runWorker } from '../cli/worker';
 import { testActivities } from '../test/support/probe-activities';
 import { echoOnce, failOnce, finish, operatorStandIn } from '../test/support/probe-workflows';
+import { runProbeWorker } from '../test/support';
 
 const log = pino({ level: 'error' });
 
@@ -34,13 +35,7 @@ describe('the worker on the embedded stack', () => {
   const url = (path: string) => `http://127.0.0.1:${running.httpPort}${path}`;
 
   beforeAll(async () => {
-    const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
-    running = await runWorker(config, {
-      activities: { test: testActivities },
-      workflowsPath: require.resolve('../test/support/probe-workflows'),
-      log,
-      objectCountIntervalMs: 500,
-    });
+    running = await runProbeWorker(taskQueue, { log, objectCountIntervalMs: 500 });
   });
 
   afterAll(async () => {

@@ -125,6 +125,9 @@ describe('a Node with IPv6 addresses', () => {
  * How the starter starts a workflow: its first observation and the patches in effect in its input. Each patch asked
  * with `patched()` would cost a marker and an upsert, and the signal one event more.
  */
+/** A sync that had no Translation to write: what the fakes below answer. */
+const NOTHING_APPLIED = { outcome: 'applied', applied: [], written: [], stale: [], terminating: [], notes: [] };
+
 describe('a workflow started with its observation and patches in its input', () => {
   let client: Client;
   let worker: InProcessWorker;
@@ -137,14 +140,7 @@ describe('a workflow started with its observation and patches in its input', () 
       activities: {
         syncObject: () => {
           applies += 1;
-          return Promise.resolve({
-            outcome: 'applied',
-            applied: [],
-            written: [],
-            stale: [],
-            terminating: [],
-            notes: [],
-          });
+          return Promise.resolve(NOTHING_APPLIED);
         },
         listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
       },
@@ -238,14 +234,7 @@ describe('a workflow started with its observation and patches in its input', () 
       activities: {
         syncObject: ({ projection }: { projection: NodeProjection }) => {
           seen.push(projection.spec?.podCIDR ?? '');
-          return Promise.resolve({
-            outcome: 'applied',
-            applied: [],
-            written: [],
-            stale: [],
-            terminating: [],
-            notes: [],
-          });
+          return Promise.resolve(NOTHING_APPLIED);
         },
         listReferrers: () => Promise.resolve({ found: true, referrers: [] }),
       },

@@ -121,7 +121,7 @@ async function apply({
   );
   if (result.outcome === 'wait') return { type: 'mustWait', reason: result.reason };
   if (result.outcome === 'invalid') return { type: 'invalid', error: result.error };
-  const { applied, terminating, dependency, dependencyUid, pushed } = result;
+  const { applied, terminating, dependency, pushed } = result;
   // Another finalizer than ours holds a Translation being deleted: apply again once it is gone.
   if (terminating.length > 0)
     return { type: 'mustWait', reason: `Translations being deleted under other finalizers: ${terminating.join(', ')}` };
@@ -131,7 +131,6 @@ async function apply({
     translations: applied,
     ...(pushed !== undefined ? { pushed } : {}),
     ...(dependency ? { dependency } : {}),
-    ...(dependencyUid ? { dependencyUid } : {}),
     ...(told.length ? { toldNotes: told } : {}),
   };
 }

@@ -235,7 +235,7 @@ async function stored(neighbours: Neighbours | undefined, owner: string, referen
 }
 
 /** The longest wait for a lost attempt's writes a local activity does itself (its workflow task lasts 10 s). */
-const LOCAL_WAIT_MS = 6_000;
+export const LOCAL_WAIT_MS = 6_000;
 
 /**
  * Waits until a lost local attempt's writes can have landed (its fence, `status.unsettledWrites`), before anything is

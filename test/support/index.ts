@@ -7,7 +7,7 @@ import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import type { ActivityGroups } from '../../activities/compose';
-import { loadWorkerConfig, runWorker } from '../../cli/worker';
+import { loadWorkerConfig, runWorker, type RunWorkerOptions } from '../../cli/worker';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import type { StackInfo } from '../../deploy/local/stack';
@@ -15,6 +15,7 @@ import type { WorkerSettingValues } from '../../deploy/local/worker-process';
 import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
 import type { Observation } from '../../model/messages';
 import type { RunningWorker } from '../../worker';
+import { testActivities } from './probe-activities';
 
 /**
  * Polls `probe` until it gives a value (not undefined or false) and returns it; on timeout the error names what was
@@ -71,6 +72,24 @@ export function runStackWorker(
     { MIDONET_PASSWORD: MIDONET_USER.password },
   );
   return runWorker(config, { activities: { cloud }, log: pino({ level: 'error' }) });
+}
+
+/**
+ * The real worker in the test process on the stack's Temporal alone, polling `taskQueue`, with the probe workflows and
+ * activities (test/support/probe-*) in place of Steward's.
+ */
+export function runProbeWorker(
+  taskQueue: string,
+  options: Pick<RunWorkerOptions, 'log' | 'objectCountIntervalMs'> = {},
+): Promise<RunningWorker> {
+  const { address } = stackInfo().temporal;
+  const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
+  return runWorker(config, {
+    activities: { test: testActivities },
+    workflowsPath: require.resolve('./probe-workflows'),
+    log: pino({ level: 'error' }),
+    ...options,
+  });
 }
 
 /** The stack's Temporal and Kubernetes for a worker run from the environment (`steward worker`, `loadWorkerConfig`). */

@@ -73,8 +73,6 @@ export interface ObjectContext {
   backendChanged?: boolean;
   /** The dependency this object registered itself on as a referrer (to be removed when it goes). */
   dependency?: ObjectRef;
-  /** Its UID when last applied: another UID means it was re-created, and our backend resources need a re-push. */
-  dependencyUid?: string;
   /** What the translation left out that an Event on the object has told (e.g. IPv6 addresses): told once per change. */
   toldNotes?: TranslationNote[];
   waitingFor?: string;
@@ -94,7 +92,6 @@ export type ObjectEvent = (
       translations: string[];
       pushed?: number;
       dependency?: ObjectRef;
-      dependencyUid?: string;
       toldNotes?: TranslationNote[];
     }
   | { type: 'mustWait'; reason: string }
@@ -122,7 +119,6 @@ export interface ObjectActionParams {
     projection: unknown;
     tenant?: string;
     previousDependency?: ObjectRef;
-    previousDependencyUid?: string;
     toldNotes?: TranslationNote[];
   };
   notifyReferrers: { ref: ObjectRef; uid: string };
@@ -164,7 +160,6 @@ export const objectMachine = setup({
         ? {
             translations: event.translations,
             dependency: event.dependency,
-            dependencyUid: event.dependencyUid,
             toldNotes: event.toldNotes,
             pushedCount: event.pushed,
             appliedProjection: context.inFlightProjection,
@@ -236,7 +231,6 @@ export const objectMachine = setup({
             projection: context.projection,
             ...(context.tenant ? { tenant: context.tenant } : {}),
             ...(context.dependency ? { previousDependency: context.dependency } : {}),
-            ...(context.dependencyUid ? { previousDependencyUid: context.dependencyUid } : {}),
             ...(context.toldNotes ? { toldNotes: context.toldNotes } : {}),
           }),
         },
