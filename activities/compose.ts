@@ -8,7 +8,7 @@ import type { UntypedActivities } from '@temporalio/common';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backendChangedSignal, type BackendChanged } from '../model/messages';
-import type { ObjectRef } from '../model/naming';
+import { temporalUiLink, type ObjectRef } from '../model/naming';
 import { createSource, informerFactory, kubernetesListWatch } from '../platform/kubernetes/informer';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import {
@@ -123,7 +123,11 @@ export function createActivities(config: ActivitiesConfig, { temporal, log, over
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
   if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
   else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
-  if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig });
+  const { temporalUiUrl } = config;
+  const workflowPage = temporalUiUrl
+    ? (id: string) => temporalUiLink(temporalUiUrl, temporal.options.namespace, id)
+    : undefined;
+  if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig, workflowPage });
   else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');
   const all: ActivityGroups = { ...groups, ...overrides };
   // From the groups in use (a test's fakes included), so it calls exactly what the separate activities call.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
 import { parseSettings, settingLabel, type Flags, type Setting } from '../platform/settings';
+import { temporalUiUrl, temporalUiUrlSetting } from '../platform/temporal-config';
 import { cloudSettings, loadCloudConfig, type CloudConfig } from './cloud/config';
 import type { MidonetConnection } from './midonet/http';
 
@@ -18,6 +19,10 @@ export const activitySettings = {
   midonetUsername: { env: 'MIDONET_USERNAME', arg: 'name', description: 'MidoNet user (needed with the URL)' },
   midonetPassword: { env: 'MIDONET_PASSWORD', secret: true, description: 'MidoNet password (needed with the URL)' },
   midonetTenant: { env: 'MIDONET_TENANT', arg: 'name', description: 'MidoNet project sent at login (X-Auth-Project)' },
+  temporalUiUrl: {
+    ...temporalUiUrlSetting,
+    description: `${temporalUiUrlSetting.description}, written on the Translations and PeerPods Steward writes`,
+  },
 } satisfies Record<string, Setting>;
 
 export interface ActivitiesConfig {
@@ -26,6 +31,8 @@ export interface ActivitiesConfig {
   midonet?: MidonetConnection;
   /** Where peer-pod VMs are made (cloud/config.ts); absent unless a cloud provider is given. */
   cloud?: CloudConfig;
+  /** The Temporal UI's address: the objects Steward writes then link their workflow's page. */
+  temporalUiUrl?: string;
 }
 
 const schema = z
@@ -35,6 +42,7 @@ const schema = z
     midonetUsername: z.string().min(1).optional(),
     midonetPassword: z.string().min(1).optional(),
     midonetTenant: z.string().min(1).optional(),
+    temporalUiUrl: temporalUiUrl.optional(),
   })
   .superRefine((v, ctx) => {
     if (!v.midonetUrl) return;
@@ -54,10 +62,11 @@ export function loadActivitiesConfig(flags: Flags = {}, env: NodeJS.ProcessEnv =
         : undefined,
     // Opt-in, like MidoNet: a worker given no provider runs no cloud activities (`steward up` gives libvirt).
     cloud: flags.cloudProvider || env[cloudSettings.cloudProvider.env] ? loadCloudConfig(flags, env) : undefined,
+    temporalUiUrl: v.temporalUiUrl,
   };
 }
 
 /** The configuration as it may be logged: its own fields alone, and the MidoNet password never reaches a log line. */
-export function redactedActivities({ kubeconfig, midonet, cloud }: ActivitiesConfig): ActivitiesConfig {
-  return { kubeconfig, midonet: midonet && { ...midonet, password: '[redacted]' }, cloud };
+export function redactedActivities({ kubeconfig, midonet, cloud, temporalUiUrl }: ActivitiesConfig): ActivitiesConfig {
+  return { kubeconfig, midonet: midonet && { ...midonet, password: '[redacted]' }, cloud, temporalUiUrl };
 }

@@ -11,6 +11,7 @@ import { globalIds, DEFAULT_TENANT } from '../model/translation/ids';
 import { sampleCluster } from '../model/translation/sample-cluster';
 import { virsh } from '../deploy/local/libvirt';
 import { TRANSLATION_API } from '../model/naming';
+import { TEMPORAL_UI_ANNOTATION } from '../model/vocabulary';
 
 // `npm start` and `steward demo` as a user runs them: two processes, the second reading the first's stack.json. The
 // stack is this test's own (not jest's shared one) and leaves libvirt alone, since other runs share the machine.
@@ -63,17 +64,19 @@ let info: StackInfo;
 /** The UUID of the peer pod's libvirt domain, as the demo printed it. */
 let peerPodVm: string | undefined;
 
-/** Translations owned by the demo's objects, as `namespace/name`. */
-async function demoTranslations(): Promise<string[]> {
+/** Translations owned by the demo's objects. */
+async function demoTranslationObjects(): Promise<k8s.KubernetesObject[]> {
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
   const list = (await kubeConfig
     .makeApiClient(k8s.CustomObjectsApi)
     .listClusterCustomObject({ ...TRANSLATION_API })) as { items: k8s.KubernetesObject[] };
-  return list.items
-    .filter((t) => t.metadata?.ownerReferences?.some((o) => demoOwners.has(`${o.kind}/${o.name}`)))
-    .map((t) => `${t.metadata!.namespace}/${t.metadata!.name}`);
+  return list.items.filter((t) => t.metadata?.ownerReferences?.some((o) => demoOwners.has(`${o.kind}/${o.name}`)));
 }
+
+/** Translations owned by the demo's objects, as `namespace/name`. */
+const demoTranslations = async () =>
+  (await demoTranslationObjects()).map((t) => `${t.metadata!.namespace}/${t.metadata!.name}`);
 
 beforeAll(async () => {
   up = run(['up', '--free-ports', '--state-dir', stateDir]);
@@ -117,6 +120,14 @@ describe('npm start + steward demo', () => {
     expect(demo.output()).toContain(`${info.temporal.uiUrl}/namespaces/default/workflows/pod%2Fdefault%2Fnginx`);
     expect(demo.output()).toContain(`${info.temporal.uiUrl}/namespaces/default/workflows/global%2Fmidonet`);
     expect(demo.output()).toMatch(/MidoNet resources in the emulator[^]*Bridge +2/);
+    // Each Translation links to its owner's workflow page in the stack's UI.
+    const nginx = (await demoTranslationObjects()).filter((t) =>
+      t.metadata!.ownerReferences!.some((o) => o.kind === 'Pod' && o.name === 'nginx'),
+    );
+    expect(nginx.map((t) => t.metadata!.annotations?.[TEMPORAL_UI_ANNOTATION])).toEqual(
+      nginx.map(() => `${info.temporal.uiUrl}/namespaces/default/workflows/pod%2Fdefault%2Fnginx`),
+    );
+    expect(nginx.length).toBeGreaterThan(0);
     // The peer pod: a running libvirt domain whose UUID its PeerPod records.
     peerPodVm = /libvirt VM ([0-9a-f-]{36})/.exec(demo.output())?.[1];
     expect(peerPodVm).toBeDefined();

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { kubeconfigFiles, kubeconfigSetting, loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { addSettingFlags, parseSettings, type Flags, type Setting } from '../platform/settings';
+import { temporalUiUrl, temporalUiUrlSetting } from '../platform/temporal-config';
 import { temporalUiLink } from '../model/naming';
 import { OUTPUT_FORMATS, type OutputFormat } from './output';
 
@@ -17,15 +18,14 @@ export const objectSettings = {
     description: `${kubeconfigSetting.description}: its context's namespace is the default of -n`,
   },
   temporalUiUrl: {
-    env: 'STEWARD_TEMPORAL_UI_URL',
-    arg: 'url',
+    ...temporalUiUrlSetting,
     description: "the Temporal UI's address: status and list -o wide then link each object's workflow page",
   },
 } satisfies Record<string, Setting>;
 
 const settingsSchema = z.object({
   kubeconfig: kubeconfigFiles.optional(),
-  temporalUiUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  temporalUiUrl: temporalUiUrl.optional(),
 });
 
 /** A Kubernetes namespace name (DNS-1123 label), as the API server takes it. */

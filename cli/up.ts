@@ -79,6 +79,8 @@ async function runOnStack(
     ...(env.STEWARD_CLOUD_PROVIDER ? {} : { STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: info.libvirt.uri }),
     // The embedded stack has no cloud-api-adaptor: Steward makes the VMs of kata-remote Pods unless told otherwise.
     STEWARD_PEERPOD_RUNTIME_CLASSES: env.STEWARD_PEERPOD_RUNTIME_CLASSES || KATA_REMOTE,
+    // The objects Steward writes link to the stack's own UI.
+    ...(info.temporal.uiUrl && !env.STEWARD_TEMPORAL_UI_URL ? { STEWARD_TEMPORAL_UI_URL: info.temporal.uiUrl } : {}),
     STEWARD_HTTP_HOST: env.STEWARD_HTTP_HOST || '127.0.0.1',
     STEWARD_HTTP_PORT:
       env.STEWARD_HTTP_PORT || String(options.freePorts ? 0 : await freePort(Number(workerSettings.httpPort.default))),

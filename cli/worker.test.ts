@@ -54,7 +54,13 @@ describe('worker configuration', () => {
     });
     expect(config.http).toEqual({ host: '0.0.0.0', port: 9464 });
     expect(config.midonet).toBeUndefined();
+    expect(config.temporalUiUrl).toBeUndefined();
     expect(config.rateLimits.midonetActivitiesPerSecond).toBeUndefined();
+  });
+
+  it('takes the Temporal UI address, for the link written on the objects it writes, from its flag or variable', () => {
+    expect(loadWorkerConfig({}, { STEWARD_TEMPORAL_UI_URL: 'http://ui:8080' }).temporalUiUrl).toBe('http://ui:8080');
+    expect(loadWorkerConfig({ temporalUiUrl: 'https://ui' }, {}).temporalUiUrl).toBe('https://ui');
   });
 
   it('takes a flag over the environment variable, and the variable over the default', () => {
@@ -192,6 +198,12 @@ describe('worker configuration', () => {
       { midonetUrl: 'ftp://m' },
       { MIDONET_USERNAME: 'u', MIDONET_PASSWORD: 'p' },
       /^--midonet-url \/ MIDONET_API_URL: must be an http\(s\) URL$/,
+    ],
+    [
+      'the Temporal UI address must be http(s)',
+      {},
+      { STEWARD_TEMPORAL_UI_URL: 'temporal-ui:8080' },
+      /^--temporal-ui-url \/ STEWARD_TEMPORAL_UI_URL: must be an http\(s\) URL$/,
     ],
     [
       'a zero rate limit is rejected',

@@ -80,8 +80,8 @@ export function parseTarget(
 }
 
 /**
- * The Temporal UI's page of an object's workflow: what `steward status` and `steward list -o wide` print, and what a
- * later change may write on the object as an annotation.
+ * The Temporal UI's page of an object's workflow: what `steward status` and `steward list -o wide` print, and what the
+ * worker writes on the Translations and PeerPods it writes (TEMPORAL_UI_ANNOTATION).
  */
 export const temporalUiLink = (uiUrl: string, temporalNamespace: string, id: string) =>
   `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(temporalNamespace)}/workflows/${encodeURIComponent(id)}`;

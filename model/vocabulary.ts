@@ -11,6 +11,12 @@ export const TRANSLATION_FINALIZER = 'midonet.org/deleter';
 /** On a PeerPod Steward wrote: the cloud its VM is in (`aws:<account>:<region>`, `libvirt:<host UUID>`). */
 export const VM_CLOUD_ANNOTATION = 'steward.dev/cloud';
 
+/**
+ * On a Translation or PeerPod Steward writes, when the worker knows the Temporal UI's address: the page of the
+ * workflow that drives it (the owner's for an owned Translation).
+ */
+export const TEMPORAL_UI_ANNOTATION = 'steward.dev/temporal-ui';
+
 /** The finalizer cloud-api-adaptor and peerpod-ctrl put on PeerPods (upstream's constant): the VM goes first. */
 export const PEERPOD_FINALIZER = 'peer.pod/finalizer';
 

@@ -50,6 +50,18 @@ export const temporalSettings = {
   },
 } satisfies Record<string, Setting>;
 
+/**
+ * Where the Temporal UI is, for links to each object's workflow page: printed by `status` and `list -o wide`, and
+ * written by the worker on the Translations and PeerPods it writes (TEMPORAL_UI_ANNOTATION).
+ */
+export const temporalUiUrlSetting = {
+  env: 'STEWARD_TEMPORAL_UI_URL',
+  arg: 'url',
+  description: "the Temporal UI's address, e.g. http://temporal-ui:8080: links to each object's workflow page",
+} satisfies Setting;
+
+export const temporalUiUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
 export interface TlsFiles {
   clientCertFile?: string;
   clientKeyFile?: string;

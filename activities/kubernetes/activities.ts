@@ -6,7 +6,7 @@ import type { ObjectRef } from '../../model/naming';
 import { finalizerNames } from '../../model/vocabulary';
 import { createEventRecorder, type EventInput } from './events';
 import { createInventoryActivities } from './inventory';
-import { createObjects, type KubeObject, type Objects, update } from './objects';
+import { createObjects, type KubeObject, type Objects, update, type WorkflowPage } from './objects';
 import { createPeerPodActivities } from './peerpods';
 import { createReferrerActivities } from './referrers';
 import { createTranslationActivities } from './translations';
@@ -20,6 +20,8 @@ export interface KubernetesActivityDeps {
   fieldManager?: string;
   /** Event and condition times; tests pin it. */
   clock?: () => Date;
+  /** Links the Translations and PeerPods it writes to their workflow's page (TEMPORAL_UI_ANNOTATION). */
+  workflowPage?: WorkflowPage;
 }
 
 export interface ReleaseFinalizerInput {
@@ -141,11 +143,17 @@ export function createKubernetesActivities({
   kubeConfig,
   fieldManager = 'steward',
   clock = () => new Date(),
+  workflowPage,
 }: KubernetesActivityDeps) {
   const objects = createObjects(kubeConfig, fieldManager);
   const recordEvent = createEventRecorder(objects, clock);
   const { readObject, recordObjectEvent, translationsReady } = createObjectReads(objects, recordEvent);
-  const translationActivities = createTranslationActivities(objects, fieldManager, clock, recordEvent);
+  const translationActivities = createTranslationActivities(
+    objects,
+    { fieldManager, workflowPage },
+    clock,
+    recordEvent,
+  );
   const referrers = createReferrerActivities(objects);
 
   /** An object's whole apply (model/apply-object.ts) in one call: one marker in its workflow's history. */
@@ -161,7 +169,7 @@ export function createKubernetesActivities({
     applyObject,
     ...referrers,
     ...createInventoryActivities(objects),
-    ...createPeerPodActivities(objects, fieldManager, recordEvent),
+    ...createPeerPodActivities(objects, { fieldManager, workflowPage }, recordEvent),
     readObject,
     ...createFinalizerActivities(objects),
     recordObjectEvent,

@@ -3,6 +3,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { setTimeout } from 'node:timers/promises';
 import { describeRef, PEERPOD_API, TRANSLATION_API, type LifecycleKind, type ObjectRef } from '../../model/naming';
+import { TEMPORAL_UI_ANNOTATION } from '../../model/vocabulary';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 
 /** An object as the API server sends it (JSON), with the metadata fields Steward reads typed. */
@@ -120,6 +121,19 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
 }
 
 export type Objects = ReturnType<typeof createObjects>;
+
+/** The Temporal UI page of a workflow, by its id; absent when the UI's address is not set. */
+export type WorkflowPage = ((workflowId: string) => string) | undefined;
+
+/** How the objects Steward writes are written: the manager of its server-side applies, and the link to its workflow. */
+export interface WriteOptions {
+  fieldManager: string;
+  workflowPage?: WorkflowPage;
+}
+
+/** The annotation linking an object Steward writes to its workflow's page: none without the UI's address. */
+export const workflowPageAnnotation = (page: WorkflowPage, workflowId: string): Record<string, string> =>
+  page ? { [TEMPORAL_UI_ANNOTATION]: page(workflowId) } : {};
 
 /** What a step of `update` decided: finish with a result, or send a patch and finish with what it returned. */
 export type Decision<R> = { done: R } | { patch: unknown; strategy: PatchStrategy; then: (patched: KubeObject) => R };

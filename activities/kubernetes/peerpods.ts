@@ -3,10 +3,10 @@
 import * as k8s from '@kubernetes/client-node';
 import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
 import { peerPodOwner } from '../../model/vm-naming';
-import { PEERPOD_API, type ObjectRef } from '../../model/naming';
+import { PEERPOD_API, workflowId, type ObjectRef } from '../../model/naming';
 import { statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
-import type { KubeObject, Objects } from './objects';
+import { workflowPageAnnotation, type KubeObject, type Objects, type WorkflowPage, type WriteOptions } from './objects';
 
 /** Annotations on the Pod, so `kubectl get pod -o yaml` says which VM runs it. */
 export const podVmAnnotations = { instance: 'steward.dev/podvm-instance', name: 'steward.dev/podvm-name' } as const;
@@ -33,9 +33,9 @@ export interface RecordPeerPodResult {
 
 type RecordEvent = (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>;
 
-export function createPeerPodActivities(objects: Objects, fieldManager: string, recordEvent: RecordEvent) {
+export function createPeerPodActivities(objects: Objects, write: WriteOptions, recordEvent: RecordEvent) {
   return {
-    ...createPeerPodRecorder(objects, fieldManager, recordEvent),
+    ...createPeerPodRecorder(objects, write, recordEvent),
     ...createDuplicatePeerPodActivities(objects, recordEvent),
   };
 }
@@ -55,7 +55,11 @@ async function apply(
 }
 
 /** The PeerPod as cloud-api-adaptor writes it, with Steward's label and the VM's cloud beside it. */
-function peerPodBody({ namespace, podName, podUid, vm }: RecordPeerPodInput) {
+function peerPodBody({ namespace, podName, podUid, vm }: RecordPeerPodInput, workflowPage: WorkflowPage) {
+  const annotations = {
+    ...(vm.cloud ? { [VM_CLOUD_ANNOTATION]: vm.cloud } : {}),
+    ...workflowPageAnnotation(workflowPage, workflowId({ kind: 'PeerPod', namespace, name: podName })),
+  };
   return {
     apiVersion: `${PEERPOD_API.group}/${PEERPOD_API.version}`,
     kind: 'PeerPod',
@@ -67,7 +71,7 @@ function peerPodBody({ namespace, podName, podUid, vm }: RecordPeerPodInput) {
         { apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true },
       ],
       labels: { [MANAGED_BY]: 'steward' },
-      ...(vm.cloud ? { annotations: { [VM_CLOUD_ANNOTATION]: vm.cloud } } : {}),
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     },
     spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
   };
@@ -90,7 +94,11 @@ function podVmBody({ namespace, podName, podUid, vm, vmName }: RecordPeerPodInpu
   };
 }
 
-function createPeerPodRecorder(objects: Objects, fieldManager: string, recordEvent: RecordEvent) {
+function createPeerPodRecorder(
+  objects: Objects,
+  { fieldManager, workflowPage }: WriteOptions,
+  recordEvent: RecordEvent,
+) {
   const applyOptions = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
 
   /**
@@ -102,7 +110,7 @@ function createPeerPodRecorder(objects: Objects, fieldManager: string, recordEve
   async function recordPeerPod(input: RecordPeerPodInput): Promise<RecordPeerPodResult> {
     const { namespace, podName, vm, vmName } = input;
     const { custom, core } = objects;
-    const body = peerPodBody(input);
+    const body = peerPodBody(input, workflowPage);
     // No absent statuses: the API server answers with the object or with a failure.
     const peerPod = (await apply(`apply PeerPod ${namespace}/${podName}`, () =>
       custom.patchNamespacedCustomObject(

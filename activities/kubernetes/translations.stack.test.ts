@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation } from '../../model/translation/types';
-import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
+import { TEMPORAL_UI_ANNOTATION, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKubernetesActivities } from './activities';
 import type { RecordTranslationStatusInput } from './translations';
 import {
@@ -244,17 +244,14 @@ describe('recordTranslationStatus', () => {
 
   it('emits Events on any object with recordObjectEvent', async () => {
     const owner = await createService(kc, namespace);
+    // A reason no workflow uses: another test file's worker on the shared stack may write its own Events on this Service.
     expect(
-      await k.recordObjectEvent({
-        ref: owner,
-        type: 'Normal',
-        reason: 'TranslationCreated',
-        message: 'Translation created',
-      }),
+      await k.recordObjectEvent({ ref: owner, type: 'Normal', reason: 'ProbeRecorded', message: 'recorded' }),
     ).toEqual({ found: true });
-    expect(await eventsOf(owner.uid)).toMatchObject([
+    const recorded = (await eventsOf(owner.uid)).filter((e) => e.reason === 'ProbeRecorded');
+    expect(recorded).toMatchObject([
       {
-        reason: 'TranslationCreated',
+        message: 'recorded',
         involvedObject: { kind: 'Service', apiVersion: 'v1', name: owner.name, namespace },
       },
     ]);
@@ -279,5 +276,54 @@ describe('recordTranslationStatus', () => {
     const read = await k.readObject({ ref: ref(t) });
     expect(read.found && read.object.status).toBeUndefined();
     expect(read.found && (await eventsOf(read.uid))).toEqual([]);
+  });
+});
+
+describe('the Temporal UI link', () => {
+  const page = (id: string) => `http://ui:8080/namespaces/steward/workflows/${encodeURIComponent(id)}`;
+  const linked = createKubernetesActivities({ kubeConfig: kc, workflowPage: page });
+  const annotationsOf = async (kind: 'Translation' | 'PeerPod', namespace: string, name: string) => {
+    const read = await k.readObject({ ref: { kind, namespace, name } });
+    if (!read.found) throw new Error(`${kind} ${namespace}/${name} not written`);
+    return read.object.metadata.annotations ?? {};
+  };
+
+  it("is written, when the UI's address is set, on each Translation (its pusher's page) and PeerPod (its own), and on none without it", async () => {
+    const namespace = await createNamespace(kc, 'k8sact-ui');
+    const { owner, t } = await serviceWithTranslation(namespace, { apply: false });
+    await linked.applyTranslations({ owner, translations: [t] });
+    expect(await annotationsOf('Translation', namespace, t.name)).toEqual({
+      [TEMPORAL_UI_ANNOTATION]: page(`service/${namespace}/${owner.name}`),
+    });
+    // Applied without it, the field Steward owned goes: what midonet-kubernetes wrote is what remains.
+    await k.applyTranslations({ owner, translations: [t] });
+    expect(await annotationsOf('Translation', namespace, t.name)).toEqual({});
+
+    const global: Translation = {
+      name: uniqueName('midonet-global.4.linked'),
+      namespace: GLOBAL_NAMESPACE,
+      labels: { [GLOBAL_LABEL]: '' },
+      ownerReferences: [],
+      finalizers: [TRANSLATION_FINALIZER],
+      resources: [],
+    };
+    await linked.applyTranslations({ owner: { kind: 'Global' }, translations: [global] });
+    expect(await annotationsOf('Translation', GLOBAL_NAMESPACE, global.name)).toEqual({
+      [TEMPORAL_UI_ANNOTATION]: page(`translation/${GLOBAL_NAMESPACE}/${global.name}`),
+    });
+
+    const pod = await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'peer' },
+        spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+      },
+    });
+    const vm = { provider: 'libvirt', instanceId: '0b0c6c39-5d3a-4b3e-9d0e-3f7f1c2a4e10', cloud: 'libvirt:host' };
+    await linked.recordPeerPod({ namespace, podName: 'peer', podUid: pod.metadata!.uid!, vm, vmName: 'podvm-peer' });
+    expect(await annotationsOf('PeerPod', namespace, 'peer')).toEqual({
+      'steward.dev/cloud': 'libvirt:host',
+      [TEMPORAL_UI_ANNOTATION]: page(`peerpod/${namespace}/peer`),
+    });
   });
 });

@@ -3,13 +3,21 @@
 // listing in all namespaces by the owner's label and deleting what was not just applied.
 import * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
-import { describeRef, type ObjectRef } from '../../model/naming';
+import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type Translation } from '../../model/translation/types';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 import { unsettledUntil, type UnsettledWrite } from './translation-record';
 import type { EventInput } from './events';
 import { TRANSLATION_API } from '../../model/naming';
-import { type Accessor, type Decision, type KubeObject, type Objects, update } from './objects';
+import {
+  type Accessor,
+  type Decision,
+  type KubeObject,
+  type Objects,
+  update,
+  workflowPageAnnotation,
+  type WriteOptions,
+} from './objects';
 import { type ChildResourceInput, type ConditionInput, kubeTime, nextStatus, type TranslationStatus } from './status';
 import type {
   ApplyTranslationsInput,
@@ -62,19 +70,24 @@ type CustomObjects = Objects['custom'];
 
 export function createTranslationActivities(
   objects: Objects,
-  fieldManager: string,
+  { fieldManager, workflowPage }: WriteOptions,
   clock: () => Date,
   recordEvent: RecordEvent,
 ) {
   return {
-    ...createTranslationApplier(objects, fieldManager),
+    ...createTranslationApplier(objects, { fieldManager, workflowPage }),
     ...createTranslationStatusRecorder(objects, fieldManager, clock, recordEvent),
   };
 }
 
-function createTranslationApplier({ custom }: Objects, fieldManager: string) {
-  async function apply(translation: Translation): Promise<KubeObject> {
+/** The workflow that pushes a Translation: its owner's, or its own when no object owns it (the globals). */
+const pusherOf = (owner: TranslationOwner, { namespace, name }: Translation) =>
+  workflowId(owner.kind === 'Global' ? { kind: 'Translation', namespace, name } : owner);
+
+function createTranslationApplier({ custom }: Objects, { fieldManager, workflowPage }: WriteOptions) {
+  async function apply(owner: TranslationOwner, translation: Translation): Promise<KubeObject> {
     const { name, namespace } = translation;
+    const annotations = workflowPageAnnotation(workflowPage, pusherOf(owner, translation));
     try {
       const applied: unknown = await custom.patchNamespacedCustomObject(
         {
@@ -90,6 +103,7 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
               name,
               namespace,
               labels: translation.labels,
+              ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
               ownerReferences: translation.ownerReferences,
               finalizers: translation.finalizers,
             },
@@ -106,7 +120,7 @@ function createTranslationApplier({ custom }: Objects, fieldManager: string) {
 
   async function applyTranslations({ owner, translations }: ApplyTranslationsInput): Promise<ApplyTranslationsResult> {
     translations.forEach((translation) => checkOwnership(owner, translation));
-    const applied = await Promise.all(translations.map(apply));
+    const applied = await Promise.all(translations.map((translation) => apply(owner, translation)));
     const listed = await listOwned(custom, owner);
     const current = new Set(translations.map((t) => keyOf(t.namespace, t.name)));
     const stale = listed.filter((item) => !current.has(keyOf(item.metadata.namespace, item.metadata.name)));

@@ -7,7 +7,7 @@ import { sleep } from '../../deploy/local/process';
 import type { Observation } from '../../model/messages';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../model/search-attributes';
 import { createLeaderElector } from './leader';
-import { createStarter, type Starter } from './starter';
+import { createStarter, type Starter, type StarterOptions } from './starter';
 
 // Short leases so a takeover fits in a test; debounce short so each step settles fast.
 const LEASE = { namespace: 'kube-system', leaseDurationSeconds: 3, renewSeconds: 1 };
@@ -39,8 +39,14 @@ afterAll(async () => {
   await connection.close();
 });
 
-function starter(namespace: string, identity: string, leaseName: string): Starter {
+function starter(
+  namespace: string,
+  identity: string,
+  leaseName: string,
+  options: Pick<StarterOptions, 'kinds'> = {},
+): Starter {
   const s = createStarter({
+    ...options,
     kubeConfig,
     temporalClient: client,
     namespace,
@@ -222,7 +228,8 @@ describe('starter controller on the embedded stack', () => {
     // a re-list (10 minutes here) whose list of the running workflows then timed out.
     const ns = await namespace(`starter-${suffix}-d`);
     const leaseName = `steward-starter-${suffix}-d`;
-    const s = starter(ns, `lapsed-${suffix}`, leaseName);
+    // Pods only: Nodes are cluster-wide, and another test file's Node on the shared stack would count as a repair.
+    const s = starter(ns, `lapsed-${suffix}`, leaseName, { kinds: ['Pod'] });
     await waitFor('leadership', () => s.stats().isLeader);
     const names = ['kept', 'deleted', 'told'];
     for (const name of names) await core.createNamespacedPod({ namespace: ns, body: podBody(name) });
