@@ -37,14 +37,16 @@ const common = {
 };
 
 /**
- * Two projects: `unit` needs nothing running (machines, translators, the in-process MidoNet emulator);
- * `stack` runs on the embedded stack (deploy/local), which jest starts once, only when a stack test is selected.
+ * Three projects: `unit` needs nothing running (machines, translators, the in-process MidoNet emulator);
+ * `stack` runs on one embedded stack (deploy/local) that jest starts once, only when a stack test is selected;
+ * `own-stack` files start stacks of their own (failover, chaos, benchmarks, peer pods, migration, `steward up`).
+ * `npm test` runs `unit` and `stack` in one lane and `own-stack` beside it (deploy/local/jest/lanes.ts).
  * @type {import('jest').Config}
  */
 module.exports = {
   // Applies to every project (jest reads it only at the top level).
   testTimeout: 180_000,
-  // Two cores run the whole stack: test files must not compete for them.
+  // One file at a time per jest run: a stack test needs the machine's two cores, shared only with the other lane.
   maxWorkers: 1,
   // A limit every worker exceeds: each test file runs in a fresh process (jest never runs in band with a limit set).
   // Native handles of the Temporal SDK then end with that process instead of keeping jest alive, and a worker or
@@ -55,7 +57,7 @@ module.exports = {
       ...common,
       displayName: 'unit',
       testMatch: ['<rootDir>/**/*.test.ts'],
-      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.stack\\.test\\.ts$'],
+      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '[.-]stack\\.test\\.ts$'],
     },
     {
       ...common,
@@ -63,6 +65,12 @@ module.exports = {
       testMatch: ['<rootDir>/**/*.stack.test.ts'],
       globalSetup: '<rootDir>/deploy/local/jest/global-setup.ts',
       globalTeardown: '<rootDir>/deploy/local/jest/global-teardown.ts',
+    },
+    {
+      ...common,
+      displayName: 'own-stack',
+      testMatch: ['<rootDir>/**/*.own-stack.test.ts'],
+      globalSetup: '<rootDir>/deploy/local/jest/own-stack-setup.ts',
     },
   ],
 };

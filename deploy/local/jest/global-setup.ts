@@ -1,17 +1,12 @@
 import { rmSync } from 'node:fs';
 import { startStack, type Stack } from '..';
-import { stderrReporter, step } from '../progress';
-import { ensureTemporalServerBinaries } from '../temporal-cluster';
+import { stderrReporter } from '../progress';
 import { testStateDir } from './stack-info';
+import { ensureStackTools } from './tools';
 
-/**
- * Starts one embedded stack for every stack test, on free ports, with fresh state. The cluster profile's binaries are
- * built here, once per machine (about 10 minutes), so that no test that starts a cluster times out building them.
- */
+/** Starts one embedded stack for every shared-stack test, on free ports, with fresh state. */
 export default async function globalSetup(): Promise<void> {
-  await step(stderrReporter, 'Temporal cluster binaries (built once per machine)', () =>
-    ensureTemporalServerBinaries(stderrReporter),
-  );
+  await ensureStackTools(stderrReporter);
   rmSync(testStateDir, { recursive: true, force: true });
   (globalThis as { stewardStack?: Stack }).stewardStack = await startStack({ stateDir: testStateDir, ports: 'free' });
 }

@@ -13,16 +13,15 @@ export function stackInfo(): StackInfo {
 }
 
 /**
- * A stack of the test file's own (fresh etcd, Temporal, MidoNet emulator, EC2 server) for end-to-end files that
- * assert exactly what the backends hold: nothing another file left running can write there. It reuses the shared
- * stack's libvirt daemon, which is one per machine. About ten seconds to start (the dev server; `temporal: 'cluster'`
- * for the cluster profile).
+ * A stack of the test file's own (fresh etcd, Temporal, MidoNet emulator, EC2 server) for the own-stack files
+ * (`*.own-stack.test.ts`), which assert exactly what the backends hold: nothing another file left running can write
+ * there. libvirtd is one per machine: `npm test` starts it and gives it as LIBVIRT_URI, else the stack reuses or starts
+ * it. About ten seconds to start (the dev server; `temporal: 'cluster'` for the cluster profile).
  */
 export function startPrivateStack(options: Pick<StackOptions, 'temporal' | 'report'> = {}): Promise<Stack> {
   return startStack({
     stateDir: mkdtempSync(join(tmpdir(), 'steward-e2e-')),
     ports: 'free',
-    libvirtUri: stackInfo().libvirt.uri,
     report: () => {},
     ...options,
   });

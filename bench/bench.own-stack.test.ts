@@ -41,7 +41,7 @@ test('profiles, on the cluster profile with 2 worker processes: both sides conve
   const sizes = { ...DEFAULT_SIZES.burst, ...SMOKE_SIZES.burst } as Sizes;
   const { file, failed, outcomes } = await runProfiles([{ temporal: 'cluster', workers: 2 }], sizes, {
     out: join(tmpdir(), 'steward-bench-smoke'),
-    command: 'bench/bench.stack.test.ts',
+    command: 'bench/bench.own-stack.test.ts',
     // A cluster-profile stack of the run's own, stopped at its end, as the bench's own would be.
     stack: async (run) => {
       const cluster = await startPrivateStack({ temporal: run.temporal });

@@ -3,7 +3,6 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { FAULT_KINDS } from './faults';
 import { describeOp, generateOps } from './ops';
 import { formatReport } from './report';
@@ -22,8 +21,6 @@ it(
       ops,
       faults: [...FAULT_KINDS],
       peerPods: true,
-      // The shared stack's libvirtd (one per machine).
-      libvirtUri: stackInfo().libvirt.uri,
       opDelayMs: 250,
       quiesceMs: 150_000,
       resyncSeconds: 60,

@@ -1,0 +1,45 @@
+import { LANES, mergeResults, parseArgs, type JestResult } from './lanes';
+
+const result = (overrides: Partial<JestResult>): JestResult => ({
+  success: true,
+  startTime: 1_000,
+  testResults: [],
+  numPassedTests: 0,
+  numFailedTests: 0,
+  numTotalTests: 0,
+  numRuntimeErrorTestSuites: 0,
+  ...overrides,
+});
+
+describe('npm test in two lanes', () => {
+  it('runs every project in exactly one lane, the own-stack files beside the rest', () => {
+    expect(LANES.flatMap((lane) => lane.projects).sort()).toEqual(['own-stack', 'stack', 'unit']);
+    expect(LANES.find((lane) => lane.projects.includes('own-stack'))!.projects).toEqual(['own-stack']);
+  });
+
+  it('merges the lanes as one jest result: counts summed, results joined, failed if either failed', () => {
+    const shared = result({ numPassedTests: 900, numTotalTests: 901, numFailedTests: 1, testResults: ['a'] });
+    const own = result({ numPassedTests: 40, numTotalTests: 40, startTime: 500, testResults: ['b'], success: false });
+    expect(mergeResults([shared, own])).toEqual({
+      success: false,
+      startTime: 500,
+      testResults: ['a', 'b'],
+      numPassedTests: 940,
+      numFailedTests: 1,
+      numTotalTests: 941,
+      numRuntimeErrorTestSuites: 0,
+    });
+    expect(mergeResults([shared, result({ numRuntimeErrorTestSuites: 1 })])).toMatchObject({
+      numRuntimeErrorTestSuites: 1,
+      success: true,
+    });
+  });
+
+  it('takes --json and --outputFile for itself and gives every other argument to both lanes', () => {
+    expect(parseArgs(['--json', '--outputFile=.steward/r.json', '-t', 'lease'])).toEqual({
+      outputFile: '.steward/r.json',
+      jestArgs: ['-t', 'lease'],
+    });
+    expect(parseArgs(['--outputFile', 'r.json', 'starter/'])).toEqual({ outputFile: 'r.json', jestArgs: ['starter/'] });
+  });
+});

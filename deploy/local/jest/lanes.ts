@@ -1,0 +1,129 @@
+/**
+ * `npm test`: every test, in two lanes at once. One lane runs the unit tests and the files that share one embedded
+ * stack; the other the own-stack files (`*.own-stack.test.ts`: failover, chaos, the benchmarks' smoke, peer pods,
+ * the migration), each starting a stack of its own. Each lane is one jest run, one file at a time; the two keep both
+ * cores busy, since a stack test mostly waits (for Temporal, the API server, a VM) and the own-stack files take about
+ * as long as the rest together.
+ *
+ * What both lanes share is made ready first: the tools, built once per machine, and libvirtd, one per machine, which
+ * this runner starts when none answers and gives to both lanes as LIBVIRT_URI, so no lane's stack stops it under
+ * the other. Extra arguments go to both jest runs; `--json --outputFile <file>` writes the two lanes' results merged
+ * into one, as jest would have written them.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { SYSTEM_URI, startLibvirt } from '../libvirt';
+import { repoRoot } from '../paths';
+import { stderrReporter } from '../progress';
+import { ensureStackTools } from './tools';
+
+interface Lane {
+  name: string;
+  projects: string[];
+}
+
+export const LANES: Lane[] = [
+  { name: 'shared', projects: ['unit', 'stack'] },
+  { name: 'own', projects: ['own-stack'] },
+];
+
+/** The part of jest's JSON result that is summed over the lanes; the rest is the first lane's. */
+export interface JestResult {
+  success: boolean;
+  startTime: number;
+  testResults: unknown[];
+  [count: `num${string}`]: number;
+}
+
+export function mergeResults(results: JestResult[]): JestResult {
+  const [first, ...rest] = results;
+  if (!first) throw new Error('no lane wrote results');
+  const merged: JestResult = { ...first, testResults: [...first.testResults] };
+  for (const result of rest) {
+    for (const [key, value] of Object.entries(result)) {
+      if (key.startsWith('num') && typeof value === 'number')
+        merged[key as `num${string}`] = (merged[key as `num${string}`] ?? 0) + value;
+    }
+    merged.testResults.push(...result.testResults);
+    merged.success &&= result.success;
+    merged.startTime = Math.min(merged.startTime, result.startTime);
+  }
+  return merged;
+}
+
+/** A lane's results; a lane that wrote none (jest itself failed) counts as one suite that could not run. */
+function readResult(lane: Lane, file: string, code: number): JestResult {
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as JestResult;
+  process.stderr.write(`lane ${lane.name}: jest wrote no results (exit ${code})\n`);
+  const none = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
+  return { success: false, startTime: Date.now(), testResults: [], ...none, numRuntimeErrorTestSuites: 1 };
+}
+
+/** Splits off `--json` and `--outputFile <file>` / `--outputFile=<file>`: the runner writes the merged file. */
+export function parseArgs(args: readonly string[]): { outputFile?: string; jestArgs: string[] } {
+  const jestArgs: string[] = [];
+  let outputFile: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--json') continue;
+    if (arg === '--outputFile') outputFile = args[++i];
+    else if (arg.startsWith('--outputFile=')) outputFile = arg.slice('--outputFile='.length);
+    else jestArgs.push(arg);
+  }
+  return { outputFile, jestArgs };
+}
+
+/** One lane's jest run, its output prefixed with the lane's name; resolves with its exit code. */
+function runLane(lane: Lane, jestArgs: string[], resultFile: string, env: NodeJS.ProcessEnv): Promise<number> {
+  const args = [
+    require.resolve('jest/bin/jest'),
+    '--selectProjects',
+    ...lane.projects,
+    '--passWithNoTests',
+    '--json',
+    `--outputFile=${resultFile}`,
+    ...jestArgs,
+  ];
+  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout, child.stderr])
+    createInterface({ input: stream }).on('line', (line) => process.stderr.write(`[${lane.name}] ${line}\n`));
+  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+}
+
+async function main(): Promise<number> {
+  const { outputFile, jestArgs } = parseArgs(process.argv.slice(2));
+  const stateDir = mkdtempSync(join(tmpdir(), 'steward-lanes-'));
+  await ensureStackTools(stderrReporter);
+  const libvirt = process.env.LIBVIRT_URI ? undefined : await startLibvirt({ stateDir, report: stderrReporter });
+  const env = { ...process.env, LIBVIRT_URI: process.env.LIBVIRT_URI ?? libvirt?.uri ?? SYSTEM_URI };
+  try {
+    const files = LANES.map((lane) => join(stateDir, `${lane.name}.json`));
+    const codes = await Promise.all(LANES.map((lane, i) => runLane(lane, jestArgs, files[i]!, env)));
+    const results = files.map((file, i) => readResult(LANES[i]!, file, codes[i]!));
+    const merged = mergeResults(results);
+    if (outputFile) {
+      mkdirSync(dirname(outputFile), { recursive: true });
+      writeFileSync(outputFile, JSON.stringify(merged));
+    }
+    const lanes = LANES.map((lane, i) => `${lane.name} ${results[i]!.numPassedTests} passed`).join(', ');
+    process.stderr.write(
+      `lanes: ${lanes}; in all ${merged.numPassedTests} passed, ${merged.numFailedTests} failed, of ${merged.numTotalTests}\n`,
+    );
+    return codes.every((code) => code === 0) ? 0 : 1;
+  } finally {
+    await libvirt?.stop();
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
