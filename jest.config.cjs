@@ -40,7 +40,7 @@ const common = {
  * Three projects: `unit` needs nothing running (machines, translators, the in-process MidoNet emulator);
  * `stack` runs on one embedded stack (deploy/local) that jest starts once, only when a stack test is selected;
  * `own-stack` files start stacks of their own (failover, chaos, benchmarks, peer pods, migration, `steward up`).
- * `npm test` runs `unit` and `stack` in one lane and `own-stack` beside it (deploy/local/jest/lanes.ts).
+ * `npm test` runs `unit` first, then `stack` and `own-stack` side by side (deploy/local/jest/lanes.ts).
  * @type {import('jest').Config}
  */
 module.exports = {

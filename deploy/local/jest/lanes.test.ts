@@ -1,4 +1,4 @@
-import { LANES, mergeResults, parseArgs, type JestResult } from './lanes';
+import { PHASES, mergeResults, parseArgs, type JestResult } from './lanes';
 
 const result = (overrides: Partial<JestResult>): JestResult => ({
   success: true,
@@ -12,9 +12,15 @@ const result = (overrides: Partial<JestResult>): JestResult => ({
 });
 
 describe('npm test in two lanes', () => {
-  it('runs every project in exactly one lane, the own-stack files beside the rest', () => {
-    expect(LANES.flatMap((lane) => lane.projects).sort()).toEqual(['own-stack', 'stack', 'unit']);
-    expect(LANES.find((lane) => lane.projects.includes('own-stack'))!.projects).toEqual(['own-stack']);
+  it('runs every project in exactly one lane: the unit tests first, then the own-stack files beside the shared stack', () => {
+    expect(
+      PHASES.flat()
+        .flatMap((lane) => lane.projects)
+        .sort(),
+    ).toEqual(['own-stack', 'stack', 'unit']);
+    expect(PHASES.map((phase) => phase.map((lane) => lane.projects))).toEqual([[['unit']], [['stack'], ['own-stack']]]);
+    // A stack test needs the cores it has: one file at a time per stack lane.
+    expect(PHASES[1]!.map((lane) => lane.workers)).toEqual([1, 1]);
   });
 
   it('merges the lanes as one jest result: counts summed, results joined, failed if either failed', () => {

@@ -1,9 +1,9 @@
 /**
- * `npm test`: every test, in two lanes at once. One lane runs the unit tests and the files that share one embedded
- * stack; the other the own-stack files (`*.own-stack.test.ts`: failover, chaos, the benchmarks' smoke, peer pods,
- * the migration), each starting a stack of its own. Each lane is one jest run, one file at a time; the two keep both
- * cores busy, since a stack test mostly waits (for Temporal, the API server, a VM) and the own-stack files take about
- * as long as the rest together.
+ * `npm test`: every test. First the unit tests, two files at a time: they only compute, and beside a stack they would
+ * starve it (and it them). Then two lanes at once: the files that share one embedded stack, and the own-stack files
+ * (`*.own-stack.test.ts`: failover, chaos, the benchmarks' smoke, peer pods, the migration), each starting a stack of
+ * its own. Each lane is one jest run, one file at a time; the two keep both cores busy, since a stack test mostly
+ * waits (for Temporal, the API server, a VM) and the own-stack files take about as long as the rest together.
  *
  * What both lanes share is made ready first: the tools, built once per machine, and libvirtd, one per machine, which
  * this runner starts when none answers and gives to both lanes as LIBVIRT_URI, so no lane's stack stops it under
@@ -23,11 +23,17 @@ import { ensureStackTools } from './tools';
 interface Lane {
   name: string;
   projects: string[];
+  /** jest's `--maxWorkers`: test files at a time. */
+  workers: number;
 }
 
-export const LANES: Lane[] = [
-  { name: 'shared', projects: ['unit', 'stack'] },
-  { name: 'own', projects: ['own-stack'] },
+/** Run one after the other; the lanes of a phase at once. */
+export const PHASES: Lane[][] = [
+  [{ name: 'unit', projects: ['unit'], workers: 2 }],
+  [
+    { name: 'shared', projects: ['stack'], workers: 1 },
+    { name: 'own', projects: ['own-stack'], workers: 1 },
+  ],
 ];
 
 /** The part of jest's JSON result that is summed over the lanes; the rest is the first lane's. */
@@ -82,6 +88,7 @@ function runLane(lane: Lane, jestArgs: string[], resultFile: string, env: NodeJS
     require.resolve('jest/bin/jest'),
     '--selectProjects',
     ...lane.projects,
+    `--maxWorkers=${lane.workers}`,
     '--passWithNoTests',
     '--json',
     `--outputFile=${resultFile}`,
@@ -99,18 +106,23 @@ async function main(): Promise<number> {
   await ensureStackTools(stderrReporter);
   const libvirt = process.env.LIBVIRT_URI ? undefined : await startLibvirt({ stateDir, report: stderrReporter });
   const env = { ...process.env, LIBVIRT_URI: process.env.LIBVIRT_URI ?? libvirt?.uri ?? SYSTEM_URI };
+  const resultFile = (lane: Lane) => join(stateDir, `${lane.name}.json`);
   try {
-    const files = LANES.map((lane) => join(stateDir, `${lane.name}.json`));
-    const codes = await Promise.all(LANES.map((lane, i) => runLane(lane, jestArgs, files[i]!, env)));
-    const results = files.map((file, i) => readResult(LANES[i]!, file, codes[i]!));
+    const lanes = PHASES.flat();
+    const codes: number[] = [];
+    for (const phase of PHASES) {
+      const run = (lane: Lane) => runLane(lane, jestArgs, resultFile(lane), env);
+      codes.push(...(await Promise.all(phase.map(run))));
+    }
+    const results = lanes.map((lane, i) => readResult(lane, resultFile(lane), codes[i]!));
     const merged = mergeResults(results);
     if (outputFile) {
       mkdirSync(dirname(outputFile), { recursive: true });
       writeFileSync(outputFile, JSON.stringify(merged));
     }
-    const lanes = LANES.map((lane, i) => `${lane.name} ${results[i]!.numPassedTests} passed`).join(', ');
+    const passed = lanes.map((lane, i) => `${lane.name} ${results[i]!.numPassedTests} passed`).join(', ');
     process.stderr.write(
-      `lanes: ${lanes}; in all ${merged.numPassedTests} passed, ${merged.numFailedTests} failed, of ${merged.numTotalTests}\n`,
+      `lanes: ${passed}; in all ${merged.numPassedTests} passed, ${merged.numFailedTests} failed, of ${merged.numTotalTests}\n`,
     );
     return codes.every((code) => code === 0) ? 0 : 1;
   } finally {
