@@ -7,11 +7,12 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import {
+  createActor,
   initialTransition,
-  transition,
   type AnyMachineSnapshot,
   type AnyStateMachine,
   type EventObject,
+  type ExecutableActionObject,
   type StateValue,
 } from 'xstate';
 import { Reason } from '../model/vocabulary';
@@ -24,6 +25,34 @@ import { Reason } from '../model/vocabulary';
  * that sends `event` when it fires, and `cancelTimer` ({ id }) cancels it. A timer's id is what it waits for
  * (`driftCheck`, `stuckRetry` …) and its summary in the Temporal UI.
  */
+
+type Step = (snapshot: AnyMachineSnapshot, event: EventObject) => [AnyMachineSnapshot, ExecutableActionObject[]];
+
+/**
+ * xstate's `transition(machine, snapshot, event)`, with one inert actor scope for all of a machine's steps: xstate's
+ * makes a new actor, and with it the machine's initial snapshot, at every call, which is most of a step's cost.
+ * Steward's machines invoke and spawn nothing, so the scope carries nothing from one step to the next; the actions
+ * come back in order, for the caller to run. What the model-based tests explore, and what the workflows run.
+ */
+export function stepperOf(machine: AnyStateMachine): Step {
+  const self = createActor(machine);
+  let actions: ExecutableActionObject[] = [];
+  const scope: Parameters<AnyStateMachine['transition']>[2] = {
+    self,
+    id: '',
+    sessionId: '',
+    system: self.system,
+    logger: () => {},
+    defer: () => {},
+    emit: () => {},
+    stopChild: () => {},
+    actionExecutor: (action) => actions.push(action),
+  };
+  return (snapshot, event) => {
+    actions = [];
+    return [machine.transition(snapshot, event, scope) as AnyMachineSnapshot, actions];
+  };
+}
 
 /** What survives continue-as-new: plain JSON only (a Map or class instance would arrive as `{}`). */
 export interface PersistedMachine<TContext = unknown> {
@@ -75,12 +104,11 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
   private readonly queue: TEvent[] = [];
   private readonly timers = new Map<string, { scope: CancellationScope; periodic: boolean; armed: boolean }>();
   private pending: { type: string; params?: unknown }[];
+  private readonly step: Step;
   snapshot: AnyMachineSnapshot;
 
-  constructor(
-    private readonly machine: AnyStateMachine,
-    start: { persisted: PersistedMachine } | { input: unknown },
-  ) {
+  constructor(machine: AnyStateMachine, start: { persisted: PersistedMachine } | { input: unknown }) {
+    this.step = stepperOf(machine);
     if ('persisted' in start) {
       this.snapshot = machine.resolveState({
         value: start.persisted.value,
@@ -134,7 +162,7 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
       await condition(() => this.queue.length > 0 || (hooks.shouldStop?.() ?? false));
       const event = this.queue.shift();
       if (!event) return;
-      [this.snapshot, this.pending] = transition(this.machine, this.snapshot, event);
+      [this.snapshot, this.pending] = this.step(this.snapshot, event);
     }
   }
 

@@ -1,8 +1,9 @@
-import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import { initialTransition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import { stepperOf } from '../../interpreter';
 
 /**
  * Model-based testing support: every transition of a machine's reachable state space, found breadth-first by
- * sending every sample event in every state, through the same pure `transition` the workflows use (so eventless
+ * sending every sample event in every state, through the same step the workflows take (`stepperOf`: so eventless
  * `always` steps settle exactly as they do there). States are told apart by `key`, which should keep only what
  * guards read, so the space stays finite.
  */
@@ -21,13 +22,14 @@ export function exploreTransitions<TEvent extends EventObject>(
   key: (snapshot: AnyMachineSnapshot) => string,
 ): Edge<TEvent>[] {
   const [initial] = initialTransition(machine, input);
+  const step = stepperOf(machine);
   const seen = new Set([key(initial)]);
   const queue: AnyMachineSnapshot[] = [initial];
   const edges: Edge<TEvent>[] = [];
   for (let from = queue.shift(); from; from = queue.shift()) {
     if (from.status === 'done') continue;
     for (const event of events) {
-      const [to, actions]: [AnyMachineSnapshot, { type: string }[]] = transition(machine, from, event);
+      const [to, actions] = step(from, event);
       if (to === from) continue;
       edges.push({ from, event, to, actions: actions.map((a) => a.type) });
       if (!seen.has(key(to))) {
