@@ -17,6 +17,10 @@ export const VM_CLOUD_ANNOTATION = 'steward.dev/cloud';
  */
 export const TEMPORAL_UI_ANNOTATION = 'steward.dev/temporal-ui';
 
+/** On the PeerPods Steward writes (`app.kubernetes.io/managed-by: steward`): cloud-api-adaptor's carry none. */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_STEWARD = 'steward';
+
 /** The finalizer cloud-api-adaptor and peerpod-ctrl put on PeerPods (upstream's constant): the VM goes first. */
 export const PEERPOD_FINALIZER = 'peer.pod/finalizer';
 

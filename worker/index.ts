@@ -7,9 +7,9 @@
  */
 import type { Client } from '@temporalio/client';
 import type { UntypedActivities } from '@temporalio/common';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import type { LifecycleKind } from '../model/naming';
+import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
 import { createLogger } from '../platform/log';
 import { checkTemporal, connectClient, connectWorker } from '../platform/temporal-connection';
 import { redactedProcess, type WorkerProcessConfig } from './config';
@@ -37,7 +37,6 @@ export interface StartWorkerOptions {
 }
 
 export interface RunningWorker {
-  worker: Worker;
   client: Client;
   /** Where /healthz, /readyz and /metrics answer (useful with port 0). */
   httpPort: number;
@@ -62,6 +61,44 @@ function flatten(groups: ActivityGroups) {
   return { activities, backendOf: (name: string) => backends.get(name) ?? 'unknown' };
 }
 
+/**
+ * The Workers of the process, on one connection and one bundle: Steward's task queue, and the peer pods' beside it
+ * (`peerPodTaskQueue`), so a burst of Pods never queues a VM behind it.
+ */
+async function createWorkers(
+  config: WorkerProcessConfig,
+  options: StartWorkerOptions,
+  shared: Pick<WorkerOptions, 'connection' | 'activities' | 'interceptors'>,
+): Promise<Worker[]> {
+  const { taskQueue, namespace } = config.temporal;
+  const common = {
+    ...shared,
+    namespace,
+    workflowBundle:
+      config.workflowBundle && !options.workflowsPath
+        ? { codePath: config.workflowBundle }
+        : await bundleWorkflowCode({
+            workflowsPath: options.workflowsPath ?? WORKFLOWS_PATH,
+            ...workflowBundlerOptions,
+            logger: Runtime.instance().logger,
+          }),
+    ...config.concurrency,
+    // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
+    shutdownGraceTime: '10s',
+  } satisfies Partial<WorkerOptions>;
+  return [
+    await Worker.create({
+      ...common,
+      taskQueue,
+      // Server side, so the cap holds across every worker replica: the backend sees their sum. It limits the task
+      // queue's regular activities, MidoNet's (Kubernetes calls are local activities, never limited; VMs are made on
+      // the peer pods' queue, limited by the cloud activities themselves).
+      maxTaskQueueActivitiesPerSecond: config.rateLimits.midonetActivitiesPerSecond,
+    }),
+    await Worker.create({ ...common, taskQueue: peerPodTaskQueue(taskQueue) }),
+  ];
+}
+
 export async function startWorker(config: WorkerProcessConfig, options: StartWorkerOptions): Promise<RunningWorker> {
   const log = options.log ?? createLogger(config.logLevel);
   const sdkMetricsUrl = await installRuntime(log);
@@ -79,22 +116,12 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
     const connection: NativeConnection = await connectWorker(config.temporal);
     closing.push(() => connection.close());
     const metrics = createMetrics();
-    const worker = await Worker.create({
+    const workers = await createWorkers(config, options, {
       connection,
-      namespace: config.temporal.namespace,
-      taskQueue: config.temporal.taskQueue,
-      ...(config.workflowBundle && !options.workflowsPath
-        ? { workflowBundle: { codePath: config.workflowBundle } }
-        : { workflowsPath: options.workflowsPath ?? WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions }),
       activities,
       interceptors: { activity: [activityMetricsInterceptor(metrics, backendOf)] },
-      ...config.concurrency,
-      // Server side, so the cap holds across every worker replica: the backend sees their sum. It limits the task
-      // queue's regular activities: MidoNet's and the cloud's (Kubernetes calls are local activities, never limited).
-      maxTaskQueueActivitiesPerSecond: config.rateLimits.midonetActivitiesPerSecond,
-      // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
-      shutdownGraceTime: '10s',
     });
+    const stateOfAll = () => workers.map((w) => w.getState()).find((state) => state !== 'RUNNING') ?? 'RUNNING';
     const counter = countObjectsByState({
       client,
       metrics,
@@ -107,30 +134,37 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
       config.http.host,
       config.http.port,
       {
-        liveness: () => livenessProblems(worker.getState()),
+        liveness: () => livenessProblems(stateOfAll()),
         readiness: () =>
-          readinessProblems(worker.getState(), () => checkTemporal(client.connection, config.temporal, 2_000)),
+          readinessProblems(stateOfAll(), () => checkTemporal(client.connection, config.temporal, 2_000)),
         metrics: () => metricsText(metrics, sdkMetricsUrl, log),
       },
       log,
     );
     closing.push(() => http.close());
     log.info(
-      { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, httpPort: http.port },
+      {
+        taskQueues: workers.map((w) => w.options.taskQueue),
+        namespace: config.temporal.namespace,
+        httpPort: http.port,
+      },
       'worker running',
     );
     void counter.refresh();
-    const done = worker.run().finally(async () => {
+    // One stopping (a shutdown, a fatal error) stops the other: the process serves both queues or none.
+    const stopOthers = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
+    const done = Promise.allSettled(workers.map((w) => w.run().finally(stopOthers))).then(async (runs) => {
       log.info('worker stopped');
       await closeAll();
+      const failed = runs.find((run) => run.status === 'rejected');
+      if (failed) throw failed.reason;
     });
     return {
-      worker,
       client,
       httpPort: http.port,
       done,
       shutdown: async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
+        stopOthers();
         await done;
       },
     };

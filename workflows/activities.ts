@@ -65,6 +65,15 @@ export const cloud = proxyActivities<CloudActivities & PodVmActivities>({
 });
 
 /**
+ * A peer pod's quick cloud calls (is its VM still there, delete it) as local activities: a call or two to the cloud's
+ * API, one marker each, run in the workflow task that asks for them. Repeating one is harmless.
+ */
+export const cloudCalls = proxyLocalActivities<CloudActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: bounded,
+});
+
+/**
  * The sweeper's cloud and MidoNet calls: listing a whole backend and deleting a batch can take a while, so they
  * heartbeat. A worker without that backend answers NotFoundError (activity not registered): not retried, the sweep
  * says which backend is not configured.

@@ -1,4 +1,4 @@
-import { cloud, kubernetes } from './activities';
+import { cloud, cloudCalls, kubernetes } from './activities';
 import type { Unstamped } from './interpreter';
 import { recordObjectEvent, runLifecycle, type LifecycleInput } from './lifecycle';
 import type { ResourceView } from '../model/messages';
@@ -23,7 +23,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
   await runLifecycle(peerPodLifecycleMachine, input, {
     projection: peerPodProjection,
     resources,
-    slowActions: ['createVm', 'observeVm', 'deleteVm'],
+    slowActions: ['createVm'],
     executors: {
       createVm,
       recordPeerPod: async (p) => {
@@ -34,7 +34,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
         return { type: 'peerPodRecorded', name: recorded.name, uid: recorded.uid };
       },
       observeVm: async ({ vm }) => {
-        const seen = await cloud.cloudObserveRecordedVm.executeWithOptions(
+        const seen = await cloudCalls.cloudObserveRecordedVm.executeWithOptions(
           { summary: `is ${vm.provider} VM ${vm.instanceId} still there?` },
           [vm],
         );
@@ -91,7 +91,7 @@ async function deleteVm({ vm, podUid }: PeerPodActionParams['deleteVm']): Promis
   const what = [vm ? `${vm.provider} VM ${vm.instanceId}` : '', podUid ? `VMs tagged with pod ${podUid}` : '']
     .filter(Boolean)
     .join(' and ');
-  await cloud.cloudDeletePodVms.executeWithOptions({ summary: `delete ${what}` }, [
+  await cloudCalls.cloudDeletePodVms.executeWithOptions({ summary: `delete ${what}` }, [
     { ...(vm ? { vm } : {}), ...(podUid ? { podUid } : {}) },
   ]);
   return { type: 'vmDeleted' };

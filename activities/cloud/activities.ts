@@ -45,7 +45,8 @@ function activityContext(): Context | undefined {
 
 export async function heartbeating<T>(periodMs: number, call: () => Promise<T>): Promise<T> {
   const ctx = activityContext();
-  if (!ctx) return call();
+  // A local activity has no heartbeat: its workflow task is its lease.
+  if (!ctx || ctx.info.isLocal) return call();
   ctx.heartbeat();
   const timer = setInterval(() => ctx.heartbeat(), periodMs);
   try {

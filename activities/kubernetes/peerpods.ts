@@ -1,7 +1,13 @@
 // The PeerPod record of a peer pod's VM (seed 002), written as cloud-api-adaptor writes it (same name scheme aside,
 // owner, finalizer and spec), so peerpod-ctrl and Steward read each other's; and the Pod marked with its VM.
 import * as k8s from '@kubernetes/client-node';
-import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
+import {
+  MANAGED_BY_LABEL,
+  MANAGED_BY_STEWARD,
+  PEERPOD_FINALIZER,
+  Reason,
+  VM_CLOUD_ANNOTATION,
+} from '../../model/vocabulary';
 import { peerPodOwner } from '../../model/vm-naming';
 import { PEERPOD_API, workflowId, type ObjectRef } from '../../model/naming';
 import { statusOf, toFailure } from './errors';
@@ -12,7 +18,6 @@ import { workflowPageAnnotation, type KubeObject, type Objects, type WorkflowPag
 export const podVmAnnotations = { instance: 'steward.dev/podvm-instance', name: 'steward.dev/podvm-name' } as const;
 
 /** The label that tells Steward's PeerPods from cloud-api-adaptor's. */
-const MANAGED_BY = 'app.kubernetes.io/managed-by';
 
 export interface RecordPeerPodInput {
   namespace: string;
@@ -70,7 +75,7 @@ function peerPodBody({ namespace, podName, podUid, vm }: RecordPeerPodInput, wor
       ownerReferences: [
         { apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true },
       ],
-      labels: { [MANAGED_BY]: 'steward' },
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_STEWARD },
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     },
     spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
@@ -166,7 +171,7 @@ function createDuplicatePeerPodActivities(objects: Objects, recordEvent: RecordE
     podUid: string;
   }): Promise<{ name: string }[]> {
     return (await listPeerPods(namespace))
-      .filter((o) => ownerOf(o)?.uid === podUid && o.metadata.labels?.[MANAGED_BY] !== 'steward')
+      .filter((o) => ownerOf(o)?.uid === podUid && o.metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_STEWARD)
       .map((o) => ({ name: o.metadata.name }));
   }
 

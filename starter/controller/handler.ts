@@ -9,7 +9,7 @@ import {
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { observedSignal, type Observation } from '../../model/messages';
-import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
+import { describeRef, taskQueueOf, workflowId, type ObjectRef } from '../../model/naming';
 import { KNOWN_PATCHES } from '../../model/patches';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../model/search-attributes';
 import { backoffDelay, sleep, type Backoff } from '../../platform/backoff';
@@ -88,7 +88,7 @@ function workflowOf(obs: Observation, { taskQueue, tenant }: Pick<HandlerOptions
   return {
     options: {
       workflowId: workflowId(obs.ref),
-      taskQueue,
+      taskQueue: taskQueueOf(obs.ref.kind, taskQueue),
       staticSummary: describeRef(obs.ref),
       typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
     },

@@ -1,5 +1,5 @@
 import { INLINE_RESOURCE_BYTES } from '../../model/translation/types';
-import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair } from './projection';
+import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair, ownLivePeerPod } from './projection';
 
 const meta = (extra: Record<string, unknown> = {}) => ({
   name: 'web',
@@ -214,6 +214,32 @@ describe('peer pods', () => {
     expect(observe('PeerPod', { metadata: { name: 'x', namespace: 'default', uid: 'pp-2' } }).projection).toEqual({
       source: 'PeerPod',
     });
+  });
+});
+
+describe('PeerPods Steward wrote', () => {
+  const peerPod = (labels: Record<string, string>, deletionTimestamp?: Date) => ({
+    metadata: {
+      name: 'web',
+      namespace: 'default',
+      uid: 'pp-u1',
+      labels,
+      ...(deletionTimestamp ? { deletionTimestamp } : {}),
+    },
+  });
+  const event = (type: 'upsert' | 'delete', object: ReturnType<typeof peerPod>) =>
+    ({ type, kind: 'PeerPod', object }) as const;
+  const steward = { 'app.kubernetes.io/managed-by': 'steward' };
+
+  it("are their workflow's own news while they live; their deletion and anyone else's PeerPods are observed", () => {
+    expect(ownLivePeerPod(event('upsert', peerPod(steward)))).toBe(true);
+    expect(ownLivePeerPod(event('upsert', peerPod(steward)))).toBe(true);
+    expect(ownLivePeerPod(event('upsert', peerPod(steward, new Date())))).toBe(false);
+    expect(ownLivePeerPod(event('delete', peerPod(steward)))).toBe(false);
+    expect(ownLivePeerPod(event('upsert', peerPod({})))).toBe(false);
+    expect(ownLivePeerPod(event('upsert', peerPod({ 'app.kubernetes.io/managed-by': 'cloud-api-adaptor' })))).toBe(
+      false,
+    );
   });
 });
 

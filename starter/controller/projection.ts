@@ -14,7 +14,7 @@ import {
 import { toProjection } from '../../model/translation/to-projection';
 import { translationOwner } from '../../model/translation/model';
 import type { Source, SourceEvent } from '../../platform/kubernetes/informer';
-import { VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
+import { MANAGED_BY_LABEL, MANAGED_BY_STEWARD, VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
 import type { WatchedKind } from '../../platform/kubernetes/kinds';
 import type { TranslationProjection } from '../../model/translation/types';
 
@@ -113,6 +113,16 @@ export function observePeerPodOfPod(
 
 /** Typed as a `Date`, though custom objects carry the raw string: one form either way, so the hash is stable. */
 const timestamp = (value: Date | string): string => new Date(value).toISOString();
+
+/**
+ * A live PeerPod Steward wrote: its peer pod's workflow wrote it in the call that made the VM, so it is no news there
+ * (one signal and workflow task less per peer pod). Its deletion, by hand or by the garbage collector, is sent.
+ */
+export const ownLivePeerPod = (event: SourceEvent): boolean =>
+  event.kind === 'PeerPod' &&
+  event.object.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_STEWARD &&
+  event.type !== 'delete' &&
+  !event.object.metadata.deletionTimestamp;
 
 /** A Translation whose owner this starter watches: the owner's workflow pushes it. */
 export const ownerOfTranslation = (kinds: readonly WatchedKind[]) => (event: SourceEvent) => {

@@ -9,7 +9,7 @@ import { WATCHED_KINDS, type WatchedKind } from '../../platform/kubernetes/kinds
 import { defaultWorkflowTypes } from './workflow-types';
 import { createLeaderElector, type LeaderElector, type LeaseOptions } from './leader';
 import { createChangePredicate, type ChangePredicate } from './predicate';
-import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair } from './projection';
+import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair, ownLivePeerPod } from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
 import { createRepairs } from './repair';
 import {
@@ -88,14 +88,15 @@ const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
 
 /**
- * The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. A
- * Translation that an object's workflow pushes (its owner's: translationOwner) has no workflow of its own: it is
- * observed through its owner (see `ownerToRepair`).
+ * The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. None
+ * for what a workflow wrote itself: a Translation that an object's workflow pushes (its owner's: translationOwner)
+ * has no workflow of its own and is observed through its owner (see `ownerToRepair`); a live PeerPod Steward wrote is
+ * its peer pod workflow's own record (`ownLivePeerPod`).
  */
 const observer =
-  (peerPodRuntimeClasses: ReadonlySet<string>, pushedByOwner: (event: SourceEvent) => boolean) =>
+  (peerPodRuntimeClasses: ReadonlySet<string>, writtenByAWorkflow: (event: SourceEvent) => boolean) =>
   (event: SourceEvent): Observation[] => {
-    if (pushedByOwner(event)) return [];
+    if (writtenByAWorkflow(event)) return [];
     const gone = event.type === 'delete';
     const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
     return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
@@ -193,7 +194,7 @@ export function createStarter(options: StarterOptions): Starter {
   const translationOwnerOf = ownerOfTranslation(options.kinds ?? WATCHED_KINDS);
   const observationsOf = observer(
     new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES),
-    (event) => translationOwnerOf(event) !== undefined,
+    (event) => translationOwnerOf(event) !== undefined || ownLivePeerPod(event),
   );
   function offer(obs: Observation) {
     if (predicate.accept(obs)) queue.offer(obs);

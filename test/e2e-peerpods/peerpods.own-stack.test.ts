@@ -9,7 +9,7 @@ import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { PEERPOD_FINALIZER } from '../../model/vocabulary';
 import { vmName } from '../../model/vm-naming';
-import { TASK_QUEUE, workflowId } from '../../model/naming';
+import { peerPodTaskQueue, TASK_QUEUE, workflowId } from '../../model/naming';
 import { spawnWorker, stewardProcess } from '../support/pusher-harness';
 import { recordHistory } from '../replay/record';
 import { waitFor } from '../support';
@@ -323,7 +323,7 @@ describe('VM deletion fails: libvirt unreachable', () => {
     // Started ahead of the starter with a short stuck retry (the starter's signal then finds it running).
     await h.client.workflow.start('peerPodLifecycle', {
       workflowId: workflowId(ref),
-      taskQueue: TASK_QUEUE,
+      taskQueue: peerPodTaskQueue(TASK_QUEUE),
       args: [{ ref, timings: { stuckRetryMs: 3_000 } }],
     });
     const uid = await createPeerPodPod(name);
