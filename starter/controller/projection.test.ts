@@ -233,7 +233,6 @@ describe('PeerPods Steward wrote', () => {
 
   it("are their workflow's own news while they live; their deletion and anyone else's PeerPods are observed", () => {
     expect(ownLivePeerPod(event('upsert', peerPod(steward)))).toBe(true);
-    expect(ownLivePeerPod(event('upsert', peerPod(steward)))).toBe(true);
     expect(ownLivePeerPod(event('upsert', peerPod(steward, new Date())))).toBe(false);
     expect(ownLivePeerPod(event('delete', peerPod(steward)))).toBe(false);
     expect(ownLivePeerPod(event('upsert', peerPod({})))).toBe(false);
