@@ -218,27 +218,42 @@ describe('peer pods', () => {
 });
 
 describe('PeerPods Steward wrote', () => {
-  const peerPod = (labels: Record<string, string>, deletionTimestamp?: Date) => ({
+  const runtimeClasses = new Set(['kata-remote']);
+  const steward = { 'app.kubernetes.io/managed-by': 'steward' };
+  const peerPod = (labels: Record<string, string>, extra: Record<string, unknown> = {}) => ({
     metadata: {
       name: 'web',
       namespace: 'default',
       uid: 'pp-u1',
       labels,
-      ...(deletionTimestamp ? { deletionTimestamp } : {}),
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'pod-u1', controller: true }],
+      ...extra,
     },
   });
   const event = (type: 'upsert' | 'delete', object: ReturnType<typeof peerPod>) =>
     ({ type, kind: 'PeerPod', object }) as const;
-  const steward = { 'app.kubernetes.io/managed-by': 'steward' };
+  const pods = (runtimeClassName?: string, uid = 'pod-u1') => ({
+    get: (kind: string, namespace: string | undefined, name: string) =>
+      kind === 'Pod' && namespace === 'default' && name === 'web'
+        ? { metadata: { name, namespace, uid }, spec: { containers: [], runtimeClassName } }
+        : undefined,
+  });
+  const own = (e: ReturnType<typeof event>, source = pods('kata-remote')) => ownLivePeerPod(e, source, runtimeClasses);
 
-  it("are their workflow's own news while they live; their deletion and anyone else's PeerPods are observed", () => {
-    expect(ownLivePeerPod(event('upsert', peerPod(steward)))).toBe(true);
-    expect(ownLivePeerPod(event('upsert', peerPod(steward, new Date())))).toBe(false);
-    expect(ownLivePeerPod(event('delete', peerPod(steward)))).toBe(false);
-    expect(ownLivePeerPod(event('upsert', peerPod({})))).toBe(false);
-    expect(ownLivePeerPod(event('upsert', peerPod({ 'app.kubernetes.io/managed-by': 'cloud-api-adaptor' })))).toBe(
-      false,
-    );
+  it("are their peer pod workflow's own news while they and their peer pod's Pod live", () => {
+    expect(own(event('upsert', peerPod(steward)))).toBe(true);
+  });
+
+  it('are observed when deleted, when anyone else wrote them, or when no live peer pod of theirs stands behind them', () => {
+    expect(own(event('upsert', peerPod(steward, { deletionTimestamp: new Date() })))).toBe(false);
+    expect(own(event('delete', peerPod(steward)))).toBe(false);
+    expect(own(event('upsert', peerPod({})))).toBe(false);
+    expect(own(event('upsert', peerPod({ 'app.kubernetes.io/managed-by': 'cloud-api-adaptor' })))).toBe(false);
+    // Its Pod is gone, is another incarnation, or is no peer pod (a Steward of another installation wrote it).
+    expect(own(event('upsert', peerPod(steward)), { get: () => undefined })).toBe(false);
+    expect(own(event('upsert', peerPod(steward)), pods('kata-remote', 'pod-u2'))).toBe(false);
+    expect(own(event('upsert', peerPod(steward)), pods())).toBe(false);
+    expect(own(event('upsert', peerPod(steward, { name: 'web-resource-x' })))).toBe(false);
   });
 });
 

@@ -106,23 +106,39 @@ export function observePeerPodOfPod(
   runtimeClasses: ReadonlySet<string>,
   gone = false,
 ): Observation<PeerPodProjection> | undefined {
-  const runtimeClassName = (pod as V1Pod).spec?.runtimeClassName;
-  if (!runtimeClassName || !runtimeClasses.has(runtimeClassName)) return undefined;
+  const runtimeClassName = peerPodRuntimeClass(pod, runtimeClasses);
+  if (!runtimeClassName) return undefined;
   return { ...envelope('PeerPod', pod, gone), projection: { source: 'Pod', runtimeClassName } };
+}
+
+/** The Pod's runtime class when it is one of the peer pods' (its lifecycle makes a VM), else undefined. */
+function peerPodRuntimeClass(pod: KubernetesObject, runtimeClasses: ReadonlySet<string>): string | undefined {
+  const runtimeClassName = (pod as V1Pod).spec?.runtimeClassName;
+  return runtimeClassName && runtimeClasses.has(runtimeClassName) ? runtimeClassName : undefined;
 }
 
 /** Typed as a `Date`, though custom objects carry the raw string: one form either way, so the hash is stable. */
 const timestamp = (value: Date | string): string => new Date(value).toISOString();
 
 /**
- * A live PeerPod Steward wrote: its peer pod's workflow wrote it in the call that made the VM, so it is no news there
- * (one signal and workflow task less per peer pod). Its deletion, by hand or by the garbage collector, is sent.
+ * A live PeerPod Steward wrote for a peer pod whose Pod this starter sees: that Pod's peer-pod workflow
+ * (`peerpod/<ns>/<pod>`, the PeerPod's name) wrote it in the call that made the VM, so it is no news there (one signal
+ * and workflow task less per peer pod). Its deletion, by hand or by the garbage collector, is sent, and so is every
+ * PeerPod no live peer pod's Pod stands behind (written by another installation, or its Pod is no peer pod now).
  */
-export const ownLivePeerPod = (event: SourceEvent): boolean =>
-  event.kind === 'PeerPod' &&
-  event.object.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_STEWARD &&
-  event.type !== 'delete' &&
-  !event.object.metadata.deletionTimestamp;
+export function ownLivePeerPod(
+  event: SourceEvent,
+  pods: Pick<Source, 'get'>,
+  runtimeClasses: ReadonlySet<string>,
+): boolean {
+  const { metadata } = event.object;
+  if (event.kind !== 'PeerPod' || event.type === 'delete' || !metadata || metadata.deletionTimestamp) return false;
+  if (metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_STEWARD) return false;
+  const owner = peerPodOwner(metadata.ownerReferences);
+  if (!owner || owner.name !== metadata.name) return false;
+  const pod = pods.get('Pod', metadata.namespace, owner.name);
+  return pod?.metadata?.uid === owner.uid && peerPodRuntimeClass(pod, runtimeClasses) !== undefined;
+}
 
 /** A Translation whose owner this starter watches: the owner's workflow pushes it. */
 export const ownerOfTranslation = (kinds: readonly WatchedKind[]) => (event: SourceEvent) => {

@@ -192,9 +192,10 @@ export function createStarter(options: StarterOptions): Starter {
     onResync: () => void repairs.resync(),
   });
   const translationOwnerOf = ownerOfTranslation(options.kinds ?? WATCHED_KINDS);
+  const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   const observationsOf = observer(
-    new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES),
-    (event) => translationOwnerOf(event) !== undefined || ownLivePeerPod(event),
+    peerPodRuntimeClasses,
+    (event) => translationOwnerOf(event) !== undefined || ownLivePeerPod(event, source, peerPodRuntimeClasses),
   );
   function offer(obs: Observation) {
     if (predicate.accept(obs)) queue.offer(obs);
