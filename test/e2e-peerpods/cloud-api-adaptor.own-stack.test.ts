@@ -75,6 +75,13 @@ const tracked = (name: string) =>
     60_000,
   );
 
+/**
+ * A VM named as cloud-api-adaptor names it (`podvm-<pod>-<8 characters>`), told apart by the Pod's UID: a domain a
+ * stopped run left defined in the machine's libvirt never takes the name of this run's.
+ */
+const caaVmName = (pod: string, uid: string, tag = '') =>
+  `podvm-${pod}-${tag}${uid.replace(/-/g, '').slice(0, 8 - tag.length)}`;
+
 describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (provider) => {
   let backend: Backend;
   beforeAll(async () => {
@@ -90,7 +97,7 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     const marker = await writeAsCloudApiAdaptor(
       { name, uid },
       provider,
-      await backend.createUnmarked(`podvm-${name}-00000000`),
+      await backend.createUnmarked(caaVmName(name, uid)),
     );
     await tracked(marker);
     await expect(stateOf(name)).rejects.toThrow(/not found/i);
@@ -106,7 +113,7 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     // would make the VM.
     await h.stopWorker();
     const uid = await peerPods.createPeerPodPod(h, name);
-    const instanceId = await backend.createUnmarked(`podvm-${name}-${uid.replace(/-/g, '').slice(0, 8)}`);
+    const instanceId = await backend.createUnmarked(caaVmName(name, uid));
     const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, instanceId);
     await h.startWorker(provider);
 
@@ -131,12 +138,12 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
   it('two PeerPods for one Pod (cloud-api-adaptor restarted): the older one is deleted with its VM, the newer kept, and the Pod says which', async () => {
     const name = `twice-${provider}-${serial++}`;
     const uid = await plainPod(name);
-    const olderVm = await backend.createUnmarked(`podvm-${name}-old00000`);
+    const olderVm = await backend.createUnmarked(caaVmName(name, uid, 'old'));
     const older = await writeAsCloudApiAdaptor({ name, uid }, provider, olderVm);
     await tracked(older);
     // creationTimestamp has whole seconds: the second PeerPod is written a second later, as a restart would be.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const newerVm = await backend.createUnmarked(`podvm-${name}-new00000`);
+    const newerVm = await backend.createUnmarked(caaVmName(name, uid, 'new'));
     const newer = await writeAsCloudApiAdaptor({ name, uid }, provider, newerVm);
 
     await peerPods.peerPodGone(h, older);
@@ -155,7 +162,7 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
   it('a PeerPod whose VM was recorded in another cloud is not released when its Pod goes: stuck with CloudMismatch, the VM kept', async () => {
     const name = `elsewhere-${provider}-${serial++}`;
     const uid = await plainPod(name);
-    const instanceId = await backend.createUnmarked(`podvm-${name}-00000000`);
+    const instanceId = await backend.createUnmarked(caaVmName(name, uid));
     const elsewhere = `${await backend.provider.identity()}-elsewhere`;
     const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, instanceId, {
       labels: { 'app.kubernetes.io/managed-by': 'steward' },
@@ -196,7 +203,7 @@ describe('beside cloud-api-adaptor before v0.20.0 (libvirt)', () => {
     const backend = h.backend('libvirt');
     const name = `old-caa-${serial++}`;
     const uid = await plainPod(name);
-    const domain = `podvm-${name}-0ld1d000`;
+    const domain = caaVmName(name, uid, 'old');
     const uuid = await backend.createUnmarked(domain);
     await virsh(h.info.libvirt.uri, 'start', domain);
     const domainId = (await virsh(h.info.libvirt.uri, 'domid', domain)).trim();
