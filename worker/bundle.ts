@@ -1,4 +1,4 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type Logger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -43,8 +43,15 @@ export const PRELOADED_WORKFLOW_MODULES = [
   .map((m) => require.resolve(`../workflows/${m}`))
   .concat(['zod', 'xstate']);
 
-/** How every bundle of Steward's workflows is made: by the worker, by `steward bundle` and by the replay test. */
-export const workflowBundlerOptions = { preloadModules: PRELOADED_WORKFLOW_MODULES };
+/**
+ * Bundles the workflow code with the shared modules preloaded: how every bundle of Steward's workflows is made, by the
+ * worker at its start, by `steward bundle` and by the replay test.
+ */
+export const bundleWorkflows = (
+  workflowsPath = WORKFLOWS_PATH,
+  logger?: Logger,
+): Promise<WorkflowBundleWithSourceMap> =>
+  bundleWorkflowCode({ workflowsPath, preloadModules: PRELOADED_WORKFLOW_MODULES, ...(logger ? { logger } : {}) });
 
 /**
  * Bundles the workflow code once, as every worker would at its start, and writes it to `out` (through a temporary
@@ -52,7 +59,7 @@ export const workflowBundlerOptions = { preloadModules: PRELOADED_WORKFLOW_MODUL
  * memory kept after it and no bundling CPU at each start. The bundle is only right for the sources it came from.
  */
 export async function writeWorkflowBundle(out: string, workflowsPath = WORKFLOWS_PATH): Promise<{ bytes: number }> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, ...workflowBundlerOptions });
+  const { code } = await bundleWorkflows(workflowsPath);
   mkdirSync(dirname(out), { recursive: true });
   const partial = `${out}.partial`;
   writeFileSync(partial, code);

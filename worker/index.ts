@@ -7,7 +7,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { UntypedActivities } from '@temporalio/common';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
 import { createLogger } from '../platform/log';
@@ -17,7 +17,7 @@ import { startHttpServer } from './http';
 import { livenessProblems, readinessProblems } from './probes';
 import { activityMetricsInterceptor, countObjectsByState, createMetrics, metricsText } from './metrics';
 import { installRuntime } from './runtime';
-import { workflowBundlerOptions, WORKFLOWS_PATH } from './bundle';
+import { bundleWorkflows } from './bundle';
 
 export { loadWorkerProcessConfig, redactedProcess, workerProcessSettings, type WorkerProcessConfig } from './config';
 
@@ -77,11 +77,7 @@ async function createWorkers(
     workflowBundle:
       config.workflowBundle && !options.workflowsPath
         ? { codePath: config.workflowBundle }
-        : await bundleWorkflowCode({
-            workflowsPath: options.workflowsPath ?? WORKFLOWS_PATH,
-            ...workflowBundlerOptions,
-            logger: Runtime.instance().logger,
-          }),
+        : await bundleWorkflows(options.workflowsPath, Runtime.instance().logger),
     ...config.concurrency,
     // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
     shutdownGraceTime: '10s',

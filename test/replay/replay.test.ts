@@ -3,9 +3,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { workflowBundlerOptions } from '../../worker/bundle';
+import { bundleWorkflows, WORKFLOWS_PATH } from '../../worker/bundle';
 import {
-  bundleWorkflowCode,
   DefaultLogger,
   makeTelemetryFilterString,
   Runtime,
@@ -45,11 +44,7 @@ beforeAll(async () => {
   Runtime.install({ logger, telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   // Bundled as the worker bundles it (the machines and the translation preloaded, frozen and shared by every workflow):
   // one replay that writes into a frozen module fails here.
-  bundle = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
-    logger,
-    ...workflowBundlerOptions,
-  });
+  bundle = await bundleWorkflows(WORKFLOWS_PATH, logger);
 });
 
 it('every recorded history has a case', () => {
