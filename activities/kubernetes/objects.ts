@@ -135,6 +135,10 @@ export interface WriteOptions {
 export const workflowPageAnnotation = (page: WorkflowPage, workflowId: string): Record<string, string> =>
   page ? { [TEMPORAL_UI_ANNOTATION]: page(workflowId) } : {};
 
+/** `metadata.annotations` of an applied object, left out when empty: an apply never owns an empty map. */
+export const annotationsField = (annotations: Record<string, string>) =>
+  Object.keys(annotations).length > 0 ? { annotations } : {};
+
 /** What a step of `update` decided: finish with a result, or send a patch and finish with what it returned. */
 export type Decision<R> = { done: R } | { patch: unknown; strategy: PatchStrategy; then: (patched: KubeObject) => R };
 

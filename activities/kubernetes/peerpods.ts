@@ -12,7 +12,14 @@ import { peerPodOwner } from '../../model/vm-naming';
 import { PEERPOD_API, workflowId, type ObjectRef } from '../../model/naming';
 import { statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
-import { workflowPageAnnotation, type KubeObject, type Objects, type WorkflowPage, type WriteOptions } from './objects';
+import {
+  annotationsField,
+  workflowPageAnnotation,
+  type KubeObject,
+  type Objects,
+  type WorkflowPage,
+  type WriteOptions,
+} from './objects';
 
 /** Annotations on the Pod, so `kubectl get pod -o yaml` says which VM runs it. */
 export const podVmAnnotations = { instance: 'steward.dev/podvm-instance', name: 'steward.dev/podvm-name' } as const;
@@ -76,7 +83,7 @@ function peerPodBody({ namespace, podName, podUid, vm }: RecordPeerPodInput, wor
         { apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true },
       ],
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY_STEWARD },
-      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+      ...annotationsField(annotations),
     },
     spec: { cloudProvider: vm.provider, instanceID: vm.instanceId },
   };

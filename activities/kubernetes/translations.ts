@@ -16,6 +16,7 @@ import {
   type Objects,
   update,
   workflowPageAnnotation,
+  annotationsField,
   type WriteOptions,
 } from './objects';
 import { type ChildResourceInput, type ConditionInput, kubeTime, nextStatus, type TranslationStatus } from './status';
@@ -103,7 +104,7 @@ function createTranslationApplier({ custom }: Objects, { fieldManager, workflowP
               name,
               namespace,
               labels: translation.labels,
-              ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+              ...annotationsField(annotations),
               ownerReferences: translation.ownerReferences,
               finalizers: translation.finalizers,
             },
