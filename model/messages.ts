@@ -24,7 +24,13 @@ export interface Observation<P = unknown> {
   projection: P;
 }
 
-export const observedSignal = defineSignal<[Observation]>('observed');
+/**
+ * One or more observations of the object, oldest first: the starter sends the ones that arrived together (a peer pod's
+ * Pod and its PeerPod deleted 30 ms apart) in one signal, so the workflow takes them in one workflow task.
+ */
+export const observedSignal = defineSignal<Observation[]>('observed');
+/** What a workflow takes from one `observed` signal (the rest is dropped, logged): the starter sends fewer at once. */
+export const MAX_OBSERVATIONS_PER_SIGNAL = 16;
 
 // Signals are a trust boundary: their schemas are in message-schemas.ts, built once per worker (see there).
 export const {

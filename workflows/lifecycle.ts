@@ -20,6 +20,7 @@ import {
   cleanupUpdate,
   describeIssues,
   observationSchema,
+  MAX_OBSERVATIONS_PER_SIGNAL,
   observedSignal,
   operatorRequestSchema,
   pauseSignal,
@@ -82,9 +83,13 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
     else send({ type: 'observed', observation: parsed.data as Observation });
   };
   if (startedWith) observe(startedWith, 'the observation the workflow was started with');
-  setHandler(observedSignal as SignalDefinition<[unknown]>, (payload: unknown) =>
-    observe(payload, 'an observed signal'),
-  );
+  setHandler(observedSignal as SignalDefinition<unknown[]>, (...payloads: unknown[]) => {
+    if (payloads.length > MAX_OBSERVATIONS_PER_SIGNAL)
+      log.warn(
+        `dropped ${payloads.length - MAX_OBSERVATIONS_PER_SIGNAL} observations of an observed signal carrying ${payloads.length}: at most ${MAX_OBSERVATIONS_PER_SIGNAL} are taken`,
+      );
+    for (const payload of payloads.slice(0, MAX_OBSERVATIONS_PER_SIGNAL)) observe(payload, 'an observed signal');
+  });
   setHandler(stateQuery, view, {
     description: 'Machine state, backend resources with their status, the last error and operator actions.',
   });
@@ -274,13 +279,17 @@ export async function runLifecycle<
   options.setup?.(interpreter);
   if (input.persisted) interpreter.send({ type: 'resumed' } as Unstamped<TEvent>);
 
-  // LifecycleState is upserted where it is seen: where the machine rests, and before a slow backend call (not at every
-  // step of a workflow task, which costs an event each and shows nobody anything).
-  const published: { state?: string } = {};
+  // LifecycleState is upserted where it is seen: where the machine rests, and before a slow backend call that leaves a
+  // published state (not at every step of a workflow task, which costs an event each and shows nobody anything). A
+  // workflow's first slow call (a peer pod's VM) shows its state in the current details only: no LifecycleState yet
+  // claims nothing, and the event it saves is a tenth of a peer pod's life.
+  // A run continued as new has its predecessor's search attributes.
+  const published = { state: workflowInfo().typedSearchAttributes.get(LifecycleState) };
   await interpreter.run(options.executors, {
     onSnapshot: (_, settled) => publishState(view(), published, settled),
     beforeAction: (type) => {
-      if ((options.slowActions as readonly string[] | undefined)?.includes(type)) publishState(view(), published, true);
+      if ((options.slowActions as readonly string[] | undefined)?.includes(type))
+        publishState(view(), published, published.state !== undefined);
     },
     shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
   });

@@ -259,6 +259,75 @@ describe('handler', () => {
     });
   });
 
+  describe('observations of one workflow that wait together', () => {
+    const peerPod = { kind: 'PeerPod' as const, namespace: 'default', name: 'vm-pod' };
+    // A peer pod's Pod gone, and its PeerPod marked for deletion by the garbage collector 30 ms later.
+    const together = () =>
+      pendingOf(
+        observation({ ref: peerPod, uid: 'pod-uid', gone: true }),
+        observation({ ref: peerPod, uid: 'peerpod-uid', deleting: true }),
+      );
+    /** A handle whose `signal` records each call's observations and answers with what `fn` throws. */
+    const handles = (calls: Observation[][], fn: (observations: Observation[]) => void = () => undefined) => ({
+      getHandle: (id: string) =>
+        partialFake<WorkflowHandle>(`handle(${id})`, {
+          signal: verb((_def: unknown, ...observations: Observation[]) => {
+            calls.push(observations);
+            fn(observations);
+          }),
+        }),
+    });
+
+    it('go in one signal, oldest first, when the workflow runs (one workflow task for both)', async () => {
+      const calls: Observation[][] = [];
+      const { handler, sent, failures } = handlerWith(temporal(handles(calls)));
+      const pending = together();
+      await handler.drain(pending, live());
+      expect(calls.map((c) => c.map((o) => o.uid))).toEqual([['pod-uid', 'peerpod-uid']]);
+      expect({ sent: sent.length, failures: failures.length, left: pending.size }).toEqual({
+        sent: 2,
+        failures: 0,
+        left: 0,
+      });
+    });
+
+    it('go one by one when the workflow does not run: the gone one has nothing to tell, the other starts it', async () => {
+      const calls: Observation[][] = [];
+      const started: Sending[] = [];
+      const client = temporal({
+        ...handles(calls, () => {
+          throw new WorkflowNotFoundError('not found', 'peerpod/default/vm-pod', undefined);
+        }),
+        ...sending((call) => void started.push(call)),
+      });
+      const { handler, sent } = handlerWith(client);
+      const pending = together();
+      await handler.drain(pending, live());
+      expect(calls.map((c) => c.map((o) => o.uid))).toEqual([['pod-uid', 'peerpod-uid'], ['pod-uid']]);
+      expect(started.map((c) => [c.verb, c.obs.uid])).toEqual([['start', 'peerpod-uid']]);
+      expect({ sent: sent.length, left: pending.size }).toEqual({ sent: 2, left: 0 });
+    });
+
+    it('go one by one, each with its retries, when the signal of both fails', async () => {
+      const calls: Observation[][] = [];
+      const client = temporal({
+        ...handles(calls, (observations) => {
+          if (observations.length > 1) throw grpcError(UNAVAILABLE);
+        }),
+        ...sending(() => undefined),
+      });
+      const { handler, sent, failures } = handlerWith(client);
+      const pending = together();
+      await handler.drain(pending, live());
+      expect(calls.map((c) => c.map((o) => o.uid))).toEqual([['pod-uid', 'peerpod-uid'], ['pod-uid']]);
+      expect({ sent: sent.length, failures: failures.length, left: pending.size }).toEqual({
+        sent: 2,
+        failures: 2,
+        left: 0,
+      });
+    });
+  });
+
   it('sends nothing when not the leader (the fake client has no verbs at all) and keeps nothing', async () => {
     const { handler, sent } = handlerWith(temporal({}), { isLeader: () => false });
     const pending = pendingOf(observation());

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
-import { observedSignal, type Observation } from '../../model/messages';
+import { MAX_OBSERVATIONS_PER_SIGNAL, observedSignal, type Observation } from '../../model/messages';
 import { describeRef, taskQueueOf, workflowId, type ObjectRef } from '../../model/naming';
 import { KNOWN_PATCHES } from '../../model/patches';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../model/search-attributes';
@@ -145,7 +145,25 @@ function createSender(options: SenderOptions) {
     }
   }
 
-  return async function sendOnce(obs: Observation): Promise<void> {
+  /**
+   * Sends observations of one workflow in one signal, oldest first, when it runs already: false when it does not (a
+   * gone object then has nothing to tell, and a new one needs its start), and the caller sends them one by one.
+   */
+  async function signalTogether(id: string, batch: Observation[]): Promise<boolean> {
+    try {
+      await client.workflow.getHandle(id).signal(observedSignal, ...batch);
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
+    for (const obs of batch) {
+      if (obs.gone) running.delete(obs.uid);
+      else remember(obs.uid);
+    }
+    return true;
+  }
+
+  const sendOnce = async (obs: Observation): Promise<void> => {
     if (obs.gone) return tellGone(obs);
     if (running.has(obs.uid) || !(await start(obs))) {
       const workflow = workflowOf(obs, options);
@@ -158,6 +176,7 @@ function createSender(options: SenderOptions) {
     }
     remember(obs.uid);
   };
+  return { sendOnce, signalTogether };
 }
 
 /**
@@ -168,9 +187,9 @@ function createSender(options: SenderOptions) {
  */
 export function createHandler(options: HandlerOptions): Handler {
   const { client, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure } = options;
-  const sendOnce = createSender(options);
+  const { sendOnce, signalTogether } = createSender(options);
   /** Ends with `signal` (the queue cleared or stopped) or at the deadline (DEADLINE_EXCEEDED, retried). */
-  const bounded = (signal: AbortSignal, call: () => Promise<unknown>) =>
+  const bounded = <T>(signal: AbortSignal, call: () => Promise<T>) =>
     client.workflow.withAbortSignal(signal, () => client.workflow.withDeadline(Date.now() + callTimeoutMs, call));
 
   async function deliver(pending: Map<string, Observation>, uid: string, signal: AbortSignal): Promise<void> {
@@ -207,9 +226,32 @@ export function createHandler(options: HandlerOptions): Handler {
     }
   }
 
+  /**
+   * Observations of one workflow that wait together go in one signal when it runs (one workflow task for all of them);
+   * whatever this does not deliver is left in `pending` for `deliver`, one by one with its retries.
+   */
+  async function deliverTogether(pending: Map<string, Observation>, signal: AbortSignal): Promise<void> {
+    const batch = [...pending.values()].slice(0, MAX_OBSERVATIONS_PER_SIGNAL);
+    const id = batch[0] && workflowId(batch[0].ref);
+    if (batch.length < 2 || batch.some((obs) => workflowId(obs.ref) !== id) || !isLeader()) return;
+    try {
+      if (!(await bounded(signal, () => signalTogether(id!, batch)))) return;
+    } catch (error) {
+      if (signal.aborted) return;
+      for (const obs of batch) onFailure?.(obs, error, false);
+      logger.warn({ workflowId: id, err: error }, 'signal of several observations failed; sending them one by one');
+      return;
+    }
+    for (const obs of batch) {
+      onSent?.(obs);
+      if (pending.get(obs.uid) === obs) pending.delete(obs.uid);
+    }
+  }
+
   return {
     deliver,
     async drain(pending, signal) {
+      await deliverTogether(pending, signal);
       // Map iteration visits entries added meanwhile, so a new incarnation queued during a send goes in this run.
       for (const uid of pending.keys()) await deliver(pending, uid, signal);
     },
