@@ -9,6 +9,7 @@ import type { WrittenTranslation } from '../model/kubernetes-calls';
 import { describeRef, parseObjectRef, workflowId, type ObjectRef } from '../model/naming';
 import { Reason, TRANSLATION_FINALIZER } from '../model/vocabulary';
 import type { KubernetesActivities } from './kubernetes';
+import { rememberingWrites } from './kubernetes/objects';
 import { LOCAL_WAIT_MS, type PushActivities } from './midonet/push';
 
 /** The apply's result, and how many resources are in MidoNet after the push (absent: nothing was pushed). */
@@ -166,7 +167,7 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
    * Translate, apply, push, report. Applied Translations that are being deleted (by hand, or by the garbage collector
    * of an incarnation gone before) are finalized first, then applied again.
    */
-  async function syncObject(input: ApplyObjectInput): Promise<SyncObjectResult> {
+  async function sync(input: ApplyObjectInput): Promise<SyncObjectResult> {
     let result = await kubernetes.applyObject(input);
     if (result.outcome === 'applied' && result.terminating.length > 0) {
       const terminating = new Set(result.terminating);
@@ -186,7 +187,7 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
    * lost with its worker may still have writes landing for longer than a local activity should wait, nothing is done
    * yet: the answer says until when, and the workflow waits with a timer.
    */
-  async function finalizeObject({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<FinalizeObjectResult> {
+  async function finalize({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<FinalizeObjectResult> {
     const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
     const until = owned.map((t) => t.unsettledUntil ?? '').reduce((a, b) => (a > b ? a : b), '');
     if (mode !== 'orphan' && until && Date.parse(until) - Date.now() > LOCAL_WAIT_MS)
@@ -196,7 +197,11 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
     return { finalized: owned.length };
   }
 
-  return { syncObject, finalizeObject };
+  // Each Translation is read once per call (its apply or the list), then worked on from what each write answers.
+  return {
+    syncObject: (input: ApplyObjectInput) => rememberingWrites(() => sync(input)),
+    finalizeObject: (input: FinalizeObjectInput) => rememberingWrites(() => finalize(input)),
+  };
 }
 
 export type ObjectActivities = ReturnType<typeof createObjectActivities>;

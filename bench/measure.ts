@@ -31,6 +31,8 @@ export interface Usage {
   databaseCpuSeconds?: number;
   /** API server requests, the bench's own (creates, deletes, polls) left out. */
   apiRequests: number;
+  /** API server requests by `verb resource[/subresource]`, the bench's own included (the same on both sides). */
+  apiRequestsBy: Map<string, number>;
   midonetRequests: number;
 }
 
@@ -70,9 +72,24 @@ async function apiServerMetrics(kubeConfig: k8s.KubeConfig): Promise<string> {
   });
 }
 
-/** Sum of `apiserver_request_total` over every verb, resource and code. */
-export const apiServerRequests = async (kubeConfig: k8s.KubeConfig) =>
-  sum(promSamples(await apiServerMetrics(kubeConfig), 'apiserver_request_total'));
+/** `apiserver_request_total` by `verb resource[/subresource]`, summed over codes, scopes and the rest. */
+async function apiServerRequests(kubeConfig: k8s.KubeConfig): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const [labels, count] of promSamples(await apiServerMetrics(kubeConfig), 'apiserver_request_total')) {
+    const label = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(labels)?.[1] ?? '';
+    const subresource = label('subresource');
+    const key = `${label('verb')} ${label('resource')}${subresource ? `/${subresource}` : ''}`;
+    out.set(key, (out.get(key) ?? 0) + count);
+  }
+  return out;
+}
+
+/** What `after` counted more than `before`, key by key; keys with no change are left out. */
+function increase(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  return new Map(
+    [...after].flatMap(([key, n]) => (n > (before.get(key) ?? 0) ? [[key, n - (before.get(key) ?? 0)]] : [])),
+  );
+}
 
 /** Fields of /proc/<pid>/stat after the command (which may hold spaces): field N of proc(5) is at index N - 3. */
 function statFields(pid: number | string): string[] {
@@ -228,7 +245,8 @@ export async function startMeter({
         ...(temporal.database && databaseBefore !== undefined
           ? { databaseCpuSeconds: processTreeCpuSeconds(temporal.database) - databaseBefore }
           : {}),
-        apiRequests: apiNow - api - requestsOfDriver,
+        apiRequests: sum(increase(api, apiNow)) - requestsOfDriver,
+        apiRequestsBy: increase(api, apiNow),
         midonetRequests: (await admin.counters()).total - midonet,
       };
     },

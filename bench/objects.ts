@@ -498,6 +498,15 @@ export async function runObjectsScenario(
   return objectsReport(info, scenario, steward, direct, { cache, workers });
 }
 
+/** The kinds of request that make up at least a tenth of one per object, most first: `patch translations/status 2.0, …`. */
+const perRequestKind = (requests: Map<string, number>, count: number) =>
+  [...requests]
+    .map(([kind, n]) => [kind, n / count] as const)
+    .filter(([, each]) => each >= 0.1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, each]) => `${kind} ${each.toFixed(1)}`)
+    .join(', ');
+
 function objectsReport(
   info: StackInfo,
   scenario: ObjectsScenario,
@@ -593,6 +602,7 @@ function objectsReport(
         .filter(([, n]) => n > 0)
         .map(([group, n]) => `${group} ${(n / count).toFixed(1)}`)
         .join(', ')}.`,
+      `API server requests per ${unit} by verb and resource, the bench's own included: Steward ${perRequestKind(steward.costs.usage.apiRequestsBy, count)}; direct ${perRequestKind(direct.costs.usage.apiRequestsBy, count)}.`,
       ...(steward.result.notes ?? []).map((n) => `Steward: ${n}`),
       ...(direct.result.notes ?? []).map((n) => `direct: ${n}`),
     ],

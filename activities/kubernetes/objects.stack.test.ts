@@ -2,7 +2,10 @@ import * as k8s from '@kubernetes/client-node';
 import type { ObjectRef } from '../../model/naming';
 import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKubernetesActivities } from './activities';
+import { TRANSLATION_API } from '../../model/naming';
+import { rememberingWrites } from './objects';
 import { REFERRERS_ANNOTATION } from './referrers';
+import { createTranslationRecords } from './translation-record';
 import {
   adminConfig,
   bridgeId,
@@ -14,6 +17,7 @@ import {
 
 const kc = adminConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);
+const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 const k = createKubernetesActivities({ kubeConfig: kc });
 
 async function createNode(): Promise<ObjectRef & { uid: string }> {
@@ -165,5 +169,55 @@ describe('releaseFinalizer', () => {
       reason: 'UidMismatch',
     });
     expect(await k.readObject({ ref })).toMatchObject({ finalizers: [other, TRANSLATION_FINALIZER] });
+  });
+});
+
+/** The admin's kubeconfig, noting the method and path of every request made through it. */
+class CountingKubeConfig extends k8s.KubeConfig {
+  readonly requests: string[] = [];
+  constructor(from: k8s.KubeConfig) {
+    super();
+    this.loadFromString(from.exportConfig());
+  }
+  override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
+    this.requests.push(`${context.getHttpMethod()} ${new URL(context.getUrl()).pathname}`);
+    return super.applySecurityAuthentication(context);
+  }
+}
+
+describe('rememberingWrites', () => {
+  const synced = { status: 'True' as const, reason: 'Synced', message: 'pushed' };
+
+  it("works on a Translation from what its apply and each write answered: no read between an object's sync steps, and a write refused as a conflict reads it again", async () => {
+    const counting = new CountingKubeConfig(kc);
+    const activities = createKubernetesActivities({ kubeConfig: counting });
+    const records = createTranslationRecords(counting);
+    const service = await createService(kc, namespace);
+    const translation = translationOf(service, uniqueName('service.4.remembered'), [bridgeId(1)]);
+    const ref: ObjectRef = { kind: 'Translation', namespace, name: translation.name };
+    const reads = () => counting.requests.filter((r) => r.startsWith('GET') && r.endsWith(`/${translation.name}`));
+    const record = (state: string) => [{ kind: 'Bridge', id: bridgeId(1), state }];
+
+    const { uid, generation } = await rememberingWrites(async () => {
+      const { written } = await activities.applyTranslations({ owner: service, translations: [translation] });
+      const applied = written[0]!;
+      await records.write(ref, applied.uid, record('pending'));
+      await records.write(ref, applied.uid, record('synced'));
+      await activities.recordTranslationStatus({ ...applied, ref, ready: synced, synced });
+      expect(reads()).toEqual([]);
+
+      // Someone else's write since: the remembered object is stale, its write refused (409), and read again once.
+      await custom.patchNamespacedCustomObjectStatus(
+        { ...TRANSLATION_API, namespace, name: translation.name, body: { status: { childResources: [] } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+      await records.write(ref, applied.uid, record('synced'));
+      expect(reads()).toHaveLength(1);
+      return applied;
+    });
+    // Outside it every read goes to the API server.
+    expect((await records.read(ref, uid))?.record).toEqual(record('synced'));
+    expect(generation).toBe(1);
+    expect(reads()).toHaveLength(2);
   });
 });

@@ -1,6 +1,7 @@
 // Reading and patching the kinds Steward touches, by ObjectRef, as plain JSON; and the read → decide → patch loop
 // that every optimistic-concurrency write goes through.
 import * as k8s from '@kubernetes/client-node';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout } from 'node:timers/promises';
 import { describeRef, PEERPOD_API, TRANSLATION_API, type LifecycleKind, type ObjectRef } from '../../model/naming';
 import { TEMPORAL_UI_ANNOTATION } from '../../model/vocabulary';
@@ -53,6 +54,35 @@ type NamespacedPatch = (
 // The typed core API hands back class instances (Dates for timestamps); activities return plain JSON.
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as KubeObject;
 
+/**
+ * Within `rememberingWrites`, what a write or a list answered with stands for the next read of that object: one sync
+ * reads a Translation once (its apply answers with it), not again before each write to its status. Every write is
+ * conditional (a resourceVersion or a JSON-patch `test`), so one computed from an object changed since is refused,
+ * and a refused or failed write forgets it: the retry reads the API server.
+ */
+const remembered = new AsyncLocalStorage<Map<string, KubeObject>>();
+export const rememberingWrites = <T>(call: () => Promise<T>): Promise<T> => remembered.run(new Map(), call);
+const memoKey = (ref: ObjectRef) => `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
+/** Keeps `object` as `ref`'s latest (undefined: forgets it); nothing outside `rememberingWrites`. */
+export function remember(ref: ObjectRef, object: KubeObject | undefined): void {
+  const memo = remembered.getStore();
+  if (!memo) return;
+  if (object) memo.set(memoKey(ref), object);
+  else memo.delete(memoKey(ref));
+}
+
+/** A write whose answer is remembered as `ref`'s latest, and whose failure forgets it. */
+export async function remembering(ref: ObjectRef, write: () => Promise<unknown>): Promise<KubeObject> {
+  try {
+    const written = (await write()) as KubeObject;
+    remember(ref, written);
+    return written;
+  } catch (error) {
+    remember(ref, undefined);
+    throw error;
+  }
+}
+
 export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) {
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
@@ -102,6 +132,8 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
     return {
       what,
       read: async () => {
+        const known = remembered.getStore()?.get(memoKey(ref));
+        if (known) return known;
         try {
           return plain(await api.read(ref.name, api.namespace));
         } catch (error) {
@@ -109,15 +141,32 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
           throw toFailure(error, `read ${what}`);
         }
       },
-      patch: async (body, strategy) =>
-        plain(await api.patch(ref.name, api.namespace, body, k8s.setHeaderOptions('Content-Type', strategy))),
+      patch: (body, strategy) =>
+        remembering(ref, async () =>
+          plain(await api.patch(ref.name, api.namespace, body, k8s.setHeaderOptions('Content-Type', strategy))),
+        ),
+    };
+  }
+
+  /** A Translation's status subresource: read with the object (or by `read`), patched on its own. */
+  function translationStatus(ref: ObjectRef, read: Accessor['read'] = () => accessor(ref).read()): Accessor {
+    return {
+      what: `${describeRef(ref)} status`,
+      read,
+      patch: (body, strategy) =>
+        remembering(ref, () =>
+          custom.patchNamespacedCustomObjectStatus(
+            { ...TRANSLATION_API, namespace: ref.namespace ?? '', name: ref.name, body, fieldManager },
+            k8s.setHeaderOptions('Content-Type', strategy),
+          ),
+        ),
     };
   }
 
   /** What an Event or an ownerReference says about the object. */
   const typeMeta = (ref: ObjectRef) => ({ apiVersion: kindOf(ref).apiVersion, kind: ref.kind });
 
-  return { core, custom, accessor, typeMeta };
+  return { core, custom, accessor, translationStatus, typeMeta };
 }
 
 export type Objects = ReturnType<typeof createObjects>;

@@ -3,7 +3,6 @@
 // it goes, so neither the workflow's payloads nor its persisted context grow with the Translation.
 import * as k8s from '@kubernetes/client-node';
 import type { ObjectRef } from '../../model/naming';
-import { TRANSLATION_API } from '../../model/naming';
 import type { BackendResource } from '../../model/translation/types';
 import { createObjects, update, type KubeObject } from './objects';
 
@@ -66,7 +65,6 @@ export function createTranslationRecords(
   clock: () => Date = () => new Date(),
 ): TranslationRecords {
   const objects = createObjects(kubeConfig, fieldManager);
-  const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
   const current = async (ref: ObjectRef, uid: string): Promise<TranslationObject | undefined> => {
     const object: TranslationObject | undefined = await objects.accessor(ref).read();
     return object?.metadata.uid === uid ? object : undefined;
@@ -85,16 +83,7 @@ export function createTranslationRecords(
       };
     },
     async write(ref, uid, record, fence) {
-      const translation = objects.accessor(ref);
-      const status = {
-        what: `${translation.what} status`,
-        read: () => current(ref, uid),
-        patch: async (body: unknown, strategy: string) =>
-          (await custom.patchNamespacedCustomObjectStatus(
-            { ...TRANSLATION_API, namespace: ref.namespace ?? '', name: ref.name, body, fieldManager },
-            k8s.setHeaderOptions('Content-Type', strategy),
-          )) as KubeObject,
-      };
+      const status = objects.translationStatus(ref, () => current(ref, uid));
       await update<void>(status, (object) =>
         object
           ? {

@@ -10,13 +10,14 @@ import { unsettledUntil, type UnsettledWrite } from './translation-record';
 import type { EventInput } from './events';
 import { TRANSLATION_API } from '../../model/naming';
 import {
-  type Accessor,
   type Decision,
   type KubeObject,
   type Objects,
   update,
   workflowPageAnnotation,
   annotationsField,
+  remember,
+  remembering,
   type WriteOptions,
 } from './objects';
 import { type ChildResourceInput, type ConditionInput, kubeTime, nextStatus, type TranslationStatus } from './status';
@@ -77,7 +78,7 @@ export function createTranslationActivities(
 ) {
   return {
     ...createTranslationApplier(objects, { fieldManager, workflowPage }),
-    ...createTranslationStatusRecorder(objects, fieldManager, clock, recordEvent),
+    ...createTranslationStatusRecorder(objects, clock, recordEvent),
   };
 }
 
@@ -90,30 +91,31 @@ function createTranslationApplier({ custom }: Objects, { fieldManager, workflowP
     const { name, namespace } = translation;
     const annotations = workflowPageAnnotation(workflowPage, pusherOf(owner, translation));
     try {
-      const applied: unknown = await custom.patchNamespacedCustomObject(
-        {
-          ...TRANSLATION_API,
-          namespace,
-          name,
-          fieldManager,
-          force: true,
-          body: {
-            apiVersion: `${TRANSLATION_API.group}/${TRANSLATION_API.version}`,
-            kind: 'Translation',
-            metadata: {
-              name,
-              namespace,
-              labels: translation.labels,
-              ...annotationsField(annotations),
-              ownerReferences: translation.ownerReferences,
-              finalizers: translation.finalizers,
+      return await remembering({ kind: 'Translation', namespace, name }, () =>
+        custom.patchNamespacedCustomObject(
+          {
+            ...TRANSLATION_API,
+            namespace,
+            name,
+            fieldManager,
+            force: true,
+            body: {
+              apiVersion: `${TRANSLATION_API.group}/${TRANSLATION_API.version}`,
+              kind: 'Translation',
+              metadata: {
+                name,
+                namespace,
+                labels: translation.labels,
+                ...annotationsField(annotations),
+                ownerReferences: translation.ownerReferences,
+                finalizers: translation.finalizers,
+              },
+              resources: translation.resources,
             },
-            resources: translation.resources,
           },
-        },
-        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
+        ),
       );
-      return applied as KubeObject;
     } catch (error) {
       throw toFailure(error, `apply Translation ${namespace}/${name}`);
     }
@@ -176,6 +178,8 @@ async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promis
       resourcePlural: TRANSLATION_API.plural,
       labelSelector,
     })) as { items: KubeObject[] };
+    for (const item of listed.items)
+      remember({ kind: 'Translation', namespace: item.metadata.namespace, name: item.metadata.name }, item);
     return listed.items;
   } catch (error) {
     throw toFailure(error, `list Translations of ${ownerName(owner)}`);
@@ -187,6 +191,7 @@ async function deleteIncarnation(
   { name, namespace = '', uid }: { name: string; namespace?: string; uid: string },
   what: string,
 ): Promise<void> {
+  remember({ kind: 'Translation', namespace, name }, undefined);
   try {
     // The UID precondition spares a Translation of the same name created since the list.
     await custom.deleteNamespacedCustomObject({
@@ -204,12 +209,7 @@ async function deleteIncarnation(
 /** What a status write decided, with the object an Event is then recorded about. */
 type StatusDecision = RecordTranslationStatusResult & { object?: KubeObject };
 
-function createTranslationStatusRecorder(
-  objects: Objects,
-  fieldManager: string,
-  clock: () => Date,
-  recordEvent: RecordEvent,
-) {
+function createTranslationStatusRecorder(objects: Objects, clock: () => Date, recordEvent: RecordEvent) {
   async function recordTranslationStatus(input: RecordTranslationStatusInput): Promise<RecordTranslationStatusResult> {
     const { ref } = input;
     if (ref.kind !== 'Translation')
@@ -217,7 +217,7 @@ function createTranslationStatusRecorder(
         'KubernetesBadRequest',
         `recordTranslationStatus is for Translations, not ${describeRef(ref)}`,
       );
-    const status = statusAccessor(objects, fieldManager, ref);
+    const status = objects.translationStatus(ref);
     const now = kubeTime(clock());
     const result = await update<StatusDecision>(status, (current) => decideStatus(current, input, now));
     if (!result.found) return result;
@@ -227,22 +227,6 @@ function createTranslationStatusRecorder(
   }
 
   return { recordTranslationStatus };
-}
-
-/** A Translation's status subresource: read with the object, patched on its own. */
-function statusAccessor({ accessor, custom }: Objects, fieldManager: string, ref: ObjectRef): Accessor {
-  const translation = accessor(ref);
-  return {
-    what: `${translation.what} status`,
-    read: () => translation.read(),
-    patch: async (body: unknown, strategy: string) => {
-      const namespace = ref.namespace ?? '';
-      return (await custom.patchNamespacedCustomObjectStatus(
-        { ...TRANSLATION_API, namespace, name: ref.name, body, fieldManager },
-        k8s.setHeaderOptions('Content-Type', strategy),
-      )) as KubeObject;
-    },
-  };
 }
 
 /** The status `input` asks for against the one there: nothing to write, or a merge patch of the whole status. */

@@ -38,6 +38,12 @@ export interface WorkerProcessOptions extends StewardProcessOptions {
 }
 
 /**
+ * Node's own flags for every such process, from `STEWARD_PROCESS_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
+ * to profile a bench's worker): NODE_OPTIONS refuses the profiler's flags.
+ */
+const nodeArgs = () => (process.env.STEWARD_PROCESS_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+/**
  * Starts `steward <role>` and waits until `ready` says so; a process that exits first fails the start with the end
  * of its log.
  */
@@ -46,10 +52,15 @@ export async function startStewardProcess(
   { name = `steward-${role}`, env = {}, secrets = {}, logFile, readyTimeoutMs = 60_000 }: StewardProcessOptions,
   ready: () => Promise<boolean>,
 ): Promise<StewardProcess> {
-  const child = ManagedProcess.start(name, process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), role], {
-    logFile,
-    env: { ...env, ...secrets },
-  });
+  const child = ManagedProcess.start(
+    name,
+    process.execPath,
+    [...nodeArgs(), join(repoRoot, 'bin', 'steward.cjs'), role],
+    {
+      logFile,
+      env: { ...env, ...secrets },
+    },
+  );
   try {
     await waitUntil(`${name} ready`, ready, { timeoutMs: readyTimeoutMs, intervalMs: 250, process: child });
   } catch (error) {
