@@ -99,6 +99,23 @@ describe("an object's sync: apply, push, report", () => {
     ]);
   });
 
+  it("writes what the push left to it in that one status write: the record, the lifting of the attempt's fence, Ready", async () => {
+    const written: unknown[] = [];
+    const record = [{ kind: 'Port', id: 'port-a', state: 'synced' }];
+    const deps = {
+      kubernetes: {
+        applyObject: () => Promise.resolve(applied(['a'])),
+        recordTranslationStatus: (status: unknown) => (written.push(status), Promise.resolve({ found: false })),
+      },
+      midonet: {
+        pushTranslation: ({ settledByCaller }: { settledByCaller?: boolean }) =>
+          Promise.resolve({ count: 1, ...(settledByCaller ? { settled: { record, fence: 'attempt-1' } } : {}) }),
+      },
+    } as unknown as ObjectActivityDeps;
+    await createObjectActivities(deps).syncObject(input);
+    expect(written).toMatchObject([{ childResources: record, settles: 'attempt-1', ready: { status: 'True' } }]);
+  });
+
   it('pushes again, after its siblings, a Translation that waits for what a sibling makes', async () => {
     const { activities, calls } = fakes([applied(['routes', 'main'])], (name, attempt) => {
       if (name === 'routes' && attempt === 1) throw missing();

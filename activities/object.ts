@@ -72,18 +72,24 @@ async function pushOne(
 ): Promise<number> {
   const ref = translationRef(key);
   const what = describeRef(ref);
+  let settles: string | undefined;
   try {
-    const { count } = await midonet.pushTranslation({
+    const { count, settled } = await midonet.pushTranslation({
       owner: workflowId(ref),
       previous: [],
       ...byReference(ref, uid),
+      settledByCaller: true,
     });
+    settles = settled?.fence;
     const message = `pushed ${count} MidoNet resources (generation ${generation})`;
     const synced = { status: 'True' as const, reason: Reason.Synced, message };
+    // One status write: the record of what is in MidoNet, the attempt's fence lifted, Ready and Synced.
     await kubernetes.recordTranslationStatus({
       ref,
       uid,
       generation,
+      ...(settled ? { childResources: settled.record } : {}),
+      ...(settles ? { settles } : {}),
       ready: synced,
       synced,
       event: { type: 'Normal', reason: Reason.Synced, message },
@@ -95,7 +101,7 @@ async function pushOne(
     const failed = { status: 'False' as const, reason, message };
     // Status is informative: a failure to write it must not hide the push's own failure.
     await kubernetes
-      .recordTranslationStatus({ ref, uid, generation, ready: failed, synced: failed })
+      .recordTranslationStatus({ ref, uid, generation, ready: failed, synced: failed, ...(settles ? { settles } : {}) })
       .catch(() => undefined);
     throw error;
   }

@@ -265,6 +265,18 @@ function workerUsage(
   };
 }
 
+/**
+ * How often the worker replayed a workflow's history to run a workflow task (its run was not in the sticky cache):
+ * the count and the seconds spent, from the SDK's metrics on its /metrics.
+ */
+export async function workerReplays(httpPort: number): Promise<{ count: number; seconds: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  return {
+    count: sum(promSamples(text, 'temporal_workflow_task_replay_latency_seconds_count')),
+    seconds: sum(promSamples(text, 'temporal_workflow_task_replay_latency_seconds_sum')),
+  };
+}
+
 /** Activities the worker ran, by name, from its /metrics (every execution, retries included). */
 export async function workerActivities(httpPort: number): Promise<Map<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();

@@ -55,8 +55,9 @@ type NamespacedPatch = (
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as KubeObject;
 
 /**
- * Within `rememberingWrites`, what a write or a list answered with stands for the next read of that object: one sync
- * reads a Translation once (its apply answers with it), not again before each write to its status. Every write is
+ * Within `rememberingWrites`, what a read, a write or a list answered with stands for the next read of that object: one
+ * sync reads a Translation once (its apply answers with it), not again before each write to its status, and a Pod's
+ * Node once (to translate, then to add the Pod to its referrers). Every write is
  * conditional (a resourceVersion or a JSON-patch `test`), so one computed from an object changed since is refused,
  * and a refused or failed write forgets it: the retry reads the API server.
  */
@@ -135,7 +136,9 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) 
         const known = remembered.getStore()?.get(memoKey(ref));
         if (known) return known;
         try {
-          return plain(await api.read(ref.name, api.namespace));
+          const read = plain(await api.read(ref.name, api.namespace));
+          remember(ref, read);
+          return read;
         } catch (error) {
           if (statusOf(error) === 404) return undefined;
           throw toFailure(error, `read ${what}`);

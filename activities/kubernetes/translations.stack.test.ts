@@ -2,6 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation } from '../../model/translation/types';
 import { TEMPORAL_UI_ANNOTATION, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKubernetesActivities } from './activities';
+import { createTranslationRecords } from './translation-record';
 import type { RecordTranslationStatusInput } from './translations';
 import {
   adminConfig,
@@ -177,6 +178,27 @@ describe('recordTranslationStatus', () => {
   const pushed = { status: 'True', reason: 'Pushed', message: 'all 1 resources are in MidoNet' } as const;
   const eventsOf = async (uid: string) =>
     (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.uid=${uid}` })).items;
+
+  it("lifts a settled push attempt's fence in the same write, and leaves another attempt's", async () => {
+    const { t } = await serviceWithTranslation(namespace);
+    const read = await k.readObject({ ref: ref(t) });
+    const uid = read.found ? read.uid : '';
+    const records = createTranslationRecords(kc, 'steward', () => now);
+    now = new Date('2030-01-01T10:00:00Z');
+    const until = '2030-01-01T10:00:50.000Z';
+    await records.write(ref(t), uid, [], { add: { attempt: 'settled', until } });
+    await records.write(ref(t), uid, undefined, { add: { attempt: 'lost', until } });
+    const child = { kind: 'Bridge', id: bridgeId(1), state: 'synced' };
+    const input = { ref: ref(t), uid, generation: 1, childResources: [child], ready: pushed, synced: pushed };
+    expect(await k.recordTranslationStatus({ ...input, settles: 'settled' })).toMatchObject({ changed: true });
+    const written = await k.readObject({ ref: ref(t) });
+    expect(written.found && written.object.status).toMatchObject({
+      childResources: [child],
+      unsettledWrites: [{ attempt: 'lost', until }],
+    });
+    // Settled already: nothing left to write.
+    expect(await k.recordTranslationStatus({ ...input, settles: 'settled' })).toMatchObject({ changed: false });
+  });
 
   it('writes observedGeneration, childResources and conditions whose lastTransitionTime changes only with the status', async () => {
     const { owner, t } = await serviceWithTranslation(namespace);

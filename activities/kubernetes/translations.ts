@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type Translation } from '../../model/translation/types';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
-import { unsettledUntil, type UnsettledWrite } from './translation-record';
+import { nextFence, unsettledUntil, type UnsettledWrite } from './translation-record';
 import type { EventInput } from './events';
 import { TRANSLATION_API } from '../../model/naming';
 import {
@@ -40,6 +40,8 @@ export interface RecordTranslationStatusInput {
   childResources?: ChildResourceInput[];
   /** The ones kept are no longer claimed synced. */
   unverified?: boolean;
+  /** A push attempt that has ended: its fence entry (`status.unsettledWrites`) goes in the same write. */
+  settles?: string;
   ready: ConditionInput;
   synced: ConditionInput;
   event?: EventInput;
@@ -244,12 +246,18 @@ function decideStatus(
     uid: current.metadata.uid,
     status: input.childResources ? next : { ...next, childResources: [] },
   };
-  // The push's fence (status.unsettledWrites) is the push's own business: left as it is, and not a change.
-  const described =
-    previous && Object.fromEntries(Object.entries(previous).filter(([key]) => key !== 'unsettledWrites'));
-  if (isDeepStrictEqual(described, next)) return { done: { ...found, changed: false, object: current } };
+  // The push's fence (status.unsettledWrites) is the push's own business, left as it is, unless an attempt settles.
+  const { unsettledWrites, ...described } = (previous ?? {}) as Partial<TranslationStatus> & {
+    unsettledWrites?: UnsettledWrite[];
+  };
+  const fence = input.settles !== undefined && unsettledWrites?.some((w) => w.attempt === input.settles);
+  if (!fence && previous && isDeepStrictEqual(described, next))
+    return { done: { ...found, changed: false, object: current } };
+  const settled = fence
+    ? { unsettledWrites: nextFence(unsettledWrites, { remove: input.settles! }, new Date(now)) }
+    : {};
   return {
-    patch: { metadata: { resourceVersion: current.metadata.resourceVersion }, status: next },
+    patch: { metadata: { resourceVersion: current.metadata.resourceVersion }, status: { ...next, ...settled } },
     strategy: k8s.PatchStrategy.MergePatch,
     then: (patched) => ({ ...found, changed: true, object: patched }),
   };

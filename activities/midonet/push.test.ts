@@ -441,6 +441,25 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
     expect(await ids('Rule')).toEqual([RULE(1)]);
   });
 
+  it("settled by its caller, it answers the final record and its entry instead of writing them (the caller's status write lifts it)", async () => {
+    const { pusher, writes } = withRecords([chain, rule(1)]);
+    const result = await local(() =>
+      pusher.pushTranslation({
+        owner: 'translation/ns/t',
+        resources: [],
+        previous: [],
+        reference,
+        settledByCaller: true,
+      }),
+    );
+    const added = (writes[0] as { fence: { add: { attempt: string } } }).fence.add.attempt;
+    expect(writes).toHaveLength(1);
+    expect(result.settled).toEqual({
+      record: [expect.objectContaining({ state: 'synced' }), expect.objectContaining({ state: 'synced' })],
+      fence: added,
+    });
+  });
+
   it('a failed attempt removes its entry too: its writes were answered or waited out', async () => {
     const bad = backendResource('Rule', 'f0000000-0000-4000-8000-000000000009', { id: RULE(2), type: 'accept' });
     const { pusher, writes } = withRecords([chain, bad]);

@@ -53,6 +53,11 @@ export interface PushInput {
   previous: PushedResource[];
   /** Read the resources, or the record, from the API server (a large Translation's). */
   reference?: TranslationReference;
+  /**
+   * With a reference: the final record and the removal of the attempt's fence are not written but answered
+   * (`settled`), for the caller to write with the Translation's conditions in one status write (an object's sync).
+   */
+  settledByCaller?: boolean;
 }
 
 export interface PushResult {
@@ -71,6 +76,8 @@ export interface PushResult {
   adopted?: number;
   /** Resources it found in MidoNet with another body and made right (keys). */
   corrected?: string[];
+  /** With `settledByCaller`: the record to write, and the fence attempt to remove from the status with it. */
+  settled?: { record: RecordedResource[]; fence?: string };
 }
 
 export interface DeleteInput {
@@ -410,13 +417,13 @@ async function report(
   { owner, neighbours }: Attempt,
   { pushed, recreated, created, adopted, corrected }: Pushed,
   { removed, stale }: { removed: PushedResource[]; stale: PushedResource[] },
-  writeRecord: ((record: RecordedResource[]) => Promise<void>) | undefined,
+  writeRecord: ((record: RecordedResource[]) => Promise<PushResult['settled']>) | undefined,
 ): Promise<PushResult> {
   await announce(neighbours, owner, adopted, corrected);
   const notified =
     (await tell(neighbours, owner, idsOf(created), true)) +
     (await tell(neighbours, owner, removedIds(removed, stale, Context.current().info.attempt > 1), false));
-  if (writeRecord) await writeRecord(asRecord(pushed, 'synced'));
+  const settled = await writeRecord?.(asRecord(pushed, 'synced'));
   const inStatus = writeRecord !== undefined;
   return {
     pushed: inStatus ? [] : pushed,
@@ -426,12 +433,13 @@ async function report(
     recordInStatus: inStatus,
     count: pushed.length,
     ...findings(adopted, corrected),
+    ...(settled ? { settled } : {}),
   };
 }
 
 async function pushTranslation(
   { client, neighbours }: PushDeps,
-  { owner, resources: given, previous: carried, reference }: PushInput,
+  { owner, resources: given, previous: carried, reference, settledByCaller }: PushInput,
 ): Promise<PushResult> {
   const fromApi = reference ? await stored(neighbours, owner, reference) : undefined;
   const resources = fromApi?.resources ?? given;
@@ -462,7 +470,13 @@ async function pushTranslation(
     };
     const done = await pushAll(attempt, resources, previous);
     const finalWrite =
-      writeRecord && ((record: RecordedResource[]) => writeRecord(record, fence && { remove: fence.attempt }));
+      writeRecord &&
+      (settledByCaller
+        ? (record: RecordedResource[]) => Promise.resolve({ record, ...(fence ? { fence: fence.attempt } : {}) })
+        : async (record: RecordedResource[]) => {
+            await writeRecord(record, fence && { remove: fence.attempt });
+            return undefined;
+          });
     return await report(attempt, done, { removed, stale }, finalWrite);
   } catch (error) {
     // Its writes have all been answered or waited out (settlingUnanswered): nothing of it can land any more.
