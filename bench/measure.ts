@@ -266,14 +266,14 @@ function workerUsage(
 }
 
 /**
- * How often the worker replayed a workflow's history to run a workflow task (its run was not in the sticky cache):
- * the count and the seconds spent, from the SDK's metrics on its /metrics.
+ * The worker's sticky cache at work, from the SDK's metrics on its /metrics: runs it evicted to make room (each one's
+ * next workflow task replays its whole history), and workflow tasks that found their run evicted (misses).
  */
-export async function workerReplays(httpPort: number): Promise<{ count: number; seconds: number }> {
+export async function workerCache(httpPort: number): Promise<{ evictions: number; misses: number }> {
   const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
   return {
-    count: sum(promSamples(text, 'temporal_workflow_task_replay_latency_seconds_count')),
-    seconds: sum(promSamples(text, 'temporal_workflow_task_replay_latency_seconds_sum')),
+    evictions: sum(promSamples(text, 'temporal_sticky_cache_total_forced_eviction_total')),
+    misses: sum(promSamples(text, 'temporal_sticky_cache_miss_total')),
   };
 }
 

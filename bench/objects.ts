@@ -29,7 +29,7 @@ import { translate } from '../model/translation';
 import { type KubernetesProjection, type NodeProjection, type Translation } from '../model/translation/types';
 import { toProjection } from '../model/translation/to-projection';
 import { startDirectReconciler, type DirectReconciler } from './direct/reconciler';
-import { counted, startMeter, temporalProcesses, workerActivities, workerReplays, type Usage } from './measure';
+import { counted, startMeter, temporalProcesses, workerActivities, workerCache, type Usage } from './measure';
 import type { Report, Row } from './report';
 
 export type Side = 'steward' | 'direct';
@@ -227,8 +227,8 @@ export interface ObjectsScenario {
 interface PhaseCosts {
   usage: Usage;
   activities: number;
-  /** Workflow tasks that replayed a history (their run was not in the sticky cache), and the seconds they took. */
-  replays?: { count: number; seconds: number };
+  /** The workers' sticky caches: runs evicted to make room, and workflow tasks that found theirs evicted. */
+  cache?: { evictions: number; misses: number };
   /** History events in the window, by group (historyEvents). */
   events?: Map<string, number>;
   minimum: ReturnType<typeof minimum>;
@@ -288,7 +288,7 @@ interface SideRunner {
   /** The worker processes, when the worker runs in processes of its own. */
   workerPids?: number[];
   activities(): Promise<number>;
-  replays?(): Promise<{ count: number; seconds: number }>;
+  cache?(): Promise<{ evictions: number; misses: number }>;
   events?(): Promise<Map<string, number>>;
   stop(): Promise<void>;
 }
@@ -358,10 +358,10 @@ async function runPhase(
       ...(sideRunner.workerPids ? { workerPids: sideRunner.workerPids } : {}),
       driver,
     });
-    const [activities, events, replays] = [
+    const [activities, events, cache] = [
       await sideRunner.activities(),
       await sideRunner.events?.(),
-      await sideRunner.replays?.(),
+      await sideRunner.cache?.(),
     ];
     const ledger = { ...model.ledger };
     const value = await run();
@@ -369,12 +369,14 @@ async function runPhase(
     // Visibility is eventually consistent: let closed runs' final history lengths land.
     if (sideRunner.events) await new Promise((resolve) => setTimeout(resolve, 3_000));
     const eventsAfter = await sideRunner.events?.();
-    const replaysAfter = await sideRunner.replays?.();
+    const cacheAfter = await sideRunner.cache?.();
     costs = {
       usage,
       activities: (await sideRunner.activities()) - activities,
-      ...(replays && replaysAfter
-        ? { replays: { count: replaysAfter.count - replays.count, seconds: replaysAfter.seconds - replays.seconds } }
+      ...(cache && cacheAfter
+        ? {
+            cache: { evictions: cacheAfter.evictions - cache.evictions, misses: cacheAfter.misses - cache.misses },
+          }
         : {}),
       ...(events !== undefined && eventsAfter !== undefined ? { events: difference(eventsAfter, events) } : {}),
       minimum: minimum(ledger, model.ledger),
@@ -428,9 +430,9 @@ const stewardSide =
         sumValues(
           await Promise.all(h.workers.map(async (w) => sumValues((await workerActivities(w.httpPort)).values()))),
         ),
-      replays: async () => {
-        const each = await Promise.all(h.workers.map((w) => workerReplays(w.httpPort)));
-        return { count: sumValues(each.map((r) => r.count)), seconds: sumValues(each.map((r) => r.seconds)) };
+      cache: async () => {
+        const each = await Promise.all(h.workers.map((w) => workerCache(w.httpPort)));
+        return { evictions: sumValues(each.map((c) => c.evictions)), misses: sumValues(each.map((c) => c.misses)) };
       },
       events: () =>
         // The namespace's workflows, the Nodes' and the Translations they own (in the cluster-scoped namespace, named after the Node).
@@ -576,8 +578,10 @@ function objectsReport(
         per(s.costs.usage.midonetRequests, s),
       ),
       both(`API server requests per ${unit}`, (s) => per(s.costs.usage.apiRequests, s)),
-      both(`workflow tasks replayed per ${unit} (not in the sticky cache)`, (s) => per(s.costs.replays?.count, s)),
-      both('time spent replaying them s (sum over workflow tasks)', (s) => s.costs.replays?.seconds),
+      both(`workflow runs evicted from the sticky cache per ${unit} (each replays its history when it wakes)`, (s) =>
+        per(s.costs.cache?.evictions, s),
+      ),
+      both(`workflow tasks that found their run evicted per ${unit}`, (s) => per(s.costs.cache?.misses, s)),
       both(
         'CPU of the side s (Steward: workers + starter, direct: reconciler; the driver in both)',
         (s) => s.costs.usage.processCpuSeconds + (s.costs.usage.worker?.cpuSeconds ?? 0),
