@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 
 /**
- * The worker's HTTP endpoints: `/healthz` (liveness: the worker loop is alive), `/readyz` (readiness: it polls and
- * Temporal answers) and `/metrics` (Prometheus text). node:http is enough for three routes.
+ * The HTTP endpoints of Steward's processes (the worker and the starter): `/healthz` (liveness: the process and its
+ * loop are alive; a restart would help), `/readyz` (readiness: it can do its work now, else the problems) and
+ * `/metrics` (Prometheus text). node:http is enough for three routes.
  */
 export interface HttpHandlers {
   /** Liveness: empty while the process can still do its work, else why not. */
@@ -12,6 +13,19 @@ export interface HttpHandlers {
   /** Readiness: empty when it can take work now, else the problems. */
   readiness(): Promise<string[]>;
   metrics(): Promise<string>;
+}
+
+/** A readiness check: resolves when what it checks answers, else throws an Error saying what does not. */
+export type Check = () => Promise<unknown>;
+
+/** The messages of the checks that fail, run side by side, in the checks' order. */
+export async function failedChecks(checks: readonly Check[]): Promise<string[]> {
+  const results = await Promise.allSettled(checks.map((check) => check()));
+  return results.flatMap((result) =>
+    result.status === 'rejected'
+      ? [result.reason instanceof Error ? result.reason.message : String(result.reason)]
+      : [],
+  );
 }
 
 const probe = (res: ServerResponse, key: 'ok' | 'ready', problems: string[]) =>
