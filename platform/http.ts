@@ -1,6 +1,8 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { z } from 'zod';
+import { whole, type Setting } from './settings';
 
 /**
  * The HTTP endpoints of Steward's processes (the worker and the starter): `/healthz` (liveness: the process and its
@@ -14,6 +16,29 @@ export interface HttpHandlers {
   readiness(): Promise<string[]>;
   metrics(): Promise<string>;
 }
+
+/**
+ * The server's two settings for a process whose variables start with `envPrefix`: the worker's and the starter's
+ * differ, since `steward up` runs both in one process.
+ */
+export const httpSettings = (envPrefix: string, port: number) =>
+  ({
+    httpHost: {
+      env: `${envPrefix}_HTTP_HOST`,
+      arg: 'address',
+      default: '0.0.0.0',
+      description: 'address of the health and metrics server',
+    },
+    httpPort: {
+      env: `${envPrefix}_HTTP_PORT`,
+      arg: 'port',
+      default: String(port),
+      description: 'port of /healthz, /readyz and /metrics (0: any free port)',
+    },
+  }) satisfies Record<string, Setting>;
+
+/** What `httpSettings` accept. */
+export const httpShape = { httpHost: z.string().min(1), httpPort: whole(0, 65535) };
 
 /** A readiness check: resolves when what it checks answers, else throws an Error saying what does not. */
 export type Check = () => Promise<unknown>;
