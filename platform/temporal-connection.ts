@@ -88,6 +88,18 @@ export async function connectWorker(config: TemporalConnectionConfig): Promise<N
   }
 }
 
+/** How far a process got with Temporal: its client once connected, else why the last attempt failed. */
+export interface TemporalReach {
+  client?: Client;
+  unreachable?: Error;
+}
+
+/** Readiness check of a process's Temporal: its client's check (2 s) once connected, else why it is not yet. */
+export const temporalReadiness = (config: TemporalConnectionConfig, reach: TemporalReach) => (): Promise<void> =>
+  reach.client
+    ? checkTemporal(reach.client.connection, config, 2_000)
+    : Promise.reject(reach.unreachable ?? new Error(`connecting to Temporal at ${config.address}`));
+
 export interface WaitForTemporalOptions {
   log: Logger;
   /** Ends the wait: it then rejects with StoppedWaitingError. */

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { failedChecks, startHttpServer, type HttpServer } from '../platform/http';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
-import { checkTemporal, connectClientWhenReachable } from '../platform/temporal-connection';
+import { connectClientWhenReachable, temporalReadiness, type TemporalReach } from '../platform/temporal-connection';
 import { GLOBAL_MIDONET_WORKFLOW_ID } from '../model/naming';
 import type { StarterConfig } from './config';
 import { createStarter, type Starter } from './controller';
@@ -41,19 +41,13 @@ export interface RunningStarter {
 }
 
 /** What the probes read while the process starts and runs. */
-interface Live {
-  client?: Client;
-  /** Why Temporal did not answer the last attempt at start. */
-  unreachable?: Error;
+interface Live extends TemporalReach {
   controller?: { starter: Starter; startedAt: number };
 }
 
 /** /healthz, /readyz and /metrics, served from the start: a starter waiting for Temporal says so, not ready. */
 function serve(config: StarterConfig, live: Live, registry: Registry, log: Logger): Promise<HttpServer> {
-  const temporal = () =>
-    live.client
-      ? checkTemporal(live.client.connection, config.temporal, 2_000)
-      : Promise.reject(live.unreachable ?? new Error(`connecting to Temporal at ${config.temporal.address}`));
+  const temporal = temporalReadiness(config.temporal, live);
   return startHttpServer(
     config.http.host,
     config.http.port,

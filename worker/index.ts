@@ -14,10 +14,11 @@ import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
 import { createLogger } from '../platform/log';
 import { startHttpServer, type Check } from '../platform/http';
 import {
-  checkTemporal,
   connectClientWhenReachable,
   connectWorker,
   StoppedWaitingError,
+  temporalReadiness,
+  type TemporalReach,
 } from '../platform/temporal-connection';
 import { redactedProcess, type WorkerProcessConfig } from './config';
 import { livenessProblems, readinessProblems } from './probes';
@@ -110,11 +111,8 @@ async function createWorkers(
 }
 
 /** What the probes read while the process starts and runs: the Workers once made, the client once connected. */
-interface Live {
+interface Live extends TemporalReach {
   workers: Worker[];
-  client?: Client;
-  /** Why Temporal did not answer the last attempt at start. */
-  unreachable?: Error;
 }
 
 const stateOf = ({ workers }: Live): State =>
@@ -128,10 +126,7 @@ function serve(
   metrics: WorkerMetrics,
   log: Logger,
 ) {
-  const temporal = () =>
-    live.client
-      ? checkTemporal(live.client.connection, config.temporal, 2_000)
-      : Promise.reject(live.unreachable ?? new Error(`connecting to Temporal at ${config.temporal.address}`));
+  const temporal = temporalReadiness(config.temporal, live);
   return installRuntime(log).then((sdkMetricsUrl) =>
     startHttpServer(
       config.http.host,
