@@ -1,9 +1,9 @@
 import { Command } from 'commander';
-import { connectClient } from '../platform/temporal-connection';
+import { connectClientWhenReachable } from '../platform/temporal-connection';
 import { registerStarterCommand } from './starter';
 
 jest.mock('../platform/temporal-connection', () => ({
-  connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))),
+  connectClientWhenReachable: jest.fn(() => Promise.reject(new Error('no server in unit tests'))),
 }));
 
 function steward(...args: string[]): Promise<unknown> {
@@ -13,7 +13,7 @@ function steward(...args: string[]): Promise<unknown> {
 }
 
 describe('steward starter arguments, checked before any connection', () => {
-  afterEach(() => expect(connectClient).not.toHaveBeenCalled());
+  afterEach(() => expect(connectClientWhenReachable).not.toHaveBeenCalled());
 
   it('stops on a bad setting, named by its flag and variable', async () => {
     await expect(steward('starter', '--debounce-ms', 'soon')).rejects.toThrow(

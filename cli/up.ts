@@ -11,7 +11,7 @@ import { temporalSettings } from '../platform/temporal-config';
 import { freePort } from '../worker/ports';
 import { addSettingFlags, countArgument, type Flags } from '../platform/settings';
 import { globalIds } from '../model/translation/ids';
-import { loadStarterConfig } from '../starter/config';
+import { loadStarterConfig, starterSettings } from '../starter/config';
 import { KATA_REMOTE } from '../starter/controller';
 import { runStarter, untilStopSignal, type RunningStarter } from '../starter/run';
 import { loadDevStack } from './dev-stack';
@@ -84,6 +84,10 @@ async function runOnStack(
     STEWARD_HTTP_HOST: env.STEWARD_HTTP_HOST || '127.0.0.1',
     STEWARD_HTTP_PORT:
       env.STEWARD_HTTP_PORT || String(options.freePorts ? 0 : await freePort(Number(workerSettings.httpPort.default))),
+    STEWARD_STARTER_HTTP_HOST: env.STEWARD_STARTER_HTTP_HOST || '127.0.0.1',
+    STEWARD_STARTER_HTTP_PORT:
+      env.STEWARD_STARTER_HTTP_PORT ||
+      String(options.freePorts ? 0 : await freePort(Number(starterSettings.httpPort.default))),
   };
   const workerConfig = loadWorkerConfig(options.flags, stackEnv);
   const starterConfig = loadStarterConfig(options.flags, stackEnv);
@@ -112,6 +116,7 @@ async function runOnStack(
     summary: [
       `  Worker metrics:    http://${workerConfig.http.host}:${worker.httpPort}/metrics (health: /healthz, /readyz)`,
       `  Starter:           ${starterConfig.identity} (Lease ${starterConfig.lease.namespace}/${starterConfig.lease.name})`,
+      `  Starter metrics:   http://${starterConfig.http.host}:${starter.httpPort}/metrics (health: /healthz, /readyz)`,
       `  Peer-pod VMs:      ${peerPodSummary(workerConfig.cloud, starterConfig.peerPodRuntimeClasses)}`,
       `  Steward log:       ${logFile}`,
       tryIt(info),

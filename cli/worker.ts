@@ -8,7 +8,9 @@ import {
   redactedActivities,
   type ActivitiesConfig,
 } from '../activities/config';
+import { kubernetesCheck, loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { addSettingFlags, loadAll, type Flags } from '../platform/settings';
+import { StoppedWaitingError } from '../platform/temporal-connection';
 import { loadWorkerProcessConfig, redactedProcess, startWorker, workerProcessSettings } from '../worker';
 import type { RunningWorker, WorkerProcessConfig } from '../worker';
 import { lifecycleStates } from '../workflows/machines';
@@ -52,8 +54,11 @@ export function runWorker(
   config: WorkerConfig,
   { activities, ...options }: RunWorkerOptions = {},
 ): Promise<RunningWorker> {
+  const kubeConfig = loadKubeConfig(config.kubeconfig);
   return startWorker(config, {
     ...options,
+    // Its Kubernetes activities need the cluster: a worker that cannot reach it is not ready either.
+    checks: kubeConfig ? [kubernetesCheck(kubeConfig)] : [],
     lifecycleStates,
     activities: (temporal, log) => {
       log.info({ activities: redactedActivities(config) }, 'activities from the configuration');
@@ -67,7 +72,11 @@ export function registerWorkerCommand(program: Command): void {
     .command('worker')
     .description('run the worker: poll Temporal, run the workflows and activities, serve /healthz, /readyz, /metrics');
   addSettingFlags(addSettingFlags(command, workerSettings), cloudSettings).action(async (options: Flags) => {
-    const running = await runWorker(loadWorkerConfig(options));
-    await running.done;
+    const running = await runWorker(loadWorkerConfig(options)).catch((error: unknown) => {
+      // SIGTERM before Temporal answered: nothing had started, so there is nothing to stop.
+      if (error instanceof StoppedWaitingError) return undefined;
+      throw error;
+    });
+    await running?.done;
   });
 }

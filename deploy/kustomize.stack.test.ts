@@ -300,6 +300,24 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
     expect(starter.identity).toBe('steward-starter-0');
     // Beside cloud-api-adaptor, which makes the peer pods' VMs: the starter names no runtime class of its own.
     expect(starter.peerPodRuntimeClasses).toEqual([]);
+    // Each container's probes ask the port its process serves them on: liveness /healthz, readiness /readyz.
+    for (const [name, port] of [
+      ['steward-worker', worker.http.port],
+      ['steward-starter', starter.http.port],
+    ] as const) {
+      const deployment = await apps.readNamespacedDeployment({ namespace: 'steward', name });
+      const container = deployment.spec!.template.spec!.containers[0]!;
+      expect([name, container.ports]).toEqual([name, [{ name: 'http', containerPort: port, protocol: 'TCP' }]]);
+      expect([name, container.livenessProbe?.httpGet?.path, container.readinessProbe?.httpGet?.path]).toEqual([
+        name,
+        '/healthz',
+        '/readyz',
+      ]);
+      expect([container.livenessProbe?.httpGet?.port, container.readinessProbe?.httpGet?.port]).toEqual([
+        'http',
+        'http',
+      ]);
+    }
   });
 
   it.each(permissions)('its ServiceAccount may %s', async (what, attributes, expected) => {

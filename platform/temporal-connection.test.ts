@@ -1,5 +1,12 @@
+import pino from 'pino';
+import { Writable } from 'node:stream';
 import { freePort } from '../worker/ports';
-import { connectClient, TemporalUnreachableError } from './temporal-connection';
+import {
+  connectClient,
+  connectClientWhenReachable,
+  StoppedWaitingError,
+  TemporalUnreachableError,
+} from './temporal-connection';
 
 describe('the Temporal connection factory', () => {
   it('fails with the address and namespace when nothing listens there, instead of hanging', async () => {
@@ -15,4 +22,38 @@ describe('the Temporal connection factory', () => {
       `Temporal at ${address} (namespace default, TLS) is not reachable`,
     );
   });
+
+  it('waits while Temporal does not answer, logging each attempt once with why, until told to stop', async () => {
+    const address = `127.0.0.1:${await freePort()}`;
+    const lines: { attempt: number; reason: string; msg: string }[] = [];
+    const log = pino(
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
+          done();
+        },
+      }),
+    );
+    const stop = new AbortController();
+    const seen: Error[] = [];
+    const waiting = connectClientWhenReachable(
+      { address, namespace: 'default' },
+      {
+        log,
+        signal: stop.signal,
+        backoff: { initialMs: 10, maxMs: 10 },
+        onUnreachable: (error) => {
+          seen.push(error);
+          if (seen.length === 2) stop.abort();
+        },
+      },
+    );
+    await expect(waiting).rejects.toBeInstanceOf(StoppedWaitingError);
+    expect(seen).toHaveLength(2);
+    expect(lines.map(({ attempt, msg }) => ({ attempt, msg }))).toEqual([
+      { attempt: 1, msg: 'Temporal is not reachable: waiting for it' },
+      { attempt: 2, msg: 'Temporal is not reachable: waiting for it' },
+    ]);
+    expect(lines[0]!.reason).toContain(`Temporal at ${address} (namespace default) is not reachable`);
+  }, 30_000);
 });

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { Client, Connection, type ConnectionLike, type TLSConfig } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { backoffDelay, sleep, type Backoff } from './backoff';
 import type { TemporalConnectionConfig, TlsFiles } from './temporal-config';
 
 /**
@@ -17,6 +19,14 @@ export class TemporalUnreachableError extends Error {
       { cause },
     );
     this.name = 'TemporalUnreachableError';
+  }
+}
+
+/** A process was told to stop while it waited for Temporal: nothing had started yet. */
+export class StoppedWaitingError extends Error {
+  constructor(config: TemporalConnectionConfig) {
+    super(`stopped while waiting for Temporal at ${config.address}`);
+    this.name = 'StoppedWaitingError';
   }
 }
 
@@ -57,17 +67,14 @@ export async function checkTemporal(
 
 /** A Client on a checked connection; close it with `client.connection.close()`. */
 export async function connectClient(config: TemporalConnectionConfig): Promise<Client> {
-  let connection: Connection;
+  // Lazy, so that a connection that fails is closed too: a process retrying would otherwise keep every failed one.
+  const connection = Connection.lazy({ ...(await connectionOptions(config)), connectTimeout: checkTimeoutMs });
   try {
-    connection = await Connection.connect({ ...(await connectionOptions(config)), connectTimeout: checkTimeoutMs });
-  } catch (error) {
-    throw new TemporalUnreachableError(config, error);
-  }
-  try {
+    await connection.ensureConnected();
     await checkTemporal(connection, config);
   } catch (error) {
     await connection.close();
-    throw error;
+    throw error instanceof TemporalUnreachableError ? error : new TemporalUnreachableError(config, error);
   }
   return new Client({ connection, namespace: config.namespace });
 }
@@ -78,5 +85,51 @@ export async function connectWorker(config: TemporalConnectionConfig): Promise<N
     return await NativeConnection.connect(await connectionOptions(config));
   } catch (error) {
     throw new TemporalUnreachableError(config, error);
+  }
+}
+
+/** How far a process got with Temporal: its client once connected, else why the last attempt failed. */
+export interface TemporalReach {
+  client?: Client;
+  unreachable?: Error;
+}
+
+/** Readiness check of a process's Temporal: its client's check (2 s) once connected, else why it is not yet. */
+export const temporalReadiness = (config: TemporalConnectionConfig, reach: TemporalReach) => (): Promise<void> =>
+  reach.client
+    ? checkTemporal(reach.client.connection, config, 2_000)
+    : Promise.reject(reach.unreachable ?? new Error(`connecting to Temporal at ${config.address}`));
+
+export interface WaitForTemporalOptions {
+  log: Logger;
+  /** Ends the wait: it then rejects with StoppedWaitingError. */
+  signal?: AbortSignal;
+  backoff?: Backoff;
+  /** Told each failed attempt, e.g. so that readiness says why. */
+  onUnreachable?: (error: TemporalUnreachableError) => void;
+}
+
+const WAIT_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 30_000 };
+
+/**
+ * A Client as `connectClient` makes it, once Temporal answers. A process started during a Temporal outage waits,
+ * with backoff, instead of exiting: exiting would only have it restarted over and over until Temporal is back. Each
+ * failed attempt is logged once, with why; any other error (a TLS file that cannot be read) fails at once.
+ */
+export async function connectClientWhenReachable(
+  config: TemporalConnectionConfig,
+  { log, signal, backoff = WAIT_BACKOFF, onUnreachable }: WaitForTemporalOptions,
+): Promise<Client> {
+  for (let attempt = 0; ; attempt++) {
+    if (signal?.aborted) throw new StoppedWaitingError(config);
+    try {
+      return await connectClient(config);
+    } catch (error) {
+      if (!(error instanceof TemporalUnreachableError)) throw error;
+      onUnreachable?.(error);
+      const delayMs = backoffDelay(backoff, attempt);
+      log.warn({ attempt: attempt + 1, delayMs, reason: error.message }, 'Temporal is not reachable: waiting for it');
+      await sleep(delayMs, signal);
+    }
   }
 }

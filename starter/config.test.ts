@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { loadStarterConfig } from './config';
 
 describe('starter configuration', () => {
-  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for', () => {
+  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for, probes and metrics on port 9465', () => {
     expect(loadStarterConfig({}, {})).toEqual({
       temporal: {
         address: '127.0.0.1:7233',
@@ -20,8 +20,18 @@ describe('starter configuration', () => {
       tenant: 'midonetkube',
       peerPodRuntimeClasses: [],
       sweep: { intervalMs: 600_000, graceMs: 600_000, backends: ['cloud', 'midonet'], dryRun: false },
+      http: { host: '0.0.0.0', port: 9465 },
       logLevel: 'info',
     });
+  });
+
+  it("has a port of its own, apart from the worker's (steward up runs both in one process)", () => {
+    const env = { STEWARD_HTTP_PORT: '9000', STEWARD_STARTER_HTTP_HOST: '127.0.0.1', STEWARD_STARTER_HTTP_PORT: '0' };
+    expect(loadStarterConfig({}, env).http).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(loadStarterConfig({ httpPort: '9100' }, env).http.port).toBe(9100);
+    expect(() => loadStarterConfig({}, { STEWARD_STARTER_HTTP_PORT: '70000' })).toThrow(
+      '--http-port / STEWARD_STARTER_HTTP_PORT: must be at most 65535',
+    );
   });
 
   it.each<[string, Record<string, string>, object]>([

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadTemporalConfig, type TemporalConfig } from '../platform/temporal-config';
+import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
 import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
 import { loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
@@ -87,6 +88,7 @@ export const starterSettings = {
       'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
   },
   sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
+  ...httpSettings('STEWARD_STARTER', 9465),
   logLevel: logLevelSetting,
 } satisfies Record<string, Setting>;
 
@@ -102,6 +104,7 @@ export interface StarterConfig {
   tenant: string;
   peerPodRuntimeClasses: string[];
   sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean };
+  http: { host: string; port: number };
   logLevel: LogLevel;
 }
 
@@ -135,6 +138,7 @@ const starterSchema = z.object({
   sweepGrace: duration,
   sweepBackends: backendList,
   sweepDryRun: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+  ...httpShape,
   logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
 });
 
@@ -160,6 +164,7 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
       backends: v.sweepBackends,
       dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1',
     },
+    http: { host: v.httpHost, port: v.httpPort },
     logLevel: v.logLevel,
   };
 }

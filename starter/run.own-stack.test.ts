@@ -24,6 +24,7 @@ const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
 const cluster = sampleCluster();
 const node = cluster.nodes[0]!;
 
+const startedAt = Date.now();
 let stack: Stack;
 let worker: RunningWorker | undefined;
 let starter: RunningStarter | undefined;
@@ -48,6 +49,8 @@ beforeAll(async () => {
     MIDONET_PASSWORD: 'admin',
     STEWARD_HTTP_HOST: '127.0.0.1',
     STEWARD_HTTP_PORT: '0',
+    STEWARD_STARTER_HTTP_HOST: '127.0.0.1',
+    STEWARD_STARTER_HTTP_PORT: '0',
     STEWARD_LOG_LEVEL: 'error',
   };
   const workerConfig = loadWorkerConfig({}, env);
@@ -113,5 +116,35 @@ describe('worker and starter on a task queue other than the default', () => {
       taskQueue,
     });
     expect(await idsOn(TASK_QUEUE)).toEqual([]);
+  });
+
+  it("serves the starter's /healthz, /readyz (every kind listed, the Lease known) and /metrics: it leads, what it sent, the last re-list", async () => {
+    const url = (path: string) => `http://127.0.0.1:${starter!.httpPort}${path}`;
+    const health = await fetch(url('/healthz'));
+    expect([health.status, await health.json()]).toEqual([200, { ok: true, problems: [] }]);
+    const ready = await waitFor('the starter ready', async () => {
+      const reply = await fetch(url('/readyz'));
+      return reply.status === 200 && (await reply.json());
+    });
+    expect(ready).toEqual({ ready: true, problems: [] });
+
+    const metrics = await (await fetch(url('/metrics'))).text();
+    const value = (sample: string) => {
+      const found = new RegExp(`^${sample.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics);
+      if (!found) throw new Error(`no ${sample} in the starter's /metrics:\n${metrics}`);
+      return Number(found[1]);
+    };
+    expect(value('steward_starter_leader')).toBe(1);
+    expect(value('steward_starter_queue_depth')).toBeGreaterThanOrEqual(0);
+    // The Node's Observation at least; every attempt timed.
+    const sent = value('steward_starter_sends_total{result="sent"}');
+    expect(sent).toBeGreaterThanOrEqual(1);
+    expect(value('steward_starter_send_duration_seconds_count{result="sent"}')).toBe(sent);
+    expect(value('steward_starter_sends_total{result="permanent_error"}')).toBe(0);
+    expect(value('steward_starter_informer_restarts_total{kind="Pod"}')).toBe(0);
+    const relist = value('steward_starter_last_relist_timestamp_seconds');
+    expect(relist).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000));
+    expect(relist).toBeLessThanOrEqual(Date.now() / 1000);
+    expect(value('process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 });

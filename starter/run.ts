@@ -1,15 +1,20 @@
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { failedChecks, startHttpServer, type HttpServer } from '../platform/http';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
-import { connectClient } from '../platform/temporal-connection';
+import { connectClientWhenReachable, temporalReadiness, type TemporalReach } from '../platform/temporal-connection';
 import { GLOBAL_MIDONET_WORKFLOW_ID } from '../model/naming';
 import type { StarterConfig } from './config';
 import { createStarter, type Starter } from './controller';
+import { starterLiveness, starterReadiness } from './probes';
 import { ensureSweepSchedule } from './sweep-schedule';
 
 /**
- * The starter as a process runs it (`steward starter`, `steward up`): the global setup workflow and the sweeper's
- * Schedule ensured, then the controller started, every start on the configured task queue.
+ * The starter as a process runs it (`steward starter`, `steward up`): /healthz, /readyz and /metrics served, Temporal
+ * waited for, the global setup workflow and the sweeper's Schedule ensured, then the controller started, every start
+ * on the configured task queue.
  */
 
 /** Starts the global setup workflow unless it runs already: every starter asks, the first one wins. */
@@ -29,48 +34,109 @@ async function ensureGlobalSetup(client: Client, { tenant, temporal }: StarterCo
 
 export interface RunningStarter {
   starter: Starter;
-  /** Stops sending (releasing the Lease), then closes the Temporal connection. */
+  /** Where /healthz, /readyz and /metrics answer (useful with port 0). */
+  httpPort: number;
+  /** Stops sending (releasing the Lease), then closes the Temporal connection and the HTTP server. */
   stop(): Promise<void>;
 }
 
+/** What the probes read while the process starts and runs. */
+interface Live extends TemporalReach {
+  controller?: { starter: Starter; startedAt: number };
+}
+
+/** /healthz, /readyz and /metrics, served from the start: a starter waiting for Temporal says so, not ready. */
+function serve(config: StarterConfig, live: Live, registry: Registry, log: Logger): Promise<HttpServer> {
+  const temporal = temporalReadiness(config.temporal, live);
+  return startHttpServer(
+    config.http.host,
+    config.http.port,
+    {
+      liveness: () => {
+        const { controller } = live;
+        return controller ? starterLiveness(controller.starter.stats(), controller.startedAt, Date.now()) : [];
+      },
+      readiness: async () => [
+        ...(await failedChecks([temporal])),
+        ...(live.controller ? starterReadiness(live.controller.starter.stats()) : ['the controller has not started']),
+      ],
+      metrics: () => registry.metrics(),
+    },
+    log,
+  );
+}
+
+/** The global setup workflow and the sweeper's Schedule ensured, then the controller started. */
+async function startController(
+  client: Client,
+  kubeConfig: KubeConfig,
+  registry: Registry,
+  config: StarterConfig,
+  log: Logger,
+) {
+  const { taskQueue } = config.temporal;
+  await ensureGlobalSetup(client, config, log);
+  const { intervalMs, graceMs, backends, dryRun } = config.sweep;
+  const schedule = await ensureSweepSchedule(client, {
+    intervalMs,
+    taskQueue,
+    input: { graceMs, backends, dryRun, tenant: config.tenant },
+  });
+  log.info({ schedule, intervalMs, graceMs, backends, dryRun, taskQueue }, 'orphan sweeper Schedule gc/sweep');
+  const starter = createStarter({
+    kubeConfig,
+    temporalClient: client,
+    taskQueue,
+    namespace: config.watchNamespace,
+    identity: config.identity,
+    resyncMs: config.resyncMs,
+    debounceMs: config.debounceMs,
+    lease: config.lease,
+    logger: log,
+    peerPodRuntimeClasses: config.peerPodRuntimeClasses,
+    tenant: config.tenant,
+    registry,
+  });
+  starter.start();
+  return starter;
+}
+
+/**
+ * Serves the probes and metrics at once, waits for Temporal (with backoff, each attempt logged: a starter started
+ * during an outage waits rather than exits), then runs the controller.
+ */
 export async function runStarter(config: StarterConfig, log: Logger): Promise<RunningStarter> {
   const kubeConfig = loadKubeConfig(config.kubeconfig);
   if (!kubeConfig)
     throw new Error('no Kubernetes cluster: give --kubeconfig / KUBECONFIG, or run the starter in a cluster');
-  const client = await connectClient(config.temporal);
-  const { taskQueue } = config.temporal;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const live: Live = {};
+  const http = await serve(config, live, registry, log);
+  const closing: (() => Promise<void>)[] = [() => http.close()];
+  const closeAll = async () => {
+    for (const close of closing.reverse()) await close();
+  };
   try {
-    await ensureGlobalSetup(client, config, log);
-    const { intervalMs, graceMs, backends, dryRun } = config.sweep;
-    const schedule = await ensureSweepSchedule(client, {
-      intervalMs,
-      taskQueue,
-      input: { graceMs, backends, dryRun, tenant: config.tenant },
+    const client = await connectClientWhenReachable(config.temporal, {
+      log,
+      onUnreachable: (error) => (live.unreachable = error),
     });
-    log.info({ schedule, intervalMs, graceMs, backends, dryRun, taskQueue }, 'orphan sweeper Schedule gc/sweep');
-    const starter = createStarter({
-      kubeConfig,
-      temporalClient: client,
-      taskQueue,
-      namespace: config.watchNamespace,
-      identity: config.identity,
-      resyncMs: config.resyncMs,
-      debounceMs: config.debounceMs,
-      lease: config.lease,
-      logger: log,
-      peerPodRuntimeClasses: config.peerPodRuntimeClasses,
-      tenant: config.tenant,
-    });
-    starter.start();
+    live.client = client;
+    closing.push(() => client.connection.close());
+    const starter = await startController(client, kubeConfig, registry, config, log);
+    live.controller = { starter, startedAt: Date.now() };
+    log.info({ httpPort: http.port }, 'starter running');
     return {
       starter,
+      httpPort: http.port,
       stop: async () => {
         await starter.stop();
-        await client.connection.close();
+        await closeAll();
       },
     };
   } catch (error) {
-    await client.connection.close();
+    await closeAll();
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
 import { parseSettings, readableFile, whole, type Flags, type Setting } from '../platform/settings';
 import {
@@ -54,18 +55,7 @@ export const workerProcessSettings = {
     description:
       "cap on MidoNet activities started per second, across every worker (Temporal's maxTaskQueueActivitiesPerSecond on the task queue, where MidoNet's are the only regular activities)",
   },
-  httpHost: {
-    env: 'STEWARD_HTTP_HOST',
-    arg: 'address',
-    default: '0.0.0.0',
-    description: 'address of the health and metrics server',
-  },
-  httpPort: {
-    env: 'STEWARD_HTTP_PORT',
-    arg: 'port',
-    default: '9464',
-    description: 'port of /healthz, /readyz and /metrics (0: any free port)',
-  },
+  ...httpSettings('STEWARD', 9464),
   logLevel: logLevelSetting,
 } satisfies Record<string, Setting>;
 
@@ -96,8 +86,7 @@ const workerShape = {
     .transform(Number)
     .pipe(z.number({ error: 'must be a number' }).positive('must be more than 0'))
     .optional(),
-  httpHost: z.string().min(1),
-  httpPort: whole(0, 65535),
+  ...httpShape,
   logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
 };
 

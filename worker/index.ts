@@ -1,21 +1,34 @@
 /**
  * Worker: the process that polls Temporal and runs Steward's workflows and activities. `startWorker` takes a
  * validated configuration (config.ts: flags and environment) and a way to build the activities once Temporal is
- * reached (the command line composes them: cli/worker.ts), connects through the project's one connection factory
- * (platform/temporal-connection.ts), times each activity for Prometheus (metrics.ts), serves /healthz, /readyz and
- * /metrics (http.ts) and stops gracefully on SIGINT or SIGTERM.
+ * reached (the command line composes them: cli/worker.ts), serves /healthz, /readyz and /metrics
+ * (platform/http.ts) from the start, waits for Temporal through the project's one connection factory
+ * (platform/temporal-connection.ts), times each activity for Prometheus (metrics.ts) and stops gracefully on SIGINT
+ * or SIGTERM.
  */
 import type { Client } from '@temporalio/client';
 import type { UntypedActivities } from '@temporalio/common';
-import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type State, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
 import { createLogger } from '../platform/log';
-import { checkTemporal, connectClient, connectWorker } from '../platform/temporal-connection';
+import { startHttpServer, type Check } from '../platform/http';
+import {
+  connectClientWhenReachable,
+  connectWorker,
+  StoppedWaitingError,
+  temporalReadiness,
+  type TemporalReach,
+} from '../platform/temporal-connection';
 import { redactedProcess, type WorkerProcessConfig } from './config';
-import { startHttpServer } from './http';
 import { livenessProblems, readinessProblems } from './probes';
-import { activityMetricsInterceptor, countObjectsByState, createMetrics, metricsText } from './metrics';
+import {
+  activityMetricsInterceptor,
+  countObjectsByState,
+  createMetrics,
+  metricsText,
+  type WorkerMetrics,
+} from './metrics';
 import { installRuntime } from './runtime';
 import { bundleWorkflows } from './bundle';
 
@@ -34,6 +47,8 @@ export interface StartWorkerOptions {
   log?: Logger;
   /** Period of the objects-per-state count; 30 s by default. */
   objectCountIntervalMs?: number;
+  /** Readiness checks beside Temporal's: what else the activities reach (the cluster). */
+  checks?: Check[];
 }
 
 export interface RunningWorker {
@@ -95,29 +110,91 @@ async function createWorkers(
   ];
 }
 
+/** What the probes read while the process starts and runs: the Workers once made, the client once connected. */
+interface Live extends TemporalReach {
+  workers: Worker[];
+}
+
+const stateOf = ({ workers }: Live): State =>
+  workers.length === 0 ? 'INITIALIZED' : (workers.map((w) => w.getState()).find((s) => s !== 'RUNNING') ?? 'RUNNING');
+
+/** /healthz, /readyz and /metrics, served from the start: a worker waiting for Temporal says so, not ready. */
+function serve(
+  config: WorkerProcessConfig,
+  options: StartWorkerOptions,
+  live: Live,
+  metrics: WorkerMetrics,
+  log: Logger,
+) {
+  const temporal = temporalReadiness(config.temporal, live);
+  return installRuntime(log).then((sdkMetricsUrl) =>
+    startHttpServer(
+      config.http.host,
+      config.http.port,
+      {
+        liveness: () => livenessProblems(stateOf(live)),
+        readiness: () => readinessProblems(stateOf(live), [temporal, ...(options.checks ?? [])]),
+        metrics: () => metricsText(metrics, sdkMetricsUrl, log),
+      },
+      log,
+    ),
+  );
+}
+
+/**
+ * The client, once Temporal answers. Until then SIGINT and SIGTERM end the wait (the Runtime's own handlers stop
+ * only Workers, and there are none yet).
+ */
+async function clientWhenReachable(config: WorkerProcessConfig, live: Live, log: Logger): Promise<Client> {
+  const stop = new AbortController();
+  const abort = () => stop.abort();
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  for (const signal of signals) process.once(signal, abort);
+  try {
+    return await connectClientWhenReachable(config.temporal, {
+      log,
+      signal: stop.signal,
+      onUnreachable: (error) => (live.unreachable = error),
+    });
+  } catch (error) {
+    // Told to stop: the Runtime, which would keep the process alive, goes too (a signal already began its shutdown).
+    if (error instanceof StoppedWaitingError) await Runtime.instance().shutdown();
+    throw error;
+  } finally {
+    for (const signal of signals) process.off(signal, abort);
+  }
+}
+
+/**
+ * Serves the probes at once, waits for Temporal (see `clientWhenReachable`), then runs the Workers. Rejects with
+ * StoppedWaitingError when stopped before Temporal answered.
+ */
 export async function startWorker(config: WorkerProcessConfig, options: StartWorkerOptions): Promise<RunningWorker> {
   const log = options.log ?? createLogger(config.logLevel);
-  const sdkMetricsUrl = await installRuntime(log);
-  const client = await connectClient(config.temporal);
-  const closing: (() => Promise<void>)[] = [() => client.connection.close()];
+  const live: Live = { workers: [] };
+  const metrics = createMetrics();
+  const http = await serve(config, options, live, metrics, log);
+  const closing: (() => Promise<void>)[] = [() => http.close()];
   const closeAll = async () => {
     for (const close of closing.reverse())
       await close().catch((error: unknown) => log.warn({ err: error }, 'close failed'));
   };
   try {
+    const client = await clientWhenReachable(config, live, log);
+    live.client = client;
+    closing.push(() => client.connection.close());
     const { groups, ...built } = options.activities(client, log);
     closing.push(() => built.stop());
     const { activities, backendOf } = flatten(groups);
     log.info({ config: redactedProcess(config), backends: Object.keys(groups) }, 'starting the worker');
     const connection: NativeConnection = await connectWorker(config.temporal);
     closing.push(() => connection.close());
-    const metrics = createMetrics();
     const workers = await createWorkers(config, options, {
       connection,
       activities,
       interceptors: { activity: [activityMetricsInterceptor(metrics, backendOf)] },
     });
-    const stateOfAll = () => workers.map((w) => w.getState()).find((state) => state !== 'RUNNING') ?? 'RUNNING';
+    live.workers = workers;
     const counter = countObjectsByState({
       client,
       metrics,
@@ -126,18 +203,6 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
       states: options.lifecycleStates,
     });
     closing.push(() => Promise.resolve(counter.stop()));
-    const http = await startHttpServer(
-      config.http.host,
-      config.http.port,
-      {
-        liveness: () => livenessProblems(stateOfAll()),
-        readiness: () =>
-          readinessProblems(stateOfAll(), () => checkTemporal(client.connection, config.temporal, 2_000)),
-        metrics: () => metricsText(metrics, sdkMetricsUrl, log),
-      },
-      log,
-    );
-    closing.push(() => http.close());
     log.info(
       {
         taskQueues: workers.map((w) => w.options.taskQueue),

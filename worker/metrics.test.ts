@@ -2,7 +2,7 @@ import type { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
-import { activityMetricsInterceptor, countObjectsByState, createMetrics } from './metrics';
+import { activityMetricsInterceptor, countObjectsByState, createMetrics, snakeCaseLabels } from './metrics';
 import { lifecycleStates } from '../workflows/machines';
 
 const log = pino({ level: 'silent' });
@@ -119,5 +119,31 @@ describe('objects per lifecycle state', () => {
     counter.stop();
     expect(warn).toHaveBeenCalledTimes(1);
     expect((await valuesOf(metrics, 'steward_objects'))[0]?.value).toBe(7);
+  });
+});
+
+describe("the SDK's page, appended to /metrics", () => {
+  it("names every label in snake_case, as the sweep's metrics need (the SDK tags them taskQueue and workflowType)", () => {
+    const page = [
+      '# HELP steward_sweep_runs_total Sweeps by outcome',
+      '# TYPE steward_sweep_runs_total counter',
+      'steward_sweep_runs_total{backend="cloud",dry_run="false",namespace="default",outcome="swept",service_name="temporal-core-sdk",taskQueue="steward",workflowType="sweep"} 1',
+      'temporal_request_total{namespace="default",task_queue="steward"} 3',
+      'process_cpu_seconds_total 1.5',
+    ].join('\n');
+    expect(snakeCaseLabels(page).split('\n')).toEqual([
+      '# HELP steward_sweep_runs_total Sweeps by outcome',
+      '# TYPE steward_sweep_runs_total counter',
+      'steward_sweep_runs_total{backend="cloud",dry_run="false",namespace="default",outcome="swept",service_name="temporal-core-sdk",task_queue="steward",workflow_type="sweep"} 1',
+      'temporal_request_total{namespace="default",task_queue="steward"} 3',
+      'process_cpu_seconds_total 1.5',
+    ]);
+  });
+
+  it('leaves label values alone, even one that looks like a label', () => {
+    const line = 'steward_sweep_resources{reason="a taskQueue=\\"x\\", workflowType=y",taskQueue="q"} 2';
+    expect(snakeCaseLabels(line)).toBe(
+      'steward_sweep_resources{reason="a taskQueue=\\"x\\", workflowType=y",task_queue="q"} 2',
+    );
   });
 });

@@ -132,6 +132,23 @@ export function countObjectsByState({ client, metrics, log, intervalMs = 30_000,
   return { refresh, stop: () => clearInterval(timer) };
 }
 
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * A Prometheus page with every label name in snake_case. The metrics a workflow emits through the SDK's meter (the
+ * sweep's) carry the tags the SDK adds in TypeScript, `taskQueue` and `workflowType`, where Rust core's own metrics
+ * and Prometheus' convention say `task_queue` and `workflow_type`. Each `name="value"` pair is matched whole, so a
+ * value is never rewritten.
+ */
+export function snakeCaseLabels(page: string): string {
+  return page.replace(/^([a-zA-Z_:][\w:]*)\{(.*)\}/gm, (_line, metric: string, labels: string) => {
+    const renamed = labels.replace(/(\w+)="((?:[^"\\]|\\.)*)"/g, (_pair, name: string, value: string) => {
+      return `${snakeCase(name)}="${value}"`;
+    });
+    return `${metric}{${renamed}}`;
+  });
+}
+
 /** Our registry followed by the SDK's metrics, when Rust core exports them; a core that does not answer costs only its part. */
 export async function metricsText(
   metrics: WorkerMetrics,
@@ -142,7 +159,7 @@ export async function metricsText(
   if (!sdkMetricsUrl) return own;
   try {
     const reply = await fetch(sdkMetricsUrl, { signal: AbortSignal.timeout(2_000) });
-    return `${own}\n${await reply.text()}`;
+    return `${own}\n${snakeCaseLabels(await reply.text())}`;
   } catch (error) {
     log.warn({ err: error }, 'SDK metrics unavailable');
     return own;

@@ -196,16 +196,42 @@ describe('steward worker as a process', () => {
     }
   });
 
-  it('exits 1 at once with the address when Temporal is not there', async () => {
+  it('waits when Temporal is not there: alive, not ready naming Temporal, each attempt logged once with why, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
     const child = spawn(
       process.execPath,
-      [join(__dirname, '..', 'bin', 'steward.cjs'), 'worker', '--address', '127.0.0.1:1', '--http-port', '0'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      [join(__dirname, '..', 'bin', 'steward.cjs'), 'worker', '--address', '127.0.0.1:1', '--http-host', '127.0.0.1'],
+      { env: { ...process.env, STEWARD_HTTP_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code).toBe(1);
-    expect(stderr).toContain('Temporal at 127.0.0.1:1 (namespace default) is not reachable');
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+      // Two attempts failed (5 s each): it is still there, serving.
+      await waitFor(
+        'two failed attempts logged',
+        () => Promise.resolve((output.match(/waiting for it/g)?.length ?? 0) >= 2 || undefined),
+        30_000,
+      );
+      const health = await fetch(url('/healthz'));
+      expect([health.status, await health.json()]).toEqual([200, { ok: true, problems: [] }]);
+      const ready = await fetch(url('/readyz'));
+      expect(ready.status).toBe(503);
+      expect(((await ready.json()) as { problems: string[] }).problems).toContain(
+        'Temporal at 127.0.0.1:1 (namespace default) is not reachable: Failed to connect before the deadline',
+      );
+      const attempts = output
+        .split('\n')
+        .filter((line) => line.includes('waiting for it'))
+        .map((line) => JSON.parse(line) as { attempt: number; reason: string });
+      expect(attempts.slice(0, 2).map((a) => a.attempt)).toEqual([1, 2]);
+      for (const { reason } of attempts)
+        expect(reason).toContain('Temporal at 127.0.0.1:1 (namespace default) is not reachable');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

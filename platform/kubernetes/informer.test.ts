@@ -37,6 +37,8 @@ const pod = (name: string, uid = `${name}-1`): k8s.KubernetesObject => ({
 function harness(lists: (k8s.KubernetesObject[] | Error)[]) {
   const informers: { at: number; informer: FakeInformer }[] = [];
   const events: string[] = [];
+  /** What the metrics hear: `listed` and `restarted` as they happen. */
+  const reports: string[] = [];
   const t0 = Date.now();
   let calls = 0;
   const source = createSource({
@@ -57,8 +59,10 @@ function harness(lists: (k8s.KubernetesObject[] | Error)[]) {
     backoff: { initialMs: 1_000, maxMs: 4_000 },
     logger: silentLogger,
     onEvent: (e: SourceEvent) => events.push(`${e.type} ${e.object.metadata!.name}/${e.object.metadata!.uid}`),
+    onListed: (kind) => reports.push(`listed ${kind}`),
+    onError: (kind) => reports.push(`restarted ${kind}`),
   });
-  return { source, informers, events, latest: () => informers[informers.length - 1]!.informer };
+  return { source, informers, events, reports, latest: () => informers[informers.length - 1]!.informer };
 }
 
 describe('source', () => {
@@ -91,6 +95,18 @@ describe('source', () => {
     expect(informers[0]!.informer.stopped).toBe(true);
     // b was deleted while nothing watched; c was deleted and created again under the same name.
     expect(events.slice(3)).toEqual(['delete b/b-1', 'delete c/c-1', 'upsert a/a-1', 'upsert c/c-2']);
+    await source.stop();
+  });
+
+  it('reports each complete list, and each informer that stopped on an error, for the metrics', async () => {
+    const down = new Error('connection refused');
+    const { source, reports, latest } = harness([[pod('a')], down, [pod('a')]]);
+    source.start();
+    await jest.advanceTimersByTimeAsync(0);
+    latest().emit('error', new Error('connection reset'));
+    await jest.advanceTimersByTimeAsync(1_000 + 2_000);
+    expect(reports).toEqual(['listed Pod', 'restarted Pod', 'restarted Pod', 'listed Pod']);
+    expect(source.synced()).toBe(true);
     await source.stop();
   });
 

@@ -21,7 +21,10 @@ export interface SourceOptions {
   backoff: Backoff;
   logger: Logger;
   onEvent: (event: SourceEvent) => void;
+  /** An informer stopped on an error; it is restarted from a fresh list after the backoff. */
   onError?: (kind: WatchedKind, error: unknown) => void;
+  /** A kind was listed in full (at start, at a re-list, after a restart or a 410 Gone). */
+  onListed?: (kind: WatchedKind) => void;
   /** Called at every periodic re-list, before the informers list again. */
   onResync?: () => void;
 }
@@ -110,6 +113,7 @@ function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, on
     for (const [key, object] of known) if (listed.get(key) !== object.metadata?.uid) remove(object);
     failures = 0;
     synced = true;
+    options.onListed?.(kind);
     return result;
   };
 

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { dumpYaml } from '@kubernetes/client-node';
-import { kubeconfigFiles, loadKubeConfig, PooledKubeConfig } from './kubeconfig';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { kubeconfigFiles, kubernetesCheck, loadKubeConfig, PooledKubeConfig } from './kubeconfig';
 
 // A CA makes client-node build a dispatcher of its own (without TLS options it uses undici's global one); the
 // certificate is read only when a connection is made.
@@ -126,5 +128,45 @@ describe('kubeconfig files as kubectl merges them', () => {
       'cannot read file "/nonexistent/b"',
     ]);
     expect(kubeconfigFiles.safeParse(':').error?.issues[0]?.message).toBe('names no file');
+  });
+});
+
+describe("the cluster's readiness check", () => {
+  let server: Server;
+  let answer: boolean;
+  const plainConfig = (port: number) => {
+    const kubeConfig = new k8s.KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'u', cluster: 'c', user: 'u' }],
+      currentContext: 'u',
+    });
+    return kubeConfig;
+  };
+
+  beforeAll(async () => {
+    // An API server that answers /version, or holds the request without answering.
+    server = createHttpServer((_req, res) => {
+      if (answer) res.writeHead(200, { 'content-type': 'application/json' }).end('{"major":"1","minor":"34"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('passes when the API server answers', async () => {
+    answer = true;
+    await expect(kubernetesCheck(plainConfig((server.address() as AddressInfo).port))()).resolves.toBeUndefined();
+  });
+
+  it('fails, naming the server, when it does not answer in time', async () => {
+    answer = false;
+    const { port } = server.address() as AddressInfo;
+    await expect(kubernetesCheck(plainConfig(port), 200)()).rejects.toThrow(
+      `Kubernetes API server at http://127.0.0.1:${port} is not reachable: did not answer within 200 ms`,
+    );
   });
 });

@@ -99,3 +99,28 @@ export const kubeconfigFiles = z
       if (!checked.success) ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? file });
     }
   });
+
+/**
+ * A readiness check of the cluster: resolves when its API server answers `/version` within `timeoutMs`, else throws
+ * saying where it is and why not.
+ */
+export function kubernetesCheck(kubeConfig: k8s.KubeConfig, timeoutMs = 2_000): () => Promise<void> {
+  const api = kubeConfig.makeApiClient(k8s.VersionApi);
+  const server = kubeConfig.getCurrentCluster()?.server ?? '(no server)';
+  return async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([api.getCode(), late]);
+    } catch (error) {
+      throw new Error(
+        `Kubernetes API server at ${server} is not reachable: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

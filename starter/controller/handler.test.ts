@@ -380,3 +380,25 @@ describe('handler', () => {
     expect(isTransient(error)).toBe(transient);
   });
 });
+
+describe('handler timing, for the send latency metric', () => {
+  it('tells how long each attempt took: the failed one that is retried, then the one that delivers', async () => {
+    let calls = 0;
+    const timed: [string, number][] = [];
+    const slow = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const client = temporal({
+      start: (async () => {
+        await slow(30);
+        if (++calls === 1) throw grpcError(UNAVAILABLE);
+      }) as unknown as WorkflowClient['start'],
+    });
+    const { handler } = handlerWith(client, {
+      onSent: (_obs, seconds) => timed.push(['sent', seconds]),
+      onFailure: (_obs, _error, permanent, seconds) => timed.push([permanent ? 'permanent' : 'transient', seconds]),
+    });
+    await handler.drain(pendingOf(observation()), live());
+    expect(timed.map(([what]) => what)).toEqual(['transient', 'sent']);
+    for (const [, seconds] of timed) expect(seconds).toBeGreaterThanOrEqual(0.025);
+    for (const [, seconds] of timed) expect(seconds).toBeLessThan(1);
+  });
+});

@@ -37,9 +37,13 @@ export interface HandlerOptions {
   logger: Logger;
   /** Checked before every attempt: a starter that is not the leader sends nothing. */
   isLeader: () => boolean;
-  onSent?: (obs: Observation) => void;
-  /** Every failed attempt; `permanent` ones are not retried (the next change or re-list sends the object again). */
-  onFailure?: (obs: Observation, error: unknown, permanent: boolean) => void;
+  /** Each delivered Observation, and how long its attempt took. */
+  onSent?: (obs: Observation, seconds: number) => void;
+  /**
+   * Every failed attempt, and how long it took; `permanent` ones are not retried (the next change or re-list sends
+   * the object again).
+   */
+  onFailure?: (obs: Observation, error: unknown, permanent: boolean, seconds: number) => void;
 }
 
 export interface Handler {
@@ -201,15 +205,17 @@ export function createHandler(options: HandlerOptions): Handler {
         pending.delete(uid);
         return;
       }
+      const began = performance.now();
+      const seconds = () => (performance.now() - began) / 1000;
       try {
         await bounded(signal, () => sendOnce(obs));
-        onSent?.(obs);
+        onSent?.(obs, seconds());
         if (pending.get(uid) === obs) pending.delete(uid);
         attempt = 0;
       } catch (error) {
         if (signal.aborted) return;
         const permanent = !isTransient(error);
-        onFailure?.(obs, error, permanent);
+        onFailure?.(obs, error, permanent, seconds());
         const fields = { workflowId: workflowId(obs.ref), uid, err: error };
         if (permanent) {
           logger.error(

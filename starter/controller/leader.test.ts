@@ -59,6 +59,22 @@ describe('leader election', () => {
     expect([a.isLeader(), b.isLeader()]).toEqual([true, false]);
   });
 
+  it('knows the Lease after each round that read it, leader or follower, and not after one that failed', async () => {
+    const { api, state } = leaseStore();
+    const [a, b] = [elector(api, 'a'), elector(api, 'b')];
+    expect(a.lastRound()).toBeUndefined();
+    await a.tick();
+    await b.tick();
+    expect([a.lastRound(), b.lastRound()]).toEqual([
+      { at: clock, leaseKnown: true },
+      { at: clock, leaseKnown: true },
+    ]);
+    state.down = true;
+    clock += 5_000;
+    await b.tick();
+    expect(b.lastRound()).toEqual({ at: clock, leaseKnown: false });
+  });
+
   it('a holder that cannot renew stops counting itself leader before anyone else may take over', async () => {
     const { api, state } = leaseStore();
     const [a, b] = [elector(api, 'a'), elector(api, 'b')];

@@ -38,8 +38,16 @@ export interface LeaderElector {
   stop(): Promise<void>;
   /** Leading, and the last renewal is recent enough that nobody else can have taken over. */
   isLeader(): boolean;
+  /** The last acquire-or-renew round; undefined before the first ended. */
+  lastRound(): LeaseRound | undefined;
   /** One acquire-or-renew round (the loop's step, exposed for tests). */
   tick(): Promise<void>;
+}
+
+/** When a round ended, and whether it read the Lease: then who holds it is known, this starter or another. */
+export interface LeaseRound {
+  at: number;
+  leaseKnown: boolean;
 }
 
 export const DEFAULT_LEASE = {
@@ -136,6 +144,7 @@ function createLeadership(
 ) {
   let leading = false;
   let renewedAt = 0;
+  let lastRound: LeaseRound | undefined;
   const set = (value: boolean, why: string, level: 'info' | 'warn' = 'warn', continued = false) => {
     if (value === leading) return;
     leading = value;
@@ -156,6 +165,8 @@ function createLeadership(
       return leading;
     },
     renewed: (at: number) => void (renewedAt = at),
+    roundEnded: (leaseKnown: boolean) => void (lastRound = { at: now(), leaseKnown }),
+    lastRound: () => lastRound,
   };
 }
 
@@ -213,8 +224,10 @@ export function createLeaderElector({
       const held = await acquireOrRenew();
       if (held) leadership.renewed(startedAt);
       leadership.set(held !== false, 'another starter holds the lease', 'warn', held === 'renewed');
+      leadership.roundEnded(true);
     } catch (error) {
       log.warn({ err: error }, 'lease request failed');
+      leadership.roundEnded(false);
     }
     leadership.noticeLapse();
   }
@@ -242,6 +255,7 @@ export function createLeaderElector({
     start: loop,
     tick,
     isLeader: leadership.isLeader,
+    lastRound: leadership.lastRound,
     async stop() {
       stopped = true;
       clearTimeout(timer);

@@ -1,13 +1,15 @@
 import * as k8s from '@kubernetes/client-node';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import type { Observation } from '../../model/messages';
 import { TASK_QUEUE } from '../../model/naming';
 import type { Backoff } from '../../platform/backoff';
 import { createHandler, type Handler, type HandlerOptions, type SignalClient } from './handler';
 import { WATCHED_KINDS, type WatchedKind } from '../../platform/kubernetes/kinds';
 import { defaultWorkflowTypes } from './workflow-types';
-import { createLeaderElector, type LeaderElector, type LeaseOptions } from './leader';
+import { createLeaderElector, type LeaderElector, type LeaseOptions, type LeaseRound } from './leader';
+import { createStarterMetrics, type StarterMetrics } from './metrics';
 import { createChangePredicate, type ChangePredicate } from './predicate';
 import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair, ownLivePeerPod } from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
@@ -50,6 +52,8 @@ export interface StarterOptions {
    * only where asked to (beside cloud-api-adaptor, which makes them itself, it only tracks the PeerPods).
    */
   peerPodRuntimeClasses?: readonly string[];
+  /** Where its metrics go (metrics.ts); a registry of its own when absent. */
+  registry?: Registry;
 }
 
 export interface StarterStats {
@@ -71,6 +75,10 @@ export interface StarterStats {
   pending: number;
   /** Objects known per kind. */
   known: Record<string, number>;
+  /** Every kind listed, and no watch failed since: what it knows is all there is. */
+  synced: boolean;
+  /** The Lease loop's last round. */
+  leaseRound?: LeaseRound;
 }
 
 export interface Starter {
@@ -123,7 +131,7 @@ function createSignalHandler(
 function createObjectSource(
   options: StarterOptions,
   logger: Logger,
-  hooks: Pick<SourceOptions, 'onEvent' | 'onError' | 'onResync'>,
+  hooks: Pick<SourceOptions, 'onEvent' | 'onError' | 'onListed' | 'onResync'>,
 ): Source {
   return createSource({
     kinds: options.kinds ?? WATCHED_KINDS,
@@ -134,6 +142,37 @@ function createObjectSource(
     logger,
     ...hooks,
   });
+}
+
+/** What a send's outcome changes: the counters, the metrics, and what the predicate holds as delivered. */
+function sendOutcomes(
+  counters: Counters,
+  metrics: StarterMetrics,
+  predicate: ChangePredicate,
+): Pick<HandlerOptions, 'onSent' | 'onFailure'> {
+  return {
+    onSent(obs, seconds) {
+      counters.signalsSent++;
+      metrics.sendDone('sent', seconds);
+      predicate.confirm(obs);
+    },
+    onFailure(obs, _error, permanent, seconds) {
+      counters.errors++;
+      metrics.sendDone(permanent ? 'permanent_error' : 'transient_error', seconds);
+      if (permanent) predicate.forget(obs);
+    },
+  };
+}
+
+/** What the source reports: informer restarts and complete lists. */
+function sourceOutcomes(counters: Counters, metrics: StarterMetrics): Pick<SourceOptions, 'onError' | 'onListed'> {
+  return {
+    onError(kind) {
+      counters.errors++;
+      metrics.informerRestarted(kind);
+    },
+    onListed: metrics.listed,
+  };
 }
 
 /**
@@ -151,6 +190,12 @@ export function createStarter(options: StarterOptions): Starter {
   // Every bounded call of a re-check listens on it (one per workflow described): many more than the warning's 10.
   setMaxListeners(0, lifetime.signal);
 
+  const kinds = options.kinds ?? WATCHED_KINDS;
+  const metrics = createStarterMetrics(options.registry ?? new Registry(), {
+    kinds,
+    isLeader: () => elector.isLeader(),
+    queueDepth: () => queue.size(),
+  });
   const predicate = createChangePredicate();
   const elector = createLeaderElector({
     api: options.kubeConfig.makeApiClient(k8s.CoordinationV1Api),
@@ -172,14 +217,7 @@ export function createStarter(options: StarterOptions): Starter {
   const isLeader = () => elector.isLeader();
   const handler = createSignalHandler(options, log, callTimeoutMs, {
     isLeader,
-    onSent(obs) {
-      counters.signalsSent++;
-      predicate.confirm(obs);
-    },
-    onFailure(obs, _error, permanent) {
-      counters.errors++;
-      if (permanent) predicate.forget(obs);
-    },
+    ...sendOutcomes(counters, metrics, predicate),
   });
   const queue = createWorkQueue({
     debounceMs: options.debounceMs ?? 200,
@@ -188,10 +226,10 @@ export function createStarter(options: StarterOptions): Starter {
   });
   const source = createObjectSource(options, log, {
     onEvent,
-    onError: () => counters.errors++,
+    ...sourceOutcomes(counters, metrics),
     onResync: () => void repairs.resync(),
   });
-  const translationOwnerOf = ownerOfTranslation(options.kinds ?? WATCHED_KINDS);
+  const translationOwnerOf = ownerOfTranslation(kinds);
   const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   const observationsOf = observer(
     peerPodRuntimeClasses,
@@ -217,7 +255,7 @@ export function createStarter(options: StarterOptions): Starter {
     source,
     observationsOf,
     offer,
-    scope: { kinds: options.kinds ?? WATCHED_KINDS, namespace },
+    scope: { kinds, namespace },
     isLeader,
     backoff: INFORMER_BACKOFF,
     counters,
@@ -264,6 +302,8 @@ function lifecycle(
       isLeader: elector.isLeader(),
       pending: queue.size(),
       known: source.counts(),
+      synced: source.synced(),
+      leaseRound: elector.lastRound(),
     }),
   };
 }

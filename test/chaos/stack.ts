@@ -165,6 +165,9 @@ export class ChaosStack {
       STEWARD_DEBOUNCE_MS: '50',
       STEWARD_RESYNC_SECONDS: String(this.options.resyncSeconds),
       STEWARD_PEERPOD_RUNTIME_CLASSES: PEER_POD_RUNTIME_CLASS,
+      // Any free port: another run on this machine may hold the default one.
+      STEWARD_STARTER_HTTP_HOST: '127.0.0.1',
+      STEWARD_STARTER_HTTP_PORT: '0',
     };
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'starter'], {
       env,

@@ -75,15 +75,19 @@ export function runStackWorker(
 }
 
 /**
- * The real worker in the test process on the stack's Temporal alone, polling `taskQueue`, with the probe workflows and
- * activities (test/support/probe-*) in place of Steward's.
+ * The real worker in the test process on the stack's Temporal and cluster, polling `taskQueue`, with the probe
+ * workflows and activities (test/support/probe-*) in place of Steward's.
  */
 export function runProbeWorker(
   taskQueue: string,
   options: Pick<RunWorkerOptions, 'log' | 'objectCountIntervalMs'> = {},
 ): Promise<RunningWorker> {
-  const { address } = stackInfo().temporal;
-  const config = loadWorkerConfig({ address, taskQueue, httpHost: '127.0.0.1', httpPort: '0' }, {});
+  const { temporal, kubernetes } = stackInfo();
+  // The stack's cluster too: the worker is ready only when the cluster of its Kubernetes activities answers.
+  const config = loadWorkerConfig(
+    { address: temporal.address, kubeconfig: kubernetes.kubeconfig, taskQueue, httpHost: '127.0.0.1', httpPort: '0' },
+    {},
+  );
   return runWorker(config, {
     activities: { test: testActivities },
     workflowsPath: require.resolve('./probe-workflows'),

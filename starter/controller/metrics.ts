@@ -1,0 +1,89 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { WatchedKind } from '../../platform/kubernetes/kinds';
+
+/**
+ * The starter's Prometheus metrics: who leads, what waits, how sends go and how fresh the informers' view is. Gauges
+ * of state are read at scrape time (`collect`), so they never lag what they describe.
+ */
+
+/** A send attempt's outcome: delivered, failed and retried with backoff, or failed for good (sent again on the next change or re-list). */
+export const SEND_RESULTS = ['sent', 'transient_error', 'permanent_error'] as const;
+export type SendResult = (typeof SEND_RESULTS)[number];
+
+export interface StarterReadings {
+  kinds: readonly WatchedKind[];
+  isLeader: () => boolean;
+  /** Observations waiting or in flight. */
+  queueDepth: () => number;
+  /** Milliseconds; tests move time by hand. */
+  now?: () => number;
+}
+
+export interface StarterMetrics {
+  sendDone: (result: SendResult, seconds: number) => void;
+  informerRestarted: (kind: WatchedKind) => void;
+  listed: (kind: WatchedKind) => void;
+}
+
+export function createStarterMetrics(
+  registry: Registry,
+  { kinds, isLeader, queueDepth, now = Date.now }: StarterReadings,
+): StarterMetrics {
+  const registers = [registry];
+  const listedAt = new Map<WatchedKind, number>();
+  new Gauge({
+    name: 'steward_starter_leader',
+    help: 'Whether this starter holds the Lease and sends (1) or follows (0)',
+    registers,
+    collect() {
+      this.set(isLeader() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'steward_starter_queue_depth',
+    help: 'Observations waiting to be sent or in flight',
+    registers,
+    collect() {
+      this.set(queueDepth());
+    },
+  });
+  new Gauge({
+    name: 'steward_starter_last_relist_timestamp_seconds',
+    help: 'When the oldest of the watched kinds was last listed in full (Unix time; 0 until every kind was): time() minus it is the age of the last complete re-list',
+    registers,
+    collect() {
+      const times = kinds.map((kind) => listedAt.get(kind));
+      this.set(times.every((t) => t !== undefined) ? Math.min(...times) / 1000 : 0);
+    },
+  });
+  const sends = new Counter({
+    name: 'steward_starter_sends_total',
+    help: "Attempts to deliver an Observation to its object's workflow, by result (sent, transient_error, permanent_error)",
+    labelNames: ['result'],
+    registers,
+  });
+  const sendSeconds = new Histogram({
+    name: 'steward_starter_send_duration_seconds',
+    help: 'Duration of each attempt to deliver an Observation (one start or signal-with-start call), by result',
+    labelNames: ['result'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const restarts = new Counter({
+    name: 'steward_starter_informer_restarts_total',
+    help: 'Informers that stopped on an error and were restarted from a fresh list, by kind',
+    labelNames: ['kind'],
+    registers,
+  });
+  // Every series from the start, so that rate() and absence alerts see a zero rather than nothing.
+  for (const result of SEND_RESULTS) sends.inc({ result }, 0);
+  for (const kind of kinds) restarts.inc({ kind }, 0);
+  return {
+    sendDone: (result, seconds) => {
+      sends.inc({ result });
+      sendSeconds.observe({ result }, seconds);
+    },
+    informerRestarted: (kind) => restarts.inc({ kind }),
+    listed: (kind) => void listedAt.set(kind, now()),
+  };
+}
