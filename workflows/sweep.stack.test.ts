@@ -152,12 +152,12 @@ describe.each([
     const metrics = await (await fetch(`http://127.0.0.1:${worker.httpPort}/metrics`)).text();
     expect(metrics).toMatch(
       new RegExp(
-        `^steward_sweep_orphans_deleted_total\\{(?=.*backend="cloud")(?=.*taskQueue="${taskQueue}").*\\} 1$`,
+        `^steward_sweep_orphans_deleted_total\\{(?=.*backend="cloud")(?=.*task_queue="${taskQueue}").*\\} 1$`,
         'm',
       ),
     );
     expect(metrics).toMatch(
-      new RegExp(`^steward_sweep_orphans_found\\{(?=.*backend="cloud")(?=.*taskQueue="${taskQueue}").*\\} 1$`, 'm'),
+      new RegExp(`^steward_sweep_orphans_found\\{(?=.*backend="cloud")(?=.*task_queue="${taskQueue}").*\\} 1$`, 'm'),
     );
   });
 });

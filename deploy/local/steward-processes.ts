@@ -2,6 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_LEASE } from '../../starter/controller/leader';
+import { freePort } from '../../worker/ports';
 import { writeWorkflowBundle } from '../../worker/bundle';
 import { serverSideApply, serviceAccountKubeconfig } from './identities';
 import { repoRoot } from './paths';
@@ -171,9 +172,16 @@ export async function startStewardProcesses({
     };
     const starterProcesses = await step(report, `start ${starters} starter process${starters === 1 ? '' : 'es'}`, () =>
       // A killed holder's Lease must expire (its duration, 15 s) before one of these may take it.
-      all('starter', starters, async (index) =>
-        startStewardProcess('starter', { ...(await prepare('starter', index)), readyTimeoutMs: 90_000 }, oursLeads),
-      ),
+      all('starter', starters, async (index) => {
+        const options = await prepare('starter', index);
+        // Each its own health and metrics port, as each worker has: several starters share this machine.
+        const http = { STEWARD_STARTER_HTTP_HOST: '127.0.0.1', STEWARD_STARTER_HTTP_PORT: String(await freePort()) };
+        return startStewardProcess(
+          'starter',
+          { ...options, env: { ...options.env, ...http }, readyTimeoutMs: 90_000 },
+          oursLeads,
+        );
+      }),
     );
     const allExited = (processes: StewardProcess[], what: string) =>
       Promise.all(processes.map((p) => p.process.exited)).then(() => what);

@@ -240,16 +240,19 @@ export function createHandler(options: HandlerOptions): Handler {
     const batch = [...pending.values()].slice(0, MAX_OBSERVATIONS_PER_SIGNAL);
     const id = batch[0] && workflowId(batch[0].ref);
     if (batch.length < 2 || batch.some((obs) => workflowId(obs.ref) !== id) || !isLeader()) return;
+    const began = performance.now();
+    const seconds = () => (performance.now() - began) / 1000;
     try {
       if (!(await bounded(signal, () => signalTogether(id!, batch)))) return;
     } catch (error) {
       if (signal.aborted) return;
-      for (const obs of batch) onFailure?.(obs, error, false);
+      for (const obs of batch) onFailure?.(obs, error, false, seconds());
       logger.warn({ workflowId: id, err: error }, 'signal of several observations failed; sending them one by one');
       return;
     }
+    const took = seconds();
     for (const obs of batch) {
-      onSent?.(obs);
+      onSent?.(obs, took);
       if (pending.get(obs.uid) === obs) pending.delete(obs.uid);
     }
   }
