@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EC2_REGION, ec2Answers, startEc2 } from './ec2';
 import { installCrds, kubernetesReachable, startKubernetes } from './kubernetes';
-import { startLibvirt } from './libvirt';
+import { stackLibvirt } from './libvirt';
 import { startMidonet } from './midonet-process';
 import { defaultStateDir } from './paths';
 import type { ManagedProcess } from './process';
@@ -21,7 +21,7 @@ export interface StackOptions {
   /** `default`: the well-known ports (Temporal 7233, UI 8233, API server 6443, MidoNet 8181, EC2 5000) when free; `free`: any. */
   ports?: 'default' | 'free';
   report?: Reporter;
-  /** Reuse this libvirt instead of `LIBVIRT_URI` or starting one (libvirtd is one per machine). */
+  /** Use this libvirt (never stopped) instead of `LIBVIRT_URI` or a libvirtd of the stack's own. */
   libvirtUri?: string;
   /** `dev` (default): the Temporal dev server; `cluster`: PostgreSQL and several Temporal server processes. */
   temporal?: TemporalProfile;
@@ -142,8 +142,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const libvirt = async (): Promise<Part<StackInfo['libvirt']>> => {
     const uri = options.libvirtUri ?? process.env.LIBVIRT_URI;
-    if (uri) return { value: { uri, external: true }, processes: [], stop: async () => {} };
-    const started = await step(report, 'start libvirt', () => startLibvirt({ stateDir, report }));
+    const started = await step(report, uri ? `use libvirt at ${uri}` : 'start libvirt', () =>
+      stackLibvirt({ uri, stateDir, report }),
+    );
     return {
       value: { uri: started.uri, external: !started.process },
       processes: started.process ? [started.process] : [],
