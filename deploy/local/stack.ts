@@ -5,7 +5,7 @@ import { installCrds, kubernetesReachable, startKubernetes } from './kubernetes'
 import { stackLibvirt } from './libvirt';
 import { startMidonet } from './midonet-process';
 import { defaultStateDir } from './paths';
-import type { ManagedProcess } from './process';
+import type { ManagedProcess, SupervisionEvents } from './process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from './progress';
 import { startTemporal, temporalHealthy } from './temporal';
 import { startTemporalCluster, type TemporalCluster, type TemporalService } from './temporal-cluster';
@@ -47,7 +47,7 @@ export interface StackInfo {
   midonet: { url: string; adminUrl?: string; external: boolean };
   /** EC2-compatible API for the aws cloud provider (moto when started by the stack). */
   ec2: { endpoint: string; region: string; external: boolean };
-  /** PIDs of the processes this stack started, by name. */
+  /** PIDs of the processes this stack started, by name, as first started (a supervised restart makes new ones). */
   pids: Record<string, number>;
 }
 
@@ -55,6 +55,11 @@ export interface Stack {
   info: StackInfo;
   /** The cluster profile's handle (kill, restart a host or PostgreSQL); absent on the dev server. */
   temporalCluster?: TemporalCluster;
+  /**
+   * From now on, every server this stack started is started again whenever it exits, and `events` told (`steward up`
+   * supervises; the tests that kill a server on purpose do not).
+   */
+  supervise(events: SupervisionEvents): void;
   stop(): Promise<void>;
 }
 
@@ -210,7 +215,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     pids: Object.fromEntries(parts.flatMap((p) => p.processes).map((p) => [p.name, p.pid])),
   };
   writeFileSync(stackFile(stateDir), JSON.stringify(info, null, 2) + '\n');
-  return { info, ...(temporalCluster ? { temporalCluster } : {}), stop };
+  const supervise = (events: SupervisionEvents) => {
+    for (const server of parts.flatMap((p) => p.processes)) server.supervise(events);
+  };
+  return { info, ...(temporalCluster ? { temporalCluster } : {}), supervise, stop };
 }
 
 export const stackFile = (stateDir: string) => join(stateDir, 'stack.json');
