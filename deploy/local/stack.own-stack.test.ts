@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,18 @@ async function waitForAsync(condition: () => Promise<boolean>, what: string, tim
   }
 }
 
+/** Every `steward up` started, stopped after each test: a failed one would leave its stack running. */
+const ups = new Set<ChildProcess>();
+afterEach(async () => {
+  for (const child of ups) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGINT');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  }
+  ups.clear();
+});
+
 /** Runs `steward up` (the `npm start` path) in a child process and waits until it wrote stack.json. */
 async function startUp(...flags: string[]) {
   const stateDir = mkdtempSync(join(tmpdir(), 'steward-up-'));
@@ -40,6 +52,7 @@ async function startUp(...flags: string[]) {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  ups.add(child);
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
