@@ -282,7 +282,7 @@ const supervisionReport = (write: (line: string) => void): SupervisionEvents => 
   restarted: (server) => write(`${server.name} restarted (pid ${server.pid})`),
 });
 
-/** The stack, Steward beside it, until Ctrl-C or Steward's end (then with exit code 1). */
+/** The stack, Steward beside it, until Ctrl-C or the end of the worker in this process (then with exit code 1). */
 async function up(options: UpOptions, command: Command): Promise<void> {
   if (asDeployed(options) && !options.steward)
     command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
@@ -293,6 +293,9 @@ async function up(options: UpOptions, command: Command): Promise<void> {
     temporal: options.temporal,
   });
   const { info } = stack;
+  // Supervised from now on, also while Steward starts (its workflow bundle takes a while).
+  const events = supervisionReport((line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`));
+  stack.supervise(events);
   let steward: StewardOnStack | undefined;
   try {
     steward = await startSteward(info, options);
@@ -300,10 +303,8 @@ async function up(options: UpOptions, command: Command): Promise<void> {
     await stack.stop();
     throw error;
   }
-  process.stdout.write(upSummary(info, stackFile(info.stateDir), steward));
-  const events = supervisionReport((line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`));
-  stack.supervise(events);
   for (const server of steward?.processes ?? []) server.supervise(events);
+  process.stdout.write(upSummary(info, stackFile(info.stateDir), steward));
   const why = await untilStopped(steward);
   const signalled = why === 'SIGINT' || why === 'SIGTERM';
   process.stdout.write(`\n${why}: stopping ${steward ? `${steward.what} and ` : ''}the stack…\n`);
