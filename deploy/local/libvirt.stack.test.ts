@@ -1,8 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stackInfo } from './jest/stack-info';
 import { libvirtSocket, startLibvirt, stackLibvirt, virsh, type Libvirt } from './libvirt';
+import { waitUntil } from './process';
 
 /** The smallest domain that runs: software emulation, no disk (the guest idles in the BIOS). */
 const domainXml = (name: string) => `
@@ -54,6 +55,18 @@ async function runDomain(uri: string, name: string): Promise<string> {
   return (await virsh(uri, 'domuuid', name)).trim();
 }
 
+/** The QEMU processes of domain `name`, whoever started them. */
+const qemuPids = (name: string) =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`guest=${name},`);
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+
 const state = async (uri: string, domain: string) => (await virsh(uri, 'domstate', domain)).trim();
 const hostUuid = async (uri: string) => /<host>\s*<uuid>([^<]+)<\/uuid>/.exec(await virsh(uri, 'capabilities'))?.[1];
 
@@ -99,6 +112,20 @@ describe("a libvirtd of each stack's own", () => {
     expect(first).toMatch(/^[0-9a-f-]{36}$/);
     expect(await uuidOfRun()).toBe(first);
     expect(await hostUuid(stackInfo().libvirt.uri)).not.toBe(first);
+  });
+
+  it('leaves no VM running when the stack is killed outright: its daemon and every QEMU it started die with it', async () => {
+    const libvirt = await startLibvirt({ stateDir: stateDir(), report });
+    try {
+      const name = `steward-killed-stack-${Date.now().toString(36)}`;
+      await runDomain(libvirt.uri, name);
+      expect(qemuPids(name)).toHaveLength(1);
+      // What the kernel does to the stack's children when the stack's process dies (setpriv --pdeathsig).
+      process.kill(libvirt.process!.pid, 'SIGKILL');
+      await waitUntil('its QEMU gone', () => Promise.resolve(qemuPids(name).length === 0), { timeoutMs: 10_000 });
+    } finally {
+      await libvirt.stop();
+    }
   });
 
   it('never stops a daemon it did not start: one given by URI stays up, with its VM, after the stack stops', async () => {

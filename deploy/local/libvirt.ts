@@ -105,17 +105,22 @@ function daemonDirs(stateDir: string): Record<DaemonDir, string> {
 
 /**
  * `libvirtd` in a mount namespace of its own (unshare), with the stack's directories mounted over the machine's
- * there; the pid file, outside those directories by default (/run/libvirtd.pid), goes to the stack's too.
+ * there; the pid file, outside those directories by default (/run/libvirtd.pid), goes to the stack's too. And in a
+ * PID namespace of its own: when its first process dies (unshare, the stack's child, kills it when it is killed
+ * itself, even with the stack by SIGKILL), the kernel kills every QEMU the daemon started, so none outlives the stack.
+ * That first process is the shell, waiting for the daemon: it reaps the QEMU processes left to it, as init would (a
+ * destroyed domain's QEMU would otherwise stay a zombie, and libvirtd wait for it in vain).
  */
 function daemonCommand(dirs: Record<DaemonDir, string>): [string, string[]] {
   const names = Object.keys(DAEMON_DIRS) as DaemonDir[];
   const mounts = names.map(
     (name, i) => `mkdir -p ${DAEMON_DIRS[name]} && mount --bind "$${i + 1}" ${DAEMON_DIRS[name]}`,
   );
-  const script = `${mounts.join(' && ')} && shift ${names.length} && exec "$@"`;
+  const script = `${mounts.join(' && ')} && shift ${names.length} && { "$@" & wait $!; }`;
   const mountThenRun = ['sh', '-c', script, 'sh', ...names.map((name) => dirs[name])];
   const daemon = [LIBVIRTD, '--pid-file', join(dirs.run, 'libvirtd.pid')];
-  return ['unshare', ['--mount', '--propagation', 'private', '--', ...mountThenRun, ...daemon]];
+  const namespaces = ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc'];
+  return ['unshare', [...namespaces, '--', ...mountThenRun, ...daemon]];
 }
 
 /** Starts the stack's own libvirtd (root only); its URI names its socket. */
@@ -140,7 +145,8 @@ export async function startLibvirt(options: { stateDir: string; report: Reporter
   const uri = `qemu:///system?socket=${socket}`;
   // Foreground (no -d), so it stays this stack's child and dies with it.
   const [cmd, args] = daemonCommand(dirs);
-  const daemon = ManagedProcess.start('libvirtd', cmd, args, { logFile });
+  // unshare ignores SIGTERM while it waits for the daemon; its domains are destroyed before it is stopped.
+  const daemon = ManagedProcess.start('libvirtd', cmd, args, { logFile, stopSignal: 'SIGKILL' });
   await waitUntil('libvirtd answers', () => answers(uri), { timeoutMs: 20_000, intervalMs: 100, process: daemon });
   // The first QEMU capability probe takes seconds; do it now rather than in the first test.
   await virsh(uri, 'domcapabilities', '--virttype', 'qemu');

@@ -94,7 +94,15 @@ interface Supervision {
   timer?: NodeJS.Timeout;
 }
 
-type Recipe = { cmd: string; args: readonly string[]; logFile: string; env?: Record<string, string>; cwd?: string };
+interface StartOptions {
+  logFile: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  /** What `stop` sends first (SIGKILL follows after the grace time); SIGTERM unless the server ignores it. */
+  stopSignal?: NodeJS.Signals;
+}
+
+type Recipe = StartOptions & { cmd: string; args: readonly string[] };
 
 /**
  * A long-running server started by the stack; stopped by PID (SIGTERM, then SIGKILL). Once supervised, it is started
@@ -129,12 +137,7 @@ export class ManagedProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  static start(
-    name: string,
-    cmd: string,
-    args: readonly string[],
-    options: { logFile: string; env?: Record<string, string>; cwd?: string },
-  ): ManagedProcess {
+  static start(name: string, cmd: string, args: readonly string[], options: StartOptions): ManagedProcess {
     return new ManagedProcess(name, { cmd, args, ...options });
   }
 
@@ -197,7 +200,7 @@ export class ManagedProcess {
     this.stopped = true;
     clearTimeout(this.supervision?.timer);
     if (this.running) {
-      this.child.kill('SIGTERM');
+      this.child.kill(this.recipe.stopSignal ?? 'SIGTERM');
       const escalate = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
       await this.childExited;
       clearTimeout(escalate);
