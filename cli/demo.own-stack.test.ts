@@ -14,11 +14,11 @@ import { TRANSLATION_API } from '../model/naming';
 import { TEMPORAL_UI_ANNOTATION } from '../model/vocabulary';
 
 // `npm start` and `steward demo` as a user runs them: two processes, the second reading the first's stack.json. The
-// stack is this test's own (not jest's shared one) and leaves libvirt alone, since other runs share the machine.
+// stack is this test's own (not jest's shared one), its libvirtd included.
 const steward = join(repoRoot, 'bin', 'steward.cjs');
-const env: NodeJS.ProcessEnv = { ...process.env, LIBVIRT_URI: 'qemu:///system' };
+const env: NodeJS.ProcessEnv = { ...process.env };
 // Parts the user points at would be reused; this test wants the embedded ones.
-for (const name of ['TEMPORAL_ADDRESS', 'KUBECONFIG', 'MIDONET_API_URL']) delete env[name];
+for (const name of ['TEMPORAL_ADDRESS', 'KUBECONFIG', 'LIBVIRT_URI', 'MIDONET_API_URL']) delete env[name];
 
 function run(args: string[]) {
   const child = spawn(process.execPath, [steward, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });

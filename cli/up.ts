@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import pino from 'pino';
 import type { CloudConfig } from '../activities/cloud';
 import { backendResource, createMidonetClient, type MidonetConnection } from '../activities/midonet';
-import type { StackInfo, TemporalProfile } from '../deploy/local';
+import type { ManagedProcess, StackInfo, SupervisionEvents, TemporalProfile } from '../deploy/local';
 import { type RunningWorker } from '../worker';
 import { runWorker } from './worker';
 import { loadWorkerConfig, workerSettings } from './worker';
@@ -18,7 +18,8 @@ import { loadDevStack } from './dev-stack';
 
 /**
  * `steward up` (`npm start`): the embedded stack, and the worker and the starter in this process against it, until
- * Ctrl-C. The stack is loaded only here (dev-stack.ts).
+ * Ctrl-C. Every server it started is supervised: one that exits is reported and started again, as the kubelet would.
+ * The stack is loaded only here (dev-stack.ts).
  */
 
 function peerPodSummary(cloud: CloudConfig | undefined, runtimeClasses: string[]): string {
@@ -49,8 +50,10 @@ interface StewardOnStack {
   what: string;
   /** Summary lines, in the style of the stack's. */
   summary: string[];
-  /** Settles when the worker stops: on its own (rejected with why) or after `stop`. */
-  done: Promise<void>;
+  /** In this process: settles when the worker stops, on its own (rejected with why) or after `stop`. */
+  done?: Promise<void>;
+  /** As processes: the worker and starter processes, supervised as the stack's servers are. */
+  processes: ManagedProcess[];
   /** Starter first (no more signals), then the worker. */
   stop(): Promise<void>;
 }
@@ -122,6 +125,7 @@ async function runOnStack(
       tryIt(info),
     ],
     done: worker.done,
+    processes: [],
     stop: async () => {
       await starter.stop();
       await worker.shutdown();
@@ -191,7 +195,7 @@ async function runProcessesOnStack(
         `  Peer-pod VMs:      ${peerPodSummary(workerConfig.cloud, starterConfig.peerPodRuntimeClasses)}`,
         tryIt(info),
       ],
-      done: processes.exited.then((why) => Promise.reject(new Error(why))),
+      processes: [...processes.workers, ...processes.starters].map((p) => p.process),
       stop: () => processes.stop(),
     };
   } catch (error) {
@@ -263,19 +267,27 @@ function upSummary(info: StackInfo, stackJson: string, steward: StewardOnStack |
 }
 
 /**
- * Why to stop: a signal, or the worker ending on its own (it failed; as processes, every worker or every starter
- * gone), which stops everything too.
+ * Why to stop: a signal, or the worker in this process ending on its own (it failed), which stops everything too. A
+ * server or a Steward process that exits is started again instead (supervise).
  */
-function untilStopped(steward: StewardOnStack | undefined, deployed: boolean): Promise<string> {
-  const workerEnded = steward?.done.then(
+function untilStopped(steward: StewardOnStack | undefined): Promise<string> {
+  const workerEnded = steward?.done?.then(
     () => 'the worker stopped',
-    (error: unknown) =>
-      `${deployed ? 'Steward' : 'the worker'} failed: ${error instanceof Error ? error.message : String(error)}`,
+    (error: unknown) => `the worker failed: ${error instanceof Error ? error.message : String(error)}`,
   );
   return Promise.race([untilStopSignal(), ...(workerEnded ? [workerEnded] : [])]);
 }
 
-/** The stack, Steward beside it, until Ctrl-C or Steward's end (then with exit code 1). */
+/** A server's exit and its new start, on the terminal as they happen (each server's log has them too). */
+const supervisionReport = (write: (line: string) => void): SupervisionEvents => ({
+  exited: (server, how, restartInMs) =>
+    write(
+      `${server.name} (pid ${server.pid}) ${how}: restarting it in ${restartInMs / 1000} s (log: ${server.logFile})`,
+    ),
+  restarted: (server) => write(`${server.name} restarted (pid ${server.pid})`),
+});
+
+/** The stack, Steward beside it, until Ctrl-C or the end of the worker in this process (then with exit code 1). */
 async function up(options: UpOptions, command: Command): Promise<void> {
   if (asDeployed(options) && !options.steward)
     command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
@@ -286,6 +298,9 @@ async function up(options: UpOptions, command: Command): Promise<void> {
     temporal: options.temporal,
   });
   const { info } = stack;
+  // Supervised from now on, also while Steward starts (its workflow bundle takes a while).
+  const events = supervisionReport((line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`));
+  stack.supervise(events);
   let steward: StewardOnStack | undefined;
   try {
     steward = await startSteward(info, options);
@@ -293,8 +308,9 @@ async function up(options: UpOptions, command: Command): Promise<void> {
     await stack.stop();
     throw error;
   }
+  for (const server of steward?.processes ?? []) server.supervise(events);
   process.stdout.write(upSummary(info, stackFile(info.stateDir), steward));
-  const why = await untilStopped(steward, asDeployed(options));
+  const why = await untilStopped(steward);
   const signalled = why === 'SIGINT' || why === 'SIGTERM';
   process.stdout.write(`\n${why}: stopping ${steward ? `${steward.what} and ` : ''}the stack…\n`);
   await steward?.stop().catch((error: unknown) => process.stderr.write(`stopping Steward: ${String(error)}\n`));

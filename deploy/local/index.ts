@@ -5,6 +5,7 @@
  * and stopped with the stack; a part the user already runs is reused.
  */
 export { startStack, stackFile, type Stack, type StackInfo, type StackOptions, type TemporalProfile } from './stack';
+export type { ManagedProcess, SupervisionEvents } from './process';
 export { startStewardProcesses, type StewardProcesses, type StewardProcessesOptions } from './steward-processes';
 export { createServiceAccountKubeconfig, type ServiceAccountIdentity } from './identities';
 export { ProvisionError, MissingPrerequisite } from './progress';

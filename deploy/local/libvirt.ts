@@ -1,33 +1,42 @@
-import { appendFileSync, chmodSync, chownSync, existsSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { installDebianPackages } from './apt';
 import { capture, commandExists, ManagedProcess, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter } from './progress';
 
 /**
- * libvirt with QEMU from Debian, for peer-pod VMs (domain type `qemu`, no KVM needed). As root, the stack installs
- * and configures it as ref/peerpods.md §11 describes, then runs `libvirtd` in the foreground as its own child.
+ * libvirt with QEMU from Debian, for peer-pod VMs (domain type `qemu`, no KVM needed). As root, each stack runs a
+ * `libvirtd` of its own, in the foreground as its child, in a mount namespace where the daemon's machine-wide
+ * directories (/run/libvirt, /var/lib/libvirt, /etc/libvirt and the log and cache directories) are the stack's
+ * (`<stateDir>/libvirt/`): its own sockets, configuration, domain definitions and QEMU driver state. So no stack
+ * stops, reuses or sees another's daemon or VMs, nor the machine's; clients reach it through its socket in the URI.
  */
-export const SYSTEM_URI = 'qemu:///system';
 const PACKAGES = ['libvirt-daemon-system', 'libvirt-clients', 'qemu-system-x86'];
 const LIBVIRTD = '/usr/sbin/libvirtd';
-const QEMU_CONF = '/etc/libvirt/qemu.conf';
-const QEMU_SETTINGS: Record<string, string> = {
-  // QEMU logs to files, so virtlogd (normally socket-activated by systemd) is not needed.
-  stdio_handler: '"file"',
-  // No cgroup management: works where cgroups are read-only or systemd-machined is absent.
-  cgroup_controllers: '[ ]',
-};
-const LIBVIRTD_CONF = '/etc/libvirt/libvirtd.conf';
+/** What libvirtd running as root keeps where (fixed at its build), by the name of the stack's directory for it. */
+const DAEMON_DIRS = {
+  run: '/run/libvirt',
+  lib: '/var/lib/libvirt',
+  etc: '/etc/libvirt',
+  log: '/var/log/libvirt',
+  cache: '/var/cache/libvirt',
+} as const;
+type DaemonDir = keyof typeof DAEMON_DIRS;
+const QEMU_CONF = `
+# QEMU logs to files, so virtlogd (normally socket-activated by systemd) is not needed.
+stdio_handler = "file"
+# No cgroup management: works where cgroups are read-only or systemd-machined is absent.
+cgroup_controllers = [ ]
+`;
 /**
- * A host UUID that survives a restart: it is the cloud identity Steward records with each VM (a mismatch refuses to
- * release a PeerPod), and without SMBIOS (VMs, containers) libvirtd makes up a new one at every start.
+ * A host UUID that survives a restart of the stack: it is the cloud identity Steward records with each VM (a mismatch
+ * refuses to release a PeerPod), and without SMBIOS (VMs, containers) libvirtd makes up a new one at every start.
+ * Chosen once per stack (its daemon is a cloud of its own), kept in the stack's libvirtd.conf.
  */
-const LIBVIRTD_SETTINGS = (): Record<string, string> =>
-  existsSync('/etc/machine-id') && readFileSync('/etc/machine-id', 'utf8').trim()
-    ? { host_uuid_source: '"machine-id"' }
-    : { host_uuid: `"${randomUUID()}"` };
+const LIBVIRTD_CONF = () => `host_uuid = "${randomUUID()}"\n`;
+/** A Unix socket's path fits in 108 bytes (sun_path). */
+const MAX_SOCKET_PATH = 107;
 
 export interface Libvirt {
   uri: string;
@@ -37,6 +46,10 @@ export interface Libvirt {
 }
 
 export const virsh = (uri: string, ...args: string[]) => capture('virsh', ['-c', uri, ...args]);
+
+/** The daemon's socket a URI names (`?socket=`), else the machine-wide daemon's. */
+export const libvirtSocket = (uri: string) =>
+  new URL(uri).searchParams.get('socket') ?? join(DAEMON_DIRS.run, 'libvirt-sock');
 
 async function answers(uri: string): Promise<boolean> {
   try {
@@ -60,25 +73,13 @@ export async function ensureLibvirtInstalled(report: Reporter, logFile: string):
   });
 }
 
-/** Idempotent host settings; without the /dev/kvm fix every libvirt call re-probes QEMU (~30 s each). */
-function configureHost(): void {
-  if (existsSync('/dev/kvm')) {
-    const kvmGid = groupId('kvm');
-    if (kvmGid !== undefined) {
-      chownSync('/dev/kvm', 0, kvmGid);
-      chmodSync('/dev/kvm', 0o660);
-    }
-  }
-  setOnce(QEMU_CONF, QEMU_SETTINGS);
-  setOnce(LIBVIRTD_CONF, LIBVIRTD_SETTINGS());
-}
-
-/** Appends each setting the file does not set yet; a host UUID set either way (chosen once, or by source) stays. */
-function setOnce(file: string, settings: Record<string, string>): void {
-  const conf = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const isSet = (key: string) =>
-    new RegExp(`^\\s*${key.startsWith('host_uuid') ? 'host_uuid\\w*' : key}\\s*=`, 'm').test(conf);
-  for (const [key, value] of Object.entries(settings)) if (!isSet(key)) appendFileSync(file, `\n${key} = ${value}\n`);
+/** Idempotent; without it every libvirt call re-probes QEMU (~30 s each) where /dev/kvm exists but is not usable. */
+function fixKvmPermissions(): void {
+  if (!existsSync('/dev/kvm')) return;
+  const kvmGid = groupId('kvm');
+  if (kvmGid === undefined) return;
+  chownSync('/dev/kvm', 0, kvmGid);
+  chmodSync('/dev/kvm', 0o660);
 }
 
 function groupId(name: string): number | undefined {
@@ -88,37 +89,82 @@ function groupId(name: string): number | undefined {
   return line ? Number(line.split(':')[2]) : undefined;
 }
 
+/** The stack's directories for the daemon, made (and its configuration written) once; a restart finds them as left. */
+function daemonDirs(stateDir: string): Record<DaemonDir, string> {
+  const root = resolve(stateDir, 'libvirt');
+  const dirs = Object.fromEntries(Object.keys(DAEMON_DIRS).map((name) => [name, join(root, name)])) as Record<
+    DaemonDir,
+    string
+  >;
+  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dirs.etc, 'qemu.conf'), QEMU_CONF);
+  const libvirtdConf = join(dirs.etc, 'libvirtd.conf');
+  if (!existsSync(libvirtdConf)) writeFileSync(libvirtdConf, LIBVIRTD_CONF());
+  return dirs;
+}
+
+/**
+ * `libvirtd` in a mount namespace of its own (unshare), with the stack's directories mounted over the machine's
+ * there; the pid file, outside those directories by default (/run/libvirtd.pid), goes to the stack's too. And in a
+ * PID namespace of its own: when its first process dies (unshare, the stack's child, kills it when it is killed
+ * itself, even with the stack by SIGKILL), the kernel kills every QEMU the daemon started, so none outlives the stack.
+ * That first process is the shell, waiting for the daemon: it reaps the QEMU processes left to it, as init would (a
+ * destroyed domain's QEMU would otherwise stay a zombie, and libvirtd wait for it in vain).
+ */
+function daemonCommand(dirs: Record<DaemonDir, string>): [string, string[]] {
+  const names = Object.keys(DAEMON_DIRS) as DaemonDir[];
+  const mounts = names.map(
+    (name, i) => `mkdir -p ${DAEMON_DIRS[name]} && mount --bind "$${i + 1}" ${DAEMON_DIRS[name]}`,
+  );
+  const script = `${mounts.join(' && ')} && shift ${names.length} && { "$@" & wait $!; }`;
+  const mountThenRun = ['sh', '-c', script, 'sh', ...names.map((name) => dirs[name])];
+  const daemon = [LIBVIRTD, '--pid-file', join(dirs.run, 'libvirtd.pid')];
+  const namespaces = ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc'];
+  return ['unshare', [...namespaces, '--', ...mountThenRun, ...daemon]];
+}
+
+/** Starts the stack's own libvirtd (root only); its URI names its socket. */
 export async function startLibvirt(options: { stateDir: string; report: Reporter }): Promise<Libvirt> {
   const logFile = join(options.stateDir, 'logs', 'libvirtd.log');
   await ensureLibvirtInstalled(options.report, join(options.stateDir, 'logs', 'provision-libvirt.log'));
-  if (await answers(SYSTEM_URI)) return { uri: SYSTEM_URI, stop: async () => {} };
   if (!isRoot()) {
     throw new MissingPrerequisite(
-      'libvirtd is not running, and starting it needs root.',
-      'run as root, or start libvirtd yourself and set LIBVIRT_URI=qemu:///system',
+      'The stack runs a libvirtd of its own, and that needs root.',
+      'run as root, or start libvirtd yourself and set LIBVIRT_URI (qemu:///session, for one)',
     );
   }
-  configureHost();
+  const dirs = daemonDirs(options.stateDir);
+  const socket = join(dirs.run, 'libvirt-sock');
+  if (socket.length > MAX_SOCKET_PATH) {
+    throw new MissingPrerequisite(
+      `libvirtd's socket ${socket} would be longer than a Unix socket's path may be.`,
+      'use a state directory with a shorter path (--state-dir)',
+    );
+  }
+  fixKvmPermissions();
+  const uri = `qemu:///system?socket=${socket}`;
   // Foreground (no -d), so it stays this stack's child and dies with it.
-  const daemon = ManagedProcess.start('libvirtd', LIBVIRTD, ['--pid-file', join(options.stateDir, 'libvirtd.pid')], {
-    logFile,
-  });
-  await waitUntil('libvirtd answers', () => answers(SYSTEM_URI), {
-    timeoutMs: 20_000,
-    intervalMs: 100,
-    process: daemon,
-  });
+  const [cmd, args] = daemonCommand(dirs);
+  // unshare ignores SIGTERM while it waits for the daemon; its domains are destroyed before it is stopped.
+  const daemon = ManagedProcess.start('libvirtd', cmd, args, { logFile, stopSignal: 'SIGKILL' });
+  await waitUntil('libvirtd answers', () => answers(uri), { timeoutMs: 20_000, intervalMs: 100, process: daemon });
   // The first QEMU capability probe takes seconds; do it now rather than in the first test.
-  await virsh(SYSTEM_URI, 'domcapabilities', '--virttype', 'qemu');
+  await virsh(uri, 'domcapabilities', '--virttype', 'qemu');
   return {
-    uri: SYSTEM_URI,
+    uri,
     process: daemon,
     async stop() {
       if (!daemon.running) return;
-      // Running domains outlive the daemon: destroy the ones started through it so no QEMU process is left.
-      const running = (await virsh(SYSTEM_URI, 'list', '--state-running', '--uuid')).split('\n').filter(Boolean);
-      await Promise.all(running.map((uuid) => virsh(SYSTEM_URI, 'destroy', uuid).catch(() => undefined)));
+      // Running domains outlive the daemon: destroy this daemon's (all of them are the stack's) so no QEMU is left.
+      const running = (await virsh(uri, 'list', '--state-running', '--uuid')).split('\n').filter(Boolean);
+      await Promise.all(running.map((uuid) => virsh(uri, 'destroy', uuid).catch(() => undefined)));
       await daemon.stop();
     },
   };
+}
+
+/** The stack's libvirt: the one at `uri` if given (someone else's: used, never stopped), else a daemon of its own. */
+export async function stackLibvirt(options: { uri?: string; stateDir: string; report: Reporter }): Promise<Libvirt> {
+  if (options.uri) return { uri: options.uri, stop: async () => {} };
+  return startLibvirt(options);
 }

@@ -1,7 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ManagedProcess, waitUntil } from './process';
+import { ManagedProcess, restartDelay, sleep, waitUntil } from './process';
 
 describe('waitUntil', () => {
   const logFile = () => join(mkdtempSync(join(tmpdir(), 'steward-process-')), 'server.log');
@@ -26,5 +26,88 @@ describe('waitUntil', () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('restartDelay', () => {
+  const policy = { initialMs: 1_000, maxMs: 30_000, resetAfterMs: 60_000 };
+  it.each([
+    ['the first exit waits the initial delay', undefined, 5, 1_000],
+    ['each quick exit doubles the wait', 1_000, 5, 2_000],
+    ['the wait doubles again', 8_000, 59_999, 16_000],
+    ['the wait stops at the cap', 16_000, 5, 30_000],
+    ['the capped wait stays capped', 30_000, 5, 30_000],
+    ['a run of the reset time starts over', 30_000, 60_000, 1_000],
+  ])('%s', (_what, previousMs, ranMs, expected) => {
+    expect(restartDelay(policy, previousMs, ranMs)).toBe(expected);
+  });
+});
+
+describe('a supervised ManagedProcess', () => {
+  const policy = { initialMs: 100, maxMs: 400, resetAfterMs: 60_000 };
+  const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  const server = () =>
+    ManagedProcess.start('server', process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'marker-arg'], {
+      logFile: join(mkdtempSync(join(tmpdir(), 'steward-process-')), 'server.log'),
+    });
+  const recorder = () => {
+    const events: string[] = [];
+    const restarted: number[] = [];
+    return {
+      events,
+      restarted,
+      exited: (p: ManagedProcess, how: string, inMs: number) =>
+        events.push(`${p.name} ${how.split(' after')[0]}, ${inMs}`),
+      restartedAt: (p: ManagedProcess) => restarted.push(p.pid),
+    };
+  };
+
+  it('is started again with the same command after each kill, the wait doubling, and told each time', async () => {
+    const p = server();
+    const seen = recorder();
+    p.supervise({ exited: seen.exited, restarted: seen.restartedAt }, policy);
+    try {
+      const first = p.pid;
+      const command = cmdline(first);
+      for (const round of [1, 2]) {
+        process.kill(p.pid, 'SIGKILL');
+        await waitUntil(`restart ${round}`, () => Promise.resolve(seen.restarted.length === round && p.running), {
+          timeoutMs: 5_000,
+          intervalMs: 20,
+        });
+      }
+      expect(seen.events).toEqual(['server killed by SIGKILL, 100', 'server killed by SIGKILL, 200']);
+      expect(new Set([first, ...seen.restarted]).size).toBe(3);
+      expect(cmdline(p.pid)).toBe(command);
+      expect(readFileSync(p.logFile, 'utf8')).toMatch(/# server killed by SIGKILL after [\d.]+ s; restarting in 0.1 s/);
+    } finally {
+      await p.stop();
+    }
+    expect(p.running).toBe(false);
+  });
+
+  it('is not started again once stopped, even when stopped while it waits to restart', async () => {
+    const stoppedRunning = server();
+    const waiting = server();
+    const seen = recorder();
+    for (const p of [stoppedRunning, waiting])
+      p.supervise({ exited: seen.exited, restarted: seen.restartedAt }, policy);
+    process.kill(waiting.pid, 'SIGKILL');
+    await waitUntil('the exit seen', () => Promise.resolve(seen.events.length === 1), {
+      timeoutMs: 5_000,
+      intervalMs: 10,
+    });
+    await Promise.all([stoppedRunning.stop(), waiting.stop()]);
+    await Promise.all([stoppedRunning.exited, waiting.exited]);
+    await sleep(3 * policy.initialMs);
+    expect(seen.restarted).toEqual([]);
+    expect([stoppedRunning.running, waiting.running]).toEqual([false, false]);
+  });
+
+  it('settles `exited` at its first exit when not supervised', async () => {
+    const p = server();
+    process.kill(p.pid, 'SIGKILL');
+    await p.exited;
+    expect(p.running).toBe(false);
   });
 });

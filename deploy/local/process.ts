@@ -63,14 +63,71 @@ export async function commandExists(cmd: string): Promise<boolean> {
 // crashed `npm start` or test run leaves no stray server behind.
 const SETPRIV = '/usr/bin/setpriv';
 
-/** A long-running server started by the stack; stopped by PID (SIGTERM, then SIGKILL). */
+/**
+ * How a supervised server is started again after it exits, as the kubelet restarts a container: after `initialMs`,
+ * the wait doubling at each exit up to `maxMs`, and back to `initialMs` once a run lasted `resetAfterMs`.
+ */
+export interface RestartPolicy {
+  initialMs: number;
+  maxMs: number;
+  resetAfterMs: number;
+}
+
+export const RESTART_POLICY: RestartPolicy = { initialMs: 1_000, maxMs: 30_000, resetAfterMs: 60_000 };
+
+/** The wait before the next start of a server that ran `ranMs`, the last wait having been `previousMs` (if any). */
+export function restartDelay(policy: RestartPolicy, previousMs: number | undefined, ranMs: number): number {
+  if (previousMs === undefined || ranMs >= policy.resetAfterMs) return policy.initialMs;
+  return Math.min(policy.maxMs, previousMs * 2);
+}
+
+/** What a supervisor is told: a server's exit (how, and when it starts again), and its new start. */
+export interface SupervisionEvents {
+  exited(process: ManagedProcess, how: string, restartInMs: number): void;
+  restarted(process: ManagedProcess): void;
+}
+
+interface Supervision {
+  policy: RestartPolicy;
+  events: SupervisionEvents;
+  lastDelayMs?: number;
+  timer?: NodeJS.Timeout;
+}
+
+interface StartOptions {
+  logFile: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  /** What `stop` sends first (SIGKILL follows after the grace time); SIGTERM unless the server ignores it. */
+  stopSignal?: NodeJS.Signals;
+}
+
+type Recipe = StartOptions & { cmd: string; args: readonly string[] };
+
+/**
+ * A long-running server started by the stack; stopped by PID (SIGTERM, then SIGKILL). Once supervised, it is started
+ * again, with the same command, arguments and environment, whenever it exits until it is stopped.
+ */
 export class ManagedProcess {
+  private child: ChildProcess;
+  private childExited!: Promise<void>;
+  private startedAt = Date.now();
+  private supervision?: Supervision;
+  private stopped = false;
+  private settle!: (code: number | null) => void;
+  /** Settles when the server is down for good: at its exit, or once stopped if supervised. */
+  readonly exited = new Promise<number | null>((resolve) => (this.settle = resolve));
+
   private constructor(
     readonly name: string,
-    private readonly child: ChildProcess,
-    readonly logFile: string,
-    readonly exited: Promise<number | null>,
-  ) {}
+    private readonly recipe: Recipe,
+  ) {
+    this.child = this.spawn();
+  }
+
+  get logFile(): string {
+    return this.recipe.logFile;
+  }
 
   get pid(): number {
     return this.child.pid ?? -1;
@@ -80,39 +137,75 @@ export class ManagedProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  static start(
-    name: string,
-    cmd: string,
-    args: readonly string[],
-    options: { logFile: string; env?: Record<string, string>; cwd?: string },
-  ): ManagedProcess {
-    mkdirSync(dirname(options.logFile), { recursive: true });
-    appendFileSync(options.logFile, `\n$ ${commandLine(cmd, args)}\n`);
-    const fd = openSync(options.logFile, 'a');
+  static start(name: string, cmd: string, args: readonly string[], options: StartOptions): ManagedProcess {
+    return new ManagedProcess(name, { cmd, args, ...options });
+  }
+
+  private spawn(): ChildProcess {
+    const { cmd, args, logFile, env, cwd } = this.recipe;
+    mkdirSync(dirname(logFile), { recursive: true });
+    appendFileSync(logFile, `\n$ ${commandLine(cmd, args)}\n`);
+    const fd = openSync(logFile, 'a');
     const [file, argv] = existsSync(SETPRIV)
       ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', cmd, ...args]]
       : [cmd, [...args]];
     const child = spawn(file, argv, {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env },
+      cwd,
+      env: { ...process.env, ...env },
       stdio: ['ignore', fd, fd],
       // Its own process group: a Ctrl-C in the terminal reaches only the stack, which then stops servers in order.
       detached: true,
     });
     closeSync(fd);
-    const exited = new Promise<number | null>((resolve) => {
-      child.on('exit', (code) => resolve(code));
-      child.on('error', () => resolve(null));
+    this.startedAt = Date.now();
+    this.childExited = new Promise<void>((resolve) => {
+      // A spawn failure may be followed by 'exit' too: each child ends once.
+      let ended = false;
+      const end = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (ended) return;
+        ended = true;
+        resolve();
+        this.onExit(code, signal);
+      };
+      child.on('exit', end);
+      child.on('error', () => end(null, null));
     });
-    return new ManagedProcess(name, child, options.logFile, exited);
+    return child;
+  }
+
+  /** From now on, an exit is told to `events` and followed by a new start after the policy's wait. */
+  supervise(events: SupervisionEvents, policy: RestartPolicy = RESTART_POLICY): void {
+    if (!this.stopped) this.supervision = { policy, events };
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    const supervision = this.supervision;
+    if (this.stopped || !supervision) {
+      this.settle(code);
+      return;
+    }
+    const ranMs = Date.now() - this.startedAt;
+    const delayMs = restartDelay(supervision.policy, supervision.lastDelayMs, ranMs);
+    supervision.lastDelayMs = delayMs;
+    const how = `${signal ? `killed by ${signal}` : `exited with ${code}`} after ${(ranMs / 1000).toFixed(1)} s`;
+    appendFileSync(this.logFile, `\n# ${this.name} ${how}; restarting in ${delayMs / 1000} s\n`);
+    supervision.events.exited(this, how, delayMs);
+    supervision.timer = setTimeout(() => {
+      this.child = this.spawn();
+      supervision.events.restarted(this);
+    }, delayMs);
   }
 
   async stop(graceMs = 10_000): Promise<void> {
-    if (!this.running) return;
-    this.child.kill('SIGTERM');
-    const escalate = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(escalate);
+    this.stopped = true;
+    clearTimeout(this.supervision?.timer);
+    if (this.running) {
+      this.child.kill(this.recipe.stopSignal ?? 'SIGTERM');
+      const escalate = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+      await this.childExited;
+      clearTimeout(escalate);
+    }
+    this.settle(this.child.exitCode);
   }
 }
 

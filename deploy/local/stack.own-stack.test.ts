@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import * as k8s from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,24 +18,41 @@ function alive(pid: number): boolean {
 }
 
 async function waitFor(condition: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
+  await waitForAsync(() => Promise.resolve(condition()), what, timeoutMs);
+}
+
+async function waitForAsync(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(200);
   }
 }
 
+/** Every `steward up` started, stopped after each test: a failed one would leave its stack running. */
+const ups = new Set<ChildProcess>();
+afterEach(async () => {
+  for (const child of ups) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGINT');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  }
+  ups.clear();
+});
+
 /** Runs `steward up` (the `npm start` path) in a child process and waits until it wrote stack.json. */
-async function startUp() {
+async function startUp(...flags: string[]) {
   const stateDir = mkdtempSync(join(tmpdir(), 'steward-up-'));
   let output = '';
   const child = spawn(
     process.execPath,
-    [join(repoRoot, 'bin', 'steward.cjs'), 'up', '--state-dir', stateDir, '--free-ports'],
+    [join(repoRoot, 'bin', 'steward.cjs'), 'up', '--state-dir', stateDir, '--free-ports', ...flags],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  ups.add(child);
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -82,5 +100,80 @@ describe('steward up (npm start)', () => {
     await exited;
     await waitFor(() => pids.every((pid) => !alive(pid)), 'the servers to die with their parent', 30_000);
     expect(pids.filter(alive)).toEqual([]);
+  });
+});
+
+describe('steward up supervises what it started', () => {
+  /** Kills `name` (pid `pid`) and waits until `steward up` reported its death and started it again; its new pid. */
+  async function killAndSeeRestart(
+    up: Awaited<ReturnType<typeof startUp>>,
+    name: string,
+    pid: number,
+  ): Promise<number> {
+    const restartedPid = () => Number(new RegExp(`${name} restarted \\(pid (\\d+)\\)`).exec(up.output())?.[1]);
+    const killedAt = Date.now();
+    process.kill(pid, 'SIGKILL');
+    await waitFor(
+      () => up.output().includes(`${name} (pid ${pid}) killed by SIGKILL`),
+      `${name}'s death reported`,
+      5_000,
+    );
+    await waitFor(() => restartedPid() > 0, `${name} restarted`, 10_000);
+    expect(Date.now() - killedAt).toBeLessThan(10_000);
+    expect(alive(restartedPid())).toBe(true);
+    return restartedPid();
+  }
+
+  const answers = async (url: string) => (await fetch(url).catch(() => undefined))?.ok === true;
+
+  it('reports a killed kube-apiserver and worker process at once and starts each again; Ctrl-C stops everything', async () => {
+    const up = await startUp('--workers', '1');
+    const { info } = up;
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(info.kubernetes.kubeconfig);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const namespace = `steward-supervised-${Date.now().toString(36)}`;
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    const [, workerPid, workerPort] = /steward-worker-1 \(pid (\d+)\): http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(
+      up.output(),
+    )!;
+
+    const restarted = [
+      await killAndSeeRestart(up, 'kube-apiserver', info.pids['kube-apiserver']!),
+      await killAndSeeRestart(up, 'steward-worker-1', Number(workerPid)),
+    ];
+    // The API answers again, with what etcd kept; the worker polls Temporal again on its port.
+    const namespaceBack = async () =>
+      (await core.readNamespace({ name: namespace }).catch(() => undefined)) !== undefined;
+    await waitForAsync(namespaceBack, 'the API server with its objects', 60_000);
+    await waitForAsync(() => answers(`http://127.0.0.1:${workerPort}/readyz`), 'the worker ready', 60_000);
+    expect(up.child.exitCode).toBeNull();
+    expect(readFileSync(join(info.stateDir, 'logs', 'kube-apiserver.log'), 'utf8')).toMatch(
+      /# kube-apiserver killed by SIGKILL/,
+    );
+
+    up.child.kill('SIGINT');
+    expect(await up.exited).toBe(0);
+    expect([...Object.values(info.pids), ...restarted].filter(alive)).toEqual([]);
+  });
+
+  it('keeps the worker in its own process working while Temporal and the emulator are killed and started again', async () => {
+    const up = await startUp();
+    const { info } = up;
+    const [, workerPort] = /Worker metrics:\s+http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(up.output())!;
+    const restarted = [
+      await killAndSeeRestart(up, 'temporal', info.pids.temporal!),
+      await killAndSeeRestart(up, 'midonet-emulator', info.pids['midonet-emulator']!),
+    ];
+    await waitForAsync(() => answers(`${info.midonet.adminUrl}/health`), 'the emulator', 60_000);
+    await waitForAsync(() => answers(`http://127.0.0.1:${workerPort}/readyz`), 'the worker ready', 60_000);
+    // The worker outlives a Temporal restart: its polls are retried, it does not fail (which would stop the stack).
+    await sleep(5_000);
+    expect(up.child.exitCode).toBeNull();
+    expect(await answers(`http://127.0.0.1:${workerPort}/readyz`)).toBe(true);
+
+    up.child.kill('SIGINT');
+    expect(await up.exited).toBe(0);
+    expect([...Object.values(info.pids), ...restarted].filter(alive)).toEqual([]);
   });
 });

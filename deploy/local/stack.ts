@@ -2,10 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EC2_REGION, ec2Answers, startEc2 } from './ec2';
 import { installCrds, kubernetesReachable, startKubernetes } from './kubernetes';
-import { startLibvirt } from './libvirt';
+import { stackLibvirt } from './libvirt';
 import { startMidonet } from './midonet-process';
 import { defaultStateDir } from './paths';
-import type { ManagedProcess } from './process';
+import type { ManagedProcess, SupervisionEvents } from './process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from './progress';
 import { startTemporal, temporalHealthy } from './temporal';
 import { startTemporalCluster, type TemporalCluster, type TemporalService } from './temporal-cluster';
@@ -21,7 +21,7 @@ export interface StackOptions {
   /** `default`: the well-known ports (Temporal 7233, UI 8233, API server 6443, MidoNet 8181, EC2 5000) when free; `free`: any. */
   ports?: 'default' | 'free';
   report?: Reporter;
-  /** Reuse this libvirt instead of `LIBVIRT_URI` or starting one (libvirtd is one per machine). */
+  /** Use this libvirt (never stopped) instead of `LIBVIRT_URI` or a libvirtd of the stack's own. */
   libvirtUri?: string;
   /** `dev` (default): the Temporal dev server; `cluster`: PostgreSQL and several Temporal server processes. */
   temporal?: TemporalProfile;
@@ -47,7 +47,7 @@ export interface StackInfo {
   midonet: { url: string; adminUrl?: string; external: boolean };
   /** EC2-compatible API for the aws cloud provider (moto when started by the stack). */
   ec2: { endpoint: string; region: string; external: boolean };
-  /** PIDs of the processes this stack started, by name. */
+  /** PIDs of the processes this stack started, by name, as first started (a supervised restart makes new ones). */
   pids: Record<string, number>;
 }
 
@@ -55,6 +55,11 @@ export interface Stack {
   info: StackInfo;
   /** The cluster profile's handle (kill, restart a host or PostgreSQL); absent on the dev server. */
   temporalCluster?: TemporalCluster;
+  /**
+   * From now on, every server this stack started is started again whenever it exits, and `events` told (`steward up`
+   * supervises; the tests that kill a server on purpose do not).
+   */
+  supervise(events: SupervisionEvents): void;
   stop(): Promise<void>;
 }
 
@@ -142,8 +147,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const libvirt = async (): Promise<Part<StackInfo['libvirt']>> => {
     const uri = options.libvirtUri ?? process.env.LIBVIRT_URI;
-    if (uri) return { value: { uri, external: true }, processes: [], stop: async () => {} };
-    const started = await step(report, 'start libvirt', () => startLibvirt({ stateDir, report }));
+    const started = await step(report, uri ? `use libvirt at ${uri}` : 'start libvirt', () =>
+      stackLibvirt({ uri, stateDir, report }),
+    );
     return {
       value: { uri: started.uri, external: !started.process },
       processes: started.process ? [started.process] : [],
@@ -209,7 +215,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     pids: Object.fromEntries(parts.flatMap((p) => p.processes).map((p) => [p.name, p.pid])),
   };
   writeFileSync(stackFile(stateDir), JSON.stringify(info, null, 2) + '\n');
-  return { info, ...(temporalCluster ? { temporalCluster } : {}), stop };
+  const supervise = (events: SupervisionEvents) => {
+    for (const server of parts.flatMap((p) => p.processes)) server.supervise(events);
+  };
+  return { info, ...(temporalCluster ? { temporalCluster } : {}), supervise, stop };
 }
 
 export const stackFile = (stateDir: string) => join(stateDir, 'stack.json');

@@ -50,8 +50,6 @@ export interface StewardProcesses {
   settings: Record<string, string>;
   /** The Lease's holder now (a starter's name), if any. */
   leaseHolder(): Promise<string | undefined>;
-  /** Settles, with why, once every worker or every starter has exited. */
-  exited: Promise<string>;
   /** Starters first (their Lease released), then workers (they drain). */
   stop(): Promise<void>;
 }
@@ -183,18 +181,12 @@ export async function startStewardProcesses({
         );
       }),
     );
-    const allExited = (processes: StewardProcess[], what: string) =>
-      Promise.all(processes.map((p) => p.process.exited)).then(() => what);
     return {
       workers: workerProcesses,
       starters: starterProcesses,
       lease,
       settings: { ...configMap?.data, ...stackEnv, ...overrides },
       leaseHolder,
-      exited: Promise.race([
-        allExited(workerProcesses, 'every worker process exited'),
-        allExited(starterProcesses, 'every starter process exited'),
-      ]),
       stop,
     };
   } catch (error) {

@@ -92,7 +92,6 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     }
     stamp('last operation done; stopping the faults, healing');
     await injector.stop();
-    await stack.ensureLibvirt();
     const quietFrom = Date.now();
     stamp('waiting for quiescence');
     let violations: Violation[] = [];
@@ -102,7 +101,6 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     for (;;) {
       await recordTranslations(stack, attribution).catch(() => undefined);
       try {
-        await stack.ensureLibvirt();
         snapshot = await takeSnapshot(stack);
       } catch (error) {
         stamp(`snapshot failed: ${(error as Error).message.split('\n')[0]}`);

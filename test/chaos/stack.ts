@@ -13,7 +13,7 @@ import { startMidonet } from '../../deploy/local/midonet-process';
 import { sleep, type ManagedProcess } from '../../deploy/local/process';
 import { startStack, type Stack, type StackInfo } from '../../deploy/local/stack';
 import { startTemporal } from '../../deploy/local/temporal';
-import { startLibvirt, virsh, type Libvirt } from '../../deploy/local/libvirt';
+import { libvirtSocket } from '../../deploy/local/libvirt';
 import { libvirtBackend } from '../support/cloud-backends';
 import { isReady, listTranslations, seedEmulator } from '../support/objects-harness';
 import { LibvirtRelay } from '../support/peerpods-harness';
@@ -27,7 +27,7 @@ export interface ChaosStackOptions {
   peerPods: boolean;
   /** Period of the starter's full re-list. */
   resyncSeconds: number;
-  /** An answering libvirt to use (libvirtd is one per machine); default: the one that answers, or LIBVIRT_URI. */
+  /** An answering libvirt to use; default: LIBVIRT_URI, else the stack's own libvirtd. */
   libvirtUri?: string;
   log: (line: string) => void;
 }
@@ -37,7 +37,7 @@ const LEASE = 'steward-chaos';
 export class ChaosStack {
   readonly tenant = DEFAULT_TENANT;
   readonly marker = `steward-chaos-${Date.now().toString(36)}`;
-  readonly relay = new LibvirtRelay(this.marker);
+  readonly relay: LibvirtRelay;
   core!: k8s.CoreV1Api;
   custom!: k8s.CustomObjectsApi;
   admin!: EmulatorAdmin;
@@ -47,7 +47,6 @@ export class ChaosStack {
   private stack!: Stack;
   private connection?: Connection;
   private restarted: { temporal?: ManagedProcess; midonet?: ManagedProcess } = {};
-  private libvirt?: Libvirt;
   private worker?: ChildProcess;
   private starter?: ChildProcess;
   private starters = 0;
@@ -56,18 +55,17 @@ export class ChaosStack {
   private constructor(
     readonly info: StackInfo,
     private readonly options: ChaosStackOptions,
-  ) {}
+  ) {
+    this.relay = new LibvirtRelay(this.marker, libvirtSocket(info.libvirt.uri));
+  }
 
   static async start(options: ChaosStackOptions): Promise<ChaosStack> {
     const stateDir = mkdtempSync(join(tmpdir(), 'steward-chaos-'));
-    // libvirtd is one per machine: reuse the one that answers (or LIBVIRT_URI); without peer pods it is not needed.
-    const libvirtUri =
-      options.libvirtUri ?? (options.peerPods ? undefined : (process.env.LIBVIRT_URI ?? 'qemu:///system'));
     const stack = await startStack({
       stateDir,
       ports: 'free',
       report: () => {},
-      ...(libvirtUri ? { libvirtUri } : {}),
+      ...(options.libvirtUri ? { libvirtUri: options.libvirtUri } : {}),
     });
     const chaos = new ChaosStack(stack.info, options);
     chaos.stack = stack;
@@ -241,23 +239,6 @@ export class ChaosStack {
     }
   }
 
-  /**
-   * libvirtd is one per machine, and the one reused may belong to another stack that stops meanwhile: then this
-   * stack starts one (VMs are defined persistently, so the new daemon sees them). Not a fault of the run's making.
-   */
-  async ensureLibvirt(): Promise<void> {
-    if (!this.options.peerPods) return;
-    if (
-      await virsh(this.info.libvirt.uri, 'uri').then(
-        () => true,
-        () => false,
-      )
-    )
-      return;
-    this.options.log('libvirtd went away (another stack stopped it): starting one');
-    this.libvirt = await startLibvirt({ stateDir: this.info.stateDir, report: () => {} });
-  }
-
   async stop(): Promise<void> {
     this.stopping = true;
     await killChild(this.starter);
@@ -269,7 +250,6 @@ export class ChaosStack {
         await this.cloud.delete({ instanceId: vm.instanceId }).catch(() => undefined);
     await this.restarted.temporal?.stop();
     await this.restarted.midonet?.stop();
-    await this.libvirt?.stop();
     await this.stack?.stop();
   }
 }

@@ -9,6 +9,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import type { Logger } from 'pino';
 import { loadKubeConfig } from '../../platform/kubernetes/kubeconfig';
 import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from './cloud-backends';
+import { libvirtSocket } from '../../deploy/local/libvirt';
 import type { StackInfo } from '../../deploy/local/stack';
 import { KATA_REMOTE } from '../../starter/controller';
 import { type RunningWorker } from '../../worker';
@@ -41,7 +42,8 @@ export class LibvirtRelay {
   private readonly open = new Set<Socket>();
   constructor(
     marker: string,
-    private readonly daemon = '/run/libvirt/libvirt-sock',
+    /** The daemon's socket (the stack's own libvirtd's: see libvirtSocket). */
+    private readonly daemon: string,
   ) {
     this.path = `/tmp/${marker}-libvirt.sock`;
   }
@@ -159,7 +161,7 @@ export async function startPeerPodHarness(
   }: { identity: string; log: Logger; peerPodRuntimeClasses?: string[] },
 ): Promise<PeerPodHarness> {
   const marker = `steward-${identity}-${Date.now().toString(36)}`;
-  const libvirtRelay = new LibvirtRelay(marker);
+  const libvirtRelay = new LibvirtRelay(marker, libvirtSocket(info.libvirt.uri));
   const ec2Relay = new Ec2Relay();
   await libvirtRelay.start();
   await ec2Relay.start(info.ec2.endpoint);

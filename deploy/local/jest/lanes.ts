@@ -5,17 +5,15 @@
  * its own. Each lane is one jest run, one file at a time; the two keep both cores busy, since a stack test mostly
  * waits (for Temporal, the API server, a VM) and the own-stack files take about as long as the rest together.
  *
- * What both lanes share is made ready first: the tools, built once per machine, and libvirtd, one per machine, which
- * this runner starts when none answers and gives to both lanes as LIBVIRT_URI, so no lane's stack stops it under
- * the other. Extra arguments go to both jest runs; `--json --outputFile <file>` writes the two lanes' results merged
- * into one, as jest would have written them.
+ * What both lanes share is made ready first: the tools, built once per machine (each stack runs a libvirtd of its
+ * own). Extra arguments go to both jest runs; `--json --outputFile <file>` writes the two lanes' results merged into
+ * one, as jest would have written them.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { SYSTEM_URI, startLibvirt } from '../libvirt';
 import { repoRoot } from '../paths';
 import { stderrReporter } from '../progress';
 import { ensureStackTools } from './tools';
@@ -83,7 +81,7 @@ export function parseArgs(args: readonly string[]): { outputFile?: string; jestA
 }
 
 /** One lane's jest run, its output prefixed with the lane's name; resolves with its exit code. */
-function runLane(lane: Lane, jestArgs: string[], resultFile: string, env: NodeJS.ProcessEnv): Promise<number> {
+function runLane(lane: Lane, jestArgs: string[], resultFile: string): Promise<number> {
   const args = [
     require.resolve('jest/bin/jest'),
     '--selectProjects',
@@ -94,7 +92,7 @@ function runLane(lane: Lane, jestArgs: string[], resultFile: string, env: NodeJS
     `--outputFile=${resultFile}`,
     ...jestArgs,
   ];
-  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   for (const stream of [child.stdout, child.stderr])
     createInterface({ input: stream }).on('line', (line) => process.stderr.write(`[${lane.name}] ${line}\n`));
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
@@ -104,30 +102,24 @@ async function main(): Promise<number> {
   const { outputFile, jestArgs } = parseArgs(process.argv.slice(2));
   const stateDir = mkdtempSync(join(tmpdir(), 'steward-lanes-'));
   await ensureStackTools(stderrReporter);
-  const libvirt = process.env.LIBVIRT_URI ? undefined : await startLibvirt({ stateDir, report: stderrReporter });
-  const env = { ...process.env, LIBVIRT_URI: process.env.LIBVIRT_URI ?? libvirt?.uri ?? SYSTEM_URI };
   const resultFile = (lane: Lane) => join(stateDir, `${lane.name}.json`);
-  try {
-    const lanes = PHASES.flat();
-    const codes: number[] = [];
-    for (const phase of PHASES) {
-      const run = (lane: Lane) => runLane(lane, jestArgs, resultFile(lane), env);
-      codes.push(...(await Promise.all(phase.map(run))));
-    }
-    const results = lanes.map((lane, i) => readResult(lane, resultFile(lane), codes[i]!));
-    const merged = mergeResults(results);
-    if (outputFile) {
-      mkdirSync(dirname(outputFile), { recursive: true });
-      writeFileSync(outputFile, JSON.stringify(merged));
-    }
-    const passed = lanes.map((lane, i) => `${lane.name} ${results[i]!.numPassedTests} passed`).join(', ');
-    process.stderr.write(
-      `lanes: ${passed}; in all ${merged.numPassedTests} passed, ${merged.numFailedTests} failed, of ${merged.numTotalTests}\n`,
-    );
-    return codes.every((code) => code === 0) ? 0 : 1;
-  } finally {
-    await libvirt?.stop();
+  const lanes = PHASES.flat();
+  const codes: number[] = [];
+  for (const phase of PHASES) {
+    const run = (lane: Lane) => runLane(lane, jestArgs, resultFile(lane));
+    codes.push(...(await Promise.all(phase.map(run))));
   }
+  const results = lanes.map((lane, i) => readResult(lane, resultFile(lane), codes[i]!));
+  const merged = mergeResults(results);
+  if (outputFile) {
+    mkdirSync(dirname(outputFile), { recursive: true });
+    writeFileSync(outputFile, JSON.stringify(merged));
+  }
+  const passed = lanes.map((lane, i) => `${lane.name} ${results[i]!.numPassedTests} passed`).join(', ');
+  process.stderr.write(
+    `lanes: ${passed}; in all ${merged.numPassedTests} passed, ${merged.numFailedTests} failed, of ${merged.numTotalTests}\n`,
+  );
+  return codes.every((code) => code === 0) ? 0 : 1;
 }
 
 if (require.main === module) {

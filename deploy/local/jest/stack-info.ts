@@ -15,8 +15,7 @@ export function stackInfo(): StackInfo {
 /**
  * A stack of the test file's own (fresh etcd, Temporal, MidoNet emulator, EC2 server) for the own-stack files
  * (`*.own-stack.test.ts`), which assert exactly what the backends hold: nothing another file left running can write
- * there. libvirtd is one per machine: `npm test` starts it and gives it as LIBVIRT_URI, else the stack reuses or starts
- * it. About ten seconds to start (the dev server; `temporal: 'cluster'` for the cluster profile).
+ * there, libvirtd included (each stack runs its own). About ten seconds to start (the dev server; `temporal: 'cluster'` for the cluster profile).
  */
 export function startPrivateStack(options: Pick<StackOptions, 'temporal' | 'report'> = {}): Promise<Stack> {
   return startStack({
