@@ -155,8 +155,10 @@ export async function startLibvirt(options: { stateDir: string; report: Reporter
     process: daemon,
     async stop() {
       if (!daemon.running) return;
-      // Running domains outlive the daemon: destroy this daemon's (all of them are the stack's) so no QEMU is left.
-      const running = (await virsh(uri, 'list', '--state-running', '--uuid')).split('\n').filter(Boolean);
+      // Running domains outlive the daemon: destroy this daemon's (all of them are the stack's) so no QEMU is left. A
+      // daemon that no longer answers (killed, its exit not seen yet) took its QEMUs with it (its PID namespace).
+      const listed = await virsh(uri, 'list', '--state-running', '--uuid').catch(() => '');
+      const running = listed.split('\n').filter(Boolean);
       await Promise.all(running.map((uuid) => virsh(uri, 'destroy', uuid).catch(() => undefined)));
       await daemon.stop();
     },

@@ -45,7 +45,9 @@ describe('restartDelay', () => {
 
 describe('a supervised ManagedProcess', () => {
   const policy = { initialMs: 100, maxMs: 400, resetAfterMs: 60_000 };
-  const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  // Right after a start the process may still be setpriv, before it executes the command it wraps.
+  const cmdline = (pid: number) =>
+    readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/^\/usr\/bin\/setpriv\0.*?\0--\0/, '');
   const server = () =>
     ManagedProcess.start('server', process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'marker-arg'], {
       logFile: join(mkdtempSync(join(tmpdir(), 'steward-process-')), 'server.log'),
