@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { ConfigError } from '../../platform/settings';
-import { loadCloudConfig } from './config';
+import { createCloudProvider, loadCloudConfig } from './config';
 import { domainXml, parseMetadata } from './libvirt';
 
 const problems = (env: NodeJS.ProcessEnv) => {
@@ -86,6 +87,30 @@ describe('cloud configuration', () => {
       },
     });
     expect(JSON.stringify(config)).not.toMatch(/SECRET|secret/);
+  });
+});
+
+describe('the AWS SDK', () => {
+  const loadsAwsSdk = (script: string) =>
+    execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: __dirname, encoding: 'utf8' }).trim();
+  const awsModules = `Object.keys(require.cache).filter((m) => m.includes('@aws-sdk')).length`;
+
+  it('is not loaded by a worker whose cloud is libvirt (it adds some 70 MB)', () => {
+    expect(loadsAwsSdk(`require('../../cli/worker'); console.log(${awsModules})`)).toBe('0');
+  });
+
+  it('is loaded when the cloud is aws', () => {
+    const provider = createCloudProvider(
+      loadCloudConfig(
+        {},
+        {
+          STEWARD_CLOUD_PROVIDER: 'aws',
+          AWS_REGION: 'us-east-1',
+          STEWARD_PODVM_IMAGE: 'ami-0123456789abcdef0',
+        },
+      ),
+    );
+    expect(provider.name).toBe('aws');
   });
 });
 

@@ -6,7 +6,7 @@
  * reasons (errors.ts) that says which ones Temporal may retry.
  */
 export { createCloudActivities, type CloudActivities, type CloudActivityDeps, type InstanceInput } from './activities';
-export { clientToken, createAwsProvider, type AwsSettings } from './aws';
+export type { AwsSettings } from './aws';
 export { cloudSettings, createCloudProvider, loadCloudConfig, type CloudConfig } from './config';
 export { cloudFailures, type CloudFailureDetails, type CloudFailureType } from './errors';
 export { createPodVmActivities, type PodVmActivities, type PodVmResult } from './pod-vm';
