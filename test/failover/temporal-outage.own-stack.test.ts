@@ -16,6 +16,7 @@ import { writeWorkflowBundle } from '../../worker/bundle';
 import { freePort } from '../../worker/ports';
 import { HOSTS, nodeProjection, podProjection } from '../chaos/ops';
 import { createNode, createPod, podTranslationNames, seedEmulator, waitForReady } from '../support/objects-harness';
+import { stackEnv } from '../support';
 import * as k8s from '@kubernetes/client-node';
 
 const OUTAGE_MS = 60_000;
@@ -102,12 +103,7 @@ beforeAll(async () => {
   const bundle = join(info.stateDir, 'steward', 'workflow-bundle.js');
   await writeWorkflowBundle(bundle);
   env = {
-    TEMPORAL_ADDRESS: info.temporal.address,
-    TEMPORAL_NAMESPACE: info.temporal.namespace,
-    KUBECONFIG: info.kubernetes.kubeconfig,
-    MIDONET_API_URL: info.midonet.url,
-    MIDONET_USERNAME: 'admin',
-    MIDONET_PASSWORD: 'admin',
+    ...stackEnv(info),
     STEWARD_WORKFLOW_BUNDLE: bundle,
     STEWARD_LEASE_NAME: 'outage-starter',
     STEWARD_DEBOUNCE_MS: '50',

@@ -96,18 +96,31 @@ export function runProbeWorker(
   });
 }
 
+/** The stack's Temporal and Kubernetes, as `steward worker` and `steward starter` read them from the environment. */
+const clusterEnv = (info: StackInfo) => ({
+  TEMPORAL_ADDRESS: info.temporal.address,
+  TEMPORAL_NAMESPACE: info.temporal.namespace,
+  KUBECONFIG: info.kubernetes.kubeconfig,
+});
+
 /** The stack's Temporal and Kubernetes for a worker run from the environment (`steward worker`, `loadWorkerConfig`). */
 export function baseWorkerEnv(info: StackInfo): NodeJS.ProcessEnv {
   return {
     ...process.env,
-    TEMPORAL_ADDRESS: info.temporal.address,
-    TEMPORAL_NAMESPACE: info.temporal.namespace,
-    KUBECONFIG: info.kubernetes.kubeconfig,
+    ...clusterEnv(info),
     STEWARD_HTTP_HOST: '127.0.0.1',
     STEWARD_HTTP_PORT: '0',
     STEWARD_LOG_LEVEL: 'error',
   };
 }
+
+/** Everything of the stack a `steward` process reads from the environment: Temporal, Kubernetes and MidoNet. */
+export const stackEnv = (info: StackInfo): Record<string, string> => ({
+  ...clusterEnv(info),
+  MIDONET_API_URL: info.midonet.url,
+  MIDONET_USERNAME: 'admin',
+  MIDONET_PASSWORD: 'admin',
+});
 
 /**
  * A started starter for a harness, with a Lease named after `identity`, so no other starter (nor a previous run's)
