@@ -84,6 +84,19 @@ describe('readObject', () => {
   });
 });
 
+/** The admin's kubeconfig, noting the method and path of every request made through it. */
+class CountingKubeConfig extends k8s.KubeConfig {
+  readonly requests: string[] = [];
+  constructor(from: k8s.KubeConfig) {
+    super();
+    this.loadFromString(from.exportConfig());
+  }
+  override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
+    this.requests.push(`${context.getHttpMethod()} ${new URL(context.getUrl()).pathname}`);
+    return super.applySecurityAuthentication(context);
+  }
+}
+
 describe('referrers', () => {
   const pod = (name: string): ObjectRef => ({ kind: 'Pod', namespace, name });
   /** What addReferrer and removeReferrer answer for a dependency that exists. */
@@ -112,6 +125,25 @@ describe('referrers', () => {
     const referrers = callers.map((_, i): ObjectRef => ({ kind: 'Endpoints', namespace, name: `ep-${i}` }));
     await Promise.all(callers.map((caller, i) => caller.addReferrer({ dependency: service, referrer: referrers[i]! })));
     expect(await k.listReferrers({ dependency: service })).toEqual({ found: true, referrers });
+  });
+
+  it("writes one caller's edits of a dependency made meanwhile together: each is kept, in fewer patches than edits", async () => {
+    const counting = new CountingKubeConfig(kc);
+    const caller = createKubernetesActivities({ kubeConfig: counting });
+    const node = await createNode();
+    const pods = Array.from({ length: 12 }, (_, i) => pod(`p-${String(i).padStart(2, '0')}`));
+    const added = await Promise.all(pods.map((referrer) => caller.addReferrer({ dependency: node, referrer })));
+    expect(added.every((result) => result.changed)).toBe(true);
+    const removed = pods.filter((_, i) => i % 3 === 0);
+    await Promise.all([
+      ...removed.map((referrer) => caller.removeReferrer({ dependency: node, referrer })),
+      caller.addReferrer({ dependency: node, referrer: pods[1]! }),
+    ]);
+    const kept = pods.filter((p) => !removed.includes(p));
+    expect(await k.listReferrers({ dependency: node })).toEqual({ found: true, referrers: kept });
+    const patches = counting.requests.filter((r) => r.startsWith('PATCH') && r.endsWith(`/nodes/${node.name}`));
+    // The first edit writes alone; the rest wait for it and go together (a few more rounds at most).
+    expect(patches.length).toBeLessThanOrEqual(4);
   });
 
   it('fails non-retryable to add to a missing dependency, and treats removal from one as done', async () => {
@@ -171,19 +203,6 @@ describe('releaseFinalizer', () => {
     expect(await k.readObject({ ref })).toMatchObject({ finalizers: [other, TRANSLATION_FINALIZER] });
   });
 });
-
-/** The admin's kubeconfig, noting the method and path of every request made through it. */
-class CountingKubeConfig extends k8s.KubeConfig {
-  readonly requests: string[] = [];
-  constructor(from: k8s.KubeConfig) {
-    super();
-    this.loadFromString(from.exportConfig());
-  }
-  override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
-    this.requests.push(`${context.getHttpMethod()} ${new URL(context.getUrl()).pathname}`);
-    return super.applySecurityAuthentication(context);
-  }
-}
 
 describe('rememberingWrites', () => {
   const synced = { status: 'True' as const, reason: 'Synced', message: 'pushed' };

@@ -76,39 +76,117 @@ export function referrersFinalizers(finalizers: string[], deleting: boolean, hol
     : [...others, ...wanted];
 }
 
-export function createReferrerActivities(objects: Objects) {
-  /** Rewrites the list with `change`; a patch carries the resourceVersion it was computed from, so no concurrent change is lost. */
-  const edit = (dependency: ObjectRef, change: (refs: ObjectRef[]) => ObjectRef[], missing: () => ReferrersResult) =>
-    update<ReferrersResult>(objects.accessor(dependency), (current) => {
-      if (!current) return { done: missing() };
-      const after = normalizeReferrers(change(readReferrers(current)));
-      const text = after.length ? JSON.stringify(after) : undefined;
-      const finalizers = current.metadata.finalizers ?? [];
-      const deleting = Boolean(current.metadata.deletionTimestamp);
-      const held = finalizers.some(isReferrersFinalizer);
-      // No finalizer may be added to an object being deleted; one no longer needed goes with the last referrer.
-      const nextFinalizers = referrersFinalizers(finalizers, deleting, after.length > 0 && (held || !deleting));
-      const annotations = current.metadata.annotations ?? {};
-      const legacyAnnotation = annotations[LEGACY_REFERRERS] !== undefined;
-      if (!legacyAnnotation && annotations[REFERRERS_ANNOTATION] === text && !nextFinalizers)
-        return { done: { found: true, referrers: after, changed: false } };
-      return {
-        patch: {
-          metadata: {
-            resourceVersion: current.metadata.resourceVersion,
-            // An empty list removes the annotation (null deletes a key in a merge patch), and the old name goes.
-            annotations: {
-              [REFERRERS_ANNOTATION]: text ?? null,
-              ...(legacyAnnotation ? { [LEGACY_REFERRERS]: null } : {}),
-            },
-            finalizers: nextFinalizers ?? finalizers,
-          },
-        },
-        strategy: k8s.PatchStrategy.MergePatch,
-        then: () => ({ found: true, referrers: after, changed: true }),
-      };
-    });
+/** One caller's change to a dependency's list, and how it learns the outcome. */
+interface Edit {
+  change: (refs: ObjectRef[]) => ObjectRef[];
+  /** The answer when the dependency does not exist (or a throw). */
+  missing: () => ReferrersResult;
+  resolve: (result: ReferrersResult) => void;
+  reject: (error: unknown) => void;
+}
 
+type Outcome = { result: ReferrersResult } | { error: unknown };
+
+const sameRefs = (a: ObjectRef[], b: ObjectRef[]) =>
+  a.length === b.length && a.every((ref, i) => key(ref) === key(b[i]!));
+
+/**
+ * Rewrites the list with every edit of `batch`, in order, in one patch; the patch carries the resourceVersion it was
+ * computed from, so no concurrent change is lost.
+ */
+const writeEdits = (objects: Objects, dependency: ObjectRef, batch: Edit[]) =>
+  update<Outcome[]>(objects.accessor(dependency), (current) => {
+    if (!current)
+      return {
+        done: batch.map((edit): Outcome => {
+          try {
+            return { result: edit.missing() };
+          } catch (error) {
+            return { error };
+          }
+        }),
+      };
+    let refs = readReferrers(current);
+    const stepChanged = batch.map((edit) => {
+      const before = refs;
+      refs = normalizeReferrers(edit.change(refs));
+      return !sameRefs(before, refs);
+    });
+    const after = refs;
+    const text = after.length ? JSON.stringify(after) : undefined;
+    const finalizers = current.metadata.finalizers ?? [];
+    const deleting = Boolean(current.metadata.deletionTimestamp);
+    const held = finalizers.some(isReferrersFinalizer);
+    // No finalizer may be added to an object being deleted; one no longer needed goes with the last referrer.
+    const nextFinalizers = referrersFinalizers(finalizers, deleting, after.length > 0 && (held || !deleting));
+    const annotations = current.metadata.annotations ?? {};
+    const legacyAnnotation = annotations[LEGACY_REFERRERS] !== undefined;
+    const outcomes = (written: boolean) =>
+      // A write that only renames (the annotation, the finalizer) is every edit's.
+      stepChanged.map(
+        (own): Outcome => ({
+          result: { found: true, referrers: after, changed: written && (own || !stepChanged.includes(true)) },
+        }),
+      );
+    if (!legacyAnnotation && annotations[REFERRERS_ANNOTATION] === text && !nextFinalizers)
+      return { done: outcomes(false) };
+    return {
+      patch: {
+        metadata: {
+          resourceVersion: current.metadata.resourceVersion,
+          // An empty list removes the annotation (null deletes a key in a merge patch), and the old name goes.
+          annotations: {
+            [REFERRERS_ANNOTATION]: text ?? null,
+            ...(legacyAnnotation ? { [LEGACY_REFERRERS]: null } : {}),
+          },
+          finalizers: nextFinalizers ?? finalizers,
+        },
+      },
+      strategy: k8s.PatchStrategy.MergePatch,
+      then: () => outcomes(true),
+    };
+  });
+
+/**
+ * Edits of one dependency that arrive while its list is being written wait, and then go together in the next write:
+ * a burst of Pods on one Node makes a patch per round, not one each (and most of them a conflict, a fresh read and a
+ * retry). Later rounds run in the first caller's scope, whose memory holds the object as the last write left it, so
+ * they need no read either (a writer elsewhere is caught by the resourceVersion, as always).
+ */
+function coalescedEdits(write: (dependency: ObjectRef, batch: Edit[]) => Promise<Outcome[]>) {
+  const waiting = new Map<string, Edit[]>();
+  const writeRounds = async (dependency: ObjectRef, first: Edit[]) => {
+    const at = key(dependency);
+    for (let batch = first; batch.length > 0; ) {
+      try {
+        const outcomes = await write(dependency, batch);
+        batch.forEach((edit, i) => {
+          const outcome = outcomes[i]!;
+          if ('result' in outcome) edit.resolve(outcome.result);
+          else edit.reject(outcome.error);
+        });
+      } catch (error) {
+        for (const edit of batch) edit.reject(error);
+      }
+      batch = waiting.get(at) ?? [];
+      waiting.set(at, []);
+    }
+    waiting.delete(at);
+  };
+  return (dependency: ObjectRef, change: Edit['change'], missing: Edit['missing']) =>
+    new Promise<ReferrersResult>((resolve, reject) => {
+      const queued = waiting.get(key(dependency));
+      if (queued) {
+        queued.push({ change, missing, resolve, reject });
+        return;
+      }
+      waiting.set(key(dependency), []);
+      void writeRounds(dependency, [{ change, missing, resolve, reject }]);
+    });
+}
+
+export function createReferrerActivities(objects: Objects) {
+  const edit = coalescedEdits((dependency, batch) => writeEdits(objects, dependency, batch));
   return {
     addReferrer: ({ dependency, referrer }: ReferrerInput): Promise<ReferrersResult> =>
       edit(
