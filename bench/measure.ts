@@ -148,9 +148,18 @@ export function temporalProcesses(info: StackInfo): TemporalProcesses {
   return { servers: info.pids.temporal ? [info.pids.temporal] : [] };
 }
 
-/** Resident set size of a process, in bytes (VmRSS of /proc/<pid>/status). */
+/**
+ * Resident set size of a process, in bytes (VmRSS of /proc/<pid>/status); 0 once it has exited, so that a worker that
+ * ends mid-run leaves the run to fail on what it left undone, not the sampler's timer to end the bench.
+ */
 function residentBytes(pid: number): number {
-  const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return 0;
+  }
+  const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
   return Number(kb ?? 0) * 1024;
 }
 
