@@ -9,7 +9,7 @@ import { createMidonetClient } from '../activities/midonet';
 import type { Stack } from '../deploy/local';
 import { EmulatorAdmin } from '../deploy/local/midonet';
 import { startPrivateStack } from '../deploy/local/jest/stack-info';
-import { baseWorkerEnv, stackEnv } from '../test/support';
+import { stackEnv } from '../test/support';
 import { createNode, listTranslations, readyOf, waitFor } from '../test/support/objects-harness';
 import { type RunningWorker } from '../worker';
 import { runWorker } from '../cli/worker';
@@ -41,11 +41,13 @@ beforeAll(async () => {
   await admin.reset();
   for (const host of cluster.hosts) await admin.seedHost(host);
   const env: NodeJS.ProcessEnv = {
-    ...baseWorkerEnv(info),
     ...stackEnv(info),
     STEWARD_TASK_QUEUE: taskQueue,
+    STEWARD_HTTP_HOST: '127.0.0.1',
+    STEWARD_HTTP_PORT: '0',
     STEWARD_STARTER_HTTP_HOST: '127.0.0.1',
     STEWARD_STARTER_HTTP_PORT: '0',
+    STEWARD_LOG_LEVEL: 'error',
   };
   const workerConfig = loadWorkerConfig({}, env);
   await createMidonetClient(workerConfig.midonet!).ensure(clusterRouter());

@@ -95,7 +95,7 @@ describe('the AWS SDK', () => {
     execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: __dirname, encoding: 'utf8' }).trim();
   const awsModules = `Object.keys(require.cache).filter((m) => m.includes('@aws-sdk')).length`;
 
-  it('is not loaded by a worker whose cloud is libvirt (it adds some 70 MB)', () => {
+  it('is not loaded by a worker whose cloud is libvirt (it adds some 30 MB)', () => {
     expect(loadsAwsSdk(`require('../../cli/worker'); console.log(${awsModules})`)).toBe('0');
   });
 

@@ -143,7 +143,7 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
 
 export function createCloudProvider(config: CloudConfig): CloudProvider {
   if (config.provider === 'libvirt') return createLibvirtProvider(config.libvirt);
-  // Loaded only for aws: the AWS SDK adds some 70 MB to every worker's memory (docs/benchmarks.md).
+  // Loaded only for aws: the AWS SDK added some 30 MB to every idle worker (docs/benchmarks.md).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createAwsProvider } = require('./aws') as typeof import('./aws');
   return createAwsProvider(config.aws);
