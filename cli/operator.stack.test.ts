@@ -7,8 +7,9 @@ import { stackInfo } from '../deploy/local/jest/stack-info';
 import { type RunningWorker } from '../worker';
 import { runProbeWorker } from '../test/support';
 import { finish, operatorStandIn } from '../test/support/probe-workflows';
-import { stateQuery, type LifecycleStateView } from '../model/messages';
 import { parseObjectRef, workflowId } from '../model/naming';
+import { isWorkflowNotReady } from '../platform/temporal-update';
+import { cleanupUpdate, stateQuery, type LifecycleStateView } from '../model/messages';
 import { registerOperatorCommands } from './operator';
 
 const { address } = stackInfo().temporal;
@@ -96,6 +97,29 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
     await expect(steward('status', 'translation', `${namespace}/pod.4.db`)).rejects.toThrow(
       "a Translation a Node, Pod, Service or Endpoints owns has no workflow of its own: ask its owner's",
     );
+  });
+
+  it('a cleanup the server refuses while the workflow task fails is sent again until the task succeeds', async () => {
+    const failingTarget = `${namespace}/failing`;
+    const ref = parseObjectRef('pod', failingTarget);
+    const failing = await running.client.workflow.start(operatorStandIn, {
+      taskQueue,
+      workflowId: workflowId(ref),
+      args: [ref, { refuseCleanupTasksUntil: Date.now() + 5_000 }],
+    });
+    standIns.push(failing);
+    // What the server answers the client in that window: refused, not ready.
+    const refused = await failing
+      .executeUpdate(cleanupUpdate, { args: [{ mode: 'retry', reason: 'raw', requestedBy: 'test' }] })
+      .catch((error: unknown) => error);
+    expect(isWorkflowNotReady(refused)).toBe(true);
+
+    expect(await steward('cleanup', 'pod', failingTarget, '--reason', 'worker crashed')).toBe(
+      `cleanup ${workflowId(ref)}: accepted in state stuck: cleanup (retry) started\n`,
+    );
+    expect((await failing.query(stateQuery)).actions).toEqual([
+      expect.objectContaining({ action: 'cleanup', reason: 'worker crashed' }),
+    ]);
   });
 
   it('works as a process: status exits 0 with the table, a rejected cleanup exits 1 with the reason', async () => {

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../platform/temporal-config';
 import { connectClient } from '../platform/temporal-connection';
+import { executeUpdateWhenReady } from '../platform/temporal-update';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import {
   cleanupModes,
@@ -97,7 +98,7 @@ function registerAction<R>(
       }
       const result = await withWorkflow(loadTemporalConfig(options), id, async (client) => {
         try {
-          return await client.workflow.getHandle(id).executeUpdate(update, { args: [request.data] });
+          return await executeUpdateWhenReady(client.workflow.getHandle(id), update, request.data);
         } catch (error) {
           if (error instanceof WorkflowUpdateFailedError)
             throw new Error(`${name} ${id} rejected: ${error.cause?.message ?? error.message}`);

@@ -7,6 +7,7 @@ import { stackInfo } from '../deploy/local/jest/stack-info';
 import { translationLifecycle } from './index';
 import { observedSignal, refreshUpdate, stateQuery, type Observation } from '../model/messages';
 import type { TranslationProjection } from '../model/translation/types';
+import { executeUpdateWhenReady } from '../platform/temporal-update';
 
 /** Debian's Chromium, which playwright-core drives (it brings no browser of its own). */
 const CHROMIUM = '/usr/bin/chromium';
@@ -84,8 +85,9 @@ describe('timer names in the Temporal UI', () => {
       expect((await handle.query(stateQuery)).state).toBe(state);
     };
     await stateIs('synced');
-    await handle.executeUpdate(refreshUpdate, {
-      args: [{ requestedBy: 'timer-names test', reason: 'cancel the drift timer, fail the push' }],
+    await executeUpdateWhenReady(handle, refreshUpdate, {
+      requestedBy: 'timer-names test',
+      reason: 'cancel the drift timer, fail the push',
     });
     await stateIs('stuck');
 

@@ -18,6 +18,7 @@ import { waitFor } from '../support';
 import type { Backend } from '../support/cloud-backends';
 import * as peerPods from '../support/peerpods-harness';
 import { namespace, type PeerPodHarness } from '../support/peerpods-harness';
+import { executeUpdateWhenReady } from '../../platform/temporal-update';
 
 const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
 let serial = 0;
@@ -187,8 +188,10 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     expect(await alive(backend, instanceId)).toBe(true);
 
     // An operator who knows better gives the VM up; it is deleted here by hand.
-    await peerPods.handleOf(h, peerPod).executeUpdate(cleanupUpdate, {
-      args: [{ mode: 'orphan', requestedBy: 'e2e', reason: 'the VM is in this cloud after all' }],
+    await executeUpdateWhenReady(peerPods.handleOf(h, peerPod), cleanupUpdate, {
+      mode: 'orphan',
+      requestedBy: 'e2e',
+      reason: 'the VM is in this cloud after all',
     });
     await peerPods.peerPodGone(h, peerPod);
     await backend.deleteOutOfBand(instanceId);

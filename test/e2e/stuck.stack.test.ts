@@ -19,6 +19,7 @@ import {
   waitFor,
   waitForState,
 } from '../support/pusher-harness';
+import { executeUpdateWhenReady } from '../../platform/temporal-update';
 
 // Retries of a stuck lifecycle pushed out of the test's reach: only the operator's cleanup may move it on.
 const NO_AUTOMATIC_RETRY = { stuckRetryMs: 60 * 60_000 };
@@ -98,8 +99,10 @@ describe('MidoNet down', () => {
     await expectStuckEverywhere(name);
 
     // Orphaning needs no backend: MidoNet stays down until the Translation is gone.
-    await handleOf(h, name).executeUpdate(cleanupUpdate, {
-      args: [{ mode: 'orphan', reason: 'MidoNet is being rebuilt', requestedBy: 'oncall' }],
+    await executeUpdateWhenReady(handleOf(h, name), cleanupUpdate, {
+      mode: 'orphan',
+      reason: 'MidoNet is being rebuilt',
+      requestedBy: 'oncall',
     });
     await waitFor(
       'the Translation to be gone from the API server',

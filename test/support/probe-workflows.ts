@@ -4,8 +4,10 @@ import {
   defineSignal,
   proxyActivities,
   setHandler,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
   cleanupRequest,
   cleanupUpdate,
@@ -38,6 +40,8 @@ export async function failOnce(): Promise<void> {
 
 export const finish = defineSignal('finish');
 
+const unregisteredKey = defineSearchAttributeKey('StewardTestUnregistered', SearchAttributeType.KEYWORD);
+
 /** A stand-in lifecycle workflow that only answers the `state` query with `view`, until `finish`. */
 export async function stateStandIn(view: LifecycleStateView): Promise<void> {
   let finished = false;
@@ -48,9 +52,11 @@ export async function stateStandIn(view: LifecycleStateView): Promise<void> {
 
 /**
  * A stand-in lifecycle workflow that starts `stuck`, answers the `state` query and takes the operator Updates with
- * validators like the real ones: cleanup only when stuck, resume only when paused.
+ * validators like the real ones: cleanup only when stuck, resume only when paused. Until `refuseCleanupTasksUntil`
+ * (epoch ms), the server refuses to complete a workflow task that carries a cleanup, as it does when a task's
+ * completion fails its checks while an Update is in it.
  */
-export async function operatorStandIn(ref: ObjectRef): Promise<void> {
+export async function operatorStandIn(ref: ObjectRef, { refuseCleanupTasksUntil = 0 } = {}): Promise<void> {
   const view: LifecycleStateView = {
     ref,
     uid: 'uid-1',
@@ -97,8 +103,16 @@ export async function operatorStandIn(ref: ObjectRef): Promise<void> {
 
   setHandler(
     cleanupUpdate,
-    (request) =>
-      act('cleanup', request, request.mode === 'retry' ? 'pushing' : 'done', `cleanup (${request.mode}) started`),
+    (request) => {
+      // A search attribute the namespace does not have: the server fails the task's completion (BadSearchAttributes).
+      if (Date.now() < refuseCleanupTasksUntil) upsertSearchAttributes([{ key: unregisteredKey, value: 'x' }]);
+      return act(
+        'cleanup',
+        request,
+        request.mode === 'retry' ? 'pushing' : 'done',
+        `cleanup (${request.mode}) started`,
+      );
+    },
     {
       validator: (request) => {
         validRequest(cleanupRequest, request);

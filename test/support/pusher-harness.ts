@@ -34,6 +34,7 @@ import { sampleCluster, sampleClusterTranslations } from '../../model/translatio
 import type { BackendResource, Translation } from '../../model/translation/types';
 import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import type { translationLifecycle } from '../../workflows/translation-lifecycle';
+import { executeUpdateWhenReady } from '../../platform/temporal-update';
 
 export const repoRoot = join(__dirname, '..', '..');
 const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
@@ -363,7 +364,7 @@ export const refuseDeletion = (h: Pick<Harness, 'admin'>, path: string, message:
 
 /** `cleanup --mode force` through the workflow's update, as the on-call operator would run it. */
 export const forceCleanup = (h: Harness, name: string, reason: string) =>
-  handleOf(h, name).executeUpdate(cleanupUpdate, { args: [{ mode: 'force', reason, requestedBy: 'oncall' }] });
+  executeUpdateWhenReady(handleOf(h, name), cleanupUpdate, { mode: 'force', reason, requestedBy: 'oncall' });
 
 /** Workflow ids that visibility lists for `query` (eventually consistent: poll). */
 export async function listWorkflowIds(h: Harness, query: string): Promise<string[]> {
