@@ -59,6 +59,7 @@ interface ActionOptions extends Flags {
   reason?: string;
   by?: string;
   mode?: string;
+  evenIfLive?: boolean;
 }
 
 /** The object the words name (`pod/nginx -n web`, `pod web/nginx`, `pod/web/nginx`): its workflow id. */
@@ -80,7 +81,13 @@ function registerAction<R>(
     .description(`${description}; ${TARGET_HELP}`)
     .option('--reason <text>', 'why (recorded in the workflow with who asked)')
     .option('--by <who>', 'who asks (default $USER@hostname)');
-  if (name === 'cleanup') command.option('--mode <mode>', `${cleanupModes.join(' | ')} (default retry)`);
+  if (name === 'cleanup')
+    command
+      .option('--mode <mode>', `${cleanupModes.join(' | ')} (default retry)`)
+      .option(
+        '--even-if-live',
+        'let orphan or force end the lifecycle of an object that is not being deleted (recorded with the action)',
+      );
   addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
     async (target: string, objectName: string | undefined, options: ActionOptions, self: Command) => {
       const flags = readObjectFlags(name, options, ['json', 'yaml']);
@@ -89,6 +96,7 @@ function registerAction<R>(
         reason: options.reason ?? '',
         requestedBy: options.by ?? defaultRequester(),
         mode: options.mode ?? 'retry',
+        ...(options.evenIfLive ? { evenIfLive: true } : {}),
       });
       if (!request.success) {
         const problems = request.error.issues.map(
@@ -160,7 +168,13 @@ export function formatStatus(
     actions.length
       ? `recent operator actions\n${table(
           ['AT', 'ACTION', 'MODE', 'BY', 'REASON'],
-          actions.map((a) => [a.at, a.action, a.mode ?? '', a.requestedBy, a.reason]),
+          actions.map((a) => [
+            a.at,
+            a.action,
+            `${a.mode ?? ''}${a.evenIfLive ? ' (even if live)' : ''}`,
+            a.requestedBy,
+            a.reason,
+          ]),
         )}`
       : 'recent operator actions: none',
     '',

@@ -39,6 +39,8 @@ export const cleanupModes = ['retry', 'orphan', 'force'] as const;
 const cleanupRequest = z.object({
   ...operatorRequest,
   mode: z.enum(cleanupModes, { error: `mode must be one of ${cleanupModes.join(', ')}` }),
+  /** `orphan` or `force` of an object that is not being deleted ends its lifecycle while it lives: said explicitly. */
+  evenIfLive: z.boolean().optional(),
 });
 const operatorRequestSchema = z.object(operatorRequest);
 

@@ -107,6 +107,8 @@ export interface LifecycleError {
 export interface ActionRecord {
   action: 'cleanup' | 'pause' | 'resume' | 'refresh';
   mode?: CleanupMode;
+  /** A cleanup that ended the lifecycle of an object that was not being deleted, as the operator said it would. */
+  evenIfLive?: true;
   requestedBy: string;
   reason: string;
   at: string;

@@ -47,6 +47,8 @@ export const Reason = {
   Synced: 'Synced',
   /** Retries ran out (when the failure itself has no reason): the lifecycle waits in `stuck` for time or an operator. */
   Stuck: 'Stuck',
+  /** An operator paused the lifecycle: nothing is pushed or deleted until resume; its conditions and an Event say so. */
+  Paused: 'Paused',
   /**
    * A Translation refused whole before any of it was pushed (a resource of unknown kind, a body that is not JSON, a
    * missing parent, an ID listed twice, over the size limits): the MidoNet activity's failure, which the pusher waits

@@ -1,5 +1,6 @@
 import {
   allHandlersFinished,
+  ApplicationFailure,
   condition,
   continueAsNew,
   log,
@@ -101,14 +102,21 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
     { type: 'refresh', update: refreshUpdate, signal: refreshSignal, schema: operatorRequestSchema },
   ] as const;
   for (const { type, update, signal, schema } of operatorActions) {
-    /** The reason an action is refused, or undefined when the current state accepts it. */
-    const refusal = (request: unknown): string | undefined => {
+    /** Why an action is refused (a malformed request, or one the current state does not take), if it is. */
+    const refusal = (request: unknown): { type: 'InvalidRequest' | 'NotAllowed'; message: string } | undefined => {
       const parsed = schema.safeParse(request);
-      if (!parsed.success) return `invalid ${type} request: ${describeIssues(parsed.error, 'request')}`;
-      const event = { type, request: parsed.data, at: '' };
-      if (!interpreter.snapshot.can(event))
-        return `${type} is not possible while the lifecycle is ${stateName(interpreter.snapshot.value)}${hint(type)}`;
-      return undefined;
+      if (!parsed.success)
+        return {
+          type: 'InvalidRequest',
+          message: `invalid ${type} request: ${describeIssues(parsed.error, 'request')}`,
+        };
+      const can = (request: object) => interpreter.snapshot.can({ type, request, at: '' });
+      if (can(parsed.data)) return undefined;
+      const cleanup = type === 'cleanup' ? (parsed.data as z.infer<typeof cleanupRequest>) : undefined;
+      if (cleanup && !cleanup.evenIfLive && can({ ...cleanup, evenIfLive: true }))
+        return { type: 'NotAllowed', message: liveCleanupRefusal(ref, cleanup.mode) };
+      const state = stateName(interpreter.snapshot.value);
+      return { type: 'NotAllowed', message: `${type} is not possible while the lifecycle is ${state}${hint(type)}` };
     };
     setHandler(
       update as UpdateDefinition<ActionResult, [unknown]>,
@@ -119,19 +127,30 @@ function handleLifecycleMessages<TContext, TEvent extends { type: string }, TPar
       },
       {
         validator: (request: unknown) => {
-          const reason = refusal(request);
-          if (reason) throw new Error(reason);
+          const refused = refusal(request);
+          // Non-retryable: the same request is refused again until the object or the request changes.
+          if (refused) throw ApplicationFailure.nonRetryable(refused.message, refused.type);
         },
         description: `Operator action ${type}, validated against the current state; records who asked and why.`,
       },
     );
     // A signal cannot be refused, so an invalid one is only logged: use the update to get the reason back.
     setHandler(signal as SignalDefinition<[unknown]>, (request: unknown) => {
-      const reason = refusal(request);
-      if (reason) log.warn(`ignored ${type} signal: ${reason}`);
+      const refused = refusal(request);
+      if (refused) log.warn(`ignored ${type} signal: ${refused.message}`);
       else send({ type, request } as LifecycleEvent);
     });
   }
+}
+
+/** `orphan` and `force` end the lifecycle: of an object not being deleted, only when the operator says so. */
+function liveCleanupRefusal(ref: ObjectRef, mode: string): string {
+  const namespace = ref.namespace ? ` -n ${ref.namespace}` : '';
+  return (
+    `cleanup --mode ${mode} would end the lifecycle of ${describeRef(ref)} while it is not being deleted: delete it ` +
+    `first (kubectl delete ${ref.kind.toLowerCase()}${namespace} ${ref.name}), or, to end it while it lives, add ` +
+    '--even-if-live (evenIfLive: true in the request), which is recorded'
+  );
 }
 
 function hint(type: string): string {

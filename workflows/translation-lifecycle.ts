@@ -3,6 +3,7 @@ import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
 import { backendChangedSchema, backendChangedSignal } from '../model/messages';
 import {
   translationLifecycleMachine,
+  type TranslationActionParams,
   type TranslationMachineContext,
   type TranslationTimings,
 } from './machines/translation';
@@ -70,10 +71,7 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
         return { type: 'released' };
       },
       recordStatus: async (p) => {
-        const synced = p.state === 'synced';
-        const condition = synced
-          ? { status: 'True' as const, reason: Reason.Synced, message: p.eventMessage }
-          : { status: 'False' as const, reason: p.error?.reason ?? Reason.Stuck, message: p.eventMessage };
+        const { ready, synced, eventType } = conditionsOf(p);
         await kubernetes.recordTranslationStatus.executeWithOptions(
           { summary: `status ${p.state} and a ${p.eventReason} Event on ${what}` },
           [
@@ -83,9 +81,9 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
               ...(p.keepChildResources
                 ? {}
                 : { childResources: p.resources.map(({ kind, id, state }) => ({ kind, id, state })) }),
-              ready: condition,
-              synced: condition,
-              event: { type: synced ? 'Normal' : 'Warning', reason: p.eventReason, message: p.eventMessage },
+              ready,
+              synced,
+              event: { type: eventType, reason: p.eventReason, message: p.eventMessage },
             },
           ],
         );
@@ -96,3 +94,19 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
 }
 
 const asView = (r: PushedResource) => ({ kind: r.kind, id: r.id, state: r.state });
+
+/** Ready and Synced as the state says; paused, Ready still says what MidoNet holds (true while nothing waits). */
+function conditionsOf(p: TranslationActionParams['recordStatus']) {
+  const paused = p.state === 'paused';
+  const synced =
+    p.state === 'synced'
+      ? { status: 'True' as const, reason: Reason.Synced, message: p.eventMessage }
+      : {
+          status: 'False' as const,
+          reason: paused ? Reason.Paused : (p.error?.reason ?? Reason.Stuck),
+          message: p.eventMessage,
+        };
+  const ready = paused && p.readyWhilePaused ? { ...synced, status: 'True' as const } : synced;
+  const eventType: 'Normal' | 'Warning' = p.state === 'synced' || paused ? 'Normal' : 'Warning';
+  return { ready, synced, eventType };
+}

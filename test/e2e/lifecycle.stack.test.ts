@@ -1,8 +1,9 @@
 // The pusher end to end: Translations created, changed, paused and deleted in the real API server, pushed by the real
 // starter and worker into the MidoNet emulator, deleted by the real garbage collector.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { observationsIn } from '../support';
-import { cleanupUpdate } from '../../model/messages';
+import { cleanupUpdate, stateQuery } from '../../model/messages';
 import type { Translation } from '../../model/translation/types';
 import {
   bridgeId,
@@ -221,6 +222,16 @@ describe('operator actions', () => {
       'accepted in state synced',
     );
     expect((await stateOf(h, name)).state).toBe('paused');
+    // Its conditions say paused, by whom and why; Ready still says what MidoNet holds.
+    const conditions = async () =>
+      Object.fromEntries(
+        ((await readTranslation(h, name))?.status?.conditions ?? []).map((c) => [c.type, [c.status, c.reason]]),
+      );
+    await waitFor('the paused conditions', async () => (await conditions()).Synced?.[1] === 'Paused');
+    expect(await conditions()).toEqual({ Ready: ['True', 'Paused'], Synced: ['False', 'Paused'] });
+    expect((await readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Synced')?.message).toBe(
+      'paused by alice (maintenance): changes and deletion wait for steward resume',
+    );
 
     await patchResources(h, name, bridgeTranslation(h.namespace, name, [bridgeId(41), bridgeId(42)]).resources);
     // The starter delivers the change (the observation is in the workflow's record) but nothing is pushed.
@@ -238,6 +249,7 @@ describe('operator actions', () => {
     await waitFor('the held change to be pushed', async () => (await emulatorIds(h)).Bridge?.includes(bridgeId(42)));
     const view = await waitForState(h, name, 'synced');
     expect(view.resources.map((r) => r.id)).toEqual([bridgeId(41), bridgeId(42)]);
+    expect(await conditions()).toEqual({ Ready: ['True', 'Synced'], Synced: ['True', 'Synced'] });
     expect(view.actions.map((a) => [a.action, a.requestedBy, a.reason])).toEqual([
       ['pause', 'alice', 'maintenance'],
       ['resume', 'alice', 'done'],
@@ -260,5 +272,52 @@ describe('operator actions', () => {
     await expect(steward(h, 'resume', 'translation', target(), '--reason', 'twice')).rejects.toThrow(
       `resume ${id()} rejected: resume is not possible while the lifecycle is synced (only a paused lifecycle resumes)`,
     );
+  });
+
+  // Last: the lifecycle ends.
+  it('orphan or force of a live object is refused (non-retryable, saying how to delete it) unless said even if live, which is recorded', async () => {
+    await steward(h, 'pause', 'translation', target(), '--reason', 'maintenance');
+    const refusal = `would end the lifecycle of Translation ${target()} while it is not being deleted: delete it first (kubectl delete translation -n ${h.namespace} ${name})`;
+    for (const mode of ['force', 'orphan'])
+      await expect(steward(h, 'cleanup', 'translation', target(), '--mode', mode, '--reason', 'r')).rejects.toThrow(
+        `cleanup ${id()} rejected: cleanup --mode ${mode} ${refusal}`,
+      );
+    const rejected = await handleOf(h, name)
+      .executeUpdate(cleanupUpdate, { args: [{ mode: 'force', reason: 'r', requestedBy: 'e2e' }] })
+      .catch((e: unknown) => e);
+    expect(rejected).toBeInstanceOf(WorkflowUpdateFailedError);
+    const cause = (rejected as WorkflowUpdateFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect([(cause as ApplicationFailure).type, (cause as ApplicationFailure).nonRetryable]).toEqual([
+      'NotAllowed',
+      true,
+    ]);
+    expect((await stateOf(h, name)).state).toBe('paused');
+
+    const { runId } = await handleOf(h, name).describe();
+    expect(
+      await steward(
+        h,
+        'cleanup',
+        'translation',
+        target(),
+        '--mode',
+        'orphan',
+        '--even-if-live',
+        '--reason',
+        'moving it',
+        '--by',
+        'bob',
+      ),
+    ).toContain('accepted in state paused');
+    const run = h.client.workflow.getHandle(id(), runId);
+    await run.result();
+    expect((await run.query(stateQuery)).actions.at(-1)).toMatchObject({
+      action: 'cleanup',
+      mode: 'orphan',
+      evenIfLive: true,
+      requestedBy: 'bob',
+      reason: 'moving it',
+    });
   });
 });

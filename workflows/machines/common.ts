@@ -2,6 +2,7 @@ import type { AnyStateMachine } from 'xstate';
 import { timerActions, type PersistedMachine } from '../interpreter';
 import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
+import { Reason } from '../../model/vocabulary';
 
 /**
  * Pieces every lifecycle machine shares, so that they speak one language: the actions the interpreter carries out,
@@ -39,12 +40,9 @@ export function withOperatorAction(
 ): { actions: ActionRecord[] } | Record<string, never> {
   if (!['cleanup', 'pause', 'resume', 'refresh'].includes(event.type)) return {};
   const { type, request, at } = event as OperatorEvent;
-  const mode = 'mode' in request ? request.mode : undefined;
+  const cleanup = 'mode' in request ? { mode: request.mode, ...(request.evenIfLive ? { evenIfLive: true } : {}) } : {};
   return {
-    actions: [
-      ...actions,
-      { action: type, ...(mode ? { mode } : {}), requestedBy: request.requestedBy, reason: request.reason, at },
-    ],
+    actions: [...actions, { action: type, ...cleanup, requestedBy: request.requestedBy, reason: request.reason, at }],
   };
 }
 
@@ -95,11 +93,16 @@ export function interpretedActions<TParams>(names: readonly (keyof TParams & str
   return { ...declared, ...timerActions };
 }
 
-/** The guards of `cleanupTransitions`, for `setup({ guards })`: which mode of cleanup an operator asked for. */
-export const cleanupGuards = {
+/**
+ * The guards of `cleanupTransitions`, for `setup({ guards })`: which mode of cleanup an operator asked for. Giving up
+ * (`orphan`, `force`) ends the lifecycle, so it is taken for an object on its way out (`ending`, each machine's) and,
+ * for a live one, only when the operator said `evenIfLive`: otherwise the workflow would end while its object lives.
+ */
+export const cleanupGuards = <TContext>(ending: (context: TContext) => boolean) => ({
   isRetry: ({ event }: { event: { type: string } }) => isCleanup(event) && event.request.mode === 'retry',
-  isGiveUp: ({ event }: { event: { type: string } }) => isCleanup(event) && event.request.mode !== 'retry',
-};
+  isGiveUp: ({ context, event }: { context: TContext; event: { type: string } }) =>
+    isCleanup(event) && event.request.mode !== 'retry' && (ending(context) || event.request.evenIfLive === true),
+});
 const isCleanup = (event: { type: string }): event is { type: 'cleanup'; request: CleanupRequest } =>
   event.type === 'cleanup';
 
@@ -146,11 +149,16 @@ export const stuckTransitions = {
 } as const;
 
 /**
- * `paused`: `resume` and `cleanup` as in `stuck`; observations and failures are recorded, nothing is started. A pause
+ * `paused`: `resume` and `cleanup` as in `stuck`; observations and failures are recorded, nothing else is started. A pause
  * can arrive while an action runs: its result still counts, as `ownResults` (each machine's) take it in.
  */
-export const pausedState = <const TOwnResults extends object>(ownResults: TOwnResults) =>
+export const pausedState = <const TOwnResults extends object, const TEntry = never>(
+  ownResults: TOwnResults,
+  /** What the lifecycle tells on entering (its status, an Event); a run continued while paused does not tell again. */
+  entry?: TEntry,
+) =>
   ({
+    ...(entry === undefined ? {} : { entry }),
     tags: ['continueAsNewSafe'],
     on: {
       pause: {},
@@ -161,6 +169,25 @@ export const pausedState = <const TOwnResults extends object>(ownResults: TOwnRe
       ...ownResults,
     },
   }) as const;
+
+/** What a paused lifecycle says (its status, an Event): who paused it and why, and that its work waits. */
+export function pausedMessage(actions: readonly ActionRecord[]): string {
+  const pause = actions.at(-1);
+  return `paused by ${pause?.requestedBy ?? 'an operator'} (${pause?.reason ?? 'no reason given'}): changes and deletion wait for steward resume`;
+}
+
+/** The Event a paused lifecycle records on its object (`target`), as `pausedState`'s entry. */
+export const pausedEvent = <TContext extends { actions: ActionRecord[] }>(
+  target: (context: TContext) => ObjectRef,
+) => ({
+  type: 'recordEvent' as const,
+  params: ({ context }: { context: TContext }): RecordEventParams => ({
+    ref: target(context),
+    type: 'Normal',
+    reason: Reason.Paused,
+    message: pausedMessage(context.actions),
+  }),
+});
 
 /**
  * The timers every lifecycle rests on, each named for what it waits for (the name is its summary in the Temporal

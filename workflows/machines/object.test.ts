@@ -1,6 +1,7 @@
 import { initialTransition, transition } from 'xstate';
 import type { Observation } from '../../model/messages';
 import {
+  expectGivingUpOnlyWhenEnding,
   expectOperatorActionsRecorded,
   machineEdges,
   scenarioRunner,
@@ -127,6 +128,10 @@ describe('object machine: every transition', () => {
   it('records every operator action it accepts, with who asked and why', () => {
     expectOperatorActionsRecorded(edges, { requestedBy: 'bob', reason: 'test', at });
   });
+
+  it('gives up (orphan, force) only a lifecycle whose object is on its way out, or when told even if live', () => {
+    expectGivingUpOnlyWhenEnding(edges, (c) => c.deleting || c.gone);
+  });
 });
 
 const run = scenarioRunner(objectMachine, { ref }, (a) => a.type);
@@ -191,6 +196,12 @@ describe('object machine: scenarios', () => {
       ['cancelTimer', 'finalize'],
     ],
     ['finalized ends it', [observed, applied!, notified!, deleting!, finalized!], 'done', []],
+    [
+      'a pause says so in an Event on the object',
+      [observed, applied!, notified!, { type: 'pause', request, at }],
+      'paused',
+      ['cancelTimer', 'recordEvent'],
+    ],
     ['a failed apply is stuck, retried by a timer', [observed, failed!], 'stuck', ['recordEvent', 'startTimer']],
     ['the stuck timer retries', [observed, failed!, retry!], 'translating', ['cancelTimer', 'apply']],
     [

@@ -9,6 +9,7 @@ import {
   nextIncarnationOf,
   observeAndDecide,
   observingState,
+  pausedEvent,
   pausedState,
   renameStates,
   restingState,
@@ -130,6 +131,9 @@ export interface ObjectActionParams {
   recordEvent: RecordEventParams;
 }
 
+/** Being deleted, or gone (another incarnation proves it). */
+const isGone = (context: ObjectContext) => context.gone || context.deleting;
+
 /** In a state that rests, a change of the object or of its dependency, or an operator's refresh, translates again. */
 const translateAgain = {
   observed: observeAndDecide,
@@ -183,7 +187,7 @@ export const objectMachine = setup({
     resumeToFinalizing: assign({ resumeTo: 'finalizing' as const }),
   },
   guards: {
-    isGone: ({ context }) => context.gone || context.deleting,
+    isGone: ({ context }) => isGone(context),
     isRefusedRequest: ({ event }) =>
       event.type === 'actionFailed' && (REFUSED_REQUEST_REASONS as readonly string[]).includes(event.reason),
     isInvalid: ({ context }) =>
@@ -195,7 +199,7 @@ export const objectMachine = setup({
       context.backendChanged === true || JSON.stringify(context.projection) !== context.inFlightProjection,
     isUnobserved: ({ context }) => context.uid === undefined,
     resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
-    ...cleanupGuards,
+    ...cleanupGuards(isGone),
   },
 }).createMachine({
   id: 'object',
@@ -355,10 +359,14 @@ export const objectMachine = setup({
         { target: 'deciding' },
       ],
     },
-    paused: pausedState({
-      applied: { actions: 'recordApplied' },
-      finalized: { guard: 'resumesFinalizing', target: 'done' },
-    }),
+    paused: pausedState(
+      {
+        applied: { actions: 'recordApplied' },
+        finalized: { guard: 'resumesFinalizing', target: 'done' },
+        eventRecorded: {},
+      },
+      pausedEvent((context: ObjectContext) => context.ref),
+    ),
     done: { type: 'final' },
   },
 });

@@ -1,6 +1,7 @@
 import { initialTransition } from 'xstate';
 import type { Observation } from '../../model/messages';
 import {
+  expectGivingUpOnlyWhenEnding,
   expectOperatorActionsRecorded,
   machineEdges,
   scenarioRunner,
@@ -145,6 +146,13 @@ describe('peer-pod machine: every transition', () => {
 
   it('records every operator action it accepts, with who asked and why', () => {
     expectOperatorActionsRecorded(edges, { requestedBy: 'bob', reason: 'test', at });
+  });
+
+  it('gives up (orphan, force) only a lifecycle whose object is on its way out, or when told even if live', () => {
+    expectGivingUpOnlyWhenEnding(
+      edges,
+      (c) => (c.pod?.gone ?? false) || (c.peerPod?.deleting ?? false) || (c.peerPod?.gone ?? false),
+    );
   });
 });
 

@@ -7,6 +7,7 @@ import {
   lifecycleRoot,
   observeAndDecide,
   observingState,
+  pausedEvent,
   pausedState,
   restingState,
   stuckState,
@@ -115,6 +116,10 @@ export interface PeerPodActionParams {
 }
 
 /** A PeerPod someone else wrote, live, not looked at yet: older ones of the same Pod may be left behind. */
+/** The Pod went, or the PeerPod is being deleted while it still holds our finalizer. */
+const isEnding = (context: PeerPodContext) =>
+  (context.pod?.gone ?? false) || (context.peerPod ? context.peerPod.deleting || context.peerPod.gone : false);
+
 const needsRetiring = (c: PeerPodContext) =>
   c.pod === undefined && c.peerPod !== undefined && !c.peerPod.deleting && !c.peerPod.gone && !c.olderRetired;
 
@@ -218,9 +223,7 @@ export const peerPodMachine = setup({
     resumeToDeleting: assign({ resumeTo: 'deleting' as const }),
   },
   guards: {
-    /** The Pod went, or the PeerPod is being deleted while it still holds our finalizer. */
-    isEnding: ({ context }) =>
-      (context.pod?.gone ?? false) || (context.peerPod ? context.peerPod.deleting || context.peerPod.gone : false),
+    isEnding: ({ context }) => isEnding(context),
     /** Only a Pod makes a VM, and only one nobody else made; a PeerPod alone (cloud-api-adaptor's) is only tracked. */
     needsVm: ({ context }) => context.pod !== undefined && context.vm === undefined && context.trackedBy === undefined,
     needsRecord: ({ context }) => context.pod !== undefined && !context.recorded && context.trackedBy === undefined,
@@ -232,7 +235,7 @@ export const peerPodMachine = setup({
     holdsPeerPod: ({ context }) => context.peerPod !== undefined && context.peerPod.held && !context.peerPod.gone,
     isUnobserved: ({ context }) => context.pod === undefined && context.peerPod === undefined,
     resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
-    ...cleanupGuards,
+    ...cleanupGuards(isEnding),
     knowsVm: ({ context }) => context.vm !== undefined,
     vmMissing: ({ event }) => event.type === 'vmObserved' && !event.exists,
   },
@@ -432,14 +435,18 @@ export const peerPodMachine = setup({
         { target: 'deciding' },
       ],
     },
-    paused: pausedState({
-      vmCreated: { actions: 'recordVm' },
-      vmMadeElsewhere: { actions: 'recordMadeElsewhere' },
-      olderRetired: { actions: 'markOlderRetired' },
-      peerPodRecorded: { actions: 'rememberPeerPod' },
-      vmDeleted: { actions: 'forgetVm' },
-      released: { guard: and(['resumesDeleting', not('mayHaveVm')]), target: 'done' },
-    }),
+    paused: pausedState(
+      {
+        vmCreated: { actions: 'recordVm' },
+        vmMadeElsewhere: { actions: 'recordMadeElsewhere' },
+        olderRetired: { actions: 'markOlderRetired' },
+        peerPodRecorded: { actions: 'rememberPeerPod' },
+        vmDeleted: { actions: 'forgetVm' },
+        released: { guard: and(['resumesDeleting', not('mayHaveVm')]), target: 'done' },
+        eventRecorded: {},
+      },
+      pausedEvent(eventTarget),
+    ),
     done: { type: 'final' },
   },
 });

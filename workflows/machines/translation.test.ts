@@ -2,6 +2,7 @@ import { initialTransition, transition } from 'xstate';
 import type { PushedResource } from '../../model/translation/types';
 import type { Observation } from '../../model/messages';
 import {
+  expectGivingUpOnlyWhenEnding,
   expectOperatorActionsRecorded,
   machineEdges,
   scenarioRunner,
@@ -119,6 +120,10 @@ describe('Translation machine: every transition', () => {
     expectOperatorActionsRecorded(edges, { requestedBy: 'alice', reason: 'test', at });
   });
 
+  it('gives up (orphan, force) only a lifecycle whose object is on its way out, or when told even if live', () => {
+    expectGivingUpOnlyWhenEnding(edges, (c) => c.deleting || c.gone);
+  });
+
   it('a change or deletion observed during a push is acted on after it: never synced with an unpushed generation or a pending deletion', () => {
     const settled = edges.filter((e) => value(e.to) === 'synced');
     for (const e of settled) {
@@ -182,9 +187,9 @@ const [
   retry,
   driftCheck,
 ] = events as [TranslationMachineEvent, ...TranslationMachineEvent[]];
-const cleanup = (mode: 'retry' | 'orphan' | 'force'): TranslationMachineEvent => ({
+const cleanup = (mode: 'retry' | 'orphan' | 'force', evenIfLive?: true): TranslationMachineEvent => ({
   type: 'cleanup',
-  request: { ...request, mode },
+  request: { ...request, mode, ...(evenIfLive ? { evenIfLive } : {}) },
   at,
 });
 const pause: TranslationMachineEvent = { type: 'pause', request, at };
@@ -320,6 +325,24 @@ describe('Translation machine: scenarios', () => {
     expect(result.actions).toEqual(actions);
   });
 
+  it('a pause writes a paused status (who and why; Ready as MidoNet holds it), once, even across a continue-as-new', () => {
+    const withParams = scenarioRunner(translationMachine, { ref }, (a) => ({
+      type: a.type,
+      params: a.params,
+    }));
+    const paused = (...sequence: TranslationMachineEvent[]) =>
+      withParams(...sequence).actions.find((a) => a.type === 'recordStatus')?.params;
+    expect(paused(observed, pushed!, eventRecorded!, pause)).toMatchObject({
+      state: 'paused',
+      readyWhilePaused: true,
+      eventReason: 'Paused',
+      eventMessage: 'paused by alice (test): changes and deletion wait for steward resume',
+    });
+    // Paused before anything was pushed: Ready says so.
+    expect(paused(observed, pause)).toMatchObject({ state: 'paused', readyWhilePaused: false });
+    expect(withParams(observed, pushed!, eventRecorded!, pause, { type: 'resumed', at }).actions).toEqual([]);
+  });
+
   it('orphaning keeps the resources recorded as orphaned, not pushed', () => {
     const { context } = run(observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('orphan'));
     expect(context.orphaned.map((r) => r.id)).toEqual(['b1']);
@@ -363,9 +386,17 @@ describe('Translation machine: scenarios', () => {
     expect(synced.can(cleanup('orphan'))).toBe(false);
     expect(synced.can(resume)).toBe(false);
     expect(synced.can({ type: 'refresh', request, at })).toBe(true);
+    // Stuck while live: retrying is fine; giving up would end the lifecycle of a live Translation, so only if said.
     const stuck = advance(observed, failed!);
     expect(String(stuck.value)).toBe('stuck');
-    expect(stuck.can(cleanup('orphan'))).toBe(true);
+    expect(stuck.can(cleanup('retry'))).toBe(true);
+    expect(stuck.can(cleanup('orphan'))).toBe(false);
+    expect(stuck.can(cleanup('force'))).toBe(false);
+    expect(stuck.can(cleanup('orphan', true))).toBe(true);
+    const stuckDeleting = advance(observed, pushed!, eventRecorded!, deletingObserved!, failed!);
+    expect(String(stuckDeleting.value)).toBe('stuck');
+    expect(stuckDeleting.can(cleanup('orphan'))).toBe(true);
+    expect(stuckDeleting.can(cleanup('force'))).toBe(true);
   });
 });
 

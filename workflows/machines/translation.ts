@@ -8,6 +8,7 @@ import {
   nextIncarnationOf,
   observeAndDecide,
   observingState,
+  pausedMessage,
   pausedState,
   renameStates,
   restingState,
@@ -115,7 +116,9 @@ export interface TranslationActionParams {
   recordStatus: {
     ref: ObjectRef;
     generation: number;
-    state: string;
+    state: 'synced' | 'stuck' | 'invalid' | 'paused';
+    /** Paused: whether MidoNet holds this generation (Ready stays true) or a change or deletion waits. */
+    readyWhilePaused?: boolean;
     resources: PushedResource[];
     /** The push wrote `status.childResources` itself: they are left as they are. */
     keepChildResources?: boolean;
@@ -236,7 +239,7 @@ export const translationMachine = setup({
     resumesReleasing: ({ context }) => context.resumeTo === 'releasing',
     /** No observation yet: nothing to resume but waiting for one. */
     isUnobserved: ({ context }) => context.uid === undefined,
-    ...cleanupGuards,
+    ...cleanupGuards((context: TranslationMachineContext) => context.deleting || context.gone),
     isForce: ({ event }) => event.type === 'cleanup' && event.request.mode === 'force',
   },
 }).createMachine({
@@ -423,13 +426,29 @@ export const translationMachine = setup({
         { target: 'releasing' },
       ],
     },
-    paused: pausedState({
-      pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
-      backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
-      released: { guard: 'resumesReleasing', target: 'done' },
-      finalizerAdded: { actions: 'recordFinalizer' },
-      eventRecorded: {},
-    }),
+    paused: pausedState(
+      {
+        pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
+        backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
+        released: { guard: 'resumesReleasing', target: 'done' },
+        finalizerAdded: { actions: 'recordFinalizer' },
+        eventRecorded: {},
+      },
+      {
+        type: 'recordStatus',
+        params: ({ context }) => ({
+          ref: context.ref,
+          generation: context.generation,
+          state: 'paused' as const,
+          readyWhilePaused:
+            context.pushedGeneration === context.generation && !context.deleting && context.lastError === undefined,
+          resources: context.pushed,
+          ...keptRecord(context),
+          eventReason: Reason.Paused,
+          eventMessage: pausedMessage(context.actions),
+        }),
+      },
+    ),
     done: { type: 'final' },
   },
 });

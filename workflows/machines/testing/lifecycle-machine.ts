@@ -18,7 +18,10 @@ import { exploreTransitions } from './explore';
  * reachable transitions typed as the machine's own, a scenario runner, and the check of the operator's actions.
  */
 
-/** One sample of each timer's and operator's event, in this order, with a cleanup of each mode in `cleanupModes`. */
+/**
+ * One sample of each timer's and operator's event, in this order, with a cleanup of each mode in `cleanupModes`, and
+ * each mode that gives up also said `evenIfLive`.
+ */
 export function timerAndOperatorEvents(
   at: string,
   request: OperatorRequest,
@@ -27,7 +30,13 @@ export function timerAndOperatorEvents(
   return [
     { type: 'retry', at },
     { type: 'driftCheck', at },
-    ...cleanupModes.map((mode) => ({ type: 'cleanup' as const, request: { ...request, mode }, at })),
+    ...cleanupModes.flatMap((mode) =>
+      (mode === 'retry' ? [{}] : [{}, { evenIfLive: true }]).map((live) => ({
+        type: 'cleanup' as const,
+        request: { ...request, mode, ...live },
+        at,
+      })),
+    ),
     { type: 'pause', request, at },
     { type: 'resume', request, at },
     { type: 'refresh', request, at },
@@ -72,6 +81,34 @@ export function scenarioRunner<TMachine extends AnyStateMachine, TAction>(
       actions: actions.map(describe),
     };
   };
+}
+
+/**
+ * A cleanup that gives up (`orphan`, `force`) ends the lifecycle, so it is taken only while the object is on its way
+ * out (`ending`, as the test states it) or when the operator said `evenIfLive`; `retry` is taken regardless.
+ */
+export function expectGivingUpOnlyWhenEnding<TContext extends { actions: ActionRecord[] }>(
+  edges: readonly {
+    from: { context: TContext; value: unknown };
+    event: { type: string; request?: unknown };
+    to: { context: TContext };
+  }[],
+  ending: (context: TContext) => boolean,
+): void {
+  const givingUp = edges.filter((e) => {
+    const request = e.event.request as CleanupRequest | undefined;
+    return (
+      e.event.type === 'cleanup' &&
+      request?.mode !== 'retry' &&
+      e.to.context.actions.length > e.from.context.actions.length
+    );
+  });
+  expect(givingUp.length).toBeGreaterThan(0);
+  const unsaid = givingUp.filter((e) => !ending(e.from.context) && !(e.event.request as CleanupRequest).evenIfLive);
+  expect(
+    unsaid.map((e) => `${JSON.stringify(e.from.value)} --cleanup ${(e.event.request as CleanupRequest).mode}-->`),
+  ).toEqual([]);
+  expect(givingUp.some((e) => !ending(e.from.context))).toBe(true);
 }
 
 /** Every operator action a machine accepts is recorded once, with who asked, why and when; others leave no record. */
