@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectResult } from '../model/apply-object';
 import type { ObjectRef } from '../model/naming';
 import { createObjectActivities, type ObjectActivityDeps } from './object';
+import type { RecordObjectEventInput } from './kubernetes/activities';
 
 const pod: ObjectRef = { kind: 'Pod', namespace: 'ns', name: 'web' };
 const written = (name: string, uid = `uid-${name}`) => ({ key: `ns/${name}`, uid, generation: 1 });
@@ -63,6 +64,10 @@ function fakes(
       removeReferrer: () => {
         calls.push('removeReferrer');
         return Promise.resolve({});
+      },
+      recordObjectEvent: ({ ref, uid, type, reason, message }: RecordObjectEventInput) => {
+        calls.push(`event ${nameOf(ref)} ${uid} ${type} ${reason}: ${message}`);
+        return Promise.resolve({ found: true });
       },
     },
     midonet: {
@@ -159,13 +164,16 @@ describe("an object's sync: apply, push, report", () => {
     expect(calls.filter((c) => c.startsWith('push'))).toEqual([]);
   });
 
-  it('a translation that waits is answered as it is, nothing pushed; what it had pushed is no longer claimed Ready', async () => {
+  it('a translation that waits is answered as it is, nothing pushed; what it had pushed is no longer claimed Ready; an Event says what it waits for', async () => {
     const { activities, calls, statuses } = fakes([{ outcome: 'wait', reason: 'Node node-1 does not exist (yet)' }]);
     await expect(activities.syncObject(input)).resolves.toEqual({
       outcome: 'wait',
       reason: 'Node node-1 does not exist (yet)',
     });
-    expect(calls).toEqual(['applyObject']);
+    expect(calls).toEqual([
+      'applyObject',
+      `event ${pod.name} pod-uid Normal WaitingForDependency: Node node-1 does not exist (yet)`,
+    ]);
     expect(statuses).toEqual([
       { name: 'a', ready: 'False', reason: 'WaitingForDependency', unverified: true },
       { name: 'b', ready: 'False', reason: 'WaitingForDependency', unverified: true },

@@ -41,6 +41,7 @@ type KubernetesCalls = Pick<
   | 'listOwnedTranslations'
   | 'removeTranslation'
   | 'removeReferrer'
+  | 'recordObjectEvent'
 >;
 
 export interface ObjectActivityDeps {
@@ -180,7 +181,13 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
       for (const t of result.written.filter((w) => terminating.has(w.key))) await finalizeOne(deps, t, 'delete');
       result = await kubernetes.applyObject(input);
     }
-    if (result.outcome === 'wait') await unverifyOwned(deps, input, result.reason);
+    if (result.outcome === 'wait') {
+      await unverifyOwned(deps, input, result.reason);
+      // What it waits for, on the object itself: `kubectl describe pod` says why it has no network yet.
+      const { ref, uid } = input;
+      const wait = { type: 'Normal' as const, reason: Reason.WaitingForDependency, message: result.reason };
+      await kubernetes.recordObjectEvent({ ref, uid, ...wait });
+    }
     if (result.outcome !== 'applied' || result.terminating.length > 0) return result;
     const pushed = await pushAll(deps, result.written);
     // Made before broken: what is no longer wanted goes once what replaces it is there.

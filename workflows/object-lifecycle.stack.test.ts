@@ -66,7 +66,10 @@ describe('a Node with IPv6 addresses', () => {
     metadata: {
       name: ref.name,
       uid: 'node-uid-1',
-      annotations: { 'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90' },
+      annotations: {
+        'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90',
+        'midonet.org/tunnel-endpoint-ip': '192.0.2.10',
+      },
     },
     spec: { podCIDR: '10.1.1.0/24' },
     status: { addresses: addresses.map((address) => ({ type: 'InternalIP', address })) },
@@ -159,7 +162,14 @@ describe('a workflow started with its observation and patches in its input', () 
     finalizers: [],
     projection: {
       kind: 'Node',
-      metadata: { name, uid, annotations: { 'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90' } },
+      metadata: {
+        name,
+        uid,
+        annotations: {
+          'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90',
+          'midonet.org/tunnel-endpoint-ip': '192.0.2.10',
+        },
+      },
       spec: { podCIDR: '10.1.2.0/24' },
       status: { addresses: [] },
     },

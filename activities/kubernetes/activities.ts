@@ -39,6 +39,8 @@ export type AddFinalizerResult = { added: true } | { added: false; reason: 'NotF
 
 export interface RecordObjectEventInput extends EventInput {
   ref: ObjectRef;
+  /** The incarnation, when the caller knows it: the Event is recorded without reading the object first. */
+  uid?: string;
 }
 
 type RecordEvent = ReturnType<typeof createEventRecorder>;
@@ -52,8 +54,10 @@ function createObjectReads(objects: Objects, recordEvent: RecordEvent) {
     return { found: true, uid, generation, deleting: deletionTimestamp !== undefined, finalizers, object };
   }
 
-  async function recordObjectEvent({ ref, ...event }: RecordObjectEventInput): Promise<{ found: boolean }> {
-    const object = await objects.accessor(ref).read();
+  async function recordObjectEvent({ ref, uid, ...event }: RecordObjectEventInput): Promise<{ found: boolean }> {
+    const object = uid
+      ? ({ metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}), uid } } as KubeObject)
+      : await objects.accessor(ref).read();
     if (!object) return { found: false };
     await recordEvent(ref, object, event);
     return { found: true };

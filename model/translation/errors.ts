@@ -9,6 +9,8 @@ export type TranslationErrorReason =
   /** The projection does not have the shape of a Kubernetes object of that kind. */
   | 'MalformedObject'
   | 'MissingHostId'
+  /** A Node's host would be in no tunnel zone, where MidoNet refuses to bind its ports. */
+  | 'MissingTunnelEndpointIP'
   | 'InvalidHostId'
   | 'MissingPodCIDR'
   | 'InvalidPodCIDR'

@@ -36,19 +36,28 @@ import { owned, refOf, uniqueByName, type Part } from './custom-resource';
 import { ANNOTATIONS } from './model';
 import type { NodeProjection, TranslationContext } from './types';
 
-/** The host-id annotation, parsed; shared with pod.ts, whose ports bind to the same host. */
+/**
+ * The host the Node's ports bind to, and its Pods' (shared with pod.ts): named by the host-id annotation, and in a
+ * tunnel zone at the tunnel-endpoint-ip annotation's address, since MidoNet refuses to bind a port on a host in no
+ * tunnel zone. MK translates a Node without that address all the same and its pusher retries the refused binding
+ * forever; here the missing annotation is named up front. MK's node annotator writes both together.
+ */
 export function nodeHostId(node: NodeProjection): { hostId: string } | TranslationFailure {
-  const text = node.metadata.annotations[ANNOTATIONS.hostId];
-  if (text === undefined || text === '') {
-    return failure(
-      refOf(node),
-      'MissingHostId',
-      annotationField(ANNOTATIONS.hostId),
-      `Node ${node.metadata.name} has no ${ANNOTATIONS.hostId} annotation yet`,
-    );
-  }
+  const { annotations, name } = node.metadata;
+  const missing = (key: string, reason: 'MissingHostId' | 'MissingTunnelEndpointIP', why: string) =>
+    failure(refOf(node), reason, annotationField(key), `Node ${name} has no ${key} annotation yet${why}`);
+  const text = annotations[ANNOTATIONS.hostId];
+  if (text === undefined || text === '') return missing(ANNOTATIONS.hostId, 'MissingHostId', '');
   const hostId = parseAnnotation(node, 'hostId', text);
-  return isFailure(hostId) ? hostId : { hostId };
+  if (isFailure(hostId)) return hostId;
+  const tunnelIP = annotations[ANNOTATIONS.tunnelEndpointIP];
+  if (tunnelIP === undefined || tunnelIP === '')
+    return missing(
+      ANNOTATIONS.tunnelEndpointIP,
+      'MissingTunnelEndpointIP',
+      ': without it its host joins no tunnel zone, and MidoNet refuses to bind a port on a host in none',
+    );
+  return { hostId };
 }
 
 export function translateNode(
@@ -137,13 +146,12 @@ export function translateNode(
 }
 
 /**
- * `Node-Tunnel-Endpoint`: the host joins the tunnel zone at the annotated IP. No IP annotation yet means no
- * membership yet (MK's node annotator fills it from the first InternalIP); an empty zone means the default.
+ * `Node-Tunnel-Endpoint`: the host joins the tunnel zone at the annotated IP (nodeHostId made sure there is one; MK's
+ * node annotator fills it from the first InternalIP); an empty zone means the default.
  */
 function tunnelEndpoint(node: NodeProjection, tenant: string, hostId: string): Part[] | TranslationFailure {
   const { annotations, name } = node.metadata;
-  const ipText = annotations[ANNOTATIONS.tunnelEndpointIP];
-  if (ipText === undefined || ipText === '') return [];
+  const ipText = annotations[ANNOTATIONS.tunnelEndpointIP] ?? '';
   // MK silently skips the membership when either annotation does not parse; a visible error is easier to fix.
   const ip = parseAnnotation(node, 'tunnelEndpointIP', ipText);
   if (isFailure(ip)) return ip;

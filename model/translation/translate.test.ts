@@ -58,9 +58,15 @@ describe('objects that become nothing, as in midonet-kubernetes', () => {
 });
 
 describe('optional subs and tolerated input', () => {
-  test('a Node not yet given a tunnel endpoint IP gets no tunnel-zone membership, the rest unchanged', () => {
-    const result = translate(changed(node1!, (n) => delete n.metadata.annotations['midonet.org/tunnel-endpoint-ip']));
-    expect(names(result)).toEqual(names(translate(node1!)).filter((name) => !name.startsWith('node-tunnel-endpoint.')));
+  test('a Node not yet given a tunnel endpoint IP, and a Pod on it, name the missing annotation (MK pushed a binding MidoNet refuses)', () => {
+    const bare = changed(node1!, (n) => delete n.metadata.annotations['midonet.org/tunnel-endpoint-ip']);
+    const error = {
+      reason: 'MissingTunnelEndpointIP',
+      object: { kind: 'Node', name: 'node1' },
+      field: 'metadata.annotations["midonet.org/tunnel-endpoint-ip"]',
+    };
+    expect(translate(bare)).toMatchObject({ ok: false, error });
+    expect(translate(nginx!, { node: bare })).toMatchObject({ ok: false, error });
   });
 
   test('an explicit tunnel zone ID replaces the default zone, in the name and as the parent', () => {

@@ -223,25 +223,50 @@ describe('object lifecycles on the embedded stack', () => {
     expect((await waitForState(h, podRef('web-1'), 'ready')).state).toBe('ready');
   });
 
-  it('a Node without the host-id annotation is invalid: its workflow names the Node and the field, and a Warning Event is on the Node', async () => {
-    const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
-    const annotations = Object.fromEntries(
-      Object.entries(node2.metadata.annotations).filter(([k]) => k !== 'midonet.org/host-id'),
-    );
-    await createNode(h, {
-      ...node2,
-      metadata: { ...node2.metadata, name: 'node3', annotations },
-      spec: { podCIDR: '10.1.3.0/24' },
-    });
+  it.each([
+    ['midonet.org/host-id', 'node3', '10.1.3.0/24'],
+    ['midonet.org/tunnel-endpoint-ip', 'node4', '10.1.4.0/24'],
+  ])(
+    'a Node without the %s annotation is invalid: its workflow names the Node and the field, and a Warning Event is on the Node',
+    async (annotation, name, podCIDR) => {
+      const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
+      const annotations = Object.fromEntries(
+        Object.entries(node2.metadata.annotations).filter(([k]) => k !== annotation),
+      );
+      await createNode(h, {
+        ...node2,
+        metadata: { ...node2.metadata, name, annotations },
+        spec: { podCIDR },
+      });
 
-    const view = await waitForState(h, { kind: 'Node', name: 'node3' }, 'invalid');
-    expect(view.lastError?.message).toContain('Node node3');
-    expect(view.lastError?.message).toContain('metadata.annotations["midonet.org/host-id"]');
-    const events = await waitFor('a Warning Event on node3', async () => {
-      const found = (await eventsAbout(h, 'Node', 'node3')).filter((e) => e.type === 'Warning');
+      const view = await waitForState(h, { kind: 'Node', name }, 'invalid');
+      expect(view.lastError?.message).toContain(`Node ${name}`);
+      expect(view.lastError?.message).toContain(`metadata.annotations["${annotation}"]`);
+      const events = await waitFor(`a Warning Event on ${name}`, async () => {
+        const found = (await eventsAbout(h, 'Node', name)).filter((e) => e.type === 'Warning');
+        return found.length ? found : undefined;
+      });
+      expect(events[0]!.message).toContain(`metadata.annotations["${annotation}"]`);
+      await h.core.deleteNode({ name });
+    },
+  );
+
+  it('a Pod on a Node that does not exist waits, and an Event on the Pod says for what', async () => {
+    const web0 = cluster.pods.find((p) => p.metadata.name === 'web-0')!;
+    const name = 'early-0';
+    await createPod(h, {
+      ...web0,
+      metadata: { ...web0.metadata, name, annotations: {} },
+      spec: { ...web0.spec, nodeName: 'node9' },
+    });
+    await waitForState(h, podRef(name), 'waitingForDependency');
+    const events = await waitFor('an Event on the waiting Pod', async () => {
+      const found = await eventsAbout(h, 'Pod', name);
       return found.length ? found : undefined;
     });
-    expect(events[0]!.message).toContain('metadata.annotations["midonet.org/host-id"]');
-    await h.core.deleteNode({ name: 'node3' });
+    expect(events.map((e) => [e.type, e.reason, e.message])).toEqual([
+      ['Normal', 'WaitingForDependency', 'Node node9 does not exist (yet)'],
+    ]);
+    await deletePod(h, web0.metadata.namespace, name);
   });
 });
