@@ -4,6 +4,7 @@
 // such a Pod, deletes the older VMs a restart of cloud-api-adaptor leaves, refuses to release a PeerPod recorded in
 // another cloud, and resolves the numeric libvirt IDs of PeerPods older than v0.20.0.
 import * as k8s from '@kubernetes/client-node';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -158,6 +159,29 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     await h.core.deleteNamespacedPod({ namespace, name });
     await peerPods.peerPodGone(h, newer);
     expect(await alive(backend, newerVm)).toBe(false);
+  });
+
+  it('a PeerPod naming a VM the cloud does not have is tracked and says so (Warning Event, last error), and no VM is made for it', async () => {
+    const name = `phantom-${provider}-${serial++}`;
+    const uid = await plainPod(name);
+    const missing = provider === 'libvirt' ? randomUUID() : `i-0${randomBytes(8).toString('hex')}`;
+    const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, missing);
+    await tracked(peerPod);
+    const [event] = await waitFor(
+      `Event ${Reason.VmMissing} on PeerPod ${peerPod}`,
+      async () => {
+        const found = await eventsOn(peerPod, Reason.VmMissing);
+        return found.length ? found : undefined;
+      },
+      60_000,
+    );
+    const message = `PeerPod ${peerPod} names VM ${missing}, which the cloud does not have: nothing here makes it again`;
+    expect([event?.type, event?.message]).toEqual(['Warning', expect.stringContaining(message)]);
+    expect((await stateOf(peerPod)).lastError).toMatchObject({ reason: Reason.VmMissing });
+    expect(await backend.countForPod(uid)).toBe(0);
+
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPods.peerPodGone(h, peerPod);
   });
 
   it('a PeerPod whose VM was recorded in another cloud is not released when its Pod goes: stuck with CloudMismatch, the VM kept', async () => {

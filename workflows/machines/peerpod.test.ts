@@ -169,7 +169,7 @@ const [
   ,
   created,
   recorded,
-  ,
+  vmFound,
   vmMissing,
   deleted,
   released,
@@ -214,44 +214,56 @@ describe('peer-pod machine: scenarios', () => {
       ['recordEvent', 'startTimer'],
     ],
     [
-      "a PeerPod alone (cloud-api-adaptor's) is tracked, never given a VM, and the older PeerPods of its Pod are deleted (upstream #1510)",
+      "a PeerPod alone (cloud-api-adaptor's) has the VM it names looked for first",
       [peerPodSeen!],
+      'checkingVm',
+      ['observeVm'],
+    ],
+    [
+      'then it is tracked, never given a VM, and the older PeerPods of its Pod are deleted (upstream #1510)',
+      [peerPodSeen!, vmFound!],
       'tracking',
       ['startTimer', 'retireOlderPeerPods'],
     ],
     [
+      'a PeerPod alone naming a VM the cloud does not have says so (Warning Event, last error) and makes none',
+      [peerPodSeen!, vmMissing!],
+      'tracking',
+      ['recordEvent', 'startTimer', 'retireOlderPeerPods'],
+    ],
+    [
       'its deletion with the finalizer still there deletes the VM it names (the failure path)',
-      [peerPodSeen!, olderRetired, peerPodDeleting!],
+      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!],
       'deletingVm',
       ['cancelTimer', 'deleteVm'],
     ],
     [
       'a PeerPod released by someone else needs nothing',
-      [peerPodSeen!, olderRetired, peerPodReleasedByOthers!],
+      [peerPodSeen!, vmFound!, olderRetired, peerPodReleasedByOthers!],
       'done',
       ['cancelTimer'],
     ],
     [
       'a failed VM deletion is stuck, shown by a Warning Event, retried by a timer',
-      [peerPodSeen!, olderRetired, peerPodDeleting!, failed!],
+      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!],
       'stuck',
       ['recordEvent', 'startTimer'],
     ],
     [
       'the stuck timer retries the deletion',
-      [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, retry!],
+      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, retry!],
       'deletingVm',
       ['cancelTimer', 'deleteVm'],
     ],
     [
       'cleanup retry retries now',
-      [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('retry')],
+      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, cleanup('retry')],
       'deletingVm',
       ['cancelTimer', 'deleteVm'],
     ],
     [
       'cleanup orphan leaves the VM to the sweeper, says so, and releases',
-      [peerPodSeen!, olderRetired, peerPodDeleting!, failed!, cleanup('orphan')],
+      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, cleanup('orphan')],
       'givingUp',
       ['cancelTimer', 'recordEvent'],
     ],
@@ -306,15 +318,44 @@ describe('peer-pod machine: scenarios', () => {
     expect(result.actions.find((a) => a.type === 'deleteVm')?.params).toEqual({ podUid: 'pod-u1' });
   });
 
+  it("a VM found missing is made again, and said so, only for a live Pod whose VM is Steward's; otherwise said, not promised", () => {
+    const told = (...sequence: PeerPodEvent[]) => {
+      const result = run(...sequence);
+      return {
+        state: result.state,
+        event: result.actions.find((a) => a.type === 'recordEvent')?.params,
+        lastError: result.context.lastError,
+      };
+    };
+    const own = told(podSeen, created!, recorded!, driftCheck!, vmMissing!);
+    expect(own.state).toBe('creatingVm');
+    expect(own.event).toMatchObject({
+      reason: 'VmMissing',
+      message: `the VM of this peer pod (${vm.instanceId}) is gone from the cloud; creating it again`,
+    });
+    const alone = told(peerPodSeen!, vmMissing!);
+    expect(alone.state).toBe('tracking');
+    const message = `PeerPod web names VM ${vm.instanceId}, which the cloud does not have: nothing here makes it again (only a live Pod's own VM is made by Steward)`;
+    expect(alone.event).toMatchObject({ type: 'Warning', reason: 'VmMissing', message });
+    expect(alone.lastError).toMatchObject({ reason: 'VmMissing', message });
+    // Looked for once: a later observation of the same PeerPod does not bring the VM back, nor look again.
+    expect(run(peerPodSeen!, vmMissing!, peerPodSeen!).state).toBe('tracking');
+  });
+
   it('looks for older PeerPods of the Pod only from a live PeerPod someone else wrote, and only until it has', () => {
     const params = (r: ReturnType<typeof run>) => r.actions.find((a) => a.type === 'retireOlderPeerPods')?.params;
-    expect(params(run(peerPodSeen!))).toEqual({ namespace: 'default', name: 'web', uid: 'pp-u1', skip: false });
+    expect(params(run(peerPodSeen!, vmFound!))).toEqual({
+      namespace: 'default',
+      name: 'web',
+      uid: 'pp-u1',
+      skip: false,
+    });
     expect(
-      params(run(peerPodSeen!, olderRetired, driftCheck!, { type: 'vmObserved', exists: true, at })),
+      params(run(peerPodSeen!, vmFound!, olderRetired, driftCheck!, { type: 'vmObserved', exists: true, at })),
     ).toMatchObject({ skip: true });
     expect(
       params(
-        run(peerPodSeen!, { ...failed!, action: 'retireOlderPeerPods' } as PeerPodEvent, driftCheck!, {
+        run(peerPodSeen!, vmFound!, { ...failed!, action: 'retireOlderPeerPods' } as PeerPodEvent, driftCheck!, {
           type: 'vmObserved',
           exists: true,
           at,

@@ -72,6 +72,8 @@ export interface PeerPodContext {
   orphanedVm?: VmRecord;
   /** The last VM deleted, given up or found missing: a PeerPod still naming it does not bring it back. */
   settledVmId?: string;
+  /** The VM a PeerPod named (not one made here) that was looked for in the cloud, once, before it is tracked. */
+  checkedVmId?: string;
   /** The PeerPod someone else (cloud-api-adaptor) wrote for this Pod: its VM is theirs, tracked by that PeerPod's workflow. */
   trackedBy?: string;
   /** The older PeerPods of the same Pod were looked for (and deleted) once. */
@@ -115,11 +117,11 @@ export interface PeerPodActionParams {
   retireOlderPeerPods: { namespace: string; name: string; uid: string; skip: boolean };
 }
 
-/** A PeerPod someone else wrote, live, not looked at yet: older ones of the same Pod may be left behind. */
 /** The Pod went, or the PeerPod is being deleted while it still holds our finalizer. */
 const isEnding = (context: PeerPodContext) =>
   (context.pod?.gone ?? false) || (context.peerPod ? context.peerPod.deleting || context.peerPod.gone : false);
 
+/** A PeerPod someone else wrote, live, not looked at yet: older ones of the same Pod may be left behind. */
 const needsRetiring = (c: PeerPodContext) =>
   c.pod === undefined && c.peerPod !== undefined && !c.peerPod.deleting && !c.peerPod.gone && !c.olderRetired;
 
@@ -130,6 +132,14 @@ const recordedIn = (context: PeerPodContext, { name, uid }: { name: string; uid:
   recorded: true,
   peerPod: { uid, name, held: true, deleting: false, gone: false, ...context.peerPod },
 });
+
+/** A VM found missing: made again only for a live Pod whose VM is Steward's to make; otherwise said, not promised. */
+function vmMissingMessage(context: PeerPodContext): string {
+  const id = context.settledVmId ?? '';
+  if (context.pod && !context.pod.gone && context.trackedBy === undefined)
+    return `the VM of this peer pod (${id}) is gone from the cloud; creating it again`;
+  return `PeerPod ${context.peerPod?.name ?? context.ref.name} names VM ${id}, which the cloud does not have: nothing here makes it again (only a live Pod's own VM is made by Steward)`;
+}
 
 /** The object an Event about this lifecycle is attached to: the Pod while it lives, else the PeerPod. */
 function eventTarget(context: PeerPodContext): ObjectRef {
@@ -198,6 +208,10 @@ export const peerPodMachine = setup({
         : {},
     ),
     markOlderRetired: assign({ olderRetired: true }),
+    markVmChecked: assign(({ context }) => ({ checkedVmId: context.vm?.instanceId })),
+    recordVmMissing: assign(({ context, event }) => ({
+      lastError: { reason: Reason.VmMissing, message: vmMissingMessage(context), at: event.at },
+    })),
     recordMadeElsewhere: assign(({ event }) =>
       event.type === 'vmMadeElsewhere' ? { trackedBy: event.peerPod, intent: undefined, lastError: undefined } : {},
     ),
@@ -237,6 +251,9 @@ export const peerPodMachine = setup({
     resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
     ...cleanupGuards(isEnding),
     knowsVm: ({ context }) => context.vm !== undefined,
+    /** A VM named by a PeerPod, not made here, not yet looked for: it is checked before it is tracked. */
+    vmUnchecked: ({ context }) =>
+      context.vm !== undefined && context.intent === undefined && context.vm.instanceId !== context.checkedVmId,
     vmMissing: ({ event }) => event.type === 'vmObserved' && !event.exists,
   },
 }).createMachine({
@@ -257,6 +274,7 @@ export const peerPodMachine = setup({
         { guard: 'isEnding', target: 'ending' },
         { guard: 'needsVm', target: 'creatingVm' },
         { guard: 'needsRecord', target: 'recordingPeerPod' },
+        { guard: 'vmUnchecked', target: 'checkingVm' },
         { target: 'tracking' },
       ],
     },
@@ -345,7 +363,10 @@ export const peerPodMachine = setup({
     },
     /** Level-based repair: a live pod whose VM vanished (deleted by hand, lost by the cloud) gets a new one. */
     checkingVm: {
-      entry: { type: 'observeVm', params: ({ context }) => ({ vm: context.vm ?? { provider: '', instanceId: '' } }) },
+      entry: [
+        'markVmChecked',
+        { type: 'observeVm', params: ({ context }) => ({ vm: context.vm ?? { provider: '', instanceId: '' } }) },
+      ],
       on: {
         vmObserved: [
           {
@@ -353,13 +374,14 @@ export const peerPodMachine = setup({
             target: 'deciding',
             actions: [
               'forgetVm',
+              'recordVmMissing',
               {
                 type: 'recordEvent',
                 params: ({ context }: { context: PeerPodContext }) => ({
                   ref: eventTarget(context),
                   type: 'Warning' as const,
                   reason: Reason.VmMissing,
-                  message: 'the VM of this peer pod is gone from the cloud; creating it again',
+                  message: vmMissingMessage(context),
                 }),
               },
             ],
