@@ -140,7 +140,8 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
   /**
    * Runs until the machine is done or `shouldStop` says so (e.g. continue-as-new is due). `onSnapshot` sees every
    * new snapshot (state query, search attributes, current details), `settled` when no event waits behind it: the
-   * machine is done or rests until something happens. `beforeAction` sees each action before it runs.
+   * machine is done or rests until something happens. `beforeAction` sees each action before it runs. `admit` may
+   * refuse an event after seeing what it would do (`after`): the machine then stays as it was, as if never sent.
    */
   async run(
     executors: Executors<TParams, TEvent>,
@@ -148,6 +149,7 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
       onSnapshot?: (snapshot: AnyMachineSnapshot, settled: boolean) => void;
       beforeAction?: (type: string) => void;
       shouldStop?: () => boolean;
+      admit?: (event: TEvent, before: AnyMachineSnapshot, after: AnyMachineSnapshot) => Promise<boolean>;
     } = {},
   ): Promise<void> {
     for (;;) {
@@ -162,7 +164,9 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
       await condition(() => this.queue.length > 0 || (hooks.shouldStop?.() ?? false));
       const event = this.queue.shift();
       if (!event) return;
-      [this.snapshot, this.pending] = this.step(this.snapshot, event);
+      const [next, pending] = this.step(this.snapshot, event);
+      if (hooks.admit && !(await hooks.admit(event, this.snapshot, next))) continue;
+      [this.snapshot, this.pending] = [next, pending];
     }
   }
 

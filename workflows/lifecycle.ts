@@ -218,6 +218,34 @@ function publishUid(uid: string | undefined): void {
   upsertSearchAttributes([{ key: K8sUID, value: uid }]);
 }
 
+/**
+ * Incarnations are proven by the API server, not by whoever sent an observation: one that would have the machine take
+ * a new incarnation (another UID under the name, which finalizes the one served) is taken only once a read shows the
+ * served UID gone. A stale observation, or one made up by anyone with access to the namespace, is dropped and logged.
+ */
+async function provenIncarnation(
+  event: { type: string },
+  before: LifecycleContext,
+  after: LifecycleContext,
+): Promise<boolean> {
+  if (event.type !== 'observed' || before.nextIncarnation !== undefined || after.nextIncarnation === undefined)
+    return true;
+  const { ref, uid } = (event as unknown as { observation: Observation }).observation;
+  const served = before.uid;
+  try {
+    const held = await kubernetes.readIncarnation.executeWithOptions(
+      { summary: `is ${describeRef(ref)} ${served ?? ''} gone, as an observation of ${uid} says?` },
+      [{ ref }],
+    );
+    if (held.uid !== served) return true;
+    log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: the API server still holds ${served}`);
+  } catch (error) {
+    // The next observation (the starter's re-list) asks again.
+    log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: could not check it (${String(error)})`);
+  }
+  return false;
+}
+
 const HISTORY_BOUND = 2_000;
 
 const continueAsNewDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_BOUND;
@@ -305,6 +333,7 @@ export async function runLifecycle<
   // A run continued as new has its predecessor's search attributes.
   const published = { state: workflowInfo().typedSearchAttributes.get(LifecycleState) };
   await interpreter.run(options.executors, {
+    admit: (event, before, after) => provenIncarnation(event, before.context as TContext, after.context as TContext),
     onSnapshot: (_, settled) => publishState(view(), published, settled),
     beforeAction: (type) => {
       if ((options.slowActions as readonly string[] | undefined)?.includes(type))

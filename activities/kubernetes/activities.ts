@@ -54,6 +54,12 @@ function createObjectReads(objects: Objects, recordEvent: RecordEvent) {
     return { found: true, uid, generation, deleting: deletionTimestamp !== undefined, finalizers, object };
   }
 
+  /** Which incarnation of the object the API server holds (its UID), if any: what a lifecycle checks a claim against. */
+  async function readIncarnation({ ref }: { ref: ObjectRef }): Promise<{ uid?: string }> {
+    const object = await objects.accessor(ref).read();
+    return object ? { uid: object.metadata.uid } : {};
+  }
+
   async function recordObjectEvent({ ref, uid, ...event }: RecordObjectEventInput): Promise<{ found: boolean }> {
     const object = uid
       ? ({ metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}), uid } } as KubeObject)
@@ -83,7 +89,7 @@ function createObjectReads(objects: Objects, recordEvent: RecordEvent) {
     return { ready: notReady.length === 0, notReady };
   }
 
-  return { readObject, recordObjectEvent, translationsReady };
+  return { readObject, readIncarnation, recordObjectEvent, translationsReady };
 }
 
 /** The guarded finalizer writes: each tests the incarnation and the finalizer list it decided on. */
@@ -151,7 +157,7 @@ export function createKubernetesActivities({
 }: KubernetesActivityDeps) {
   const objects = createObjects(kubeConfig, fieldManager);
   const recordEvent = createEventRecorder(objects, clock);
-  const { readObject, recordObjectEvent, translationsReady } = createObjectReads(objects, recordEvent);
+  const { readObject, readIncarnation, recordObjectEvent, translationsReady } = createObjectReads(objects, recordEvent);
   const translationActivities = createTranslationActivities(
     objects,
     { fieldManager, workflowPage },
@@ -175,6 +181,7 @@ export function createKubernetesActivities({
     ...createInventoryActivities(objects),
     ...createPeerPodActivities(objects, { fieldManager, workflowPage }, recordEvent),
     readObject,
+    readIncarnation,
     ...createFinalizerActivities(objects),
     recordObjectEvent,
   };

@@ -3,7 +3,10 @@
 // emulator themselves, and on deletion delete what they pushed and the Translations.
 import * as k8s from '@kubernetes/client-node';
 import type { temporal } from '@temporalio/proto';
+import { randomUUID } from 'node:crypto';
 import { recordHistory } from '../replay/record';
+import { observationsIn } from '../support';
+import { observedSignal } from '../../model/messages';
 import { workflowId, type ObjectRef } from '../../model/naming';
 import { K8sUID } from '../../model/search-attributes';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../model/translation/sample-cluster';
@@ -197,6 +200,20 @@ describe('object lifecycles on the embedded stack', () => {
     // Found in the Temporal UI under the new incarnation's UID (the workflow id stays the same).
     const described = await h.client.workflow.getHandle(workflowId(podRef('web-0'))).describe();
     expect(described.typedSearchAttributes.get(K8sUID)).toBe(created.metadata?.uid);
+
+    // Incarnations are proven by the API server: an observation of the old UID (stale) or of a made-up one is
+    // checked against it and dropped; the live Pod keeps its port and its Translation.
+    const id = workflowId(podRef('web-0'));
+    const handle = h.client.workflow.getHandle(id);
+    const latest = observationsIn(await handle.fetchHistory()).at(-1)!;
+    expect(latest.uid).toBe(created.metadata?.uid);
+    for (const uid of [old.metadata!.uid!, randomUUID()]) await handle.signal(observedSignal, { ...latest, uid });
+    await waitFor('both claims checked', async () =>
+      (await activitiesRun(id)).filter((type) => type === 'readIncarnation').length === 2 ? true : undefined,
+    );
+    const view = await waitForState(h, podRef('web-0'), 'ready');
+    expect(view.uid).toBe(created.metadata?.uid);
+    await converged(cluster);
   });
 
   // A regression test: the Node's referrers finalizer keeps the list readable while it is deleted, its workflow tells
