@@ -8,6 +8,7 @@ import {
   deleteTranslation,
   emulatorIds,
   eventsOf,
+  expectGone,
   handleOf,
   harnessForFile,
   listWorkflowIds,
@@ -85,6 +86,19 @@ describe('MidoNet down', () => {
         (await readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
     );
     await recordTranslationHistory(h, 'stuck-retry', name);
+  });
+
+  it('a Translation stuck while created, MidoNet back, is deleted at once when it is deleted: its hour-long retry timer is not waited for', async () => {
+    const name = 'stuck-then-deleted';
+    await h.admin.setDown(true);
+    await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
+    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(53)]));
+    await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+    await h.admin.setDown(false);
+
+    await deleteTranslation(h, name);
+    await expectGone(h, name);
+    expect((await emulatorIds(h)).Bridge ?? []).not.toContain(bridgeId(53));
   });
 
   it('while a Translation is deleted: stuck, then `--mode orphan` releases the finalizer and records the resources left in MidoNet', async () => {

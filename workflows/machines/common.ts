@@ -106,6 +106,17 @@ export const cleanupGuards = <TContext>(ending: (context: TContext) => boolean) 
 const isCleanup = (event: { type: string }): event is { type: 'cleanup'; request: CleanupRequest } =>
   event.type === 'cleanup';
 
+/**
+ * For `stuckTransitions`, in `setup({ guards })`: an observation that the object is being deleted or gone, news to a
+ * lifecycle not yet `ending` (each machine's): a lifecycle stuck while deleting does not retry on every observation.
+ */
+export const stuckGuards = <TContext>(ending: (context: TContext) => boolean) => ({
+  observesDeletion: ({ context, event }: { context: TContext; event: { type: string; observation?: Observation } }) =>
+    event.type === 'observed' &&
+    !ending(context) &&
+    (event.observation?.deleting === true || event.observation?.gone === true),
+});
+
 /** A new observation: taken in, then `deciding` picks the work it calls for. */
 export const observeAndDecide = { actions: 'observe', target: 'deciding' } as const;
 
@@ -135,13 +146,14 @@ const cleanupTransitions = [
 ] as const;
 
 /**
- * `stuck`'s transitions: the retry timer, a refresh and `cleanup --mode retry` resume the failed step; `orphan` and
- * `force` go to `givingUp`. Everything else only updates what is known: a stuck lifecycle waits.
+ * `stuck`'s transitions: the retry timer, a refresh and `cleanup --mode retry` resume the failed step, and so does
+ * the object's deletion, at once (a deletion may need no backend call at all, and never waits for the timer);
+ * `orphan` and `force` go to `givingUp`. Everything else only updates what is known: a stuck lifecycle waits.
  */
 export const stuckTransitions = {
   eventRecorded: {},
   actionFailed: {},
-  observed: { actions: 'observe' },
+  observed: [{ guard: 'observesDeletion', target: 'resuming', actions: 'observe' }, { actions: 'observe' }],
   retry: 'resuming',
   refresh: { target: 'resuming', actions: 'recordAction' },
   resumed: { target: 'stuck', reenter: true },

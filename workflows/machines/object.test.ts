@@ -205,6 +205,18 @@ describe('object machine: scenarios', () => {
     ['a failed apply is stuck, retried by a timer', [observed, failed!], 'stuck', ['recordEvent', 'startTimer']],
     ['the stuck timer retries', [observed, failed!, retry!], 'translating', ['cancelTimer', 'apply']],
     [
+      'a stuck object acts on its deletion at once, not on its timer',
+      [observed, failed!, deleting!],
+      'finalizing',
+      ['cancelTimer', 'finalize'],
+    ],
+    [
+      'a stuck object tries again at once when its dependency changed',
+      [observed, failed!, dependencyChanged!],
+      'translating',
+      ['cancelTimer', 'apply'],
+    ],
+    [
       'Translations the API server refuses as such (422: a name too long) are shown invalid, not retried for ever in stuck',
       [observed, refused!],
       'invalid',

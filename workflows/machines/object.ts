@@ -13,6 +13,7 @@ import {
   pausedState,
   renameStates,
   restingState,
+  stuckGuards,
   stuckState,
   stuckTransitions,
   versioned,
@@ -199,6 +200,7 @@ export const objectMachine = setup({
       context.backendChanged === true || JSON.stringify(context.projection) !== context.inFlightProjection,
     isUnobserved: ({ context }) => context.uid === undefined,
     resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
+    ...stuckGuards(isGone),
     ...cleanupGuards(isGone),
   },
 }).createMachine({
@@ -330,7 +332,7 @@ export const objectMachine = setup({
         }),
       }),
       // A change in MidoNet (what it waits for was created) retries now.
-      on: { ...stuckTransitions, backendChanged: 'resuming' },
+      on: { ...stuckTransitions, backendChanged: 'resuming', dependencyChanged: 'resuming' },
     },
     /**
      * An operator gave up (cleanup orphan or force): `orphan` leaves what its Translations pushed in MidoNet, `force`

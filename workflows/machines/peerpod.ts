@@ -10,6 +10,7 @@ import {
   pausedEvent,
   pausedState,
   restingState,
+  stuckGuards,
   stuckState,
   versioned,
   withOperatorAction,
@@ -249,6 +250,7 @@ export const peerPodMachine = setup({
     holdsPeerPod: ({ context }) => context.peerPod !== undefined && context.peerPod.held && !context.peerPod.gone,
     isUnobserved: ({ context }) => context.pod === undefined && context.peerPod === undefined,
     resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
+    ...stuckGuards(isEnding),
     ...cleanupGuards(isEnding),
     knowsVm: ({ context }) => context.vm !== undefined,
     /** A VM named by a PeerPod, not made here, not yet looked for: it is checked before it is tracked. */

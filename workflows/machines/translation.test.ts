@@ -236,6 +236,12 @@ describe('Translation machine: scenarios', () => {
       ['recordStatus', 'startTimer'],
     ],
     ['the stuck timer retries the step that failed', [observed, failed!, retry!], 'pushing', ['cancelTimer', 'push']],
+    [
+      'a stuck Translation acts on its deletion at once, not on its timer',
+      [observed, failed!, deletingObserved!],
+      'deleting',
+      ['cancelTimer', 'deleteBackend'],
+    ],
     ['cleanup retry retries at once', [observed, failed!, cleanup('retry')], 'pushing', ['cancelTimer', 'push']],
     [
       'cleanup orphan releases the finalizer and keeps the record of what stays',

@@ -12,6 +12,7 @@ import {
   pausedState,
   renameStates,
   restingState,
+  stuckGuards,
   stuckState,
   stuckTransitions,
   versioned,
@@ -128,6 +129,9 @@ export interface TranslationActionParams {
   };
 }
 
+/** Being deleted, or gone: what an operator's giving up and a stuck lifecycle's waking are about. */
+const isEnding = (context: TranslationMachineContext) => context.deleting || context.gone;
+
 /** The status of a Translation that cannot go on by itself: its state, its last error, and the Warning Event's words. */
 const failureStatus = (
   state: 'invalid' | 'stuck',
@@ -239,7 +243,8 @@ export const translationMachine = setup({
     resumesReleasing: ({ context }) => context.resumeTo === 'releasing',
     /** No observation yet: nothing to resume but waiting for one. */
     isUnobserved: ({ context }) => context.uid === undefined,
-    ...cleanupGuards((context: TranslationMachineContext) => context.deleting || context.gone),
+    ...stuckGuards(isEnding),
+    ...cleanupGuards(isEnding),
     isForce: ({ event }) => event.type === 'cleanup' && event.request.mode === 'force',
   },
 }).createMachine({
