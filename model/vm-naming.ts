@@ -3,9 +3,16 @@
  * names the VM, the cloud providers tag it, the watcher and the activities find the Pod a PeerPod belongs to.
  */
 
-/** `podvm-<pod name>-<8 chars of the pod UID>`, at most 63 characters (cloud-api-adaptor's scheme, the pod UID for the sandbox id). */
-export function vmName(podName: string, podUid: string): string {
-  return `podvm-${vmNamePodPart(podName)}-${sanitize(podUid).replace(/-/g, '').slice(0, 8)}`;
+/**
+ * `podvm-<pod name>-<8 chars of the pod UID>`, at most 63 characters (cloud-api-adaptor's scheme, the pod UID for the
+ * sandbox id). The VM made again for the same pod after one was lost (`replacement` 1, 2 …) gets `-<n>` after it, the
+ * pod's part cut to make room: a name of its own, so a lost VM still shutting down is never taken for it.
+ */
+export function vmName(podName: string, podUid: string, replacement = 0): string {
+  const uid = sanitize(podUid).replace(/-/g, '').slice(0, 8);
+  if (replacement === 0) return `podvm-${vmNamePodPart(podName)}-${uid}`;
+  const suffix = `-${replacement}`;
+  return `podvm-${vmNamePodPart(podName).slice(0, 48 - suffix.length)}-${uid}${suffix}`;
 }
 
 /**

@@ -67,6 +67,8 @@ export const Reason = {
   OlderPeerPodsDeleted: 'OlderPeerPodsDeleted',
   /** A live peer pod's VM vanished from the cloud: it is made again. */
   VmMissing: 'VmMissing',
+  /** A live peer pod lost its VM (its PeerPod deleted by hand, the VM gone from the cloud): another one runs it now. */
+  PodVmRecreated: 'PodVmRecreated',
   /** An operator gave up on a peer pod's VM: released without deleting it, left to the sweeper. */
   VmOrphaned: 'VmOrphaned',
   /** A workflow was built wrong (no executor for an action, no cluster router in the global translation): a bug. */

@@ -41,12 +41,17 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
         return { type: 'vmObserved', exists: seen.exists };
       },
       deleteVm,
-      release: async ({ namespace, name, uid }) => {
+      release: async ({ namespace, name, uid, livePodUid }) => {
         const ref = { kind: 'PeerPod' as const, namespace, name };
         await kubernetes.releaseFinalizer.executeWithOptions(
           { summary: `release ${PEERPOD_FINALIZER} of ${describeRef(ref)}` },
           [{ ref, uid, finalizer: PEERPOD_FINALIZER }],
         );
+        if (livePodUid !== undefined)
+          await kubernetes.forgetPodVm.executeWithOptions(
+            { summary: `take the annotations of its VM, gone, off Pod ${namespace}/${name}` },
+            [{ namespace, podName: name, podUid: livePodUid }],
+          );
         return { type: 'released' };
       },
       retireOlderPeerPods: async ({ skip, ...p }) => {
@@ -71,12 +76,13 @@ async function createVm({
   podUid,
   namespace,
   podName,
+  replaces,
 }: PeerPodActionParams['createVm']): Promise<Unstamped<PeerPodEvent>> {
   const made = await cloud.cloudCreateAndRecordPodVm.executeWithOptions(
     {
       summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made) and record it in a PeerPod, unless someone else's PeerPod has it`,
     },
-    [{ name, podUid, podNamespace: namespace, podName }],
+    [{ name, podUid, podNamespace: namespace, podName, ...(replaces ? { replaces } : {}) }],
   );
   if (made.outcome === 'madeElsewhere') return { type: 'vmMadeElsewhere', peerPod: made.peerPod };
   const { vm } = made;

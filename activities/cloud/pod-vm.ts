@@ -2,7 +2,7 @@
 // create run beside it, not as local activities in the workflow tasks around it (ref/performance.md 5b: fewer
 // workflow tasks, each shorter, and the PeerPod written as soon as the VM runs).
 import { heartbeating, type CloudActivities } from './activities';
-import type { CreateInstanceInput } from './provider';
+import type { CreateInstanceInput, VmReplacement } from './provider';
 import type { KubernetesActivities } from '../kubernetes';
 
 export interface PodVmDeps {
@@ -27,7 +27,10 @@ export function createPodVmActivities({ cloud, kubernetes, heartbeatMs = 5_000 }
      * else (cloud-api-adaptor) wrote means the VM is theirs and none is made; the create finds the VM an earlier
      * attempt made by name and pod UID; the PeerPod is written by server-side apply.
      */
-    cloudCreateAndRecordPodVm: async (input: CreateInstanceInput): Promise<PodVmResult> => {
+    cloudCreateAndRecordPodVm: async ({
+      replaces,
+      ...input
+    }: CreateInstanceInput & { replaces?: VmReplacement }): Promise<PodVmResult> => {
       const [foreign] = await heartbeating(heartbeatMs, () =>
         kubernetes.findForeignPeerPods({ namespace: input.podNamespace, podUid: input.podUid }),
       );
@@ -40,6 +43,7 @@ export function createPodVmActivities({ cloud, kubernetes, heartbeatMs = 5_000 }
           podUid: input.podUid,
           vm,
           vmName: input.name,
+          ...(replaces ? { replaces } : {}),
         }),
       );
       return { outcome: 'created', vm, peerPod: { name: recorded.name, uid: recorded.uid } };

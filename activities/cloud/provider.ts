@@ -48,6 +48,12 @@ export interface CreateInstanceInput {
   tags?: Record<string, string>;
 }
 
+/** A VM made for a live pod that lost its VM: which one it replaces, and why that one was lost. */
+export interface VmReplacement {
+  instanceId: string;
+  why: string;
+}
+
 /** Normalised across providers; `deleting` is EC2's shutting-down. */
 export type InstanceState =
   | 'pending'

@@ -33,6 +33,8 @@ export interface RecordPeerPodInput {
   /** `cloud`: where it was made, written beside it so a worker seeing another cloud never calls it gone. */
   vm: { provider: string; instanceId: string; cloud?: string };
   vmName: string;
+  /** The VM this one replaces (lost while the Pod lived): the Event says so. */
+  replaces?: { instanceId: string; why: string };
 }
 
 export interface RecordPeerPodResult {
@@ -141,16 +143,42 @@ function createPeerPodRecorder(
       [404, 409],
     );
     if (pod) {
-      await recordEvent({ kind: 'Pod', namespace, name: podName }, pod, {
-        type: 'Normal',
-        reason: Reason.PodVmCreated,
-        message: `VM ${vmName} (${vm.provider} ${vm.instanceId}) runs this pod; recorded in PeerPod ${namespace}/${podName}`,
-      });
+      const runs = `VM ${vmName} (${vm.provider} ${vm.instanceId}) runs this pod; recorded in PeerPod ${namespace}/${podName}`;
+      const { replaces } = input;
+      await recordEvent(
+        { kind: 'Pod', namespace, name: podName },
+        pod,
+        replaces
+          ? {
+              type: 'Normal',
+              reason: Reason.PodVmRecreated,
+              message: `${runs}; it replaces VM ${replaces.instanceId}, lost: ${replaces.why}`,
+            }
+          : { type: 'Normal', reason: Reason.PodVmCreated, message: runs },
+      );
     }
     return { name: podName, uid: peerPod.metadata.uid, podFound: pod !== undefined };
   }
 
-  return { recordPeerPod };
+  /**
+   * The Pod's VM annotations taken away (applied without them: server-side apply removes what this field manager
+   * owned), once its VM is gone while it lives, so they never name a VM that is not there. A Pod gone is no failure.
+   */
+  async function forgetPodVm({
+    namespace,
+    podName,
+    podUid,
+  }: Pick<RecordPeerPodInput, 'namespace' | 'podName' | 'podUid'>) {
+    const body = { apiVersion: 'v1', kind: 'Pod', metadata: { name: podName, namespace, uid: podUid } };
+    await apply(
+      `take the VM annotations off Pod ${namespace}/${podName}`,
+      () =>
+        objects.core.patchNamespacedPod({ namespace, name: podName, fieldManager, force: true, body }, applyOptions),
+      [404, 409],
+    );
+  }
+
+  return { recordPeerPod, forgetPodVm };
 }
 
 /** The other PeerPods of a Pod: cloud-api-adaptor's (the Pod has its VM) and older ones (retired with their VMs). */

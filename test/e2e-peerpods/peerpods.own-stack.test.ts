@@ -7,9 +7,9 @@ import { median, timeAgainstVirsh, type Backend } from '../support/cloud-backend
 import { virsh } from '../../deploy/local/libvirt';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
-import { PEERPOD_FINALIZER } from '../../model/vocabulary';
+import { PEERPOD_FINALIZER, Reason } from '../../model/vocabulary';
 import { vmName } from '../../model/vm-naming';
-import { peerPodTaskQueue, TASK_QUEUE, workflowId } from '../../model/naming';
+import { PEERPOD_API, peerPodTaskQueue, TASK_QUEUE, workflowId } from '../../model/naming';
 import { spawnWorker, stewardProcess } from '../support/pusher-harness';
 import { recordHistory } from '../replay/record';
 import { waitFor } from '../support';
@@ -117,6 +117,39 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     const history = historyText(await handleOf(name).fetchHistory());
     for (const secret of Object.values(AWS_TEST_CREDENTIALS)) expect(history).not.toContain(secret);
     expect(history).toContain(peerPod.spec.instanceID);
+  });
+
+  it('a PeerPod deleted by hand while its Pod lives: its VM goes with it, then another VM and PeerPod are made for the Pod, which says so', async () => {
+    const name = `lost-${provider}-${serial++}`;
+    const uid = await createPeerPodPod(name);
+    const lost = (await recordedPeerPod(name)).spec.instanceID!;
+    await h.custom.deleteNamespacedCustomObject({ ...PEERPOD_API, namespace, name });
+
+    const made = await waitFor(
+      'a PeerPod naming another VM',
+      async () => {
+        const p = await peerPods.readPeerPod(h, name);
+        const id = p?.spec.instanceID;
+        return p && !p.metadata.deletionTimestamp && id && id !== lost ? id : undefined;
+      },
+      60_000,
+    );
+    await waitFor('exactly one VM for the Pod', async () => (await backend.countForPod(uid)) === 1, 60_000);
+    expect(await backend.recordedPodUid(made)).toBe(uid);
+    const pod = await h.core.readNamespacedPod({ namespace, name });
+    expect(pod.metadata?.annotations?.['steward.dev/podvm-instance']).toBe(`${provider}/${made}`);
+    const events = await h.core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.name=${name},reason=${Reason.PodVmRecreated}`,
+    });
+    expect(events.items.map((e) => e.message)).toEqual([
+      expect.stringContaining(`it replaces VM ${lost}, lost: its PeerPod ${name} was deleted, and the VM with it`),
+    ]);
+    expect((await stateOf(name)).state).toBe('tracking');
+
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPodGone(name);
+    await waitFor('no VM left for the Pod', async () => (await backend.countForPod(uid)) === 0, 60_000);
   });
 
   it('a VM deleted out of band: deleting the Pod still completes (not found is done)', async () => {

@@ -124,8 +124,9 @@ describe('peer-pod machine: every transition', () => {
     for (const e of creates) {
       expect(ending(e.to)).toBe(false);
       expect(e.to.context.pod).toBeDefined();
-      // The intent (the name) is recorded before the cloud is called, and it is the same name on every retry.
-      expect(e.to.context.intent?.name).toBe(vmName('web', e.to.context.uid ?? ''));
+      // The intent (the name) is recorded before the cloud is called, and it is the same name on every retry; a VM
+      // made again after one was lost has a name of its own.
+      expect(e.to.context.intent?.name).toBe(vmName('web', e.to.context.uid ?? '', e.to.context.vmReplacements));
     }
   });
 
@@ -342,6 +343,44 @@ describe('peer-pod machine: scenarios', () => {
     expect(run(peerPodSeen!, vmMissing!, peerPodSeen!).state).toBe('tracking');
   });
 
+  it('a live pod whose PeerPod is deleted by hand gets its VM deleted, the PeerPod released, then a new VM and PeerPod', () => {
+    const peerPodDeleted: PeerPodEvent = { type: 'observed', observation: peerPod({ deleting: true }), at };
+    const lived = [podSeen!, createdAndRecorded, peerPodDeleted];
+    expect(run(...lived).actions).toEqual([
+      { type: 'cancelTimer', params: { id: 'driftCheck' } },
+      expect.objectContaining({ type: 'deleteVm' }),
+    ]);
+    const vmGone = run(...lived, deleted!);
+    expect(vmGone.state).toBe('releasing');
+    expect(vmGone.actions).toEqual([
+      { type: 'release', params: { namespace: 'default', name: 'web', uid: 'pp-u1', livePodUid: 'pod-u1' } },
+    ]);
+    const remade = run(...lived, deleted!, released!);
+    expect(remade.state).toBe('creatingVm');
+    expect(remade.actions).toEqual([
+      {
+        type: 'createVm',
+        params: {
+          name: vmName('web', 'pod-u1', 1),
+          podUid: 'pod-u1',
+          namespace: 'default',
+          podName: 'web',
+          replaces: { instanceId: vm.instanceId, why: 'its PeerPod web was deleted, and the VM with it' },
+        },
+      },
+    ]);
+    // The released PeerPod's last observations change nothing; the new VM's record ends the loss.
+    const gone: PeerPodEvent = { type: 'observed', observation: peerPod({ gone: true, finalizers: [] }), at };
+    expect(run(...lived, deleted!, released!, gone).state).toBe('creatingVm');
+    const again = run(...lived, deleted!, released!, gone, {
+      type: 'vmCreated',
+      vm: { ...vm, instanceId: 'vm-2' },
+      peerPod: { name: 'web', uid: 'pp-u2' },
+      at,
+    });
+    expect([again.state, again.context.lostVm, again.context.vm?.instanceId]).toEqual(['tracking', undefined, 'vm-2']);
+  });
+
   it('looks for older PeerPods of the Pod only from a live PeerPod someone else wrote, and only until it has', () => {
     const params = (r: ReturnType<typeof run>) => r.actions.find((a) => a.type === 'retireOlderPeerPods')?.params;
     expect(params(run(peerPodSeen!, vmFound!))).toEqual({
@@ -414,6 +453,9 @@ describe('peer-pod machine: scenarios', () => {
   it('names VMs as cloud-api-adaptor does, within 63 characters', () => {
     expect(vmName('Web_1', '0b0c6c39-5d3a-4b3e')).toBe('podvm-web-1-0b0c6c39');
     expect(vmName('x'.repeat(80), 'abcdef12-3456').length).toBeLessThanOrEqual(63);
+    // A VM made again for the same pod: a name of its own, as long at most.
+    expect(vmName('Web_1', '0b0c6c39-5d3a-4b3e', 2)).toBe('podvm-web-1-0b0c6c39-2');
+    for (const n of [1, 12, 123]) expect(vmName('x'.repeat(80), 'abcdef12-3456', n)).toHaveLength(63);
   });
 });
 

@@ -75,6 +75,12 @@ export interface PeerPodContext {
   settledVmId?: string;
   /** The VM a PeerPod named (not one made here) that was looked for in the cloud, once, before it is tracked. */
   checkedVmId?: string;
+  /** The VM a live pod lost (its PeerPod deleted by hand, or gone from the cloud), until another one runs it. */
+  lostVm?: { instanceId: string; why: string };
+  /** How many VMs this pod lost: the next one's name tells them apart (vmName's `replacement`). */
+  vmReplacements?: number;
+  /** Our PeerPod released while the pod lived: its late observations are of a record gone, not of the next one. */
+  releasedPeerPodUid?: string;
   /** The PeerPod someone else (cloud-api-adaptor) wrote for this Pod: its VM is theirs, tracked by that PeerPod's workflow. */
   trackedBy?: string;
   /** The older PeerPods of the same Pod were looked for (and deleted) once. */
@@ -106,13 +112,22 @@ export interface PeerPodInput {
 
 /** Parameters of the actions the workflow executes. */
 export interface PeerPodActionParams {
-  createVm: { name: string; podUid: string; namespace: string; podName: string };
+  createVm: {
+    name: string;
+    podUid: string;
+    namespace: string;
+    podName: string;
+    replaces?: { instanceId: string; why: string };
+  };
   recordPeerPod: { namespace: string; podName: string; podUid: string; vm: VmRecord; vmName: string };
   observeVm: { vm: VmRecord };
   /** Deletes `vm`, or when none is recorded (a create whose reply was lost), the VMs tagged with the pod's UID. */
   deleteVm: { vm?: VmRecord; podUid?: string };
-  /** Removes only `peer.pod/finalizer`, from this incarnation of the PeerPod. */
-  release: { namespace: string; name: string; uid: string };
+  /**
+   * Removes only `peer.pod/finalizer`, from this incarnation of the PeerPod; with `livePodUid`, the Pod lives on and
+   * its VM annotations go too (its VM is gone).
+   */
+  release: { namespace: string; name: string; uid: string; livePodUid?: string };
   recordEvent: RecordEventParams;
   /** Deletes the PeerPods of the same Pod created before this one (upstream #1510); `skip`: nothing to do. */
   retireOlderPeerPods: { namespace: string; name: string; uid: string; skip: boolean };
@@ -133,6 +148,17 @@ const recordedIn = (context: PeerPodContext, { name, uid }: { name: string; uid:
   recorded: true,
   peerPod: { uid, name, held: true, deleting: false, gone: false, ...context.peerPod },
 });
+
+/** A live pod's VM lost: named, counted (the next one gets a name of its own), once per loss. */
+const lostVm = (context: PeerPodContext, why: string) =>
+  context.lostVm
+    ? {}
+    : {
+        lostVm: { instanceId: context.vm?.instanceId ?? context.intent?.name ?? '', why },
+        vmReplacements: (context.vmReplacements ?? 0) + 1,
+      };
+
+const podLives = (context: PeerPodContext) => context.pod !== undefined && !context.pod.gone;
 
 /** A VM found missing: made again only for a live Pod whose VM is Steward's to make; otherwise said, not promised. */
 function vmMissingMessage(context: PeerPodContext): string {
@@ -172,6 +198,7 @@ export const peerPodMachine = setup({
         // Deletion cannot be undone: a late observation without it does not bring the Pod back.
         return { uid: o.uid, pod: { uid: o.uid, gone: (context.pod?.gone ?? false) || o.deleting || o.gone } };
       }
+      if (o.uid === context.releasedPeerPodUid) return {};
       const p = o.projection as Extract<PeerPodProjection, { source: 'PeerPod' }>;
       // A record of another incarnation of the Pod is that incarnation's business.
       if (context.uid && p.ownerUid && p.ownerUid !== context.uid) return {};
@@ -201,13 +228,35 @@ export const peerPodMachine = setup({
       };
     }),
     recordIntent: assign(({ context, event }) =>
-      context.intent ? {} : { intent: { name: vmName(context.ref.name, context.uid ?? ''), at: event.at } },
+      context.intent
+        ? {}
+        : { intent: { name: vmName(context.ref.name, context.uid ?? '', context.vmReplacements), at: event.at } },
     ),
     recordVm: assign(({ context, event }) =>
       event.type === 'vmCreated'
-        ? { vm: event.vm, lastError: undefined, ...(event.peerPod ? recordedIn(context, event.peerPod) : {}) }
+        ? {
+            vm: event.vm,
+            lastError: undefined,
+            lostVm: undefined,
+            ...(event.peerPod ? recordedIn(context, event.peerPod) : {}),
+          }
         : {},
     ),
+    /** The live pod's VM goes with its PeerPod, deleted by hand: another one is made once both are gone. */
+    notePeerPodDeleted: assign(({ context }) =>
+      lostVm(context, `its PeerPod ${context.peerPod?.name ?? ''} was deleted, and the VM with it`),
+    ),
+    noteVmGone: assign(({ context }) =>
+      context.pod && !context.pod.gone && context.trackedBy === undefined
+        ? lostVm(context, 'it was gone from the cloud')
+        : {},
+    ),
+    /** Our PeerPod released while the pod lives: the next one is written for the next VM. */
+    forgetPeerPod: assign(({ context }) => ({
+      releasedPeerPodUid: context.peerPod?.uid,
+      peerPod: undefined,
+      recorded: false,
+    })),
     markOlderRetired: assign({ olderRetired: true }),
     markVmChecked: assign(({ context }) => ({ checkedVmId: context.vm?.instanceId })),
     recordVmMissing: assign(({ context, event }) => ({
@@ -253,6 +302,7 @@ export const peerPodMachine = setup({
     ...stuckGuards(isEnding),
     ...cleanupGuards(isEnding),
     knowsVm: ({ context }) => context.vm !== undefined,
+    podLives: ({ context }) => podLives(context),
     /** A VM named by a PeerPod, not made here, not yet looked for: it is checked before it is tracked. */
     vmUnchecked: ({ context }) =>
       context.vm !== undefined && context.intent === undefined && context.vm.instanceId !== context.checkedVmId,
@@ -273,6 +323,9 @@ export const peerPodMachine = setup({
     deciding: {
       always: [
         { guard: 'releasedByOthers', target: 'done' },
+        // Only our PeerPod can end while the pod lives (cloud-api-adaptor's has its own workflow): its VM goes, then
+        // another VM and PeerPod are made for the pod.
+        { guard: and(['isEnding', 'podLives']), target: 'ending', actions: 'notePeerPodDeleted' },
         { guard: 'isEnding', target: 'ending' },
         { guard: 'needsVm', target: 'creatingVm' },
         { guard: 'needsRecord', target: 'recordingPeerPod' },
@@ -284,6 +337,7 @@ export const peerPodMachine = setup({
       always: [
         { guard: 'mayHaveVm', target: 'deletingVm' },
         { guard: 'holdsPeerPod', target: 'releasing' },
+        { guard: 'podLives', target: 'deciding', actions: 'forgetPeerPod' },
         { target: 'done' },
       ],
     },
@@ -298,6 +352,7 @@ export const peerPodMachine = setup({
             podUid: context.uid ?? '',
             namespace: context.ref.namespace ?? '',
             podName: context.ref.name,
+            ...(context.lostVm ? { replaces: context.lostVm } : {}),
           }),
         },
       ],
@@ -375,6 +430,7 @@ export const peerPodMachine = setup({
             guard: 'vmMissing',
             target: 'deciding',
             actions: [
+              'noteVmGone',
               'forgetVm',
               'recordVmMissing',
               {
@@ -415,11 +471,16 @@ export const peerPodMachine = setup({
           namespace: context.ref.namespace ?? '',
           name: context.peerPod?.name ?? context.ref.name,
           uid: context.peerPod?.uid ?? '',
+          ...(podLives(context) ? { livePodUid: context.uid ?? '' } : {}),
         }),
       },
       on: {
         // A VM learned meanwhile (a PeerPod naming another one) is deleted first.
-        released: [{ guard: 'mayHaveVm', target: 'ending' }, { target: 'done' }],
+        released: [
+          { guard: 'mayHaveVm', target: 'ending' },
+          { guard: 'podLives', target: 'deciding', actions: 'forgetPeerPod' },
+          { target: 'done' },
+        ],
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
