@@ -345,7 +345,7 @@ describe('peer-pod machine: scenarios', () => {
 
   it('a live pod whose PeerPod is deleted by hand gets its VM deleted, the PeerPod released, then a new VM and PeerPod', () => {
     const peerPodDeleted: PeerPodEvent = { type: 'observed', observation: peerPod({ deleting: true }), at };
-    const lived = [podSeen!, createdAndRecorded, peerPodDeleted];
+    const lived = [podSeen, createdAndRecorded, peerPodDeleted];
     expect(run(...lived).actions).toEqual([
       { type: 'cancelTimer', params: { id: 'driftCheck' } },
       expect.objectContaining({ type: 'deleteVm' }),
