@@ -101,6 +101,8 @@ export interface LifecycleError {
   reason: string;
   message: string;
   at: string;
+  /** Failed steps in a row, this one included (since the last success): a stuck lifecycle's retries back off by it. */
+  failures?: number;
 }
 
 /** An operator action as recorded in the workflow. */

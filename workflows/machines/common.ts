@@ -58,7 +58,11 @@ export function nextIncarnationOf<TObservation extends Observation>(
   return uid !== undefined && observation.uid !== uid ? { nextIncarnation: observation, gone: true } : undefined;
 }
 
-export function failureOf(event: { type: string; at: string }): { lastError: LifecycleError } | Record<string, never> {
+/** A failed step as the last error, counted with the failures before it since the last success (`previous`). */
+export function failureOf(
+  event: { type: string; at: string },
+  previous?: LifecycleError,
+): { lastError: LifecycleError } | Record<string, never> {
   if (event.type !== 'actionFailed') return {};
   const { action, reason, message, at } = event as unknown as {
     action: string;
@@ -66,7 +70,7 @@ export function failureOf(event: { type: string; at: string }): { lastError: Lif
     message: string;
     at: string;
   };
-  return { lastError: { reason, message: `${action}: ${message}`, at } };
+  return { lastError: { reason, message: `${action}: ${message}`, at, failures: (previous?.failures ?? 0) + 1 } };
 }
 
 /**
@@ -205,18 +209,18 @@ export const pausedEvent = <TContext extends { actions: ActionRecord[] }>(
  * The timers every lifecycle rests on, each named for what it waits for (the name is its summary in the Temporal
  * UI): started on a state's entry, cancelled on its exit.
  */
-const stateTimer = <TTimings>(
+const stateTimer = <TContext>(
   id: string,
-  delayMs: (timings: TTimings) => number,
+  delayMs: (context: TContext) => number,
   event: { type: string },
   shape: { jitter?: number; periodic?: boolean } = {},
 ) =>
   ({
     start: {
       type: 'startTimer',
-      params: ({ context }: { context: { timings: TTimings } }) => ({
+      params: ({ context }: { context: TContext }) => ({
         id,
-        delayMs: delayMs(context.timings),
+        delayMs: delayMs(context),
         event,
         ...shape,
       }),
@@ -229,18 +233,26 @@ const stateTimer = <TTimings>(
  */
 export const driftCheckTimer = stateTimer(
   'driftCheck',
-  (t: { driftCheckMs: number }) => t.driftCheckMs,
+  (c: { timings: { driftCheckMs: number } }) => c.timings.driftCheckMs,
   { type: 'driftCheck' },
   { jitter: 0.2, periodic: true },
 );
-/** A stuck lifecycle retries its failed step slowly until it succeeds or an operator acts. */
-export const stuckRetryTimer = stateTimer('stuckRetry', (t: { stuckRetryMs: number }) => t.stuckRetryMs, {
-  type: 'retry',
-});
+/** Doublings of a stuck lifecycle's retry delay at most: 60 s, 2, 4, 8, then every 16 minutes. */
+const STUCK_BACKOFF_DOUBLINGS = 4;
+/** The stuck retry's delay before jitter, by the failures in a row. */
+export function stuckRetryDelayMs(c: { timings: { stuckRetryMs: number }; lastError?: LifecycleError }): number {
+  return c.timings.stuckRetryMs * 2 ** Math.min(STUCK_BACKOFF_DOUBLINGS, Math.max(0, (c.lastError?.failures ?? 1) - 1));
+}
+/**
+ * A stuck lifecycle retries its failed step slowly until it succeeds or an operator acts: `stuckRetryMs` after the
+ * first failure, doubled with each failure in a row up to a cap, jittered so that many stuck at once spread out. What
+ * it waits for coming back (its deletion, its dependency, MidoNet answering again) wakes it at once instead.
+ */
+export const stuckRetryTimer = stateTimer('stuckRetry', stuckRetryDelayMs, { type: 'retry' }, { jitter: 0.2 });
 /** An object waiting for its dependency looks again. */
 export const dependencyRetryTimer = stateTimer(
   'dependencyRetry',
-  (t: { dependencyRetryMs: number }) => t.dependencyRetryMs,
+  (c: { timings: { dependencyRetryMs: number } }) => c.timings.dependencyRetryMs,
   { type: 'retry' },
 );
 

@@ -182,7 +182,7 @@ export const objectMachine = setup({
     recordInvalid: assign(({ event }) =>
       event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {},
     ),
-    recordFailure: assign(({ event }) => failureOf(event)),
+    recordFailure: assign(({ context, event }) => failureOf(event, context.lastError)),
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
     resumeToTranslating: assign({ resumeTo: 'translating' as const }),
     resumeToFinalizing: assign({ resumeTo: 'finalizing' as const }),

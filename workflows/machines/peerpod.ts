@@ -281,7 +281,7 @@ export const peerPodMachine = setup({
       settledVmId: context.vm?.instanceId ?? context.settledVmId,
     })),
     clearError: assign({ lastError: undefined }),
-    recordFailure: assign(({ event }) => failureOf(event)),
+    recordFailure: assign(({ context, event }) => failureOf(event, context.lastError)),
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
     resumeToCreating: assign({ resumeTo: 'creating' as const }),
     resumeToDeleting: assign({ resumeTo: 'deleting' as const }),

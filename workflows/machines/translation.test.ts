@@ -349,6 +349,27 @@ describe('Translation machine: scenarios', () => {
     expect(withParams(observed, pushed!, eventRecorded!, pause, { type: 'resumed', at }).actions).toEqual([]);
   });
 
+  it('a stuck lifecycle retries after stuckRetryMs, doubled with each failure in a row up to 16 times it, jittered; a success starts over', () => {
+    const withParams = scenarioRunner(translationMachine, { ref }, (a) => ({
+      type: a.type,
+      params: a.params,
+    }));
+    const delayAfter = (...sequence: TranslationMachineEvent[]) =>
+      withParams(...sequence).actions.find((a) => a.type === 'startTimer')?.params as {
+        delayMs: number;
+        jitter: number;
+      };
+    const stuckAgain = (n: number) => Array.from({ length: n }, () => [retry!, failed!]).flat();
+    const delays = [0, 1, 2, 3, 4, 5, 8].map((n) => delayAfter(observed, failed!, ...stuckAgain(n)));
+    expect(delays.map((d) => d.delayMs / 60_000)).toEqual([1, 2, 4, 8, 16, 16, 16]);
+    expect(delays[0]!.jitter).toBe(0.2);
+    expect(withParams(observed, failed!, retry!, failed!).context.lastError?.failures).toBe(2);
+    // A push that succeeds clears the count: the next failure waits the first delay again.
+    expect(
+      delayAfter(observed, failed!, retry!, failed!, retry!, pushed!, eventRecorded!, driftCheck!, failed!).delayMs,
+    ).toBe(60_000);
+  });
+
   it('orphaning keeps the resources recorded as orphaned, not pushed', () => {
     const { context } = run(observed, pushed!, eventRecorded!, deletingObserved!, failed!, cleanup('orphan'));
     expect(context.orphaned.map((r) => r.id)).toEqual(['b1']);

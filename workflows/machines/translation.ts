@@ -13,6 +13,7 @@ import {
   renameStates,
   restingState,
   stuckGuards,
+  stuckRetryDelayMs,
   stuckState,
   stuckTransitions,
   versioned,
@@ -205,7 +206,7 @@ export const translationMachine = setup({
         ? { pushed: [], lastError: undefined, recordInStatus: false, pushedCount: 0 }
         : {},
     ),
-    recordFailure: assign(({ event }) => failureOf(event)),
+    recordFailure: assign(({ context, event }) => failureOf(event, context.lastError)),
     // Refused whole before anything was pushed: what this push recorded as pending was never created.
     recordInvalid: assign(({ context }) => ({
       invalidGeneration: context.inFlightGeneration,
@@ -401,7 +402,7 @@ export const translationMachine = setup({
       ...stuckState(
         failureStatus('stuck', (c) => ({
           reason: c.lastError?.reason ?? Reason.Stuck,
-          message: `stuck while ${c.resumeTo}: ${c.lastError?.message ?? 'unknown error'}; retrying every ${c.timings.stuckRetryMs / 1000}s, or run steward cleanup`,
+          message: `stuck while ${c.resumeTo}: ${c.lastError?.message ?? 'unknown error'}; retrying in about ${Math.round(stuckRetryDelayMs(c) / 1000)}s (longer after each failure), or run steward cleanup`,
         })),
       ),
       // Status writes fail too when the API server is the problem: the stuck state itself is what matters. New desired
