@@ -25,6 +25,7 @@ import { createObjects } from './kubernetes/objects';
 import { createTranslationIndex, provenanceOf } from './kubernetes/translation-index';
 import { createTranslationRecords } from './kubernetes/translation-record';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from './midonet';
+import { watchMidonetHealth, wakeStuckMidonetLifecycles, type MidonetHealth } from './midonet/health';
 import { createPushActivities, type Neighbours, type PushActivities } from './midonet/push';
 import { createObjectActivities, type ObjectActivities } from './object';
 
@@ -42,7 +43,7 @@ export interface ActivityGroups {
 
 export interface Activities {
   groups: ActivityGroups;
-  /** Stops the neighbours' watch. */
+  /** Stops the neighbours' watch and MidoNet's health probe. */
   stop(): Promise<void>;
 }
 
@@ -117,8 +118,14 @@ export function createActivities(config: ActivitiesConfig, { temporal, log, over
   const groups: ActivityGroups = {};
   const kubeConfig = loadKubeConfig(config.kubeconfig);
   const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, log) : undefined;
+  let health: MidonetHealth | undefined;
   if (config.midonet) {
-    const client = createMidonetClient(config.midonet);
+    const client = createMidonetClient(config.midonet, (answered) => health?.observe(answered));
+    health = watchMidonetHealth({
+      probe: () => client.listHosts(),
+      wake: () => wakeStuckMidonetLifecycles(temporal, log),
+      log: log.child({ component: 'midonet-health' }),
+    });
     groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours }) };
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
   if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
@@ -135,5 +142,11 @@ export function createActivities(config: ActivitiesConfig, { temporal, log, over
     all.peerpod = createPodVmActivities({ cloud: all.cloud, kubernetes: all.kubernetes });
   if (!all.object && all.midonet && all.kubernetes)
     all.object = createObjectActivities({ kubernetes: all.kubernetes, midonet: all.midonet });
-  return { groups: all, stop: async () => neighbours?.stop() };
+  return {
+    groups: all,
+    stop: async () => {
+      health?.stop();
+      await neighbours?.stop();
+    },
+  };
 }

@@ -140,8 +140,11 @@ async function list<T>(send: Send, path: string, media: string, item: z.ZodType<
   return items.data;
 }
 
-export function createMidonetClient(connection: MidonetConnection): MidonetClient {
-  const send: Send = createTransport(connection);
+export function createMidonetClient(
+  connection: MidonetConnection,
+  onExchange?: (answered: boolean) => void,
+): MidonetClient {
+  const send: Send = createTransport(connection, onExchange);
 
   async function ensure(resource: BackendResource, observed?: MidonetObservation): Promise<EnsureResult> {
     const r = resolve(resource);

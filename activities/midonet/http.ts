@@ -45,15 +45,22 @@ const NOT_SENT = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-export function createTransport({
-  baseUrl,
-  username,
-  password,
-  tenant,
-  timeoutMs = 10_000,
-  lateWriteMs = 2 * timeoutMs,
-  fetch: fetchImpl = fetch,
-}: MidonetConnection): Send {
+/** MidoNet gave no answer of its own: a gateway's or an unavailable server's. */
+const UNANSWERED = new Set([502, 503, 504]);
+
+export function createTransport(
+  {
+    baseUrl,
+    username,
+    password,
+    tenant,
+    timeoutMs = 10_000,
+    lateWriteMs = 2 * timeoutMs,
+    fetch: fetchImpl = fetch,
+  }: MidonetConnection,
+  /** Told whether each exchange was answered (health.ts). */
+  onExchange?: (answered: boolean) => void,
+): Send {
   const root = baseUrl.replace(/\/+$/, '');
 
   async function exchange(call: Call, headers: Record<string, string>): Promise<Reply> {
@@ -68,6 +75,7 @@ export function createTransport({
       });
       // Reading the body is part of the exchange: a connection cut mid-body fails here, under the same timeout.
       const text = await res.text();
+      onExchange?.(!UNANSWERED.has(res.status));
       let json: unknown;
       try {
         json = text ? JSON.parse(text) : undefined;
@@ -76,6 +84,7 @@ export function createTransport({
       }
       return { status: res.status, json, text };
     } catch (err) {
+      onExchange?.(false);
       const where = `MidoNet ${call.method} ${call.path}`;
       // Read by name, not instanceof: fetch's DOMException may come from another realm (e.g. under jest).
       const error = err as Partial<Error> & { cause?: { code?: unknown } };

@@ -50,16 +50,17 @@ async function expectStuckEverywhere(name: string): Promise<void> {
 }
 
 describe('MidoNet down', () => {
+  // MidoNet answering with errors of its own (not down, so its return wakes nothing): only the operator moves it on.
   it('while a Translation is created: stuck after the bounded retries, then `steward cleanup --mode retry` after recovery syncs it', async () => {
     const name = 'down-on-create';
-    await h.admin.setDown(true);
+    const failing = await h.admin.injectFault({ method: 'POST', path: '/bridges', action: 'error', status: 500 });
     await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
     await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(51), bridgeId(52)]));
 
     await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
     await expectStuckEverywhere(name);
 
-    await h.admin.setDown(false);
+    await h.admin.removeFault(failing.id);
     const run = await stewardProcess(
       h,
       'cleanup',
@@ -86,6 +87,19 @@ describe('MidoNet down', () => {
         (await readTranslation(h, name))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
     );
     await recordTranslationHistory(h, 'stuck-retry', name);
+  });
+
+  it('MidoNet back after an outage: a Translation stuck while created is pushed at once, with no operator and an hour-long retry timer', async () => {
+    const name = 'woken-on-return';
+    await h.admin.setDown(true);
+    await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
+    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(54)]));
+    await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+
+    await h.admin.setDown(false);
+    const view = await waitForState(h, name, 'synced', 60_000);
+    expect(view.actions).toEqual([]);
+    expect((await emulatorIds(h)).Bridge).toContain(bridgeId(54));
   });
 
   it('a Translation stuck while created, MidoNet back, is deleted at once when it is deleted: its hour-long retry timer is not waited for', async () => {
