@@ -96,8 +96,10 @@ describe('MidoNet down', () => {
     await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(54)]));
     await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
 
+    const back = Date.now();
     await h.admin.setDown(false);
     const view = await waitForState(h, name, 'synced', 60_000);
+    console.log(`MidoNet back: the stuck Translation synced after ${Date.now() - back} ms (its retry timer: 1 h)`);
     expect(view.actions).toEqual([]);
     expect((await emulatorIds(h)).Bridge).toContain(bridgeId(54));
   });
@@ -110,8 +112,10 @@ describe('MidoNet down', () => {
     await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
     await h.admin.setDown(false);
 
+    const deleted = Date.now();
     await deleteTranslation(h, name);
     await expectGone(h, name);
+    console.log(`a stuck Translation deleted: gone after ${Date.now() - deleted} ms (its retry timer: 1 h)`);
     expect((await emulatorIds(h)).Bridge ?? []).not.toContain(bridgeId(53));
   });
 
