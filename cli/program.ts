@@ -7,6 +7,7 @@ import { registerCompletionCommand } from './completion';
 import { registerDemoCommand } from './demo';
 import { registerListCommand } from './list';
 import { registerOperatorCommands } from './operator';
+import { registerSetupCommand } from './setup';
 import { registerStarterCommand } from './starter';
 import { registerSweepCommand } from './sweep';
 import { registerUpCommand } from './up';
@@ -26,6 +27,7 @@ export function stewardProgram(): Command {
   registerWorkerCommand(program);
   registerListCommand(program);
   registerOperatorCommands(program);
+  registerSetupCommand(program);
   registerStarterCommand(program);
   registerDemoCommand(program);
   registerSweepCommand(program);

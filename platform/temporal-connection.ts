@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Client, Connection, type ConnectionLike, type TLSConfig } from '@temporalio/client';
+import { requireSearchAttributes } from './search-attributes';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { backoffDelay, sleep, type Backoff } from './backoff';
@@ -114,7 +115,8 @@ const WAIT_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 30_000 };
 /**
  * A Client as `connectClient` makes it, once Temporal answers. A process started during a Temporal outage waits,
  * with backoff, instead of exiting: exiting would only have it restarted over and over until Temporal is back. Each
- * failed attempt is logged once, with why; any other error (a TLS file that cannot be read) fails at once.
+ * failed attempt is logged once, with why; any other error (a TLS file that cannot be read, Steward's search
+ * attributes missing from the namespace: search-attributes.ts) fails at once.
  */
 export async function connectClientWhenReachable(
   config: TemporalConnectionConfig,
@@ -123,7 +125,14 @@ export async function connectClientWhenReachable(
   for (let attempt = 0; ; attempt++) {
     if (signal?.aborted) throw new StoppedWaitingError(config);
     try {
-      return await connectClient(config);
+      const client = await connectClient(config);
+      await requireSearchAttributes(client.connection as Connection, config.namespace, (reason) =>
+        log.warn({ reason }, "could not check Steward's search attributes: taken as registered"),
+      ).catch(async (error: unknown) => {
+        await client.connection.close();
+        throw error;
+      });
+      return client;
     } catch (error) {
       if (!(error instanceof TemporalUnreachableError)) throw error;
       onUnreachable?.(error);

@@ -1,9 +1,9 @@
 import { dumpYaml } from '@kubernetes/client-node';
 import { Connection } from '@temporalio/client';
-import { google, temporal } from '@temporalio/proto';
+import { google } from '@temporalio/proto';
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { searchAttributeKeys } from '../../model/search-attributes';
+import { registerSearchAttributes } from '../../platform/search-attributes';
 import { freePort } from '../../worker/ports';
 import { cacheRoot } from './paths';
 import { retryWhenPortTaken } from './ports';
@@ -496,25 +496,12 @@ async function registerNamespace(address: string): Promise<void> {
           if ((error as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw error;
         });
     }
-    let customAttributes: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
     await waitUntil(
       `namespace ${NAMESPACE} served`,
-      async () => {
-        customAttributes =
-          (await operatorService.listSearchAttributes({ namespace: NAMESPACE })).customAttributes ?? {};
-        return true;
-      },
+      async () => (await operatorService.listSearchAttributes({ namespace: NAMESPACE }), true),
       { timeoutMs: 60_000, intervalMs: 500 },
     );
-    const missing = searchAttributeKeys.filter((key) => !(key.name in customAttributes));
-    if (missing.length > 0) {
-      await operatorService.addSearchAttributes({
-        namespace: NAMESPACE,
-        searchAttributes: Object.fromEntries(
-          missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
-        ),
-      });
-    }
+    await registerSearchAttributes(connection, NAMESPACE);
   } finally {
     await connection.close();
   }
