@@ -40,6 +40,13 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
         );
         return { type: 'vmObserved', exists: seen.exists };
       },
+      readPod: async ({ namespace, name }) => {
+        const held = await kubernetes.readIncarnation.executeWithOptions(
+          { summary: `does Pod ${namespace}/${name} live on?` },
+          [{ ref: { kind: 'Pod', namespace, name } }],
+        );
+        return { type: 'podRead', ...held };
+      },
       deleteVm,
       release: async ({ namespace, name, uid, livePodUid }) => {
         const ref = { kind: 'PeerPod' as const, namespace, name };

@@ -1,7 +1,10 @@
 // The faults injected while the operations run, on a schedule drawn from the seed: the worker SIGKILLed and started
 // again about every 20 s, and about every 15 s one other fault (a restart, or a window of MidoNet errors, timeouts or
-// latency, or libvirt out of reach). Every fault is logged with its time, so the operation log reads as one story.
+// latency, or libvirt out of reach, or an observation signalled under a made-up UID and one signalled twice). Every
+// fault is logged with its time, so the operation log reads as one story.
 import { sleep } from '../../deploy/local/process';
+import { observedSignal } from '../../model/messages';
+import { observationsIn } from '../support';
 import { random } from './prng';
 import type { ChaosStack } from './stack';
 
@@ -14,8 +17,15 @@ export const FAULT_KINDS = [
   'midonet-timeout',
   'midonet-latency',
   'libvirt-cut',
+  'forged-observation',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/**
+ * The lifecycles a forged observation is sent to. Not the peer pods': a PeerPod's observation under another UID is
+ * taken as another PeerPod without the API server's word (a known gap, not yet proven like the objects' incarnations).
+ */
+const FORGEABLE = ['nodeLifecycle', 'podLifecycle', 'serviceLifecycle', 'endpointsLifecycle', 'translationLifecycle'];
 
 /** `all`, `none`, or a comma-separated list of kinds. */
 export function parseFaults(text: string, peerPods: boolean): FaultKind[] {
@@ -179,6 +189,28 @@ export class FaultInjector {
           const fault = await s.admin.injectFault({ action: 'latency', latencyMs });
           this.log(`fault midonet-latency: ${latencyMs} ms on every call`);
           this.heal = () => s.admin.removeFault(fault.id).catch(() => undefined);
+          break;
+        }
+        case 'forged-observation': {
+          // As anyone with access to the namespace could: a live object's latest observation under a made-up UID (it
+          // must finalize nothing), and the same observation again (a duplicate changes nothing).
+          const types = FORGEABLE.map((t) => `'${t}'`).join(', ');
+          const ids: string[] = [];
+          for await (const w of s.client.workflow.list({
+            query: `ExecutionStatus = 'Running' AND WorkflowType IN (${types})`,
+          }))
+            ids.push(w.workflowId);
+          const id = ids.length ? r.pick(ids.sort()) : undefined;
+          const handle = id ? s.client.workflow.getHandle(id) : undefined;
+          const latest = handle && observationsIn(await handle.fetchHistory()).at(-1);
+          if (!handle || !latest) {
+            this.log('fault forged-observation: no running lifecycle with an observation');
+            break;
+          }
+          const uid = `forged-${r.int(1, 1e9)}`;
+          await handle.signal(observedSignal, { ...latest, uid });
+          await handle.signal(observedSignal, latest);
+          this.log(`fault forged-observation: ${id} signalled its latest observation under UID ${uid}, then again`);
           break;
         }
         case 'libvirt-cut':

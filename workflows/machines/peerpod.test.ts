@@ -54,6 +54,8 @@ const events: PeerPodEvent[] = [
   { type: 'peerPodRecorded', name: 'web', uid: 'pp-u1', at },
   { type: 'vmObserved', exists: true, at },
   { type: 'vmObserved', exists: false, at },
+  { type: 'podRead', uid: 'pod-u1', at },
+  { type: 'podRead', at },
   { type: 'vmDeleted', at },
   { type: 'released', at },
   { type: 'eventRecorded', at },
@@ -172,6 +174,8 @@ const [
   recorded,
   vmFound,
   vmMissing,
+  podLivesOn,
+  podGoneUnseen,
   deleted,
   released,
   ,
@@ -343,13 +347,15 @@ describe('peer-pod machine: scenarios', () => {
     expect(run(peerPodSeen!, vmMissing!, peerPodSeen!).state).toBe('tracking');
   });
 
-  it('a live pod whose PeerPod is deleted by hand gets its VM deleted, the PeerPod released, then a new VM and PeerPod', () => {
+  it('a PeerPod deleted while its pod seems to live: the API server is asked; a live pod gets its VM deleted, the PeerPod released, then a new VM and PeerPod', () => {
     const peerPodDeleted: PeerPodEvent = { type: 'observed', observation: peerPod({ deleting: true }), at };
-    const lived = [podSeen, createdAndRecorded, peerPodDeleted];
-    expect(run(...lived).actions).toEqual([
-      { type: 'cancelTimer', params: { id: 'driftCheck' } },
-      expect.objectContaining({ type: 'deleteVm' }),
+    const asked = run(podSeen, createdAndRecorded, peerPodDeleted);
+    expect([asked.state, asked.actions.at(-1)]).toEqual([
+      'checkingPod',
+      { type: 'readPod', params: { namespace: 'default', name: 'web' } },
     ]);
+    const lived = [podSeen, createdAndRecorded, peerPodDeleted, podLivesOn!];
+    expect(run(...lived).actions).toEqual([expect.objectContaining({ type: 'deleteVm' })]);
     const vmGone = run(...lived, deleted!);
     expect(vmGone.state).toBe('releasing');
     expect(vmGone.actions).toEqual([
@@ -379,6 +385,12 @@ describe('peer-pod machine: scenarios', () => {
       at,
     });
     expect([again.state, again.context.lostVm, again.context.vm?.instanceId]).toEqual(['tracking', undefined, 'vm-2']);
+  });
+
+  it('a PeerPod deleted (by the garbage collector) after its pod, whose deletion was not observed: the VM goes, nothing is made again', () => {
+    const peerPodDeleted: PeerPodEvent = { type: 'observed', observation: peerPod({ deleting: true }), at };
+    const ended = run(podSeen, createdAndRecorded, peerPodDeleted, podGoneUnseen!, deleted!, released!);
+    expect([ended.state, ended.context.lostVm, ended.context.pod?.gone]).toEqual(['done', undefined, true]);
   });
 
   it('looks for older PeerPods of the Pod only from a live PeerPod someone else wrote, and only until it has', () => {

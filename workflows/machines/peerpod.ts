@@ -99,6 +99,8 @@ export type PeerPodEvent = (
   | { type: 'olderRetired' }
   | { type: 'peerPodRecorded'; name: string; uid: string }
   | { type: 'vmObserved'; exists: boolean }
+  /** Which incarnation of the Pod the API server holds, if any. */
+  | { type: 'podRead'; uid?: string }
   | { type: 'vmDeleted' }
   | { type: 'released' }
   | { type: 'eventRecorded' }
@@ -121,6 +123,7 @@ export interface PeerPodActionParams {
   };
   recordPeerPod: { namespace: string; podName: string; podUid: string; vm: VmRecord; vmName: string };
   observeVm: { vm: VmRecord };
+  readPod: { namespace: string; name: string };
   /** Deletes `vm`, or when none is recorded (a create whose reply was lost), the VMs tagged with the pod's UID. */
   deleteVm: { vm?: VmRecord; podUid?: string };
   /**
@@ -182,6 +185,7 @@ export const peerPodMachine = setup({
       'createVm',
       'recordPeerPod',
       'observeVm',
+      'readPod',
       'deleteVm',
       'release',
       'recordEvent',
@@ -251,6 +255,8 @@ export const peerPodMachine = setup({
         ? lostVm(context, 'it was gone from the cloud')
         : {},
     ),
+    /** The API server has another Pod, or none: the one served is gone, even if its deletion was never observed. */
+    markPodGone: assign(({ context }) => (context.pod ? { pod: { ...context.pod, gone: true } } : {})),
     /** Our PeerPod released while the pod lives: the next one is written for the next VM. */
     forgetPeerPod: assign(({ context }) => ({
       releasedPeerPodUid: context.peerPod?.uid,
@@ -303,6 +309,9 @@ export const peerPodMachine = setup({
     ...cleanupGuards(isEnding),
     knowsVm: ({ context }) => context.vm !== undefined,
     podLives: ({ context }) => podLives(context),
+    /** The pod lives on and lost its VM with its PeerPod (proven by a read): another VM and PeerPod follow. */
+    replacesLostVm: ({ context }) => podLives(context) && context.lostVm !== undefined,
+    podStillServed: ({ context, event }) => event.type === 'podRead' && event.uid === context.uid,
     /** A VM named by a PeerPod, not made here, not yet looked for: it is checked before it is tracked. */
     vmUnchecked: ({ context }) =>
       context.vm !== undefined && context.intent === undefined && context.vm.instanceId !== context.checkedVmId,
@@ -323,9 +332,10 @@ export const peerPodMachine = setup({
     deciding: {
       always: [
         { guard: 'releasedByOthers', target: 'done' },
-        // Only our PeerPod can end while the pod lives (cloud-api-adaptor's has its own workflow): its VM goes, then
-        // another VM and PeerPod are made for the pod.
-        { guard: and(['isEnding', 'podLives']), target: 'ending', actions: 'notePeerPodDeleted' },
+        // Only our PeerPod can end while the pod lives (cloud-api-adaptor's has its own workflow): whether the pod
+        // does is asked of the API server first (its deletion may not have been observed: then the garbage collector
+        // deleted the PeerPod, and nothing is made again).
+        { guard: and(['isEnding', 'podLives']), target: 'checkingPod' },
         { guard: 'isEnding', target: 'ending' },
         { guard: 'needsVm', target: 'creatingVm' },
         { guard: 'needsRecord', target: 'recordingPeerPod' },
@@ -333,11 +343,26 @@ export const peerPodMachine = setup({
         { target: 'tracking' },
       ],
     },
+    /** Its PeerPod is being deleted while the pod seems to live: the API server says whether it does. */
+    checkingPod: {
+      entry: {
+        type: 'readPod',
+        params: ({ context }) => ({ namespace: context.ref.namespace ?? '', name: context.ref.name }),
+      },
+      on: {
+        podRead: [
+          { guard: 'podStillServed', target: 'ending', actions: 'notePeerPodDeleted' },
+          { target: 'ending', actions: 'markPodGone' },
+        ],
+        // Not known: the VM goes with its PeerPod, and no other is made (the pod's next observation starts again).
+        actionFailed: { target: 'ending', actions: 'recordFailure' },
+      },
+    },
     ending: {
       always: [
         { guard: 'mayHaveVm', target: 'deletingVm' },
         { guard: 'holdsPeerPod', target: 'releasing' },
-        { guard: 'podLives', target: 'deciding', actions: 'forgetPeerPod' },
+        { guard: 'replacesLostVm', target: 'deciding', actions: 'forgetPeerPod' },
         { target: 'done' },
       ],
     },
@@ -471,14 +496,14 @@ export const peerPodMachine = setup({
           namespace: context.ref.namespace ?? '',
           name: context.peerPod?.name ?? context.ref.name,
           uid: context.peerPod?.uid ?? '',
-          ...(podLives(context) ? { livePodUid: context.uid ?? '' } : {}),
+          ...(podLives(context) && context.lostVm ? { livePodUid: context.uid ?? '' } : {}),
         }),
       },
       on: {
         // A VM learned meanwhile (a PeerPod naming another one) is deleted first.
         released: [
           { guard: 'mayHaveVm', target: 'ending' },
-          { guard: 'podLives', target: 'deciding', actions: 'forgetPeerPod' },
+          { guard: 'replacesLostVm', target: 'deciding', actions: 'forgetPeerPod' },
           { target: 'done' },
         ],
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
