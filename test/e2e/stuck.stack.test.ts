@@ -49,6 +49,14 @@ async function expectStuckEverywhere(name: string): Promise<void> {
   expect(warnings.map((e) => e.message).join('\n')).toContain('stuck while');
 }
 
+/** A Translation of one bridge created while MidoNet is down, stuck with no automatic retry; MidoNet stays down. */
+async function stuckWhileCreatedWithMidonetDown(name: string, bridge: number): Promise<void> {
+  await h.admin.setDown(true);
+  await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
+  await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(bridge)]));
+  await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+}
+
 describe('MidoNet down', () => {
   // MidoNet answering with errors of its own (not down, so its return wakes nothing): only the operator moves it on.
   it('while a Translation is created: stuck after the bounded retries, then `steward cleanup --mode retry` after recovery syncs it', async () => {
@@ -91,10 +99,7 @@ describe('MidoNet down', () => {
 
   it('MidoNet back after an outage: a Translation stuck while created is pushed at once, with no operator and an hour-long retry timer', async () => {
     const name = 'woken-on-return';
-    await h.admin.setDown(true);
-    await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
-    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(54)]));
-    await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+    await stuckWhileCreatedWithMidonetDown(name, 54);
 
     const back = Date.now();
     await h.admin.setDown(false);
@@ -106,10 +111,7 @@ describe('MidoNet down', () => {
 
   it('a Translation stuck while created, MidoNet back, is deleted at once when it is deleted: its hour-long retry timer is not waited for', async () => {
     const name = 'stuck-then-deleted';
-    await h.admin.setDown(true);
-    await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
-    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(53)]));
-    await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+    await stuckWhileCreatedWithMidonetDown(name, 53);
     await h.admin.setDown(false);
 
     const deleted = Date.now();
