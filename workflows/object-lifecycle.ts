@@ -63,8 +63,8 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
 }
 
 /**
- * Deletes what its Translations pushed and lets them go; a Node or Service then tells its referrers (their resources
- * hung off its own) and lets go of the object. A push attempt lost with its worker may still have writes landing in
+ * A Node or Service first tells its referrers (their resources hang off its own and go with them); then it deletes
+ * what its Translations pushed, lets them go and lets go of the object. A push attempt lost with its worker may still have writes landing in
  * MidoNet (its Translation's fence says until when): the deletion waits it out, with a timer when it is long.
  */
 async function finalize({
@@ -73,6 +73,8 @@ async function finalize({
   dependency,
   mode,
 }: ObjectActionParams['finalize']): Promise<Unstamped<ObjectEvent>> {
+  // Its referrers lose their network with it (a bridge's DELETE cascades their ports): told first, they say so at once.
+  if (isDependencyKind(ref.kind) && mode === 'delete') await notifyReferrers(ref, uid);
   for (;;) {
     const { unsettledUntil } = await objects.finalizeObject.executeWithOptions(
       { summary: `${mode === 'orphan' ? 'let go of' : 'delete'} the Translations of ${describeRef(ref)}` },
@@ -81,13 +83,11 @@ async function finalize({
     if (!unsettledUntil) break;
     await sleep(Math.max(Date.parse(unsettledUntil) - Date.now(), 1_000), { summary: 'lateWrites' });
   }
-  if (isDependencyKind(ref.kind)) {
-    if (mode === 'delete') await notifyReferrers(ref, uid);
+  if (isDependencyKind(ref.kind))
     await kubernetes.releaseFinalizer.executeWithOptions(
       { summary: `release the referrers finalizer of ${describeRef(ref)}` },
       [{ ref, uid, finalizer: REFERRERS_FINALIZER }],
     );
-  }
   return { type: 'finalized' };
 }
 

@@ -220,8 +220,48 @@ describe('object lifecycles on the embedded stack', () => {
   // the Pods, and they push again once the new Node (another UID) is there.
   it("a Node deleted and created again (its bridge re-created) gets its Pods' ports back on the new bridge", async () => {
     const node2 = cluster.nodes.find((n) => n.metadata.name === 'node2')!;
+    // web-1 and 20 more Pods on node2, so that one DELETE cascades many ports away.
+    const web1 = cluster.pods.find((p) => p.metadata.name === 'web-1')!;
+    const more = Array.from({ length: 20 }, (_, i) => ({
+      ...web1,
+      metadata: { ...web1.metadata, name: `more-${i}`, uid: randomUUID() },
+      status: { ...web1.status, podIP: `10.1.2.${20 + i}` },
+    }));
+    for (const pod of more) await createPod(h, pod);
+    cluster = { ...cluster, pods: [...cluster.pods, ...more] };
+    await converged(cluster);
+
     const nodeTranslations = ownedBy(expectationsOf(cluster).translations, 'Node', 'node2');
+    const podTranslations = [web1, ...more].flatMap((p) =>
+      ownedBy(expectationsOf(cluster).translations, 'Pod', p.metadata.name),
+    );
+    const portIds = podTranslations
+      .filter((t) => t.resources[0]!.kind === 'Port')
+      .map((t) => (JSON.parse(t.resources[0]!.body) as { id: string }).id);
+    expect(portIds).toHaveLength(21);
     await h.core.deleteNode({ name: 'node2' });
+    // The bridge's DELETE takes the 21 ports with it: their Translations say so within 2 s of the cascade.
+    const notReady = await waitFor(
+      "the Pods' Translations not Ready",
+      async () => {
+        const live = await Promise.all(podTranslations.map((t) => readTranslation(h, t.namespace, t.name)));
+        return live.every((t) => t !== undefined && !readyOf(t)) ? { at: Date.now(), live } : undefined;
+      },
+      30_000,
+      50,
+    );
+    for (const t of notReady.live)
+      expect(t!.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+        reason: 'WaitingForDependency',
+        message: expect.stringContaining('node2'),
+      });
+    const journal = await h.admin.journal(portIds[0]!);
+    const cascade = journal.find((e) => e.method === 'DELETE' && !e.path.includes(portIds[0]!));
+    expect(portIds.filter((id) => !cascade?.cascaded?.some((c) => c.includes(id)))).toEqual([]);
+    console.log(
+      `bridge DELETE cascading 21 ports → their Translations not Ready: ${notReady.at - cascade!.answeredAt} ms`,
+    );
+    expect(notReady.at - cascade!.answeredAt).toBeLessThanOrEqual(2_000);
     // Its workflow deletes its Translations first, then tells its Pods and lets the Node go.
     await waitFor('node2 Translations gone', async () =>
       (await Promise.all(nodeTranslations.map((t) => readTranslation(h, t.namespace, t.name)))).every(
