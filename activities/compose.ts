@@ -25,7 +25,14 @@ import { createObjects } from './kubernetes/objects';
 import { createTranslationIndex, provenanceOf } from './kubernetes/translation-index';
 import { createTranslationRecords } from './kubernetes/translation-record';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from './midonet';
-import { watchMidonetHealth, wakeStuckMidonetLifecycles, type MidonetHealth } from './midonet/health';
+import {
+  CLOUD_LIFECYCLES,
+  MIDONET_LIFECYCLES,
+  wakeStuckLifecycles,
+  watchBackendHealth,
+  type BackendHealth,
+} from './backend-health';
+import { reportingAvailability } from './cloud/availability';
 import { createPushActivities, type Neighbours, type PushActivities } from './midonet/push';
 import { createObjectActivities, type ObjectActivities } from './object';
 
@@ -118,18 +125,29 @@ export function createActivities(config: ActivitiesConfig, { temporal, log, over
   const groups: ActivityGroups = {};
   const kubeConfig = loadKubeConfig(config.kubeconfig);
   const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, log) : undefined;
-  let health: MidonetHealth | undefined;
-  if (config.midonet) {
-    const client = createMidonetClient(config.midonet, (answered) => health?.observe(answered));
-    health = watchMidonetHealth({
-      probe: () => client.listHosts(),
-      wake: () => wakeStuckMidonetLifecycles(temporal, log),
-      log: log.child({ component: 'midonet-health' }),
+  const healths: BackendHealth[] = [];
+  /** Watches a backend's answers; on its return the lifecycles stuck on it are woken. */
+  const watch = (backend: string, workflowTypes: string[], probe: () => Promise<unknown>) => {
+    const health = watchBackendHealth({
+      backend,
+      probe,
+      wake: () => wakeStuckLifecycles(temporal, log, { workflowTypes, by: `${backend} answers again` }),
+      log: log.child({ component: 'backend-health', backend }),
     });
+    healths.push(health);
+    return health;
+  };
+  if (config.midonet) {
+    // The probe goes through the client it watches.
+    const health = watch('MidoNet', MIDONET_LIFECYCLES, () => client.listHosts());
+    const client = createMidonetClient(config.midonet, (answered) => health.observe(answered));
     groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours }) };
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
-  if (config.cloud) groups.cloud = createCloudActivities({ provider: createCloudProvider(config.cloud) });
-  else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
+  if (config.cloud) {
+    const health = watch('the cloud', CLOUD_LIFECYCLES, () => cloud.probe());
+    const cloud = reportingAvailability(createCloudProvider(config.cloud), (answered) => health.observe(answered));
+    groups.cloud = createCloudActivities({ provider: cloud.provider });
+  } else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
   const { temporalUiUrl } = config;
   const workflowPage = temporalUiUrl
     ? (id: string) => temporalUiLink(temporalUiUrl, temporal.options.namespace, id)
@@ -145,7 +163,7 @@ export function createActivities(config: ActivitiesConfig, { temporal, log, over
   return {
     groups: all,
     stop: async () => {
-      health?.stop();
+      for (const health of healths) health.stop();
       await neighbours?.stop();
     },
   };

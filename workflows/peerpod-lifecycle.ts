@@ -1,7 +1,7 @@
 import { cloud, cloudCalls, kubernetes } from './activities';
 import type { Unstamped } from './interpreter';
-import { recordObjectEvent, runLifecycle, type LifecycleInput } from './lifecycle';
-import type { ResourceView } from '../model/messages';
+import { forwardSignal, recordObjectEvent, runLifecycle, type LifecycleInput } from './lifecycle';
+import { backendChangedSchema, backendChangedSignal, type ResourceView } from '../model/messages';
 import {
   peerPodLifecycleMachine,
   type PeerPodActionParams,
@@ -24,6 +24,11 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
     projection: peerPodProjection,
     resources,
     slowActions: ['createVm'],
+    setup: (interpreter) =>
+      forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({
+        type: 'backendChanged' as const,
+        notice,
+      })),
     executors: {
       createVm,
       recordPeerPod: async (p) => {

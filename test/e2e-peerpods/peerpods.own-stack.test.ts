@@ -330,7 +330,10 @@ describe('VM deletion fails: libvirt unreachable', () => {
     const warning = events.items.find((e) => e.type === 'Warning' && e.reason === 'CloudUnavailable');
     expect(warning?.message).toContain('stuck while deleting the VM');
 
+    // A worker that saw libvirt go would wake the lifecycle itself on its return (the next test): a fresh one did not.
+    await h.stopWorker();
     await h.libvirtRelay.start();
+    await h.startWorker('libvirt');
     const run = await stewardProcess(
       h,
       'cleanup',
@@ -368,6 +371,43 @@ describe('VM deletion fails: libvirt unreachable', () => {
 
     await h.libvirtRelay.start();
     await peerPodGone(name);
+    expect(await backend.countForPod(uid)).toBe(0);
+    await completed(name);
+  });
+
+  it("libvirt's return wakes a stuck peer pod at once, without its retry timer: the worker asks the cloud again while it does not answer", async () => {
+    const name = `pp-woken-${serial++}`;
+    const ref = { kind: 'PeerPod' as const, namespace, name };
+    await h.client.workflow.start('peerPodLifecycle', {
+      workflowId: workflowId(ref),
+      taskQueue: peerPodTaskQueue(TASK_QUEUE),
+      args: [{ ref, timings: { stuckRetryMs: 60 * 60_000 } }],
+    });
+    const uid = await createPeerPodPod(name);
+    await recordedPeerPod(name);
+    await h.libvirtRelay.stop();
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await waitFor('the workflow to be stuck', async () => (await stateOf(name)).state === 'stuck' || undefined, 90_000);
+    await waitFor(
+      'visibility to list it as stuck',
+      async () => {
+        const ids: string[] = [];
+        for await (const wf of h.client.workflow.list({
+          // What the worker's wake asks for (started here, it has no K8sKind/K8sName of the starter's).
+          query: `WorkflowId="${workflowId(ref)}" AND LifecycleState="stuck"`,
+        }))
+          ids.push(wf.workflowId);
+        return ids.length === 1 || undefined;
+      },
+      30_000,
+    );
+
+    const back = Date.now();
+    await h.libvirtRelay.start();
+    await peerPodGone(name);
+    // The worker's probe runs every 5 s; the stuck timer would have waited an hour.
+    console.log(`libvirt back → stuck peer pod's VM deleted and PeerPod released: ${Date.now() - back} ms`);
+    expect(Date.now() - back).toBeLessThan(20_000);
     expect(await backend.countForPod(uid)).toBe(0);
     await completed(name);
   });

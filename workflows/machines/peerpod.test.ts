@@ -60,6 +60,7 @@ const events: PeerPodEvent[] = [
   { type: 'released', at },
   { type: 'eventRecorded', at },
   { type: 'actionFailed', action: 'deleteVm', reason: 'CloudUnavailable', message: 'libvirtd is down', at },
+  { type: 'backendChanged', notice: { by: 'the cloud answers again', ids: [] }, at },
   ...timerAndOperatorEvents(at, request, ['retry', 'orphan']),
   { type: 'vmMadeElsewhere', peerPod: 'web-resource-x7k2p', at },
   { type: 'olderRetired', at },
@@ -180,6 +181,7 @@ const [
   released,
   ,
   failed,
+  cloudBack,
   retry,
   driftCheck,
 ] = events as [PeerPodEvent, ...PeerPodEvent[]];
@@ -257,6 +259,12 @@ describe('peer-pod machine: scenarios', () => {
     [
       'the stuck timer retries the deletion',
       [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, retry!],
+      'deletingVm',
+      ['cancelTimer', 'deleteVm'],
+    ],
+    [
+      'the cloud answering again retries now',
+      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, cloudBack!],
       'deletingVm',
       ['cancelTimer', 'deleteVm'],
     ],

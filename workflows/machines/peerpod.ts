@@ -12,12 +12,13 @@ import {
   restingState,
   stuckGuards,
   stuckState,
+  stuckTransitions,
   versioned,
   withOperatorAction,
   type CommonLifecycleEvent,
   type RecordEventParams,
 } from './common';
-import type { ActionRecord, LifecycleError, Observation } from '../../model/messages';
+import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
 import type { PeerPodProjection } from '../../model/peerpod-projection';
 import { PEERPOD_FINALIZER, Reason } from '../../model/vocabulary';
@@ -104,6 +105,8 @@ export type PeerPodEvent = (
   | { type: 'vmDeleted' }
   | { type: 'released' }
   | { type: 'eventRecorded' }
+  /** The cloud answers again (the worker saw it return): a stuck lifecycle retries now. */
+  | { type: 'backendChanged'; notice: BackendChanged }
   | CommonLifecycleEvent
 ) & { at: string };
 
@@ -509,15 +512,18 @@ export const peerPodMachine = setup({
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
     },
-    stuck: stuckState({
-      type: 'recordEvent',
-      params: ({ context }: { context: PeerPodContext }) => ({
-        ref: eventTarget(context),
-        type: 'Warning' as const,
-        reason: context.lastError?.reason ?? Reason.Stuck,
-        message: `stuck while ${context.resumeTo === 'deleting' ? 'deleting' : 'creating'} the VM: ${context.lastError?.message ?? 'unknown error'}`,
+    stuck: {
+      ...stuckState({
+        type: 'recordEvent',
+        params: ({ context }: { context: PeerPodContext }) => ({
+          ref: eventTarget(context),
+          type: 'Warning' as const,
+          reason: context.lastError?.reason ?? Reason.Stuck,
+          message: `stuck while ${context.resumeTo === 'deleting' ? 'deleting' : 'creating'} the VM: ${context.lastError?.message ?? 'unknown error'}`,
+        }),
       }),
-    }),
+      on: { ...stuckTransitions, backendChanged: 'resuming' },
+    },
     /** An operator gave up on the VM: say which VM is left (the sweeper still removes it), then release the PeerPod. */
     givingUp: {
       entry: [

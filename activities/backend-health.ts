@@ -1,32 +1,35 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { backendChangedSignal } from '../../model/messages';
-import { LifecycleState } from '../../model/search-attributes';
+import { backendChangedSignal } from '../model/messages';
+import { LifecycleState } from '../model/search-attributes';
 
 /**
- * Whether MidoNet answers, as this worker's calls see it. While it does not, it is asked again every `probeMs`, so its
- * return is seen at once rather than at a stuck lifecycle's next retry; on its return the stuck lifecycles that push
- * into it are woken (`wake`). Only a missing answer counts as down (no connection, a timeout, 502–504): a 500 is an
- * answer (MidoNet gives one for a duplicate MAC entry, MNA-1315).
+ * Whether a backend (MidoNet, the cloud) answers, as this worker's calls see it. While it does not, it is asked again
+ * every `probeMs`, so its return is seen at once rather than at a stuck lifecycle's next retry; on its return the
+ * stuck lifecycles that call it are woken (`wake`). Only a missing answer counts as down (no connection, a timeout,
+ * 502–504 for MidoNet, `CloudUnavailable` for the cloud): an error the backend gives is an answer.
  */
-export interface MidonetHealth {
+export interface BackendHealth {
   /** Every exchange's outcome: answered or not. */
   observe(answered: boolean): void;
   stop(): void;
 }
 
-export function watchMidonetHealth({
+export function watchBackendHealth({
+  backend,
   probe,
   wake,
   log,
   probeMs = 5_000,
 }: {
+  /** Its name in the log: `MidoNet`, `the cloud`. */
+  backend: string;
   /** A harmless call whose outcome reaches `observe` (it goes through the same transport). */
   probe: () => Promise<unknown>;
   wake: () => Promise<void>;
   log: Logger;
   probeMs?: number;
-}): MidonetHealth {
+}): BackendHealth {
   let timer: NodeJS.Timeout | undefined;
   const stopProbing = () => {
     clearInterval(timer);
@@ -35,12 +38,12 @@ export function watchMidonetHealth({
   return {
     observe(answered) {
       if (!answered && !timer) {
-        log.warn('MidoNet does not answer: asking it again every %d ms until it does', probeMs);
+        log.warn('%s does not answer: asking it again every %d ms until it does', backend, probeMs);
         timer = setInterval(() => void probe().catch(() => {}), probeMs);
         timer.unref();
       } else if (answered && timer) {
         stopProbing();
-        log.info('MidoNet answers again: waking the lifecycles stuck on it');
+        log.info('%s answers again: waking the lifecycles stuck on it', backend);
         void wake().catch((error: unknown) => log.warn({ err: error }, 'could not wake the stuck lifecycles'));
       }
     },
@@ -49,7 +52,7 @@ export function watchMidonetHealth({
 }
 
 /** The lifecycles that push into MidoNet, and take a `backendChanged` notice. */
-const MIDONET_LIFECYCLES = [
+export const MIDONET_LIFECYCLES = [
   'translationLifecycle',
   'nodeLifecycle',
   'podLifecycle',
@@ -57,13 +60,23 @@ const MIDONET_LIFECYCLES = [
   'endpointsLifecycle',
 ];
 
-/** Signals every running lifecycle that pushes into MidoNet and is stuck (visibility's `LifecycleState`): retry now. */
-export async function wakeStuckMidonetLifecycles(temporal: Client, log: Logger): Promise<void> {
-  const types = MIDONET_LIFECYCLES.map((type) => `'${type}'`).join(', ');
+/** The lifecycles that call the cloud. */
+export const CLOUD_LIFECYCLES = ['peerPodLifecycle'];
+
+/**
+ * Signals every running lifecycle of `workflowTypes` that is stuck (visibility's `LifecycleState`): retry now. `by`
+ * says why, in the notice its history keeps.
+ */
+export async function wakeStuckLifecycles(
+  temporal: Client,
+  log: Logger,
+  { workflowTypes, by }: { workflowTypes: string[]; by: string },
+): Promise<void> {
+  const types = workflowTypes.map((type) => `'${type}'`).join(', ');
   const query = `${LifecycleState.name} = 'stuck' AND ExecutionStatus = 'Running' AND WorkflowType IN (${types})`;
   const ids: string[] = [];
   for await (const workflow of temporal.workflow.list({ query })) ids.push(workflow.workflowId);
-  const notice = { by: 'MidoNet answers again', ids: [] };
+  const notice = { by, ids: [] };
   for (let i = 0; i < ids.length; i += 20)
     await Promise.all(
       ids.slice(i, i + 20).map((id) =>
@@ -75,5 +88,5 @@ export async function wakeStuckMidonetLifecycles(temporal: Client, log: Logger):
           }),
       ),
     );
-  log.info({ woken: ids.length }, 'woke the lifecycles stuck on MidoNet');
+  log.info({ woken: ids.length, by }, 'woke the stuck lifecycles');
 }

@@ -1,7 +1,7 @@
 import pino from 'pino';
-import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator } from '../../deploy/local/midonet';
-import { createMidonetClient } from './client';
-import { watchMidonetHealth, type MidonetHealth } from './health';
+import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator } from '../deploy/local/midonet';
+import { createMidonetClient } from './midonet/client';
+import { watchBackendHealth, type BackendHealth } from './backend-health';
 
 let emulator: MidonetEmulator;
 let admin: EmulatorAdmin;
@@ -22,7 +22,8 @@ describe("MidoNet's health as the worker's calls see it", () => {
     async (mode) => {
       let probes = 0;
       let wakes = 0;
-      const health: MidonetHealth = watchMidonetHealth({
+      const health: BackendHealth = watchBackendHealth({
+        backend: 'MidoNet',
         probe: () => (probes++, client.listHosts()),
         wake: () => (wakes++, Promise.resolve()),
         log: pino({ level: 'silent' }),
