@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { dumpYaml } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import {
   dashboardMetricUses,
@@ -46,6 +47,69 @@ describe('the alert rules', () => {
       );
       writeFileSync(file, plainRulesFile(broken));
       expect(() => execFileSync('promtool', ['check', 'rules', file], { stdio: 'pipe' })).toThrow(/FAILED|parse/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fire when they should and not before (promtool test rules on sampled series)', () => {
+    if (spawnSync('promtool', ['--version']).error) throw new Error(`promtool is not installed: ${PROMTOOL_INSTALL}`);
+    const alert = (evalTime: string, alertname: string, exp_alerts: { exp_labels: Record<string, string> }[]) => ({
+      eval_time: evalTime,
+      alertname,
+      exp_alerts,
+    });
+    const tests = {
+      rule_files: ['steward-rules.yml'],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: [
+            // Two workers report the same stuck Pod: one alert, not two.
+            { series: 'steward_objects{kind="Pod",state="stuck",instance="w1"}', values: '1x30' },
+            { series: 'steward_objects{kind="Pod",state="stuck",instance="w2"}', values: '1x30' },
+            { series: 'steward_objects{kind="Node",state="stuck",instance="w1"}', values: '1x5 0x25' },
+            // No starter leads: one follows, the other is gone.
+            { series: 'steward_starter_leader{instance="s1"}', values: '0x30' },
+            // The sweep's first failure on a worker: its series starts at 1.
+            { series: 'steward_sweep_runs_total{backend="cloud",outcome="failed",instance="w1"}', values: '_x10 1x20' },
+            // Half the MidoNet calls fail.
+            { series: 'steward_backend_call_errors_total{backend="midonet",instance="w1"}', values: '0+30x30' },
+            {
+              series: 'steward_backend_call_duration_seconds_count{backend="midonet",instance="w1"}',
+              values: '0+60x30',
+            },
+          ],
+          alert_rule_test: [
+            alert('10m', 'StewardObjectsStuck', []),
+            alert('20m', 'StewardObjectsStuck', [{ exp_labels: { severity: 'warning', kind: 'Pod' } }]),
+            alert('1m', 'StewardStarterNoLeader', []),
+            alert('5m', 'StewardStarterNoLeader', [{ exp_labels: { severity: 'critical' } }]),
+            alert('5m', 'StewardSweepFailing', []),
+            alert('12m', 'StewardSweepFailing', [{ exp_labels: { severity: 'warning' } }]),
+            alert('20m', 'StewardBackendErrorRateHigh', [{ exp_labels: { severity: 'warning', backend: 'midonet' } }]),
+          ],
+        },
+        {
+          interval: '1m',
+          // No starter scraped at all is no leader either.
+          input_series: [{ series: 'up{job="other"}', values: '1x10' }],
+          alert_rule_test: [alert('5m', 'StewardStarterNoLeader', [{ exp_labels: { severity: 'critical' } }])],
+        },
+      ],
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'steward-rules-'));
+    try {
+      // Without annotations: promtool would compare each rendered text; when they fire is what is tested here.
+      const groups = ruleGroups().map((g) => ({ ...g, rules: g.rules.map((r) => ({ ...r, annotations: undefined })) }));
+      writeFileSync(join(dir, 'steward-rules.yml'), dumpYaml(JSON.parse(JSON.stringify({ groups })) as unknown));
+      writeFileSync(join(dir, 'tests.yml'), dumpYaml(tests));
+      const run = spawnSync('promtool', ['test', 'rules', 'tests.yml'], { cwd: dir, encoding: 'utf8' });
+      expect({ status: run.status, output: `${run.stdout}${run.stderr}` }).toEqual({
+        status: 0,
+        output: expect.stringContaining('SUCCESS') as unknown,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
