@@ -1,10 +1,14 @@
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import pino from 'pino';
+import { stackInfo } from '../deploy/local/jest/stack-info';
 import { OBJECT_ATTRIBUTES } from '../platform/tracing';
 import { runProbeWorker } from '../test/support';
-import { echoOnce } from '../test/support/probe-workflows';
+import { echoOnce, finish, operatorStandIn } from '../test/support/probe-workflows';
 
 /** A span as OTLP/HTTP JSON carries it, with what the test reads. */
 interface JsonSpan {
@@ -60,6 +64,14 @@ function otlpReceiver(): Promise<{ server: Server; url: string; spans: Received[
   );
 }
 
+/** The object attributes of a span, beside its name so that a failure says which span lacks them. */
+const objectOf = (s: Received) => ({
+  span: s.span.name,
+  kind: s.attribute(OBJECT_ATTRIBUTES.kind),
+  namespace: s.attribute(OBJECT_ATTRIBUTES.namespace),
+  name: s.attribute(OBJECT_ATTRIBUTES.name),
+});
+
 describe('traces of a worker given an OTLP endpoint', () => {
   const saved = { ...process.env };
   const taskQueue = `tracing-test-${Date.now()}`;
@@ -107,12 +119,45 @@ describe('traces of a worker given an OTLP endpoint', () => {
     expect(activity.span.parentSpanId).toBe(schedule.span.spanId);
     for (const s of [start!, run, schedule, activity]) {
       expect({ span: s.span.name, service: s.service }).toEqual({ span: s.span.name, service: 'steward-worker' });
-      expect({
-        span: s.span.name,
-        kind: s.attribute(OBJECT_ATTRIBUTES.kind),
-        namespace: s.attribute(OBJECT_ATTRIBUTES.namespace),
-        name: s.attribute(OBJECT_ATTRIBUTES.name),
-      }).toEqual({ span: s.span.name, kind: 'Pod', namespace: taskQueue, name: 'traced' });
+      expect(objectOf(s)).toEqual({ span: s.span.name, kind: 'Pod', namespace: taskQueue, name: 'traced' });
     }
+  });
+  it("traces a steward command's call as steward-cli, in one trace with the worker's handling of it", async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    const cliQueue = `${taskQueue}-cli`;
+    const ref = { kind: 'Pod' as const, namespace: cliQueue, name: 'paused' };
+    const running = await runProbeWorker(cliQueue, { log: pino({ level: 'error' }) });
+    try {
+      const handle = await running.client.workflow.start(operatorStandIn, {
+        taskQueue: cliQueue,
+        workflowId: `pod/${cliQueue}/paused`,
+        args: [ref],
+      });
+      // A process of its own, as an operator runs it: the command line's own tracing, sent before it exits.
+      const bin = join(__dirname, '..', 'bin', 'steward.cjs');
+      const args = [
+        bin,
+        'pause',
+        `pod/${cliQueue}/paused`,
+        '--reason',
+        'traced',
+        '--address',
+        stackInfo().temporal.address,
+      ];
+      await promisify(execFile)(process.execPath, args, { env: { ...process.env, NO_COLOR: '1' } });
+      await handle.signal(finish);
+    } finally {
+      await running.shutdown();
+    }
+
+    const update = receiver.spans.find(
+      (s) => s.service === 'steward-cli' && s.span.name === 'StartWorkflowUpdate:pause',
+    );
+    expect(update).toBeDefined();
+    const handled = receiver.spans.filter(
+      (s) => s.span.traceId === update!.span.traceId && s.span.name === 'HandleUpdate:pause',
+    );
+    expect(handled.map((s) => s.service)).toEqual(['steward-worker']);
+    for (const s of [update!, handled[0]!]) expect(objectOf(s)).toEqual({ span: s.span.name, ...ref });
   });
 });
