@@ -15,7 +15,7 @@ import { registerUpCommand } from './up';
 import { registerWorkerCommand } from './worker';
 
 /** Commands that run a worker or a starter: those trace as steward-worker and steward-starter (platform/tracing.ts). */
-const PROCESS_COMMANDS = new Set(['worker', 'starter', 'up', 'demo']);
+const PROCESS_COMMANDS = new Set(['worker', 'starter', 'up']);
 
 /** The other commands' Temporal clients trace as steward-cli, their spans sent before the command returns. */
 function traceClientCommands(program: Command): void {
