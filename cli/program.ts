@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
+import { acquireTracing, type TracingLease } from '../platform/tracing';
 import { registerAdoptCommand } from './adopt';
 import { registerBundleCommand } from './bundle';
 import { registerCompletionCommand } from './completion';
@@ -13,6 +14,18 @@ import { registerSweepCommand } from './sweep';
 import { registerUpCommand } from './up';
 import { registerWorkerCommand } from './worker';
 
+/** Commands that run a worker or a starter: those trace as steward-worker and steward-starter (platform/tracing.ts). */
+const PROCESS_COMMANDS = new Set(['worker', 'starter', 'up']);
+
+/** The other commands' Temporal clients trace as steward-cli, their spans sent before the command returns. */
+function traceClientCommands(program: Command): void {
+  let lease: TracingLease | undefined;
+  program.hook('preAction', (_, command) => {
+    if (!PROCESS_COMMANDS.has(command.name())) lease = acquireTracing('steward-cli');
+  });
+  program.hook('postAction', () => lease?.release());
+}
+
 /**
  * The `steward` command line, one module per command; apart from main.ts so that tests (completion) see every
  * command as registered. `up` and `demo` load the embedded development stack only when they run, so the other
@@ -23,6 +36,7 @@ export function stewardProgram(): Command {
   const program = new Command('steward')
     .description('Drive Kubernetes object lifecycles into backends, durably.')
     .version(version, '--version', 'print the version');
+  traceClientCommands(program);
   registerUpCommand(program);
   registerWorkerCommand(program);
   registerListCommand(program);

@@ -1,4 +1,11 @@
-import { lifecycleKindOf, parseTarget, temporalUiLink } from './naming';
+import {
+  LIFECYCLE_KINDS,
+  lifecycleKindOf,
+  objectOfWorkflowId,
+  parseTarget,
+  temporalUiLink,
+  workflowId,
+} from './naming';
 
 describe('lifecycleKindOf', () => {
   it.each([
@@ -51,6 +58,27 @@ describe('parseTarget', () => {
     parseTarget(['pod/web/nginx'], undefined, fallback);
     parseTarget(['pod/nginx'], 'web', fallback);
     expect(fallback).not.toHaveBeenCalled();
+  });
+});
+
+describe('objectOfWorkflowId', () => {
+  it("reads back every kind's workflow id", () => {
+    for (const kind of LIFECYCLE_KINDS) {
+      const ref = kind === 'Node' ? { kind, name: 'node-1' } : { kind, namespace: 'default', name: 'web' };
+      expect(objectOfWorkflowId(workflowId(ref))).toEqual(ref);
+    }
+  });
+
+  it('names no object for the other workflows and for ids no kind starts', () => {
+    for (const id of [
+      'global/midonet',
+      'gc/sweep-2025-01-01T00:00:00Z',
+      'gc/sweep/manual-x',
+      'pod/web',
+      'pod/a/b/c',
+      'x',
+    ])
+      expect(objectOfWorkflowId(id)).toBeUndefined();
   });
 });
 

@@ -90,6 +90,21 @@ export function parseTarget(
 }
 
 /**
+ * The object a lifecycle workflow is about, from its id (`pod/<ns>/<name>`, `node/<name>` …: `workflowId`'s
+ * inverse); undefined for the other workflows (`global/midonet`, `gc/sweep-…`) and ids no kind starts.
+ */
+export function objectOfWorkflowId(id: string): ObjectRef | undefined {
+  try {
+    // No namespace to fall back on: a workflow id always writes it (but a Node's).
+    return parseTarget([id], undefined, () => {
+      throw new Error(`${id} has no namespace`);
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The Temporal UI's page of an object's workflow: what `steward status` and `steward list -o wide` print, and what the
  * worker writes on the Translations and PeerPods it writes (TEMPORAL_UI_ANNOTATION).
  */

@@ -5,11 +5,13 @@ import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { backoffDelay, sleep, type Backoff } from './backoff';
 import type { TemporalConnectionConfig, TlsFiles } from './temporal-config';
+import { activeTracing } from './tracing';
 
 /**
  * The project's one way to connect to Temporal (worker, starter, CLI, tests): plaintext, TLS, mTLS or API key, from
  * a TemporalConnectionConfig. Connections are checked on the spot, because a Worker created against a server that is
- * not there keeps the process alive forever instead of failing.
+ * not there keeps the process alive forever instead of failing. Its clients are traced when the process's tracing is
+ * on (tracing.ts).
  */
 
 export class TemporalUnreachableError extends Error {
@@ -77,7 +79,7 @@ export async function connectClient(config: TemporalConnectionConfig): Promise<C
     await connection.close();
     throw error instanceof TemporalUnreachableError ? error : new TemporalUnreachableError(config, error);
   }
-  return new Client({ connection, namespace: config.namespace });
+  return new Client({ connection, namespace: config.namespace, interceptors: activeTracing()?.client });
 }
 
 /** The worker's connection (Rust core). Connect the client first: its check gives the clearer error. */

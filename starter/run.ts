@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { failedChecks, startHttpServer, type HttpServer } from '../platform/http';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { connectClientWhenReachable, temporalReadiness, type TemporalReach } from '../platform/temporal-connection';
+import { acquireTracing } from '../platform/tracing';
 import { GLOBAL_MIDONET_WORKFLOW_ID } from '../model/naming';
 import type { StarterConfig } from './config';
 import { createStarter, type Starter } from './controller';
@@ -14,7 +15,7 @@ import { ensureSweepSchedule } from './sweep-schedule';
 /**
  * The starter as a process runs it (`steward starter`, `steward up`): /healthz, /readyz and /metrics served, Temporal
  * waited for, the global setup workflow and the sweeper's Schedule ensured, then the controller started, every start
- * on the configured task queue.
+ * on the configured task queue, traced when OTLP is configured (platform/tracing.ts).
  */
 
 /** Starts the global setup workflow unless it runs already: every starter asks, the first one wins. */
@@ -113,7 +114,9 @@ export async function runStarter(config: StarterConfig, log: Logger): Promise<Ru
   collectDefaultMetrics({ register: registry });
   const live: Live = {};
   const http = await serve(config, live, registry, log);
-  const closing: (() => Promise<void>)[] = [() => http.close()];
+  // Before the client, which it traces (StartWorkflow, SignalWithStartWorkflow …); released last.
+  const { release } = acquireTracing('steward-starter');
+  const closing: (() => Promise<void>)[] = [release, () => http.close()];
   const closeAll = async () => {
     for (const close of closing.reverse()) await close();
   };

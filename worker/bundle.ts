@@ -45,13 +45,20 @@ export const PRELOADED_WORKFLOW_MODULES = [
 
 /**
  * Bundles the workflow code with the shared modules preloaded: how every bundle of Steward's workflows is made, by the
- * worker at its start, by `steward bundle` and by the replay test.
+ * worker at its start, by `steward bundle` and by the replay test. Interceptor modules only for tracing
+ * (platform/tracing.ts): a bundle written ahead has none.
  */
 export const bundleWorkflows = (
   workflowsPath = WORKFLOWS_PATH,
   logger?: Logger,
+  workflowInterceptorModules: string[] = [],
 ): Promise<WorkflowBundleWithSourceMap> =>
-  bundleWorkflowCode({ workflowsPath, preloadModules: PRELOADED_WORKFLOW_MODULES, ...(logger ? { logger } : {}) });
+  bundleWorkflowCode({
+    workflowsPath,
+    preloadModules: PRELOADED_WORKFLOW_MODULES,
+    workflowInterceptorModules,
+    ...(logger ? { logger } : {}),
+  });
 
 /**
  * Bundles the workflow code once, as every worker would at its start, and writes it to `out` (through a temporary

@@ -3,8 +3,8 @@
  * validated configuration (config.ts: flags and environment) and a way to build the activities once Temporal is
  * reached (the command line composes them: cli/worker.ts), serves /healthz, /readyz and /metrics
  * (platform/http.ts) from the start, waits for Temporal through the project's one connection factory
- * (platform/temporal-connection.ts), times each activity for Prometheus (metrics.ts) and stops gracefully on SIGINT
- * or SIGTERM.
+ * (platform/temporal-connection.ts), times each activity for Prometheus (metrics.ts), traces when OTLP is configured
+ * (platform/tracing.ts) and stops gracefully on SIGINT or SIGTERM.
  */
 import type { Client } from '@temporalio/client';
 import type { UntypedActivities } from '@temporalio/common';
@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
 import { createLogger } from '../platform/log';
 import { startHttpServer, type Check } from '../platform/http';
+import { acquireTracing, type Tracing } from '../platform/tracing';
 import {
   connectClientWhenReachable,
   connectWorker,
@@ -77,22 +78,38 @@ function flatten(groups: ActivityGroups) {
 }
 
 /**
+ * The workflow code: the bundle written ahead (STEWARD_WORKFLOW_BUNDLE) if any, else bundled now. Tracing needs its
+ * interceptors in the bundle, which one written ahead has not: then the worker bundles too.
+ */
+async function workflowBundle(
+  config: WorkerProcessConfig,
+  options: StartWorkerOptions,
+  tracing: Tracing | undefined,
+  log: Logger,
+): Promise<WorkerOptions['workflowBundle']> {
+  const written = options.workflowsPath ? undefined : config.workflowBundle;
+  if (written && !tracing) return { codePath: written };
+  if (written)
+    log.info('tracing is on: bundling the workflows with its interceptors, not using STEWARD_WORKFLOW_BUNDLE');
+  return bundleWorkflows(options.workflowsPath, Runtime.instance().logger, tracing?.worker.workflowModules);
+}
+
+/**
  * The Workers of the process, on one connection and one bundle: Steward's task queue, and the peer pods' beside it
  * (`peerPodTaskQueue`), so a burst of Pods never queues a VM behind it.
  */
 async function createWorkers(
   config: WorkerProcessConfig,
   options: StartWorkerOptions,
-  shared: Pick<WorkerOptions, 'connection' | 'activities' | 'interceptors'>,
+  shared: Pick<WorkerOptions, 'connection' | 'activities' | 'interceptors' | 'sinks'>,
+  tracing: Tracing | undefined,
+  log: Logger,
 ): Promise<Worker[]> {
   const { taskQueue, namespace } = config.temporal;
   const common = {
     ...shared,
     namespace,
-    workflowBundle:
-      config.workflowBundle && !options.workflowsPath
-        ? { codePath: config.workflowBundle }
-        : await bundleWorkflows(options.workflowsPath, Runtime.instance().logger),
+    workflowBundle: await workflowBundle(config, options, tracing, log),
     ...config.concurrency,
     // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
     shutdownGraceTime: '10s',
@@ -174,7 +191,9 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
   const live: Live = { workers: [] };
   const metrics = createMetrics();
   const http = await serve(config, options, live, metrics, log);
-  const closing: (() => Promise<void>)[] = [() => http.close()];
+  // Released last, once the Workers stopped: the spans of their last tasks are sent then.
+  const { tracing, release } = acquireTracing('steward-worker');
+  const closing: (() => Promise<void>)[] = [release, () => http.close()];
   const closeAll = async () => {
     for (const close of closing.reverse())
       await close().catch((error: unknown) => log.warn({ err: error }, 'close failed'));
@@ -189,11 +208,20 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
     log.info({ config: redactedProcess(config), backends: Object.keys(groups) }, 'starting the worker');
     const connection: NativeConnection = await connectWorker(config.temporal);
     closing.push(() => connection.close());
-    const workers = await createWorkers(config, options, {
-      connection,
-      activities,
-      interceptors: { activity: [activityMetricsInterceptor(metrics, backendOf)] },
-    });
+    const workers = await createWorkers(
+      config,
+      options,
+      {
+        connection,
+        activities,
+        interceptors: {
+          activity: [activityMetricsInterceptor(metrics, backendOf), ...(tracing?.worker.activity ?? [])],
+        },
+        sinks: tracing?.worker.sinks,
+      },
+      tracing,
+      log,
+    );
     live.workers = workers;
     const counter = countObjectsByState({
       client,

@@ -1,0 +1,163 @@
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import pino from 'pino';
+import { stackInfo } from '../deploy/local/jest/stack-info';
+import { OBJECT_ATTRIBUTES } from '../platform/tracing';
+import { runProbeWorker } from '../test/support';
+import { echoOnce, finish, operatorStandIn } from '../test/support/probe-workflows';
+
+/** A span as OTLP/HTTP JSON carries it, with what the test reads. */
+interface JsonSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: { key: string; value: { stringValue?: string } }[];
+}
+interface ExportRequest {
+  resourceSpans: {
+    resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+    scopeSpans: { spans: JsonSpan[] }[];
+  }[];
+}
+
+interface Received {
+  service: string | undefined;
+  span: JsonSpan;
+  attribute(key: string): string | undefined;
+}
+
+/** An OTLP receiver (POST /v1/traces, JSON), keeping every span it is sent with its resource's service name. */
+function otlpReceiver(): Promise<{ server: Server; url: string; spans: Received[] }> {
+  const spans: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
+      if (req.method !== 'POST' || req.url !== '/v1/traces') {
+        res.writeHead(404).end();
+        return;
+      }
+      const request = JSON.parse(body.toString('utf8')) as ExportRequest;
+      for (const { resource, scopeSpans } of request.resourceSpans) {
+        const service = resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
+        for (const span of scopeSpans.flatMap((s) => s.spans))
+          spans.push({
+            service,
+            span,
+            attribute: (key) => span.attributes.find((a) => a.key === key)?.value.stringValue,
+          });
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans }),
+    ),
+  );
+}
+
+/** The object attributes of a span, beside its name so that a failure says which span lacks them. */
+const objectOf = (s: Received) => ({
+  span: s.span.name,
+  kind: s.attribute(OBJECT_ATTRIBUTES.kind),
+  namespace: s.attribute(OBJECT_ATTRIBUTES.namespace),
+  name: s.attribute(OBJECT_ATTRIBUTES.name),
+});
+
+describe('traces of a worker given an OTLP endpoint', () => {
+  const saved = { ...process.env };
+  const taskQueue = `tracing-test-${Date.now()}`;
+  let receiver: Awaited<ReturnType<typeof otlpReceiver>>;
+
+  beforeAll(async () => {
+    receiver = await otlpReceiver();
+  });
+
+  afterAll(async () => {
+    process.env = saved;
+    await new Promise((resolve) => receiver?.server.close(resolve));
+  });
+
+  it("links the client's StartWorkflow, the workflow run and its activity in one trace, each with the object", async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    delete process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+    delete process.env.OTEL_SERVICE_NAME;
+    const running = await runProbeWorker(taskQueue, { log: pino({ level: 'error' }) });
+    try {
+      // The worker's client: made by the one connection factory, as the starter's and the CLI's are.
+      const workflowId = `pod/${taskQueue}/traced`;
+      expect(await running.client.workflow.execute(echoOnce, { taskQueue, workflowId, args: ['hi'] })).toBe('hi');
+    } finally {
+      // Shutting down sends what is buffered: nothing is read before.
+      await running.shutdown();
+    }
+
+    const start = receiver.spans.find(
+      (s) =>
+        s.span.name === 'StartWorkflow:echoOnce' && s.attribute('temporalWorkflowId') === `pod/${taskQueue}/traced`,
+    );
+    expect(start).toBeDefined();
+    const trace = receiver.spans.filter((s) => s.span.traceId === start!.span.traceId);
+    const named = (name: string) => {
+      const found = trace.filter((s) => s.span.name === name);
+      expect(found.map((s) => s.span.name)).toEqual([name]);
+      return found[0]!;
+    };
+    const run = named('RunWorkflow:echoOnce');
+    const schedule = named('StartActivity:testEcho');
+    const activity = named('RunActivity:testEcho');
+    expect(run.span.parentSpanId).toBe(start!.span.spanId);
+    expect(schedule.span.parentSpanId).toBe(run.span.spanId);
+    expect(activity.span.parentSpanId).toBe(schedule.span.spanId);
+    for (const s of [start!, run, schedule, activity]) {
+      expect({ span: s.span.name, service: s.service }).toEqual({ span: s.span.name, service: 'steward-worker' });
+      expect(objectOf(s)).toEqual({ span: s.span.name, kind: 'Pod', namespace: taskQueue, name: 'traced' });
+    }
+  });
+  it("traces a steward command's call as steward-cli, in one trace with the worker's handling of it", async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    const cliQueue = `${taskQueue}-cli`;
+    const ref = { kind: 'Pod' as const, namespace: cliQueue, name: 'paused' };
+    const running = await runProbeWorker(cliQueue, { log: pino({ level: 'error' }) });
+    try {
+      const handle = await running.client.workflow.start(operatorStandIn, {
+        taskQueue: cliQueue,
+        workflowId: `pod/${cliQueue}/paused`,
+        args: [ref],
+      });
+      // A process of its own, as an operator runs it: the command line's own tracing, sent before it exits.
+      const bin = join(__dirname, '..', 'bin', 'steward.cjs');
+      const args = [
+        bin,
+        'pause',
+        `pod/${cliQueue}/paused`,
+        '--reason',
+        'traced',
+        '--address',
+        stackInfo().temporal.address,
+      ];
+      await promisify(execFile)(process.execPath, args, { env: { ...process.env, NO_COLOR: '1' } });
+      await handle.signal(finish);
+    } finally {
+      await running.shutdown();
+    }
+
+    const update = receiver.spans.find(
+      (s) => s.service === 'steward-cli' && s.span.name === 'StartWorkflowUpdate:pause',
+    );
+    expect(update).toBeDefined();
+    const handled = receiver.spans.filter(
+      (s) => s.span.traceId === update!.span.traceId && s.span.name === 'HandleUpdate:pause',
+    );
+    expect(handled.map((s) => s.service)).toEqual(['steward-worker']);
+    for (const s of [update!, handled[0]!]) expect(objectOf(s)).toEqual({ span: s.span.name, ...ref });
+  });
+});
