@@ -84,6 +84,7 @@ function buildFlags(name: Binary): string[] {
 
 export interface KubernetesCluster {
   server: string;
+  etcdUrl: string;
   /** Admin kubeconfig (system:masters). */
   kubeconfigPath: string;
   processes: ManagedProcess[];
@@ -105,8 +106,8 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort(options.apiPort)];
   const server = `https://127.0.0.1:${apiPort}`;
   const processes: ManagedProcess[] = [];
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
   try {
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const etcd = ManagedProcess.start(
       'etcd',
       join(binDir, 'etcd'),
@@ -217,7 +218,7 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
         },
       );
     });
-    return { server, kubeconfigPath, processes };
+    return { server, etcdUrl, kubeconfigPath, processes };
   } catch (error) {
     await Promise.all(processes.reverse().map((p) => p.stop()));
     throw error;

@@ -41,7 +41,8 @@ export interface StackInfo {
     /** The cluster profile's server processes as started (a failover test replaces them: see `Stack.temporalCluster`). */
     hosts?: { name: string; services: readonly TemporalService[]; pid: number }[];
   };
-  kubernetes: { kubeconfig: string; server?: string; external: boolean };
+  /** `etcdUrl` only when the stack started the control plane (its etcd, e.g. to compact it in a test). */
+  kubernetes: { kubeconfig: string; server?: string; etcdUrl?: string; external: boolean };
   libvirt: { uri: string; external: boolean };
   /** `adminUrl` (seeding, counters, fault injection) exists only on the emulator. */
   midonet: { url: string; adminUrl?: string; external: boolean };
@@ -60,6 +61,8 @@ export interface Stack {
    * supervises; the tests that kill a server on purpose do not).
    */
   supervise(events: SupervisionEvents): void;
+  /** The server this stack started under `name` (e.g. `kube-apiserver`), to supervise or kill it alone. */
+  server(name: string): ManagedProcess | undefined;
   stop(): Promise<void>;
 }
 
@@ -139,7 +142,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       startKubernetes({ stateDir, apiPort: fixedPorts ? 6443 : 0, report }),
     );
     return {
-      value: { kubeconfig: cluster.kubeconfigPath, server: cluster.server, external: false },
+      value: { kubeconfig: cluster.kubeconfigPath, server: cluster.server, etcdUrl: cluster.etcdUrl, external: false },
       processes: cluster.processes,
       stop: stopAll(cluster.processes),
     };
@@ -218,7 +221,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const supervise = (events: SupervisionEvents) => {
     for (const server of parts.flatMap((p) => p.processes)) server.supervise(events);
   };
-  return { info, ...(temporalCluster ? { temporalCluster } : {}), supervise, stop };
+  const server = (name: string) => parts.flatMap((p) => p.processes).find((p) => p.name === name);
+  return { info, ...(temporalCluster ? { temporalCluster } : {}), supervise, server, stop };
 }
 
 export const stackFile = (stateDir: string) => join(stateDir, 'stack.json');

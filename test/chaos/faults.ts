@@ -1,10 +1,13 @@
 // The faults injected while the operations run, on a schedule drawn from the seed: the worker SIGKILLed and started
 // again about every 20 s, and about every 15 s one other fault (a restart, or a window of MidoNet errors, timeouts or
-// latency, or libvirt out of reach, or an observation signalled under a made-up UID and one signalled twice). Every
+// latency, or libvirt out of reach, or an observation signalled under a made-up UID and one signalled twice, or the
+// kube-apiserver killed, after an etcd compaction or not, or a PeerPod deleted by hand). Every
 // fault is logged with its time, so the operation log reads as one story.
 import { sleep } from '../../deploy/local/process';
 import { observedSignal } from '../../model/messages';
+import { PEERPOD_API } from '../../model/naming';
 import { observationsIn } from '../support';
+import { NAMESPACE } from './ops';
 import { random } from './prng';
 import type { ChaosStack } from './stack';
 
@@ -18,6 +21,9 @@ export const FAULT_KINDS = [
   'midonet-latency',
   'libvirt-cut',
   'forged-observation',
+  'kube-apiserver-restart',
+  'watch-expiry',
+  'peerpod-deleted',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -26,6 +32,9 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
  * taken as another PeerPod without the API server's word (a known gap, not yet proven like the objects' incarnations).
  */
 const FORGEABLE = ['nodeLifecycle', 'podLifecycle', 'serviceLifecycle', 'endpointsLifecycle', 'translationLifecycle'];
+
+/** The faults that need peer pods in the run. */
+const PEER_POD_FAULTS: FaultKind[] = ['libvirt-cut', 'peerpod-deleted'];
 
 /** `all`, `none`, or a comma-separated list of kinds. */
 export function parseFaults(text: string, peerPods: boolean): FaultKind[] {
@@ -41,7 +50,7 @@ export function parseFaults(text: string, peerPods: boolean): FaultKind[] {
   for (const k of kinds)
     if (!FAULT_KINDS.includes(k))
       throw new Error(`unknown fault "${k}": expected all, none or some of ${FAULT_KINDS.join(', ')}`);
-  return peerPods ? kinds : kinds.filter((k) => k !== 'libvirt-cut');
+  return peerPods ? kinds : kinds.filter((k) => !PEER_POD_FAULTS.includes(k));
 }
 
 export interface FaultLog {
@@ -211,6 +220,35 @@ export class FaultInjector {
           await handle.signal(observedSignal, { ...latest, uid });
           await handle.signal(observedSignal, latest);
           this.log(`fault forged-observation: ${id} signalled its latest observation under UID ${uid}, then again`);
+          break;
+        }
+        case 'kube-apiserver-restart': {
+          this.log('fault kube-apiserver-restart: kube-apiserver SIGKILLed');
+          const ms = await s.killApiServer();
+          this.log(`kube-apiserver answers again after ${ms} ms`);
+          break;
+        }
+        case 'watch-expiry': {
+          // Compacted, then the watches broken: every watcher resumes from a resourceVersion etcd no longer has.
+          const revision = await s.compactEtcd();
+          this.log(`fault watch-expiry: etcd compacted at revision ${revision}, kube-apiserver SIGKILLed`);
+          const ms = await s.killApiServer();
+          this.log(`kube-apiserver answers again after ${ms} ms; watches resume with 410 Gone`);
+          break;
+        }
+        case 'peerpod-deleted': {
+          // As a user with kubectl could: a live peer pod's PeerPod deleted; its VM must be made again under it.
+          const { items } = (await s.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace: NAMESPACE })) as {
+            items: { metadata: { name: string; deletionTimestamp?: string } }[];
+          };
+          const live = items.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name);
+          const name = live.length ? r.pick(live.sort()) : undefined;
+          if (!name) {
+            this.log('fault peerpod-deleted: no live PeerPod');
+            break;
+          }
+          await s.custom.deleteNamespacedCustomObject({ ...PEERPOD_API, namespace: NAMESPACE, name });
+          this.log(`fault peerpod-deleted: PeerPod ${NAMESPACE}/${name} deleted by hand`);
           break;
         }
         case 'libvirt-cut':

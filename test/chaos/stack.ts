@@ -69,6 +69,11 @@ export class ChaosStack {
     });
     const chaos = new ChaosStack(stack.info, options);
     chaos.stack = stack;
+    // Restarted after a kill as the kubelet would restart a static Pod's container (the kube-apiserver-restart fault).
+    stack.server('kube-apiserver')?.supervise({
+      exited: (server, how, restartInMs) => options.log(`${server.name} ${how}; restarting in ${restartInMs} ms`),
+      restarted: (server) => options.log(`${server.name} started again (pid ${server.pid})`),
+    });
     try {
       await chaos.setUp();
     } catch (error) {
@@ -237,6 +242,35 @@ export class ChaosStack {
       await this.killWorker();
       await this.startWorker();
     }
+  }
+
+  /** SIGKILLs the kube-apiserver (supervised: it starts again) and waits until it answers; returns how long it took. */
+  async killApiServer(): Promise<number> {
+    const server = this.stack.server('kube-apiserver');
+    if (!server) throw new Error('the chaos stack did not start the kube-apiserver');
+    const killedAt = Date.now();
+    process.kill(server.pid, 'SIGKILL');
+    await waitFor('the kube-apiserver to stop answering', () => !server.running || undefined, 10_000, 50);
+    await waitFor('the kube-apiserver back', () => this.core.listNamespace().then(() => true), 120_000, 500);
+    return Date.now() - killedAt;
+  }
+
+  /**
+   * Compacts etcd's history up to its current revision: every resourceVersion a watcher holds is then too old, and
+   * once its watch is broken it is answered 410 Gone and must list again. Returns the revision.
+   */
+  async compactEtcd(): Promise<number> {
+    const etcd = this.info.kubernetes.etcdUrl;
+    if (!etcd) throw new Error('the chaos stack did not start etcd');
+    const post = async (path: string, body: object) => {
+      const response = await fetch(`${etcd}${path}`, { method: 'POST', body: JSON.stringify(body) });
+      if (!response.ok) throw new Error(`etcd ${path}: ${response.status} ${await response.text()}`);
+      return (await response.json()) as { header?: { revision?: string } };
+    };
+    const { header } = await post('/v3/kv/range', { key: Buffer.from('/').toString('base64') });
+    const revision = Number(header?.revision);
+    await post('/v3/kv/compaction', { revision, physical: true });
+    return revision;
   }
 
   async stop(): Promise<void> {
