@@ -69,6 +69,11 @@ export const Reason = {
   VmMissing: 'VmMissing',
   /** A live peer pod lost its VM (its PeerPod deleted by hand, the VM gone from the cloud): another one runs it now. */
   PodVmRecreated: 'PodVmRecreated',
+  /**
+   * A live Pod lost the VM cloud-api-adaptor made for it (its PeerPod deleted by hand, or the VM gone from the cloud):
+   * Steward does not make that VM, so the Pod runs without one until cloud-api-adaptor makes it or the Pod is replaced.
+   */
+  PodVmLost: 'PodVmLost',
   /** An operator gave up on a peer pod's VM: released without deleting it, left to the sweeper. */
   VmOrphaned: 'VmOrphaned',
   /** A workflow was built wrong (no executor for an action, no cluster router in the global translation): a bug. */

@@ -14,6 +14,7 @@ import type { Stack } from '../../deploy/local';
 import { loadStarterConfig } from '../../starter/config';
 import { KATA_REMOTE } from '../../starter/controller';
 import { cleanupUpdate } from '../../model/messages';
+import { PEERPOD_API } from '../../model/naming';
 import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
 import { waitFor } from '../support';
 import type { Backend } from '../support/cloud-backends';
@@ -58,6 +59,15 @@ const plainPod = async (name: string) =>
 const eventsOn = async (name: string, reason: string) =>
   (await h.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name},reason=${reason}` }))
     .items;
+const podVmLost = (name: string) =>
+  waitFor(
+    `Event ${Reason.PodVmLost} on Pod ${name}`,
+    async () => {
+      const found = (await eventsOn(name, Reason.PodVmLost)).filter((e) => e.involvedObject.kind === 'Pod');
+      return found.length ? found : undefined;
+    },
+    60_000,
+  );
 const alive = async (backend: Backend, instanceId: string) => {
   const seen = await backend.provider.get({ instanceId });
   return seen.exists && seen.state !== 'deleting';
@@ -161,27 +171,46 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
     expect(await alive(backend, newerVm)).toBe(false);
   });
 
-  it('a PeerPod naming a VM the cloud does not have is tracked and says so (Warning Event, last error), and no VM is made for it', async () => {
+  it('a PeerPod naming a VM the cloud does not have is tracked, its Pod is told it has no VM (Warning Event, last error), and no VM is made for it', async () => {
     const name = `phantom-${provider}-${serial++}`;
     const uid = await plainPod(name);
     const missing = provider === 'libvirt' ? randomUUID() : `i-0${randomBytes(8).toString('hex')}`;
     const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, missing);
     await tracked(peerPod);
-    const [event] = await waitFor(
-      `Event ${Reason.VmMissing} on PeerPod ${peerPod}`,
-      async () => {
-        const found = await eventsOn(peerPod, Reason.VmMissing);
-        return found.length ? found : undefined;
-      },
-      60_000,
-    );
-    const message = `PeerPod ${peerPod} names VM ${missing}, which the cloud does not have: nothing here makes it again`;
-    expect([event?.type, event?.message]).toEqual(['Warning', expect.stringContaining(message)]);
-    expect((await stateOf(peerPod)).lastError).toMatchObject({ reason: Reason.VmMissing });
+    const [event] = await podVmLost(name);
+    const message = `this Pod lost its VM ${missing} (it is gone from the cloud); it was made by cloud-api-adaptor (PeerPod ${peerPod}), so Steward makes no other`;
+    expect([event?.type, event?.involvedObject.uid, event?.message]).toEqual([
+      'Warning',
+      uid,
+      expect.stringContaining(message),
+    ]);
+    expect((await stateOf(peerPod)).lastError).toMatchObject({ reason: Reason.PodVmLost });
     expect(await backend.countForPod(uid)).toBe(0);
 
     await h.core.deleteNamespacedPod({ namespace, name });
     await peerPods.peerPodGone(h, peerPod);
+  });
+
+  it("cloud-api-adaptor's PeerPod deleted by hand while its Pod runs: the VM goes with it, the Pod is told (PodVmLost), and Steward makes none", async () => {
+    const name = `handdeleted-${provider}-${serial++}`;
+    const uid = await plainPod(name);
+    const instanceId = await backend.createUnmarked(caaVmName(name, uid));
+    const peerPod = await writeAsCloudApiAdaptor({ name, uid }, provider, instanceId);
+    await tracked(peerPod);
+
+    await h.custom.deleteNamespacedCustomObject({ ...PEERPOD_API, namespace, name: peerPod });
+    const [event] = await podVmLost(name);
+    expect([event?.type, event?.involvedObject.uid, event?.message]).toEqual([
+      'Warning',
+      uid,
+      expect.stringContaining(
+        `this Pod lost its VM ${instanceId} (its PeerPod was deleted while the Pod runs, and the VM goes with it)`,
+      ),
+    ]);
+    await peerPods.peerPodGone(h, peerPod);
+    expect(await alive(backend, instanceId)).toBe(false);
+    expect(await backend.countForPod(uid)).toBe(0);
+    await h.core.deleteNamespacedPod({ namespace, name });
   });
 
   it('a PeerPod whose VM was recorded in another cloud is not released when its Pod goes: stuck with CloudMismatch, the VM kept', async () => {

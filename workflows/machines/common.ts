@@ -18,6 +18,8 @@ type OperatorEvent =
 /** A Kubernetes Event on the object a lifecycle serves (or on one of its own: the peer pod's Pod or PeerPod). */
 export interface RecordEventParams {
   ref: ObjectRef;
+  /** The incarnation it is about, when known: then it is attached to it without a read. */
+  uid?: string;
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;

@@ -28,7 +28,10 @@ const pod = (overrides: Partial<Observation> = {}): Observation => ({
 });
 const peerPod = (
   overrides: Partial<Observation> = {},
-  spec: { instanceID?: string; ownerUid?: string } = { instanceID: vm.instanceId, ownerUid: 'pod-u1' },
+  spec: { instanceID?: string; ownerUid?: string; ownerName?: string } = {
+    instanceID: vm.instanceId,
+    ownerUid: 'pod-u1',
+  },
 ): Observation => ({
   ref,
   uid: 'pp-u1',
@@ -62,6 +65,12 @@ const events: PeerPodEvent[] = [
   { type: 'actionFailed', action: 'deleteVm', reason: 'CloudUnavailable', message: 'libvirtd is down', at },
   { type: 'backendChanged', notice: { by: 'the cloud answers again', ids: [] }, at },
   ...timerAndOperatorEvents(at, request, ['retry', 'orphan']),
+  // cloud-api-adaptor's PeerPod (no cloud recorded, its owner named) being deleted.
+  {
+    type: 'observed',
+    observation: peerPod({ deleting: true }, { instanceID: vm.instanceId, ownerUid: 'pod-u1', ownerName: 'web' }),
+    at,
+  },
   { type: 'vmMadeElsewhere', peerPod: 'web-resource-x7k2p', at },
   { type: 'olderRetired', at },
 ];
@@ -83,6 +92,8 @@ const key = (s: Snapshot) => {
     !!c.lastError,
     c.trackedBy,
     c.olderRetired,
+    c.owner,
+    c.ownerRead,
   ]);
 };
 const edges = machineEdges(peerPodMachine, { ref }, events, key);
@@ -353,6 +364,44 @@ describe('peer-pod machine: scenarios', () => {
     expect(alone.lastError).toMatchObject({ reason: 'VmMissing', message });
     // Looked for once: a later observation of the same PeerPod does not bring the VM back, nor look again.
     expect(run(peerPodSeen!, vmMissing!, peerPodSeen!).state).toBe('tracking');
+  });
+
+  it("cloud-api-adaptor's PeerPod (no cloud in it, an owner named): a lost VM is told on the owner Pod, never made", () => {
+    const theirs = (overrides: Partial<Observation> = {}): PeerPodEvent => ({
+      type: 'observed',
+      observation: peerPod(
+        { ref: { ...ref, name: 'web-resource-x7k2p' }, ...overrides },
+        { instanceID: vm.instanceId, ownerUid: 'pod-u1', ownerName: 'web' },
+      ),
+      at,
+    });
+    const lostVm = `this Pod lost its VM ${vm.instanceId}`;
+    const onPod = { ref: { kind: 'Pod', namespace: 'default', name: 'web' }, uid: 'pod-u1', type: 'Warning' };
+
+    // Gone from the cloud: a Warning on the Pod, no VM made.
+    const missing = run(theirs(), vmMissing!);
+    expect(missing.state).toBe('tracking');
+    const missingEvent = missing.actions.find((a) => a.type === 'recordEvent')?.params as { message: string };
+    expect(missingEvent).toMatchObject({ ...onPod, reason: 'PodVmLost' });
+    expect(missingEvent.message).toContain(`${lostVm} (it is gone from the cloud); it was made by cloud-api-adaptor`);
+    expect(missing.actions.map((a) => a.type)).not.toContain('createVm');
+
+    // Deleted by hand: the owner is read; a live one is told, then the VM goes with its PeerPod.
+    const deleting = [theirs(), vmFound!, olderRetired, theirs({ deleting: true })];
+    expect(run(...deleting).actions.at(-1)).toEqual({
+      type: 'readPod',
+      params: { namespace: 'default', name: 'web' },
+    });
+    const told = run(...deleting, podLivesOn!);
+    expect(told.actions.map((a) => a.type)).toEqual(['recordEvent']);
+    const toldEvent = told.actions[0]!.params as { message: string };
+    expect(toldEvent).toMatchObject({ ...onPod, reason: 'PodVmLost' });
+    expect(toldEvent.message).toContain(`${lostVm} (its PeerPod was deleted while the Pod runs`);
+    expect(run(...deleting, podLivesOn!, { type: 'eventRecorded', at }).actions).toEqual([
+      expect.objectContaining({ type: 'deleteVm' }),
+    ]);
+    // Its Pod gone (the garbage collector deleted the PeerPod): nothing to tell.
+    expect(run(...deleting, podGoneUnseen!).actions.map((a) => a.type)).toEqual(['deleteVm']);
   });
 
   it('a PeerPod deleted while its pod seems to live: the API server is asked; a live pod gets its VM deleted, the PeerPod released, then a new VM and PeerPod', () => {

@@ -84,6 +84,10 @@ export interface PeerPodContext {
   releasedPeerPodUid?: string;
   /** The PeerPod someone else (cloud-api-adaptor) wrote for this Pod: its VM is theirs, tracked by that PeerPod's workflow. */
   trackedBy?: string;
+  /** A PeerPod alone (cloud-api-adaptor's): the Pod it names as its owner, told when the VM it tracks is lost. */
+  owner?: string;
+  /** That owner was read once (its PeerPod being deleted): whether it lives is known. */
+  ownerRead?: boolean;
   /** The older PeerPods of the same Pod were looked for (and deleted) once. */
   olderRetired?: boolean;
   resumeTo: 'creating' | 'deleting';
@@ -171,6 +175,8 @@ function vmMissingMessage(context: PeerPodContext): string {
   const id = context.settledVmId ?? '';
   if (context.pod && !context.pod.gone && context.trackedBy === undefined)
     return `the VM of this peer pod (${id}) is gone from the cloud; creating it again`;
+  if (tracksOthersVm(context) && !context.peerPod?.deleting)
+    return podVmLostMessage(context, 'it is gone from the cloud');
   return `PeerPod ${context.peerPod?.name ?? context.ref.name} names VM ${id}, which the cloud does not have: nothing here makes it again (only a live Pod's own VM is made by Steward)`;
 }
 
@@ -179,6 +185,22 @@ function eventTarget(context: PeerPodContext): ObjectRef {
   const { ref } = context;
   if (context.pod && !context.pod.gone) return { kind: 'Pod', namespace: ref.namespace, name: ref.name };
   return { kind: 'PeerPod', namespace: ref.namespace, name: context.peerPod?.name ?? ref.name };
+}
+
+/** A PeerPod alone (cloud-api-adaptor's) tracks a VM that is not Steward's to make: its loss is told on the owner Pod. */
+const tracksOthersVm = (context: PeerPodContext) => context.pod === undefined && context.owner !== undefined;
+
+/** Where a VM found missing is told: on the owner Pod of a tracked PeerPod (the Pod is what lost it), else as usual. */
+function vmMissingTarget(context: PeerPodContext): { ref: ObjectRef; uid?: string } {
+  if (!tracksOthersVm(context) || context.peerPod?.deleting) return { ref: eventTarget(context) };
+  return { ref: { kind: 'Pod', namespace: context.ref.namespace, name: context.owner ?? '' }, uid: context.uid ?? '' };
+}
+
+const vmMissingReason = (context: PeerPodContext) =>
+  tracksOthersVm(context) && !context.peerPod?.deleting ? Reason.PodVmLost : Reason.VmMissing;
+
+function podVmLostMessage(context: PeerPodContext, how: string): string {
+  return `this Pod lost its VM ${context.vm?.instanceId ?? context.settledVmId ?? ''} (${how}); it was made by cloud-api-adaptor (PeerPod ${context.peerPod?.name ?? context.ref.name}), so Steward makes no other: cloud-api-adaptor may, or delete the Pod to get a new one`;
 }
 
 export const peerPodMachine = setup({
@@ -221,6 +243,8 @@ export const peerPodMachine = setup({
           : undefined;
       return {
         uid: context.uid ?? p.ownerUid,
+        // Only cloud-api-adaptor's records lack the cloud Steward writes in its own.
+        ...(context.pod === undefined && p.ownerName && !p.cloud ? { owner: p.ownerName } : {}),
         peerPod: {
           uid: o.uid,
           name: o.ref.name,
@@ -267,9 +291,10 @@ export const peerPodMachine = setup({
       recorded: false,
     })),
     markOlderRetired: assign({ olderRetired: true }),
+    markOwnerRead: assign({ ownerRead: true }),
     markVmChecked: assign(({ context }) => ({ checkedVmId: context.vm?.instanceId })),
     recordVmMissing: assign(({ context, event }) => ({
-      lastError: { reason: Reason.VmMissing, message: vmMissingMessage(context), at: event.at },
+      lastError: { reason: vmMissingReason(context), message: vmMissingMessage(context), at: event.at },
     })),
     recordMadeElsewhere: assign(({ event }) =>
       event.type === 'vmMadeElsewhere' ? { trackedBy: event.peerPod, intent: undefined, lastError: undefined } : {},
@@ -315,6 +340,8 @@ export const peerPodMachine = setup({
     /** The pod lives on and lost its VM with its PeerPod (proven by a read): another VM and PeerPod follow. */
     replacesLostVm: ({ context }) => podLives(context) && context.lostVm !== undefined,
     podStillServed: ({ context, event }) => event.type === 'podRead' && event.uid === context.uid,
+    /** A tracked PeerPod deleted while its owner Pod may live: whether it does is read once. */
+    ownerMayLive: ({ context }) => tracksOthersVm(context) && !context.ownerRead && context.vm !== undefined,
     /** A VM named by a PeerPod, not made here, not yet looked for: it is checked before it is tracked. */
     vmUnchecked: ({ context }) =>
       context.vm !== undefined && context.intent === undefined && context.vm.instanceId !== context.checkedVmId,
@@ -339,6 +366,7 @@ export const peerPodMachine = setup({
         // does is asked of the API server first (its deletion may not have been observed: then the garbage collector
         // deleted the PeerPod, and nothing is made again).
         { guard: and(['isEnding', 'podLives']), target: 'checkingPod' },
+        { guard: and(['isEnding', 'ownerMayLive']), target: 'checkingOwner' },
         { guard: 'isEnding', target: 'ending' },
         { guard: 'needsVm', target: 'creatingVm' },
         { guard: 'needsRecord', target: 'recordingPeerPod' },
@@ -359,6 +387,40 @@ export const peerPodMachine = setup({
         ],
         // Not known: the VM goes with its PeerPod, and no other is made (the pod's next observation starts again).
         actionFailed: { target: 'ending', actions: 'recordFailure' },
+      },
+    },
+    /** A tracked PeerPod (cloud-api-adaptor's) is being deleted: if its Pod lives, the Pod is told it loses its VM. */
+    checkingOwner: {
+      entry: {
+        type: 'readPod',
+        params: ({ context }) => ({ namespace: context.ref.namespace ?? '', name: context.owner ?? '' }),
+      },
+      on: {
+        podRead: [
+          {
+            guard: 'podStillServed',
+            actions: [
+              'markOwnerRead',
+              {
+                type: 'recordEvent',
+                params: ({ context }) => ({
+                  ref: { kind: 'Pod' as const, namespace: context.ref.namespace, name: context.owner ?? '' },
+                  uid: context.uid ?? '',
+                  type: 'Warning' as const,
+                  reason: Reason.PodVmLost,
+                  message: podVmLostMessage(
+                    context,
+                    `its PeerPod was deleted while the Pod runs, and the VM goes with it`,
+                  ),
+                }),
+              },
+            ],
+          },
+          { target: 'ending', actions: 'markOwnerRead' },
+        ],
+        eventRecorded: 'ending',
+        // Told or not, the VM goes with its PeerPod.
+        actionFailed: { target: 'ending', actions: ['markOwnerRead', 'recordFailure'] },
       },
     },
     ending: {
@@ -464,9 +526,9 @@ export const peerPodMachine = setup({
               {
                 type: 'recordEvent',
                 params: ({ context }: { context: PeerPodContext }) => ({
-                  ref: eventTarget(context),
+                  ...vmMissingTarget(context),
                   type: 'Warning' as const,
-                  reason: Reason.VmMissing,
+                  reason: vmMissingReason(context),
                   message: vmMissingMessage(context),
                 }),
               },
