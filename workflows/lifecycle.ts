@@ -219,26 +219,45 @@ function publishUid(uid: string | undefined): void {
 }
 
 /**
- * Incarnations are proven by the API server, not by whoever sent an observation: one that would have the machine take
- * a new incarnation (another UID under the name, which finalizes the one served) is taken only once a read shows the
- * served UID gone. A stale observation, or one made up by anyone with access to the namespace, is dropped and logged.
+ * The UID an observation would have the machine stop serving (another UID under the name, which finalizes the one
+ * served): a new incarnation of the object. A lifecycle serving more than one object (a peer pod: its Pod and its
+ * PeerPod) says which other record an observation would replace (`supersedes`).
  */
-async function provenIncarnation(
+function supersededUid<TContext extends LifecycleContext>(
+  observation: Observation,
+  before: TContext,
+  after: TContext,
+  supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined,
+): { served?: string } | undefined {
+  if (before.nextIncarnation === undefined && after.nextIncarnation !== undefined) return { served: before.uid };
+  const served = supersedes?.(observation, before, after);
+  return served === undefined ? undefined : { served };
+}
+
+/**
+ * Incarnations are proven by the API server, not by whoever sent an observation: one that would have the machine take
+ * a new incarnation is taken only once a read shows the served UID gone. A stale observation, or one made up by anyone
+ * with access to the namespace, is dropped and logged.
+ */
+async function provenIncarnation<TContext extends LifecycleContext>(
   event: { type: string },
-  before: LifecycleContext,
-  after: LifecycleContext,
+  before: TContext,
+  after: TContext,
+  supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined,
 ): Promise<boolean> {
-  if (event.type !== 'observed' || before.nextIncarnation !== undefined || after.nextIncarnation === undefined)
-    return true;
-  const { ref, uid } = (event as unknown as { observation: Observation }).observation;
-  const served = before.uid;
+  if (event.type !== 'observed') return true;
+  const { observation } = event as unknown as { observation: Observation };
+  const { ref, uid } = observation;
+  const superseded = supersededUid(observation, before, after, supersedes);
+  if (!superseded) return true;
+  const { served } = superseded;
   try {
     const held = await kubernetes.readIncarnation.executeWithOptions(
       { summary: `is ${describeRef(ref)} ${served ?? ''} gone, as an observation of ${uid} says?` },
       [{ ref }],
     );
     if (held.uid !== served) return true;
-    log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: the API server still holds ${served}`);
+    log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: the API server still holds ${served ?? 'none'}`);
   } catch (error) {
     // The next observation (the starter's re-list) asks again.
     log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: could not check it (${String(error)})`);
@@ -300,6 +319,8 @@ export async function runLifecycle<
     condition?: (context: TContext) => LifecycleError | undefined;
     /** Actions that call a backend through the server (regular activities, maybe retried for minutes): the state is published before they run. */
     slowActions?: readonly (keyof TParams & string)[];
+    /** Another record than the object's own an observation would replace: its UID, proven gone before (see above). */
+    supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined;
   }>,
 ): Promise<void> {
   // What the machine starts from, and what every next run (continue-as-new) is given again.
@@ -333,7 +354,8 @@ export async function runLifecycle<
   // A run continued as new has its predecessor's search attributes.
   const published = { state: workflowInfo().typedSearchAttributes.get(LifecycleState) };
   await interpreter.run(options.executors, {
-    admit: (event, before, after) => provenIncarnation(event, before.context as TContext, after.context as TContext),
+    admit: (event, before, after) =>
+      provenIncarnation(event, before.context as TContext, after.context as TContext, options.supersedes),
     onSnapshot: (_, settled) => publishState(view(), published, settled),
     beforeAction: (type) => {
       if ((options.slowActions as readonly string[] | undefined)?.includes(type))

@@ -10,7 +10,7 @@ import {
   type PeerPodTimings,
 } from './machines/peerpod';
 import { describeRef } from '../model/naming';
-import { peerPodProjection } from '../model/peerpod-projection';
+import { peerPodProjection, type PeerPodProjection } from '../model/peerpod-projection';
 import { PEERPOD_FINALIZER } from '../model/vocabulary';
 
 /**
@@ -24,6 +24,14 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
     projection: peerPodProjection,
     resources,
     slowActions: ['createVm'],
+    // A PeerPod observed under another UID than the one known would replace it (and a deleting one end the VM).
+    supersedes: (observation, before, after) =>
+      before.peerPod &&
+      (observation.projection as PeerPodProjection).source === 'PeerPod' &&
+      after.peerPod?.uid === observation.uid &&
+      observation.uid !== before.peerPod.uid
+        ? before.peerPod.uid
+        : undefined,
     setup: (interpreter) =>
       forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({
         type: 'backendChanged' as const,

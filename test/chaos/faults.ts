@@ -27,11 +27,15 @@ export const FAULT_KINDS = [
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-/**
- * The lifecycles a forged observation is sent to. Not the peer pods': a PeerPod's observation under another UID is
- * taken as another PeerPod without the API server's word (a known gap, not yet proven like the objects' incarnations).
- */
-const FORGEABLE = ['nodeLifecycle', 'podLifecycle', 'serviceLifecycle', 'endpointsLifecycle', 'translationLifecycle'];
+/** The lifecycles a forged observation is sent to: every kind, each proving incarnations with the API server. */
+const FORGEABLE = [
+  'nodeLifecycle',
+  'podLifecycle',
+  'serviceLifecycle',
+  'endpointsLifecycle',
+  'translationLifecycle',
+  'peerPodLifecycle',
+];
 
 /** The faults that need peer pods in the run. */
 const PEER_POD_FAULTS: FaultKind[] = ['libvirt-cut', 'peerpod-deleted'];

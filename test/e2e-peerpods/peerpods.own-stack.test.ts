@@ -13,6 +13,8 @@ import { PEERPOD_API, peerPodTaskQueue, TASK_QUEUE, workflowId } from '../../mod
 import { spawnWorker, stewardProcess } from '../support/pusher-harness';
 import { recordHistory } from '../replay/record';
 import { waitFor } from '../support';
+import { observedSignal } from '../../model/messages';
+import { randomUUID } from 'node:crypto';
 import * as peerPods from '../support/peerpods-harness';
 import { AWS_TEST_CREDENTIALS, namespace, type PeerPodHarness, type ProviderName } from '../support/peerpods-harness';
 
@@ -150,6 +152,50 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     await h.core.deleteNamespacedPod({ namespace, name });
     await peerPodGone(name);
     await waitFor('no VM left for the Pod', async () => (await backend.countForPod(uid)) === 0, 60_000);
+  });
+
+  it('a PeerPod observation under another UID (stale or made up) is checked against the API server and dropped: the VM stays', async () => {
+    const name = `forged-${provider}-${serial++}`;
+    const uid = await createPeerPodPod(name);
+    const vm = (await recordedPeerPod(name)).spec.instanceID!;
+    await waitFor('tracking', async () => (await stateOf(name)).state === 'tracking' || undefined, 30_000);
+    const handle = h.client.workflow.getHandle(workflowId({ kind: 'PeerPod', namespace, name }));
+    // Local activities run, by their markers' payloads.
+    const reads = async () =>
+      ((await handle.fetchHistory()).events ?? [])
+        .flatMap((e) => Object.values(e.markerRecordedEventAttributes?.details ?? {}))
+        .flatMap((d) => d.payloads ?? [])
+        .filter((p) =>
+          Buffer.from(p.data ?? [])
+            .toString()
+            .includes('"readIncarnation"'),
+        ).length;
+    const readsBefore = await reads();
+    const recorded = (await peerPods.readPeerPod(h, name))!;
+    // Its PeerPod being deleted, under a UID nobody wrote: believed, it would delete the VM and make another.
+    await handle.signal(observedSignal, {
+      ref: { kind: 'PeerPod', namespace, name },
+      uid: randomUUID(),
+      generation: 1,
+      deleting: true,
+      gone: false,
+      finalizers: [PEERPOD_FINALIZER],
+      projection: {
+        source: 'PeerPod',
+        cloudProvider: recorded.spec.cloudProvider,
+        instanceID: vm,
+        ownerUid: uid,
+        ownerName: name,
+      },
+    });
+    await waitFor('the claim checked', async () => ((await reads()) > readsBefore ? true : undefined), 30_000);
+    await waitFor('tracking again', async () => (await stateOf(name)).state === 'tracking' || undefined, 30_000);
+    expect((await peerPods.readPeerPod(h, name))?.spec.instanceID).toBe(vm);
+    expect(await backend.countForPod(uid)).toBe(1);
+    expect((await backend.provider.get({ instanceId: vm })).exists).toBe(true);
+
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPodGone(name);
   });
 
   it('a VM deleted out of band: deleting the Pod still completes (not found is done)', async () => {
