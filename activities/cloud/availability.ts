@@ -31,10 +31,10 @@ export function reportingAvailability(
   };
   /** `answers`: its success proves the cloud answered (`identity` is read once and kept; a new ID is not looked up). */
   const reporting =
-    <I, O>(call: (input: I) => Promise<O>, answers = true) =>
-    async (input: I): Promise<O> => {
+    <A extends unknown[], O>(call: (...args: A) => Promise<O>, answers = true) =>
+    async (...args: A): Promise<O> => {
       try {
-        const result = await call(input);
+        const result = await call(...args);
         if (answers) observe(true);
         return result;
       } catch (error) {
@@ -48,9 +48,9 @@ export function reportingAvailability(
       create: reporting((input) => provider.create(input)),
       delete: reporting((input) => provider.delete(input)),
       get: reporting((input) => provider.get(input)),
-      list: () => reporting(() => provider.list())(undefined),
+      list: reporting(() => provider.list()),
       findByPodUid: reporting((podUid) => provider.findByPodUid(podUid)),
-      identity: () => reporting(() => provider.identity(), false)(undefined),
+      identity: reporting(() => provider.identity(), false),
       resolveRecordedId: reporting((input) => provider.resolveRecordedId(input), false),
     },
     probe,

@@ -175,8 +175,7 @@ function vmMissingMessage(context: PeerPodContext): string {
   const id = context.settledVmId ?? '';
   if (context.pod && !context.pod.gone && context.trackedBy === undefined)
     return `the VM of this peer pod (${id}) is gone from the cloud; creating it again`;
-  if (tracksOthersVm(context) && !context.peerPod?.deleting)
-    return podVmLostMessage(context, 'it is gone from the cloud');
+  if (ownerLostVm(context)) return podVmLostMessage(context, 'it is gone from the cloud');
   return `PeerPod ${context.peerPod?.name ?? context.ref.name} names VM ${id}, which the cloud does not have: nothing here makes it again (only a live Pod's own VM is made by Steward)`;
 }
 
@@ -190,14 +189,20 @@ function eventTarget(context: PeerPodContext): ObjectRef {
 /** A PeerPod alone (cloud-api-adaptor's) tracks a VM that is not Steward's to make: its loss is told on the owner Pod. */
 const tracksOthersVm = (context: PeerPodContext) => context.pod === undefined && context.owner !== undefined;
 
-/** Where a VM found missing is told: on the owner Pod of a tracked PeerPod (the Pod is what lost it), else as usual. */
-function vmMissingTarget(context: PeerPodContext): { ref: ObjectRef; uid?: string } {
-  if (!tracksOthersVm(context) || context.peerPod?.deleting) return { ref: eventTarget(context) };
-  return { ref: { kind: 'Pod', namespace: context.ref.namespace, name: context.owner ?? '' }, uid: context.uid ?? '' };
-}
+/** A live tracked PeerPod's VM found missing: the owner Pod lost it (a PeerPod being deleted is said as usual). */
+const ownerLostVm = (context: PeerPodContext) => tracksOthersVm(context) && !context.peerPod?.deleting;
 
-const vmMissingReason = (context: PeerPodContext) =>
-  tracksOthersVm(context) && !context.peerPod?.deleting ? Reason.PodVmLost : Reason.VmMissing;
+/** The owner Pod of a tracked PeerPod, by the UID it names: an Event about it needs no read. */
+const ownerPod = (context: PeerPodContext) => ({
+  ref: { kind: 'Pod' as const, namespace: context.ref.namespace, name: context.owner ?? '' },
+  uid: context.uid ?? '',
+});
+
+/** Where a VM found missing is told: on the owner Pod of a tracked PeerPod (the Pod is what lost it), else as usual. */
+const vmMissingTarget = (context: PeerPodContext): { ref: ObjectRef; uid?: string } =>
+  ownerLostVm(context) ? ownerPod(context) : { ref: eventTarget(context) };
+
+const vmMissingReason = (context: PeerPodContext) => (ownerLostVm(context) ? Reason.PodVmLost : Reason.VmMissing);
 
 function podVmLostMessage(context: PeerPodContext, how: string): string {
   return `this Pod lost its VM ${context.vm?.instanceId ?? context.settledVmId ?? ''} (${how}); it was made by cloud-api-adaptor (PeerPod ${context.peerPod?.name ?? context.ref.name}), so Steward makes no other: cloud-api-adaptor may, or delete the Pod to get a new one`;
@@ -404,8 +409,7 @@ export const peerPodMachine = setup({
               {
                 type: 'recordEvent',
                 params: ({ context }) => ({
-                  ref: { kind: 'Pod' as const, namespace: context.ref.namespace, name: context.owner ?? '' },
-                  uid: context.uid ?? '',
+                  ...ownerPod(context),
                   type: 'Warning' as const,
                   reason: Reason.PodVmLost,
                   message: podVmLostMessage(
