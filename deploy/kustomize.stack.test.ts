@@ -237,9 +237,11 @@ async function containerEnvironment(deployment: k8s.V1Deployment, root: string):
   }
   const mounts = container!.volumeMounts ?? [];
   for (const mount of mounts) {
-    const secretName = pod.volumes?.find((volume) => volume.name === mount.name)?.secret?.secretName;
-    if (!secretName) throw new Error(`volume ${mount.name}: not a Secret, which this test does not resolve`);
-    for (const [file, content] of Object.entries(await read('Secret', secretName))) {
+    const volume = pod.volumes?.find((candidate) => candidate.name === mount.name);
+    if (volume?.emptyDir) continue; // empty at the start
+    if (!volume?.secret?.secretName) throw new Error(`volume ${mount.name}: a source this test does not resolve`);
+    const { secretName, optional } = volume.secret;
+    for (const [file, content] of Object.entries(await read('Secret', secretName, optional))) {
       mkdirSync(join(root, mount.mountPath), { recursive: true });
       writeFileSync(join(root, mount.mountPath, file), content);
     }
@@ -248,6 +250,52 @@ async function containerEnvironment(deployment: k8s.V1Deployment, root: string):
     if (mounts.some((mount) => value.startsWith(`${mount.mountPath}/`))) env[key] = join(root, value);
   return env;
 }
+
+const restrictedNamespace = 'steward-pod-security-restricted';
+const restrictedNamespaceObject: k8s.V1Namespace = {
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: {
+    name: restrictedNamespace,
+    labels: {
+      'pod-security.kubernetes.io/enforce': 'restricted',
+      'pod-security.kubernetes.io/enforce-version': 'latest',
+    },
+  },
+};
+
+const deploymentsOf = (objects: k8s.KubernetesObject[]) =>
+  objects.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment');
+
+/** A Pod as the Deployment's ReplicaSet would make it, for the restricted namespace. */
+const podOf = (deployment: k8s.V1Deployment): k8s.V1Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: `${deployment.metadata!.name}-0`, labels: deployment.spec!.template.metadata?.labels },
+  spec: structuredClone(deployment.spec!.template.spec!),
+});
+
+/** PodSecurity's refusal of the Pod (a server-side dry-run create in the restricted namespace), or undefined. */
+async function podSecurityRefusal(pod: k8s.V1Pod): Promise<string | undefined> {
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  try {
+    await core.createNamespacedPod({ namespace: restrictedNamespace, body: pod, dryRun: 'All' });
+    return undefined;
+  } catch (error) {
+    if (error instanceof k8s.ApiException && error.code === 403) {
+      // The Status's message names the profile and each rule the Pod breaks.
+      const body: unknown = typeof error.body === 'string' ? JSON.parse(error.body) : error.body;
+      return (body as k8s.V1Status).message ?? JSON.stringify(body);
+    }
+    throw error;
+  }
+}
+
+/** The container's mount that holds `path` (the deepest one), as the kubelet resolves it. */
+const mountOf = (container: k8s.V1Container, path: string) =>
+  (container.volumeMounts ?? [])
+    .filter((mount) => path === mount.mountPath || path.startsWith(`${mount.mountPath.replace(/\/$/, '')}/`))
+    .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
 
 describe.each(cases)('$name (deploy/$dir)', (c) => {
   let objects: k8s.KubernetesObject[];
@@ -264,8 +312,14 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
       'RoleBinding kube-system/steward-starter-lease',
       'ClusterRoleBinding /steward',
       'ConfigMap steward/steward',
+      'Service steward/steward-starter',
+      'Service steward/steward-worker',
       'Deployment steward/steward-starter',
       'Deployment steward/steward-worker',
+      'PodDisruptionBudget steward/steward-starter',
+      'PodDisruptionBudget steward/steward-worker',
+      'NetworkPolicy steward/steward-starter',
+      'NetworkPolicy steward/steward-worker',
     ]);
     const configMap = objects.find((o): o is k8s.V1ConfigMap => o.kind === 'ConfigMap')!;
     const containers = objects
@@ -320,6 +374,122 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
     }
   });
 
+  it('has Pods the PodSecurity "restricted" profile admits, where a Pod that escalates is refused', async () => {
+    await apply(restrictedNamespaceObject);
+    for (const deployment of deploymentsOf(objects)) {
+      const pod = podOf(deployment);
+      expect([deployment.metadata!.name, await podSecurityRefusal(pod)]).toEqual([
+        deployment.metadata!.name,
+        undefined,
+      ]);
+      // The control: the same Pod allowed to escalate must be refused, or the check above proves nothing.
+      const escalating = structuredClone(pod);
+      escalating.spec!.containers[0]!.securityContext = {
+        ...escalating.spec!.containers[0]!.securityContext,
+        allowPrivilegeEscalation: true,
+      };
+      expect(await podSecurityRefusal(escalating)).toMatch(
+        /violates PodSecurity "restricted:latest".*allowPrivilegeEscalation/,
+      );
+    }
+  });
+
+  it('writes only to emptyDir mounts under a read-only root, and mounts Secrets read-only', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'steward-deploy-'));
+    for (const deployment of deploymentsOf(objects)) {
+      const name = deployment.metadata!.name!;
+      const pod = deployment.spec!.template.spec!;
+      const [container] = pod.containers;
+      expect([name, container!.securityContext?.readOnlyRootFilesystem]).toEqual([name, true]);
+      const env = await containerEnvironment(deployment, root);
+      // Where the processes write: the temporary directory (tsx's compile cache under os.tmpdir(), the libvirt
+      // provider's domain files from mkdtemp); the workflow bundle is read from the image.
+      const writes = [env.TMPDIR ?? '/tmp', join(env.TMPDIR ?? '/tmp', `tsx-${pod.securityContext?.runAsUser}`)];
+      for (const path of writes) {
+        const mount = mountOf(container!, path);
+        const volume = pod.volumes?.find((candidate) => candidate.name === mount?.name);
+        expect([name, path, mount?.readOnly ?? false, Boolean(volume?.emptyDir)]).toEqual([name, path, false, true]);
+      }
+      for (const mount of container!.volumeMounts ?? []) {
+        const volume = pod.volumes?.find((candidate) => candidate.name === mount.name);
+        if (volume?.secret) expect([name, mount.mountPath, mount.readOnly]).toEqual([name, mount.mountPath, true]);
+      }
+    }
+  });
+
+  it('gives virsh over qemu+ssh the key and known_hosts of the optional Secret ssh-key-secret', () => {
+    const configMap = objects.find((o): o is k8s.V1ConfigMap => o.kind === 'ConfigMap')!;
+    const uri = new URL(configMap.data!.LIBVIRT_URI!);
+    expect(uri.protocol).toBe('qemu+ssh:');
+    const keyfile = uri.searchParams.get('keyfile')!;
+    const worker = deploymentsOf(objects).find((d) => d.metadata!.name === 'steward-worker')!;
+    const pod = worker.spec!.template.spec!;
+    const mount = mountOf(pod.containers[0]!, keyfile);
+    const volume = pod.volumes?.find((candidate) => candidate.name === mount?.name);
+    expect(volume?.secret).toMatchObject({ secretName: 'ssh-key-secret', optional: true });
+    // The Secret's keys become the files: id_rsa is the keyfile, and known_hosts sits where ssh looks for it, in
+    // the ~/.ssh of the image's node user that the pod runs as (uid 1000, home /home/node).
+    expect([mount?.mountPath, keyfile]).toEqual(['/home/node/.ssh', '/home/node/.ssh/id_rsa']);
+    expect(pod.securityContext?.runAsUser).toBe(1000);
+    // Mode 0440 with the pod's group: readable by the node user, and ssh accepts a key it does not own at that mode.
+    expect([volume?.secret?.defaultMode, pod.securityContext?.fsGroup]).toEqual([0o440, 1000]);
+  });
+
+  it('covers each Deployment with a PodDisruptionBudget, a metrics Service, a NetworkPolicy and spread', async () => {
+    const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const policy = kubeConfig.makeApiClient(k8s.PolicyV1Api);
+    const networking = kubeConfig.makeApiClient(k8s.NetworkingV1Api);
+    const apps = kubeConfig.makeApiClient(k8s.AppsV1Api);
+    for (const name of ['steward-worker', 'steward-starter']) {
+      const namespace = 'steward';
+      const deployment = await apps.readNamespacedDeployment({ namespace, name });
+      const template = deployment.spec!.template;
+      const labels = template.metadata!.labels!;
+      const selects = (selector?: Record<string, string>) =>
+        Object.keys(selector ?? {}).length > 0 &&
+        Object.entries(selector ?? {}).every(([key, value]) => labels[key] === value);
+      const [container] = template.spec!.containers;
+      const port = container!.ports![0]!;
+
+      const budget = await policy.readNamespacedPodDisruptionBudget({ namespace, name });
+      expect([name, selects(budget.spec?.selector?.matchLabels), budget.spec?.maxUnavailable]).toEqual([name, true, 1]);
+
+      const service = await core.readNamespacedService({ namespace, name });
+      expect([name, selects(service.spec?.selector)]).toEqual([name, true]);
+      expect(service.spec?.ports?.map(({ name, port, targetPort }) => ({ name, port, targetPort }))).toEqual([
+        { name: 'http', port: port.containerPort, targetPort: port.name },
+      ]);
+
+      // In, the metrics and probe port alone; out, DNS and the backends' ports (cluster-specific destinations).
+      const networkPolicy = (await networking.readNamespacedNetworkPolicy({ namespace, name })).spec!;
+      expect([name, selects(networkPolicy.podSelector?.matchLabels)]).toEqual([name, true]);
+      expect(networkPolicy.policyTypes).toEqual(['Ingress', 'Egress']);
+      expect(networkPolicy.ingress?.map((rule) => rule.ports?.map((p) => p.port))).toEqual([[port.containerPort]]);
+      const egressPorts = (networkPolicy.egress ?? []).flatMap((rule) => (rule.ports ?? []).map((p) => p.port));
+      expect(egressPorts).toEqual(expect.arrayContaining([53, 7233, 443, 6443]));
+      if (name === 'steward-worker') expect(egressPorts).toEqual(expect.arrayContaining([8181, 22]));
+
+      expect(
+        template.spec!.topologySpreadConstraints?.map((constraint) => [
+          constraint.topologyKey,
+          constraint.whenUnsatisfiable,
+          selects(constraint.labelSelector?.matchLabels),
+        ]),
+      ).toEqual([['kubernetes.io/hostname', 'ScheduleAnyway', true]]);
+
+      // The recommended labels, on the Deployment and its pods; the version is the image's tag.
+      const version = container!.image!.split(':').pop();
+      for (const objectLabels of [deployment.metadata!.labels!, labels])
+        expect(objectLabels).toMatchObject({
+          'app.kubernetes.io/name': 'steward',
+          'app.kubernetes.io/instance': 'steward',
+          'app.kubernetes.io/part-of': 'steward',
+          'app.kubernetes.io/version': version,
+          'app.kubernetes.io/managed-by': 'kustomize',
+        });
+    }
+  });
+
   it.each(permissions)('its ServiceAccount may %s', async (what, attributes, expected) => {
     const authorization = kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
     const allowed = async () =>
@@ -368,4 +538,35 @@ it("takes the Secret from a secretGenerator in a user's own overlay, with the us
     ].filter(Boolean);
     expect(new Set(references)).toEqual(new Set([secret.metadata?.name]));
   }
+});
+
+it("adds, as the servicemonitor component, a ServiceMonitor that scrapes both metrics Services' `http` port", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-overlay-'));
+  writeFileSync(
+    join(dir, 'kustomization.yaml'),
+    [
+      'resources:',
+      `  - ${relative(dir, join(__dirname, 'manifests'))}`,
+      'components:',
+      `  - ${relative(dir, join(__dirname, 'components/servicemonitor'))}`,
+      '',
+    ].join('\n'),
+  );
+  const objects = await kustomizeBuild(kustomize, dir);
+  const monitors = objects.filter((o) => o.kind === 'ServiceMonitor') as (k8s.KubernetesObject & {
+    spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string }[] };
+  })[];
+  expect(monitors.map((monitor) => monitor.metadata?.namespace)).toEqual(['steward']);
+  const [monitor] = monitors;
+  const selected = objects
+    .filter((o): o is k8s.V1Service => o.kind === 'Service')
+    .filter((service) =>
+      Object.entries(monitor!.spec.selector.matchLabels).every(
+        ([key, value]) => service.metadata?.labels?.[key] === value,
+      ),
+    );
+  expect(selected.map((service) => service.metadata?.name).sort()).toEqual(['steward-starter', 'steward-worker']);
+  for (const service of selected)
+    for (const endpoint of monitor!.spec.endpoints)
+      expect(service.spec?.ports?.map((port) => port.name)).toContain(endpoint.port);
 });
