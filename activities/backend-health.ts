@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { backendChangedSignal } from '../model/messages';
+import { clusterFilter } from '../model/naming';
 import { LifecycleState } from '../model/search-attributes';
 
 /**
@@ -70,10 +71,15 @@ export const CLOUD_LIFECYCLES = ['peerPodLifecycle'];
 export async function wakeStuckLifecycles(
   temporal: Client,
   log: Logger,
-  { workflowTypes, by }: { workflowTypes: string[]; by: string },
+  { workflowTypes, clusterId, by }: { workflowTypes: string[]; clusterId?: string; by: string },
 ): Promise<void> {
   const types = workflowTypes.map((type) => `'${type}'`).join(', ');
-  const query = `${LifecycleState.name} = 'stuck' AND ExecutionStatus = 'Running' AND WorkflowType IN (${types})`;
+  const query = [
+    `${LifecycleState.name} = 'stuck' AND ExecutionStatus = 'Running' AND WorkflowType IN (${types})`,
+    clusterFilter(clusterId),
+  ]
+    .filter(Boolean)
+    .join(' AND ');
   const ids: string[] = [];
   for await (const workflow of temporal.workflow.list({ query })) ids.push(workflow.workflowId);
   const notice = { by, ids: [] };

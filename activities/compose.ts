@@ -8,7 +8,7 @@ import type { UntypedActivities } from '@temporalio/common';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backendChangedSignal, type BackendChanged } from '../model/messages';
-import { temporalUiLink, type ObjectRef } from '../model/naming';
+import { inCluster, temporalUiLink, type ObjectRef } from '../model/naming';
 import { createSource, informerFactory, kubernetesListWatch } from '../platform/kubernetes/informer';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import {
@@ -57,6 +57,8 @@ export interface Activities {
 export interface ActivityDeps {
   /** Where the neighbours' notices are signalled. */
   temporal: Client;
+  /** The cluster's prefix of the workflow ids (`inCluster`) the activities signal, wake and link; none when absent. */
+  clusterId?: string;
   log: Logger;
   /** Replace or add groups (a test's fakes); the rest are built from the configuration. */
   overrides?: ActivityGroups;
@@ -75,6 +77,7 @@ function translationRef(workflowId: string): ObjectRef {
 function watchNeighbours(
   kubeConfig: k8s.KubeConfig,
   temporal: Client,
+  clusterId: string | undefined,
   log: Logger,
 ): Neighbours & { stop(): Promise<void> } {
   const index = createTranslationIndex();
@@ -90,7 +93,7 @@ function watchNeighbours(
   source.start();
   const signal = (workflowId: string, notice: BackendChanged) =>
     temporal.workflow
-      .getHandle(workflowId)
+      .getHandle(inCluster(workflowId, clusterId))
       .signal(backendChangedSignal, notice)
       // A Translation without a running pusher has nothing to repair: its next one starts from a fresh push. Any
       // other failure fails the activity, which retries the notice.
@@ -121,17 +124,20 @@ function watchNeighbours(
   };
 }
 
-export function createActivities(config: ActivitiesConfig, { temporal, log, overrides }: ActivityDeps): Activities {
+export function createActivities(
+  config: ActivitiesConfig,
+  { temporal, clusterId, log, overrides }: ActivityDeps,
+): Activities {
   const groups: ActivityGroups = {};
   const kubeConfig = loadKubeConfig(config.kubeconfig);
-  const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, log) : undefined;
+  const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, clusterId, log) : undefined;
   const healths: BackendHealth[] = [];
   /** Watches a backend's answers; on its return the lifecycles stuck on it are woken. */
   const watch = (backend: string, workflowTypes: string[], probe: () => Promise<unknown>) => {
     const health = watchBackendHealth({
       backend,
       probe,
-      wake: () => wakeStuckLifecycles(temporal, log, { workflowTypes, by: `${backend} answers again` }),
+      wake: () => wakeStuckLifecycles(temporal, log, { workflowTypes, clusterId, by: `${backend} answers again` }),
       log: log.child({ component: 'backend-health', backend }),
     });
     healths.push(health);
@@ -150,7 +156,7 @@ export function createActivities(config: ActivitiesConfig, { temporal, log, over
   } else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
   const { temporalUiUrl } = config;
   const workflowPage = temporalUiUrl
-    ? (id: string) => temporalUiLink(temporalUiUrl, temporal.options.namespace, id)
+    ? (id: string) => temporalUiLink(temporalUiUrl, temporal.options.namespace, inCluster(id, clusterId))
     : undefined;
   if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig, workflowPage });
   else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');

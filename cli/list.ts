@@ -5,7 +5,14 @@ import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../pl
 import { connectClient } from '../platform/temporal-connection';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { stateQuery } from '../model/messages';
-import { LIFECYCLE_KINDS, lifecycleKindOf, parseTarget, workflowId, type LifecycleKind } from '../model/naming';
+import {
+  clusterFilter,
+  LIFECYCLE_KINDS,
+  lifecycleKindOf,
+  parseTarget,
+  workflowId,
+  type LifecycleKind,
+} from '../model/naming';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, LifecycleState } from '../model/search-attributes';
 import { lifecycleStates } from '../workflows/machines';
 import { addObjectFlags, checkFlags, readObjectFlags, type ObjectFlags } from './object-flags';
@@ -44,7 +51,7 @@ export interface ListFilter {
 const quoted = (values: readonly string[]) => values.map((v) => `'${v.replace(/'/g, "\\'")}'`).join(', ');
 
 /** The visibility query of a filter: running workflows of the kinds, in the namespace, in the states. */
-export function visibilityQuery({ kinds, namespace, states }: ListFilter): string {
+export function visibilityQuery({ kinds, namespace, states }: ListFilter, clusterId?: string): string {
   const scoped = kinds.filter((k) => k !== 'Node');
   const cluster = kinds.filter((k) => k === 'Node');
   const inNamespace = [
@@ -57,6 +64,7 @@ export function visibilityQuery({ kinds, namespace, states }: ListFilter): strin
     `ExecutionStatus = 'Running'`,
     namespace === undefined ? `${K8sKind.name} IN (${quoted(kinds)})` : `(${inNamespace.join(' OR ')})`,
     ...(states.length ? [`${LifecycleState.name} IN (${quoted(states)})`] : []),
+    ...[clusterFilter(clusterId) ?? []].flat(),
   ].join(' AND ');
 }
 
@@ -194,7 +202,12 @@ interface ListRequest {
  * Without -A the namespace is -n's, else the kubeconfig context's, and Nodes (which have no namespace) are listed only
  * when asked for by kind, as `kubectl get all` leaves them out.
  */
-export function listRequest(words: string[], options: Flags, flags: ObjectFlags): ListRequest {
+export function listRequest(
+  words: string[],
+  options: Flags,
+  flags: ObjectFlags,
+  { clusterId }: Pick<TemporalConfig, 'clusterId'> = {},
+): ListRequest {
   const { allNamespaces, kind = [], state = [] } = checkFlags('list', listFlags, options);
   if (allNamespaces && flags.namespace) throw new Error('list: give -n/--namespace or -A/--all-namespaces, not both');
   const namespace = allNamespaces ? undefined : (flags.namespace ?? flags.defaultNamespace());
@@ -207,7 +220,7 @@ export function listRequest(words: string[], options: Flags, flags: ObjectFlags)
   const everyKind = allNamespaces ? LIFECYCLE_KINDS : LIFECYCLE_KINDS.filter((k) => k !== 'Node');
   return {
     filter: { kinds: kinds.length ? kinds : everyKind, namespace, states: state },
-    named: named.map((w) => workflowId(parseTarget([w], flags.namespace, () => namespace ?? 'default'))),
+    named: named.map((w) => workflowId(parseTarget([w], flags.namespace, () => namespace ?? 'default'), clusterId)),
   };
 }
 
@@ -227,8 +240,8 @@ export function registerListCommand(program: Command): void {
   addSettingFlags(addObjectFlags(command, ['wide', 'json', 'yaml', 'name']), temporalSettings).action(
     async (words: string[], options: Flags, self: Command) => {
       const flags = readObjectFlags('list', options, ['wide', 'json', 'yaml', 'name']);
-      const { filter, named } = listRequest(words, options, flags);
       const temporal = loadTemporalConfig(options);
+      const { filter, named } = listRequest(words, options, flags, temporal);
       const client = await connectClient(temporal);
       let missing: string[] = [];
       let objects: ListedObject[];
@@ -236,7 +249,7 @@ export function registerListCommand(program: Command): void {
         if (named.length) ({ found: objects, missing } = await describeNamed(client, named));
         else {
           objects = [];
-          for await (const info of client.workflow.list({ query: visibilityQuery(filter) }))
+          for await (const info of client.workflow.list({ query: visibilityQuery(filter, temporal.clusterId) }))
             objects.push(listedObject(info));
         }
         objects = objects.filter((o) => !filter.states.length || filter.states.includes(o.state ?? ''));

@@ -63,8 +63,8 @@ interface ActionOptions extends Flags {
 }
 
 /** The object the words name (`pod/nginx -n web`, `pod web/nginx`, `pod/web/nginx`): its workflow id. */
-const targetId = (words: string[], flags: ObjectFlags) =>
-  workflowId(parseTarget(words, flags.namespace, flags.defaultNamespace));
+const targetId = (words: string[], flags: ObjectFlags, { clusterId }: TemporalConfig) =>
+  workflowId(parseTarget(words, flags.namespace, flags.defaultNamespace), clusterId);
 
 const TARGET_HELP =
   '<target> is kind/name with -n (pod/nginx -n web), or the older kind namespace/name; a Node has no namespace';
@@ -91,7 +91,8 @@ function registerAction<R>(
   addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
     async (target: string, objectName: string | undefined, options: ActionOptions, self: Command) => {
       const flags = readObjectFlags(name, options, ['json', 'yaml']);
-      const id = targetId([target, ...(objectName ? [objectName] : [])], flags);
+      const temporal = loadTemporalConfig(options);
+      const id = targetId([target, ...(objectName ? [objectName] : [])], flags, temporal);
       const request = schema.safeParse({
         reason: options.reason ?? '',
         requestedBy: options.by ?? defaultRequester(),
@@ -104,7 +105,7 @@ function registerAction<R>(
         );
         throw new Error(`${name} ${id}: ${problems.join('; ')}`);
       }
-      const result = await withWorkflow(loadTemporalConfig(options), id, async (client) => {
+      const result = await withWorkflow(temporal, id, async (client) => {
         try {
           return await executeUpdateWhenReady(client.workflow.getHandle(id), update, request.data);
         } catch (error) {
@@ -215,8 +216,8 @@ function registerStatusCommand(program: Command): void {
         { ...options, output: options.output ?? (options.json ? 'json' : undefined) },
         ['json', 'yaml'],
       );
-      const id = targetId([target, ...(objectName ? [objectName] : [])], flags);
       const temporal = loadTemporalConfig(options);
+      const id = targetId([target, ...(objectName ? [objectName] : [])], flags, temporal);
       const view = await withWorkflow(temporal, id, (client) => client.workflow.getHandle(id).query(stateQuery));
       const ui = flags.link(temporal.namespace, id);
       const data = { ...view, ...(ui ? { ui } : {}) };

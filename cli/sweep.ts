@@ -8,7 +8,7 @@ import { loadTemporalConfig, temporalSettings } from '../platform/temporal-confi
 import { connectClient } from '../platform/temporal-connection';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { sweepProgressQuery } from '../model/messages';
-import { manualSweepId } from '../model/naming';
+import { inCluster, manualSweepId } from '../model/naming';
 import type { sweep } from '../workflows/sweep';
 import { REPORT_HEADER, reportRows, SWEEP_BACKENDS, type SweepProgress, type SweepReport } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
@@ -146,7 +146,7 @@ export function registerSweepCommand(program: Command): void {
     const temporal = loadTemporalConfig(options);
     const client = await connectClient(temporal);
     try {
-      const id = manualSweepId(new Date());
+      const id = inCluster(manualSweepId(new Date()), temporal.clusterId);
       const handle = await client.workflow.start<typeof sweep>('sweep', {
         workflowId: id,
         taskQueue: temporal.taskQueue,

@@ -111,6 +111,18 @@ describe('worker configuration', () => {
     expect(loadTemporalConfig({}, { STEWARD_TASK_QUEUE: 'from-env' }).taskQueue).toBe('from-env');
   });
 
+  it('prefixes the task queue with the cluster ID (STEWARD_CLUSTER_ID), which every command reads the same', () => {
+    expect(loadWorkerConfig({ clusterId: 'prod-eu' }, {}).temporal).toMatchObject({
+      clusterId: 'prod-eu',
+      taskQueue: 'prod-eu/steward',
+    });
+    expect(loadTemporalConfig({}, { STEWARD_CLUSTER_ID: 'east', STEWARD_TASK_QUEUE: 'q' })).toMatchObject({
+      clusterId: 'east',
+      taskQueue: 'east/q',
+    });
+    expect(loadTemporalConfig({}, {})).not.toHaveProperty('clusterId');
+  });
+
   it('runs cloud activities only when a provider is given, by flag or by variable, with the cloud settings as flags too', () => {
     expect(loadWorkerConfig({}, {}).cloud).toBeUndefined();
     expect(
@@ -204,6 +216,18 @@ describe('worker configuration', () => {
       {},
       { STEWARD_TEMPORAL_UI_URL: 'temporal-ui:8080' },
       /^--temporal-ui-url \/ STEWARD_TEMPORAL_UI_URL: must be an http\(s\) URL$/,
+    ],
+    [
+      'a cluster ID must be a DNS label',
+      { clusterId: 'Prod_EU' },
+      {},
+      /^--cluster-id \/ STEWARD_CLUSTER_ID: must be a DNS label of at most 40 characters .*got "Prod_EU"$/,
+    ],
+    [
+      'a cluster ID cannot be a word workflow ids begin with',
+      {},
+      { STEWARD_CLUSTER_ID: 'pod' },
+      /^--cluster-id \/ STEWARD_CLUSTER_ID: must be .*none of node, pod, .*got "pod"$/,
     ],
     [
       'a zero rate limit is rejected',

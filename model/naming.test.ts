@@ -1,4 +1,6 @@
 import {
+  clusterFilter,
+  clusterOfWorkflowId,
   LIFECYCLE_KINDS,
   lifecycleKindOf,
   objectOfWorkflowId,
@@ -79,6 +81,36 @@ describe('objectOfWorkflowId', () => {
       'x',
     ])
       expect(objectOfWorkflowId(id)).toBeUndefined();
+  });
+});
+
+describe('cluster IDs', () => {
+  const ref = { kind: 'Pod', namespace: 'default', name: 'web' } as const;
+
+  it('prefix the workflow id, and only when given', () => {
+    expect(workflowId(ref, 'prod-eu')).toBe('prod-eu/pod/default/web');
+    expect(workflowId({ kind: 'Node', name: 'n1' }, 'prod-eu')).toBe('prod-eu/node/n1');
+    expect(workflowId(ref, undefined)).toBe('pod/default/web');
+  });
+
+  it('are read back from an id, and an id without one says so', () => {
+    expect(clusterOfWorkflowId('prod-eu/pod/default/web')).toBe('prod-eu');
+    expect(clusterOfWorkflowId('prod-eu/global/midonet')).toBe('prod-eu');
+    for (const id of ['pod/default/web', 'node/n1', 'global/midonet', 'gc/sweep-x', 'translation/a/b', 'x'])
+      expect(clusterOfWorkflowId(id)).toBeUndefined();
+  });
+
+  it("leave the object an id is about: every kind's, under a cluster ID or not", () => {
+    for (const kind of LIFECYCLE_KINDS) {
+      const object = kind === 'Node' ? { kind, name: 'node-1' } : { kind, namespace: 'default', name: 'web' };
+      expect(objectOfWorkflowId(workflowId(object, 'east'))).toEqual(object);
+    }
+    expect(objectOfWorkflowId('east/global/midonet')).toBeUndefined();
+  });
+
+  it("keep a visibility query to the cluster's workflows", () => {
+    expect(clusterFilter('east')).toBe("WorkflowId STARTS_WITH 'east/'");
+    expect(clusterFilter(undefined)).toBeUndefined();
   });
 });
 

@@ -37,10 +37,43 @@ export const GLOBAL_MIDONET_WORKFLOW_ID = 'global/midonet';
 export const SWEEP_SCHEDULE_ID = 'gc/sweep';
 export const manualSweepId = (at: Date) => `${SWEEP_SCHEDULE_ID}/manual-${at.toISOString()}`;
 
-export function workflowId(ref: ObjectRef): string {
+/**
+ * The workflow id of an object's lifecycle: `pod/<ns>/<name>`, or `<cluster>/pod/<ns>/<name>` under a cluster ID
+ * (`inCluster`). Without one it is also the object's name among Steward's own records (the pusher a Translation
+ * names, MidoNet's push owner), which never leave the cluster.
+ */
+export function workflowId(ref: ObjectRef, clusterId?: string): string {
   const kind = ref.kind.toLowerCase();
-  return ref.namespace ? `${kind}/${ref.namespace}/${ref.name}` : `${kind}/${ref.name}`;
+  return inCluster(ref.namespace ? `${kind}/${ref.namespace}/${ref.name}` : `${kind}/${ref.name}`, clusterId);
 }
+
+/**
+ * Clusters sharing one Temporal namespace: each has a cluster ID that prefixes every workflow, Schedule and task
+ * queue name of its own, so their workflows never collide and no worker takes another cluster's work. A DNS label
+ * that is none of the words Steward's ids begin with, so an id says whether it has one.
+ */
+const ID_WORDS = [...LIFECYCLE_KINDS.map((kind) => kind.toLowerCase()), 'global', 'gc'];
+export const CLUSTER_ID = {
+  pattern: /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/,
+  reserved: ID_WORDS,
+  describe: `a DNS label of at most 40 characters (lower case, digits, '-'), none of ${ID_WORDS.join(', ')}`,
+} as const;
+
+/** `id` under the cluster's prefix; `id` itself without a cluster ID. */
+export const inCluster = (id: string, clusterId: string | undefined) => (clusterId ? `${clusterId}/${id}` : id);
+
+/** The cluster ID a workflow id starts with; undefined for one without (`pod/…`, `global/midonet`, `gc/…`). */
+export function clusterOfWorkflowId(id: string): string | undefined {
+  const first = id.split('/', 1)[0] ?? '';
+  return id.includes('/') && !ID_WORDS.includes(first) && CLUSTER_ID.pattern.test(first) ? first : undefined;
+}
+
+/**
+ * The List Filter clause that keeps a visibility query to the cluster's workflows; undefined without a cluster ID
+ * (then every workflow of the namespace is listed: give every cluster sharing a namespace an ID).
+ */
+export const clusterFilter = (clusterId: string | undefined) =>
+  clusterId ? `WorkflowId STARTS_WITH '${clusterId}/'` : undefined;
 
 /** `default/web` or `node-1` (for Nodes), as the CLI takes it, into an ObjectRef; throws with the reason. */
 export function parseObjectRef(kind: string, target: string): ObjectRef {
@@ -90,13 +123,16 @@ export function parseTarget(
 }
 
 /**
- * The object a lifecycle workflow is about, from its id (`pod/<ns>/<name>`, `node/<name>` …: `workflowId`'s
- * inverse); undefined for the other workflows (`global/midonet`, `gc/sweep-…`) and ids no kind starts.
+ * The object a lifecycle workflow is about, from its id (`pod/<ns>/<name>`, `node/<name>` …, under a cluster ID or
+ * not: `workflowId`'s inverse); undefined for the other workflows (`global/midonet`, `gc/sweep-…`) and ids no kind
+ * starts.
  */
 export function objectOfWorkflowId(id: string): ObjectRef | undefined {
+  const clusterId = clusterOfWorkflowId(id);
+  const local = clusterId ? id.slice(clusterId.length + 1) : id;
   try {
     // No namespace to fall back on: a workflow id always writes it (but a Node's).
-    return parseTarget([id], undefined, () => {
+    return parseTarget([local], undefined, () => {
       throw new Error(`${id} has no namespace`);
     });
   } catch {

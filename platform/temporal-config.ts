@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TASK_QUEUE } from '../model/naming';
+import { CLUSTER_ID, inCluster, TASK_QUEUE } from '../model/naming';
 import { flag, parseSettings, readableFile, settingLabel, type Flags, type Setting } from './settings';
 
 /**
@@ -48,6 +48,13 @@ export const temporalSettings = {
     description:
       "task queue of Steward's workflows and activities: the workers poll it, the starter and the commands start work on it",
   },
+  // With the connection: every process and command of a cluster must agree on it, as on the namespace.
+  clusterId: {
+    env: 'STEWARD_CLUSTER_ID',
+    arg: 'id',
+    description:
+      'set when several Kubernetes clusters share one Temporal namespace: prefixes the workflow ids, the Schedule and the task queue with <id>/ (e.g. prod-eu/pod/default/web)',
+  },
 } satisfies Record<string, Setting>;
 
 /**
@@ -81,6 +88,8 @@ export interface TemporalConnectionConfig {
 export interface TemporalConfig extends TemporalConnectionConfig {
   /** Where Steward's workflows and activities go: what workers poll and what starters and commands start on. */
   taskQueue: string;
+  /** The cluster's prefix of every workflow id, Schedule and task queue (`inCluster`); absent: none. */
+  clusterId?: string;
 }
 
 export const temporalShape = {
@@ -95,6 +104,12 @@ export const temporalShape = {
   tlsServerName: z.string().min(1).optional(),
   apiKey: z.string().min(1, 'must not be empty').optional(),
   taskQueue: z.string().min(1, 'must not be empty'),
+  clusterId: z
+    .string()
+    .refine((id) => CLUSTER_ID.pattern.test(id) && !CLUSTER_ID.reserved.includes(id), {
+      error: (issue) => `must be ${CLUSTER_ID.describe}, got "${String(issue.input)}"`,
+    })
+    .optional(),
 };
 
 export type TemporalValues = z.infer<z.ZodObject<typeof temporalShape>>;
@@ -120,7 +135,8 @@ export function temporalConfig(v: TemporalValues): TemporalConfig {
       ? { clientCertFile: v.tlsCert, clientKeyFile: v.tlsKey, caFile: v.tlsCa, serverName: v.tlsServerName }
       : undefined,
     apiKey: v.apiKey,
-    taskQueue: v.taskQueue,
+    taskQueue: inCluster(v.taskQueue, v.clusterId),
+    ...(v.clusterId ? { clusterId: v.clusterId } : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import { failedChecks, startHttpServer, type HttpServer } from '../platform/http
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { connectClientWhenReachable, temporalReadiness, type TemporalReach } from '../platform/temporal-connection';
 import { acquireTracing } from '../platform/tracing';
-import { GLOBAL_MIDONET_WORKFLOW_ID } from '../model/naming';
+import { GLOBAL_MIDONET_WORKFLOW_ID, inCluster } from '../model/naming';
 import type { StarterConfig } from './config';
 import { createStarter, type Starter } from './controller';
 import { starterLiveness, starterReadiness } from './probes';
@@ -21,7 +21,7 @@ import { ensureSweepSchedule } from './sweep-schedule';
 /** Starts the global setup workflow unless it runs already: every starter asks, the first one wins. */
 async function ensureGlobalSetup(client: Client, { tenant, temporal }: StarterConfig, log: Logger): Promise<void> {
   const handle = await client.workflow.start('globalMidonet', {
-    workflowId: GLOBAL_MIDONET_WORKFLOW_ID,
+    workflowId: inCluster(GLOBAL_MIDONET_WORKFLOW_ID, temporal.clusterId),
     taskQueue: temporal.taskQueue,
     args: [{ tenant }],
     workflowIdConflictPolicy: 'USE_EXISTING',
@@ -75,19 +75,21 @@ async function startController(
   config: StarterConfig,
   log: Logger,
 ) {
-  const { taskQueue } = config.temporal;
+  const { taskQueue, clusterId } = config.temporal;
   await ensureGlobalSetup(client, config, log);
   const { intervalMs, graceMs, backends, dryRun } = config.sweep;
   const schedule = await ensureSweepSchedule(client, {
     intervalMs,
     taskQueue,
+    clusterId,
     input: { graceMs, backends, dryRun, tenant: config.tenant },
   });
-  log.info({ schedule, intervalMs, graceMs, backends, dryRun, taskQueue }, 'orphan sweeper Schedule gc/sweep');
+  log.info({ schedule, intervalMs, graceMs, backends, dryRun, taskQueue }, 'orphan sweeper Schedule');
   const starter = createStarter({
     kubeConfig,
     temporalClient: client,
     taskQueue,
+    clusterId,
     namespace: config.watchNamespace,
     identity: config.identity,
     resyncMs: config.resyncMs,

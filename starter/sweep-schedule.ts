@@ -6,7 +6,7 @@ import {
   type ScheduleOptionsStartWorkflowAction,
 } from '@temporalio/client';
 import { z } from 'zod';
-import { SWEEP_SCHEDULE_ID } from '../model/naming';
+import { inCluster, SWEEP_SCHEDULE_ID } from '../model/naming';
 import type { sweep, SweepInput } from '../workflows/sweep';
 import { SWEEP_BACKENDS, type SweepBackend } from '../model/sweep-report';
 
@@ -21,6 +21,8 @@ export interface SweepScheduleOptions {
   input: SweepInput & { backends: SweepBackend[] };
   /** The workers' task queue, where each tick's sweep runs. */
   taskQueue: string;
+  /** The cluster's prefix of the Schedule's id and its sweeps' (`inCluster`); none when absent. */
+  clusterId?: string;
 }
 
 /** `90s`, `10m`, `1h`, `500ms`, or `0`: how the sweep's durations are written on the command line and in variables. */
@@ -57,9 +59,10 @@ export type EnsureOutcome = 'created' | 'updated' | 'removed' | 'absent';
 /** Creates the Schedule, or brings an existing one to these settings; idempotent, so every starter may call it. */
 export async function ensureSweepSchedule(
   client: Client,
-  { intervalMs, input, taskQueue }: SweepScheduleOptions,
+  { intervalMs, input, taskQueue, clusterId }: SweepScheduleOptions,
 ): Promise<EnsureOutcome> {
-  const handle = client.schedule.getHandle(SWEEP_SCHEDULE_ID);
+  const scheduleId = inCluster(SWEEP_SCHEDULE_ID, clusterId);
+  const handle = client.schedule.getHandle(scheduleId);
   if (input.backends.length === 0) {
     try {
       await handle.delete();
@@ -73,7 +76,7 @@ export async function ensureSweepSchedule(
   const action: ScheduleOptionsStartWorkflowAction<typeof sweep> = {
     type: 'startWorkflow',
     workflowType: 'sweep',
-    workflowId: SWEEP_SCHEDULE_ID,
+    workflowId: scheduleId,
     taskQueue,
     args: [input],
     staticSummary: `Orphan sweep of ${input.backends.join(' and ')}${input.dryRun ? ' (dry run)' : ''}`,
@@ -81,7 +84,7 @@ export async function ensureSweepSchedule(
   // A missed tick (server or workers down) is not made up: the next one sweeps all the same.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: intervalMs };
   try {
-    await client.schedule.create({ scheduleId: SWEEP_SCHEDULE_ID, spec, action, policies });
+    await client.schedule.create({ scheduleId, spec, action, policies });
     return 'created';
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;

@@ -225,6 +225,7 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
     live.workers = workers;
     const counter = countObjectsByState({
       client,
+      clusterId: config.temporal.clusterId,
       metrics,
       log,
       intervalMs: options.objectCountIntervalMs,

@@ -3,7 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { LIFECYCLE_KINDS, type LifecycleKind } from '../model/naming';
+import { clusterFilter, LIFECYCLE_KINDS, type LifecycleKind } from '../model/naming';
 import { K8sKind, LifecycleState } from '../model/search-attributes';
 
 /**
@@ -83,6 +83,8 @@ export interface ObjectCountOptions {
   metrics: WorkerMetrics;
   log: Logger;
   intervalMs?: number;
+  /** Counts only this cluster's workflows (`clusterFilter`). */
+  clusterId?: string;
   /** A kind's top-level states, one count query each (the machines': workflows/machines). */
   states: (kind: LifecycleKind) => readonly string[];
 }
@@ -92,10 +94,18 @@ export interface ObjectCountOptions {
  * ExecutionStatus, so it is one query per kind, then one per state for kinds that have objects. A server without
  * count support (or unreachable) leaves the last values and is logged once until it answers again.
  */
-export function countObjectsByState({ client, metrics, log, intervalMs = 30_000, states }: ObjectCountOptions) {
+export function countObjectsByState({
+  client,
+  clusterId,
+  metrics,
+  log,
+  intervalMs = 30_000,
+  states,
+}: ObjectCountOptions) {
   let failing = false;
+  const inThisCluster = ['ExecutionStatus="Running"', clusterFilter(clusterId) ?? []].flat();
   const count = async (...conditions: string[]) =>
-    (await client.workflow.count(['ExecutionStatus="Running"', ...conditions].join(' AND '))).count;
+    (await client.workflow.count([...inThisCluster, ...conditions].join(' AND '))).count;
 
   async function refresh(): Promise<void> {
     try {

@@ -1,4 +1,4 @@
-import { getExternalWorkflowHandle, sleep } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, sleep, workflowInfo } from '@temporalio/workflow';
 import { kubernetes, objects } from './activities';
 import type { Unstamped } from './interpreter';
 import { forwardSignal, recordObjectEvent, runLifecycle, type LifecycleInput } from './lifecycle';
@@ -16,7 +16,7 @@ import {
   type ObjectEvent,
   type ObjectTimings,
 } from './machines/object';
-import { describeRef, isDependencyKind, workflowId, type ObjectRef } from '../model/naming';
+import { clusterOfWorkflowId, describeRef, isDependencyKind, workflowId, type ObjectRef } from '../model/naming';
 import type { TranslationNote } from '../model/translation/errors';
 import { observedObjectProjection } from '../model/translation/types';
 import { Reason, REFERRERS_FINALIZER } from '../model/vocabulary';
@@ -99,7 +99,7 @@ async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
   await Promise.all(
     referrers.map((referrer) =>
       // A referrer whose workflow is gone has nothing to repair.
-      getExternalWorkflowHandle(workflowId(referrer))
+      getExternalWorkflowHandle(workflowId(referrer, clusterOfWorkflowId(workflowInfo().workflowId)))
         .signal(dependencyChangedSignal, { dependency: ref, uid })
         .catch(() => undefined),
     ),

@@ -28,6 +28,8 @@ export interface HandlerOptions {
   client: SignalClient;
   /** Where the workflows it starts run: the workers' task queue. */
   taskQueue: string;
+  /** The cluster's prefix of the workflow ids (`inCluster`); none when absent. */
+  clusterId?: string;
   workflowTypes: Readonly<Record<WatchedKind, string>>;
   /** MidoNet tenant given to every workflow it starts; the default tenant when absent. */
   tenant?: string;
@@ -88,10 +90,13 @@ function searchAttributes(ref: ObjectRef, uid: string): SearchAttributePair[] {
 }
 
 /** The workflow an Observation's object has: its id, where it runs, how it is listed, and its input. */
-function workflowOf(obs: Observation, { taskQueue, tenant }: Pick<HandlerOptions, 'taskQueue' | 'tenant'>) {
+function workflowOf(
+  obs: Observation,
+  { taskQueue, clusterId, tenant }: Pick<HandlerOptions, 'taskQueue' | 'clusterId' | 'tenant'>,
+) {
   return {
     options: {
-      workflowId: workflowId(obs.ref),
+      workflowId: workflowId(obs.ref, clusterId),
       taskQueue: taskQueueOf(obs.ref.kind, taskQueue),
       staticSummary: describeRef(obs.ref),
       typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
@@ -100,7 +105,7 @@ function workflowOf(obs: Observation, { taskQueue, tenant }: Pick<HandlerOptions
   };
 }
 
-type SenderOptions = Pick<HandlerOptions, 'client' | 'taskQueue' | 'workflowTypes' | 'tenant' | 'logger'>;
+type SenderOptions = Pick<HandlerOptions, 'client' | 'taskQueue' | 'clusterId' | 'workflowTypes' | 'tenant' | 'logger'>;
 
 /**
  * One attempt to deliver an Observation to the object's workflow.
@@ -124,7 +129,7 @@ function createSender(options: SenderOptions) {
   };
 
   async function tellGone(obs: Observation) {
-    const id = workflowId(obs.ref);
+    const id = workflowId(obs.ref, options.clusterId);
     running.delete(obs.uid);
     try {
       await client.workflow.getHandle(id).signal(observedSignal, obs);
@@ -190,7 +195,7 @@ function createSender(options: SenderOptions) {
  * burst during an outage goes out as one signal; the entry is removed only once that very Observation was delivered.
  */
 export function createHandler(options: HandlerOptions): Handler {
-  const { client, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure } = options;
+  const { client, clusterId, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure } = options;
   const { sendOnce, signalTogether } = createSender(options);
   /** Ends with `signal` (the queue cleared or stopped) or at the deadline (DEADLINE_EXCEEDED, retried). */
   const bounded = <T>(signal: AbortSignal, call: () => Promise<T>) =>
@@ -216,7 +221,7 @@ export function createHandler(options: HandlerOptions): Handler {
         if (signal.aborted) return;
         const permanent = !isTransient(error);
         onFailure?.(obs, error, permanent, seconds());
-        const fields = { workflowId: workflowId(obs.ref), uid, err: error };
+        const fields = { workflowId: workflowId(obs.ref, clusterId), uid, err: error };
         if (permanent) {
           logger.error(
             fields,
@@ -238,8 +243,8 @@ export function createHandler(options: HandlerOptions): Handler {
    */
   async function deliverTogether(pending: Map<string, Observation>, signal: AbortSignal): Promise<void> {
     const batch = [...pending.values()].slice(0, MAX_OBSERVATIONS_PER_SIGNAL);
-    const id = batch[0] && workflowId(batch[0].ref);
-    if (batch.length < 2 || batch.some((obs) => workflowId(obs.ref) !== id) || !isLeader()) return;
+    const id = batch[0] && workflowId(batch[0].ref, clusterId);
+    if (batch.length < 2 || batch.some((obs) => workflowId(obs.ref, clusterId) !== id) || !isLeader()) return;
     const began = performance.now();
     const seconds = () => (performance.now() - began) / 1000;
     try {

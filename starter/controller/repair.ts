@@ -2,7 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
 import type { Observation } from '../../model/messages';
-import { workflowId } from '../../model/naming';
+import { clusterFilter, inCluster, workflowId } from '../../model/naming';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../model/search-attributes';
 import { finalizerNames, PEERPOD_FINALIZER, REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import type { Source, SourceEvent } from '../../platform/kubernetes/informer';
@@ -25,6 +25,8 @@ export interface WatchScope {
   kinds: readonly WatchedKind[];
   /** The watched namespace of namespaced kinds; all when absent. */
   namespace?: string;
+  /** The cluster's prefix of its workflow ids: another cluster's workflows sharing the namespace are not its own. */
+  clusterId?: string;
 }
 
 export interface RepairInput {
@@ -62,13 +64,14 @@ export function goneObservation(id: string, object: RunningObject, scope: WatchS
   if (!kind || !name || !uid || kind === 'PeerPod' || !scope.kinds.includes(kind)) return undefined;
   if (kind !== 'Node' && scope.namespace !== undefined && namespace !== scope.namespace) return undefined;
   const gone = observe(kind, { metadata: { name, uid, ...(namespace ? { namespace } : {}) } }, true);
-  return workflowId(gone.ref) === id ? gone : undefined;
+  return workflowId(gone.ref, scope.clusterId) === id ? gone : undefined;
 }
 
 /** Which live objects have no running workflow, and which running workflows have no live object. */
 export function planRepair({ running, live, synced, confirmed, scope }: RepairInput): RepairPlan {
-  const known = new Set(live.map((obs) => workflowId(obs.ref)));
-  const resend = live.filter((obs) => confirmed(obs) && needsWorkflow(obs) && !running.has(workflowId(obs.ref)));
+  const idOf = (obs: Observation) => workflowId(obs.ref, scope.clusterId);
+  const known = new Set(live.map(idOf));
+  const resend = live.filter((obs) => confirmed(obs) && needsWorkflow(obs) && !running.has(idOf(obs)));
   if (!synced) return { resend, gone: [] };
   const gone = [...running]
     .filter(([id]) => !known.has(id))
@@ -93,9 +96,11 @@ type Workflows = SignalClient['workflow'];
  */
 async function runningWorkflows(
   workflow: Workflows,
+  clusterId: string | undefined,
   lifetime: AbortSignal,
   callTimeoutMs: number,
 ): Promise<Map<string, RunningObject>> {
+  const query = ['ExecutionStatus="Running"', clusterFilter(clusterId)].filter(Boolean).join(' AND ');
   const running = new Map<string, RunningObject>();
   const stalled = new AbortController();
   const watchdog = setTimeout(
@@ -104,7 +109,7 @@ async function runningWorkflows(
   );
   try {
     await workflow.withAbortSignal(AbortSignal.any([lifetime, stalled.signal]), async () => {
-      for await (const execution of workflow.list({ query: 'ExecutionStatus="Running"' })) {
+      for await (const execution of workflow.list({ query })) {
         running.set(execution.workflowId, runningObject(execution.typedSearchAttributes));
         watchdog.refresh();
       }
@@ -167,15 +172,16 @@ export interface Repairs {
 export function createRepairs(options: RepairOptions): Repairs {
   const { client, callTimeoutMs, lifetime, predicate, source, offer, counters, logger: log } = options;
   const { workflow } = client;
+  const { clusterId } = options.scope;
 
   function tellGone(gone: Observation) {
-    log.warn({ workflowId: workflowId(gone.ref), uid: gone.uid }, 'object is gone but its workflow runs: telling it');
+    log.warn({ workflowId: workflowId(gone.ref, clusterId), uid: gone.uid }, 'object is gone but its workflow runs: telling it');
     counters.repaired++;
     offer(gone);
   }
 
   async function resendUnlessRunning(obs: Observation) {
-    const id = workflowId(obs.ref);
+    const id = workflowId(obs.ref, clusterId);
     const status = await statusOf(workflow, id, lifetime, callTimeoutMs);
     if (status === 'RUNNING' || predicate.confirmedAt(obs) === undefined) return;
     log.warn({ workflowId: id, uid: obs.uid, status }, 'object has no running workflow: sending it again');
@@ -187,8 +193,9 @@ export function createRepairs(options: RepairOptions): Repairs {
   /** One check of the running workflows against the known objects; true when it was complete. */
   async function repair(): Promise<boolean> {
     try {
-      const running = await runningWorkflows(workflow, lifetime, callTimeoutMs);
-      predicate.forgetEnded((id) => running.has(id));
+      const running = await runningWorkflows(workflow, clusterId, lifetime, callTimeoutMs);
+      // The predicate keeps the ids without the cluster's prefix.
+      predicate.forgetEnded((id) => running.has(inCluster(id, clusterId)));
       const synced = source.synced();
       const live: Observation[] = [];
       source.replay((event) => live.push(...options.observationsOf(event)));

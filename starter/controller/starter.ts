@@ -29,6 +29,8 @@ export interface StarterOptions {
   temporalClient: SignalClient;
   /** The workers' task queue, where the workflows it starts run. Default `TASK_QUEUE`. */
   taskQueue?: string;
+  /** The cluster's prefix of the workflow ids it starts and repairs (`inCluster`); none when absent. */
+  clusterId?: string;
   /** Kubernetes namespace whose namespaced objects are watched; all namespaces when absent. Nodes are always watched. */
   namespace?: string;
   /** Names this starter in the Lease and in logs; unique per process (e.g. the pod name). */
@@ -119,6 +121,7 @@ function createSignalHandler(
   return createHandler({
     client: options.temporalClient,
     taskQueue: options.taskQueue ?? TASK_QUEUE,
+    clusterId: options.clusterId,
     workflowTypes: options.workflowTypes ?? defaultWorkflowTypes,
     tenant: options.tenant,
     backoff: SIGNAL_BACKOFF,
@@ -255,7 +258,7 @@ export function createStarter(options: StarterOptions): Starter {
     source,
     observationsOf,
     offer,
-    scope: { kinds, namespace },
+    scope: { kinds, namespace, clusterId: options.clusterId },
     isLeader,
     backoff: INFORMER_BACKOFF,
     counters,

@@ -123,7 +123,7 @@ beforeAll(async () => {
     vms: [
       { instanceId: 'vm-1', name: 'podvm-pp-0-uidpp0', podUid: 'uid-pp-0', podNamespace: 'default', podName: 'pp-0' },
     ],
-    runningWorkflows: ['global/midonet', ...objects.map(workflowId)],
+    runningWorkflows: ['global/midonet', ...objects.map((ref) => workflowId(ref))],
   };
 });
 afterAll(() => emulator?.close());

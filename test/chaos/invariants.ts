@@ -275,7 +275,7 @@ export function checkWorkflows(s: Snapshot): Violation[] {
       ...s.endpoints.filter((o) => o.metadata?.deletionTimestamp).map((o) => refOf('Endpoints', o.metadata)),
       ...s.translations.filter((o) => o.metadata.deletionTimestamp).map((o) => refOf('Translation', o.metadata)),
       ...s.peerPods.filter((o) => o.metadata.deletionTimestamp).map((o) => refOf('PeerPod', o.metadata)),
-    ].map(workflowId),
+    ].map((ref) => workflowId(ref)),
   );
   const running = new Set(s.runningWorkflows);
   const out: Violation[] = [];
