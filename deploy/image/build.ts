@@ -113,9 +113,10 @@ async function ensureDependencies(report: Reporter): Promise<string> {
 }
 
 /**
- * /opt/steward as the Dockerfile's build stage leaves it: the sources compiled by tsconfig.build.json (each file on
- * its own, so the production sources alone, no tsx), bin/, package.json, the dependencies (hard links into the
- * cache) and the workflow bundle, made by the compiled code itself.
+ * /opt/steward as the Dockerfile's build stage leaves it, less node_modules (a layer of its own): the sources
+ * compiled by tsconfig.build.json (each file on its own, so the production sources alone, no tsx), bin/,
+ * package.json and the workflow bundle, made by the compiled code itself beside the dependencies (hard links into
+ * their cache, removed after).
  */
 async function stageApp(report: Reporter, nodeModules: string): Promise<string> {
   const app = join(cacheRoot, 'image-build', 'opt-steward');
@@ -136,6 +137,7 @@ async function stageApp(report: Reporter, nodeModules: string): Promise<string> 
       logFile,
       cwd: app,
     });
+    rmSync(join(app, 'node_modules'), { recursive: true });
   });
   return app;
 }
@@ -146,19 +148,55 @@ const imageExists = (name: string) =>
     () => false,
   );
 
-/** A layer of its own under the application, kept in the container storage: the Debian system and Node. */
-async function ensureBaseImage(report: Reporter): Promise<string> {
-  const [rootfs, node] = await Promise.all([ensureRootfs(report), ensureNode(report)]);
-  const name = `localhost/steward-base:node${NODE_VERSION}-${hash(rootfs)}`;
+/** A cached image: `from` with `add` run on it, committed as `name` unless the container storage has it already. */
+async function ensureLayer(
+  report: Reporter,
+  name: string,
+  from: string,
+  add: (buildah: (args: string[]) => Promise<void>, container: string) => Promise<void>,
+): Promise<string> {
   if (await imageExists(name)) return name;
-  await step(report, `pack ${name} (buildah)`, async () => {
-    const container = (await capture('buildah', ['from', 'scratch'])).trim();
-    const buildah = (args: string[]) => runLogged('buildah', args, { step: `buildah ${args[0]}`, logFile });
-    await buildah(['add', container, rootfs, '/']);
-    await buildah(['copy', '--chmod', '0755', container, node, '/usr/local/bin/node']);
-    await buildah(['commit', '--rm', '--format', 'oci', container, name]);
-  });
+  await step(report, `pack ${name} (buildah)`, () => packImage(name, from, add));
   return name;
+}
+
+async function packImage(
+  name: string,
+  from: string,
+  add: (buildah: (args: string[]) => Promise<void>, container: string) => Promise<void>,
+): Promise<void> {
+  const container = (await capture('buildah', ['from', '--pull-never', from])).trim();
+  const buildah = (args: string[]) => runLogged('buildah', args, { step: `buildah ${args[0]}`, logFile });
+  await add(buildah, container);
+  await buildah(['commit', '--rm', '--format', 'oci', container, name]);
+}
+
+/**
+ * The layers under the application, each an image kept in the container storage, so that a build packs only the
+ * compiled code: the Debian system with Node, then the production dependencies.
+ */
+async function ensureBaseImage(report: Reporter): Promise<{ image: string; nodeModules: string }> {
+  const [rootfs, node, nodeModules] = await Promise.all([
+    ensureRootfs(report),
+    ensureNode(report),
+    ensureDependencies(report),
+  ]);
+  const system = await ensureLayer(
+    report,
+    `localhost/steward-base:node${NODE_VERSION}-${hash(rootfs)}`,
+    'scratch',
+    async (buildah, container) => {
+      await buildah(['add', container, rootfs, '/']);
+      await buildah(['copy', '--chmod', '0755', container, node, '/usr/local/bin/node']);
+    },
+  );
+  const image = await ensureLayer(
+    report,
+    `localhost/steward-deps:${hash(system + nodeModules)}`,
+    system,
+    (buildah, container) => buildah(['copy', container, nodeModules, '/opt/steward/node_modules']),
+  );
+  return { image, nodeModules };
 }
 
 /** Builds the image and returns its name (`localhost/steward:<package version>` unless `tag` says otherwise). */
@@ -169,31 +207,30 @@ export async function buildImage(report: Reporter = stderrReporter, tag?: string
   }
   const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
   const name = tag ?? `localhost/steward:${version}`;
-  const [base, nodeModules] = await Promise.all([ensureBaseImage(report), ensureDependencies(report)]);
+  const { image, nodeModules } = await ensureBaseImage(report);
   const app = await stageApp(report, nodeModules);
-  await step(report, `pack ${name} (buildah)`, async () => {
-    const container = (await capture('buildah', ['from', '--pull-never', base])).trim();
-    const buildah = (args: string[]) => runLogged('buildah', args, { step: `buildah ${args[0]}`, logFile });
-    await buildah(['copy', container, app, '/opt/steward']);
-    // The Dockerfile's last stage, word for word; a numeric user, so runAsNonRoot can check it.
-    await buildah([
-      'config',
-      '--workingdir',
-      '/opt/steward',
-      '--env',
-      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      '--env',
-      'STEWARD_WORKFLOW_BUNDLE=/opt/steward/workflow-bundle.js',
-      '--user',
-      '1000:1000',
-      '--entrypoint',
-      '["node", "bin/steward.cjs"]',
-      '--cmd',
-      '--help',
-      container,
-    ]);
-    await buildah(['commit', '--rm', '--format', 'oci', container, name]);
-  });
+  await step(report, `pack ${name} (buildah)`, () =>
+    packImage(name, image, async (buildah, container) => {
+      await buildah(['copy', container, app, '/opt/steward']);
+      // As the Dockerfile's last stage; a numeric user, so that runAsNonRoot can check it.
+      await buildah([
+        'config',
+        '--workingdir',
+        '/opt/steward',
+        '--env',
+        'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        '--env',
+        'STEWARD_WORKFLOW_BUNDLE=/opt/steward/workflow-bundle.js',
+        '--user',
+        '1000:1000',
+        '--entrypoint',
+        '["node", "bin/steward.cjs"]',
+        '--cmd',
+        '--help',
+        container,
+      ]);
+    }),
+  );
   return name;
 }
 
