@@ -77,6 +77,8 @@ export interface HarnessOptions {
    * `logFile(index)`, all loading the workflow code from `workflowBundle` when given (as the image's workers do).
    */
   workerProcesses?: { count: number; logFile: (index: number) => string; workflowBundle?: string };
+  /** Starts the workers some other way (the image's, in a container) with the settings and secrets the others get. */
+  startWorkers?: (settings: WorkerSettingValues, secrets: Record<string, string>) => Promise<ObjectsHarness['workers']>;
   /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
   maxCachedWorkflows?: number;
   /** The installation's cluster ID (STEWARD_CLUSTER_ID): worker, starter and global setup under its prefix. */
@@ -130,6 +132,7 @@ export async function startObjectsHarness(
     debounceMs = 50,
     lease,
     workerProcesses,
+    startWorkers,
     maxCachedWorkflows,
     clusterId,
     globalsTimeoutMs = 90_000,
@@ -151,16 +154,20 @@ export async function startObjectsHarness(
   };
   // Secrets have no flag.
   const secrets = { MIDONET_PASSWORD: MIDONET_USER.password };
-  const workers = workerProcesses
-    ? await startWorkerProcesses(workerProcesses.count, (index) => ({
-        settings,
-        secrets,
-        logFile: workerProcesses.logFile(index),
-        ...(workerProcesses.workflowBundle ? { env: { STEWARD_WORKFLOW_BUNDLE: workerProcesses.workflowBundle } } : {}),
-      })).then((children) =>
-        children.map((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() })),
-      )
-    : [await runWorker(loadWorkerConfig(settings, secrets), { log })];
+  const workers = startWorkers
+    ? await startWorkers(settings, secrets)
+    : workerProcesses
+      ? await startWorkerProcesses(workerProcesses.count, (index) => ({
+          settings,
+          secrets,
+          logFile: workerProcesses.logFile(index),
+          ...(workerProcesses.workflowBundle
+            ? { env: { STEWARD_WORKFLOW_BUNDLE: workerProcesses.workflowBundle } }
+            : {}),
+        })).then((children) =>
+          children.map((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() })),
+        )
+      : [await runWorker(loadWorkerConfig(settings, secrets), { log })];
   await client.workflow.execute('globalMidonet', {
     workflowId: inCluster(GLOBAL_MIDONET_WORKFLOW_ID, clusterId),
     taskQueue: inCluster(TASK_QUEUE, clusterId),
