@@ -67,8 +67,8 @@ const knownHost = (key: string) => {
 };
 
 /**
- * A folder as the kubelet writes a Secret volume: each key a relative symlink through `..data` to a timestamped folder, the
- * folders open to all, each file root's, of the pod's fsGroup, at the volume's defaultMode.
+ * A folder as the kubelet writes a Secret volume: each key a relative symlink through `..data` to a timestamped
+ * folder, the folders open to all, each file root's, of the pod's fsGroup, at the volume's defaultMode.
  */
 function secretVolume(files: Record<string, string>): string {
   const volume = mkdtempSync(join(dir, 'secret-'));
@@ -165,9 +165,13 @@ const activityScript = `
  * sshd, and no terminal (its own session), so ssh can ask nobody about an unknown host.
  */
 async function inWorkerPod<T>(secret: string, name: string, input: unknown): Promise<Outcome<T>> {
-  const script =
-    `mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/hosts && mount --bind "$3" ${dirname(IMAGE_USER.home)} && ` +
-    'mount -o bind,ro "$4" "$5" && shift 5 && exec "$@"';
+  const mounts = [
+    'mount --bind "$1" /etc/passwd',
+    'mount --bind "$2" /etc/hosts',
+    `mount --bind "$3" ${dirname(IMAGE_USER.home)}`,
+    'mount -o bind,ro "$4" "$5"',
+  ];
+  const script = `${mounts.join(' && ')} && shift 5 && exec "$@"`;
   const drop = ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, `--groups=${fsGroup}`, '--'];
   const node = [process.execPath, '--import', 'tsx', '-e', activityScript, name, JSON.stringify(input)];
   const args = ['--mount', '--propagation', 'private', '--', 'sh', '-c', script, 'sh'];
