@@ -31,7 +31,7 @@ import { ManagedProcess, waitUntil } from './local/process';
 import { MissingPrerequisite } from './local/progress';
 
 const SSHD = '/usr/sbin/sshd';
-/** The image's user (deploy/image/Dockerfile: node:20-bookworm-slim, `USER node`); its uid is the manifest's. */
+/** The image's user: node:24-bookworm-slim's `node` (deploy/image/Dockerfile), whose uid is the manifest's. */
 const IMAGE_USER = { name: 'node', home: '/home/node' };
 
 const objects = k8s.loadAllYaml(
