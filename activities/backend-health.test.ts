@@ -18,7 +18,7 @@ const until = async (what: string, check: () => boolean) => {
 
 describe("MidoNet's health as the worker's calls see it", () => {
   it.each(['unavailable', 'drop'] as const)(
-    'down (%s): asked again until it answers, then the stuck lifecycles are woken once; a 500 is an answer',
+    'down (%s): asked again until it answers, then the stuck lifecycles are woken, and once more when it settled; a 500 is an answer',
     async (mode) => {
       let probes = 0;
       let wakes = 0;
@@ -28,6 +28,7 @@ describe("MidoNet's health as the worker's calls see it", () => {
         wake: () => (wakes++, Promise.resolve()),
         log: pino({ level: 'silent' }),
         probeMs: 20,
+        settleMs: 50,
       });
       const client = createMidonetClient(
         { baseUrl: emulator.url, username: 'admin', password: 'secret', timeoutMs: 1_000 },
@@ -42,13 +43,14 @@ describe("MidoNet's health as the worker's calls see it", () => {
         await admin.setDown(false);
         await until('the wake', () => wakes === 1);
         const probed = probes;
+        await until('the wake once it settled', () => wakes === 2);
         await new Promise((resolve) => setTimeout(resolve, 100));
-        expect([probes, wakes]).toEqual([probed, 1]);
+        expect([probes, wakes]).toEqual([probed, 2]);
         // An answer of its own, even an error, is MidoNet up.
         await admin.injectFault({ path: '/hosts', action: 'error', status: 500, times: 1 });
         await expect(client.listHosts()).rejects.toThrow();
         await new Promise((resolve) => setTimeout(resolve, 100));
-        expect([probes, wakes]).toEqual([probed, 1]);
+        expect([probes, wakes]).toEqual([probed, 2]);
       } finally {
         health.stop();
         await admin.reset();

@@ -5,10 +5,11 @@ import { clusterFilter } from '../model/naming';
 import { LifecycleState } from '../model/search-attributes';
 
 /**
- * Whether a backend (MidoNet, the cloud) answers, as this worker's calls see it. While it does not, it is asked again
- * every `probeMs`, so its return is seen at once rather than at a stuck lifecycle's next retry; on its return the
- * stuck lifecycles that call it are woken (`wake`). Only a missing answer counts as down (no connection, a timeout,
- * 502–504 for MidoNet, `CloudUnavailable` for the cloud): an error the backend gives is an answer.
+ * Whether a backend (MidoNet, the cloud, the Kubernetes API) answers, as this worker's calls see it. While it does
+ * not, it is asked again every `probeMs`, so its return is seen at once rather than at a stuck lifecycle's next retry;
+ * on its return the stuck lifecycles that call it are woken (`wake`). Only a missing answer counts as down (no
+ * connection, a timeout, 502–504 for MidoNet and the API server, `CloudUnavailable` for the cloud): an error the
+ * backend gives is an answer.
  */
 export interface BackendHealth {
   /** Every exchange's outcome: answered or not. */
@@ -22,6 +23,7 @@ export function watchBackendHealth({
   wake,
   log,
   probeMs = 5_000,
+  settleMs = 15_000,
 }: {
   /** Its name in the log: `MidoNet`, `the cloud`. */
   backend: string;
@@ -30,8 +32,16 @@ export function watchBackendHealth({
   wake: () => Promise<void>;
   log: Logger;
   probeMs?: number;
+  /**
+   * When it wakes them again: a lifecycle whose last attempt failed just before the return shows as stuck only once
+   * its workflow task (its status write retried meanwhile) completes, after the first wake's list.
+   */
+  settleMs?: number;
 }): BackendHealth {
   let timer: NodeJS.Timeout | undefined;
+  let settling: NodeJS.Timeout | undefined;
+  const wakeLogged = () =>
+    void wake().catch((error: unknown) => log.warn({ err: error }, 'could not wake the stuck lifecycles'));
   const stopProbing = () => {
     clearInterval(timer);
     timer = undefined;
@@ -45,10 +55,16 @@ export function watchBackendHealth({
       } else if (answered && timer) {
         stopProbing();
         log.info('%s answers again: waking the lifecycles stuck on it', backend);
-        void wake().catch((error: unknown) => log.warn({ err: error }, 'could not wake the stuck lifecycles'));
+        wakeLogged();
+        clearTimeout(settling);
+        settling = setTimeout(wakeLogged, settleMs);
+        settling.unref();
       }
     },
-    stop: stopProbing,
+    stop() {
+      stopProbing();
+      clearTimeout(settling);
+    },
   };
 }
 

@@ -20,6 +20,7 @@ import {
 } from './cloud';
 import type { ActivitiesConfig } from './config';
 import { createKubernetesActivities, type KubernetesActivities } from './kubernetes';
+import { reportingKubernetes } from './kubernetes/availability';
 import { createEventRecorder } from './kubernetes/events';
 import { createObjects } from './kubernetes/objects';
 import { createTranslationIndex, provenanceOf } from './kubernetes/translation-index';
@@ -50,7 +51,7 @@ export interface ActivityGroups {
 
 export interface Activities {
   groups: ActivityGroups;
-  /** Stops the neighbours' watch and MidoNet's health probe. */
+  /** Stops the neighbours' watch and the backends' health probes. */
   stop(): Promise<void>;
 }
 
@@ -78,6 +79,7 @@ function watchNeighbours(
   kubeConfig: k8s.KubeConfig,
   temporal: Client,
   clusterId: string | undefined,
+  apiServer: BackendHealth,
   log: Logger,
 ): Neighbours & { stop(): Promise<void> } {
   const index = createTranslationIndex();
@@ -89,6 +91,9 @@ function watchNeighbours(
     backoff: { initialMs: 500, maxMs: 30_000 },
     logger: log.child({ component: 'translation-index' }),
     onEvent: (event) => index.apply(event),
+    // The pushes wait for this index: its list failing is the API server out of reach as much as an activity's call.
+    onError: () => apiServer.observe(false),
+    onListed: () => apiServer.observe(true),
   });
   source.start();
   const signal = (workflowId: string, notice: BackendChanged) =>
@@ -130,7 +135,6 @@ export function createActivities(
 ): Activities {
   const groups: ActivityGroups = {};
   const kubeConfig = loadKubeConfig(config.kubeconfig);
-  const neighbours = kubeConfig ? watchNeighbours(kubeConfig, temporal, clusterId, log) : undefined;
   const healths: BackendHealth[] = [];
   /** Watches a backend's answers; on its return the lifecycles stuck on it are woken. */
   const watch = (backend: string, workflowTypes: string[], probe: () => Promise<unknown>) => {
@@ -143,6 +147,23 @@ export function createActivities(
     healths.push(health);
     return health;
   };
+  const { temporalUiUrl } = config;
+  const workflowPage = temporalUiUrl
+    ? (id: string) => temporalUiLink(temporalUiUrl, temporal.options.namespace, inCluster(id, clusterId))
+    : undefined;
+  /**
+   * The Kubernetes activities and the pushers' index of Translations, both telling whether the API server answers.
+   * Every lifecycle calls it: all of them are woken when it answers again.
+   */
+  const connectKubernetes = (kubeConfig: k8s.KubeConfig) => {
+    const health = watch('the Kubernetes API', [...MIDONET_LIFECYCLES, ...CLOUD_LIFECYCLES], () => api.probe());
+    const api = reportingKubernetes(createKubernetesActivities({ kubeConfig, workflowPage }), kubeConfig, (answered) =>
+      health.observe(answered),
+    );
+    return { activities: api.activities, neighbours: watchNeighbours(kubeConfig, temporal, clusterId, health, log) };
+  };
+  const kubernetes = kubeConfig ? connectKubernetes(kubeConfig) : undefined;
+  const neighbours = kubernetes?.neighbours;
   if (config.midonet) {
     // The probe goes through the client it watches.
     const health = watch('MidoNet', MIDONET_LIFECYCLES, () => client.listHosts());
@@ -154,11 +175,7 @@ export function createActivities(
     const cloud = reportingAvailability(createCloudProvider(config.cloud), (answered) => health.observe(answered));
     groups.cloud = createCloudActivities({ provider: cloud.provider });
   } else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
-  const { temporalUiUrl } = config;
-  const workflowPage = temporalUiUrl
-    ? (id: string) => temporalUiLink(temporalUiUrl, temporal.options.namespace, inCluster(id, clusterId))
-    : undefined;
-  if (kubeConfig) groups.kubernetes = createKubernetesActivities({ kubeConfig, workflowPage });
+  if (kubernetes) groups.kubernetes = kubernetes.activities;
   else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');
   const all: ActivityGroups = { ...groups, ...overrides };
   // From the groups in use (a test's fakes included), so it calls exactly what the separate activities call.

@@ -21,6 +21,7 @@ import {
   waitForState,
 } from '../support/pusher-harness';
 import { executeUpdateWhenReady } from '../../platform/temporal-update';
+import { apiServerRelay, relayedKubeconfig, type SocketRelay } from '../support/relay';
 
 // Retries of a stuck lifecycle pushed out of the test's reach: only the operator's cleanup may move it on.
 const NO_AUTOMATIC_RETRY = { stuckRetryMs: 60 * 60_000 };
@@ -158,5 +159,40 @@ describe('MidoNet down', () => {
     await h.admin.setDown(false);
     expect((await emulatorIds(h)).Bridge).toEqual(expect.arrayContaining([bridgeId(61), bridgeId(62)]));
     await recordTranslationHistory(h, 'stuck-orphan', name);
+  });
+});
+
+describe('the Kubernetes API out of reach of the worker', () => {
+  // The worker reaches the API server through a relay the test cuts; the starter and the test reach it directly.
+  let relay: SocketRelay;
+  beforeAll(async () => {
+    relay = apiServerRelay(h.info.kubernetes.kubeconfig);
+    await relay.start();
+    await h.stopWorker();
+    await h.startWorker({ kubeconfig: relayedKubeconfig(h.info.kubernetes.kubeconfig, relay) });
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await h.stopWorker();
+    await h.startWorker();
+  });
+
+  it('back after an outage: a Translation stuck meanwhile is synced without an operator, long before its hour-long retry timer', async () => {
+    const name = 'woken-by-the-api-server';
+    await relay.stop();
+    await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
+    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(71)]));
+    // Its push waits for the worker's index of Translations, which cannot list them: five attempts of 10 s each.
+    const stuck = await waitForState(h, name, 'stuck', 2 * STUCK_WITHIN_MS);
+    expect(stuck.lastError?.reason).toBe('TranslationsNotListed');
+
+    const back = Date.now();
+    await relay.start();
+    const view = await waitForState(h, name, 'synced', 60_000);
+    console.log(
+      `the API server back: the stuck Translation synced after ${Date.now() - back} ms (its retry timer: 1 h)`,
+    );
+    expect(view.actions).toEqual([]);
+    expect((await emulatorIds(h)).Bridge).toContain(bridgeId(71));
   });
 });

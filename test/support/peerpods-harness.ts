@@ -3,9 +3,8 @@
 // put the clouds within the test's reach (cut libvirt off, swallow an EC2 reply).
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { rmSync } from 'node:fs';
 import { createServer as createHttpServer, request, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { loadKubeConfig } from '../../platform/kubernetes/kubeconfig';
 import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from './cloud-backends';
@@ -18,6 +17,7 @@ import { stateQuery, type LifecycleStateView } from '../../model/messages';
 import { PEERPOD_API, workflowId } from '../../model/naming';
 import { PEERPOD_FINALIZER } from '../../model/vocabulary';
 import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor } from './index';
+import { SocketRelay } from './relay';
 
 export const namespace = 'default';
 
@@ -36,37 +36,19 @@ export interface PeerPodObject {
  * libvirtd as the worker reaches it: a Unix-socket relay to the daemon that the test can cut and restore, so "libvirt
  * is down" is seen by Steward alone (the daemon and its VMs stay up for everything else).
  */
-export class LibvirtRelay {
+export class LibvirtRelay extends SocketRelay {
   readonly path: string;
-  private server?: Server;
-  private readonly open = new Set<Socket>();
   constructor(
     marker: string,
     /** The daemon's socket (the stack's own libvirtd's: see libvirtSocket). */
-    private readonly daemon: string,
+    daemon: string,
   ) {
-    this.path = `/tmp/${marker}-libvirt.sock`;
+    const path = `/tmp/${marker}-libvirt.sock`;
+    super(path, { path: daemon });
+    this.path = path;
   }
   get uri() {
     return `qemu+unix:///system?socket=${this.path}`;
-  }
-  async start(): Promise<void> {
-    rmSync(this.path, { force: true });
-    this.server = createServer((socket) => {
-      const upstream = connect(this.daemon);
-      for (const s of [socket, upstream]) {
-        this.open.add(s);
-        s.on('close', () => this.open.delete(s));
-        s.on('error', () => undefined);
-      }
-      socket.pipe(upstream).pipe(socket);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.path, resolve));
-  }
-  async stop(): Promise<void> {
-    for (const s of this.open) s.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-    this.server = undefined;
   }
 }
 

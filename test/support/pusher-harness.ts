@@ -35,6 +35,7 @@ import type { BackendResource, Translation } from '../../model/translation/types
 import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import type { translationLifecycle } from '../../workflows/translation-lifecycle';
 import { executeUpdateWhenReady } from '../../platform/temporal-update';
+import type { WorkerSettingValues } from '../../deploy/local/worker-process';
 
 export const repoRoot = join(__dirname, '..', '..');
 const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
@@ -71,7 +72,8 @@ export interface Harness {
   admin: EmulatorAdmin;
   midonet: MidonetClient;
   starter: Starter;
-  startWorker(): Promise<RunningWorker>;
+  /** The worker in this process, with these settings over the stack's (e.g. another kubeconfig). */
+  startWorker(settings?: WorkerSettingValues): Promise<RunningWorker>;
   stopWorker(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -124,10 +126,11 @@ export async function startHarness({ prefix, worker = true }: HarnessOptions): P
     admin,
     midonet,
     starter,
-    async startWorker() {
-      running = await runWorker(loadWorkerConfig(workerSettingsOn(info), { MIDONET_PASSWORD: MIDONET_USER.password }), {
-        log,
-      });
+    async startWorker(settings = {}) {
+      running = await runWorker(
+        loadWorkerConfig({ ...workerSettingsOn(info), ...settings }, { MIDONET_PASSWORD: MIDONET_USER.password }),
+        { log },
+      );
       return running;
     },
     async stopWorker() {
