@@ -2,6 +2,7 @@
 // each setup renders the objects `kustomize build` renders for that setup's overlay, field for field, but for the
 // differences listed in `normalize` (deploy/README.md, "Install with Helm", lists them for users).
 import * as k8s from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -49,7 +50,7 @@ beforeAll(async () => {
   [helm, kustomize] = await Promise.all([ensureHelm(), ensureKustomize()]);
 }, 15 * 60_000);
 
-describe('helm lint', () => {
+describe('helm lint and the values schema', () => {
   it.each([
     ['the default values', {}],
     ['every option on', everyOption],
@@ -57,6 +58,32 @@ describe('helm lint', () => {
     await expect(runHelm(helm, ['lint', '--strict', CHART_DIR, '--values', valuesFile(values)])).resolves.toMatch(
       /1 chart\(s\) linted, 0 chart\(s\) failed/,
     );
+  });
+  // install, upgrade and template check the values as lint does, and say why on stderr.
+  it('refuses a misspelt value (values.schema.json closes every object)', async () => {
+    await expect(helmTemplate(helm, { temporal: { adress: 'x:7233' } })).rejects.toThrow(
+      /at '\/temporal': additional properties 'adress' not allowed/,
+    );
+  });
+});
+
+describe('helm package', () => {
+  it("holds everything the chart renders (no file outside it, no symlink), and not the CRDs' kustomization", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-helm-package-'));
+    const output = await runHelm(helm, ['package', CHART_DIR, '--destination', dir]);
+    const archive = output.trim().split(' ').pop()!;
+    const files = execFileSync('tar', ['-tzf', archive], { encoding: 'utf8' }).split('\n');
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'steward/crds/translations.midonet.org.yaml',
+        'steward/crds/peerpods.confidentialcontainers.org.yaml',
+        'steward/files/prometheus-rule.yaml',
+      ]),
+    );
+    expect(files.filter((file) => file.endsWith('Kustomization'))).toEqual([]);
+    const rendered = async (chart: string) =>
+      runHelm(helm, ['template', 'steward', chart, '--include-crds', '--values', valuesFile(everyOption)]);
+    expect(await rendered(archive)).toEqual(await rendered(CHART_DIR));
   });
 });
 
