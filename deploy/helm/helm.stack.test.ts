@@ -121,6 +121,37 @@ it('has Pods the PodSecurity "restricted" profile admits, where a Pod that escal
   }
 });
 
+it.each<[string, k8s.V1ResourceAttributes, boolean]>([
+  ['patch Translations', { group: 'midonet.org', resource: 'translations', verb: 'patch', namespace: 'default' }, true],
+  [
+    'renew its Lease',
+    {
+      group: 'coordination.k8s.io',
+      resource: 'leases',
+      verb: 'update',
+      namespace: 'kube-system',
+      name: 'steward-starter',
+    },
+    true,
+  ],
+  ['not read Secrets', { resource: 'secrets', verb: 'get', namespace: 'default' }, false],
+])("gives the release's ServiceAccount what the base's has: %s", async (what, attributes, expected) => {
+  const authorization = kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
+  const user = `system:serviceaccount:${namespace}:${release}`;
+  const allowed = async () =>
+    (
+      await authorization.createSubjectAccessReview({
+        body: { spec: { user, groups: ['system:serviceaccounts'], resourceAttributes: attributes } },
+      })
+    ).status?.allowed ?? false;
+  // Bindings reach the authorizer's cache asynchronously.
+  await waitFor(
+    `${what}: ${expected ? 'allowed' : 'denied'}`,
+    async () => (await allowed()) === expected || undefined,
+    30_000,
+  );
+});
+
 it('uninstalls (helm uninstall): every object of the release is gone, the CRDs stay', async () => {
   await inCluster(['uninstall', release, '--wait']);
   for (const object of manifest)

@@ -36,15 +36,6 @@ app.kubernetes.io/component: {{ .component }}
 {{ include "steward.labels" .root }}
 {{- end -}}
 
-{{/* The restricted profile's container settings (deploy/manifests/steward.yaml says why each). */}}
-{{- define "steward.containerSecurityContext" -}}
-runAsNonRoot: true
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-capabilities: { drop: [ALL] }
-seccompProfile: { type: RuntimeDefault }
-{{- end -}}
-
 {{/* A container's image, environment and probes, the same for the worker and the starter but for the port. */}}
 {{- define "steward.container" -}}
 image: {{ printf "%s:%s" .root.Values.image.repository (include "steward.version" .root) | quote }}
@@ -65,7 +56,9 @@ env:
 {{- end }}
 envFrom:
   - configMapRef: { name: {{ include "steward.fullname" .root }} }
-  - secretRef: { name: {{ .root.Values.secretName }}, optional: true }
+  {{- with .root.Values.secretName }}
+  - secretRef: { name: {{ . }}, optional: true }
+  {{- end }}
 ports:
   - { name: http, containerPort: {{ .port }} }
 livenessProbe:
@@ -75,8 +68,13 @@ readinessProbe:
   httpGet: { path: /readyz, port: http }
   periodSeconds: 5
   timeoutSeconds: 3
+{{- /* The restricted profile (deploy/manifests/steward.yaml says why each). */}}
 securityContext:
-  {{- include "steward.containerSecurityContext" . | nindent 2 }}
+  runAsNonRoot: true
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  capabilities: { drop: [ALL] }
+  seccompProfile: { type: RuntimeDefault }
 {{- end -}}
 
 {{/* Temporal's mTLS Secret (temporal.tls), mounted where the ConfigMap's TEMPORAL_TLS_* files are; empty without. */}}
