@@ -13,7 +13,7 @@ import { loadWorkerConfig } from '../cli/worker';
 import { type TemporalConfig } from '../platform/temporal-config';
 import { stackInfo } from './local/jest/stack-info';
 import { ensureKustomize, kustomizeBuild } from './testing/kustomize';
-import { escalating, podOf, podSecurityRefusal, restrictedNamespaceObject } from './testing/pod-security';
+import { enforcingRestricted, escalating, podOf, podSecurityRefusal } from './testing/pod-security';
 import { knownSettings } from './testing/settings';
 
 const serviceAccount = 'system:serviceaccount:steward:steward';
@@ -246,6 +246,8 @@ async function containerEnvironment(deployment: k8s.V1Deployment, root: string):
   return env;
 }
 
+const restrictedNamespace = enforcingRestricted('steward-pod-security-restricted');
+
 const deploymentsOf = (objects: k8s.KubernetesObject[]) =>
   objects.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment');
 
@@ -333,15 +335,13 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
   });
 
   it('has Pods the PodSecurity "restricted" profile admits, where a Pod that escalates is refused', async () => {
-    await apply(restrictedNamespaceObject);
+    await apply(restrictedNamespace);
     const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const refusal = (pod: k8s.V1Pod) => podSecurityRefusal(core, restrictedNamespace.metadata!.name!, pod);
     for (const deployment of deploymentsOf(objects)) {
       const pod = podOf(deployment);
-      expect([deployment.metadata!.name, await podSecurityRefusal(core, pod)]).toEqual([
-        deployment.metadata!.name,
-        undefined,
-      ]);
-      expect(await podSecurityRefusal(core, escalating(pod))).toMatch(
+      expect([deployment.metadata!.name, await refusal(pod)]).toEqual([deployment.metadata!.name, undefined]);
+      expect(await refusal(escalating(pod))).toMatch(
         /violates PodSecurity "restricted:latest".*allowPrivilegeEscalation/,
       );
     }

@@ -1,12 +1,14 @@
-// The Helm chart installed as a user installs it: `helm install` into the embedded stack's API server, the release's
-// objects read back, its Pods admitted under PodSecurity `restricted`, and `helm uninstall` removing them. The stack
-// has no kubelet, so no Pod runs: nothing waits for readiness. The release has a name of its own, so its
-// cluster-scoped objects (ClusterRole, ClusterRoleBinding, the Lease's Role) meet no one else's.
+// The Helm chart installed as a user installs it: `helm install` into a namespace of the embedded stack's API server
+// that enforces PodSecurity `restricted`, the release's objects read back, its Pods admitted there, and `helm
+// uninstall` removing them. The stack runs no kubelet and, of the controllers, only the garbage collector and the
+// namespace controller, so no ReplicaSet makes a Pod: each Deployment's Pod is created as a server-side dry run, and
+// nothing waits for readiness. The release has a name of its own, so its cluster-scoped objects (ClusterRole,
+// ClusterRoleBinding, the Lease's Role) meet no one else's.
 import * as k8s from '@kubernetes/client-node';
 import { waitFor } from '../../test/support';
 import { stackInfo } from '../local/jest/stack-info';
 import { CHART_DIR, ensureHelm, runHelm, valuesFile } from '../testing/helm';
-import { escalating, podOf, podSecurityRefusal, restrictedNamespaceObject } from '../testing/pod-security';
+import { enforcingRestricted, escalating, podOf, podSecurityRefusal } from '../testing/pod-security';
 
 const release = 'steward-helm-test';
 const namespace = 'steward-helm-test';
@@ -50,18 +52,17 @@ const deleteNamespace = async (name: string) => {
   );
 };
 
-let createdRestricted = false;
 afterAll(async () => {
-  // What a failed test left: the release (a no-op when uninstalled), its namespace, the restricted namespace.
+  // What a failed test left: the release (a no-op when uninstalled), then its namespace.
   await inCluster(['uninstall', release, '--ignore-not-found', '--wait']);
   await deleteNamespace(namespace);
-  if (createdRestricted) await deleteNamespace(restrictedNamespaceObject.metadata!.name!);
 }, 180_000);
 
 let manifest: k8s.KubernetesObject[];
 
-it('installs (helm install --create-namespace), the release deployed', async () => {
-  await inCluster(['install', release, CHART_DIR, '--create-namespace', '--values', valuesFile(values)]);
+it('installs (helm install) into a namespace that enforces PodSecurity "restricted", the release deployed', async () => {
+  await core.createNamespace({ body: enforcingRestricted(namespace) });
+  await inCluster(['install', release, CHART_DIR, '--values', valuesFile(values)]);
   const status = JSON.parse(await inCluster(['status', release, '--output', 'json'])) as { info: { status: string } };
   expect(status.info.status).toBe('deployed');
   manifest = k8s.loadAllYaml(await inCluster(['get', 'manifest', release])).filter(Boolean) as k8s.KubernetesObject[];
@@ -104,18 +105,13 @@ it("has every object of the release on the API server, Helm's, as rendered", asy
     await expect(extensions.readCustomResourceDefinition({ name })).resolves.toBeTruthy();
 });
 
-it('has Pods the PodSecurity "restricted" profile admits, where a Pod that escalates is refused', async () => {
-  await core.createNamespace({ body: restrictedNamespaceObject }).then(
-    () => (createdRestricted = true),
-    (error: unknown) => {
-      if (!(error instanceof k8s.ApiException && error.code === 409)) throw error;
-    },
-  );
+it('has Pods the PodSecurity "restricted" profile admits in its namespace, where a Pod that escalates is refused', async () => {
   const apps = kubeConfig.makeApiClient(k8s.AppsV1Api);
   for (const name of [`${release}-worker`, `${release}-starter`]) {
     const pod = podOf(await apps.readNamespacedDeployment({ namespace, name }));
-    expect([name, await podSecurityRefusal(core, pod)]).toEqual([name, undefined]);
-    expect(await podSecurityRefusal(core, escalating(pod))).toMatch(
+    expect([name, await podSecurityRefusal(core, namespace, pod)]).toEqual([name, undefined]);
+    // The control: the same Pod allowed to escalate must be refused, or the admission above proves nothing.
+    expect(await podSecurityRefusal(core, namespace, escalating(pod))).toMatch(
       /violates PodSecurity "restricted:latest".*allowPrivilegeEscalation/,
     );
   }

@@ -1,18 +1,17 @@
 import * as k8s from '@kubernetes/client-node';
 
-/** A namespace that enforces the PodSecurity `restricted` profile, where the deploy tests dry-run their Pods. */
-export const RESTRICTED_NAMESPACE = 'steward-pod-security-restricted';
-export const restrictedNamespaceObject: k8s.V1Namespace = {
+/** A namespace that enforces the PodSecurity `restricted` profile, where the deploy tests put their Pods. */
+export const enforcingRestricted = (name: string): k8s.V1Namespace => ({
   apiVersion: 'v1',
   kind: 'Namespace',
   metadata: {
-    name: RESTRICTED_NAMESPACE,
+    name,
     labels: {
       'pod-security.kubernetes.io/enforce': 'restricted',
       'pod-security.kubernetes.io/enforce-version': 'latest',
     },
   },
-};
+});
 
 /** A Pod as the Deployment's ReplicaSet would make it, for the restricted namespace. */
 export const podOf = (deployment: k8s.V1Deployment): k8s.V1Pod => ({
@@ -32,10 +31,14 @@ export function escalating(pod: k8s.V1Pod): k8s.V1Pod {
   return copy;
 }
 
-/** PodSecurity's refusal of the Pod (a server-side dry-run create in the restricted namespace), or undefined. */
-export async function podSecurityRefusal(core: k8s.CoreV1Api, pod: k8s.V1Pod): Promise<string | undefined> {
+/** PodSecurity's refusal of the Pod (a server-side dry-run create in an enforcing namespace), or undefined. */
+export async function podSecurityRefusal(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  pod: k8s.V1Pod,
+): Promise<string | undefined> {
   try {
-    await core.createNamespacedPod({ namespace: RESTRICTED_NAMESPACE, body: pod, dryRun: 'All' });
+    await core.createNamespacedPod({ namespace, body: pod, dryRun: 'All' });
     return undefined;
   } catch (error) {
     if (error instanceof k8s.ApiException && error.code === 403) {
