@@ -89,8 +89,11 @@ describe('summaryRow', () => {
 
 test('processTreeCpuSeconds counts the CPU of a process’s children, running and ended', async () => {
   const before = processTreeCpuSeconds(process.pid);
-  // A child that burns about half a second of CPU and ends: once reaped, its CPU is this process's cutime.
-  const child = spawn(process.execPath, ['-e', 'const end = Date.now() + 500; while (Date.now() < end);']);
+  // A child that burns half a second of CPU (its own count, so a busy machine only makes it take longer) and ends:
+  // once reaped, its CPU is this process's cutime.
+  const burn =
+    'const used = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; }; while (used() < 500);';
+  const child = spawn(process.execPath, ['-e', burn]);
   await new Promise((resolve) => child.on('exit', resolve));
   expect(processTreeCpuSeconds(process.pid) - before).toBeGreaterThan(0.3);
 });

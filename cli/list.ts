@@ -220,7 +220,12 @@ export function listRequest(
   const everyKind = allNamespaces ? LIFECYCLE_KINDS : LIFECYCLE_KINDS.filter((k) => k !== 'Node');
   return {
     filter: { kinds: kinds.length ? kinds : everyKind, namespace, states: state },
-    named: named.map((w) => workflowId(parseTarget([w], flags.namespace, () => namespace ?? 'default'), clusterId)),
+    named: named.map((w) =>
+      workflowId(
+        parseTarget([w], flags.namespace, () => namespace ?? 'default'),
+        clusterId,
+      ),
+    ),
   };
 }
 

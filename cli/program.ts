@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Command } from 'commander';
+import { stewardVersion } from '../platform/version';
 import { acquireTracing, type TracingLease } from '../platform/tracing';
 import { registerAdoptCommand } from './adopt';
 import { registerBundleCommand } from './bundle';
@@ -32,10 +31,9 @@ function traceClientCommands(program: Command): void {
  * commands work where it is absent (the image).
  */
 export function stewardProgram(): Command {
-  const { version } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
   const program = new Command('steward')
     .description('Drive Kubernetes object lifecycles into backends, durably.')
-    .version(version, '--version', 'print the version');
+    .version(stewardVersion(), '--version', 'print the version');
   traceClientCommands(program);
   registerUpCommand(program);
   registerWorkerCommand(program);

@@ -355,9 +355,9 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
       const [container] = pod.containers;
       expect([name, container!.securityContext?.readOnlyRootFilesystem]).toEqual([name, true]);
       const env = await containerEnvironment(deployment, root);
-      // Where the processes write: the temporary directory (tsx's compile cache under os.tmpdir(), the libvirt
-      // provider's domain files from mkdtemp); the workflow bundle is read from the image.
-      const writes = [env.TMPDIR ?? '/tmp', join(env.TMPDIR ?? '/tmp', `tsx-${pod.securityContext?.runAsUser}`)];
+      // Where the processes write: the temporary directory (the libvirt provider's domain files from mkdtemp); the
+      // image runs compiled JavaScript and reads the workflow bundle from itself.
+      const writes = [env.TMPDIR ?? '/tmp'];
       for (const path of writes) {
         const mount = mountOf(container!, path);
         const volume = pod.volumes?.find((candidate) => candidate.name === mount?.name);

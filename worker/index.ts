@@ -12,6 +12,7 @@ import { NativeConnection, Runtime, Worker, type State, type WorkerOptions } fro
 import type { Logger } from 'pino';
 import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
 import { createLogger } from '../platform/log';
+import { stewardVersion } from '../platform/version';
 import { startHttpServer, type Check } from '../platform/http';
 import { acquireTracing, type Tracing } from '../platform/tracing';
 import {
@@ -32,6 +33,7 @@ import {
 } from './metrics';
 import { installRuntime } from './runtime';
 import { bundleWorkflows } from './bundle';
+import { defaultBuildId, STEWARD_DEPLOYMENT } from './build-id';
 
 export { loadWorkerProcessConfig, redactedProcess, workerProcessSettings, type WorkerProcessConfig } from './config';
 
@@ -86,7 +88,7 @@ async function workflowBundle(
   options: StartWorkerOptions,
   tracing: Tracing | undefined,
   log: Logger,
-): Promise<WorkerOptions['workflowBundle']> {
+): Promise<{ code: string } | { codePath: string }> {
   const written = options.workflowsPath ? undefined : config.workflowBundle;
   if (written && !tracing) return { codePath: written };
   if (written)
@@ -104,17 +106,21 @@ async function createWorkers(
   shared: Pick<WorkerOptions, 'connection' | 'activities' | 'interceptors' | 'sinks'>,
   tracing: Tracing | undefined,
   log: Logger,
-): Promise<Worker[]> {
+): Promise<{ workers: Worker[]; buildId: string }> {
   const { taskQueue, namespace } = config.temporal;
+  const bundle = await workflowBundle(config, options, tracing, log);
+  const buildId = config.buildId ?? defaultBuildId(bundle);
   const common = {
     ...shared,
     namespace,
-    workflowBundle: await workflowBundle(config, options, tracing, log),
+    workflowBundle: bundle,
+    // Reported, not used for routing: every worker takes every task (workflows stay replay-compatible by patches).
+    workerDeploymentOptions: { version: { deploymentName: STEWARD_DEPLOYMENT, buildId }, useWorkerVersioning: false },
     ...config.concurrency,
     // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
     shutdownGraceTime: '10s',
   } satisfies Partial<WorkerOptions>;
-  return [
+  const workers = [
     await Worker.create({
       ...common,
       taskQueue,
@@ -125,6 +131,7 @@ async function createWorkers(
     }),
     await Worker.create({ ...common, taskQueue: peerPodTaskQueue(taskQueue) }),
   ];
+  return { workers, buildId };
 }
 
 /** What the probes read while the process starts and runs: the Workers once made, the client once connected. */
@@ -208,7 +215,7 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
     log.info({ config: redactedProcess(config), backends: Object.keys(groups) }, 'starting the worker');
     const connection: NativeConnection = await connectWorker(config.temporal);
     closing.push(() => connection.close());
-    const workers = await createWorkers(
+    const { workers, buildId } = await createWorkers(
       config,
       options,
       {
@@ -223,6 +230,7 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
       log,
     );
     live.workers = workers;
+    metrics.buildInfo.set({ build_id: buildId, version: stewardVersion() }, 1);
     const counter = countObjectsByState({
       client,
       clusterId: config.temporal.clusterId,
@@ -236,6 +244,7 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
       {
         taskQueues: workers.map((w) => w.options.taskQueue),
         namespace: config.temporal.namespace,
+        buildId,
         httpPort: http.port,
       },
       'worker running',

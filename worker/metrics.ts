@@ -15,6 +15,7 @@ export interface WorkerMetrics {
   registry: Registry;
   backendCallSeconds: Histogram<'backend' | 'operation'>;
   backendCallErrors: Counter<'backend' | 'operation' | 'type'>;
+  buildInfo: Gauge<'build_id' | 'version'>;
   objects: Gauge<'kind' | 'state'>;
 }
 
@@ -34,6 +35,12 @@ export function createMetrics(): WorkerMetrics {
       name: 'steward_backend_call_errors_total',
       help: 'Failed backend calls, by backend, activity and failure type (e.g. MidonetUnavailable)',
       labelNames: ['backend', 'operation', 'type'],
+      registers: [registry],
+    }),
+    buildInfo: new Gauge({
+      name: 'steward_worker_build_info',
+      help: 'Always 1: the build ID this worker reports to Temporal, and its Steward version',
+      labelNames: ['build_id', 'version'],
       registers: [registry],
     }),
     objects: new Gauge({

@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import pino from 'pino';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { freePort } from './ports';
@@ -10,6 +12,7 @@ import { LifecycleState, K8sKind } from '../model/search-attributes';
 import { writeWorkflowBundle } from './bundle';
 import { loadWorkerConfig } from '../cli/worker';
 import { checkTemporal } from '../platform/temporal-connection';
+import { stewardVersion } from '../platform/version';
 import { type RunningWorker } from '.';
 import { runWorker } from '../cli/worker';
 import { testActivities } from '../test/support/probe-activities';
@@ -105,7 +108,7 @@ describe('a workflow bundle written ahead', () => {
   const dir = mkdtempSync(join(tmpdir(), 'steward-bundle-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('is what a worker given STEWARD_WORKFLOW_BUNDLE runs, without bundling at start', async () => {
+  it('is what a worker given STEWARD_WORKFLOW_BUNDLE runs, without bundling at start, and its hash the build ID the worker reports', async () => {
     const bundle = join(dir, 'probe-bundle.js');
     await writeWorkflowBundle(bundle, require.resolve('../test/support/probe-workflows'));
     const taskQueue = `worker-bundle-${Date.now()}`;
@@ -124,6 +127,21 @@ describe('a workflow bundle written ahead', () => {
           args: ['from the bundle'],
         }),
       ).toBe('from the bundle');
+      // Its build: the version and the hash of the code it runs, on every task it completed and on its pollers.
+      const buildId = `steward@${stewardVersion()}+${createHash('sha256').update(readFileSync(bundle)).digest('hex').slice(0, 12)}`;
+      const history = await worker.client.workflow.getHandle(`${taskQueue}/echo`).fetchHistory();
+      const completed = (history.events ?? []).flatMap((e) => e.workflowTaskCompletedEventAttributes ?? []);
+      expect(completed.length).toBeGreaterThan(0);
+      for (const task of completed)
+        expect([task.workerVersion?.buildId, task.workerDeploymentName]).toEqual([buildId, 'steward']);
+      const { pollers } = await worker.client.workflowService.describeTaskQueue({
+        namespace: config.temporal.namespace,
+        taskQueue: { name: taskQueue },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      expect(pollers?.map((p) => p.deploymentOptions?.buildId)).toContain(buildId);
+      const metrics = await (await fetch(`http://127.0.0.1:${worker.httpPort}/metrics`)).text();
+      expect(metrics).toContain(`steward_worker_build_info{build_id="${buildId}",version="${stewardVersion()}"} 1`);
     } finally {
       await worker.shutdown();
     }
@@ -147,7 +165,7 @@ describe('a workflow bundle written ahead', () => {
 });
 
 describe('steward worker as a process', () => {
-  it('starts with the project workflows and the MidoNet and Kubernetes activities, becomes ready, and exits 0 on SIGTERM after a graceful stop', async () => {
+  it('starts with the project workflows and the MidoNet and Kubernetes activities, reports the build ID it is given, becomes ready, and exits 0 on SIGTERM after a graceful stop', async () => {
     const { temporal, kubernetes, midonet } = stackInfo();
     const port = await freePort();
     const child = spawn(
@@ -171,6 +189,7 @@ describe('steward worker as a process', () => {
           MIDONET_USERNAME: 'admin',
           MIDONET_PASSWORD: 'the-midonet-password',
           TEMPORAL_API_KEY: '',
+          STEWARD_BUILD_ID: 'registry.example/steward:0.1.0-rc1',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -184,6 +203,9 @@ describe('steward worker as a process', () => {
         'the worker process to be ready',
         async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok ? true : undefined),
         60_000,
+      );
+      expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain(
+        'steward_worker_build_info{build_id="registry.example/steward:0.1.0-rc1"',
       );
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

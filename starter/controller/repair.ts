@@ -175,7 +175,10 @@ export function createRepairs(options: RepairOptions): Repairs {
   const { clusterId } = options.scope;
 
   function tellGone(gone: Observation) {
-    log.warn({ workflowId: workflowId(gone.ref, clusterId), uid: gone.uid }, 'object is gone but its workflow runs: telling it');
+    log.warn(
+      { workflowId: workflowId(gone.ref, clusterId), uid: gone.uid },
+      'object is gone but its workflow runs: telling it',
+    );
     counters.repaired++;
     offer(gone);
   }

@@ -18,7 +18,7 @@ import type { LeaseOptions, Starter } from '../../starter/controller';
 import { type RunningWorker } from '../../worker';
 import { loadWorkerConfig, runWorker } from '../../cli/worker';
 import { stateQuery, type LifecycleStateView } from '../../model/messages';
-import { GLOBAL_MIDONET_WORKFLOW_ID, TASK_QUEUE, workflowId, type ObjectRef } from '../../model/naming';
+import { GLOBAL_MIDONET_WORKFLOW_ID, inCluster, TASK_QUEUE, workflowId, type ObjectRef } from '../../model/naming';
 import { translate, translateGlobals } from '../../model/translation';
 import { translateWithDependency } from '../../model/translation/dependency';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
@@ -77,8 +77,12 @@ export interface HarnessOptions {
    * `logFile(index)`, all loading the workflow code from `workflowBundle` when given (as the image's workers do).
    */
   workerProcesses?: { count: number; logFile: (index: number) => string; workflowBundle?: string };
+  /** Starts the workers some other way (the image's, in a container) with the settings and secrets the others get. */
+  startWorkers?: (settings: WorkerSettingValues, secrets: Record<string, string>) => Promise<ObjectsHarness['workers']>;
   /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
   maxCachedWorkflows?: number;
+  /** The installation's cluster ID (STEWARD_CLUSTER_ID): worker, starter and global setup under its prefix. */
+  clusterId?: string;
   /** How long the global Translations may take to be Ready (longer when many objects start at once). */
   globalsTimeoutMs?: number;
   log?: Logger;
@@ -128,7 +132,9 @@ export async function startObjectsHarness(
     debounceMs = 50,
     lease,
     workerProcesses,
+    startWorkers,
     maxCachedWorkflows,
+    clusterId,
     globalsTimeoutMs = 90_000,
     log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }),
   }: HarnessOptions,
@@ -144,22 +150,27 @@ export async function startObjectsHarness(
   const settings: WorkerSettingValues = {
     ...workerSettingsOn(info),
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}),
+    ...(clusterId ? { clusterId } : {}),
   };
   // Secrets have no flag.
   const secrets = { MIDONET_PASSWORD: MIDONET_USER.password };
-  const workers = workerProcesses
-    ? await startWorkerProcesses(workerProcesses.count, (index) => ({
-        settings,
-        secrets,
-        logFile: workerProcesses.logFile(index),
-        ...(workerProcesses.workflowBundle ? { env: { STEWARD_WORKFLOW_BUNDLE: workerProcesses.workflowBundle } } : {}),
-      })).then((children) =>
-        children.map((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() })),
-      )
-    : [await runWorker(loadWorkerConfig(settings, secrets), { log })];
+  const workers = startWorkers
+    ? await startWorkers(settings, secrets)
+    : workerProcesses
+      ? await startWorkerProcesses(workerProcesses.count, (index) => ({
+          settings,
+          secrets,
+          logFile: workerProcesses.logFile(index),
+          ...(workerProcesses.workflowBundle
+            ? { env: { STEWARD_WORKFLOW_BUNDLE: workerProcesses.workflowBundle } }
+            : {}),
+        })).then((children) =>
+          children.map((child) => ({ httpPort: child.httpPort, pid: child.process.pid, shutdown: () => child.stop() })),
+        )
+      : [await runWorker(loadWorkerConfig(settings, secrets), { log })];
   await client.workflow.execute('globalMidonet', {
-    workflowId: GLOBAL_MIDONET_WORKFLOW_ID,
-    taskQueue: TASK_QUEUE,
+    workflowId: inCluster(GLOBAL_MIDONET_WORKFLOW_ID, clusterId),
+    taskQueue: inCluster(TASK_QUEUE, clusterId),
     args: [tenant ? { tenant } : {}],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
@@ -168,6 +179,7 @@ export async function startObjectsHarness(
     temporalClient: client,
     identity,
     ...(tenant ? { tenant } : {}),
+    ...(clusterId ? { clusterId, taskQueue: inCluster(TASK_QUEUE, clusterId) } : {}),
     ...(resyncMs ? { resyncMs } : {}),
     ...(lease ? { lease } : {}),
     debounceMs,
