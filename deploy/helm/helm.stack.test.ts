@@ -21,15 +21,6 @@ let kubeconfig: string;
 let kubeConfig: k8s.KubeConfig;
 let objectApi: k8s.KubernetesObjectApi;
 let core: k8s.CoreV1Api;
-beforeAll(async () => {
-  kubeconfig = stackInfo().kubernetes.kubeconfig;
-  kubeConfig = new k8s.KubeConfig();
-  kubeConfig.loadFromFile(kubeconfig);
-  objectApi = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
-  core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-  // Built once per machine (a minute or two on 2 cores), then cached.
-  helm = await ensureHelm();
-}, 15 * 60_000);
 
 const inCluster = (args: string[]) => runHelm(helm, [...args, '--kubeconfig', kubeconfig, '--namespace', namespace]);
 const isNotFound = (error: unknown) => error instanceof k8s.ApiException && error.code === 404;
@@ -40,23 +31,33 @@ const read = (o: k8s.KubernetesObject) =>
     metadata: { name: o.metadata!.name!, namespace: o.metadata?.namespace },
   });
 const gone = (o: k8s.KubernetesObject) => read(o).then(() => false, isNotFound);
-const deleteNamespace = async (name: string) => {
-  await core.deleteNamespace({ name }).catch((error: unknown) => {
+
+/** The release and its namespace gone: what an earlier run on this stack may have left, and what this one leaves. */
+async function removeRelease(): Promise<void> {
+  await inCluster(['uninstall', release, '--ignore-not-found', '--wait']);
+  await core.deleteNamespace({ name: namespace }).catch((error: unknown) => {
     if (!isNotFound(error)) throw error;
   });
-  // The namespace controller empties it first; a next run on this stack must not meet it terminating.
+  // The namespace controller empties it first; the next install must not meet it terminating.
   await waitFor(
-    `namespace ${name} deleted`,
-    () => gone({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+    `namespace ${namespace} deleted`,
+    () => gone({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
     90_000,
   );
-};
+}
 
-afterAll(async () => {
-  // What a failed test left: the release (a no-op when uninstalled), then its namespace.
-  await inCluster(['uninstall', release, '--ignore-not-found', '--wait']);
-  await deleteNamespace(namespace);
-}, 180_000);
+beforeAll(async () => {
+  kubeconfig = stackInfo().kubernetes.kubeconfig;
+  kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(kubeconfig);
+  objectApi = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
+  core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  // Built once per machine (a minute or two on 2 cores), then cached.
+  helm = await ensureHelm();
+  await removeRelease();
+}, 15 * 60_000);
+
+afterAll(removeRelease, 180_000);
 
 let manifest: k8s.KubernetesObject[];
 
