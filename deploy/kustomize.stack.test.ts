@@ -7,22 +7,17 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { cloudSettings } from '../activities/cloud/config';
-import { loadStarterConfig, starterSettings } from '../starter/config';
+import { loadStarterConfig } from '../starter/config';
 import { waitFor } from '../test/support';
-import { loadWorkerConfig, workerSettings } from '../cli/worker';
+import { loadWorkerConfig } from '../cli/worker';
 import { type TemporalConfig } from '../platform/temporal-config';
 import { stackInfo } from './local/jest/stack-info';
 import { ensureKustomize, kustomizeBuild } from './testing/kustomize';
+import { enforcingRestricted, escalating, podOf, podSecurityRefusal } from './testing/pod-security';
+import { knownSettings } from './testing/settings';
 
 const serviceAccount = 'system:serviceaccount:steward:steward';
 const fieldManager = 'steward-deploy-test';
-/** Every variable the worker or the starter reads. Both take the one ConfigMap, so a key must be either's. */
-const knownSettings = new Set(
-  [workerSettings, cloudSettings, starterSettings].flatMap((table) =>
-    Object.values(table).map((setting) => setting.env),
-  ),
-);
 
 interface Case {
   name: string;
@@ -251,45 +246,10 @@ async function containerEnvironment(deployment: k8s.V1Deployment, root: string):
   return env;
 }
 
-const restrictedNamespace = 'steward-pod-security-restricted';
-const restrictedNamespaceObject: k8s.V1Namespace = {
-  apiVersion: 'v1',
-  kind: 'Namespace',
-  metadata: {
-    name: restrictedNamespace,
-    labels: {
-      'pod-security.kubernetes.io/enforce': 'restricted',
-      'pod-security.kubernetes.io/enforce-version': 'latest',
-    },
-  },
-};
+const restrictedNamespace = enforcingRestricted('steward-pod-security-restricted');
 
 const deploymentsOf = (objects: k8s.KubernetesObject[]) =>
   objects.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment');
-
-/** A Pod as the Deployment's ReplicaSet would make it, for the restricted namespace. */
-const podOf = (deployment: k8s.V1Deployment): k8s.V1Pod => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name: `${deployment.metadata!.name}-0`, labels: deployment.spec!.template.metadata?.labels },
-  spec: structuredClone(deployment.spec!.template.spec!),
-});
-
-/** PodSecurity's refusal of the Pod (a server-side dry-run create in the restricted namespace), or undefined. */
-async function podSecurityRefusal(pod: k8s.V1Pod): Promise<string | undefined> {
-  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-  try {
-    await core.createNamespacedPod({ namespace: restrictedNamespace, body: pod, dryRun: 'All' });
-    return undefined;
-  } catch (error) {
-    if (error instanceof k8s.ApiException && error.code === 403) {
-      // The Status's message names the profile and each rule the Pod breaks.
-      const body: unknown = typeof error.body === 'string' ? JSON.parse(error.body) : error.body;
-      return (body as k8s.V1Status).message ?? JSON.stringify(body);
-    }
-    throw error;
-  }
-}
 
 /** The container's mount that holds `path` (the deepest one), as the kubelet resolves it. */
 const mountOf = (container: k8s.V1Container, path: string) =>
@@ -375,20 +335,13 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
   });
 
   it('has Pods the PodSecurity "restricted" profile admits, where a Pod that escalates is refused', async () => {
-    await apply(restrictedNamespaceObject);
+    await apply(restrictedNamespace);
+    const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const refusal = (pod: k8s.V1Pod) => podSecurityRefusal(core, restrictedNamespace.metadata!.name!, pod);
     for (const deployment of deploymentsOf(objects)) {
       const pod = podOf(deployment);
-      expect([deployment.metadata!.name, await podSecurityRefusal(pod)]).toEqual([
-        deployment.metadata!.name,
-        undefined,
-      ]);
-      // The control: the same Pod allowed to escalate must be refused, or the check above proves nothing.
-      const escalating = structuredClone(pod);
-      escalating.spec!.containers[0]!.securityContext = {
-        ...escalating.spec!.containers[0]!.securityContext,
-        allowPrivilegeEscalation: true,
-      };
-      expect(await podSecurityRefusal(escalating)).toMatch(
+      expect([deployment.metadata!.name, await refusal(pod)]).toEqual([deployment.metadata!.name, undefined]);
+      expect(await refusal(escalating(pod))).toMatch(
         /violates PodSecurity "restricted:latest".*allowPrivilegeEscalation/,
       );
     }

@@ -22,7 +22,7 @@ const PACKAGES: Record<Binary, string> = {
   'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
   'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
 };
-export const CRD_DIR = join(repoRoot, 'deploy', 'crds');
+export const CRD_DIR = join(repoRoot, 'deploy', 'helm', 'steward', 'crds');
 
 export async function ensureKubernetesBinaries(report: Reporter): Promise<string> {
   const configured = process.env.KUBE_BIN_DIR;
@@ -266,7 +266,7 @@ export function kubeconfigYaml(options: { server: string; caData: string; user: 
   return kc.exportConfig();
 }
 
-/** Applies every CRD in deploy/crds (server-side apply) and waits until each is Established. */
+/** Applies every CRD in deploy/helm/steward/crds (server-side apply) and waits until each is Established. */
 export async function installCrds(kubeconfigPath: string): Promise<void> {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);

@@ -10,6 +10,7 @@ import {
   metricNames,
   missingMetrics,
   plainRulesFile,
+  RULE_FILE,
   ruleGroups,
   ruleMetricUses,
 } from './rules';
@@ -41,7 +42,7 @@ describe('the alert rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'steward-rules-'));
     try {
       const file = join(dir, 'broken.yml');
-      const broken = readFileSync(join(__dirname, 'prometheus-rule.yaml'), 'utf8').replace(
+      const broken = readFileSync(RULE_FILE, 'utf8').replace(
         'max by (kind) (steward_objects{state="stuck"}) > 0',
         'max by (kind) (steward_objects{state="stuck"} > 0',
       );
@@ -195,7 +196,7 @@ describe('the metrics a page exports', () => {
       '          expr: rate(steward_gone_total[5m]) > 0 and temporal_num_pollers > 0',
     ].join('\n');
     expect(missingMetrics(ruleMetricUses(manifest), exportedNames(page))).toEqual([
-      'deploy/monitoring/prometheus-rule.yaml: group g, alert Gone: steward_gone_total is not exported',
+      'deploy/helm/steward/files/prometheus-rule.yaml: group g, alert Gone: steward_gone_total is not exported',
     ]);
   });
 });

@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dumpYaml, loadYaml } from '@kubernetes/client-node';
 
-export const RULE_FILE = join(__dirname, 'prometheus-rule.yaml');
+/** In the Helm chart, which renders it when prometheusRule.enabled (Helm reads only files inside its chart). */
+export const RULE_FILE = join(__dirname, '..', 'helm', 'steward', 'files', 'prometheus-rule.yaml');
 export const DASHBOARD_FILE = join(__dirname, 'grafana-dashboard.json');
 
 export interface Rule {
@@ -72,7 +73,7 @@ export function ruleMetricUses(text?: string): MetricUse[] {
   return ruleGroups(text).flatMap((group) =>
     group.rules.flatMap((rule) =>
       metricNames(rule.expr).map((metric) => ({
-        file: 'deploy/monitoring/prometheus-rule.yaml',
+        file: 'deploy/helm/steward/files/prometheus-rule.yaml',
         where: `group ${group.name}, ${rule.alert ? `alert ${rule.alert}` : `record ${rule.record}`}`,
         metric,
       })),

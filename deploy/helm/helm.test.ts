@@ -1,0 +1,263 @@
+// The Helm chart against the kustomize base it mirrors: `helm lint` passes, and `helm template` with the values of
+// each setup renders the objects `kustomize build` renders for that setup's overlay, field for field, but for the
+// differences listed in `normalize` (deploy/README.md, "Install with Helm", lists them for users).
+import * as k8s from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { RULE_FILE } from '../monitoring/rules';
+import { ensureHelm, CHART_DIR, helmTemplate, runHelm, valuesFile } from '../testing/helm';
+import { ensureKustomize, kustomizeBuild } from '../testing/kustomize';
+import { knownSettings } from '../testing/settings';
+
+const deployDir = join(__dirname, '..');
+
+/** Every option on, as far as they go together (an API key and mTLS at once is valid, if unusual). */
+const everyOption = {
+  image: {
+    repository: 'registry.example.com/steward',
+    tag: '0.2.0',
+    pullPolicy: 'Always',
+    pullSecrets: [{ name: 'r' }],
+  },
+  temporal: {
+    address: 'temporal.example.com:7233',
+    namespace: 'prod',
+    apiKey: { secretName: 'steward-temporal', key: 'api-key' },
+    tls: { secretName: 'steward-temporal-tls', ca: true, serverName: 'temporal.internal' },
+  },
+  midonet: { apiUrl: 'http://midonet.example.com:8181/midonet-api', username: 'steward', tenant: 'k8s' },
+  secretName: 'steward-secrets',
+  cloud: {
+    provider: 'aws',
+    aws: { region: 'eu-west-1', podvmImage: 'ami-1', instanceType: 't3.small', subnetId: 's-1', securityGroupIds: 'g' },
+    sshKeySecret: '',
+  },
+  peerPodRuntimeClasses: 'kata-remote',
+  clusterId: 'prod-eu',
+  extraConfig: { STEWARD_MAX_CACHED_WORKFLOWS: '100' },
+  worker: { replicas: 3, resources: { requests: { cpu: '1', memory: '2Gi' } } },
+  starter: { replicas: 1, lease: { namespace: 'steward', name: 'steward-leader' } },
+  serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'prometheus' } },
+  prometheusRule: { enabled: true, labels: { release: 'prometheus' } },
+};
+
+let helm: string;
+let kustomize: string;
+beforeAll(async () => {
+  // Each built once per machine (a minute or two on 2 cores), then cached.
+  [helm, kustomize] = await Promise.all([ensureHelm(), ensureKustomize()]);
+}, 15 * 60_000);
+
+describe('helm lint and the values schema', () => {
+  it.each([
+    ['the default values', {}],
+    ['every option on', everyOption],
+  ])('passes with %s (--strict)', async (_, values) => {
+    await expect(runHelm(helm, ['lint', '--strict', CHART_DIR, '--values', valuesFile(values)])).resolves.toMatch(
+      /1 chart\(s\) linted, 0 chart\(s\) failed/,
+    );
+  });
+  // install, upgrade and template check the values as lint does, and say why on stderr.
+  it('refuses a misspelt value (values.schema.json closes every object)', async () => {
+    await expect(helmTemplate(helm, { temporal: { adress: 'x:7233' } })).rejects.toThrow(
+      /at '\/temporal': additional properties 'adress' not allowed/,
+    );
+  });
+});
+
+describe('helm package', () => {
+  it("holds everything the chart renders (no file outside it, no symlink), and not the CRDs' kustomization", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-helm-package-'));
+    const output = await runHelm(helm, ['package', CHART_DIR, '--destination', dir]);
+    const archive = output.trim().split(' ').pop()!;
+    const files = execFileSync('tar', ['-tzf', archive], { encoding: 'utf8' }).split('\n');
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'steward/crds/translations.midonet.org.yaml',
+        'steward/crds/peerpods.confidentialcontainers.org.yaml',
+        'steward/files/prometheus-rule.yaml',
+      ]),
+    );
+    expect(files.filter((file) => file.endsWith('Kustomization'))).toEqual([]);
+    const rendered = async (chart: string) =>
+      runHelm(helm, ['template', 'steward', chart, '--include-crds', '--values', valuesFile(everyOption)]);
+    expect(await rendered(archive)).toEqual(await rendered(CHART_DIR));
+  });
+});
+
+const keyOf = (o: k8s.KubernetesObject) => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
+const byKey = (objects: k8s.KubernetesObject[]) => new Map(objects.map((o) => [keyOf(o), o]));
+type Labelled = { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> } };
+
+/**
+ * The differences allowed between the chart and the base, each undone here so the rest must be equal:
+ * - no Namespace: helm installs into `--namespace … --create-namespace`, and owns no namespace it could delete;
+ * - helm's labels: `helm.sh/chart` added, `app.kubernetes.io/managed-by: Helm` for kustomize;
+ * - CRDs as they are in crds/ (helm applies that folder untemplated), without the base's labels;
+ * - a `checksum/config` annotation on the pod templates, so a changed ConfigMap rolls the pods;
+ * - the ServiceMonitor carries the release's labels besides the component's `app.kubernetes.io/name`.
+ */
+function normalize(rendered: k8s.KubernetesObject[], tool: 'helm' | 'kustomize'): k8s.KubernetesObject[] {
+  const objects = structuredClone(rendered).filter((o) => o.kind !== 'Namespace');
+  const relabel = (o: Labelled | undefined) => {
+    const labels = o?.metadata?.labels;
+    if (!labels) return;
+    if (tool === 'helm') {
+      expect([labels['app.kubernetes.io/managed-by'], labels['helm.sh/chart']]).toEqual(['Helm', 'steward-0.1.0']);
+      delete labels['helm.sh/chart'];
+      labels['app.kubernetes.io/managed-by'] = 'kustomize';
+    }
+  };
+  for (const o of objects) {
+    relabel(o);
+    if (o.kind === 'CustomResourceDefinition') delete o.metadata!.labels;
+    if (o.kind === 'ServiceMonitor' && tool === 'kustomize')
+      Object.assign(o.metadata!.labels!, {
+        'app.kubernetes.io/instance': 'steward',
+        'app.kubernetes.io/part-of': 'steward',
+        'app.kubernetes.io/version': '0.1.0',
+        'app.kubernetes.io/managed-by': 'kustomize',
+      });
+    if (o.kind === 'Deployment') {
+      const template = (o as k8s.V1Deployment).spec!.template;
+      relabel(template);
+      if (tool === 'helm') {
+        expect(template.metadata!.annotations!['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
+        delete template.metadata!.annotations!['checksum/config'];
+      }
+    }
+  }
+  return objects;
+}
+
+/** A kustomization of the base with a component, in a temporary folder (kustomize takes folders by relative path). */
+function withComponent(component: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-overlay-'));
+  writeFileSync(
+    join(dir, 'kustomization.yaml'),
+    `resources: [${relative(dir, join(deployDir, 'manifests'))}]\ncomponents: [${relative(dir, join(deployDir, component))}]\n`,
+  );
+  return dir;
+}
+
+const setups: { name: string; kustomization: () => string; values: object }[] = [
+  { name: 'the base, with the default values', kustomization: () => join(deployDir, 'manifests'), values: {} },
+  {
+    name: 'the temporal-cloud overlay, with its address, namespace and API key Secret',
+    kustomization: () => join(deployDir, 'overlays/temporal-cloud'),
+    values: {
+      temporal: {
+        address: 'steward.a1b2c.tmprl.cloud:7233',
+        namespace: 'steward.a1b2c',
+        apiKey: { secretName: 'steward' },
+      },
+    },
+  },
+  {
+    name: 'the self-hosted-mtls overlay, with the TLS Secret',
+    kustomization: () => join(deployDir, 'overlays/self-hosted-mtls'),
+    values: { temporal: { tls: { secretName: 'steward-temporal-tls' } } },
+  },
+  {
+    name: 'the servicemonitor component, with serviceMonitor.enabled',
+    kustomization: () => withComponent('components/servicemonitor'),
+    values: { serviceMonitor: { enabled: true } },
+  },
+];
+
+describe.each(setups)('helm template equals kustomize build: $name', ({ kustomization, values }) => {
+  it('renders the same objects, equal but for the listed differences', async () => {
+    const [fromHelm, fromKustomize] = await Promise.all([
+      helmTemplate(helm, values).then((objects) => byKey(normalize(objects, 'helm'))),
+      kustomizeBuild(kustomize, kustomization()).then((objects) => byKey(normalize(objects, 'kustomize'))),
+    ]);
+    expect([...fromHelm.keys()].sort()).toEqual([...fromKustomize.keys()].sort());
+    // One object at a time, so a failure names it.
+    for (const [key, object] of fromKustomize) expect([key, fromHelm.get(key)]).toEqual([key, object]);
+  });
+});
+
+describe('every option on', () => {
+  let objects: Map<string, k8s.KubernetesObject>;
+  beforeAll(async () => {
+    objects = byKey(await helmTemplate(helm, everyOption));
+  });
+  const get = <T>(key: string) => objects.get(key) as T;
+
+  it('gives only settings the worker or the starter reads, and those the values name', () => {
+    const configMap = get<k8s.V1ConfigMap>('ConfigMap steward/steward');
+    expect(Object.keys(configMap.data!).filter((key) => !knownSettings.has(key))).toEqual([]);
+    expect(configMap.data).toEqual({
+      TEMPORAL_ADDRESS: 'temporal.example.com:7233',
+      TEMPORAL_NAMESPACE: 'prod',
+      TEMPORAL_TLS_CERT: '/etc/steward/temporal-tls/tls.crt',
+      TEMPORAL_TLS_KEY: '/etc/steward/temporal-tls/tls.key',
+      TEMPORAL_TLS_CA: '/etc/steward/temporal-tls/ca.crt',
+      TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      MIDONET_API_URL: 'http://midonet.example.com:8181/midonet-api',
+      MIDONET_USERNAME: 'steward',
+      MIDONETKUBE_TENANT: 'k8s',
+      STEWARD_CLOUD_PROVIDER: 'aws',
+      AWS_REGION: 'eu-west-1',
+      STEWARD_PODVM_IMAGE: 'ami-1',
+      STEWARD_PODVM_INSTANCE_TYPE: 't3.small',
+      AWS_SUBNET_ID: 's-1',
+      AWS_SG_IDS: 'g',
+      STEWARD_PEERPOD_RUNTIME_CLASSES: 'kata-remote',
+      STEWARD_CLUSTER_ID: 'prod-eu',
+      STEWARD_LEASE_NAMESPACE: 'steward',
+      STEWARD_LEASE_NAME: 'steward-leader',
+      STEWARD_MAX_CACHED_WORKFLOWS: '100',
+    });
+  });
+
+  it('runs the image, Secrets, replicas and resources the values name, with no ssh key mount', () => {
+    for (const [name, replicas] of [
+      ['steward-worker', 3],
+      ['steward-starter', 1],
+    ] as const) {
+      const deployment = get<k8s.V1Deployment>(`Deployment steward/${name}`);
+      const pod = deployment.spec!.template.spec!;
+      const container = pod.containers[0]!;
+      expect([name, deployment.spec!.replicas]).toEqual([name, replicas]);
+      expect([container.image, container.imagePullPolicy, pod.imagePullSecrets]).toEqual([
+        'registry.example.com/steward:0.2.0',
+        'Always',
+        [{ name: 'r' }],
+      ]);
+      expect(deployment.metadata!.labels!['app.kubernetes.io/version']).toBe('0.2.0');
+      expect(container.envFrom?.map((from) => from.secretRef?.name).filter(Boolean)).toEqual(['steward-secrets']);
+      expect(container.env?.find((variable) => variable.name === 'TEMPORAL_API_KEY')?.valueFrom).toEqual({
+        secretKeyRef: { name: 'steward-temporal', key: 'api-key' },
+      });
+      expect(pod.volumes?.map((volume) => volume.name)).toEqual(['tmp', 'temporal-tls']);
+    }
+    const worker = get<k8s.V1Deployment>('Deployment steward/steward-worker').spec!.template.spec!.containers[0]!;
+    expect(worker.resources).toEqual({ requests: { cpu: '1', memory: '2Gi' }, limits: { memory: '2560Mi' } });
+  });
+
+  it("grants the starter's own Lease, in its namespace", () => {
+    const role = get<k8s.V1Role>('Role steward/steward-starter-lease');
+    expect(role.rules?.find((rule) => rule.resourceNames)?.resourceNames).toEqual(['steward-leader']);
+    expect(get<k8s.V1RoleBinding>('RoleBinding steward/steward-starter-lease').roleRef.name).toBe(
+      'steward-starter-lease',
+    );
+  });
+
+  it('renders the PrometheusRule from the one rule file, with the labels the values name', () => {
+    const rule = get<k8s.KubernetesObject & { spec: unknown }>('PrometheusRule steward/steward');
+    const source = k8s.loadYaml<{ spec: unknown }>(readFileSync(RULE_FILE, 'utf8'));
+    expect(rule.spec).toEqual(source.spec);
+    expect(rule.metadata?.labels).toMatchObject({ release: 'prometheus', 'app.kubernetes.io/instance': 'steward' });
+    const monitor = get<Labelled & { spec: { endpoints: { interval: string }[] } }>('ServiceMonitor steward/steward');
+    expect([monitor.metadata?.labels?.release, monitor.spec.endpoints[0]?.interval]).toEqual(['prometheus', '15s']);
+  });
+
+  it('leaves the NetworkPolicies out when networkPolicy.enabled is false', async () => {
+    const kinds = (await helmTemplate(helm, { networkPolicy: { enabled: false } })).map((o) => o.kind);
+    expect(kinds).not.toContain('NetworkPolicy');
+    expect(kinds).toContain('Deployment');
+  });
+});

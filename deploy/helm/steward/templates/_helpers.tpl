@@ -1,0 +1,167 @@
+{{/* The objects' name prefix: the release's name, as the kustomize base's `steward` for a release named steward. */}}
+{{- define "steward.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains "steward" .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-steward" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "steward.version" -}}
+{{- .Values.image.tag | default .Chart.AppVersion -}}
+{{- end -}}
+
+{{/* The kustomize base's labels on every object; the version follows the image tag. */}}
+{{- define "steward.labels" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/part-of: steward
+app.kubernetes.io/version: {{ include "steward.version" . | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/*
+The selector of a component's pods (worker, starter): not the release's labels, so that a release may take over
+the kustomize base's Deployments, whose selectors cannot change. One release per namespace.
+*/}}
+{{- define "steward.selectorLabels" -}}
+app.kubernetes.io/name: steward
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "steward.componentLabels" -}}
+{{ include "steward.selectorLabels" . }}
+{{ include "steward.labels" .root }}
+{{- end -}}
+
+{{/* A container's image, environment and probes, the same for the worker and the starter but for the port. */}}
+{{- define "steward.container" -}}
+image: {{ printf "%s:%s" .root.Values.image.repository (include "steward.version" .root) | quote }}
+{{- with .root.Values.image.pullPolicy }}
+imagePullPolicy: {{ . }}
+{{- end }}
+args: [{{ .component }}]
+{{- $apiKey := .root.Values.temporal.apiKey }}
+{{- if or $apiKey.secretName .env }}
+env:
+  {{- if $apiKey.secretName }}
+  - name: TEMPORAL_API_KEY
+    valueFrom: { secretKeyRef: { name: {{ $apiKey.secretName }}, key: {{ $apiKey.key }} } }
+  {{- end }}
+  {{- with .env }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+envFrom:
+  - configMapRef: { name: {{ include "steward.fullname" .root }} }
+  {{- with .root.Values.secretName }}
+  - secretRef: { name: {{ . }}, optional: true }
+  {{- end }}
+ports:
+  - { name: http, containerPort: {{ .port }} }
+livenessProbe:
+  httpGet: { path: /healthz, port: http }
+  periodSeconds: 20
+readinessProbe:
+  httpGet: { path: /readyz, port: http }
+  periodSeconds: 5
+  timeoutSeconds: 3
+{{- /* The restricted profile (deploy/manifests/steward.yaml says why each). */}}
+securityContext:
+  runAsNonRoot: true
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  capabilities: { drop: [ALL] }
+  seccompProfile: { type: RuntimeDefault }
+{{- end -}}
+
+{{/* Temporal's mTLS Secret (temporal.tls), mounted where the ConfigMap's TEMPORAL_TLS_* files are; empty without. */}}
+{{- define "steward.temporalTlsMount" -}}
+{{- if .Values.temporal.tls.secretName -}}
+- { name: temporal-tls, mountPath: /etc/steward/temporal-tls, readOnly: true }
+{{- end -}}
+{{- end -}}
+
+{{- define "steward.temporalTlsVolume" -}}
+{{- with .Values.temporal.tls.secretName -}}
+- name: temporal-tls
+  secret: { secretName: {{ . }} }
+{{- end -}}
+{{- end -}}
+
+{{/* The pods' common spec: the ServiceAccount, image pull Secrets, spread over nodes where it can be. */}}
+{{- define "steward.podCommon" -}}
+serviceAccountName: {{ include "steward.fullname" .root }}
+automountServiceAccountToken: true
+{{- with .root.Values.image.pullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: kubernetes.io/hostname
+    whenUnsatisfiable: ScheduleAnyway
+    labelSelector:
+      matchLabels:
+        {{- include "steward.selectorLabels" . | nindent 8 }}
+{{- end -}}
+
+{{/* A component's PodDisruptionBudget, metrics Service and the ingress half of its NetworkPolicy's spec. */}}
+{{- define "steward.componentObjects" -}}
+{{- $name := printf "%s-%s" (include "steward.fullname" .root) .component -}}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ $name }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "steward.componentLabels" . | nindent 4 }}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels:
+      {{- include "steward.selectorLabels" . | nindent 6 }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ $name }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "steward.componentLabels" . | nindent 4 }}
+spec:
+  selector:
+    {{- include "steward.selectorLabels" . | nindent 4 }}
+  ports:
+    - { name: http, port: {{ .port }}, targetPort: http }
+{{- if .root.Values.networkPolicy.enabled }}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ $name }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "steward.componentLabels" . | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "steward.selectorLabels" . | nindent 6 }}
+  policyTypes: [Ingress, Egress]
+  ingress:
+    - ports: [{ protocol: TCP, port: {{ .port }} }]
+  egress:
+    - to:
+        - namespaceSelector: { matchLabels: { kubernetes.io/metadata.name: kube-system } }
+          podSelector: { matchLabels: { k8s-app: kube-dns } }
+      ports: [{ protocol: UDP, port: 53 }, { protocol: TCP, port: 53 }]
+    # Temporal, then the API server (and the cloud's HTTPS API), then the component's own backends.
+    - ports: [{ protocol: TCP, port: 7233 }]
+    - ports: [{ protocol: TCP, port: 443 }, { protocol: TCP, port: 6443 }]
+    {{- range .egressPorts }}
+    - ports: [{ protocol: TCP, port: {{ . }} }]
+    {{- end }}
+{{- end }}
+{{- end -}}

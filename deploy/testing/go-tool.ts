@@ -1,0 +1,46 @@
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheRoot } from '../local/paths';
+import { commandExists, runLogged } from '../local/process';
+import { MissingPrerequisite, stderrReporter, step } from '../local/progress';
+
+/** A command-line tool the deploy tests build from its Go module, e.g. kustomize or helm. */
+export interface GoTool {
+  /** The binary's name, also the cache folder's prefix. */
+  name: string;
+  /** The module path of its main package, without the version. */
+  module: string;
+  version: string;
+}
+
+/**
+ * The tool's binary, built once with `go install` into `<cacheRoot>/<name>-<version>/bin` and cached by version like
+ * the Kubernetes binaries, so a fresh machine (CI) needs only Go, not a package repository or a GitHub download.
+ */
+export async function ensureGoTool(tool: GoTool): Promise<string> {
+  const label = `${tool.name} ${tool.version}`;
+  const binDir = join(cacheRoot, `${tool.name}-${tool.version}`, 'bin');
+  const binary = join(binDir, tool.name);
+  if (existsSync(binary)) return binary;
+  if (!(await commandExists('go'))) {
+    throw new MissingPrerequisite(
+      `Go is needed once to build ${label}.`,
+      'install Go >= 1.24 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH)',
+    );
+  }
+  // Installed into a staging folder renamed at the end, so an interrupted build is never taken for a cache.
+  const staging = `${binDir}.partial`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  await step(stderrReporter, `build ${label} with go install`, () =>
+    runLogged('go', ['install', '-trimpath', '-ldflags', '-s -w', `${tool.module}@${tool.version}`], {
+      step: `go install ${tool.name}`,
+      logFile: join(cacheRoot, 'logs', `${tool.name}-${tool.version}-build.log`),
+      // GOTOOLCHAIN=local: a module asking for a newer Go fails here rather than downloading a toolchain.
+      env: { GOBIN: staging, CGO_ENABLED: '0', GOTOOLCHAIN: 'local' },
+    }),
+  );
+  rmSync(binDir, { recursive: true, force: true });
+  renameSync(staging, binDir);
+  return binary;
+}
