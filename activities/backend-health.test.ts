@@ -18,7 +18,7 @@ const until = async (what: string, check: () => boolean) => {
 
 describe("MidoNet's health as the worker's calls see it", () => {
   it.each(['unavailable', 'drop'] as const)(
-    'down (%s): asked again until it answers, then the stuck lifecycles are woken, and once more when it settled; a 500 is an answer',
+    'down (%s): asked again until it answers, then the stuck lifecycles are woken, and twice more as it settles; a 500 is an answer',
     async (mode) => {
       let probes = 0;
       let wakes = 0;
@@ -29,6 +29,7 @@ describe("MidoNet's health as the worker's calls see it", () => {
         log: pino({ level: 'silent' }),
         probeMs: 20,
         settleMs: 50,
+        settleWakes: 2,
       });
       const client = createMidonetClient(
         { baseUrl: emulator.url, username: 'admin', password: 'secret', timeoutMs: 1_000 },
@@ -43,14 +44,14 @@ describe("MidoNet's health as the worker's calls see it", () => {
         await admin.setDown(false);
         await until('the wake', () => wakes === 1);
         const probed = probes;
-        await until('the wake once it settled', () => wakes === 2);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        expect([probes, wakes]).toEqual([probed, 2]);
+        await until('the wakes as it settles', () => wakes === 3);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        expect([probes, wakes]).toEqual([probed, 3]);
         // An answer of its own, even an error, is MidoNet up.
         await admin.injectFault({ path: '/hosts', action: 'error', status: 500, times: 1 });
         await expect(client.listHosts()).rejects.toThrow();
         await new Promise((resolve) => setTimeout(resolve, 100));
-        expect([probes, wakes]).toEqual([probed, 2]);
+        expect([probes, wakes]).toEqual([probed, 3]);
       } finally {
         health.stop();
         await admin.reset();

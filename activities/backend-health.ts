@@ -24,6 +24,7 @@ export function watchBackendHealth({
   log,
   probeMs = 5_000,
   settleMs = 15_000,
+  settleWakes = 3,
 }: {
   /** Its name in the log: `MidoNet`, `the cloud`. */
   backend: string;
@@ -33,13 +34,24 @@ export function watchBackendHealth({
   log: Logger;
   probeMs?: number;
   /**
-   * When it wakes them again: a lifecycle whose last attempt failed just before the return shows as stuck only once
-   * its workflow task (its status write retried meanwhile) completes, after the first wake's list.
+   * After the return it wakes them `settleWakes` times more, every `settleMs`: a lifecycle whose attempts failed
+   * during the outage runs out of retries, and shows as stuck, only after its last attempt's deadline and its retry
+   * backoff (and its status write), which may be well after the return and the first wake's list.
    */
   settleMs?: number;
+  settleWakes?: number;
 }): BackendHealth {
   let timer: NodeJS.Timeout | undefined;
   let settling: NodeJS.Timeout | undefined;
+  const settle = (left: number) => {
+    clearTimeout(settling);
+    if (left === 0) return;
+    settling = setTimeout(() => {
+      wakeLogged();
+      settle(left - 1);
+    }, settleMs);
+    settling.unref();
+  };
   const wakeLogged = () =>
     void wake().catch((error: unknown) => log.warn({ err: error }, 'could not wake the stuck lifecycles'));
   const stopProbing = () => {
@@ -56,9 +68,7 @@ export function watchBackendHealth({
         stopProbing();
         log.info('%s answers again: waking the lifecycles stuck on it', backend);
         wakeLogged();
-        clearTimeout(settling);
-        settling = setTimeout(wakeLogged, settleMs);
-        settling.unref();
+        settle(settleWakes);
       }
     },
     stop() {
