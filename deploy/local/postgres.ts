@@ -34,10 +34,17 @@ export interface Postgres {
   sql(statement: string, database?: string): Promise<string>;
   /** Creates (once) a login role with this name, its password kept in the state dir; returns the password. */
   ensureRole(name: string, attributes?: string): Promise<string>;
-  /** Fast shutdown, then the same server on the same data dir and port (failover tests restart PostgreSQL). */
-  restart(): Promise<void>;
+  /** Shutdown (fast by default), then the same server on the same data dir and port (failover and chaos tests). */
+  restart(shutdown?: PostgresShutdown): Promise<void>;
   stop(): Promise<void>;
 }
+
+/**
+ * PostgreSQL's shutdown modes that do not wait for clients: `fast` rolls back open transactions and checkpoints;
+ * `immediate` aborts every process as a crash would, so the next start replays the WAL.
+ */
+export type PostgresShutdown = 'fast' | 'immediate';
+const SHUTDOWN_SIGNAL: Record<PostgresShutdown, NodeJS.Signals> = { fast: 'SIGINT', immediate: 'SIGQUIT' };
 
 export async function startPostgres(options: PostgresOptions): Promise<Postgres> {
   if (TOOLS.some((tool) => !existsSync(join(POSTGRES_BIN_DIR, tool)))) {
@@ -140,9 +147,9 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
     return started;
   });
 
-  const stop = async () => {
-    // SIGINT is PostgreSQL's fast shutdown; SIGTERM would wait for every client (Temporal never lets go).
-    if (server.running) process.kill(server.pid, 'SIGINT');
+  // Never SIGTERM, PostgreSQL's smart shutdown: it would wait for every client (Temporal never lets go).
+  const stop = async (shutdown: PostgresShutdown = 'fast') => {
+    if (server.running) process.kill(server.pid, SHUTDOWN_SIGNAL[shutdown]);
     await server.stop(30_000);
   };
   const sql = (statement: string, database = 'postgres') =>
@@ -176,12 +183,12 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
       await sql(`${exists ? 'ALTER' : 'CREATE'} ROLE "${name}" LOGIN ${attributes} PASSWORD '${password}'`);
       return password;
     },
-    async restart() {
-      await stop();
+    async restart(shutdown) {
+      await stop(shutdown);
       server = launch(port);
       await ready(server, port);
     },
-    stop,
+    stop: () => stop(),
   };
 }
 

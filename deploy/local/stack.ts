@@ -8,7 +8,13 @@ import { defaultStateDir } from './paths';
 import type { ManagedProcess, SupervisionEvents } from './process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from './progress';
 import { startTemporal, temporalHealthy } from './temporal';
-import { startTemporalCluster, type TemporalCluster, type TemporalService } from './temporal-cluster';
+import {
+  DEFAULT_LAYOUT,
+  startTemporalCluster,
+  type ClusterHostLayout,
+  type TemporalCluster,
+  type TemporalService,
+} from './temporal-cluster';
 
 /**
  * The embedded stack: starts what is missing, waits until each part really answers, and stops everything it
@@ -25,6 +31,8 @@ export interface StackOptions {
   libvirtUri?: string;
   /** `dev` (default): the Temporal dev server; `cluster`: PostgreSQL and several Temporal server processes. */
   temporal?: TemporalProfile;
+  /** The cluster profile's server processes (default DEFAULT_LAYOUT): the chaos run splits matching from frontend. */
+  temporalLayout?: readonly ClusterHostLayout[];
 }
 
 export type TemporalProfile = 'dev' | 'cluster';
@@ -103,8 +111,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     const ports = { port: fixedPorts ? 7233 : 0, uiPort: fixedPorts ? 8233 : 0 };
     if (profile === 'cluster') {
-      const cluster = await step(report, 'start Temporal cluster (PostgreSQL, 3 server hosts, UI server)', () =>
-        startTemporalCluster({ stateDir, report, ...ports }),
+      const layout = options.temporalLayout ?? DEFAULT_LAYOUT;
+      const cluster = await step(
+        report,
+        `start Temporal cluster (PostgreSQL, ${layout.length} server hosts, UI server)`,
+        () => startTemporalCluster({ stateDir, report, ...ports, layout }),
       );
       temporalCluster = cluster;
       const { address: a, namespace, uiUrl } = cluster;

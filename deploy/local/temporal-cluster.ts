@@ -7,7 +7,7 @@ import { registerSearchAttributes } from '../../platform/search-attributes';
 import { freePort } from '../../worker/ports';
 import { cacheRoot } from './paths';
 import { retryWhenPortTaken } from './ports';
-import { startPostgres, type Postgres } from './postgres';
+import { startPostgres, type Postgres, type PostgresShutdown } from './postgres';
 import { capture, commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, ProvisionError, type Reporter, step } from './progress';
 import { temporalHealthy } from './temporal';
@@ -102,8 +102,14 @@ export type TemporalService = 'frontend' | 'matching' | 'worker' | 'history';
 /** Role numbers of the services in the cluster_membership table (the server's persistence.ServiceType). */
 const MEMBERSHIP_ROLE: Record<TemporalService, number> = { frontend: 1, history: 2, matching: 3, worker: 4 };
 
+/** A server process of the cluster, as one host would run it: its name and the services it runs. */
+export interface ClusterHostLayout {
+  name: string;
+  services: readonly TemporalService[];
+}
+
 /** Host A answers clients; hosts B and C share the history shards, so when one dies the other takes its shards over. */
-const LAYOUT: readonly { name: string; services: readonly TemporalService[] }[] = [
+export const DEFAULT_LAYOUT: readonly ClusterHostLayout[] = [
   { name: 'temporal-a', services: ['frontend', 'matching', 'worker'] },
   { name: 'temporal-b', services: ['history'] },
   { name: 'temporal-c', services: ['history'] },
@@ -128,7 +134,9 @@ export interface TemporalCluster {
   killHost(name: string): Promise<void>;
   /** Starts a host again (stopping it first if it runs) on its ports, and waits until its services joined. */
   restartHost(name: string): Promise<void>;
-  restartPostgres(): Promise<void>;
+  /** Every host stopped (SIGTERM), then started again in the order of the first start; PostgreSQL keeps running. */
+  restartAll(): Promise<void>;
+  restartPostgres(shutdown?: PostgresShutdown): Promise<void>;
   /** Every process of the cluster as it runs now (restarts replace them). */
   processes(): ManagedProcess[];
   stop(): Promise<void>;
@@ -141,6 +149,8 @@ export interface TemporalClusterOptions {
   /** 0 picks a free port; otherwise the port is used when free. */
   port?: number;
   uiPort?: number;
+  /** The server processes; default DEFAULT_LAYOUT. The first runs the frontend (it is started alone, first). */
+  layout?: readonly ClusterHostLayout[];
 }
 
 interface Host {
@@ -156,6 +166,9 @@ const NAMESPACE = 'default';
 const GRPC_ALREADY_EXISTS = 6;
 
 export async function startTemporalCluster(options: TemporalClusterOptions): Promise<TemporalCluster> {
+  const layout = options.layout ?? DEFAULT_LAYOUT;
+  if (!layout[0]?.services.includes('frontend'))
+    throw new Error(`the first host of a cluster layout runs the frontend (got ${layout[0]?.name ?? 'no host'})`);
   const binaries = await ensureTemporalServerBinaries(options.report);
   const dir = join(options.stateDir, 'temporal-cluster');
   const logs = join(options.stateDir, 'logs');
@@ -178,7 +191,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     const dynamicConfig = join(dir, 'dynamicconfig.yaml');
     writeFileSync(dynamicConfig, dumpYaml(DYNAMIC_CONFIG));
 
-    for (const { name, services } of LAYOUT) {
+    for (const { name, services } of layout) {
       const ports = await pickPorts(services, services.includes('frontend') ? (options.port ?? 0) : 0);
       hosts.push({ name, services, ports, configFile: join(dir, `${name}.yaml`), logFile: join(logs, `${name}.log`) });
     }
@@ -223,12 +236,12 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       await (fresh ? retryWhenPortTaken(host.logFile, launch) : launch());
     };
 
-    const [first, ...others] = hosts;
-    if (!first) throw new Error('the cluster layout names no host');
+    const [first, ...others] = hosts as [Host, ...Host[]];
     await step(options.report, `start Temporal host ${first.name} (${first.services.join(', ')})`, () =>
       startHost(first, true),
     );
-    await step(options.report, `start Temporal history hosts ${others.map((h) => h.name).join(', ')}`, () =>
+    const otherServices = [...new Set(others.flatMap((h) => h.services))].join(', ');
+    await step(options.report, `start Temporal hosts ${others.map((h) => h.name).join(', ')} (${otherServices})`, () =>
       Promise.all(others.map((h) => startHost(h, true))),
     );
     await step(options.report, `register namespace ${NAMESPACE} and search attributes`, () =>
@@ -283,7 +296,12 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
         await host.process?.stop();
         await startHost(host, false);
       },
-      restartPostgres: () => postgres.restart(),
+      async restartAll() {
+        for (const host of [...hosts].reverse()) await host.process?.stop();
+        await startHost(first, false);
+        await Promise.all(others.map((h) => startHost(h, false)));
+      },
+      restartPostgres: (shutdown) => postgres.restart(shutdown),
       processes: () => [postgres.process, ...hosts.flatMap((h) => (h.process ? [h.process] : [])), ...(ui ? [ui] : [])],
       stop,
     };

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAULT_KINDS } from './faults';
+import { parseFaults } from './faults';
 import { describeOp, generateOps } from './ops';
 import { formatReport } from './report';
 import { runChaos } from './run';
@@ -19,8 +19,9 @@ it(
     const result = await runChaos({
       seed: SEED,
       ops,
-      faults: [...FAULT_KINDS],
+      faults: parseFaults('all', { peerPods: true, temporal: 'dev' }),
       peerPods: true,
+      temporal: 'dev',
       opDelayMs: 250,
       quiesceMs: 150_000,
       resyncSeconds: 60,

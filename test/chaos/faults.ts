@@ -1,9 +1,12 @@
 // The faults injected while the operations run, on a schedule drawn from the seed: the worker SIGKILLed and started
 // again about every 20 s, and about every 15 s one other fault (a restart, or a window of MidoNet errors, timeouts or
 // latency, or libvirt out of reach, or an observation signalled under a made-up UID and one signalled twice, or the
-// kube-apiserver killed, after an etcd compaction or not, or a PeerPod deleted by hand). Every
-// fault is logged with its time, so the operation log reads as one story.
+// kube-apiserver killed, after an etcd compaction or not, or a PeerPod deleted by hand; on the cluster profile also a
+// history or matching host killed, or PostgreSQL restarted). Every fault is logged with its time, so the operation log
+// reads as one story.
+import type { PostgresShutdown } from '../../deploy/local/postgres';
 import { sleep } from '../../deploy/local/process';
+import type { TemporalProfile } from '../../deploy/local/stack';
 import { observedSignal } from '../../model/messages';
 import { PEERPOD_API } from '../../model/naming';
 import { observationsIn } from '../support';
@@ -24,8 +27,15 @@ export const FAULT_KINDS = [
   'kube-apiserver-restart',
   'watch-expiry',
   'peerpod-deleted',
+  // Last, so that a dev-profile seed draws the faults it drew before these existed.
+  'history-host-kill',
+  'matching-host-kill',
+  'postgres-restart',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** The faults that need the cluster profile's server processes and PostgreSQL (the dev server is one process). */
+export const CLUSTER_FAULTS: readonly FaultKind[] = ['history-host-kill', 'matching-host-kill', 'postgres-restart'];
 
 /** The lifecycles a forged observation is sent to: every kind, each proving incarnations with the API server. */
 const FORGEABLE = [
@@ -40,21 +50,35 @@ const FORGEABLE = [
 /** The faults that need peer pods in the run. */
 const PEER_POD_FAULTS: FaultKind[] = ['libvirt-cut', 'peerpod-deleted'];
 
-/** `all`, `none`, or a comma-separated list of kinds. */
-export function parseFaults(text: string, peerPods: boolean): FaultKind[] {
-  const kinds: FaultKind[] =
-    text === 'all'
-      ? [...FAULT_KINDS]
-      : text === 'none'
-        ? []
-        : (text
-            .split(',')
-            .map((k) => k.trim())
-            .filter(Boolean) as FaultKind[]);
+/** What a run has for faults to act on. */
+export interface FaultScope {
+  peerPods: boolean;
+  temporal: TemporalProfile;
+}
+
+/**
+ * `all`, `none`, or a comma-separated list of kinds. `all` means every fault the run's scope has; a cluster fault named
+ * on the dev profile is refused, since the run would not test what was asked.
+ */
+export function parseFaults(text: string, scope: FaultScope): FaultKind[] {
+  const all = text === 'all';
+  const kinds: FaultKind[] = all
+    ? FAULT_KINDS.filter((k) => scope.temporal === 'cluster' || !CLUSTER_FAULTS.includes(k))
+    : text === 'none'
+      ? []
+      : (text
+          .split(',')
+          .map((k) => k.trim())
+          .filter(Boolean) as FaultKind[]);
   for (const k of kinds)
     if (!FAULT_KINDS.includes(k))
       throw new Error(`unknown fault "${k}": expected all, none or some of ${FAULT_KINDS.join(', ')}`);
-  return peerPods ? kinds : kinds.filter((k) => !PEER_POD_FAULTS.includes(k));
+  const clusterOnly = kinds.filter((k) => CLUSTER_FAULTS.includes(k));
+  if (scope.temporal !== 'cluster' && clusterOnly.length)
+    throw new Error(
+      `${clusterOnly.join(', ')}: cluster profile only (--temporal cluster); the dev server is one process without PostgreSQL`,
+    );
+  return scope.peerPods ? kinds : kinds.filter((k) => !PEER_POD_FAULTS.includes(k));
 }
 
 export interface FaultLog {
@@ -105,6 +129,8 @@ export class FaultInjector {
       await this.heal?.();
       this.heal = undefined;
       await this.stack.admin.clearFaults().catch(() => undefined);
+      for (const host of this.stack.temporalHostsDown())
+        await this.retry(`start ${host}`, () => this.stack.restartTemporalHost(host));
       if (!this.stack.workerRunning) await this.retry('start the worker', () => this.stack.startWorker());
       if (!this.stack.starterRunning) await this.retry('start the starter', () => this.stack.startStarter());
     });
@@ -164,10 +190,35 @@ export class FaultInjector {
           break;
         }
         case 'temporal-restart':
-          this.log('fault temporal-restart: Temporal dev server stopping');
+          this.log(`fault temporal-restart: ${s.temporalName} stopping`);
           await s.restartTemporal();
-          this.log('Temporal dev server back');
+          this.log(`${s.temporalName} back`);
           break;
+        case 'history-host-kill':
+        case 'matching-host-kill': {
+          const service = kind === 'history-host-kill' ? 'history' : 'matching';
+          const hosts = s.temporalHosts(service);
+          const host = hosts.length ? r.pick(hosts) : undefined;
+          if (!host) {
+            this.log(`fault ${kind}: no ${service} host running`);
+            break;
+          }
+          const pid = await s.killTemporalHost(host);
+          // As a Deployment replaces a dead Pod: after a few seconds, with the same address (a Service in front).
+          const downMs = r.int(1_000, 8_000);
+          this.log(`fault ${kind}: ${host} (${service}, pid ${pid}) SIGKILLed; back in ${downMs} ms`);
+          await sleep(downMs);
+          await this.retry(`start ${host}`, () => s.restartTemporalHost(host));
+          this.log(`${host} joined again (pid ${s.temporalHostPid(host)})`);
+          break;
+        }
+        case 'postgres-restart': {
+          const shutdown = r.pick<PostgresShutdown>(['fast', 'immediate']);
+          this.log(`fault postgres-restart: PostgreSQL ${shutdown} shutdown`);
+          await s.restartPostgres(shutdown);
+          this.log(`PostgreSQL accepting connections again (pid ${s.postgresPid})`);
+          break;
+        }
         case 'midonet-restart':
           this.log('fault midonet-restart: MidoNet emulator stopping');
           await s.restartMidonet();

@@ -1,8 +1,9 @@
-// `npm run chaos -- --seed N --ops K [--faults list] [--no-peer-pods] [--shrink]`: the chaos run of issue 10 on an
-// embedded stack of its own. Prints the operation log as it goes, a table per seed, and for a failing seed the
+// `npm run chaos -- --seed N --ops K [--temporal dev|cluster] [--faults list] [--no-peer-pods] [--shrink]`: the chaos
+// run of issue 10 on an embedded stack of its own (issue 25: on the cluster profile too). Prints the operation log as it goes, a table per seed, and for a failing seed the
 // violations and the reduced operation log (see shrink.ts). Exits 1 when an invariant is violated.
-import { Command, InvalidArgumentError } from 'commander';
-import { FAULT_KINDS, parseFaults } from './faults';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { TemporalProfile } from '../../deploy/local/stack';
+import { CLUSTER_FAULTS, FAULT_KINDS, parseFaults, type FaultKind } from './faults';
 import { describeOp, generateOps } from './ops';
 import { formatReport } from './report';
 import { runChaos, type RunOptions, type RunResult } from './run';
@@ -15,7 +16,7 @@ const whole = (value: string) => {
 };
 
 async function main(): Promise<void> {
-  const opts = new Command('chaos')
+  const program = new Command('chaos')
     .description(
       "issue 10's chaos run: seeded operations on Nodes, Pods, peer pods, Services, Endpoints and hand-written Translations while faults are injected, then the invariants",
     )
@@ -24,34 +25,53 @@ async function main(): Promise<void> {
       whole(v),
     ])
     .option('--ops <k>', 'operations per seed', whole, 100)
-    .option('--faults <list>', `all, none, or some of ${FAULT_KINDS.join(',')}`, 'all')
+    .addOption(
+      new Option(
+        '--temporal <profile>',
+        'the Temporal dev server, or the cluster profile (server processes on PostgreSQL)',
+      )
+        .choices(['dev', 'cluster'])
+        .default('dev'),
+    )
+    .option(
+      '--faults <list>',
+      `all, none, or some of ${FAULT_KINDS.join(',')} (${CLUSTER_FAULTS.join(', ')}: cluster profile only)`,
+      'all',
+    )
     .option('--no-peer-pods', 'no peer pods (no libvirt needed)')
     .option('--op-delay-ms <ms>', 'mean pause between operations', whole, 500)
     .option('--quiesce-seconds <s>', 'bound of the wait for quiescence', whole, 180)
     .option('--resync-seconds <s>', "the starter's re-list period", whole, 60)
     .option('--shrink', 'delta-debug a failing operation log by re-running it')
     .option('--shrink-runs <n>', 'budget of re-runs for --shrink', whole, 8)
-    .parse()
-    .opts<{
-      seed?: number[];
-      ops: number;
-      faults: string;
-      peerPods: boolean;
-      opDelayMs: number;
-      quiesceSeconds: number;
-      resyncSeconds: number;
-      shrink?: boolean;
-      shrinkRuns: number;
-    }>();
+    .parse();
+  const opts = program.opts<{
+    seed?: number[];
+    ops: number;
+    temporal: TemporalProfile;
+    faults: string;
+    peerPods: boolean;
+    opDelayMs: number;
+    quiesceSeconds: number;
+    resyncSeconds: number;
+    shrink?: boolean;
+    shrinkRuns: number;
+  }>();
 
   const seeds = opts.seed ?? [1];
-  const faults = parseFaults(opts.faults, opts.peerPods);
+  let faults: FaultKind[] = [];
+  try {
+    faults = parseFaults(opts.faults, { peerPods: opts.peerPods, temporal: opts.temporal });
+  } catch (error) {
+    program.error(`error: --faults: ${(error as Error).message}`);
+  }
   const results: RunResult[] = [];
   for (const seed of seeds) {
     const base: Omit<RunOptions, 'ops'> = {
       seed,
       faults,
       peerPods: opts.peerPods,
+      temporal: opts.temporal,
       opDelayMs: opts.opDelayMs,
       quiesceMs: opts.quiesceSeconds * 1000,
       resyncSeconds: opts.resyncSeconds,

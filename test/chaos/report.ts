@@ -4,6 +4,7 @@ import type { RunResult } from './run';
 export function formatReport(results: RunResult[]): string {
   const rows = results.map((r) => ({
     seed: String(r.seed),
+    profile: r.temporal,
     ops: String(r.ops.length),
     failed: String(
       [...r.outcomes.values()].filter((o) => o.startsWith('failed') || o.includes('not created again')).length,
@@ -19,6 +20,7 @@ export function formatReport(results: RunResult[]): string {
   }));
   const header = {
     seed: 'seed',
+    profile: 'Temporal',
     ops: 'ops',
     failed: 'ops refused',
     faults: 'faults injected',

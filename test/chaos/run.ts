@@ -1,6 +1,7 @@
 // One chaos run: a fresh stack, the seeded operations carried out while faults are injected, then a bounded wait for
 // quiescence (every invariant holds, twice in a row) and the invariants' verdict.
 import { sleep } from '../../deploy/local/process';
+import type { TemporalProfile } from '../../deploy/local/stack';
 import { translate, type Translation } from '../../model/translation';
 import { LIFECYCLE_KINDS, TRANSLATION_API, workflowId, type LifecycleKind } from '../../model/naming';
 import { stateQuery } from '../../model/messages';
@@ -35,6 +36,7 @@ export interface RunOptions {
   ops: Op[];
   faults: FaultKind[];
   peerPods: boolean;
+  temporal: TemporalProfile;
   /** Mean pause between operations. */
   opDelayMs: number;
   quiesceMs: number;
@@ -46,6 +48,7 @@ export interface RunOptions {
 
 export interface RunResult {
   seed: number;
+  temporal: TemporalProfile;
   ops: Op[];
   outcomes: Map<number, string>;
   faults: Partial<Record<FaultKind, number>>;
@@ -66,12 +69,19 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   };
   const stack = await ChaosStack.start({
     peerPods: options.peerPods,
+    temporal: options.temporal,
     resyncSeconds: options.resyncSeconds,
     ...(options.libvirtUri ? { libvirtUri: options.libvirtUri } : {}),
     log: stamp,
   });
   stamp(
-    `stack up (${stack.info.stateDir}), worker ${stack.workerPid}, ${options.ops.length} operations, faults: ${options.faults.join(', ') || 'none'}`,
+    `stack up (${stack.info.stateDir}), Temporal ${options.temporal} profile, ${options.ops.length} operations, faults: ${options.faults.join(', ') || 'none'}`,
+  );
+  // Should this process die without stopping the stack, these are the processes to stop by hand.
+  stamp(
+    `pids: ${Object.entries(stack.pids())
+      .map(([name, pid]) => `${name} ${pid}`)
+      .join(', ')}`,
   );
   const attribution = attributionOf(options.ops, stack.tenant);
   const outcomes = new Map<number, string>();
@@ -133,6 +143,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     );
     return {
       seed: options.seed,
+      temporal: options.temporal,
       ops: options.ops,
       outcomes,
       faults: injector.counts,

@@ -1,7 +1,7 @@
 // The chaos run's own embedded stack and the Steward processes on it: the worker and the starter run as child
-// processes (`steward worker`, `steward starter`) so that a kill -9 is real; the Temporal dev server and the MidoNet
-// emulator are restarted on their ports with their persisted state; libvirt is reached through a relay that can be
-// cut. Every process this module starts it also stops.
+// processes (`steward worker`, `steward starter`) so that a kill -9 is real; Temporal (the dev server, or the cluster
+// profile's server processes and PostgreSQL) and the MidoNet emulator are restarted on their ports with their
+// persisted state; libvirt is reached through a relay that can be cut. Every process this module starts it also stops.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +11,10 @@ import { Client, Connection } from '@temporalio/client';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
 import { startMidonet } from '../../deploy/local/midonet-process';
 import { sleep, type ManagedProcess } from '../../deploy/local/process';
-import { startStack, type Stack, type StackInfo } from '../../deploy/local/stack';
+import type { PostgresShutdown } from '../../deploy/local/postgres';
+import { startStack, type Stack, type StackInfo, type TemporalProfile } from '../../deploy/local/stack';
 import { startTemporal } from '../../deploy/local/temporal';
+import type { ClusterHostLayout, TemporalCluster, TemporalService } from '../../deploy/local/temporal-cluster';
 import { libvirtSocket } from '../../deploy/local/libvirt';
 import { libvirtBackend } from '../support/cloud-backends';
 import { isReady, listTranslations, seedEmulator } from '../support/objects-harness';
@@ -25,6 +27,7 @@ import { HOSTS, PEER_POD_RUNTIME_CLASS } from './ops';
 
 export interface ChaosStackOptions {
   peerPods: boolean;
+  temporal: TemporalProfile;
   /** Period of the starter's full re-list. */
   resyncSeconds: number;
   /** An answering libvirt to use; default: LIBVIRT_URI, else the stack's own libvirtd. */
@@ -33,6 +36,19 @@ export interface ChaosStackOptions {
 }
 
 const LEASE = 'steward-chaos';
+
+/**
+ * The cluster profile as the chaos run lays it out: matching on hosts of its own (the default layout puts it beside
+ * the frontend), so that a matching host dies alone; two history and two matching hosts, as two replicas each, so
+ * that the survivor takes over the dead one's shards or task queue partitions.
+ */
+export const CHAOS_CLUSTER_LAYOUT: readonly ClusterHostLayout[] = [
+  { name: 'temporal-a', services: ['frontend', 'worker'] },
+  { name: 'temporal-b', services: ['history'] },
+  { name: 'temporal-c', services: ['history'] },
+  { name: 'temporal-d', services: ['matching'] },
+  { name: 'temporal-e', services: ['matching'] },
+];
 
 export class ChaosStack {
   readonly tenant = DEFAULT_TENANT;
@@ -65,6 +81,8 @@ export class ChaosStack {
       stateDir,
       ports: 'free',
       report: () => {},
+      temporal: options.temporal,
+      ...(options.temporal === 'cluster' ? { temporalLayout: CHAOS_CLUSTER_LAYOUT } : {}),
       ...(options.libvirtUri ? { libvirtUri: options.libvirtUri } : {}),
     });
     const chaos = new ChaosStack(stack.info, options);
@@ -204,8 +222,27 @@ export class ChaosStack {
     return this.starter !== undefined;
   }
 
-  /** Stops the Temporal dev server (SIGTERM) and starts it again on its port with its database. */
+  private get cluster(): TemporalCluster | undefined {
+    return this.stack.temporalCluster;
+  }
+
+  private get theCluster(): TemporalCluster {
+    if (!this.cluster) throw new Error('the chaos stack runs the Temporal dev server, not the cluster profile');
+    return this.cluster;
+  }
+
+  /** What the temporal-restart fault restarts. */
+  get temporalName(): string {
+    return this.cluster ? 'every Temporal server host' : 'the Temporal dev server';
+  }
+
+  /**
+   * Stops the Temporal dev server (SIGTERM) and starts it again on its port with its database. On the cluster profile
+   * the same outage: every server host stopped (SIGTERM) and started again on its ports, PostgreSQL left running
+   * (its own fault restarts it).
+   */
   async restartTemporal(): Promise<void> {
+    if (this.cluster) return this.cluster.restartAll();
     const port = Number(this.info.temporal.address.split(':').pop());
     await stopServer(this.restarted.temporal, this.info.pids.temporal);
     const server = await startTemporal({
@@ -226,6 +263,51 @@ export class ChaosStack {
       await this.startWorker();
       await this.startStarter();
     }
+  }
+
+  /** The cluster profile's hosts that run `service` and are up (none on the dev server). */
+  temporalHosts(service: TemporalService): string[] {
+    return (this.cluster?.hosts() ?? []).filter((h) => h.running && h.services.includes(service)).map((h) => h.name);
+  }
+
+  /** The cluster profile's hosts that are down (none on the dev server). */
+  temporalHostsDown(): string[] {
+    return (this.cluster?.hosts() ?? []).filter((h) => !h.running).map((h) => h.name);
+  }
+
+  temporalHostPid(name: string): number | undefined {
+    return this.cluster?.hosts().find((h) => h.name === name)?.pid;
+  }
+
+  /** SIGKILLs a cluster host, as a machine that dies; returns the PID it had. */
+  async killTemporalHost(name: string): Promise<number | undefined> {
+    const pid = this.temporalHostPid(name);
+    await this.theCluster.killHost(name);
+    return pid;
+  }
+
+  /** Starts a cluster host again on its ports; resolves once its services joined the cluster. */
+  restartTemporalHost(name: string): Promise<void> {
+    return this.theCluster.restartHost(name);
+  }
+
+  /** Stops PostgreSQL (`fast` or `immediate` shutdown) and starts it again on its data directory and port. */
+  restartPostgres(shutdown: PostgresShutdown): Promise<void> {
+    return this.theCluster.restartPostgres(shutdown);
+  }
+
+  get postgresPid(): number | undefined {
+    return this.cluster?.postgres.process.pid;
+  }
+
+  /** Every process of the stack by name, with its PID now (what to kill by hand if the run itself is killed). */
+  pids(): Record<string, number> {
+    const hosts = this.cluster?.processes().map((p) => [p.name, p.pid] as const) ?? [];
+    const steward = [
+      ['worker', this.worker?.pid],
+      ['starter', this.starter?.pid],
+    ].filter((e): e is [string, number] => e[1] !== undefined);
+    return { ...this.info.pids, ...Object.fromEntries(hosts), ...Object.fromEntries(steward) };
   }
 
   /** Stops the MidoNet emulator (SIGTERM: it flushes its state file) and starts it again on its port. */
