@@ -98,7 +98,8 @@ export class FaultInjector {
     private readonly kinds: FaultKind[],
     seed: number,
     private readonly log: FaultLog,
-    private readonly timing = { workerKillMs: 20_000, faultEveryMs: 15_000 },
+    // A killed host comes back after hostDownMs, as a Deployment replaces a dead Pod in a few seconds.
+    private readonly timing = { workerKillMs: 20_000, faultEveryMs: 15_000, hostDownMs: { min: 1_000, max: 8_000 } },
     private readonly r = random(seed ^ 0x5eed),
   ) {}
 
@@ -204,8 +205,8 @@ export class FaultInjector {
             break;
           }
           const pid = await s.killTemporalHost(host);
-          // As a Deployment replaces a dead Pod: after a few seconds, with the same address (a Service in front).
-          const downMs = r.int(1_000, 8_000);
+          // On its old ports, as a replacement Pod keeps the address of the Service in front of it.
+          const downMs = r.int(this.timing.hostDownMs.min, this.timing.hostDownMs.max);
           this.log(`fault ${kind}: ${host} (${service}, pid ${pid}) SIGKILLed; back in ${downMs} ms`);
           await sleep(downMs);
           await this.retry(`start ${host}`, () => s.restartTemporalHost(host));
