@@ -1,6 +1,7 @@
 // `npm run chaos -- --seed N --ops K [--temporal dev|cluster] [--faults list] [--no-peer-pods] [--shrink]`: the chaos
-// run of issue 10 on an embedded stack of its own (issue 25: on the cluster profile too). Prints the operation log as it goes, a table per seed, and for a failing seed the
-// violations and the reduced operation log (see shrink.ts). Exits 1 when an invariant is violated.
+// run of issue 10 on an embedded stack of its own, on the dev server or the cluster profile (issue 25). Prints the
+// operation log as it goes, a table per seed, and for a failing seed the violations and the reduced operation log (see
+// shrink.ts). Exits 1 when an invariant is violated.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { TemporalProfile } from '../../deploy/local/stack';
 import { CLUSTER_FAULTS, FAULT_KINDS, parseFaults, type FaultKind } from './faults';
