@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { freePort } from '../../worker/ports';
 import { installDebianPackages } from './apt';
 import { retryWhenPortTaken } from './ports';
-import { capture, ManagedProcess, runLogged, waitUntil } from './process';
+import { capture, ManagedProcess, runLogged, sleep, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 
 /**
@@ -34,8 +34,8 @@ export interface Postgres {
   sql(statement: string, database?: string): Promise<string>;
   /** Creates (once) a login role with this name, its password kept in the state dir; returns the password. */
   ensureRole(name: string, attributes?: string): Promise<string>;
-  /** Shutdown (fast by default), then the same server on the same data dir and port (failover and chaos tests). */
-  restart(shutdown?: PostgresShutdown): Promise<void>;
+  /** Shutdown, then the same server on the same data dir and port (failover and chaos tests). */
+  restart(how?: PostgresRestart): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -45,6 +45,13 @@ export interface Postgres {
  */
 export type PostgresShutdown = 'fast' | 'immediate';
 const SHUTDOWN_SIGNAL: Record<PostgresShutdown, NodeJS.Signals> = { fast: 'SIGINT', immediate: 'SIGQUIT' };
+
+export interface PostgresRestart {
+  /** Default `fast`. */
+  shutdown?: PostgresShutdown;
+  /** How long the server stays down, as a replaced Pod would; default 0. */
+  downMs?: number;
+}
 
 export async function startPostgres(options: PostgresOptions): Promise<Postgres> {
   if (TOOLS.some((tool) => !existsSync(join(POSTGRES_BIN_DIR, tool)))) {
@@ -183,8 +190,9 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
       await sql(`${exists ? 'ALTER' : 'CREATE'} ROLE "${name}" LOGIN ${attributes} PASSWORD '${password}'`);
       return password;
     },
-    async restart(shutdown) {
+    async restart({ shutdown, downMs = 0 } = {}) {
       await stop(shutdown);
+      await sleep(downMs);
       server = launch(port);
       await ready(server, port);
     },

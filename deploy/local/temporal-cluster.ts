@@ -7,7 +7,7 @@ import { registerSearchAttributes } from '../../platform/search-attributes';
 import { freePort } from '../../worker/ports';
 import { cacheRoot } from './paths';
 import { retryWhenPortTaken } from './ports';
-import { startPostgres, type Postgres, type PostgresShutdown } from './postgres';
+import { startPostgres, type Postgres, type PostgresRestart } from './postgres';
 import { capture, commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, ProvisionError, type Reporter, step } from './progress';
 import { temporalHealthy } from './temporal';
@@ -136,7 +136,7 @@ export interface TemporalCluster {
   restartHost(name: string): Promise<void>;
   /** Every host stopped (SIGTERM), then started again in the order of the first start; PostgreSQL keeps running. */
   restartAll(): Promise<void>;
-  restartPostgres(shutdown?: PostgresShutdown): Promise<void>;
+  restartPostgres(how?: PostgresRestart): Promise<void>;
   /** Every process of the cluster as it runs now (restarts replace them). */
   processes(): ManagedProcess[];
   stop(): Promise<void>;
@@ -301,7 +301,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
         await startHost(first, false);
         await Promise.all(others.map((h) => startHost(h, false)));
       },
-      restartPostgres: (shutdown) => postgres.restart(shutdown),
+      restartPostgres: (how) => postgres.restart(how),
       processes: () => [postgres.process, ...hosts.flatMap((h) => (h.process ? [h.process] : [])), ...(ui ? [ui] : [])],
       stop,
     };

@@ -85,7 +85,7 @@ describe('the cluster faults', () => {
         hosts.get(name)!.running = true;
         return Promise.resolve();
       },
-      restartPostgres: (shutdown) => Promise.resolve(void events.push(`postgres ${shutdown}`)),
+      restartPostgres: ({ shutdown }) => Promise.resolve(void events.push(`postgres ${shutdown}`)),
       postgresPid: 4343,
       admin: partialFake<ChaosStack['admin']>('EmulatorAdmin', { clearFaults: () => Promise.resolve() }),
       workerRunning: true,
@@ -96,7 +96,7 @@ describe('the cluster faults', () => {
 
   async function run(kinds: FaultKind[], faults: number) {
     const cluster = fakeCluster();
-    const timing = { workerKillMs: 1e9, faultEveryMs: 1, hostDownMs: { min: 0, max: 0 } };
+    const timing = { workerKillMs: 1e9, faultEveryMs: 1, downMs: { min: 0, max: 0 } };
     const injector = new FaultInjector(cluster.stack, kinds, 21, () => undefined, timing);
     injector.start();
     while (Object.values(injector.counts).reduce((a, b) => a + b, 0) < faults)
@@ -106,7 +106,7 @@ describe('the cluster faults', () => {
   }
 
   it('a host kill SIGKILLs one host of its service and starts that host again; PostgreSQL restarts fast or immediate', async () => {
-    const { events, counts, hosts } = await run([...CLUSTER_FAULTS], 12);
+    const { events, counts, hosts } = await run([...CLUSTER_FAULTS], 24);
     for (const kind of CLUSTER_FAULTS) expect(counts[kind]).toBeGreaterThan(0);
     const kills = events.flatMap((e, i) => (e.startsWith('kill') ? [[e, events[i + 1]]] : []));
     for (const service of ['history', 'matching'])

@@ -98,8 +98,8 @@ export class FaultInjector {
     private readonly kinds: FaultKind[],
     seed: number,
     private readonly log: FaultLog,
-    // A killed host comes back after hostDownMs, as a Deployment replaces a dead Pod in a few seconds.
-    private readonly timing = { workerKillMs: 20_000, faultEveryMs: 15_000, hostDownMs: { min: 1_000, max: 8_000 } },
+    // A killed Temporal host or a stopped PostgreSQL comes back after downMs, as a Deployment replaces a Pod.
+    private readonly timing = { workerKillMs: 20_000, faultEveryMs: 15_000, downMs: { min: 1_000, max: 8_000 } },
     private readonly r = random(seed ^ 0x5eed),
   ) {}
 
@@ -206,7 +206,7 @@ export class FaultInjector {
           }
           const pid = await s.killTemporalHost(host);
           // On its old ports, as a replacement Pod keeps the address of the Service in front of it.
-          const downMs = r.int(this.timing.hostDownMs.min, this.timing.hostDownMs.max);
+          const downMs = r.int(this.timing.downMs.min, this.timing.downMs.max);
           this.log(`fault ${kind}: ${host} (${service}, pid ${pid}) SIGKILLed; back in ${downMs} ms`);
           await sleep(downMs);
           await this.retry(`start ${host}`, () => s.restartTemporalHost(host));
@@ -215,8 +215,9 @@ export class FaultInjector {
         }
         case 'postgres-restart': {
           const shutdown = r.pick<PostgresShutdown>(['fast', 'immediate']);
-          this.log(`fault postgres-restart: PostgreSQL ${shutdown} shutdown`);
-          await s.restartPostgres(shutdown);
+          const downMs = r.int(this.timing.downMs.min, this.timing.downMs.max);
+          this.log(`fault postgres-restart: PostgreSQL ${shutdown} shutdown; back in ${downMs} ms`);
+          await s.restartPostgres({ shutdown, downMs });
           this.log(`PostgreSQL accepting connections again (pid ${s.postgresPid})`);
           break;
         }

@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
 import { startMidonet } from '../../deploy/local/midonet-process';
 import { sleep, type ManagedProcess } from '../../deploy/local/process';
-import type { PostgresShutdown } from '../../deploy/local/postgres';
+import type { PostgresRestart } from '../../deploy/local/postgres';
 import { startStack, type Stack, type StackInfo, type TemporalProfile } from '../../deploy/local/stack';
 import { startTemporal } from '../../deploy/local/temporal';
 import type { ClusterHostLayout, TemporalCluster, TemporalService } from '../../deploy/local/temporal-cluster';
@@ -292,8 +292,8 @@ export class ChaosStack {
   }
 
   /** Stops PostgreSQL (`fast` or `immediate` shutdown) and starts it again on its data directory and port. */
-  restartPostgres(shutdown: PostgresShutdown): Promise<void> {
-    return this.theCluster.restartPostgres(shutdown);
+  restartPostgres(how: PostgresRestart): Promise<void> {
+    return this.theCluster.restartPostgres(how);
   }
 
   get postgresPid(): number | undefined {
