@@ -205,7 +205,7 @@ export class FaultInjector {
             break;
           }
           const pid = await s.killTemporalHost(host);
-          // On its old ports, as a replacement Pod keeps the address of the Service in front of it.
+          // Back on its old ports; the others learn of it through the membership table, as of a replacement Pod.
           const downMs = r.int(this.timing.downMs.min, this.timing.downMs.max);
           this.log(`fault ${kind}: ${host} (${service}, pid ${pid}) SIGKILLed; back in ${downMs} ms`);
           await sleep(downMs);
