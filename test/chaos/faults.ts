@@ -89,6 +89,12 @@ export class FaultInjector {
   readonly counts: Partial<Record<FaultKind, number>> = {};
   private running = false;
   private loops: Promise<void>[] = [];
+
+  /**
+   * The worker kills' own draws: the two loops interleave by timing, so with one generator a seed would give other
+   * faults on every run.
+   */
+  private readonly kills: ReturnType<typeof random>;
   /** One change of the processes at a time. */
   private lock: Promise<unknown> = Promise.resolve();
   private heal?: () => Promise<void>;
@@ -101,15 +107,17 @@ export class FaultInjector {
     // A killed Temporal host or a stopped PostgreSQL comes back after downMs, as a Deployment replaces a Pod.
     private readonly timing = { workerKillMs: 20_000, faultEveryMs: 15_000, downMs: { min: 1_000, max: 8_000 } },
     private readonly r = random(seed ^ 0x5eed),
-  ) {}
+  ) {
+    this.kills = random(seed ^ 0x6b11);
+  }
 
   start(): void {
     this.running = true;
     if (this.kinds.includes('worker-kill'))
       this.loops.push(
         this.loop(
-          () => this.timing.workerKillMs * (0.75 + this.r.next() / 2),
-          () => this.inject('worker-kill'),
+          () => this.timing.workerKillMs * (0.75 + this.kills.next() / 2),
+          () => this.inject('worker-kill', this.kills),
         ),
       );
     const others = this.kinds.filter((k) => k !== 'worker-kill');
@@ -117,7 +125,7 @@ export class FaultInjector {
       this.loops.push(
         this.loop(
           () => this.timing.faultEveryMs * (0.6 + this.r.next() * 0.8),
-          () => this.inject(this.r.pick(others)),
+          () => this.inject(this.r.pick(others), this.r),
         ),
       );
   }
@@ -163,7 +171,7 @@ export class FaultInjector {
     }
   }
 
-  private async inject(kind: FaultKind): Promise<void> {
+  private async inject(kind: FaultKind, r: ReturnType<typeof random>): Promise<void> {
     await this.exclusive(async () => {
       // A window fault lasts until the next fault other than a worker kill (or the end of the run).
       if (kind !== 'worker-kill') {
@@ -172,7 +180,6 @@ export class FaultInjector {
       }
       this.counts[kind] = (this.counts[kind] ?? 0) + 1;
       const s = this.stack;
-      const r = this.r;
       switch (kind) {
         case 'worker-kill': {
           const pid = s.workerPid;
