@@ -1,13 +1,16 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
+import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import { stackInfo } from '../deploy/local/jest/stack-info';
+import { inCluster } from '../model/naming';
 import { OBJECT_ATTRIBUTES } from '../platform/tracing';
-import { runProbeWorker } from '../test/support';
+import { baseWorkerEnv, runProbeWorker, terminateRunning, waitFor } from '../test/support';
 import { echoOnce, finish, operatorStandIn } from '../test/support/probe-workflows';
 
 /** A span as OTLP/HTTP JSON carries it, with what the test reads. */
@@ -159,5 +162,75 @@ describe('traces of a worker given an OTLP endpoint', () => {
     );
     expect(handled.map((s) => s.service)).toEqual(['steward-worker']);
     for (const s of [update!, handled[0]!]) expect(objectOf(s)).toEqual({ span: s.span.name, ...ref });
+  });
+  it("traces the starter's start of an object's workflow as steward-starter, in one trace with the worker's run", async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    const info = stackInfo();
+    // A cluster of its own: the global setup workflow, the sweeper's Schedule and the Nodes' workflows this starter
+    // starts get its prefix, so none of them touches the stack's other tests.
+    const cluster = `traced-${Date.now().toString(36)}`;
+    const namespace = cluster;
+    const kubeConfig = new k8s.KubeConfig();
+    kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
+    const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    const running = await runProbeWorker(inCluster(taskQueue, cluster), { log: pino({ level: 'error' }) });
+    const env: NodeJS.ProcessEnv = {
+      ...baseWorkerEnv(info),
+      STEWARD_CLUSTER_ID: cluster,
+      STEWARD_TASK_QUEUE: taskQueue,
+      STEWARD_WATCH_NAMESPACE: namespace,
+      STEWARD_LEASE_NAME: `steward-${cluster}`,
+      STEWARD_IDENTITY: cluster,
+      STEWARD_DEBOUNCE_MS: '50',
+      STEWARD_SWEEP_BACKENDS: 'none',
+      STEWARD_STARTER_HTTP_HOST: '127.0.0.1',
+      STEWARD_STARTER_HTTP_PORT: '0',
+    };
+    delete env.OTEL_SERVICE_NAME;
+    // A process of its own, as a cluster runs it: the service name is the starter's, not the worker's of this process.
+    const starter = spawn(process.execPath, [join(__dirname, '..', 'bin', 'steward.cjs'), 'starter'], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let log = '';
+    starter.stderr.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
+    const exited = once(starter, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    const workflowId = inCluster(`pod/${namespace}/traced`, cluster);
+    try {
+      await core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: 'traced' }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] } },
+      });
+      await waitFor(
+        `${workflowId} started by the starter and run by the worker`,
+        async () => (await running.client.workflow.getHandle(workflowId).describe()).status.name === 'COMPLETED',
+        120_000,
+      );
+    } finally {
+      starter.kill('SIGTERM');
+      await exited;
+      // No worker of this cluster's kinds but the Pod's: its global setup and Nodes' workflows would wait forever.
+      await terminateRunning(
+        running.client,
+        'tracing test done',
+        `ExecutionStatus="Running" AND WorkflowId STARTS_WITH '${cluster}/'`,
+      );
+      await running.shutdown();
+      await core.deleteNamespace({ name: namespace });
+    }
+    // Its spans are sent as it stops: a graceful stop is part of what is tested. Its log says why, if not.
+    expect([...(await exited), log]).toEqual([0, null, log]);
+
+    const start = receiver.spans.find(
+      (s) => s.span.name === 'StartWorkflow:podLifecycle' && s.attribute('temporalWorkflowId') === workflowId,
+    );
+    expect(start?.service).toBe('steward-starter');
+    expect(objectOf(start!)).toEqual({ span: start!.span.name, kind: 'Pod', namespace, name: 'traced' });
+    const run = receiver.spans.filter(
+      (s) => s.span.traceId === start!.span.traceId && s.span.name === 'RunWorkflow:podLifecycle',
+    );
+    expect(run.map((s) => [s.service, s.span.parentSpanId])).toEqual([['steward-worker', start!.span.spanId]]);
+    expect(objectOf(run[0]!)).toEqual({ span: run[0]!.span.name, kind: 'Pod', namespace, name: 'traced' });
   });
 });

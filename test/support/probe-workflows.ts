@@ -40,6 +40,12 @@ export async function failOnce(): Promise<void> {
 
 export const finish = defineSignal('finish');
 
+/**
+ * Under the real Pod workflow's type name, for a starter's start to run on a probe worker: ends at once, so that its
+ * RunWorkflow span ends and is sent.
+ */
+export async function podLifecycle(): Promise<void> {}
+
 const unregisteredKey = defineSearchAttributeKey('StewardTestUnregistered', SearchAttributeType.KEYWORD);
 
 /** A stand-in lifecycle workflow that only answers the `state` query with `view`, until `finish`. */
