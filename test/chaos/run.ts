@@ -21,6 +21,7 @@ import {
   describeOp,
   HAND_WRITTEN_LABEL,
   handWritten,
+  NAMESPACE,
   nodeProjection,
   podProjection,
   serviceProjection,
@@ -110,6 +111,8 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     let quiescenceMs: number | undefined;
     for (;;) {
       await recordTranslations(stack, attribution).catch(() => undefined);
+      const finished = await stack.finishTerminatingPods(NAMESPACE).catch(() => []);
+      if (finished.length) stamp(`as a kubelet would: deleted again the terminating Pods ${finished.join(', ')}`);
       try {
         snapshot = await takeSnapshot(stack);
       } catch (error) {

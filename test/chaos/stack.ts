@@ -338,6 +338,23 @@ export class ChaosStack {
   }
 
   /**
+   * Does what a node's kubelet does once a terminating Pod's containers are gone: deletes it with no grace period.
+   * The harness deletes Pods that way already; this catches the one a kube-apiserver killed mid-way leaves behind
+   * (removing an object's last finalizer is two writes, the update and then the delete it calls for: killed between
+   * them, the Pod stays stored, deleting, with no finalizer, and only a kubelet would delete it again). Returns the
+   * Pods it deleted.
+   */
+  async finishTerminatingPods(namespace: string): Promise<string[]> {
+    const { items } = await this.core.listNamespacedPod({ namespace });
+    const stale = items.filter((pod) => pod.metadata?.deletionTimestamp && !pod.metadata.finalizers?.length);
+    for (const pod of stale)
+      await this.core
+        .deleteNamespacedPod({ namespace, name: pod.metadata!.name!, gracePeriodSeconds: 0 })
+        .catch(() => undefined);
+    return stale.map((pod) => pod.metadata!.name!);
+  }
+
+  /**
    * Compacts etcd's history up to its current revision: every resourceVersion a watcher holds is then too old, and
    * once its watch is broken it is answered 410 Gone and must list again. Returns the revision.
    */
