@@ -254,14 +254,25 @@ describe('object lifecycles on the embedded stack', () => {
       const ready = t?.status?.conditions?.find((c) => c.type === 'Ready');
       expect([ready?.reason, ready?.message?.includes('node2')]).toEqual(['WaitingForDependency', true]);
     }
-    const [firstPort] = portIds as [string];
-    const journal = await h.admin.journal(firstPort);
-    const cascade = journal.find((e) => e.method === 'DELETE' && !e.path.includes(firstPort));
-    expect(portIds.filter((id) => !cascade?.cascaded?.some((c) => c.includes(id)))).toEqual([]);
-    console.log(
-      `bridge DELETE cascading 21 ports → their Translations not Ready: ${notReady.at - cascade!.answeredAt} ms`,
+    // Each port goes with the bridge's cascading DELETE, or first by its own when its Pod, told before the bridge
+    // goes, is faster (a busy machine): either way its Translation says so within 2 s of the last removal.
+    const journal = await h.admin.journal();
+    const removedAt = portIds.map(
+      (id) =>
+        journal.find(
+          (e) =>
+            e.method === 'DELETE' && e.status < 300 && (e.path.includes(id) || e.cascaded?.some((c) => c.includes(id))),
+        )?.answeredAt,
     );
-    expect(notReady.at - cascade!.answeredAt).toBeLessThanOrEqual(2_000);
+    expect(portIds.filter((_, i) => removedAt[i] === undefined)).toEqual([]);
+    const lastRemoval = Math.max(...(removedAt as number[]));
+    const cascaded = portIds.filter((id) =>
+      journal.some((e) => e.method === 'DELETE' && e.cascaded?.some((c) => c.includes(id))),
+    ).length;
+    console.log(
+      `21 ports removed (${cascaded} by the bridge's cascade) → their Translations not Ready: ${notReady.at - lastRemoval} ms after the last removal`,
+    );
+    expect(notReady.at - lastRemoval).toBeLessThanOrEqual(2_000);
     // Its workflow deletes its Translations first, then tells its Pods and lets the Node go.
     await waitFor('node2 Translations gone', async () =>
       (await Promise.all(nodeTranslations.map((t) => readTranslation(h, t.namespace, t.name)))).every(
