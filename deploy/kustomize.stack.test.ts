@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { loadStarterConfig } from '../starter/config';
 import { waitFor } from '../test/support';
+import { expectAccess } from './testing/access';
 import { loadWorkerConfig } from '../cli/worker';
 import { type TemporalConfig } from '../platform/temporal-config';
 import { stackInfo } from './local/jest/stack-info';
@@ -444,19 +445,8 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
   });
 
   it.each(permissions)('its ServiceAccount may %s', async (what, attributes, expected) => {
-    const authorization = kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
-    const allowed = async () =>
-      (
-        await authorization.createSubjectAccessReview({
-          body: { spec: { user: serviceAccount, groups: ['system:serviceaccounts'], resourceAttributes: attributes } },
-        })
-      ).status?.allowed ?? false;
-    // Bindings reach the authorizer's cache asynchronously (the allowed cases come first, so they wait for it).
-    await waitFor(
-      `${what}: ${expected ? 'allowed' : 'denied'}`,
-      async () => (await allowed()) === expected || undefined,
-      30_000,
-    );
+    // The allowed cases come first, so they wait for the bindings to reach the authorizer.
+    await expectAccess(kubeConfig, serviceAccount, attributes, expected, what);
   });
 });
 

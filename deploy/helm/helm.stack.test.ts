@@ -6,6 +6,7 @@
 // ClusterRoleBinding, the Lease's Role) meet no one else's.
 import * as k8s from '@kubernetes/client-node';
 import { waitFor } from '../../test/support';
+import { expectAccess } from '../testing/access';
 import { stackInfo } from '../local/jest/stack-info';
 import { CHART_DIR, ensureHelm, runHelm, valuesFile } from '../testing/helm';
 import { enforcingRestricted, escalating, podOf, podSecurityRefusal } from '../testing/pod-security';
@@ -133,20 +134,7 @@ it.each<[string, k8s.V1ResourceAttributes, boolean]>([
   ],
   ['not read Secrets', { resource: 'secrets', verb: 'get', namespace: 'default' }, false],
 ])("gives the release's ServiceAccount what the base's has: %s", async (what, attributes, expected) => {
-  const authorization = kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
-  const user = `system:serviceaccount:${namespace}:${release}`;
-  const allowed = async () =>
-    (
-      await authorization.createSubjectAccessReview({
-        body: { spec: { user, groups: ['system:serviceaccounts'], resourceAttributes: attributes } },
-      })
-    ).status?.allowed ?? false;
-  // Bindings reach the authorizer's cache asynchronously.
-  await waitFor(
-    `${what}: ${expected ? 'allowed' : 'denied'}`,
-    async () => (await allowed()) === expected || undefined,
-    30_000,
-  );
+  await expectAccess(kubeConfig, `system:serviceaccount:${namespace}:${release}`, attributes, expected, what);
 });
 
 it('uninstalls (helm uninstall): every object of the release is gone, the CRDs stay', async () => {
