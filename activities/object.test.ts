@@ -79,7 +79,17 @@ function fakes(
         calls.push(`push ${name}`);
         return { count: push(name, attempt) };
       },
-      deleteTranslation: ({ reference, force }: { reference?: { ref: ObjectRef }; force?: boolean }) => {
+      deleteTranslation: ({
+        reference,
+        force,
+        releasedByCaller,
+      }: {
+        reference?: { ref: ObjectRef };
+        force?: boolean;
+        releasedByCaller?: boolean;
+      }) => {
+        // The finalization lets each Translation go right after: a record of the removal would go with it.
+        if (!releasedByCaller) throw new Error('a deletion the finalization lets go must write no record');
         calls.push(`delete ${nameOf(reference!.ref)}${force ? ' (force)' : ''}`);
         return Promise.resolve({ removed: [], notified: 0, count: 0 });
       },

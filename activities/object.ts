@@ -158,7 +158,12 @@ async function finalizeOne(
   const ref = translationRef(key);
   if (mode !== 'orphan') {
     try {
-      await midonet.deleteTranslation({ owner: workflowId(ref), force: mode === 'force', ...byReference(ref, uid) });
+      await midonet.deleteTranslation({
+        owner: workflowId(ref),
+        force: mode === 'force',
+        ...byReference(ref, uid),
+        releasedByCaller: true,
+      });
     } catch (error) {
       // Gone already (its finalizer removed by hand): its record went with it, nothing more can be done here.
       if (!(error instanceof ApplicationFailure && error.type === 'TranslationGone')) throw error;

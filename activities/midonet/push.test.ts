@@ -491,4 +491,32 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
       local(() => long.pusher.deleteTranslation({ owner: 'translation/ns/t', resources: [], reference })),
     ).rejects.toMatchObject({ type: 'WritesUnsettled', message: expect.stringContaining(later) as unknown });
   });
+
+  it('a deletion writes what it removed, unless its caller lets the Translation go at once (no write for it)', async () => {
+    const recorded = withRecords([chain, rule(1)]);
+    await local(() =>
+      recorded.pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }),
+    );
+    const pushedWrites = recorded.writes.length;
+    await local(() => recorded.pusher.deleteTranslation({ owner: 'translation/ns/t', resources: [], reference }));
+    expect(recorded.writes.slice(pushedWrites)).toEqual([{ record: 2 }]);
+
+    const released = withRecords([chain, rule(1)]);
+    await local(() =>
+      released.pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }),
+    );
+    const before = released.writes.length;
+    const { count } = await local(() =>
+      released.pusher.deleteTranslation({
+        owner: 'translation/ns/t',
+        resources: [],
+        reference,
+        releasedByCaller: true,
+      }),
+    );
+    expect(count).toBe(2);
+    expect(released.writes.slice(before)).toEqual([]);
+    expect(await ids('Rule')).toEqual([]);
+    expect(await ids('Chain')).toEqual([]);
+  });
 });

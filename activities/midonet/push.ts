@@ -87,6 +87,12 @@ export interface DeleteInput {
   /** An operator's `cleanup --mode force`: a resource MidoNet refuses to delete is recorded as failed and skipped. */
   force?: boolean;
   reference?: TranslationReference;
+  /**
+   * The caller lets the Translation go and deletes it right after (an object's finalization): the record of what was
+   * removed is not written, as it would go with the Translation. A failure before the release leaves the record as
+   * it was, and the retry deletes it all again (a resource already gone counts as removed).
+   */
+  releasedByCaller?: boolean;
 }
 
 /**
@@ -505,7 +511,7 @@ function fenceOf(local: boolean): UnsettledWrite | undefined {
 /** Deletes in reverse order what the Translation recorded and lists (push-plan.ts toDelete says what). */
 async function deleteTranslation(
   { client, neighbours }: PushDeps,
-  { owner, resources: given, force, reference }: DeleteInput,
+  { owner, resources: given, force, reference, releasedByCaller }: DeleteInput,
 ): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
   const progress = heartbeats();
   const fromApi = reference ? await stored(neighbours, owner, reference) : undefined;
@@ -519,7 +525,7 @@ async function deleteTranslation(
     progress.done,
     force,
   );
-  if (reference?.readRecord)
+  if (reference?.readRecord && !releasedByCaller)
     await neighbours!.records.write(
       reference.ref,
       reference.uid,
