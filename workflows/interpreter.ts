@@ -149,7 +149,8 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
       onSnapshot?: (snapshot: AnyMachineSnapshot, settled: boolean) => void;
       beforeAction?: (type: string) => void;
       shouldStop?: () => boolean;
-      admit?: (event: TEvent, before: AnyMachineSnapshot, after: AnyMachineSnapshot) => Promise<boolean>;
+      /** Synchronous when it needs no activity to decide (nearly always), so that no promise is made for it. */
+      admit?: (event: TEvent, before: AnyMachineSnapshot, after: AnyMachineSnapshot) => boolean | Promise<boolean>;
     } = {},
   ): Promise<void> {
     for (;;) {
@@ -157,25 +158,46 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
       this.pending = [];
       for (const action of actions) {
         hooks.beforeAction?.(action.type);
-        await this.execute(action, executors);
+        // Every promise a workflow makes costs the SDK a stack trace (for its stack-trace query), a third of a
+        // lifecycle's workflow-thread CPU: none is made where nothing waits.
+        const executed = this.execute(action, executors);
+        if (executed) await executed;
       }
       hooks.onSnapshot?.(this.snapshot, this.done || this.queue.length === 0);
       if (this.done) return;
-      await condition(() => this.queue.length > 0 || (hooks.shouldStop?.() ?? false));
+      if (this.queue.length === 0) await condition(() => this.queue.length > 0 || (hooks.shouldStop?.() ?? false));
       const event = this.queue.shift();
       if (!event) return;
       const [next, pending] = this.step(this.snapshot, event);
-      if (hooks.admit && !(await hooks.admit(event, this.snapshot, next))) continue;
+      const admitted = hooks.admit?.(event, this.snapshot, next) ?? true;
+      if (!(typeof admitted === 'boolean' ? admitted : await admitted)) continue;
       [this.snapshot, this.pending] = [next, pending];
     }
   }
 
-  private async execute(
+  /** Runs the action: a promise for an executor's, none for starting a timer (the SDK traces every promise made). */
+  private execute(
+    action: { type: string; params?: unknown },
+    executors: Executors<TParams, TEvent>,
+  ): Promise<void> | undefined {
+    switch (action.type) {
+      case 'startTimer':
+        this.startTimer(action.params as TimerParams<Unstamped<TEvent>>);
+        return undefined;
+      case 'cancelTimer':
+        this.cancelTimer((action.params as { id: string }).id);
+        // The timer's cancel command is given once its scope's cancellation has run: awaited, it comes before what
+        // follows, as histories have it.
+        return Promise.resolve();
+      default:
+        return this.executeWith(action, executors);
+    }
+  }
+
+  private async executeWith(
     action: { type: string; params?: unknown },
     executors: Executors<TParams, TEvent>,
   ): Promise<void> {
-    if (action.type === 'startTimer') return this.startTimer(action.params as TimerParams<Unstamped<TEvent>>);
-    if (action.type === 'cancelTimer') return this.cancelTimer((action.params as { id: string }).id);
     // An action the machine names outside its `*ActionParams` still has no executor.
     const executor = (executors as Record<string, ((params: unknown) => Promise<Produced<TEvent>>) | undefined>)[
       action.type

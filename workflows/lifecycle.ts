@@ -239,18 +239,20 @@ function supersededUid<TContext extends LifecycleContext>(
  * a new incarnation is taken only once a read shows the served UID gone. A stale observation, or one made up by anyone
  * with access to the namespace, is dropped and logged.
  */
-async function provenIncarnation<TContext extends LifecycleContext>(
+function provenIncarnation<TContext extends LifecycleContext>(
   event: { type: string },
   before: TContext,
   after: TContext,
   supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined,
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   if (event.type !== 'observed') return true;
   const { observation } = event as unknown as { observation: Observation };
-  const { ref, uid } = observation;
   const superseded = supersededUid(observation, before, after, supersedes);
-  if (!superseded) return true;
-  const { served } = superseded;
+  return superseded ? servedIncarnationGone(observation, superseded.served) : true;
+}
+
+/** Asks the API server whether the incarnation `served` is gone, as the observation of another UID says. */
+async function servedIncarnationGone({ ref, uid }: Observation, served: string | undefined): Promise<boolean> {
   try {
     const held = await kubernetes.readIncarnation.executeWithOptions(
       { summary: `is ${describeRef(ref)} ${served ?? ''} gone, as an observation of ${uid} says?` },
