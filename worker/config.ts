@@ -61,6 +61,12 @@ export const workerProcessSettings = {
     description:
       "cap on MidoNet activities started per second, across every worker (Temporal's maxTaskQueueActivitiesPerSecond on the task queue, where MidoNet's are the only regular activities)",
   },
+  heapSnapshotDir: {
+    env: 'STEWARD_HEAP_SNAPSHOT_DIR',
+    arg: 'dir',
+    description:
+      "on SIGUSR2, a heap snapshot of every thread (the workflow thread's too) into this directory, to see what holds the memory; the process pauses while it writes",
+  },
   ...httpSettings('STEWARD', 9464),
   logLevel: logLevelSetting,
 } satisfies Record<string, Setting>;
@@ -78,6 +84,8 @@ export interface WorkerProcessConfig {
   workflowBundle?: string;
   /** Absent: `steward@<version>+<hash of the workflow code>` (worker/build-id.ts). */
   buildId?: string;
+  /** Where SIGUSR2 writes every thread's heap snapshot; absent: the signal is not handled. */
+  heapSnapshotDir?: string;
   http: { host: string; port: number };
   logLevel: LogLevel;
 }
@@ -96,6 +104,7 @@ const workerShape = {
     .transform(Number)
     .pipe(z.number({ error: 'must be a number' }).positive('must be more than 0'))
     .optional(),
+  heapSnapshotDir: z.string().min(1, 'must not be empty').optional(),
   ...httpShape,
   logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
 };
@@ -113,6 +122,7 @@ export function loadWorkerProcessConfig(flags: Flags = {}, env: NodeJS.ProcessEn
     rateLimits: { midonetActivitiesPerSecond: v.midonetActivitiesPerSecond },
     workflowBundle: v.workflowBundle,
     ...(v.buildId ? { buildId: v.buildId } : {}),
+    ...(v.heapSnapshotDir ? { heapSnapshotDir: v.heapSnapshotDir } : {}),
     http: { host: v.httpHost, port: v.httpPort },
     logLevel: v.logLevel,
   };

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
 import { createLogger } from '../platform/log';
 import { stewardVersion } from '../platform/version';
+import { heapSnapshotsOnSignal } from '../platform/heap-snapshots';
 import { startHttpServer, type Check } from '../platform/http';
 import { acquireTracing, type Tracing } from '../platform/tracing';
 import {
@@ -189,6 +190,13 @@ async function clientWhenReachable(config: WorkerProcessConfig, live: Live, log:
   }
 }
 
+/** SIGUSR2's heap snapshots, when a directory is set; what stops listening for them. */
+function heapSnapshotsWhenAsked(config: WorkerProcessConfig, log: Logger): (() => Promise<void>)[] {
+  if (!config.heapSnapshotDir) return [];
+  const stop = heapSnapshotsOnSignal(config.heapSnapshotDir, log);
+  return [() => Promise.resolve(stop())];
+}
+
 /**
  * Serves the probes at once, waits for Temporal (see `clientWhenReachable`), then runs the Workers. Rejects with
  * StoppedWaitingError when stopped before Temporal answered.
@@ -200,7 +208,7 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
   const http = await serve(config, options, live, metrics, log);
   // Released last, once the Workers stopped: the spans of their last tasks are sent then.
   const { tracing, release } = acquireTracing('steward-worker');
-  const closing: (() => Promise<void>)[] = [release, () => http.close()];
+  const closing: (() => Promise<void>)[] = [release, () => http.close(), ...heapSnapshotsWhenAsked(config, log)];
   const closeAll = async () => {
     for (const close of closing.reverse())
       await close().catch((error: unknown) => log.warn({ err: error }, 'close failed'));
