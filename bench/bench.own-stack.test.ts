@@ -35,6 +35,19 @@ describe('on the dev server', () => {
     },
     900_000,
   );
+
+  test('burst with heap snapshots: every thread of the worker snapshotted at the peak, and what holds its memory reported', async () => {
+    const report = await runScenario(stack.info, 'burst', { ...SMOKE_SIZES.burst, heapSnapshot: true });
+    expect(report.converged).toEqual({ steward: true, baseline: true });
+    const sections = (report.sections ?? []).join('\n');
+    expect(sections).toContain('## Worker 1 (pid ');
+    // The main thread's and the SDK's workflow thread's, each with its holders and constructors.
+    const threads = [...sections.matchAll(/^### (.+) thread: ([\d.]+) MB in (\d+) nodes$/gm)];
+    expect(threads.map((t) => t[1])[0]).toBe('main');
+    expect(threads.length).toBeGreaterThanOrEqual(2);
+    for (const [, , mb] of threads) expect(Number(mb)).toBeGreaterThan(1);
+    expect(sections).toContain('| constructor | objects | shallow MB |');
+  }, 900_000);
 });
 
 test('profiles, on the cluster profile with 2 worker processes: both sides converge, each worker and PostgreSQL measured, one table', async () => {

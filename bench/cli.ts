@@ -34,6 +34,10 @@ async function main(): Promise<void> {
       countArgument,
     )
     .option('--workers <n>', 'burst, churn: Steward worker processes (default 1)', countArgument)
+    .option(
+      '--heap-snapshot',
+      "burst: at the peak, a heap snapshot of each worker's threads, and what holds its memory in the report (the snapshots pause the workers: not a timing run)",
+    )
     .addOption(
       new Option(
         '--temporal <profile>',
@@ -70,13 +74,14 @@ async function main(): Promise<void> {
   if (opts.stack && program.getOptionValueSource('temporal') === 'cli')
     program.error('--temporal and --stack: a running stack has its profile already');
   if (opts.profiles && scenario !== 'profiles') program.error('--profiles goes with the scenario profiles');
+  if (opts.heapSnapshot && scenario !== 'burst') program.error('--heap-snapshot goes with the scenario burst');
   if (scenario === 'profiles' && (opts.stack || opts.workers || program.getOptionValueSource('temporal') === 'cli'))
     program.error(
       'profiles starts a stack per run: give the runs with --profiles, not --stack, --temporal or --workers',
     );
   const out = opts.smoke && opts.out === join(__dirname, 'results') ? join(tmpdir(), 'steward-bench-smoke') : opts.out;
   const flags = Object.fromEntries(
-    (['pods', 'nodes', 'rate', 'duration', 'cache', 'workers'] as const).flatMap((k) =>
+    (['pods', 'nodes', 'rate', 'duration', 'cache', 'workers', 'heapSnapshot'] as const).flatMap((k) =>
       opts[k] === undefined ? [] : [[k, opts[k]]],
     ),
   );

@@ -152,7 +152,7 @@ export function temporalProcesses(info: StackInfo): TemporalProcesses {
  * Resident set size of a process, in bytes (VmRSS of /proc/<pid>/status); 0 once it has exited, so that a worker that
  * ends mid-run leaves the run to fail on what it left undone, not the sampler's timer to end the bench.
  */
-function residentBytes(pid: number): number {
+export function residentBytes(pid: number): number {
   let status: string;
   try {
     status = readFileSync(`/proc/${pid}/status`, 'utf8');

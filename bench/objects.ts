@@ -30,6 +30,7 @@ import { type KubernetesProjection, type NodeProjection, type Translation } from
 import { toProjection } from '../model/translation/to-projection';
 import { startDirectReconciler, type DirectReconciler } from './direct/reconciler';
 import { counted, startMeter, temporalProcesses, workerActivities, workerCache, type Usage } from './measure';
+import { heapSection, snapshotWorkers, type WorkerHeapAtPeak } from './heap-peak';
 import type { Report, Row } from './report';
 
 export type Side = 'steward' | 'direct';
@@ -205,6 +206,8 @@ export interface PhaseContext {
   measured<T>(run: () => Promise<T>): Promise<T>;
   /** Waits until the emulator holds exactly what the model says and every Translation of the namespace is Ready. */
   converged(what: string, timeoutMs?: number): Promise<void>;
+  /** The scenario's peak (every object live and converged): a run with heap snapshots takes them here. */
+  atPeak(): Promise<void>;
 }
 
 export interface PhaseResult {
@@ -290,6 +293,7 @@ interface SideRunner {
   activities(): Promise<number>;
   cache?(): Promise<{ evictions: number; misses: number }>;
   events?(): Promise<Map<string, number>>;
+  atPeak?(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -393,6 +397,7 @@ async function runPhase(
     model,
     measured,
     converged,
+    atPeak: () => sideRunner.atPeak?.() ?? Promise.resolve(),
   });
   if (!costs) throw new Error(`scenario ${scenario.name} measured nothing`);
 
@@ -420,12 +425,25 @@ async function runPhase(
   return { result, costs };
 }
 
-/** Steward's side: the objects harness's workers and starter; its activities from the workers' /metrics. */
+/**
+ * Steward's side: the objects harness's workers and starter; its activities from the workers' /metrics. With `heap`,
+ * each worker's heap snapshots at the peak go to `heap.peaks`.
+ */
 const stewardSide =
-  (h: ObjectsHarness) =>
+  (h: ObjectsHarness, heap?: { dir: string; peaks: WorkerHeapAtPeak[] }) =>
   ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> =>
     Promise.resolve({
       workerPids: h.workers.flatMap((w) => (w.pid ? [w.pid] : [])),
+      ...(heap && {
+        atPeak: async () => {
+          heap.peaks.push(
+            ...(await snapshotWorkers(
+              h.workers.flatMap((w) => (w.pid ? [w.pid] : [])),
+              heap.dir,
+            )),
+          );
+        },
+      }),
       activities: async () =>
         sumValues(
           await Promise.all(h.workers.map(async (w) => sumValues((await workerActivities(w.httpPort)).values()))),
@@ -468,13 +486,15 @@ export interface ObjectsScenarioOptions {
   maxCachedWorkflows?: number;
   /** Steward worker processes (1 when absent). */
   workers?: number;
+  /** Each worker's heap snapshots at the peak, in the report (the run's timings then include their pauses). */
+  heapSnapshots?: boolean;
 }
 
 /** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
 export async function runObjectsScenario(
   info: StackInfo,
   scenario: ObjectsScenario,
-  { maxCachedWorkflows, workers = 1 }: ObjectsScenarioOptions = {},
+  { maxCachedWorkflows, workers = 1, heapSnapshots = false }: ObjectsScenarioOptions = {},
 ): Promise<Report> {
   const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
   const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
@@ -489,7 +509,11 @@ export async function runObjectsScenario(
     logFile: (i: number) => join(info.stateDir, 'logs', `bench-${scenario.name}-worker-${i + 1}.log`),
     workflowBundle,
   };
+  const heap = heapSnapshots
+    ? { dir: join(info.stateDir, 'bench', `heap-${Date.now().toString(36)}`), peaks: [] as WorkerHeapAtPeak[] }
+    : undefined;
   const h = await startObjectsHarness(info, {
+    ...(heap && { heapSnapshotDir: heap.dir }),
     hosts,
     identity: `bench-${scenario.name}`,
     debounceMs: Number(starterSettings.debounceMs.default),
@@ -499,7 +523,7 @@ export async function runObjectsScenario(
   });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
-    steward = await runPhase('steward', h, info, scenario, stewardSide(h));
+    steward = await runPhase('steward', h, info, scenario, stewardSide(h, heap));
   } finally {
     // Steward stops before the direct side starts: its starter watches every namespace.
     await h.stop();
@@ -512,7 +536,8 @@ export async function runObjectsScenario(
     scenario,
     directSide(loadKubeConfig(info.kubernetes.kubeconfig)!, h.midonet),
   );
-  return objectsReport(info, scenario, steward, direct, { cache, workers });
+  const report = objectsReport(info, scenario, steward, direct, { cache, workers });
+  return heap ? { ...report, sections: heapSection(heap.peaks) } : report;
 }
 
 /** The kinds of request that make up at least a tenth of one per object, most first: `patch translations/status 2.0, …`. */

@@ -27,6 +27,8 @@ export interface Report {
   notes: string[];
   /** Each worker process's CPU and peak RSS, in start order, when the workers ran in processes of their own. */
   workers?: { cpuSeconds: number; peakRssMb: number }[];
+  /** Markdown after the notes (e.g. what held the workers' memory at the peak). */
+  sections?: string[];
 }
 
 /** The row whose key (else metric) is `key`. */
@@ -52,6 +54,7 @@ export function printReport(report: Report): void {
   const { header, rows } = reportTable(report);
   printTable(report.title, header, rows);
   for (const note of report.notes) console.log(`  ${note}`);
+  for (const line of report.sections ?? []) console.log(line);
 }
 
 export const machine = () => {
@@ -76,6 +79,7 @@ export function reportMarkdown(report: Report, level = 1): string[] {
     ...markdownTable(header, rows),
     '',
     ...report.notes.map((note) => `- ${note}`),
+    ...(report.sections ? ['', ...report.sections] : []),
   ];
 }
 

@@ -19,6 +19,8 @@ export interface Sizes {
   cache?: number;
   /** Steward worker processes (burst, churn); 1 when absent. */
   workers?: number;
+  /** burst: each worker's heap snapshots at the peak, in the report. */
+  heapSnapshot?: boolean;
 }
 
 export const DEFAULT_SIZES: Record<ScenarioName, Partial<Sizes>> = {
@@ -37,7 +39,11 @@ export function runScenario(info: StackInfo, name: ScenarioName, sizes: Partial<
   const s = { ...DEFAULT_SIZES[name], ...sizes } as Sizes;
   switch (name) {
     case 'burst':
-      return runObjectsScenario(info, burst(s), { maxCachedWorkflows: s.cache, workers: s.workers });
+      return runObjectsScenario(info, burst(s), {
+        maxCachedWorkflows: s.cache,
+        workers: s.workers,
+        heapSnapshots: s.heapSnapshot,
+      });
     case 'churn':
       return runObjectsScenario(info, churn(s), { maxCachedWorkflows: s.cache, workers: s.workers });
     case 'peerpods':

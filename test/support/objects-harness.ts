@@ -83,6 +83,8 @@ export interface HarnessOptions {
   maxCachedWorkflows?: number;
   /** The installation's cluster ID (STEWARD_CLUSTER_ID): worker, starter and global setup under its prefix. */
   clusterId?: string;
+  /** Where the workers write every thread's heap snapshot on SIGUSR2 (STEWARD_HEAP_SNAPSHOT_DIR). */
+  heapSnapshotDir?: string;
   /** How long the global Translations may take to be Ready (longer when many objects start at once). */
   globalsTimeoutMs?: number;
   log?: Logger;
@@ -135,6 +137,7 @@ export async function startObjectsHarness(
     startWorkers,
     maxCachedWorkflows,
     clusterId,
+    heapSnapshotDir,
     globalsTimeoutMs = 90_000,
     log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' }),
   }: HarnessOptions,
@@ -151,6 +154,7 @@ export async function startObjectsHarness(
     ...workerSettingsOn(info),
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}),
     ...(clusterId ? { clusterId } : {}),
+    ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
   };
   // Secrets have no flag.
   const secrets = { MIDONET_PASSWORD: MIDONET_USER.password };
