@@ -3,11 +3,14 @@
 // fresh Nodes. A model of what the scenario wrote says what MidoNet must hold and no longer hold; convergence is
 // read in the emulator and in the Translations' Ready conditions, never inferred. Costs are measured around the
 // scenario's window and given per Pod (or per change).
+import { rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import type { StackInfo } from '../deploy/local';
+import { compileSteward } from '../deploy/local/compiled';
+import { repoRoot } from '../deploy/local/paths';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { DEFAULT_LEASE } from '../starter/controller';
 import { starterSettings } from '../starter/config';
@@ -504,10 +507,17 @@ export async function runObjectsScenario(
   // workflow code bundled once, as the image's workers do (no webpack in each).
   const workflowBundle = join(info.stateDir, 'bench', 'workflow-bundle.js');
   await writeWorkflowBundle(workflowBundle);
+  // And run compiled, as the image runs them: through tsx a worker holds every module's rewritten source and its
+  // source map besides (some 50 MB).
+  const appRoot = join(info.stateDir, 'bench', 'app');
+  rmSync(appRoot, { recursive: true, force: true });
+  await compileSteward(appRoot, join(info.stateDir, 'logs', 'bench-compile.log'));
+  symlinkSync(join(repoRoot, 'node_modules'), join(appRoot, 'node_modules'));
   const workerProcesses = {
     count: workers,
     logFile: (i: number) => join(info.stateDir, 'logs', `bench-${scenario.name}-worker-${i + 1}.log`),
     workflowBundle,
+    appRoot,
   };
   const heap = heapSnapshots
     ? { dir: join(info.stateDir, 'bench', `heap-${Date.now().toString(36)}`), peaks: [] as WorkerHeapAtPeak[] }
@@ -638,7 +648,7 @@ function objectsReport(
     notes: [
       `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first (${workers} worker process${plural}, each caching ${cache} workflows); converged = the emulator holds exactly what the model says and every Translation is Ready.`,
       `Temporal: ${cluster ? 'the cluster profile (PostgreSQL, 3 server hosts; the UI server not counted)' : 'the dev server'}.`,
-      `Steward's workers run as \`steward worker\` in processes of their own (as deployed, the workflow code bundled once); its starter, the direct reconciler and the bench's driver run in the bench process. activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.`,
+      `Steward's workers run as \`steward worker\` in processes of their own, as the image runs them (compiled to JavaScript, the workflow code bundled once); its starter, the direct reconciler and the bench's driver run in the bench process. activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.`,
       ...(each && each.length > 1
         ? [
             `Each worker, in start order: CPU ${each.map((w) => w.cpuSeconds.toFixed(1)).join(' / ')} s, peak RSS ${each.map((w) => w.peakRssMb.toFixed(0)).join(' / ')} MB (the table's peak is the peak of their sum).`,

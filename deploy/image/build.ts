@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { compileSteward } from '../local/compiled';
 import { cacheRoot, repoRoot } from '../local/paths';
 import { capture, commandExists, runLogged } from '../local/process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from '../local/progress';
@@ -123,14 +124,7 @@ async function stageApp(report: Reporter, nodeModules: string): Promise<string> 
   rmSync(app, { recursive: true, force: true });
   mkdirSync(app, { recursive: true });
   await step(report, 'compile the sources (tsc -p tsconfig.build.json) and bundle the workflows', async () => {
-    const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
-    await runLogged(process.execPath, [tsc, '-p', join(repoRoot, 'tsconfig.build.json'), '--outDir', app], {
-      step: 'tsc -p tsconfig.build.json',
-      logFile,
-    });
-    for (const file of ['bin', 'package.json', 'package-lock.json']) {
-      cpSync(join(repoRoot, file), join(app, file), { recursive: true });
-    }
+    await compileSteward(app, logFile);
     await runLogged('cp', ['-al', nodeModules, join(app, 'node_modules')], { step: 'link node_modules', logFile });
     await runLogged(process.execPath, ['bin/steward.cjs', 'bundle', '--out', join(app, 'workflow-bundle.js')], {
       step: 'steward bundle',

@@ -30,6 +30,8 @@ export interface StewardProcessOptions {
   secrets?: Record<string, string>;
   logFile: string;
   readyTimeoutMs?: number;
+  /** Where `bin/steward.cjs` is: a compiled tree (compileSteward) runs as the image does; this checkout when absent. */
+  appRoot?: string;
 }
 
 export interface WorkerProcessOptions extends StewardProcessOptions {
@@ -49,13 +51,20 @@ const nodeArgs = () => (process.env.STEWARD_PROCESS_NODE_ARGS ?? '').split(' ').
  */
 export async function startStewardProcess(
   role: 'worker' | 'starter',
-  { name = `steward-${role}`, env = {}, secrets = {}, logFile, readyTimeoutMs = 60_000 }: StewardProcessOptions,
+  {
+    name = `steward-${role}`,
+    env = {},
+    secrets = {},
+    logFile,
+    readyTimeoutMs = 60_000,
+    appRoot = repoRoot,
+  }: StewardProcessOptions,
   ready: () => Promise<boolean>,
 ): Promise<StewardProcess> {
   const child = ManagedProcess.start(
     name,
     process.execPath,
-    [...nodeArgs(), join(repoRoot, 'bin', 'steward.cjs'), role],
+    [...nodeArgs(), join(appRoot, 'bin', 'steward.cjs'), role],
     {
       logFile,
       env: { ...env, ...secrets },

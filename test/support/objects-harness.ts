@@ -76,7 +76,13 @@ export interface HarnessOptions {
    * Run the worker as `count` `steward worker` processes (their CPU and memory then measurable), each logging to
    * `logFile(index)`, all loading the workflow code from `workflowBundle` when given (as the image's workers do).
    */
-  workerProcesses?: { count: number; logFile: (index: number) => string; workflowBundle?: string };
+  workerProcesses?: {
+    count: number;
+    logFile: (index: number) => string;
+    workflowBundle?: string;
+    /** A compiled tree to run them from (compileSteward), as the image does; this checkout through tsx when absent. */
+    appRoot?: string;
+  };
   /** Starts the workers some other way (the image's, in a container) with the settings and secrets the others get. */
   startWorkers?: (settings: WorkerSettingValues, secrets: Record<string, string>) => Promise<ObjectsHarness['workers']>;
   /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
@@ -165,6 +171,7 @@ export async function startObjectsHarness(
           settings,
           secrets,
           logFile: workerProcesses.logFile(index),
+          ...(workerProcesses.appRoot ? { appRoot: workerProcesses.appRoot } : {}),
           ...(workerProcesses.workflowBundle
             ? { env: { STEWARD_WORKFLOW_BUNDLE: workerProcesses.workflowBundle } }
             : {}),
