@@ -141,7 +141,7 @@ export function createActivities(
     const health = watchBackendHealth({
       backend,
       probe,
-      wake: () => wakeStuckLifecycles(temporal, log, { workflowTypes, clusterId, by: `${backend} answers again` }),
+      wake: (by) => wakeStuckLifecycles(temporal, log, { workflowTypes, clusterId, by }),
       log: log.child({ component: 'backend-health', backend }),
     });
     healths.push(health);
