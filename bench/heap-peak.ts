@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { HeapSnapshotSet } from '../platform/heap-snapshots';
 import { readHeapSnapshot, summarize, summaryTables } from './heap-snapshot';
 import { residentBytes } from './measure';
+import { markdownTable } from './report';
 import { waitFor } from '../test/support';
 
 export interface WorkerHeapAtPeak {
@@ -39,16 +40,36 @@ export async function snapshotWorkers(pids: number[], dir: string): Promise<Work
   return peaks;
 }
 
-/** The report's section: per worker, its RSS against its threads' live heaps, then each thread's holders. */
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+
+/**
+ * The report's section: per worker, its RSS taken apart (each thread's heap: live objects, garbage not yet collected
+ * and free pages; memory JavaScript objects hold outside the heaps; the rest, native: Temporal's core, the allocator,
+ * code), then each thread's holders.
+ */
 export function heapSection(peaks: WorkerHeapAtPeak[]): string[] {
   return peaks.flatMap(({ pid, rssBeforeMb, rssAfterMb, set }, i) => {
     const threads = set.threads.map((t) => ({ ...t, summary: summarize(readHeapSnapshot(t.file), { top: 15 }) }));
-    const liveMb = threads.reduce((sum, t) => sum + t.summary.totalBytes, 0) / 2 ** 20;
+    const heapsTotal = threads.reduce((sum, t) => sum + t.heap.totalBytes, 0);
+    const native = set.memory.rss - heapsTotal - set.memory.external;
     return [
       `## Worker ${i + 1} (pid ${pid}) at the peak: what holds its memory`,
       '',
-      `- RSS ${rssBeforeMb.toFixed(0)} MB before the snapshots, ${rssAfterMb.toFixed(0)} MB after them (a snapshot collects garbage first).`,
-      `- Live JavaScript objects ${liveMb.toFixed(0)} MB: ${threads.map((t) => `${t.thread} ${(t.summary.totalBytes / 2 ** 20).toFixed(0)} MB`).join(', ')}; the rest of the RSS is outside the JavaScript heaps' live objects (garbage not yet collected, free heap pages, Temporal's native core, buffers, code).`,
+      ...markdownTable(
+        ['part of the RSS', 'MB', 'of which live objects (snapshot) MB'],
+        [
+          ...threads.map((t) => [
+            `heap of the ${t.thread} thread (used ${mb(t.heap.usedBytes)} MB)`,
+            mb(t.heap.totalBytes),
+            mb(t.summary.totalBytes),
+          ]),
+          ['held outside the heaps by JavaScript objects (buffers; `external`)', mb(set.memory.external), '—'],
+          ['the rest: native (Temporal core, allocator arenas, code, stacks)', mb(native), '—'],
+          ['RSS when signalled', mb(set.memory.rss), '—'],
+        ],
+      ),
+      '',
+      `- RSS ${rssBeforeMb.toFixed(0)} MB as the bench read it before the signal, ${rssAfterMb.toFixed(0)} MB after the snapshots (writing one takes memory of its own).`,
       `- Files: ${threads.map((t) => t.file).join(', ')} (\`node --import tsx bench/heap-snapshot.ts <file>\`).`,
       '',
       ...threads.flatMap((t) => summaryTables(`${t.thread} thread`, t.summary).split('\n')),

@@ -27,6 +27,10 @@ describe('heap snapshots of every thread', () => {
         readFileSync(join(dir, `heap-${process.pid}-${set.at.replaceAll(':', '')}.json`), 'utf8'),
       ) as HeapSnapshotSet;
       expect(manifest).toEqual(set);
+      // The sizes taken before the snapshots: a heap holds what it uses, and the process at least its heaps.
+      for (const { heap } of set.threads) expect(heap.totalBytes).toBeGreaterThanOrEqual(heap.usedBytes);
+      expect(set.threads.every(({ heap }) => heap.usedBytes > 1_000_000)).toBe(true);
+      expect(set.memory.rss).toBeGreaterThan(set.threads.reduce((sum, { heap }) => sum + heap.usedBytes, 0));
       const counts = set.threads.map(
         ({ file }) =>
           summarize(readHeapSnapshot(file), { top: 1000 }).byConstructor.find(

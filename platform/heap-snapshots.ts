@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
-import { writeHeapSnapshot } from 'node:v8';
+import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import type { Logger } from 'pino';
 
 /**
@@ -12,12 +12,23 @@ import type { Logger } from 'pino';
  * Temporal SDK's, whose heap only the inspector reaches (`NodeWorker`, in process: no port is opened).
  */
 
+/** A V8 heap's size: what it holds (live and not yet collected) and what it has taken from the system. */
+export interface HeapSize {
+  usedBytes: number;
+  totalBytes: number;
+}
+
 /** What one signal wrote: the manifest `heap-<pid>-<time>.json` lists it, written last, once every file is whole. */
 export interface HeapSnapshotSet {
   pid: number;
   at: string;
-  /** The main thread's first, then each worker thread's, with its title. */
-  threads: { thread: string; file: string }[];
+  /**
+   * The process's memory as the signal found it, before any snapshot (a snapshot collects garbage first):
+   * `process.memoryUsage()` (RSS, the main heap, memory outside V8's heaps held by JavaScript objects).
+   */
+  memory: NodeJS.MemoryUsage;
+  /** The main thread's first, then each worker thread's, with its title and its heap's size then. */
+  threads: { thread: string; file: string; heap: HeapSize }[];
 }
 
 interface AttachedWorker {
@@ -25,8 +36,21 @@ interface AttachedWorker {
   workerInfo: { title: string };
 }
 
-/** Each worker thread's snapshot through the inspector's NodeWorker domain, one thread after another. */
-async function writeWorkerThreadSnapshots(prefix: string): Promise<HeapSnapshotSet['threads']> {
+interface WorkerReply {
+  id?: number;
+  method?: string;
+  params?: { chunk: string };
+  result?: unknown;
+  error?: { message: string };
+}
+
+/** The in-process inspector attached to every worker thread (NodeWorker domain): a request to one, and its reply. */
+async function attachToWorkerThreads<T>(
+  use: (
+    workers: AttachedWorker[],
+    ask: (worker: AttachedWorker, method: string, onEvent?: (message: WorkerReply) => void) => Promise<unknown>,
+  ) => Promise<T>,
+): Promise<T> {
   const session = new Session();
   session.connect();
   const post = (method: string, params?: object) =>
@@ -36,43 +60,30 @@ async function writeWorkerThreadSnapshots(prefix: string): Promise<HeapSnapshotS
   const attached: AttachedWorker[] = [];
   const onAttached = ({ params }: { params: AttachedWorker }) => attached.push(params);
   session.on('NodeWorker.attachedToWorker', onAttached);
+  let requests = 0;
+  const ask = (worker: AttachedWorker, method: string, onEvent?: (message: WorkerReply) => void) =>
+    new Promise<unknown>((resolve, reject) => {
+      const id = ++requests;
+      const onMessage = ({ params }: { params: { sessionId: string; message: string } }) => {
+        if (params.sessionId !== worker.sessionId) return;
+        const message = JSON.parse(params.message) as WorkerReply;
+        if (message.id !== id) return onEvent?.(message);
+        session.off('NodeWorker.receivedMessageFromWorker', onMessage);
+        if (message.error) reject(new Error(`${worker.workerInfo.title}: ${method}: ${message.error.message}`));
+        else resolve(message.result);
+      };
+      session.on('NodeWorker.receivedMessageFromWorker', onMessage);
+      post('NodeWorker.sendMessageToWorker', {
+        sessionId: worker.sessionId,
+        message: JSON.stringify({ id, method, params: {} }),
+      }).catch(reject);
+    });
   try {
     // Attached workers are reported before enable's reply.
     await post('NodeWorker.enable', { waitForDebuggerOnStart: false });
-    const written: HeapSnapshotSet['threads'] = [];
-    for (const [i, worker] of attached.entries()) {
-      const file = `${prefix}-thread-${i + 1}.heapsnapshot`;
-      const out = createWriteStream(`${file}.part`);
-      const request = 1;
-      await new Promise<void>((resolve, reject) => {
-        const onMessage = ({ params }: { params: { sessionId: string; message: string } }) => {
-          if (params.sessionId !== worker.sessionId) return;
-          const message = JSON.parse(params.message) as {
-            id?: number;
-            method?: string;
-            params?: { chunk: string };
-            error?: { message: string };
-          };
-          if (message.method === 'HeapProfiler.addHeapSnapshotChunk') out.write(message.params!.chunk);
-          else if (message.id === request) {
-            session.off('NodeWorker.receivedMessageFromWorker', onMessage);
-            if (message.error) reject(new Error(`${worker.workerInfo.title}: ${message.error.message}`));
-            else resolve();
-          }
-        };
-        session.on('NodeWorker.receivedMessageFromWorker', onMessage);
-        post('NodeWorker.sendMessageToWorker', {
-          sessionId: worker.sessionId,
-          message: JSON.stringify({ id: request, method: 'HeapProfiler.takeHeapSnapshot', params: {} }),
-        }).catch(reject);
-      });
-      out.end();
-      await once(out, 'close');
-      await rename(`${file}.part`, file);
-      written.push({ thread: worker.workerInfo.title, file });
-    }
+    const result = await use(attached, ask);
     await post('NodeWorker.disable');
-    return written;
+    return result;
   } finally {
     session.off('NodeWorker.attachedToWorker', onAttached);
     session.disconnect();
@@ -84,14 +95,36 @@ export async function writeHeapSnapshots(dir: string): Promise<HeapSnapshotSet> 
   await mkdir(dir, { recursive: true });
   const at = new Date().toISOString();
   const prefix = join(dir, `heap-${process.pid}-${at.replaceAll(':', '')}`);
-  const main = writeHeapSnapshot(`${prefix}-main.heapsnapshot`);
-  const set: HeapSnapshotSet = {
-    pid: process.pid,
-    at,
-    threads: [{ thread: 'main', file: main }, ...(await writeWorkerThreadSnapshots(prefix))],
-  };
-  await writeFile(`${prefix}.json`, JSON.stringify(set, null, 2));
-  return set;
+  return attachToWorkerThreads(async (workers, ask) => {
+    // Every size first: each snapshot collects its heap's garbage.
+    const memory = process.memoryUsage();
+    const mainHeap = getHeapStatistics();
+    const workerHeaps: { usedSize: number; totalSize: number }[] = [];
+    for (const worker of workers)
+      workerHeaps.push((await ask(worker, 'Runtime.getHeapUsage')) as { usedSize: number; totalSize: number });
+    const threads: HeapSnapshotSet['threads'] = [
+      {
+        thread: 'main',
+        file: writeHeapSnapshot(`${prefix}-main.heapsnapshot`),
+        heap: { usedBytes: mainHeap.used_heap_size, totalBytes: mainHeap.total_heap_size },
+      },
+    ];
+    for (const [i, worker] of workers.entries()) {
+      const file = `${prefix}-thread-${i + 1}.heapsnapshot`;
+      const out = createWriteStream(`${file}.part`);
+      await ask(worker, 'HeapProfiler.takeHeapSnapshot', (message) => {
+        if (message.method === 'HeapProfiler.addHeapSnapshotChunk') out.write(message.params!.chunk);
+      });
+      out.end();
+      await once(out, 'close');
+      await rename(`${file}.part`, file);
+      const { usedSize, totalSize } = workerHeaps[i]!;
+      threads.push({ thread: worker.workerInfo.title, file, heap: { usedBytes: usedSize, totalBytes: totalSize } });
+    }
+    const set: HeapSnapshotSet = { pid: process.pid, at, memory, threads };
+    await writeFile(`${prefix}.json`, JSON.stringify(set, null, 2));
+    return set;
+  });
 }
 
 /**
