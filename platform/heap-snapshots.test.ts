@@ -40,6 +40,9 @@ describe('heap snapshots of every thread', () => {
       expect(counts[0]).toBe(0);
       expect(counts.filter((n) => n === 30_000)).toHaveLength(1);
       expect(set.threads.find((_, i) => counts[i] === 30_000)!.thread).toContain('holder');
+      // Again, as a second signal would: every thread answers a new session as it did the first.
+      const again = await writeHeapSnapshots(dir);
+      expect(again.threads.map((t) => t.thread)).toEqual(set.threads.map((t) => t.thread));
     } finally {
       await thread.terminate();
     }

@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -82,6 +80,8 @@ async function attachToWorkerThreads<T>(
     // Attached workers are reported before enable's reply.
     await post('NodeWorker.enable', { waitForDebuggerOnStart: false });
     const result = await use(attached, ask);
+    // Detached one by one: a worker left attached answers the next session's requests to the old one.
+    for (const worker of attached) await post('NodeWorker.detach', { sessionId: worker.sessionId });
     await post('NodeWorker.disable');
     return result;
   } finally {
@@ -111,12 +111,13 @@ export async function writeHeapSnapshots(dir: string): Promise<HeapSnapshotSet> 
     ];
     for (const [i, worker] of workers.entries()) {
       const file = `${prefix}-thread-${i + 1}.heapsnapshot`;
-      const out = createWriteStream(`${file}.part`);
+      // Kept, then written at once: the chunks arrive inside the inspector's dispatch, where a stream's own writes
+      // re-entered themselves (ERR_MULTIPLE_CALLBACK).
+      const chunks: string[] = [];
       await ask(worker, 'HeapProfiler.takeHeapSnapshot', (message) => {
-        if (message.method === 'HeapProfiler.addHeapSnapshotChunk') out.write(message.params!.chunk);
+        if (message.method === 'HeapProfiler.addHeapSnapshotChunk') chunks.push(message.params!.chunk);
       });
-      out.end();
-      await once(out, 'close');
+      await writeFile(`${file}.part`, chunks);
       await rename(`${file}.part`, file);
       const { usedSize, totalSize } = workerHeaps[i]!;
       threads.push({ thread: worker.workerInfo.title, file, heap: { usedBytes: usedSize, totalBytes: totalSize } });
