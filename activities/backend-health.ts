@@ -66,12 +66,14 @@ export function watchBackendHealth({
   return {
     observe(answered) {
       if (answered && (timer || !answeredOnce)) {
-        const by = timer ? `${backend} answers again` : `${backend} answers a worker just started`;
+        const returned = timer !== undefined;
+        const by = returned ? `${backend} answers again` : `${backend} answers a worker just started`;
         answeredOnce = true;
         stopProbing();
         log.info('%s: waking the lifecycles stuck on it', by);
         wakeLogged(by);
-        settle(by, settleWakes);
+        // Only an outage this worker saw leaves attempts failing after it: at start, one wake is all.
+        if (returned) settle(by, settleWakes);
       } else if (!answered && !timer) {
         log.warn('%s does not answer: asking it again every %d ms until it does', backend, probeMs);
         timer = setInterval(() => void probe().catch(() => {}), probeMs);
