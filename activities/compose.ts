@@ -141,7 +141,7 @@ export function createActivities(
     const health = watchBackendHealth({
       backend,
       probe,
-      wake: (by) => wakeStuckLifecycles(temporal, log, { workflowTypes, clusterId, by }),
+      wake: () => wakeStuckLifecycles(temporal, log, { workflowTypes, clusterId, by: `${backend} answers again` }),
       log: log.child({ component: 'backend-health', backend }),
     });
     healths.push(health);
