@@ -11,8 +11,7 @@ import { waitFor } from '../test/support';
 
 export interface WorkerHeapAtPeak {
   pid: number;
-  /** Before the snapshot, and after it (a snapshot collects garbage first: the difference was garbage or free). */
-  rssBeforeMb: number;
+  /** After the snapshots (the RSS before them is the manifest's, read by the worker at the signal). */
   rssAfterMb: number;
   set: HeapSnapshotSet;
 }
@@ -25,17 +24,15 @@ export async function snapshotWorkers(pids: number[], dir: string): Promise<Work
   const peaks: WorkerHeapAtPeak[] = [];
   for (const pid of pids) {
     const before = new Set(manifests(dir, pid));
-    const rssBeforeMb = residentBytes(pid) / 2 ** 20;
     process.kill(pid, 'SIGUSR2');
-    let manifest: string | undefined;
-    await waitFor(
+    const manifest = await waitFor(
       `worker ${pid}: heap snapshots in ${dir}`,
-      () => Promise.resolve((manifest = manifests(dir, pid).find((f) => !before.has(f))) !== undefined),
+      () => manifests(dir, pid).find((f) => !before.has(f)),
       15 * 60_000,
       500,
     );
-    const set = JSON.parse(readFileSync(join(dir, manifest!), 'utf8')) as HeapSnapshotSet;
-    peaks.push({ pid, rssBeforeMb, rssAfterMb: residentBytes(pid) / 2 ** 20, set });
+    const set = JSON.parse(readFileSync(join(dir, manifest), 'utf8')) as HeapSnapshotSet;
+    peaks.push({ pid, rssAfterMb: residentBytes(pid) / 2 ** 20, set });
   }
   return peaks;
 }
@@ -48,7 +45,7 @@ const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
  * code), then each thread's holders.
  */
 export function heapSection(peaks: WorkerHeapAtPeak[]): string[] {
-  return peaks.flatMap(({ pid, rssBeforeMb, rssAfterMb, set }, i) => {
+  return peaks.flatMap(({ pid, rssAfterMb, set }, i) => {
     const threads = set.threads.map((t) => ({ ...t, summary: summarize(readHeapSnapshot(t.file), { top: 15 }) }));
     const heapsTotal = threads.reduce((sum, t) => sum + t.heap.totalBytes, 0);
     const native = set.memory.rss - heapsTotal - set.memory.external;
@@ -69,7 +66,7 @@ export function heapSection(peaks: WorkerHeapAtPeak[]): string[] {
         ],
       ),
       '',
-      `- RSS ${rssBeforeMb.toFixed(0)} MB as the bench read it before the signal, ${rssAfterMb.toFixed(0)} MB after the snapshots (writing one takes memory of its own).`,
+      `- RSS ${rssAfterMb.toFixed(0)} MB after the snapshots (writing one takes memory of its own).`,
       `- Files: ${threads.map((t) => t.file).join(', ')} (\`node --import tsx bench/heap-snapshot.ts <file>\`).`,
       '',
       ...threads.flatMap((t) => summaryTables(`${t.thread} thread`, t.summary).split('\n')),

@@ -229,26 +229,28 @@ export interface HeapSummary {
 }
 
 /**
- * For each node the edge that reaches it first in a breadth-first walk from the root over strong edges: a shortest
- * path that holds it, as DevTools' Retainers shows first. The dominators alone say little of an object held through
- * several roots (its dominator is the root itself).
+ * For each node the edge that reaches it first in a breadth-first walk from the root over strong edges, and that
+ * edge's source: a shortest path that holds it, as DevTools' Retainers shows first. The dominators alone say little
+ * of an object held through several roots (its dominator is the root itself).
  */
-function shortestRetainers(g: HeapGraph): Int32Array {
-  const via = new Int32Array(g.nodeCount).fill(-1);
+function shortestRetainers(g: HeapGraph): { edge: Int32Array; from: Int32Array } {
+  const edge = new Int32Array(g.nodeCount).fill(-1);
+  const from = new Int32Array(g.nodeCount).fill(-1);
   const queue = new Int32Array(g.nodeCount);
   let head = 0;
   let tail = 1;
-  via[0] = -2;
+  edge[0] = -2;
   while (head < tail) {
     const v = queue[head++]!;
     for (let e = g.firstEdge(v); e < g.firstEdge(v + 1); e++) {
       const w = g.edgeTarget(e);
-      if (via[w] !== -1 || g.edgeType(e) === 'weak') continue;
-      via[w] = e;
+      if (edge[w] !== -1 || g.edgeType(e) === 'weak') continue;
+      edge[w] = e;
+      from[w] = v;
       queue[tail++] = w;
     }
   }
-  return via;
+  return { edge, from };
 }
 
 const label = (g: HeapGraph, node: number) => {
@@ -282,24 +284,10 @@ export function summarize(g: HeapGraph, { top = 25 } = {}): HeapSummary {
       candidates.push(node);
   candidates.sort((a, b) => retained[b]! - retained[a]!);
   const via = shortestRetainers(g);
-  // An edge's source: the node whose edge range holds it.
-  const sourceOf = (edge: number) => {
-    let lo = 0;
-    let hi = g.nodeCount - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (g.firstEdge(mid) <= edge) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
   const holders = candidates.slice(0, top).map((node) => {
     const hops: string[] = [];
-    for (let v = node; via[v]! >= 0 && hops.length < 6; ) {
-      const from = sourceOf(via[v]!);
-      hops.unshift(`${label(g, from)}.${g.edgeName(via[v]!)}`);
-      v = from;
-    }
+    for (let v = node; via.edge[v]! >= 0 && hops.length < 6; v = via.from[v]!)
+      hops.unshift(`${label(g, via.from[v]!)}.${g.edgeName(via.edge[v]!)}`);
     return { path: hops.join(' › '), node: label(g, node), retainedBytes: retained[node]! };
   });
   return {

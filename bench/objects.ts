@@ -434,17 +434,13 @@ async function runPhase(
  */
 const stewardSide =
   (h: ObjectsHarness, heap?: { dir: string; peaks: WorkerHeapAtPeak[] }) =>
-  ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> =>
-    Promise.resolve({
-      workerPids: h.workers.flatMap((w) => (w.pid ? [w.pid] : [])),
+  ({ namespace, nodePrefix }: { namespace: string; nodePrefix: string }): Promise<SideRunner> => {
+    const workerPids = h.workers.flatMap((w) => (w.pid ? [w.pid] : []));
+    return Promise.resolve({
+      workerPids,
       ...(heap && {
         atPeak: async () => {
-          heap.peaks.push(
-            ...(await snapshotWorkers(
-              h.workers.flatMap((w) => (w.pid ? [w.pid] : [])),
-              heap.dir,
-            )),
-          );
+          heap.peaks.push(...(await snapshotWorkers(workerPids, heap.dir)));
         },
       }),
       activities: async () =>
@@ -466,6 +462,7 @@ const stewardSide =
         ),
       stop: () => Promise.resolve(),
     });
+  };
 
 /** The direct side: the reconciler started for the phase's namespace and Nodes. */
 const directSide =
