@@ -275,7 +275,7 @@ describe('object lifecycles on the embedded stack', () => {
       },
       30_000,
     );
-    const lastRemoval = Math.max(...(removedAt));
+    const lastRemoval = Math.max(...removedAt);
     const cascaded = portIds.filter((id) =>
       journal.some((e) => e.method === 'DELETE' && e.cascaded?.some((c) => c.includes(id))),
     ).length;
