@@ -1,13 +1,14 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { backendChangedSignal } from '../model/messages';
-import { clusterFilter } from '../model/naming';
 import { LifecycleState } from '../model/search-attributes';
 
 /**
  * Whether a backend (MidoNet, the cloud, the Kubernetes API) answers, as this worker's calls see it. While it does
  * not, it is asked again every `probeMs`, so its return is seen at once rather than at a stuck lifecycle's next retry;
- * on its return the stuck lifecycles that call it are woken (`wake`). Only a missing answer counts as down (no
+ * on its return the stuck lifecycles that call it are woken (`wake`). A worker cannot know what the one before it saw
+ * (an outage, or a return whose later wakes died with that worker), so its first answer counts as a return too: it
+ * asks once at start. Only a missing answer counts as down (no
  * connection, a timeout, 502–504 for MidoNet and the API server, `CloudUnavailable` for the cloud): an error the
  * backend gives is an answer.
  */
@@ -30,7 +31,8 @@ export function watchBackendHealth({
   backend: string;
   /** A harmless call whose outcome reaches `observe` (it goes through the same transport). */
   probe: () => Promise<unknown>;
-  wake: () => Promise<void>;
+  /** `by`: why, as the notice says it. */
+  wake: (by: string) => Promise<void>;
   log: Logger;
   probeMs?: number;
   /**
@@ -43,35 +45,42 @@ export function watchBackendHealth({
 }): BackendHealth {
   let timer: NodeJS.Timeout | undefined;
   let settling: NodeJS.Timeout | undefined;
-  const settle = (left: number) => {
+  let answeredOnce = false;
+  const settle = (by: string, left: number) => {
     clearTimeout(settling);
     if (left === 0) return;
     settling = setTimeout(() => {
-      wakeLogged();
-      settle(left - 1);
+      wakeLogged(by);
+      settle(by, left - 1);
     }, settleMs);
     settling.unref();
   };
-  const wakeLogged = () =>
-    void wake().catch((error: unknown) => log.warn({ err: error }, 'could not wake the stuck lifecycles'));
+  const wakeLogged = (by: string) =>
+    void wake(by).catch((error: unknown) => log.warn({ err: error }, 'could not wake the stuck lifecycles'));
+  const first = setImmediate(() => void probe().catch(() => {}));
   const stopProbing = () => {
     clearInterval(timer);
     timer = undefined;
   };
   return {
     observe(answered) {
-      if (!answered && !timer) {
+      if (answered && (timer || !answeredOnce)) {
+        const returned = timer !== undefined;
+        const by = returned ? `${backend} answers again` : `${backend} answers a worker just started`;
+        answeredOnce = true;
+        stopProbing();
+        log.info('%s: waking the lifecycles stuck on it', by);
+        wakeLogged(by);
+        // Only an outage this worker saw leaves attempts failing after it: at start, one wake is all.
+        if (returned) settle(by, settleWakes);
+      } else if (!answered && !timer) {
         log.warn('%s does not answer: asking it again every %d ms until it does', backend, probeMs);
         timer = setInterval(() => void probe().catch(() => {}), probeMs);
         timer.unref();
-      } else if (answered && timer) {
-        stopProbing();
-        log.info('%s answers again: waking the lifecycles stuck on it', backend);
-        wakeLogged();
-        settle(settleWakes);
       }
     },
     stop() {
+      clearImmediate(first);
       stopProbing();
       clearTimeout(settling);
     },
@@ -91,21 +100,19 @@ export const MIDONET_LIFECYCLES = [
 export const CLOUD_LIFECYCLES = ['peerPodLifecycle'];
 
 /**
- * Signals every running lifecycle of `workflowTypes` that is stuck (visibility's `LifecycleState`): retry now. `by`
- * says why, in the notice its history keeps.
+ * Signals every running lifecycle of `workflowTypes` on this worker's task queues that is stuck (visibility's
+ * `LifecycleState`): retry now. Not another installation's, nor another worker's sharing the namespace: those ask their
+ * backends themselves. `by` says why, in the notice its history keeps.
  */
 export async function wakeStuckLifecycles(
   temporal: Client,
   log: Logger,
-  { workflowTypes, clusterId, by }: { workflowTypes: string[]; clusterId?: string; by: string },
+  { workflowTypes, taskQueues, by }: { workflowTypes: string[]; taskQueues: string[]; by: string },
 ): Promise<void> {
-  const types = workflowTypes.map((type) => `'${type}'`).join(', ');
-  const query = [
-    `${LifecycleState.name} = 'stuck' AND ExecutionStatus = 'Running' AND WorkflowType IN (${types})`,
-    clusterFilter(clusterId),
-  ]
-    .filter(Boolean)
-    .join(' AND ');
+  const list = (values: string[]) => values.map((value) => `'${value}'`).join(', ');
+  const query =
+    `${LifecycleState.name} = 'stuck' AND ExecutionStatus = 'Running' AND WorkflowType IN (${list(workflowTypes)})` +
+    ` AND TaskQueue IN (${list(taskQueues)})`;
   const ids: string[] = [];
   for await (const workflow of temporal.workflow.list({ query })) ids.push(workflow.workflowId);
   const notice = { by, ids: [] };

@@ -8,7 +8,7 @@ import type { UntypedActivities } from '@temporalio/common';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backendChangedSignal, type BackendChanged } from '../model/messages';
-import { inCluster, temporalUiLink, type ObjectRef } from '../model/naming';
+import { inCluster, peerPodTaskQueue, temporalUiLink, type ObjectRef } from '../model/naming';
 import { createSource, informerFactory, kubernetesListWatch } from '../platform/kubernetes/informer';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import {
@@ -60,6 +60,8 @@ export interface ActivityDeps {
   temporal: Client;
   /** The cluster's prefix of the workflow ids (`inCluster`) the activities signal, wake and link; none when absent. */
   clusterId?: string;
+  /** The worker's task queue: the stuck lifecycles it wakes are those on it and on its peer-pod queue. */
+  taskQueue: string;
   log: Logger;
   /** Replace or add groups (a test's fakes); the rest are built from the configuration. */
   overrides?: ActivityGroups;
@@ -131,17 +133,18 @@ function watchNeighbours(
 
 export function createActivities(
   config: ActivitiesConfig,
-  { temporal, clusterId, log, overrides }: ActivityDeps,
+  { temporal, clusterId, taskQueue, log, overrides }: ActivityDeps,
 ): Activities {
   const groups: ActivityGroups = {};
   const kubeConfig = loadKubeConfig(config.kubeconfig);
   const healths: BackendHealth[] = [];
+  const taskQueues = [taskQueue, peerPodTaskQueue(taskQueue)];
   /** Watches a backend's answers; on its return the lifecycles stuck on it are woken. */
   const watch = (backend: string, workflowTypes: string[], probe: () => Promise<unknown>) => {
     const health = watchBackendHealth({
       backend,
       probe,
-      wake: () => wakeStuckLifecycles(temporal, log, { workflowTypes, clusterId, by: `${backend} answers again` }),
+      wake: (by) => wakeStuckLifecycles(temporal, log, { workflowTypes, taskQueues, by }),
       log: log.child({ component: 'backend-health', backend }),
     });
     healths.push(health);

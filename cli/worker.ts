@@ -62,7 +62,13 @@ export function runWorker(
     lifecycleStates,
     activities: (temporal, log) => {
       log.info({ activities: redactedActivities(config) }, 'activities from the configuration');
-      return createActivities(config, { temporal, clusterId: config.temporal.clusterId, log, overrides: activities });
+      return createActivities(config, {
+        temporal,
+        clusterId: config.temporal.clusterId,
+        taskQueue: config.temporal.taskQueue,
+        log,
+        overrides: activities,
+      });
     },
   });
 }

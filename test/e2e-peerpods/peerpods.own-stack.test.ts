@@ -339,8 +339,15 @@ describe('VM deletion fails: libvirt unreachable', () => {
     await h.stopWorker();
   });
 
-  it('the PeerPod keeps its finalizer and the workflow shows stuck everywhere; after recovery `steward cleanup --mode retry` deletes the VM and releases it', async () => {
+  it("the PeerPod keeps its finalizer and the workflow shows stuck everywhere; the operator's retry fails while libvirt is gone and says so; a worker started after libvirt's return finishes it at once", async () => {
     const name = `pp-down-${serial++}`;
+    const ref = { kind: 'PeerPod' as const, namespace, name };
+    // Started ahead of the starter with an hour-long stuck retry: only the operator or a wake moves it on here.
+    await h.client.workflow.start('peerPodLifecycle', {
+      workflowId: workflowId(ref),
+      taskQueue: peerPodTaskQueue(TASK_QUEUE),
+      args: [{ ref, timings: { stuckRetryMs: 60 * 60_000 } }],
+    });
     const uid = await createPeerPodPod(name);
     await recordedPeerPod(name);
     await h.libvirtRelay.stop();
@@ -362,7 +369,7 @@ describe('VM deletion fails: libvirt unreachable', () => {
       async () => {
         const ids: string[] = [];
         for await (const wf of h.client.workflow.list({
-          query: `K8sKind="PeerPod" AND K8sName="${name}" AND LifecycleState="stuck"`,
+          query: `WorkflowId="${workflowId(ref)}" AND LifecycleState="stuck"`,
         }))
           ids.push(wf.workflowId);
         return ids.length === 1 || undefined;
@@ -376,11 +383,8 @@ describe('VM deletion fails: libvirt unreachable', () => {
     const warning = events.items.find((e) => e.type === 'Warning' && e.reason === 'CloudUnavailable');
     expect(warning?.message).toContain('stuck while deleting the VM');
 
-    // A worker that saw libvirt go would wake the lifecycle itself on its return (the next test): a fresh one did not.
-    await h.stopWorker();
-    await h.libvirtRelay.start();
-    await h.startWorker('libvirt');
-    const run = await stewardProcess(
+    // The operator's retry is taken at once and recorded; libvirt still gone, it fails as the others did.
+    const retry = await stewardProcess(
       h,
       'cleanup',
       'peerpod',
@@ -388,15 +392,38 @@ describe('VM deletion fails: libvirt unreachable', () => {
       '--mode',
       'retry',
       '--reason',
-      'libvirt is back',
+      'try again now',
       '--by',
       'oncall',
     );
-    expect(run).toMatchObject({ code: 0 });
+    expect(retry).toMatchObject({ code: 0 });
+    const failed = await waitFor(
+      'the retry to fail and the workflow to be stuck again',
+      async () => {
+        const now = await stateOf(name);
+        return now.state === 'stuck' && (now.lastError?.failures ?? 0) > (view.lastError?.failures ?? 0)
+          ? now
+          : undefined;
+      },
+      90_000,
+    );
+    expect(failed.lastError?.reason).toBe('CloudUnavailable');
+    expect(failed.actions).toContainEqual(
+      expect.objectContaining({ action: 'cleanup', mode: 'retry', requestedBy: 'oncall', reason: 'try again now' }),
+    );
+    expect(await backend.countForPod(uid)).toBe(1);
+
+    // A worker started after libvirt's return cannot know it was gone: its first answer from libvirt wakes the stuck
+    // lifecycles, so the VM goes now, not at the hour-long retry.
+    await h.stopWorker();
+    await h.libvirtRelay.start();
+    const started = Date.now();
+    await h.startWorker('libvirt');
     await peerPodGone(name);
+    console.log(`worker started after libvirt's return → stuck peer pod's VM deleted: ${Date.now() - started} ms`);
     expect(await backend.countForPod(uid)).toBe(0);
     await completed(name);
-    await recordHistory(h.client, workflowId({ kind: 'PeerPod', namespace, name }), 'peerpod-stuck-cleanup-retry');
+    await recordHistory(h.client, workflowId(ref), 'peerpod-stuck-cleanup-retry');
   });
 
   it('after recovery the stuck retry timer finishes it without an operator: VM deleted, PeerPod released', async () => {

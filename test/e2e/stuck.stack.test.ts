@@ -110,6 +110,31 @@ describe('MidoNet down', () => {
     expect((await emulatorIds(h)).Bridge).toContain(bridgeId(54));
   });
 
+  it("MidoNet back while no worker runs: the next worker's first answer from MidoNet wakes what was left stuck, without its hour-long retry timer", async () => {
+    // What a worker killed between MidoNet's return and its wakes leaves: lifecycles stuck that no running worker saw
+    // fail, so none sees MidoNet return.
+    const name = 'woken-by-a-new-worker';
+    await stuckWhileCreatedWithMidonetDown(name, 55);
+    await waitFor(
+      'visibility to list it as stuck',
+      async () =>
+        (await listWorkflowIds(h, `K8sNamespace="${h.namespace}" AND K8sName="${name}" AND LifecycleState="stuck"`))
+          .length === 1 || undefined,
+      30_000,
+    );
+    await h.stopWorker();
+    await h.admin.setDown(false);
+
+    const started = Date.now();
+    await h.startWorker();
+    const view = await waitForState(h, name, 'synced', 30_000);
+    console.log(
+      `a new worker: the stuck Translation synced ${Date.now() - started} ms after its start (retry timer: 1 h)`,
+    );
+    expect(view.actions).toEqual([]);
+    expect((await emulatorIds(h)).Bridge).toContain(bridgeId(55));
+  });
+
   it('a Translation stuck while created, MidoNet back, is deleted at once when it is deleted: its hour-long retry timer is not waited for', async () => {
     const name = 'stuck-then-deleted';
     await stuckWhileCreatedWithMidonetDown(name, 53);

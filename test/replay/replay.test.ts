@@ -34,7 +34,7 @@ const cases: Record<string, string> = {
     'a PeerPod of cloud-api-adaptor tracked, deleted by the garbage collector: its VM deleted from its fields, released',
   'peerpod-aws-failure-path': 'the same on EC2',
   'peerpod-stuck-cleanup-retry':
-    'libvirt unreachable at deletion: stuck after the bounded retries, then cleanup retry, VM deleted, PeerPod released',
+    "libvirt unreachable at deletion: stuck after the bounded retries, an operator's cleanup retry failing the same, then woken by a worker started after libvirt's return: VM deleted, PeerPod released",
 };
 
 let bundle: WorkflowBundleWithSourceMap;
