@@ -7,7 +7,7 @@
 // No scenario: the default set (burst 200 on 4, peerpods 20). `--smoke`: every scenario at 20 Pods for a few seconds
 // (CI), results written to the temporary directory. Without `--stack`, a stack of the bench's own is started, on the
 // Temporal profile `--temporal` names.
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TemporalProfile } from '../deploy/local';
@@ -16,6 +16,12 @@ import { printReport, writeReport } from './report';
 import { DEFAULT_SIZES, runScenario, SCENARIOS, SMOKE_SIZES, type ScenarioName, type Sizes } from './scenarios';
 import { benchStack, runBench } from './support';
 import { countArgument } from '../platform/settings';
+
+/** The worker's STEWARD_HEAP_GROWTH_PERCENT, as its configuration takes it. */
+function percentArgument(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 300) throw new InvalidArgumentError('must be a whole number, 0 to 300.');
+  return Number(value);
+}
 
 async function main(): Promise<void> {
   const program = new Command('bench')
@@ -34,6 +40,11 @@ async function main(): Promise<void> {
       countArgument,
     )
     .option('--workers <n>', 'burst, churn: Steward worker processes (default 1)', countArgument)
+    .option(
+      '--heap-growth <percent>',
+      "burst, churn: how far each worker's heaps grow past their live objects between collections (STEWARD_HEAP_GROWTH_PERCENT; 0: V8's own)",
+      percentArgument,
+    )
     .option(
       '--heap-snapshot',
       "burst: at the peak, a heap snapshot of each worker's threads, and what holds its memory in the report (the snapshots pause the workers: not a timing run)",
@@ -81,7 +92,7 @@ async function main(): Promise<void> {
     );
   const out = opts.smoke && opts.out === join(__dirname, 'results') ? join(tmpdir(), 'steward-bench-smoke') : opts.out;
   const flags = Object.fromEntries(
-    (['pods', 'nodes', 'rate', 'duration', 'cache', 'workers', 'heapSnapshot'] as const).flatMap((k) =>
+    (['pods', 'nodes', 'rate', 'duration', 'cache', 'workers', 'heapGrowth', 'heapSnapshot'] as const).flatMap((k) =>
       opts[k] === undefined ? [] : [[k, opts[k]]],
     ),
   );

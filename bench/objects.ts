@@ -486,6 +486,8 @@ export interface ObjectsScenarioOptions {
   maxCachedWorkflows?: number;
   /** Steward worker processes (1 when absent). */
   workers?: number;
+  /** Each worker's heap growth between collections, in percent; the worker's default when absent. */
+  heapGrowthPercent?: number;
   /** Each worker's heap snapshots at the peak, in the report (the run's timings then include their pauses). */
   heapSnapshots?: boolean;
 }
@@ -494,10 +496,11 @@ export interface ObjectsScenarioOptions {
 export async function runObjectsScenario(
   info: StackInfo,
   scenario: ObjectsScenario,
-  { maxCachedWorkflows, workers = 1, heapSnapshots = false }: ObjectsScenarioOptions = {},
+  { maxCachedWorkflows, workers = 1, heapGrowthPercent, heapSnapshots = false }: ObjectsScenarioOptions = {},
 ): Promise<Report> {
   const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
   const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
+  const heapGrowth = heapGrowthPercent ?? Number(workerSettings.heapGrowthPercent.default);
   // The starter as deployed: its default coalescing window and Lease timings.
   const { leaseDurationSeconds, renewSeconds } = DEFAULT_LEASE;
   // The workers in processes of their own, as deployed: their CPU and memory are their own, and they load the
@@ -527,6 +530,7 @@ export async function runObjectsScenario(
     lease: { leaseDurationSeconds, renewSeconds },
     workerProcesses,
     maxCachedWorkflows: cache,
+    heapGrowthPercent: heapGrowth,
   });
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
@@ -543,7 +547,7 @@ export async function runObjectsScenario(
     scenario,
     directSide(loadKubeConfig(info.kubernetes.kubeconfig)!, h.midonet),
   );
-  const report = objectsReport(info, scenario, steward, direct, { cache, workers });
+  const report = objectsReport(info, scenario, steward, direct, { cache, workers, heapGrowth });
   return heap ? { ...report, sections: heapSection(heap.peaks) } : report;
 }
 
@@ -561,7 +565,7 @@ function objectsReport(
   scenario: ObjectsScenario,
   steward: { result: PhaseResult; costs: PhaseCosts },
   direct: { result: PhaseResult; costs: PhaseCosts },
-  { cache, workers }: { cache: number; workers: number },
+  { cache, workers, heapGrowth }: { cache: number; workers: number; heapGrowth: number },
 ): Report {
   const { count, unit } = steward.result.per;
   const per = (value: number | undefined, side: { result: PhaseResult }) =>
@@ -643,7 +647,7 @@ function objectsReport(
     ],
     ...(each ? { workers: each } : {}),
     notes: [
-      `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first (${workers} worker process${plural}, each caching ${cache} workflows); converged = the emulator holds exactly what the model says and every Translation is Ready.`,
+      `${count} ${unit}s on ${scenario.nodes} Nodes, each side in its own namespace and Nodes on the same stack, Steward first (${workers} worker process${plural}, each caching ${cache} workflows, its heaps growing ${heapGrowth ? `${heapGrowth}%` : 'as V8 decides'} past their live objects between collections); converged = the emulator holds exactly what the model says and every Translation is Ready.`,
       `Temporal: ${cluster ? 'the cluster profile (PostgreSQL, 3 server hosts; the UI server not counted)' : 'the dev server'}.`,
       `Steward's workers run as \`steward worker\` in processes of their own, as the image runs them (compiled to JavaScript, the workflow code bundled once); its starter, the direct reconciler and the bench's driver run in the bench process. activities = worker activity executions (retries included); direct counts its calls to the same functions under the same names.`,
       ...(each && each.length > 1

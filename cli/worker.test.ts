@@ -56,6 +56,16 @@ describe('worker configuration', () => {
     expect(config.midonet).toBeUndefined();
     expect(config.temporalUiUrl).toBeUndefined();
     expect(config.rateLimits.midonetActivitiesPerSecond).toBeUndefined();
+    expect(config.heapGrowthPercent).toBe(50);
+  });
+
+  it("bounds the heap's growth between collections at 0 (V8's own) to 300 percent, a whole number", () => {
+    expect(loadWorkerConfig({}, { STEWARD_HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
+    expect(loadWorkerConfig({ heapGrowthPercent: '25' }, {}).heapGrowthPercent).toBe(25);
+    expect(issues({}, { STEWARD_HEAP_GROWTH_PERCENT: '301' })).toEqual([
+      '--heap-growth-percent / STEWARD_HEAP_GROWTH_PERCENT: must be at most 300',
+    ]);
+    expect(issues({ heapGrowthPercent: '1.5' })).toEqual([expect.stringContaining('--heap-growth-percent')]);
   });
 
   it('takes the Temporal UI address, for the link written on the objects it writes, from its flag or variable', () => {

@@ -10,6 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { UntypedActivities } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker, type State, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { setFlagsFromString } from 'node:v8';
 import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
 import { createLogger } from '../platform/log';
 import { stewardVersion } from '../platform/version';
@@ -201,7 +202,17 @@ function heapSnapshotsWhenAsked(config: WorkerProcessConfig, log: Logger): (() =
  * Serves the probes at once, waits for Temporal (see `clientWhenReachable`), then runs the Workers. Rejects with
  * StoppedWaitingError when stopped before Temporal answered.
  */
+/**
+ * With memory to spare V8 lets a heap grow to four times what it last held alive before collecting it again, so a
+ * worker's RSS follows its garbage rather than its objects (docs/benchmarks.md). The factor is process-wide and read
+ * at each collection: set before the Workers start, their workflow threads take it too.
+ */
+function boundHeapGrowth(percent: number): void {
+  if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
 export async function startWorker(config: WorkerProcessConfig, options: StartWorkerOptions): Promise<RunningWorker> {
+  boundHeapGrowth(config.heapGrowthPercent);
   const log = options.log ?? createLogger(config.logLevel);
   const live: Live = { workers: [] };
   const metrics = createMetrics();

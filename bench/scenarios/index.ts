@@ -19,6 +19,8 @@ export interface Sizes {
   cache?: number;
   /** Steward worker processes (burst, churn); 1 when absent. */
   workers?: number;
+  /** Each worker's STEWARD_HEAP_GROWTH_PERCENT (burst, churn); its default when absent. */
+  heapGrowth?: number;
   /** burst: each worker's heap snapshots at the peak, in the report. */
   heapSnapshot?: boolean;
 }
@@ -42,10 +44,15 @@ export function runScenario(info: StackInfo, name: ScenarioName, sizes: Partial<
       return runObjectsScenario(info, burst(s), {
         maxCachedWorkflows: s.cache,
         workers: s.workers,
+        heapGrowthPercent: s.heapGrowth,
         heapSnapshots: s.heapSnapshot,
       });
     case 'churn':
-      return runObjectsScenario(info, churn(s), { maxCachedWorkflows: s.cache, workers: s.workers });
+      return runObjectsScenario(info, churn(s), {
+        maxCachedWorkflows: s.cache,
+        workers: s.workers,
+        heapGrowthPercent: s.heapGrowth,
+      });
     case 'peerpods':
       return peerPods(info, s);
   }

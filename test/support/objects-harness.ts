@@ -87,6 +87,8 @@ export interface HarnessOptions {
   startWorkers?: (settings: WorkerSettingValues, secrets: Record<string, string>) => Promise<ObjectsHarness['workers']>;
   /** The worker's sticky cache (workflows kept in memory between tasks); the worker's default when absent. */
   maxCachedWorkflows?: number;
+  /** How far the workers' heaps grow past their live objects between collections (STEWARD_HEAP_GROWTH_PERCENT). */
+  heapGrowthPercent?: number;
   /** The installation's cluster ID (STEWARD_CLUSTER_ID): worker, starter and global setup under its prefix. */
   clusterId?: string;
   /** Where the workers write every thread's heap snapshot on SIGUSR2 (STEWARD_HEAP_SNAPSHOT_DIR). */
@@ -142,6 +144,7 @@ export async function startObjectsHarness(
     workerProcesses,
     startWorkers,
     maxCachedWorkflows,
+    heapGrowthPercent,
     clusterId,
     heapSnapshotDir,
     globalsTimeoutMs = 90_000,
@@ -159,6 +162,7 @@ export async function startObjectsHarness(
   const settings: WorkerSettingValues = {
     ...workerSettingsOn(info),
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows: String(maxCachedWorkflows) } : {}),
+    ...(heapGrowthPercent !== undefined ? { heapGrowthPercent: String(heapGrowthPercent) } : {}),
     ...(clusterId ? { clusterId } : {}),
     ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
   };
