@@ -16,10 +16,12 @@ import { printReport, writeReport } from './report';
 import { DEFAULT_SIZES, runScenario, SCENARIOS, SMOKE_SIZES, type ScenarioName, type Sizes } from './scenarios';
 import { benchStack, runBench } from './support';
 import { countArgument } from '../platform/settings';
+import { MAX_HEAP_GROWTH_PERCENT } from '../worker/config';
 
 /** The worker's STEWARD_HEAP_GROWTH_PERCENT, as its configuration takes it. */
 function percentArgument(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > 300) throw new InvalidArgumentError('must be a whole number, 0 to 300.');
+  if (!/^\d+$/.test(value) || Number(value) > MAX_HEAP_GROWTH_PERCENT)
+    throw new InvalidArgumentError(`must be a whole number, 0 to ${MAX_HEAP_GROWTH_PERCENT}.`);
   return Number(value);
 }
 

@@ -16,6 +16,9 @@ import {
  * reads both.
  */
 
+/** V8's heap growing factor at most 4× the live heap, its own largest. */
+export const MAX_HEAP_GROWTH_PERCENT = 300;
+
 export const workerProcessSettings = {
   ...temporalSettings,
   maxConcurrentWorkflowTasks: {
@@ -113,7 +116,7 @@ const workerShape = {
     .transform(Number)
     .pipe(z.number({ error: 'must be a number' }).positive('must be more than 0'))
     .optional(),
-  heapGrowthPercent: whole(0, 300),
+  heapGrowthPercent: whole(0, MAX_HEAP_GROWTH_PERCENT),
   heapSnapshotDir: z.string().min(1, 'must not be empty').optional(),
   ...httpShape,
   logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
