@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectResult } from '../model/apply-object';
 import type { ObjectRef } from '../model/naming';
-import { createObjectActivities, type ObjectActivityDeps } from './object';
+import { createObjectActivities, NAMED_RESOURCES, type ObjectActivityDeps } from './object';
 import type { RecordObjectEventInput } from './kubernetes/activities';
 
 const pod: ObjectRef = { kind: 'Pod', namespace: 'ns', name: 'web' };
@@ -129,6 +129,26 @@ describe("an object's sync: apply, push, report", () => {
     } as unknown as ObjectActivityDeps;
     await createObjectActivities(deps).syncObject(input);
     expect(written).toMatchObject([{ childResources: record, settles: 'attempt-1', ready: { status: 'True' } }]);
+  });
+
+  it('names the first resources it pushed, over all its Translations, and counts the rest', async () => {
+    const recordOf = (name: string) =>
+      Array.from({ length: 15 }, (_, i) => ({ kind: 'Port', id: `${name}-${i}`, state: 'synced' }));
+    const deps = {
+      kubernetes: {
+        applyObject: () => Promise.resolve(applied(['a', 'b'])),
+        recordTranslationStatus: () => Promise.resolve({ found: false }),
+      },
+      midonet: {
+        pushTranslation: ({ reference }: { reference: { ref: ObjectRef } }) =>
+          Promise.resolve({ count: 15, settled: { record: recordOf(reference.ref.name) } }),
+      },
+    } as unknown as ObjectActivityDeps;
+    const result = await createObjectActivities(deps).syncObject(input);
+    expect(result).toMatchObject({ outcome: 'applied', pushed: 30 });
+    const named = [...recordOf('a'), ...recordOf('b')].slice(0, NAMED_RESOURCES).map(({ kind, id }) => ({ kind, id }));
+    expect(result).toHaveProperty('resources', named);
+    expect(NAMED_RESOURCES).toBeLessThan(30); // the premise: some are only counted
   });
 
   it('pushes again, after its siblings, a Translation that waits for what a sibling makes', async () => {

@@ -1,19 +1,31 @@
 // An object's whole sync and finalization, as its own workflow runs them (one workflow per object, DESIGN.md §2):
 // translate and apply its Translations, push each one's MidoNet resources, and write each one's status, in one call
 // (one local activity, one marker in the history); on its deletion, delete what each pushed and let each go. The
-// Translations keep their record of what is in MidoNet in `status.childResources`, written by the push itself, so
-// the workflow carries none of it.
+// Translations keep their record of what is in MidoNet in `status.childResources`, written by the push itself: the
+// workflow carries only the names of the first few, for its UI page.
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectInput, ApplyObjectResult } from '../model/apply-object';
 import type { WrittenTranslation } from '../model/kubernetes-calls';
+import type { ResourceRef } from '../model/messages';
 import { describeRef, parseObjectRef, workflowId, type ObjectRef } from '../model/naming';
 import { Reason, TRANSLATION_FINALIZER } from '../model/vocabulary';
 import type { KubernetesActivities } from './kubernetes';
 import { rememberingWrites } from './kubernetes/objects';
+import type { RecordedResource } from './kubernetes/translation-record';
 import { LOCAL_WAIT_MS, type PushActivities } from './midonet/push';
 
-/** The apply's result, and how many resources are in MidoNet after the push (absent: nothing was pushed). */
-export type SyncObjectResult = ApplyObjectResult & { pushed?: number };
+/**
+ * At most this many of an object's MidoNet resources are named in its workflow (its Temporal UI page and `steward
+ * status`); the rest are counted. A Node's or a Pod's are all named; a large Service's are listed whole in its
+ * Translations' status, which the workflow does not carry.
+ */
+export const NAMED_RESOURCES = 20;
+
+/**
+ * The apply's result, how many resources are in MidoNet after the push (absent: nothing was pushed) and the first
+ * `NAMED_RESOURCES` of them.
+ */
+export type SyncObjectResult = ApplyObjectResult & { pushed?: number; resources?: ResourceRef[] };
 
 export interface FinalizeObjectInput {
   ref: ObjectRef;
@@ -70,7 +82,7 @@ const waitsForSibling = (error: unknown) =>
 async function pushOne(
   { kubernetes, midonet }: ObjectActivityDeps,
   { key, uid, generation }: WrittenTranslation,
-): Promise<number> {
+): Promise<{ count: number; record: RecordedResource[] }> {
   const ref = translationRef(key);
   const what = describeRef(ref);
   let settles: string | undefined;
@@ -95,7 +107,7 @@ async function pushOne(
       synced,
       event: { type: 'Normal', reason: Reason.Synced, message },
     });
-    return count;
+    return { count, record: settled?.record ?? [] };
   } catch (error) {
     const reason = error instanceof ApplicationFailure ? (error.type ?? Reason.Stuck) : Reason.Stuck;
     const message = `${what}: ${(error as Error).message}`;
@@ -112,20 +124,27 @@ async function pushOne(
  * Pushes every Translation, in order. One that waits for what a sibling makes (a Node's address routes need the
  * router port of its main Translation) is tried again after the others, as long as a round makes progress.
  */
-async function pushAll(deps: ObjectActivityDeps, written: WrittenTranslation[]): Promise<number> {
-  let total = 0;
+async function pushAll(
+  deps: ObjectActivityDeps,
+  written: WrittenTranslation[],
+): Promise<{ pushed: number; resources: ResourceRef[] }> {
+  let pushed = 0;
+  const resources: ResourceRef[] = [];
   let waiting = written;
   for (;;) {
     const failed: { translation: WrittenTranslation; error: unknown }[] = [];
     for (const translation of waiting) {
       try {
-        total += await pushOne(deps, translation);
+        const { count, record } = await pushOne(deps, translation);
+        pushed += count;
+        const named = record.slice(0, NAMED_RESOURCES - resources.length);
+        resources.push(...named.map(({ kind, id }) => ({ kind, id })));
       } catch (error) {
         if (!waitsForSibling(error)) throw error;
         failed.push({ translation, error });
       }
     }
-    if (failed.length === 0) return total;
+    if (failed.length === 0) return { pushed, resources };
     if (failed.length === waiting.length) throw failed[0]!.error;
     waiting = failed.map((f) => f.translation);
   }
@@ -194,10 +213,10 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
       await kubernetes.recordObjectEvent({ ref, uid, ...wait });
     }
     if (result.outcome !== 'applied' || result.terminating.length > 0) return result;
-    const pushed = await pushAll(deps, result.written);
+    const { pushed, resources } = await pushAll(deps, result.written);
     // Made before broken: what is no longer wanted goes once what replaces it is there.
     for (const t of result.stale) await finalizeOne(deps, t, 'delete');
-    return { ...result, pushed };
+    return { ...result, pushed, resources };
   }
 
   /**

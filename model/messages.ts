@@ -96,6 +96,9 @@ export interface ResourceView {
   lastTransitionTime?: string;
 }
 
+/** A backend resource named without its state (what an object's sync pushed). */
+export type ResourceRef = Pick<ResourceView, 'kind' | 'id'>;
+
 export interface LifecycleError {
   /** Short CamelCase reason shared with the condition, the Event and this record. */
   reason: string;

@@ -8,6 +8,7 @@ import {
   dependencyChangedSchema,
   dependencyChangedSignal,
   type DependencyChanged,
+  type ResourceView,
 } from '../model/messages';
 import {
   objectLifecycleMachine,
@@ -33,9 +34,7 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
     projection: observedObjectProjection,
     resources: (c) => [
       ...c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
-      ...(c.pushedCount !== undefined
-        ? [{ kind: 'MidoNet', id: `${c.pushedCount} resources, listed in the Translations' status`, state: 'synced' }]
-        : []),
+      ...midonetResources(c),
     ],
     condition: (c) =>
       c.waitingFor ? { reason: Reason.WaitingForDependency, message: c.waitingFor, at: '' } : undefined,
@@ -106,6 +105,22 @@ async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
   );
 }
 
+/**
+ * What the last push left in MidoNet, by name up to `NAMED_RESOURCES`, then counted. Claimed synced only while nothing
+ * since says otherwise: waiting for its dependency (whose deletion cascades) or failing, it is unverified, as the
+ * Translations' status says.
+ */
+function midonetResources({ pushedCount, pushedResources = [], waitingFor, lastError }: ObjectContext): ResourceView[] {
+  if (pushedCount === undefined) return [];
+  const state = waitingFor || lastError ? 'unverified' : 'synced';
+  const unnamed = pushedCount - pushedResources.length;
+  const counted = pushedResources.length ? `${unnamed} more` : `${unnamed} resources`;
+  return [
+    ...pushedResources.map((r) => ({ ...r, state })),
+    ...(unnamed > 0 ? [{ kind: 'MidoNet', id: `${counted}, listed in the Translations' status`, state }] : []),
+  ];
+}
+
 /** Translate once the dependency is there and pushed, apply the Translations and push them: one local activity. */
 async function apply({
   ref,
@@ -121,7 +136,7 @@ async function apply({
   );
   if (result.outcome === 'wait') return { type: 'mustWait', reason: result.reason };
   if (result.outcome === 'invalid') return { type: 'invalid', error: result.error };
-  const { applied, terminating, dependency, pushed } = result;
+  const { applied, terminating, dependency, pushed, resources } = result;
   // Another finalizer than ours holds a Translation being deleted: apply again once it is gone.
   if (terminating.length > 0)
     return { type: 'mustWait', reason: `Translations being deleted under other finalizers: ${terminating.join(', ')}` };
@@ -130,6 +145,7 @@ async function apply({
     type: 'applied',
     translations: applied,
     ...(pushed !== undefined ? { pushed } : {}),
+    ...(resources ? { resources } : {}),
     ...(dependency ? { dependency } : {}),
     ...(told.length ? { toldNotes: told } : {}),
   };

@@ -26,6 +26,7 @@ import {
   readyOf,
   referrersOf,
   translationsOfOthers,
+  uiDetailsOf,
   waitFor,
   waitForState,
 } from '../support/objects-harness';
@@ -109,6 +110,28 @@ describe('object lifecycles on the embedded stack', () => {
     for (const pod of cluster.pods)
       expect((await waitForState(h, podRef(pod.metadata.name), 'ready')).state).toBe('ready');
     for (const ref of sampleRefs) expect((await waitForState(h, ref, 'ready')).state).toBe('ready');
+  });
+
+  it("each object's Temporal UI page shows its state, its Translations and, by id, the MidoNet resources they hold", async () => {
+    const objects: [ObjectRef, string][] = [
+      [podRef('nginx'), 'Pod'],
+      [{ kind: 'Node', name: 'node1' }, 'Node'],
+    ];
+    for (const [ref, kind] of objects) {
+      const details = await uiDetailsOf(h, ref);
+      expect(details).toMatch(/^\*\*State:\*\* ready\n/);
+      const owned = (await listTranslations(h)).filter(
+        (t) => t.metadata.ownerReferences?.[0]?.kind === kind && t.metadata.ownerReferences[0].name === ref.name,
+      );
+      expect(owned.length).toBeGreaterThan(0);
+      for (const t of owned) {
+        expect(details).toContain(`| Translation | \`${liveKey(t)}\` | applied |`);
+        const held = t.status?.childResources ?? [];
+        expect(held.length).toBeGreaterThan(0);
+        for (const r of held) expect(details).toContain(`| ${r.kind} | \`${r.id}\` | synced |`);
+      }
+      expect(details).not.toContain("listed in the Translations' status");
+    }
   });
 
   it("each Pod's workflow depends on its Node: the Node's referrers annotation lists exactly its Pods", async () => {
@@ -345,6 +368,10 @@ describe('object lifecycles on the embedded stack', () => {
     expect(events.map((e) => [e.type, e.reason, e.message])).toEqual([
       ['Normal', 'WaitingForDependency', 'Node node9 does not exist (yet)'],
     ]);
+    // Its page in the Temporal UI says so too.
+    expect(await uiDetailsOf(h, podRef(name))).toContain(
+      '**State:** waitingForDependency\n\n**Last error:** WaitingForDependency: Node node9 does not exist (yet)',
+    );
     await deletePod(h, web0.metadata.namespace, name);
   });
 });

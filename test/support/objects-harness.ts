@@ -257,6 +257,7 @@ export interface TranslationObject {
   resources: Translation['resources'];
   status?: {
     conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[];
+    childResources?: { kind: string; id: string; state: string }[];
   };
 }
 
@@ -329,6 +330,14 @@ export function podTranslationNames(
 
 export const stateOf = (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef): Promise<LifecycleStateView> =>
   h.client.workflow.getHandle(workflowId(ref)).query(stateQuery);
+
+/** What the object's page in the Temporal UI shows as its current details (markdown), through the SDK's own query. */
+export const uiDetailsOf = async (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef): Promise<string> =>
+  (
+    await h.client.workflow
+      .getHandle(workflowId(ref))
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata')
+  ).currentDetails ?? '';
 
 /** Waits until the object's workflow answers `state` to the state query. */
 export const waitForState = (h: Pick<ObjectsHarness, 'client'>, ref: ObjectRef, state: string, timeoutMs = 90_000) =>

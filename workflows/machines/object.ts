@@ -28,6 +28,7 @@ import type {
   DependencyChanged,
   LifecycleError,
   Observation,
+  ResourceRef,
 } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
 import type { TranslationNote } from '../../model/translation/errors';
@@ -71,6 +72,8 @@ export interface ObjectContext {
   translations: string[];
   /** Resources in MidoNet after the last push, over all its Translations. */
   pushedCount?: number;
+  /** The first of them by name (activities/object.ts `NAMED_RESOURCES`), for the UI page; absent in older histories. */
+  pushedResources?: ResourceRef[];
   /** MidoNet changed under what its Translations name since the push in flight started: pushed again after it. */
   backendChanged?: boolean;
   /** The dependency this object registered itself on as a referrer (to be removed when it goes). */
@@ -93,6 +96,7 @@ export type ObjectEvent = (
       type: 'applied';
       translations: string[];
       pushed?: number;
+      resources?: ResourceRef[];
       dependency?: ObjectRef;
       toldNotes?: TranslationNote[];
     }
@@ -167,6 +171,7 @@ export const objectMachine = setup({
             dependency: event.dependency,
             toldNotes: event.toldNotes,
             pushedCount: event.pushed,
+            pushedResources: event.resources,
             appliedProjection: context.inFlightProjection,
             waitingFor: undefined,
             lastError: undefined,
