@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectResult } from '../model/apply-object';
+import type { WrittenTranslation } from '../model/kubernetes-calls';
 import type { ObjectRef } from '../model/naming';
 import { createObjectActivities, NAMED_RESOURCES, type ObjectActivityDeps } from './object';
 import type { RecordObjectEventInput } from './kubernetes/activities';
@@ -23,6 +24,7 @@ function fakes(
   applies: ApplyObjectResult[],
   push: (name: string, attempt: number) => number = () => 2,
   unsettledUntil?: string,
+  owned: WrittenTranslation[] = [written('a'), { ...written('b'), ...(unsettledUntil ? { unsettledUntil } : {}) }],
 ) {
   const calls: string[] = [];
   const statuses: { name: string; ready: string; reason: string; unverified?: boolean }[] = [];
@@ -55,8 +57,7 @@ function fakes(
         calls.push(`releaseFinalizer ${nameOf(ref)}`);
         return Promise.resolve({ released: true as const });
       },
-      listOwnedTranslations: () =>
-        Promise.resolve([written('a'), { ...written('b'), ...(unsettledUntil ? { unsettledUntil } : {}) }]),
+      listOwnedTranslations: () => Promise.resolve(owned),
       removeTranslation: ({ ref }: { ref: ObjectRef }) => {
         calls.push(`removeTranslation ${nameOf(ref)}`);
         return Promise.resolve();
@@ -208,6 +209,24 @@ describe("an object's sync: apply, push, report", () => {
       { name: 'a', ready: 'False', reason: 'WaitingForDependency', unverified: true },
       { name: 'b', ready: 'False', reason: 'WaitingForDependency', unverified: true },
     ]);
+  });
+
+  it('while it waits, a Translation being deleted is finalized all the same, once no lost attempt can still write', async () => {
+    // Chaos seed 52: stale Translations whose finalization a killed worker cut short, their Pod's Node then deleted.
+    const fenced = new Date(Date.now() + 40_000).toISOString();
+    const owned = [written('live'), { ...written('stale'), deleting: true as const }];
+    const withFence = { ...written('fenced'), deleting: true as const, unsettledUntil: fenced };
+    const wait = { outcome: 'wait' as const, reason: 'Node node-1 does not exist (yet)' };
+    const { activities, calls, statuses } = fakes([wait], undefined, undefined, [...owned, withFence]);
+    await activities.syncObject(input);
+    expect(calls).toEqual([
+      'applyObject',
+      'delete stale',
+      'releaseFinalizer stale',
+      'removeTranslation stale',
+      `event ${pod.name} pod-uid Normal WaitingForDependency: Node node-1 does not exist (yet)`,
+    ]);
+    expect(statuses).toEqual([{ name: 'live', ready: 'False', reason: 'WaitingForDependency', unverified: true }]);
   });
 });
 

@@ -152,12 +152,18 @@ async function pushAll(
 
 /**
  * The object waits for its dependency (a Pod's Node gone, its bridge with it): what its Translations pushed may be gone
- * too, so none of them says Ready, nor claims its resources synced, until it is pushed again.
+ * too, so none of them says Ready, nor claims its resources synced, until it is pushed again. One being deleted needs
+ * no dependency (stale, its finalization cut short by a lost worker, or deleted by hand): it is finalized now, or at a
+ * later try while a lost attempt's writes may still land. Left to the dependency's return, its finalizer held it for
+ * as long as the dependency stayed away (chaos seed 52: a Pod whose Node was deleted for good).
  */
-async function unverifyOwned({ kubernetes }: ObjectActivityDeps, { ref, uid }: ApplyObjectInput, reason: string) {
+async function whileWaiting(deps: ObjectActivityDeps, { ref, uid }: ApplyObjectInput, reason: string) {
+  const { kubernetes } = deps;
   const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
   const waiting = { status: 'False' as const, reason: Reason.WaitingForDependency, message: reason };
-  for (const { key, uid: translationUid, generation } of owned)
+  for (const translation of owned.filter((t) => t.deleting && !lateWritesAhead(t)))
+    await finalizeOne(deps, translation, 'delete');
+  for (const { key, uid: translationUid, generation } of owned.filter((t) => !t.deleting))
     await kubernetes.recordTranslationStatus({
       ref: translationRef(key),
       uid: translationUid,
@@ -167,6 +173,10 @@ async function unverifyOwned({ kubernetes }: ObjectActivityDeps, { ref, uid }: A
       unverified: true,
     });
 }
+
+/** A lost push attempt's writes may land for longer than a local activity should wait before deleting. */
+const lateWritesAhead = ({ unsettledUntil }: WrittenTranslation) =>
+  unsettledUntil !== undefined && Date.parse(unsettledUntil) - Date.now() > LOCAL_WAIT_MS;
 
 /** Deletes what one Translation pushed (unless orphaned), then lets it go and deletes it. */
 async function finalizeOne(
@@ -206,7 +216,7 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
       result = await kubernetes.applyObject(input);
     }
     if (result.outcome === 'wait') {
-      await unverifyOwned(deps, input, result.reason);
+      await whileWaiting(deps, input, result.reason);
       // What it waits for, on the object itself: `kubectl describe pod` says why it has no network yet.
       const { ref, uid } = input;
       const wait = { type: 'Normal' as const, reason: Reason.WaitingForDependency, message: result.reason };

@@ -43,6 +43,8 @@ export interface WrittenTranslation {
   generation: number;
   /** A push attempt lost with its worker may still have writes landing in MidoNet until then. */
   unsettledUntil?: string;
+  /** Its deletion was asked (a `deletionTimestamp`): its finalizer holds it until its resources are deleted. */
+  deleting?: true;
 }
 
 export interface ApplyTranslationsResult {

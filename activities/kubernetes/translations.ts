@@ -167,6 +167,7 @@ function writtenOf(item: KubeObject, now = new Date()): WrittenTranslation {
     uid: item.metadata.uid,
     generation: item.metadata.generation ?? 0,
     ...(until ? { unsettledUntil: until } : {}),
+    ...(item.metadata.deletionTimestamp ? { deleting: true as const } : {}),
   };
 }
 
