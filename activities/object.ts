@@ -161,7 +161,7 @@ async function whileWaiting(deps: ObjectActivityDeps, { ref, uid }: ApplyObjectI
   const { kubernetes } = deps;
   const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
   const waiting = { status: 'False' as const, reason: Reason.WaitingForDependency, message: reason };
-  for (const translation of owned.filter((t) => t.deleting && !lateWritesAhead(t)))
+  for (const translation of owned.filter((t) => t.deleting && !lateWritesAhead(t.unsettledUntil)))
     await finalizeOne(deps, translation, 'delete');
   for (const { key, uid: translationUid, generation } of owned.filter((t) => !t.deleting))
     await kubernetes.recordTranslationStatus({
@@ -174,9 +174,8 @@ async function whileWaiting(deps: ObjectActivityDeps, { ref, uid }: ApplyObjectI
     });
 }
 
-/** A lost push attempt's writes may land for longer than a local activity should wait before deleting. */
-const lateWritesAhead = ({ unsettledUntil }: WrittenTranslation) =>
-  unsettledUntil !== undefined && Date.parse(unsettledUntil) - Date.now() > LOCAL_WAIT_MS;
+/** A lost push attempt's writes may land until `until`: longer than a local activity should wait before deleting. */
+const lateWritesAhead = (until: string | undefined) => !!until && Date.parse(until) - Date.now() > LOCAL_WAIT_MS;
 
 /** Deletes what one Translation pushed (unless orphaned), then lets it go and deletes it. */
 async function finalizeOne(
@@ -237,8 +236,7 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
   async function finalize({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<FinalizeObjectResult> {
     const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
     const until = owned.map((t) => t.unsettledUntil ?? '').reduce((a, b) => (a > b ? a : b), '');
-    if (mode !== 'orphan' && until && Date.parse(until) - Date.now() > LOCAL_WAIT_MS)
-      return { finalized: 0, unsettledUntil: until };
+    if (mode !== 'orphan' && lateWritesAhead(until)) return { finalized: 0, unsettledUntil: until };
     for (const translation of [...owned].reverse()) await finalizeOne(deps, translation, mode);
     if (dependency && mode === 'delete') await kubernetes.removeReferrer({ dependency, referrer: ref });
     return { finalized: owned.length };
