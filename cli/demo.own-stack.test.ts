@@ -119,6 +119,8 @@ describe('npm start + steward demo', () => {
     expect(translations.length).toBeGreaterThanOrEqual(12);
     expect(demo.output()).toContain(`${info.temporal.uiUrl}/namespaces/default/workflows/pod%2Fdefault%2Fnginx`);
     expect(demo.output()).toContain(`${info.temporal.uiUrl}/namespaces/default/workflows/global%2Fmidonet`);
+    // The sample's Translations are all owned: pushed by their owners' workflows, none has one of its own to link.
+    expect(demo.output()).not.toContain('workflows/translation%2F');
     expect(demo.output()).toMatch(/MidoNet resources in the emulator[^]*Bridge +2/);
     // Each Translation links to its owner's workflow page in the stack's UI.
     const nginx = (await demoTranslationObjects()).filter((t) =>

@@ -286,7 +286,7 @@ class Demo {
     );
     this.out(`\nKubernetes objects (label ${Object.entries(DEMO_LABELS)[0]!.join('=')}):\n`);
     this.out(table(live.map(({ ref, object }) => [ref.kind, refKey(ref), `uid ${object.metadata?.uid ?? ''}`])));
-    const translations = await this.untilTranslationsReady(live, timeoutMs);
+    await this.untilTranslationsReady(live, timeoutMs);
     await this.printEmulatorResources();
     if (this.withPeerPod) await this.untilPeerPodHasVm(timeoutMs);
     this.printLinks('Lifecycle workflows', [
@@ -294,12 +294,6 @@ class Demo {
       ...live.map(({ ref }) => workflowId(ref)),
       ...(this.withPeerPod ? [workflowId(PEER_POD_REF)] : []),
     ]);
-    this.printLinks(
-      'Translation workflows (the pushers)',
-      translations.map((t) =>
-        workflowId({ kind: 'Translation', namespace: t.metadata!.namespace!, name: t.metadata!.name! }),
-      ),
-    );
     this.out(`\nUndo with: steward demo --cleanup${this.stackArg}\n`);
   }
 
@@ -344,7 +338,7 @@ class Demo {
   }
 
   /** Waits until every Translation the live objects should own exists and is Ready, and prints them with their owner. */
-  private async untilTranslationsReady(live: LiveObject[], timeoutMs: number): Promise<TranslationObject[]> {
+  private async untilTranslationsReady(live: LiveObject[], timeoutMs: number): Promise<void> {
     const expected = expectedTranslations(live);
     const owners = new Map(live.map(({ ref, object }) => [object.metadata!.uid!, ref]));
     this.out(`\nWaiting up to ${timeoutMs / 1000} s until their ${expected.size} Translations are Ready…\n`);
@@ -374,7 +368,6 @@ class Demo {
         }),
       ),
     );
-    return ready.value;
   }
 
   private async printEmulatorResources(): Promise<void> {
