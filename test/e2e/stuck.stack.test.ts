@@ -16,6 +16,7 @@ import {
   recordTranslationHistory,
   startWithTimings,
   stateOf,
+  steward,
   stewardProcess,
   waitFor,
   waitForState,
@@ -58,15 +59,23 @@ async function stuckWhileCreatedWithMidonetDown(name: string, bridge: number): P
   await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
 }
 
+/**
+ * A Translation of these bridges created while MidoNet answers its creation with errors of its own (it is not down, so
+ * no return of MidoNet wakes anything), stuck with no automatic retry. Returns the fault, still in place.
+ */
+async function stuckWhileCreatedOnMidonetErrors(name: string, bridges: number[]): Promise<{ id: string }> {
+  const failing = await h.admin.injectFault({ method: 'POST', path: '/bridges', action: 'error', status: 500 });
+  await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
+  await createTranslation(h, bridgeTranslation(h.namespace, name, bridges.map(bridgeId)));
+  await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+  return failing;
+}
+
 describe('MidoNet down', () => {
-  // MidoNet answering with errors of its own (not down, so its return wakes nothing): only the operator moves it on.
+  // Only the operator moves it on.
   it('while a Translation is created: stuck after the bounded retries, then `steward cleanup --mode retry` after recovery syncs it', async () => {
     const name = 'down-on-create';
-    const failing = await h.admin.injectFault({ method: 'POST', path: '/bridges', action: 'error', status: 500 });
-    await startWithTimings(h, name, NO_AUTOMATIC_RETRY);
-    await createTranslation(h, bridgeTranslation(h.namespace, name, [bridgeId(51), bridgeId(52)]));
-
-    await waitForState(h, name, 'stuck', STUCK_WITHIN_MS);
+    const failing = await stuckWhileCreatedOnMidonetErrors(name, [51, 52]);
     await expectStuckEverywhere(name);
 
     await h.admin.removeFault(failing.id);
@@ -135,17 +144,49 @@ describe('MidoNet down', () => {
     expect((await emulatorIds(h)).Bridge).toContain(bridgeId(55));
   });
 
-  it('a Translation stuck while created, MidoNet back, is deleted at once when it is deleted: its hour-long retry timer is not waited for', async () => {
+  it('a Translation stuck while created is gone within 5 s of its deletion, MidoNet still failing: its deletion needs no creation, and its hour-long retry timer is not waited for', async () => {
     const name = 'stuck-then-deleted';
-    await stuckWhileCreatedWithMidonetDown(name, 53);
-    await h.admin.setDown(false);
+    const failing = await stuckWhileCreatedOnMidonetErrors(name, [53]);
 
     const deleted = Date.now();
     await deleteTranslation(h, name);
     await expectGone(h, name);
-    console.log(`a stuck Translation deleted: gone after ${Date.now() - deleted} ms (its retry timer: 1 h)`);
+    const goneAfterMs = Date.now() - deleted;
+    console.log(`a stuck Translation deleted: gone after ${goneAfterMs} ms (its retry timer: 1 h)`);
+    expect(goneAfterMs).toBeLessThan(5_000);
+    await h.admin.removeFault(failing.id);
     expect((await emulatorIds(h)).Bridge ?? []).not.toContain(bridgeId(53));
   });
+
+  // MidoNet's errors gone, nothing wakes the lifecycle but what the operator asks (no return of MidoNet: it answered).
+  it.each([
+    {
+      asked: 'a refresh',
+      wake: (target: string) => steward(h, 'refresh', 'translation', target, '--reason', 'MidoNet is fixed'),
+    },
+    {
+      asked: 'a pause, then a resume',
+      wake: async (target: string) => {
+        await steward(h, 'pause', 'translation', target, '--reason', 'looking into it');
+        return steward(h, 'resume', 'translation', target, '--reason', 'MidoNet is fixed');
+      },
+    },
+  ])(
+    '$asked pushes a stuck Translation at once: its hour-long retry timer is not waited for',
+    async ({ asked, wake }) => {
+      const name = `stuck-then-${asked.endsWith('refresh') ? 'refreshed' : 'resumed'}`;
+      const bridge = asked.endsWith('refresh') ? 56 : 57;
+      const failing = await stuckWhileCreatedOnMidonetErrors(name, [bridge]);
+      await h.admin.removeFault(failing.id);
+
+      const asking = Date.now();
+      expect(await wake(`${h.namespace}/${name}`)).toContain('accepted in state');
+      const view = await waitForState(h, name, 'synced', 30_000);
+      console.log(`${asked}: the stuck Translation synced after ${Date.now() - asking} ms (its retry timer: 1 h)`);
+      expect(view.lastError).toBeUndefined();
+      expect((await emulatorIds(h)).Bridge).toContain(bridgeId(bridge));
+    },
+  );
 
   it('while a Translation is deleted: stuck, then `--mode orphan` releases the finalizer and records the resources left in MidoNet', async () => {
     const name = 'down-on-delete';
