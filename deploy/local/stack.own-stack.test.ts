@@ -126,7 +126,7 @@ describe('steward up supervises what it started', () => {
 
   const answers = async (url: string) => (await fetch(url).catch(() => undefined))?.ok === true;
 
-  it('reports a killed kube-apiserver and worker process at once and starts each again; Ctrl-C stops everything', async () => {
+  it('reports a killed etcd, kube-apiserver, worker and starter process at once and starts each again; Ctrl-C stops everything', async () => {
     const up = await startUp('--workers', '1');
     const { info } = up;
     const kc = new k8s.KubeConfig();
@@ -137,12 +137,15 @@ describe('steward up supervises what it started', () => {
     const [, workerPid, workerPort] = /steward-worker-1 \(pid (\d+)\): http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(
       up.output(),
     )!;
+    const [, starterPid] = /steward-starter-1 \(pid (\d+)\)/.exec(up.output())!;
 
     const restarted = [
+      await killAndSeeRestart(up, 'etcd', info.pids.etcd!),
       await killAndSeeRestart(up, 'kube-apiserver', info.pids['kube-apiserver']!),
       await killAndSeeRestart(up, 'steward-worker-1', Number(workerPid)),
+      await killAndSeeRestart(up, 'steward-starter-1', Number(starterPid)),
     ];
-    // The API answers again, with what etcd kept; the worker polls Temporal again on its port.
+    // The API answers again, with what etcd kept on disk; the worker polls Temporal again on its port.
     const namespaceBack = async () =>
       (await core.readNamespace({ name: namespace }).catch(() => undefined)) !== undefined;
     await waitForAsync(namespaceBack, 'the API server with its objects', 60_000);
