@@ -154,6 +154,40 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     await waitFor('no VM left for the Pod', async () => (await backend.countForPod(uid)) === 0, 60_000);
   });
 
+  it('a VM gone from the cloud while its Pod lives: once seen (here by a refresh), another VM is made for the Pod, which says so', async () => {
+    const name = `vanished-${provider}-${serial++}`;
+    const uid = await createPeerPodPod(name);
+    const lost = (await recordedPeerPod(name)).spec.instanceID!;
+    await backend.deleteOutOfBand(lost);
+    await waitFor('the VM gone from the cloud', async () => (await backend.countForPod(uid)) === 0, 30_000);
+
+    const refresh = await stewardProcess(h, 'refresh', 'peerpod', `${namespace}/${name}`, '--reason', 'VM lost?');
+    expect([refresh.code, refresh.stderr]).toEqual([0, expect.any(String)]);
+    const made = await waitFor(
+      'the PeerPod naming another VM',
+      async () => {
+        const id = (await peerPods.readPeerPod(h, name))?.spec.instanceID;
+        return id && id !== lost ? id : undefined;
+      },
+      60_000,
+    );
+    await waitFor('exactly one VM for the Pod', async () => (await backend.countForPod(uid)) === 1, 60_000);
+    expect(await backend.recordedPodUid(made)).toBe(uid);
+    const pod = await h.core.readNamespacedPod({ namespace, name });
+    expect(pod.metadata?.annotations?.['steward.dev/podvm-instance']).toBe(`${provider}/${made}`);
+    const events = await h.core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.name=${name},reason=${Reason.PodVmRecreated}`,
+    });
+    expect(events.items.map((e) => e.message)).toEqual([
+      expect.stringContaining(`it replaces VM ${lost}, lost: it was gone from the cloud`),
+    ]);
+
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPodGone(name);
+    await waitFor('no VM left for the Pod', async () => (await backend.countForPod(uid)) === 0, 60_000);
+  });
+
   it('a PeerPod observation under another UID (stale or made up) is checked against the API server and dropped: the VM stays', async () => {
     const name = `forged-${provider}-${serial++}`;
     const uid = await createPeerPodPod(name);
