@@ -188,7 +188,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     await waitFor('no VM left for the Pod', async () => (await backend.countForPod(uid)) === 0, 60_000);
   });
 
-  it('a PeerPod observation under another UID (stale or made up) is checked against the API server and dropped: the VM stays', async () => {
+  it('a PeerPod observation under a UID the API server does not hold (here a made-up one) is checked against it and dropped: the VM stays', async () => {
     const name = `forged-${provider}-${serial++}`;
     const uid = await createPeerPodPod(name);
     const vm = (await recordedPeerPod(name)).spec.instanceID!;
