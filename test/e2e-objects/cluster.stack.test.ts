@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { recordHistory } from '../replay/record';
 import { observationsIn } from '../support';
 import { observedSignal } from '../../model/messages';
-import { workflowId, type ObjectRef } from '../../model/naming';
+import { TASK_QUEUE, workflowId, type ObjectRef } from '../../model/naming';
 import { K8sUID } from '../../model/search-attributes';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../model/translation/sample-cluster';
 import type { Translation } from '../../model/translation/types';
@@ -373,5 +373,54 @@ describe('object lifecycles on the embedded stack', () => {
       '**State:** waitingForDependency\n\n**Last error:** WaitingForDependency: Node node9 does not exist (yet)',
     );
     await deletePod(h, web0.metadata.namespace, name);
+  });
+
+  it("a Pod stuck on MidoNet's errors is pushed at once when its Node changes (the Node tells its referrers): its hour-long retry timer is not waited for", async () => {
+    const web0 = cluster.pods.find((p) => p.metadata.name === 'web-0')!;
+    const name = 'stuck-0';
+    const ref = podRef(name);
+    const nodeName = web0.spec.nodeName!;
+    // MidoNet's own answer (not down: its return wakes nothing), to every port's creation.
+    const failing = await h.admin.injectFault({
+      method: 'POST',
+      path: '/bridges/*/ports',
+      action: 'error',
+      status: 500,
+    });
+    // Started ahead of the starter with an hour-long stuck retry: only a wake moves it on here.
+    await h.client.workflow.start('podLifecycle', {
+      workflowId: workflowId(ref),
+      taskQueue: TASK_QUEUE,
+      args: [{ ref, timings: { stuckRetryMs: 60 * 60_000 } }],
+    });
+    await createPod(h, {
+      ...web0,
+      metadata: { ...web0.metadata, name, uid: randomUUID(), annotations: {} },
+      status: { ...web0.status, podIP: '10.1.1.40' },
+    });
+    await waitForState(h, ref, 'stuck', 120_000);
+    expect(await referrersOf(h, nodeName)).toContain(`Pod default/${name}`);
+    await h.admin.removeFault(failing.id);
+
+    // node1 gets another address: its Translations change, so it tells the Pods that depend on it.
+    const node = await h.core.readNode({ name: nodeName });
+    const addresses = node.status?.addresses ?? [];
+    const changed = Date.now();
+    await h.core.patchNodeStatus(
+      {
+        name: nodeName,
+        body: { status: { addresses: [...addresses, { type: 'ExternalIP', address: '198.51.100.40' }] } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    const view = await waitForState(h, ref, 'ready', 30_000);
+    console.log(`its Node changed: the stuck Pod ready after ${Date.now() - changed} ms (its retry timer: 1 h)`);
+    expect(view.lastError).toBeUndefined();
+
+    await deletePod(h, web0.metadata.namespace, name);
+    await h.core.patchNodeStatus(
+      { name: nodeName, body: { status: { addresses } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
   });
 });
