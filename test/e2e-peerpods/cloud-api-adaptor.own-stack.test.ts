@@ -13,7 +13,7 @@ import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { loadStarterConfig } from '../../starter/config';
 import { KATA_REMOTE } from '../../starter/controller';
-import { cleanupUpdate } from '../../model/messages';
+import { cleanupUpdate, refreshUpdate } from '../../model/messages';
 import { PEERPOD_API } from '../../model/naming';
 import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
 import { waitFor } from '../support';
@@ -185,6 +185,26 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
       expect.stringContaining(message),
     ]);
     expect((await stateOf(peerPod)).lastError).toMatchObject({ reason: Reason.PodVmLost });
+    expect(await backend.countForPod(uid)).toBe(0);
+
+    // An operator's refresh looks again: it says the same and promises nothing it does not do.
+    await executeUpdateWhenReady(peerPods.handleOf(h, peerPod), refreshUpdate, {
+      reason: 'where is the VM?',
+      requestedBy: 'e2e',
+    });
+    await waitFor(
+      'the refresh looked again',
+      async () => {
+        const view = await stateOf(peerPod);
+        return view.state === 'tracking' && view.actions.some((a) => a.action === 'refresh') ? view : undefined;
+      },
+      30_000,
+    );
+    expect((await stateOf(peerPod)).lastError).toMatchObject({ reason: Reason.PodVmLost });
+    const told = (await h.core.listNamespacedEvent({ namespace })).items.filter((e) =>
+      [name, peerPod].includes(e.involvedObject.name ?? ''),
+    );
+    expect(told.map((e) => e.message).join('\n')).not.toMatch(/creating it again|made again/);
     expect(await backend.countForPod(uid)).toBe(0);
 
     await h.core.deleteNamespacedPod({ namespace, name });
