@@ -89,6 +89,33 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     await h.stopWorker();
   });
 
+  /**
+   * The live Pod `name` lost VM `lost` (`why`): another VM is made for it, its PeerPod and annotation name it, exactly
+   * one VM carries its UID, and a PodVmRecreated Event says which VM it replaces and why.
+   */
+  async function expectVmMadeAgain(name: string, uid: string, lost: string, why: string): Promise<void> {
+    const made = await waitFor(
+      'a PeerPod naming another VM',
+      async () => {
+        const p = await peerPods.readPeerPod(h, name);
+        const id = p?.spec.instanceID;
+        return p && !p.metadata.deletionTimestamp && id && id !== lost ? id : undefined;
+      },
+      60_000,
+    );
+    await waitFor('exactly one VM for the Pod', async () => (await backend.countForPod(uid)) === 1, 60_000);
+    expect(await backend.recordedPodUid(made)).toBe(uid);
+    const pod = await h.core.readNamespacedPod({ namespace, name });
+    expect(pod.metadata?.annotations?.['steward.dev/podvm-instance']).toBe(`${provider}/${made}`);
+    const events = await h.core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.name=${name},reason=${Reason.PodVmRecreated}`,
+    });
+    expect(events.items.map((e) => e.message)).toEqual([
+      expect.stringContaining(`it replaces VM ${lost}, lost: ${why}`),
+    ]);
+  }
+
   it('a peer pod gets one running VM with its UID and a PeerPod naming it; deleting the Pod deletes both', async () => {
     const name = `pp-${provider}-${serial++}`;
     const uid = await createPeerPodPod(name);
@@ -127,26 +154,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     const lost = (await recordedPeerPod(name)).spec.instanceID!;
     await h.custom.deleteNamespacedCustomObject({ ...PEERPOD_API, namespace, name });
 
-    const made = await waitFor(
-      'a PeerPod naming another VM',
-      async () => {
-        const p = await peerPods.readPeerPod(h, name);
-        const id = p?.spec.instanceID;
-        return p && !p.metadata.deletionTimestamp && id && id !== lost ? id : undefined;
-      },
-      60_000,
-    );
-    await waitFor('exactly one VM for the Pod', async () => (await backend.countForPod(uid)) === 1, 60_000);
-    expect(await backend.recordedPodUid(made)).toBe(uid);
-    const pod = await h.core.readNamespacedPod({ namespace, name });
-    expect(pod.metadata?.annotations?.['steward.dev/podvm-instance']).toBe(`${provider}/${made}`);
-    const events = await h.core.listNamespacedEvent({
-      namespace,
-      fieldSelector: `involvedObject.name=${name},reason=${Reason.PodVmRecreated}`,
-    });
-    expect(events.items.map((e) => e.message)).toEqual([
-      expect.stringContaining(`it replaces VM ${lost}, lost: its PeerPod ${name} was deleted, and the VM with it`),
-    ]);
+    await expectVmMadeAgain(name, uid, lost, `its PeerPod ${name} was deleted, and the VM with it`);
     expect((await stateOf(name)).state).toBe('tracking');
 
     await h.core.deleteNamespacedPod({ namespace, name });
@@ -163,25 +171,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
 
     const refresh = await stewardProcess(h, 'refresh', 'peerpod', `${namespace}/${name}`, '--reason', 'VM lost?');
     expect([refresh.code, refresh.stdout]).toEqual([0, expect.stringContaining('accepted in state tracking')]);
-    const made = await waitFor(
-      'the PeerPod naming another VM',
-      async () => {
-        const id = (await peerPods.readPeerPod(h, name))?.spec.instanceID;
-        return id && id !== lost ? id : undefined;
-      },
-      60_000,
-    );
-    await waitFor('exactly one VM for the Pod', async () => (await backend.countForPod(uid)) === 1, 60_000);
-    expect(await backend.recordedPodUid(made)).toBe(uid);
-    const pod = await h.core.readNamespacedPod({ namespace, name });
-    expect(pod.metadata?.annotations?.['steward.dev/podvm-instance']).toBe(`${provider}/${made}`);
-    const events = await h.core.listNamespacedEvent({
-      namespace,
-      fieldSelector: `involvedObject.name=${name},reason=${Reason.PodVmRecreated}`,
-    });
-    expect(events.items.map((e) => e.message)).toEqual([
-      expect.stringContaining(`it replaces VM ${lost}, lost: it was gone from the cloud`),
-    ]);
+    await expectVmMadeAgain(name, uid, lost, 'it was gone from the cloud');
 
     await h.core.deleteNamespacedPod({ namespace, name });
     await peerPodGone(name);
