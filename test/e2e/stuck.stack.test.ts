@@ -162,10 +162,14 @@ describe('MidoNet down', () => {
   it.each([
     {
       asked: 'a refresh',
+      name: 'stuck-then-refreshed',
+      bridge: 56,
       wake: (target: string) => steward(h, 'refresh', 'translation', target, '--reason', 'MidoNet is fixed'),
     },
     {
       asked: 'a pause, then a resume',
+      name: 'stuck-then-resumed',
+      bridge: 57,
       wake: async (target: string) => {
         await steward(h, 'pause', 'translation', target, '--reason', 'looking into it');
         return steward(h, 'resume', 'translation', target, '--reason', 'MidoNet is fixed');
@@ -173,9 +177,7 @@ describe('MidoNet down', () => {
     },
   ])(
     '$asked pushes a stuck Translation at once: its hour-long retry timer is not waited for',
-    async ({ asked, wake }) => {
-      const name = `stuck-then-${asked.endsWith('refresh') ? 'refreshed' : 'resumed'}`;
-      const bridge = asked.endsWith('refresh') ? 56 : 57;
+    async ({ asked, name, bridge, wake }) => {
       const failing = await stuckWhileCreatedOnMidonetErrors(name, [bridge]);
       await h.admin.removeFault(failing.id);
 
