@@ -99,6 +99,17 @@ async function workflowBundle(
 }
 
 /**
+ * A workflow task that fails on nondeterminism fails its run instead of being retried for ever: a run wedged so holds
+ * its object's finalizers for good (chaos seed 82: the SDK adopted a timed-out task's local activity result and lost
+ * two signals, which no replay can then match). Every lifecycle is derived again from what the API server holds: the
+ * starter's repair starts a live object's workflow again, and Translations a failed run left held get workflows of
+ * their own that let them go.
+ */
+export const WORKFLOW_FAILURE_ERROR_TYPES = {
+  '*': ['NondeterminismError'],
+} satisfies WorkerOptions['workflowFailureErrorTypes'];
+
+/**
  * The Workers of the process, on one connection and one bundle: Steward's task queue, and the peer pods' beside it
  * (`peerPodTaskQueue`), so a burst of Pods never queues a VM behind it.
  */
@@ -121,6 +132,7 @@ async function createWorkers(
     ...config.concurrency,
     // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
     shutdownGraceTime: '10s',
+    workflowFailureErrorTypes: WORKFLOW_FAILURE_ERROR_TYPES,
   } satisfies Partial<WorkerOptions>;
   const workers = [
     await Worker.create({

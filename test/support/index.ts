@@ -4,7 +4,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import pino from 'pino';
 import type { ActivityGroups } from '../../activities/compose';
 import { loadWorkerConfig, runWorker, type RunWorkerOptions } from '../../cli/worker';
@@ -165,11 +165,12 @@ export interface InProcessWorker {
   stop(): Promise<void>;
 }
 
-export async function startInProcessWorker(options: {
-  taskQueue: string;
-  workflowsPath: string;
-  activities: object;
-}): Promise<InProcessWorker> {
+export async function startInProcessWorker(
+  options: { taskQueue: string; workflowsPath: string; activities: object } & Pick<
+    WorkerOptions,
+    'workflowFailureErrorTypes' | 'maxCachedWorkflows'
+  >,
+): Promise<InProcessWorker> {
   const { address } = stackInfo().temporal;
   // Connect first: a Worker against an unreachable server would keep jest alive.
   const nativeConnection = await NativeConnection.connect({ address });
