@@ -53,6 +53,8 @@ export interface Handler {
   deliver(pending: Map<string, Observation>, uid: string, signal: AbortSignal): Promise<void>;
   /** The queue's work: `deliver` each incarnation of one workflow id, in order. */
   drain: Work;
+  /** Starts the workflow of an Observation's object with it in its input, once; false when it runs already. */
+  start: (obs: Observation) => Promise<boolean>;
 }
 
 /** About 100 bytes each: a few MB for the largest cluster, and a starter that misses a `gone` cannot grow it for ever. */
@@ -185,7 +187,7 @@ function createSender(options: SenderOptions) {
     }
     remember(obs.uid);
   };
-  return { sendOnce, signalTogether };
+  return { sendOnce, signalTogether, start };
 }
 
 /**
@@ -196,7 +198,7 @@ function createSender(options: SenderOptions) {
  */
 export function createHandler(options: HandlerOptions): Handler {
   const { client, clusterId, backoff, callTimeoutMs, logger, isLeader, onSent, onFailure } = options;
-  const { sendOnce, signalTogether } = createSender(options);
+  const { sendOnce, signalTogether, start } = createSender(options);
   /** Ends with `signal` (the queue cleared or stopped) or at the deadline (DEADLINE_EXCEEDED, retried). */
   const bounded = <T>(signal: AbortSignal, call: () => Promise<T>) =>
     client.workflow.withAbortSignal(signal, () => client.workflow.withDeadline(Date.now() + callTimeoutMs, call));
@@ -264,6 +266,7 @@ export function createHandler(options: HandlerOptions): Handler {
 
   return {
     deliver,
+    start: (obs) => client.workflow.withDeadline(Date.now() + callTimeoutMs, () => start(obs)),
     async drain(pending, signal) {
       await deliverTogether(pending, signal);
       // Map iteration visits entries added meanwhile, so a new incarnation queued during a send goes in this run.

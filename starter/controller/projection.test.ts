@@ -1,5 +1,12 @@
 import { INLINE_RESOURCE_BYTES } from '../../model/translation/types';
-import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair, ownLivePeerPod } from './projection';
+import {
+  heldTranslation,
+  observe,
+  observePeerPodOfPod,
+  ownerOfTranslation,
+  ownerToRepair,
+  ownLivePeerPod,
+} from './projection';
 
 const meta = (extra: Record<string, unknown> = {}) => ({
   name: 'web',
@@ -314,5 +321,25 @@ describe("Translations their owner's workflow pushes", () => {
       { metadata: { ...pod.metadata, uid: 'new' } },
     ])
       expect(ownerToRepair(event('delete'), ownerOf(event('delete')), source({ 'Pod ns/web': owner }))).toBeUndefined();
+  });
+
+  it('are held when being deleted under our finalizer, with their own observation and their owner', () => {
+    const held = (object: ReturnType<typeof owned>, type: 'upsert' | 'delete' = 'upsert') => {
+      const event = { type, kind: 'Translation' as const, object };
+      return heldTranslation(event, ownerOf(event));
+    };
+    const deleting = { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['midonet.org/deleter'] };
+    expect(held(owned(deleting))).toMatchObject({
+      observation: { ref: { kind: 'Translation', namespace: 'ns', name: 'pod.4.web' }, uid: 't-uid', deleting: true },
+      owner: { kind: 'Pod', namespace: 'ns', name: 'web', uid: 'pod-uid' },
+    });
+    // Its resources read by reference when they are deleted: a stale cache must not name what to delete.
+    expect(held(owned(deleting))?.observation.projection).toMatchObject({ digest: expect.any(String), count: 0 });
+    expect(held(owned(deleting))?.observation.projection).not.toHaveProperty('resources');
+    // Not being deleted, held by another finalizer only, gone already, or hand-written (no owner): not ours to free.
+    expect(held(owned({ finalizers: ['midonet.org/deleter'] }))).toBeUndefined();
+    expect(held(owned({ ...deleting, finalizers: ['example.com/other'] }))).toBeUndefined();
+    expect(held(owned(deleting), 'delete')).toBeUndefined();
+    expect(held(owned({ ...deleting, labels: {} }))).toBeUndefined();
   });
 });

@@ -14,7 +14,12 @@ import {
 import { toProjection } from '../../model/translation/to-projection';
 import { translationOwner } from '../../model/translation/model';
 import type { Source, SourceEvent } from '../../platform/kubernetes/informer';
-import { MANAGED_BY_LABEL, MANAGED_BY_STEWARD, VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
+import {
+  MANAGED_BY_LABEL,
+  MANAGED_BY_STEWARD,
+  TRANSLATION_FINALIZER,
+  VM_CLOUD_ANNOTATION,
+} from '../../model/vocabulary';
 import type { WatchedKind } from '../../platform/kubernetes/kinds';
 import type { TranslationProjection } from '../../model/translation/types';
 
@@ -39,25 +44,32 @@ interface TranslationObject extends KubernetesObject {
   resources?: { kind: string; parent?: string; body: string }[];
 }
 
+/**
+ * A Translation's projection: its resources inline, or above INLINE_RESOURCE_BYTES (or `byReference`) a digest and a
+ * count, which has its workflow read them from the API server, by UID, when it acts.
+ */
+function projectTranslation(object: KubernetesObject, byReference = false): TranslationProjection {
+  const metadata = object.metadata ?? {};
+  const resources = ((object as TranslationObject).resources ?? []).map(({ kind, parent, body }) => ({
+    kind,
+    parent: parent ?? '',
+    body,
+  }));
+  const inline = !byReference && resourceBytes(resources) <= INLINE_RESOURCE_BYTES;
+  return {
+    ...(inline
+      ? { resources: resources as BackendResource[] }
+      : { digest: createHash('sha256').update(JSON.stringify(resources)).digest('hex'), count: resources.length }),
+    generation: metadata.generation ?? 0,
+    finalizers: metadata.finalizers ?? [],
+    ...(metadata.deletionTimestamp ? { deletionTimestamp: timestamp(metadata.deletionTimestamp) } : {}),
+  };
+}
+
 /** The trimmed projection of one object: only the fields its workflow reads, so unrelated churn changes nothing. */
 export function project(kind: WatchedKind, object: KubernetesObject): ObservedProjection {
   const metadata = object.metadata ?? {};
-  if (kind === 'Translation') {
-    const resources = ((object as TranslationObject).resources ?? []).map(({ kind, parent, body }) => ({
-      kind,
-      parent: parent ?? '',
-      body,
-    }));
-    const inline = resourceBytes(resources) <= INLINE_RESOURCE_BYTES;
-    return {
-      ...(inline
-        ? { resources: resources as BackendResource[] }
-        : { digest: createHash('sha256').update(JSON.stringify(resources)).digest('hex'), count: resources.length }),
-      generation: metadata.generation ?? 0,
-      finalizers: metadata.finalizers ?? [],
-      ...(metadata.deletionTimestamp ? { deletionTimestamp: timestamp(metadata.deletionTimestamp) } : {}),
-    };
-  }
+  if (kind === 'Translation') return projectTranslation(object);
   if (kind === 'PeerPod') {
     const { cloudProvider, instanceID } = (object as PeerPodObject).spec ?? {};
     const cloud = metadata.annotations?.[VM_CLOUD_ANNOTATION];
@@ -161,4 +173,27 @@ export function ownerToRepair(
   const object = source.get(owner.kind, owner.namespace, owner.name);
   if (object?.metadata?.uid !== owner.uid || object.metadata.deletionTimestamp) return undefined;
   return observe(owner.kind, object);
+}
+
+/** A Translation its owner's workflow pushes, being deleted and held by our finalizer: only a workflow lets it go. */
+export interface HeldTranslation {
+  observation: Observation;
+  owner: ObjectRef & { uid: string };
+}
+
+/** The held Translation of one source event (see `HeldTranslation`), from `owner` as `ownerOfTranslation` found it. */
+export function heldTranslation(
+  event: SourceEvent,
+  owner: (ObjectRef & { uid: string }) | undefined,
+): HeldTranslation | undefined {
+  const metadata = event.object.metadata;
+  if (!owner || event.type === 'delete' || !metadata?.deletionTimestamp) return undefined;
+  if (!metadata.finalizers?.includes(TRANSLATION_FINALIZER)) return undefined;
+  // By reference: what it deletes is read when it does, from this very Translation (by its UID). The cache this was
+  // seen in may be behind: one let go meanwhile, and a new one of its name pushed, must not lose its resources.
+  const observation = {
+    ...envelope('Translation', event.object, false),
+    projection: projectTranslation(event.object, true),
+  };
+  return { observation, owner };
 }

@@ -1,6 +1,7 @@
 import type { Observation } from '../../model/messages';
 import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { WATCHED_KINDS } from '../../platform/kubernetes/kinds';
+import type { HeldTranslation } from './projection';
 import { goneObservation, planRepair, type RepairInput, type RunningObject, type WatchScope } from './repair';
 import { observation } from './testing/fakes';
 
@@ -42,7 +43,7 @@ describe('planRepair', () => {
       confirmed: () => confirmed,
       running: new Map(running.map((id) => [id, web])),
     });
-    expect(result).toEqual({ resend: resend ? [live] : [], gone: [] });
+    expect(result).toEqual({ resend: resend ? [live] : [], gone: [], orphaned: [] });
   });
 
   it('tells a running workflow whose object no list shows that it is gone, with its uid', () => {
@@ -55,7 +56,7 @@ describe('planRepair', () => {
 
   it('tells no workflow it is gone before every kind is listed: the picture is not complete', () => {
     const result = plan({ running: new Map([['pod/default/web', web]]), confirmed: () => false, synced: false });
-    expect(result).toEqual({ resend: [], gone: [] });
+    expect(result).toEqual({ resend: [], gone: [], orphaned: [] });
   });
 
   it('does not tell a workflow again what it was told already (its gone was delivered)', () => {
@@ -77,6 +78,64 @@ describe('planRepair', () => {
       resend: ['Pod/db#uid-2'],
       gone: ['Node/node-1#n-1'],
     });
+  });
+});
+
+describe('planRepair: Translations held by our finalizer', () => {
+  const plan = (input: Partial<RepairInput>) =>
+    planRepair({ running: new Map(), live: [], synced: true, confirmed: () => true, scope: everything, ...input });
+  // The seed-82 case: Pod web's first incarnation (uid-1) deleted, its workflow failed before it finalized; the
+  // garbage collector deleted its Translations and our finalizer holds them.
+  const held: HeldTranslation = {
+    observation: observation({
+      ref: { kind: 'Translation', namespace: 'default', name: 'pod-mac.4.web-mac-0a580a22f304' },
+      uid: 't-1',
+      deleting: true,
+      finalizers: [TRANSLATION_FINALIZER],
+      projection: { resources: [] },
+    }),
+    owner: { kind: 'Pod', namespace: 'default', name: 'web', uid: 'uid-1' },
+  };
+  const secondWeb = observation({ uid: 'uid-2' });
+
+  it.each<{ what: string; input: Partial<RepairInput>; orphaned: boolean }>([
+    { what: 'its owner gone and no workflow running for the name: orphaned', input: {}, orphaned: true },
+    {
+      what: 'a new incarnation of its owner live, its workflow serving that one: orphaned (it only finalizes its own)',
+      input: { live: [secondWeb], running: new Map([['pod/default/web', { ...web, uid: 'uid-2' }]]) },
+      orphaned: true,
+    },
+    {
+      what: 'its owner gone and its workflow serving it: that workflow finalizes it',
+      input: { running: new Map([['pod/default/web', web]]) },
+      orphaned: false,
+    },
+    {
+      what: 'its owner live with that uid: its workflow, started again if it must be, finalizes it',
+      input: { live: [observation()] },
+      orphaned: false,
+    },
+    {
+      what: 'its own workflow running already: left to it',
+      input: {
+        running: new Map([['translation/default/pod-mac.4.web-mac-0a580a22f304', { kind: 'Translation', uid: 't-1' }]]),
+      },
+      orphaned: false,
+    },
+    { what: 'before every kind is listed: the picture is not complete', input: { synced: false }, orphaned: false },
+  ])('$what', ({ input, orphaned }) => {
+    expect(plan({ ...input, held: [held] }).orphaned).toEqual(orphaned ? [held] : []);
+  });
+
+  it('the Translation workflow started for it is not told its Translation is gone: the list shows it', () => {
+    const id = 'translation/default/pod-mac.4.web-mac-0a580a22f304';
+    const running = new Map<string, RunningObject>([
+      [id, { kind: 'Translation', name: held.observation.ref.name, namespace: 'default', uid: 't-1' }],
+    ]);
+    expect(plan({ running, held: [held], confirmed: () => false }).gone).toEqual([]);
+    expect(idsOf(plan({ running, confirmed: () => false }).gone)).toEqual([
+      `Translation/${held.observation.ref.name}#t-1`,
+    ]);
   });
 });
 

@@ -10,7 +10,7 @@ import { backoffDelay, sleep, type Backoff } from '../../platform/backoff';
 import type { SignalClient } from './handler';
 import type { WatchedKind } from '../../platform/kubernetes/kinds';
 import type { ChangePredicate } from './predicate';
-import { observe } from './projection';
+import { observe, type HeldTranslation } from './projection';
 
 /** The object a running workflow was started for, as its search attributes name it. */
 export interface RunningObject {
@@ -39,6 +39,8 @@ export interface RepairInput {
   /** Its delivery was confirmed (and it has not changed since). */
   confirmed: (obs: Observation) => boolean;
   scope: WatchScope;
+  /** The Translations being deleted that our finalizer holds for their owner's workflow (see `HeldTranslation`). */
+  held?: readonly HeldTranslation[];
 }
 
 export interface RepairPlan {
@@ -46,6 +48,11 @@ export interface RepairPlan {
   resend: Observation[];
   /** `gone` Observations for running workflows whose object no list shows, not yet told. */
   gone: Observation[];
+  /**
+   * Held Translations whose owner's incarnation no workflow serves and no list shows (its workflow failed or was
+   * terminated before it finalized them): each is started a workflow of its own, which lets it go as the pusher did.
+   */
+  orphaned: HeldTranslation[];
 }
 
 const STEWARD_FINALIZERS = new Set([TRANSLATION_FINALIZER, ...finalizerNames(REFERRERS_FINALIZER), PEERPOD_FINALIZER]);
@@ -67,18 +74,24 @@ export function goneObservation(id: string, object: RunningObject, scope: WatchS
   return workflowId(gone.ref, scope.clusterId) === id ? gone : undefined;
 }
 
-/** Which live objects have no running workflow, and which running workflows have no live object. */
-export function planRepair({ running, live, synced, confirmed, scope }: RepairInput): RepairPlan {
+/**
+ * Which live objects have no running workflow, which running workflows have no live object, and which held
+ * Translations have no workflow that will let them go.
+ */
+export function planRepair({ running, live, synced, confirmed, scope, held = [] }: RepairInput): RepairPlan {
   const idOf = (obs: Observation) => workflowId(obs.ref, scope.clusterId);
-  const known = new Set(live.map(idOf));
   const resend = live.filter((obs) => confirmed(obs) && needsWorkflow(obs) && !running.has(idOf(obs)));
-  if (!synced) return { resend, gone: [] };
+  if (!synced) return { resend, gone: [], orphaned: [] };
+  const liveUids = new Set(live.map((obs) => obs.uid));
+  const served = ({ owner }: HeldTranslation) => running.get(workflowId(owner, scope.clusterId))?.uid === owner.uid;
+  const orphaned = held.filter((h) => !liveUids.has(h.owner.uid) && !served(h) && !running.has(idOf(h.observation)));
+  const known = new Set([...live, ...held.map((h) => h.observation)].map(idOf));
   const gone = [...running]
     .filter(([id]) => !known.has(id))
     .map(([id, object]) => goneObservation(id, object, scope))
     // Told already (the watch saw the deletion): the workflow is finishing, not waiting.
     .filter((obs): obs is Observation => obs !== undefined && !confirmed(obs));
-  return { resend, gone };
+  return { resend, gone, orphaned };
 }
 
 const runningObject = (attributes: TypedSearchAttributes): RunningObject => ({
@@ -120,13 +133,14 @@ async function runningWorkflows(
   return running;
 }
 
-/** The workflow's status name, `NOT_FOUND` when there is none. */
-const statusOf = (workflow: Workflows, id: string, lifetime: AbortSignal, callTimeoutMs: number) =>
+/** The latest run of a workflow id: its status name (`NOT_FOUND` when there is none) and the UID it serves. */
+const latestRun = (workflow: Workflows, id: string, lifetime: AbortSignal, callTimeoutMs: number) =>
   workflow.withAbortSignal(AbortSignal.any([lifetime, AbortSignal.timeout(callTimeoutMs)]), async () => {
     try {
-      return (await workflow.getHandle(id).describe()).status.name;
+      const described = await workflow.getHandle(id).describe();
+      return { status: described.status.name, uid: described.typedSearchAttributes.get(K8sUID) };
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+      if (error instanceof WorkflowNotFoundError) return { status: 'NOT_FOUND' };
       throw error;
     }
   });
@@ -142,6 +156,10 @@ export interface RepairOptions {
   observationsOf: (event: SourceEvent) => Observation[];
   /** Lets an Observation through the predicate into the queue. */
   offer: (obs: Observation) => void;
+  /** The held Translation of a source event, if it is one (`heldTranslation`). */
+  heldOf: (event: SourceEvent) => HeldTranslation | undefined;
+  /** Starts the workflow of an Observation's object with it in its input; false when it runs already. */
+  start: (obs: Observation) => Promise<boolean>;
   scope: WatchScope;
   isLeader: () => boolean;
   /** Delay between catch-up attempts. */
@@ -185,12 +203,22 @@ export function createRepairs(options: RepairOptions): Repairs {
 
   async function resendUnlessRunning(obs: Observation) {
     const id = workflowId(obs.ref, clusterId);
-    const status = await statusOf(workflow, id, lifetime, callTimeoutMs);
+    const { status } = await latestRun(workflow, id, lifetime, callTimeoutMs);
     if (status === 'RUNNING' || predicate.confirmedAt(obs) === undefined) return;
     log.warn({ workflowId: id, uid: obs.uid, status }, 'object has no running workflow: sending it again');
     counters.repaired++;
     predicate.forget(obs);
     offer(obs);
+  }
+
+  async function finalizeOrphan({ observation, owner }: HeldTranslation) {
+    const ownerId = workflowId(owner, clusterId);
+    const run = await latestRun(workflow, ownerId, lifetime, callTimeoutMs);
+    if (run.status === 'RUNNING' && run.uid === owner.uid) return;
+    const fields = { workflowId: workflowId(observation.ref, clusterId), owner: ownerId, ownerUid: owner.uid };
+    if (!(await options.start(observation))) return;
+    counters.repaired++;
+    log.warn(fields, "Translation held by our finalizer has no workflow of its owner's to let it go: started its own");
   }
 
   /** One check of the running workflows against the known objects; true when it was complete. */
@@ -201,10 +229,16 @@ export function createRepairs(options: RepairOptions): Repairs {
       predicate.forgetEnded((id) => running.has(inCluster(id, clusterId)));
       const synced = source.synced();
       const live: Observation[] = [];
-      source.replay((event) => live.push(...options.observationsOf(event)));
+      const held: HeldTranslation[] = [];
+      source.replay((event) => {
+        live.push(...options.observationsOf(event));
+        const translation = options.heldOf(event);
+        if (translation) held.push(translation);
+      });
       const confirmed = (obs: Observation) => predicate.confirmedAt(obs) !== undefined;
-      const plan = planRepair({ running, live, synced, confirmed, scope: options.scope });
+      const plan = planRepair({ running, live, synced, confirmed, scope: options.scope, held });
       plan.gone.forEach(tellGone);
+      for (const orphan of plan.orphaned) await finalizeOrphan(orphan);
       for (const obs of plan.resend) await resendUnlessRunning(obs);
       return synced;
     } catch (error) {

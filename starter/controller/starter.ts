@@ -11,7 +11,14 @@ import { defaultWorkflowTypes } from './workflow-types';
 import { createLeaderElector, type LeaderElector, type LeaseOptions, type LeaseRound } from './leader';
 import { createStarterMetrics, type StarterMetrics } from './metrics';
 import { createChangePredicate, type ChangePredicate } from './predicate';
-import { observe, observePeerPodOfPod, ownerOfTranslation, ownerToRepair, ownLivePeerPod } from './projection';
+import {
+  heldTranslation,
+  observe,
+  observePeerPodOfPod,
+  ownerOfTranslation,
+  ownerToRepair,
+  ownLivePeerPod,
+} from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
 import { createRepairs } from './repair';
 import {
@@ -258,6 +265,8 @@ export function createStarter(options: StarterOptions): Starter {
     source,
     observationsOf,
     offer,
+    heldOf: (event) => heldTranslation(event, translationOwnerOf(event)),
+    start: handler.start,
     scope: { kinds, namespace, clusterId: options.clusterId },
     isLeader,
     backoff: INFORMER_BACKOFF,
