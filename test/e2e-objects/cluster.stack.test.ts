@@ -2,10 +2,12 @@
 // API server; the real starter signals their workflows, which write their Translations and push them into the MidoNet
 // emulator themselves, and on deletion delete what they pushed and the Translations.
 import * as k8s from '@kubernetes/client-node';
+import pino from 'pino';
 import type { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import { recordHistory } from '../replay/record';
-import { observationsIn } from '../support';
+import { observationsIn, startTestStarter } from '../support';
+import { loadKubeConfig } from '../../platform/kubernetes/kubeconfig';
 import { observedSignal } from '../../model/messages';
 import { TASK_QUEUE, workflowId, type ObjectRef } from '../../model/naming';
 import { K8sUID } from '../../model/search-attributes';
@@ -26,6 +28,7 @@ import {
   readyOf,
   referrersOf,
   translationsOfOthers,
+  type TranslationObject,
   uiDetailsOf,
   waitFor,
   waitForState,
@@ -422,5 +425,76 @@ describe('object lifecycles on the embedded stack', () => {
       { name: nodeName, body: { status: { addresses } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
+  });
+
+  // Chaos seed 82: a Pod's run failed (a nondeterminism error now fails it: worker/nondeterminism.stack.test.ts)
+  // before it finalized, the Pod was deleted, and its Translations stayed held by midonet.org/deleter for good.
+  it("Translations a Pod's ended run left held are let go at the starter's next repair by workflows of their own, whether or not a new Pod took the name", async () => {
+    // With a MAC address, as nginx: a port, a MAC entry and an ARP entry, each its own Translation.
+    const nginx = initial.pods.find((p) => p.metadata.name === 'nginx')!;
+    const podAt = (name: string, last: number) => ({
+      ...nginx,
+      metadata: { ...nginx.metadata, name, annotations: { 'midonet.org/mac-address': `0a:58:0a:01:01:${last}` } },
+      status: { ...nginx.status, podIP: `10.1.1.${last}` },
+    });
+    const names = ['orphan-0', 'orphan-1'];
+    const first = await Promise.all(names.map((name, i) => createPod(h, podAt(name, 41 + i))));
+    for (const name of names) await waitForState(h, podRef(name), 'ready');
+    const ofUid = (uid: string | undefined) => listTranslations(h, 'default', `midonet.org/owner-uid=${uid}`);
+    const left = (await Promise.all(first.map((pod) => ofUid(pod.metadata?.uid)))).flat();
+    const kinds = (translations: TranslationObject[]) => translations.map((t) => t.metadata.name.split('.')[0]).sort();
+    expect(kinds(left)).toEqual(['pod', 'pod', 'pod-arp', 'pod-arp', 'pod-mac', 'pod-mac']);
+
+    // Their runs end as a failed one does: nothing of them runs any more.
+    for (const name of names)
+      await h.client.workflow.getHandle(workflowId(podRef(name))).terminate('as a nondeterminism error fails it');
+    for (const name of names) await deletePod(h, 'default', name);
+    await waitFor('the garbage collector to delete their Translations', async () => {
+      const held = (await Promise.all(first.map((pod) => ofUid(pod.metadata?.uid)))).flat();
+      return held.length === left.length && held.every((t) => t.metadata.deletionTimestamp);
+    });
+    // orphan-1 comes back at another address: its new run lets go of the old Translation of its own name only.
+    const again = await createPod(h, podAt('orphan-1', 43));
+    // Its run's first state is the ended run's last: wait for its Translations.
+    await waitFor('the Translations of the new orphan-1', async () => {
+      const owned = await ofUid(again.metadata?.uid);
+      return owned.length === 3 && owned.every(readyOf);
+    });
+    const stillHeld = (await Promise.all(first.map((pod) => ofUid(pod.metadata?.uid)))).flat();
+    expect(stillHeld.map((t) => t.metadata.name).sort()).toEqual(
+      left
+        .map((t) => t.metadata.name)
+        .filter((n) => n !== 'pod.4.orphan-1')
+        .sort(),
+    );
+
+    // A starter taking the Lease repairs at once (the running one would at its next re-list).
+    await h.starter.stop();
+    const kubeConfig = loadKubeConfig(h.info.kubernetes.kubeconfig)!;
+    const starter = startTestStarter({
+      kubeConfig,
+      temporalClient: h.client,
+      identity: 'e2e-objects',
+      debounceMs: 50,
+      logger: pino({ level: 'error' }),
+    });
+    try {
+      await waitFor('the held Translations let go', async () =>
+        (await Promise.all(first.map((pod) => ofUid(pod.metadata?.uid)))).flat().length === 0 ? true : undefined,
+      );
+      for (const name of stillHeld.map((t) => t.metadata.name)) {
+        const run = h.client.workflow.getHandle(workflowId({ kind: 'Translation', namespace: 'default', name }));
+        await run.result();
+        expect([name, (await run.describe()).status.name]).toEqual([name, 'COMPLETED']);
+      }
+      await converged({ ...cluster, pods: [...cluster.pods, podAt('orphan-1', 43)] });
+      const owned = await ofUid(again.metadata?.uid);
+      expect(kinds(owned)).toEqual(['pod', 'pod-arp', 'pod-mac']);
+      expect(owned.filter((t) => !readyOf(t))).toEqual([]);
+      await deletePod(h, 'default', 'orphan-1');
+      await converged(cluster);
+    } finally {
+      await starter.stop();
+    }
   });
 });
