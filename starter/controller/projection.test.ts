@@ -334,8 +334,8 @@ describe("Translations their owner's workflow pushes", () => {
       owner: { kind: 'Pod', namespace: 'ns', name: 'web', uid: 'pod-uid' },
     });
     // Its resources read by reference when they are deleted: a stale cache must not name what to delete.
-    expect(held(owned(deleting))?.observation.projection).toMatchObject({ digest: expect.any(String), count: 0 });
-    expect(held(owned(deleting))?.observation.projection).not.toHaveProperty('resources');
+    const projection = held(owned(deleting))?.observation.projection as { digest?: string; count?: number };
+    expect([typeof projection.digest, projection.count, 'resources' in projection]).toEqual(['string', 0, false]);
     // Not being deleted, held by another finalizer only, gone already, or hand-written (no owner): not ours to free.
     expect(held(owned({ finalizers: ['midonet.org/deleter'] }))).toBeUndefined();
     expect(held(owned({ ...deleting, finalizers: ['example.com/other'] }))).toBeUndefined();
