@@ -106,6 +106,11 @@ describe('planRepair: Translations held by our finalizer', () => {
       orphaned: true,
     },
     {
+      what: 'a new incarnation of its owner live, its workflow not running yet: left to the next repair (the run this one starts lets go of the one of its own name first)',
+      input: { live: [secondWeb] },
+      orphaned: false,
+    },
+    {
       what: 'its owner gone and its workflow serving it: that workflow finalizes it',
       input: { running: new Map([['pod/default/web', web]]) },
       orphaned: false,

@@ -83,8 +83,16 @@ export function planRepair({ running, live, synced, confirmed, scope, held = [] 
   const resend = live.filter((obs) => confirmed(obs) && needsWorkflow(obs) && !running.has(idOf(obs)));
   if (!synced) return { resend, gone: [], orphaned: [] };
   const liveUids = new Set(live.map((obs) => obs.uid));
-  const served = ({ owner }: HeldTranslation) => running.get(workflowId(owner, scope.clusterId))?.uid === owner.uid;
-  const orphaned = held.filter((h) => !liveUids.has(h.owner.uid) && !served(h) && !running.has(idOf(h.observation)));
+  const liveIds = new Set(live.map(idOf));
+  const orphaned = held.filter(({ owner, observation }) => {
+    const ownerId = workflowId(owner, scope.clusterId);
+    // A new incarnation's run that this repair starts applies over the held Translation of its own name and lets it
+    // go itself: two deletions of it at once could land one after that run pushed the same ids again. What it leaves
+    // is the next repair's.
+    const successorStarting = liveIds.has(ownerId) && !running.has(ownerId);
+    const served = running.get(ownerId)?.uid === owner.uid;
+    return !liveUids.has(owner.uid) && !served && !successorStarting && !running.has(idOf(observation));
+  });
   const known = new Set([...live, ...held.map((h) => h.observation)].map(idOf));
   const gone = [...running]
     .filter(([id]) => !known.has(id))
