@@ -1,6 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { startInProcessWorker, type InProcessWorker } from '../test/support';
+import { startInProcessWorker, waitFor, type InProcessWorker } from '../test/support';
 import { WORKFLOW_FAILURE_ERROR_TYPES } from './index';
 import { changesOnReplay } from './testing/nondeterministic-workflows';
 
@@ -48,13 +48,12 @@ describe('a workflow task that fails on nondeterminism', () => {
 
   it("is retried for ever, its run left running, on the SDK's defaults (what Steward's Workers did before)", async () => {
     const handle = await start(`nondeterminism-default-${suffix}`, {});
-    for (let i = 0; i < 100; i++) {
-      const events = (await handle.fetchHistory()).events ?? [];
-      if (events.some((e) => e.eventType === EVENT_TYPE_WORKFLOW_TASK_FAILED)) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    const failed = (await handle.fetchHistory()).events?.filter((e) => e.eventType === EVENT_TYPE_WORKFLOW_TASK_FAILED);
-    expect(failed?.[0]?.workflowTaskFailedEventAttributes?.failure?.message).toMatch(/Nondeterminism error/);
+    const failed = await waitFor(
+      'a failed workflow task',
+      async () => (await handle.fetchHistory()).events?.find((e) => e.eventType === EVENT_TYPE_WORKFLOW_TASK_FAILED),
+      20_000,
+    );
+    expect(failed.workflowTaskFailedEventAttributes?.failure?.message).toMatch(/Nondeterminism error/);
     expect((await handle.describe()).status.name).toBe('RUNNING');
     await handle.terminate('nondeterminism test done');
   });
