@@ -185,7 +185,11 @@ export function createActivities(
   if (!all.peerpod && all.cloud && all.kubernetes)
     all.peerpod = createPodVmActivities({ cloud: all.cloud, kubernetes: all.kubernetes });
   if (!all.object && all.midonet && all.kubernetes)
-    all.object = createObjectActivities({ kubernetes: all.kubernetes, midonet: all.midonet });
+    all.object = createObjectActivities({
+      kubernetes: all.kubernetes,
+      midonet: all.midonet,
+      nodeAnnotator: config.nodeAnnotator,
+    });
   return {
     groups: all,
     stop: async () => {

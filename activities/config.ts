@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
-import { parseSettings, settingLabel, type Flags, type Setting } from '../platform/settings';
+import { flag, parseSettings, settingLabel, type Flags, type Setting } from '../platform/settings';
 import { temporalUiUrl, temporalUiUrlSetting } from '../platform/temporal-config';
 import { cloudSettings, loadCloudConfig, type CloudConfig } from './cloud/config';
 import type { MidonetConnection } from './midonet/http';
@@ -19,6 +19,13 @@ export const activitySettings = {
   midonetUsername: { env: 'MIDONET_USERNAME', arg: 'name', description: 'MidoNet user (needed with the URL)' },
   midonetPassword: { env: 'MIDONET_PASSWORD', secret: true, description: 'MidoNet password (needed with the URL)' },
   midonetTenant: { env: 'MIDONET_TENANT', arg: 'name', description: 'MidoNet project sent at login (X-Auth-Project)' },
+  nodeAnnotator: {
+    env: 'STEWARD_NODE_ANNOTATOR',
+    arg: 'bool',
+    default: 'true',
+    description:
+      "fill a Node's midonet.org/host-id, tunnel-endpoint-ip and tunnel-zone-id annotations when missing, as midonet-kubernetes' nodeannotator controller did (unset: on, unless MIDONETKUBE_ENABLED_CONTROLLERS leaves nodeannotator out)",
+  },
   temporalUiUrl: {
     ...temporalUiUrlSetting,
     description: `${temporalUiUrlSetting.description}, written on the Translations and PeerPods Steward writes`,
@@ -33,7 +40,12 @@ export interface ActivitiesConfig {
   cloud?: CloudConfig;
   /** The Temporal UI's address: the objects Steward writes then link their workflow's page. */
   temporalUiUrl?: string;
+  /** Nodes' midonet.org annotations filled from MidoNet's hosts (model/translation/node-annotator.ts). */
+  nodeAnnotator: boolean;
 }
+
+/** midonet-kubernetes' list of controllers to run (its MIDONETKUBE_ENABLED_CONTROLLERS), read for its node annotator. */
+const MK_ENABLED_CONTROLLERS = 'MIDONETKUBE_ENABLED_CONTROLLERS';
 
 const schema = z
   .object({
@@ -42,6 +54,7 @@ const schema = z
     midonetUsername: z.string().min(1).optional(),
     midonetPassword: z.string().min(1).optional(),
     midonetTenant: z.string().min(1).optional(),
+    nodeAnnotator: flag,
     temporalUiUrl: temporalUiUrl.optional(),
   })
   .superRefine((v, ctx) => {
@@ -53,7 +66,14 @@ const schema = z
   });
 
 export function loadActivitiesConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): ActivitiesConfig {
-  const v = parseSettings(activitySettings, schema, flags, env);
+  const mkControllers = env[MK_ENABLED_CONTROLLERS];
+  const given = flags.nodeAnnotator !== undefined || env[activitySettings.nodeAnnotator.env] !== undefined;
+  // midonet-kubernetes' own switch, taken as it is when Steward's is not given.
+  const annotatorEnv =
+    given || mkControllers === undefined
+      ? env
+      : { ...env, [activitySettings.nodeAnnotator.env]: String(mkControllers.split(',').includes('nodeannotator')) };
+  const v = parseSettings(activitySettings, schema, flags, annotatorEnv);
   return {
     kubeconfig: v.kubeconfig,
     midonet:
@@ -63,10 +83,18 @@ export function loadActivitiesConfig(flags: Flags = {}, env: NodeJS.ProcessEnv =
     // Opt-in, like MidoNet: a worker given no provider runs no cloud activities (`steward up` gives libvirt).
     cloud: flags.cloudProvider || env[cloudSettings.cloudProvider.env] ? loadCloudConfig(flags, env) : undefined,
     temporalUiUrl: v.temporalUiUrl,
+    nodeAnnotator: v.nodeAnnotator,
   };
 }
 
 /** The configuration as it may be logged: its own fields alone, and the MidoNet password never reaches a log line. */
-export function redactedActivities({ kubeconfig, midonet, cloud, temporalUiUrl }: ActivitiesConfig): ActivitiesConfig {
-  return { kubeconfig, midonet: midonet && { ...midonet, password: '[redacted]' }, cloud, temporalUiUrl };
+export function redactedActivities(config: ActivitiesConfig): ActivitiesConfig {
+  const { kubeconfig, midonet, cloud, temporalUiUrl, nodeAnnotator } = config;
+  return {
+    kubeconfig,
+    midonet: midonet && { ...midonet, password: '[redacted]' },
+    cloud,
+    temporalUiUrl,
+    nodeAnnotator,
+  };
 }

@@ -7,11 +7,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectInput, ApplyObjectResult } from '../model/apply-object';
 import type { WrittenTranslation } from '../model/kubernetes-calls';
 import type { ResourceRef } from '../model/messages';
+import { needsHosts, type AnnotatedNode } from '../model/translation/node-annotator';
 import { describeRef, parseObjectRef, workflowId, type ObjectRef } from '../model/naming';
 import { Reason, TRANSLATION_FINALIZER } from '../model/vocabulary';
 import type { KubernetesActivities } from './kubernetes';
 import { rememberingWrites } from './kubernetes/objects';
 import type { RecordedResource } from './kubernetes/translation-record';
+import type { AnnotateNodeResult } from './kubernetes/node-annotations';
+import type { MidonetActivities } from './midonet';
 import { LOCAL_WAIT_MS, type PushActivities } from './midonet/push';
 
 /**
@@ -47,6 +50,7 @@ export interface FinalizeObjectResult {
 
 type KubernetesCalls = Pick<
   KubernetesActivities,
+  | 'annotateNode'
   | 'applyObject'
   | 'recordTranslationStatus'
   | 'releaseFinalizer'
@@ -54,12 +58,18 @@ type KubernetesCalls = Pick<
   | 'removeTranslation'
   | 'removeReferrer'
   | 'recordObjectEvent'
+  | 'readObject'
 >;
 
 export interface ObjectActivityDeps {
   kubernetes: KubernetesCalls;
-  midonet: PushActivities;
+  midonet: PushActivities & Pick<MidonetActivities, 'midonetListHosts'>;
+  /** midonet-kubernetes' node annotator: fill a Node's missing midonet.org annotations (STEWARD_NODE_ANNOTATOR). */
+  nodeAnnotator: boolean;
 }
+
+/** The node annotator's answer: `off` when it is switched off (the Node is translated as it is). */
+export type AnnotateNodeOutcome = AnnotateNodeResult | { outcome: 'off' };
 
 const translationRef = (key: string): ObjectRef => parseObjectRef('Translation', key);
 
@@ -216,10 +226,10 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
     }
     if (result.outcome === 'wait') {
       await whileWaiting(deps, input, result.reason);
-      // What it waits for, on the object itself: `kubectl describe pod` says why it has no network yet.
-      const { ref, uid } = input;
+      // What it waits for, on the object itself: `kubectl describe pod` says why it has no network yet (once a wait).
+      const { ref, uid, waitingFor } = input;
       const wait = { type: 'Normal' as const, reason: Reason.WaitingForDependency, message: result.reason };
-      await kubernetes.recordObjectEvent({ ref, uid, ...wait });
+      if (result.reason !== waitingFor) await kubernetes.recordObjectEvent({ ref, uid, ...wait });
     }
     if (result.outcome !== 'applied' || result.terminating.length > 0) return result;
     const { pushed, resources } = await pushAll(deps, result.written);
@@ -242,8 +252,20 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
     return { finalized: owned.length };
   }
 
+  /** The missing midonet.org annotations of a Node, as midonet-kubernetes' annotator fills them (MidoNet read only for a host ID). */
+  async function annotateNode({ ref, uid }: { ref: ObjectRef; uid: string }): Promise<AnnotateNodeOutcome> {
+    if (!deps.nodeAnnotator) return { outcome: 'off' };
+    const read = await kubernetes.readObject({ ref });
+    if (!read.found || read.uid !== uid || read.deleting) return { outcome: 'gone' };
+    const hosts = needsHosts(read.object as unknown as AnnotatedNode)
+      ? (await deps.midonet.midonetListHosts({})).hosts
+      : [];
+    return kubernetes.annotateNode({ ref, uid, hosts: hosts.map(({ id, name }) => ({ id, name })) });
+  }
+
   // Each Translation is read once per call (its apply or the list), then worked on from what each write answers.
   return {
+    annotateNode,
     syncObject: (input: ApplyObjectInput) => rememberingWrites(() => sync(input)),
     finalizeObject: (input: FinalizeObjectInput) => rememberingWrites(() => finalize(input)),
   };

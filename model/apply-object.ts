@@ -21,10 +21,22 @@ export interface ApplyObjectInput {
   projection: unknown;
   tenant?: string;
   previousDependency?: ObjectRef;
+  /** What it waited for before this apply: the same wait again is not told in another Event. */
+  waitingFor?: string;
 }
 
 export type ApplyObjectResult =
-  | { outcome: 'wait'; reason: string }
+  | {
+      outcome: 'wait';
+      reason: string;
+      /**
+       * The dependency will tell it when that changes (it is registered there as a referrer, or it is the Service of
+       * these Endpoints, which tells them by name): no need to look again on a timer.
+       */
+      notified?: boolean;
+      /** The dependency it registered on while waiting. */
+      dependency?: ObjectRef;
+    }
   | { outcome: 'invalid'; error: Omit<LifecycleError, 'at'> }
   | {
       outcome: 'applied';
@@ -60,18 +72,28 @@ export async function applyObjectSteps(
   let dependencyProjection: unknown;
   if (dependency) {
     const read = await calls.readObject({ ref: dependency });
+    // midonet-kubernetes ignores Endpoints without their Service; the Service, once there, tells them by name.
     if (!read.found || read.deleting)
-      return { outcome: 'wait', reason: `${describeRef(dependency)} does not exist (yet)` };
+      return {
+        outcome: 'wait',
+        reason: `${describeRef(dependency)} does not exist (yet)`,
+        ...(dependency.kind === 'Service' && !read.found ? { notified: true } : {}),
+      };
     dependencyProjection = { ...read.object, kind: dependency.kind };
   }
   const translated = translateWithDependency(projection, dependencyProjection, tenant);
-  if (translated.outcome !== 'translated') return translated;
+  if (translated.outcome === 'invalid') return translated;
+  // Registered before it waits: the dependency tells its referrers once it is translated and pushed (a Node annotated).
+  if (dependency) await calls.addReferrer({ dependency, referrer: ref });
+  const waiting = { notified: true, ...(dependency ? { dependency } : {}) };
+  if (translated.outcome === 'wait') return { ...translated, ...waiting };
   if (translated.dependencyTranslations.length > 0) {
     const { ready, notReady } = await calls.translationsReady({ translations: translated.dependencyTranslations });
     if (!ready)
       return {
         outcome: 'wait',
         reason: `waiting for ${describeRef(dependency!)}'s Translations to be pushed: ${notReady.join(', ')}`,
+        ...waiting,
       };
   }
   const { kind, metadata } = translated.projection;
@@ -85,7 +107,6 @@ export async function applyObjectSteps(
     owner,
     translations: translated.translations,
   });
-  if (dependency) await calls.addReferrer({ dependency, referrer: ref });
   if (previousDependency && previousDependency.name !== dependency?.name)
     await calls.removeReferrer({ dependency: previousDependency, referrer: ref });
   return {

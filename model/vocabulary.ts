@@ -59,6 +59,8 @@ export const Reason = {
   Invalid: 'Invalid',
   /** An object waits for its dependency (a Pod for its Node's Translations, Endpoints for their Service's). */
   WaitingForDependency: 'WaitingForDependency',
+  /** The node annotator waits for MidoNet to list a host of the Node's name (its agent registers it), or an InternalIP. */
+  WaitingForMidonetHost: 'WaitingForMidonetHost',
   /** A peer pod's VM was made and recorded in its PeerPod. */
   PodVmCreated: 'PodVmCreated',
   /** The Pod's VM was made by cloud-api-adaptor (its PeerPod exists): Steward tracks it and makes none. */

@@ -50,6 +50,7 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
     },
     executors: {
       apply,
+      annotate,
       notifyReferrers: async ({ ref, uid }) => {
         // Only Nodes and Services are depended on: a Pod's or Endpoints' list is always empty.
         if (isDependencyKind(ref.kind)) await notifyReferrers(ref, uid);
@@ -95,8 +96,12 @@ async function notifyReferrers(ref: ObjectRef, uid: string): Promise<void> {
     { summary: `read the referrers of ${describeRef(ref)}` },
     [{ dependency: ref }],
   );
+  // A Service's Endpoints of its name wait for it unregistered when they came first (as midonet-kubernetes kicks them).
+  const endpoints: ObjectRef = { kind: 'Endpoints', namespace: ref.namespace ?? '', name: ref.name };
+  const sameName = (r: ObjectRef) => r.kind === 'Endpoints' && r.namespace === ref.namespace && r.name === ref.name;
+  const told = ref.kind === 'Service' && !referrers.some(sameName) ? [...referrers, endpoints] : referrers;
   await Promise.all(
-    referrers.map((referrer) =>
+    told.map((referrer) =>
       // A referrer whose workflow is gone has nothing to repair.
       getExternalWorkflowHandle(workflowId(referrer, clusterOfWorkflowId(workflowInfo().workflowId)))
         .signal(dependencyChangedSignal, { dependency: ref, uid })
@@ -129,12 +134,25 @@ async function apply({
   tenant,
   previousDependency,
   toldNotes = [],
+  waitingFor,
 }: ObjectActionParams['apply']): Promise<Unstamped<ObjectEvent>> {
   const result = await objects.syncObject.executeWithOptions(
     { summary: `translate ${describeRef(ref)}, apply its Translations and push them` },
-    [{ ref, uid, projection, ...(tenant ? { tenant } : {}), ...(previousDependency ? { previousDependency } : {}) }],
+    [
+      {
+        ref,
+        uid,
+        projection,
+        ...(tenant ? { tenant } : {}),
+        ...(previousDependency ? { previousDependency } : {}),
+        ...(waitingFor ? { waitingFor } : {}),
+      },
+    ],
   );
-  if (result.outcome === 'wait') return { type: 'mustWait', reason: result.reason };
+  if (result.outcome === 'wait') {
+    const { reason, notified, dependency } = result;
+    return { type: 'mustWait', reason, ...(notified ? { notified } : {}), ...(dependency ? { dependency } : {}) };
+  }
   if (result.outcome === 'invalid') return { type: 'invalid', error: result.error };
   const { applied, terminating, dependency, pushed, resources } = result;
   // Another finalizer than ours holds a Translation being deleted: apply again once it is gone.
@@ -149,6 +167,16 @@ async function apply({
     ...(dependency ? { dependency } : {}),
     ...(told.length ? { toldNotes: told } : {}),
   };
+}
+
+/** midonet-kubernetes' node annotator: the Node's missing midonet.org annotations, one local activity. */
+async function annotate({ ref, uid }: ObjectActionParams['annotate']): Promise<Unstamped<ObjectEvent>> {
+  const result = await objects.annotateNode.executeWithOptions(
+    { summary: `annotate ${describeRef(ref)} with its MidoNet host and tunnel endpoint` },
+    [{ ref, uid }],
+  );
+  if (result.outcome === 'wait') return { type: 'mustWait', reason: result.reason };
+  return { type: 'annotated', ...(result.outcome === 'annotate' ? { annotations: result.annotations } : {}) };
 }
 
 /**

@@ -6,6 +6,7 @@ import type { ObjectRef } from '../../model/naming';
 import { finalizerNames } from '../../model/vocabulary';
 import { createEventRecorder, type EventInput } from './events';
 import { createInventoryActivities } from './inventory';
+import { createNodeAnnotations } from './node-annotations';
 import { createObjects, type KubeObject, type Objects, update, type WorkflowPage } from './objects';
 import { createPeerPodActivities } from './peerpods';
 import { createReferrerActivities } from './referrers';
@@ -182,6 +183,7 @@ export function createKubernetesActivities({
     ...createPeerPodActivities(objects, { fieldManager, workflowPage }, recordEvent),
     readObject,
     readIncarnation,
+    ...createNodeAnnotations(objects, recordEvent),
     ...createFinalizerActivities(objects),
     recordObjectEvent,
   };

@@ -54,7 +54,9 @@ export function translateWithDependency(projection: unknown, dependencyObject?: 
     ...(dependency?.kind === 'Service' ? { service: dependency } : {}),
   });
   if (!result.ok) {
-    return result.error.reason === 'NodeNotFound'
+    // An error of the dependency (a Node not yet annotated) is its own workflow's to show: the referrer waits for it.
+    const ofDependency = dependency && result.error.object.kind === dependency.kind;
+    return result.error.reason === 'NodeNotFound' || ofDependency
       ? { outcome: 'wait', reason: describeError(result.error).message }
       : { outcome: 'invalid', error: describeError(result.error) };
   }

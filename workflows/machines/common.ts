@@ -251,11 +251,25 @@ export function stuckRetryDelayMs(c: { timings: { stuckRetryMs: number }; lastEr
  * it waits for coming back (its deletion, its dependency, MidoNet answering again) wakes it at once instead.
  */
 export const stuckRetryTimer = stateTimer('stuckRetry', stuckRetryDelayMs, { type: 'retry' }, { jitter: 0.2 });
-/** An object waiting for its dependency looks again. */
+/**
+ * An object waiting for its dependency looks again: soon, unless the dependency tells it when it changes (then only as
+ * the drift check would, a level-based backstop).
+ */
 export const dependencyRetryTimer = stateTimer(
   'dependencyRetry',
-  (c: { timings: { dependencyRetryMs: number } }) => c.timings.dependencyRetryMs,
+  (c: { timings: { dependencyRetryMs: number; driftCheckMs: number }; waitNotified?: boolean }) =>
+    c.waitNotified ? c.timings.driftCheckMs : c.timings.dependencyRetryMs,
   { type: 'retry' },
+);
+/** Doublings of the wait for a Node's MidoNet host at most: 5 s, 10 s, … then every 5 minutes 20 s. */
+const HOST_BACKOFF_DOUBLINGS = 6;
+/** A Node whose MidoNet host is not registered yet looks again, less often as it stays away. */
+export const hostRetryTimer = stateTimer(
+  'midonetHostRetry',
+  (c: { timings: { dependencyRetryMs: number }; hostLooks?: number }) =>
+    c.timings.dependencyRetryMs * 2 ** Math.min(HOST_BACKOFF_DOUBLINGS, Math.max(0, (c.hostLooks ?? 1) - 1)),
+  { type: 'retry' },
+  { jitter: 0.2 },
 );
 
 /**

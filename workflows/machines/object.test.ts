@@ -14,6 +14,15 @@ const at = '2026-01-01T00:00:00.000Z';
 const request = { requestedBy: 'bob', reason: 'test' };
 const node = { kind: 'Node' as const, name: 'node-1' };
 
+const hostId = '7a7b8f2e-1111-4b7c-9d1e-0123456789ab';
+/** A Node as midonet-kubernetes' annotator finds it: its tunnel zone set by hand (kept), the rest missing. */
+const unannotatedNode = {
+  kind: 'Node',
+  metadata: { name: 'node-1', uid: 'u1', annotations: { 'midonet.org/tunnel-zone-id': '' } },
+  spec: { podCIDR: '10.1.1.0/24' },
+  status: { addresses: [{ type: 'InternalIP', address: '192.168.0.11' }] },
+};
+
 const observation = (overrides: Partial<Observation> = {}): Observation => ({
   ref,
   uid: 'u1',
@@ -59,6 +68,14 @@ const events: ObjectEvent[] = [
     at,
   },
   ...timerAndOperatorEvents(at, request, ['retry', 'orphan']),
+  // The node annotator's: a Node without its midonet.org annotations, annotated or waiting for its MidoNet host.
+  { type: 'observed', observation: observation({ projection: unannotatedNode }), at },
+  { type: 'annotated', annotations: { 'midonet.org/host-id': hostId }, at },
+  { type: 'annotated', at },
+  { type: 'mustWait', reason: 'MidoNet has no host named node-1 yet', at },
+  { type: 'mustWait', reason: 'Node node-1 has no InternalIP address yet for its tunnel endpoint', at },
+  // A wait its dependency will end by telling it (registered as its referrer).
+  { type: 'mustWait', reason: 'waiting for Node node-1', notified: true, dependency: node, at },
 ];
 
 type Snapshot = ReturnType<typeof initialTransition<typeof objectMachine>>[0];
@@ -73,6 +90,7 @@ const key = (s: Snapshot) => {
     c.gone,
     c.dependency,
     c.resumeTo,
+    c.waitNotified,
     !!c.nextIncarnation,
     !!c.lastError,
     c.translations.length,
@@ -135,6 +153,11 @@ describe('object machine: every transition', () => {
 });
 
 const run = scenarioRunner(objectMachine, { ref }, (a) => a.type);
+/** The delay of the timer the last step started. */
+const timerDelay = (...sequence: ObjectEvent[]) => {
+  const { actions } = scenarioRunner(objectMachine, { ref }, (a) => a)(...sequence);
+  return (actions.find((a) => a.type === 'startTimer')?.params as { delayMs: number } | undefined)?.delayMs;
+};
 const [
   observed,
   moved,
@@ -259,6 +282,78 @@ describe('object machine: scenarios', () => {
       [snapshot] = transition(objectMachine, snapshot, event);
     const [, actions] = transition(objectMachine, snapshot, { type: 'driftCheck', at });
     expect(actions.find((a) => a.type === 'apply')?.params).toMatchObject({ toldNotes });
+  });
+});
+
+describe('object machine: the node annotator', () => {
+  const [nodeObserved, annotatedNow, annotatorOff, noHost, noAddress] = events.slice(-6) as ObjectEvent[];
+
+  it('annotates a Node that lacks a midonet.org annotation before translating it', () => {
+    expect(run(nodeObserved!)).toMatchObject({ state: 'annotating', actions: ['annotate'] });
+  });
+
+  it('translates at once with the annotations written, keeping the one set by hand', () => {
+    const { state, actions, context } = run(nodeObserved!, annotatedNow!);
+    expect({ state, actions }).toEqual({ state: 'translating', actions: ['apply'] });
+    expect((context.projection as typeof unannotatedNode).metadata.annotations).toEqual({
+      'midonet.org/tunnel-zone-id': '',
+      'midonet.org/host-id': hostId,
+    });
+  });
+
+  it('translates the Node as it is when the annotator is off (the translation then says what is missing)', () => {
+    expect(run(nodeObserved!, annotatorOff!)).toMatchObject({ state: 'translating', actions: ['apply'] });
+  });
+
+  it('waits for MidoNet to list its host, says so once in an Event, and looks again with backoff', () => {
+    expect(run(nodeObserved!, noHost!)).toMatchObject({
+      state: 'waitingForMidonetHost',
+      actions: ['recordEvent', 'startTimer'],
+    });
+    expect(timerDelay(nodeObserved!, noHost!)).toBe(5_000);
+    expect(run(nodeObserved!, noHost!, retry!, noHost!)).toMatchObject({
+      state: 'waitingForMidonetHost',
+      actions: ['startTimer'],
+    });
+    expect(timerDelay(nodeObserved!, noHost!, retry!, noHost!)).toBe(10_000);
+    expect(timerDelay(nodeObserved!, noHost!, retry!, noHost!, retry!, noHost!, retry!, noHost!)).toBe(40_000);
+  });
+
+  it('tells another reason to wait in a new Event', () => {
+    expect(run(nodeObserved!, noHost!, retry!, noAddress!).actions).toEqual(['recordEvent', 'startTimer']);
+  });
+
+  it('looks again at once when the Node changes, and finalizes a Node deleted while it waits', () => {
+    expect(run(nodeObserved!, noHost!, nodeObserved!)).toMatchObject({
+      state: 'annotating',
+      actions: ['cancelTimer', 'annotate'],
+    });
+    const deletedNode = {
+      type: 'observed',
+      observation: observation({ projection: unannotatedNode, deleting: true }),
+      at,
+    };
+    expect(run(nodeObserved!, noHost!, deletedNode as ObjectEvent).state).toBe('finalizing');
+  });
+});
+
+describe('object machine: waiting for a dependency', () => {
+  const notifiedWait = events.at(-1)!;
+
+  it('polls a dependency that cannot tell it (a Node that does not exist) every few seconds', () => {
+    expect(timerDelay(observed, mustWait!)).toBe(5_000);
+  });
+
+  it('rests on the drift check when the dependency will tell it (registered as its referrer), and remembers it', () => {
+    const { state, context } = run(observed, notifiedWait);
+    expect(state).toBe('waitingForDependency');
+    expect(timerDelay(observed, notifiedWait)).toBe(30 * 60_000);
+    expect(context.dependency).toEqual(node);
+  });
+
+  it('gives the next apply what it waited for, so the same wait is not told in another Event', () => {
+    const { actions } = scenarioRunner(objectMachine, { ref }, (a) => a)(observed, notifiedWait, dependencyChanged!);
+    expect(actions.find((a) => a.type === 'apply')?.params).toMatchObject({ waitingFor: 'waiting for Node node-1' });
   });
 });
 

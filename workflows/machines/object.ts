@@ -3,6 +3,7 @@ import {
   cleanupGuards,
   dependencyRetryTimer,
   driftCheckTimer,
+  hostRetryTimer,
   failureOf,
   interpretedActions,
   lifecycleRoot,
@@ -32,6 +33,7 @@ import type {
 } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
 import type { TranslationNote } from '../../model/translation/errors';
+import { missingNodeAnnotations } from '../../model/translation/node-annotator';
 import { Reason, REFUSED_REQUEST_REASONS } from '../../model/vocabulary';
 
 /**
@@ -81,6 +83,10 @@ export interface ObjectContext {
   /** What the translation left out that an Event on the object has told (e.g. IPv6 addresses): told once per change. */
   toldNotes?: TranslationNote[];
   waitingFor?: string;
+  /** The dependency tells it when what it waits for changes: it rests on the drift check, not the retry timer. */
+  waitNotified?: boolean;
+  /** Looks in a row for the Node's MidoNet host (the node annotator's wait), for its backoff. */
+  hostLooks?: number;
   resumeTo: 'translating' | 'finalizing';
   lastError?: LifecycleError;
   actions: ActionRecord[];
@@ -100,7 +106,9 @@ export type ObjectEvent = (
       dependency?: ObjectRef;
       toldNotes?: TranslationNote[];
     }
-  | { type: 'mustWait'; reason: string }
+  | { type: 'mustWait'; reason: string; notified?: boolean; dependency?: ObjectRef }
+  /** The node annotator filled these annotations (none: it is off, the Node is translated as it is). */
+  | { type: 'annotated'; annotations?: Record<string, string> }
   | { type: 'invalid'; error: Omit<LifecycleError, 'at'> }
   | { type: 'referrersNotified' }
   | { type: 'finalized' }
@@ -126,7 +134,10 @@ export interface ObjectActionParams {
     tenant?: string;
     previousDependency?: ObjectRef;
     toldNotes?: TranslationNote[];
+    waitingFor?: string;
   };
+  /** midonet-kubernetes' node annotator, for a Node that lacks a midonet.org annotation. */
+  annotate: { ref: ObjectRef; uid: string };
   notifyReferrers: { ref: ObjectRef; uid: string };
   /**
    * `delete` what its Translations pushed, or an operator's cleanup (`orphan`: leave it in MidoNet; `force`: skip what
@@ -150,7 +161,7 @@ const translateAgain = {
 export const objectMachine = setup({
   types: { context: {} as ObjectContext, events: {} as ObjectEvent, input: {} as ObjectInput },
   actions: {
-    ...interpretedActions<ObjectActionParams>(['apply', 'notifyReferrers', 'finalize', 'recordEvent']),
+    ...interpretedActions<ObjectActionParams>(['apply', 'annotate', 'notifyReferrers', 'finalize', 'recordEvent']),
     observe: assign(({ context, event }) => {
       if (event.type !== 'observed') return {};
       const o = event.observation;
@@ -183,7 +194,29 @@ export const objectMachine = setup({
       backendChanged: false,
     })),
     recordBackendChange: assign({ backendChanged: true }),
-    recordWait: assign(({ event }) => (event.type === 'mustWait' ? { waitingFor: event.reason } : {})),
+    recordWait: assign(({ context, event }) =>
+      event.type === 'mustWait'
+        ? {
+            waitingFor: event.reason,
+            waitNotified: event.notified === true,
+            dependency: event.dependency ?? context.dependency,
+          }
+        : {},
+    ),
+    recordHostWait: assign(({ context, event }) =>
+      event.type === 'mustWait' ? { waitingFor: event.reason, hostLooks: (context.hostLooks ?? 0) + 1 } : {},
+    ),
+    /** The annotations written are the Node's now: translated at once, before the watcher's next observation. */
+    recordAnnotations: assign(({ context, event }) => {
+      const node = context.projection as { metadata?: { annotations?: Record<string, string> } } | undefined;
+      if (event.type !== 'annotated' || !node?.metadata) return {};
+      const annotations = { ...node.metadata.annotations, ...event.annotations };
+      return {
+        projection: { ...node, metadata: { ...node.metadata, annotations } },
+        hostLooks: undefined,
+        waitingFor: undefined,
+      };
+    }),
     recordInvalid: assign(({ event }) =>
       event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {},
     ),
@@ -204,6 +237,13 @@ export const objectMachine = setup({
     observedSinceApply: ({ context }) =>
       context.backendChanged === true || JSON.stringify(context.projection) !== context.inFlightProjection,
     isUnobserved: ({ context }) => context.uid === undefined,
+    /** A Node without a midonet.org annotation its translation reads: the node annotator's turn first. */
+    needsAnnotation: ({ context }) => {
+      const node = context.projection as { kind?: string; metadata?: { annotations?: Record<string, string> } };
+      return node?.kind === 'Node' && missingNodeAnnotations(node.metadata?.annotations).length > 0;
+    },
+    /** The wait is news (its first look, or another reason): told in an Event; the same wait again is not. */
+    isNewWait: ({ context, event }) => event.type === 'mustWait' && event.reason !== context.waitingFor,
     resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
     ...stuckGuards(isGone),
     ...cleanupGuards(isGone),
@@ -227,9 +267,54 @@ export const objectMachine = setup({
       always: [
         { guard: 'isGone', target: 'finalizing' },
         { guard: 'isInvalid', target: 'invalid' },
+        { guard: 'needsAnnotation', target: 'annotating' },
         { target: 'translating' },
       ],
     },
+    /**
+     * midonet-kubernetes' node annotator as a step of the Node's lifecycle: the missing annotations filled (host by
+     * name from MidoNet, first InternalIP, default zone) and translated at once; while MidoNet has no host of its
+     * name, it waits, looking again with backoff and at once when the Node changes.
+     */
+    annotating: {
+      entry: [
+        'resumeToTranslating',
+        { type: 'annotate', params: ({ context }) => ({ ref: context.ref, uid: context.uid ?? '' }) },
+      ],
+      on: {
+        annotated: [
+          { guard: 'isGone', target: 'finalizing' },
+          { target: 'translating', actions: 'recordAnnotations' },
+        ],
+        mustWait: [
+          { guard: 'isGone', target: 'finalizing' },
+          {
+            guard: 'isNewWait',
+            target: 'waitingForMidonetHost',
+            actions: [
+              {
+                type: 'recordEvent',
+                params: ({ context, event }) => ({
+                  ref: context.ref,
+                  type: 'Normal' as const,
+                  reason: Reason.WaitingForMidonetHost,
+                  message: event.type === 'mustWait' ? event.reason : '',
+                }),
+              },
+              'recordHostWait',
+            ],
+          },
+          { target: 'waitingForMidonetHost', actions: 'recordHostWait' },
+        ],
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    waitingForMidonetHost: restingState('waitingForMidonetHost', hostRetryTimer, {
+      ...translateAgain,
+      retry: 'deciding',
+      eventRecorded: {},
+      actionFailed: {},
+    }),
     translating: {
       entry: [
         'resumeToTranslating',
@@ -243,6 +328,7 @@ export const objectMachine = setup({
             ...(context.tenant ? { tenant: context.tenant } : {}),
             ...(context.dependency ? { previousDependency: context.dependency } : {}),
             ...(context.toldNotes ? { toldNotes: context.toldNotes } : {}),
+            ...(context.waitingFor ? { waitingFor: context.waitingFor } : {}),
           }),
         },
       ],
@@ -369,6 +455,7 @@ export const objectMachine = setup({
     paused: pausedState(
       {
         applied: { actions: 'recordApplied' },
+        annotated: { actions: 'recordAnnotations' },
         finalized: { guard: 'resumesFinalizing', target: 'done' },
         eventRecorded: {},
       },
