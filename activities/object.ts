@@ -50,7 +50,7 @@ export interface FinalizeObjectResult {
 
 type KubernetesCalls = Pick<
   KubernetesActivities,
-  | 'annotateNode'
+  | 'writeNodeAnnotations'
   | 'applyObject'
   | 'recordTranslationStatus'
   | 'releaseFinalizer'
@@ -260,7 +260,7 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
     const hosts = needsHosts(read.object as unknown as AnnotatedNode)
       ? (await deps.midonet.midonetListHosts({})).hosts
       : [];
-    return kubernetes.annotateNode({ ref, uid, hosts: hosts.map(({ id, name }) => ({ id, name })) });
+    return kubernetes.writeNodeAnnotations({ ref, uid, hosts: hosts.map(({ id, name }) => ({ id, name })) });
   }
 
   // Each Translation is read once per call (its apply or the list), then worked on from what each write answers.

@@ -108,6 +108,38 @@ describe('worker configuration', () => {
     });
   });
 
+  it.each([
+    ['on by default, as midonet-kubernetes runs it', {}, {}, true],
+    ['off by its variable', {}, { STEWARD_NODE_ANNOTATOR: 'false' }, false],
+    ['off by its flag', { nodeAnnotator: 'false' }, {}, false],
+    [
+      "off when midonet-kubernetes' MIDONETKUBE_ENABLED_CONTROLLERS leaves nodeannotator out",
+      {},
+      { MIDONETKUBE_ENABLED_CONTROLLERS: 'node,pod,service,endpoints,pusher' },
+      false,
+    ],
+    [
+      "on when midonet-kubernetes' list names it",
+      {},
+      { MIDONETKUBE_ENABLED_CONTROLLERS: 'node,pod,service,endpoints,pusher,nodeannotator' },
+      true,
+    ],
+    [
+      "Steward's own switch over midonet-kubernetes' list",
+      {},
+      { MIDONETKUBE_ENABLED_CONTROLLERS: 'pusher', STEWARD_NODE_ANNOTATOR: 'true' },
+      true,
+    ],
+  ] as const)('runs the node annotator %s', (_, flags, env, on) => {
+    expect(loadWorkerConfig(flags, env).nodeAnnotator).toBe(on);
+  });
+
+  it('refuses a node annotator switch that is not true or false, naming it', () => {
+    expect(() => loadWorkerConfig({}, { STEWARD_NODE_ANNOTATOR: 'yes' })).toThrow(
+      /--node-annotator \/ STEWARD_NODE_ANNOTATOR: must be true or false/,
+    );
+  });
+
   it('takes the MidoNet rate limit as a positive number per second', () => {
     expect(loadWorkerConfig({ midonetActivitiesPerSecond: '12.5' }, {}).rateLimits.midonetActivitiesPerSecond).toBe(
       12.5,

@@ -25,7 +25,7 @@ export interface AnnotateNodeInput {
 export type AnnotateNodeResult = NodeAnnotationPlan | { outcome: 'gone' };
 
 export function createNodeAnnotations(objects: Objects, recordEvent: ReturnType<typeof createEventRecorder>) {
-  async function annotateNode({ ref, uid, hosts }: AnnotateNodeInput): Promise<AnnotateNodeResult> {
+  async function writeNodeAnnotations({ ref, uid, hosts }: AnnotateNodeInput): Promise<AnnotateNodeResult> {
     const result = await update<{ plan: AnnotateNodeResult; node?: KubeObject }>(objects.accessor(ref), (current) => {
       if (!current || current.metadata.uid !== uid || current.metadata.deletionTimestamp)
         return { done: { plan: { outcome: 'gone' } } };
@@ -46,5 +46,5 @@ export function createNodeAnnotations(objects: Objects, recordEvent: ReturnType<
       });
     return plan;
   }
-  return { annotateNode };
+  return { writeNodeAnnotations };
 }

@@ -29,3 +29,39 @@ describe('translateWithDependency', () => {
     expect(other.dependency).not.toEqual(byDefault.dependency);
   });
 });
+
+describe('translateWithDependency: a dependency that cannot be translated yet', () => {
+  const { nodes, pods } = sampleCluster();
+  const node = nodes[0]!;
+  const pod = pods.find((p) => p.spec.nodeName === node.metadata.name)!;
+  const without = (...keys: string[]) => ({
+    ...node,
+    metadata: {
+      ...node.metadata,
+      annotations: Object.fromEntries(Object.entries(node.metadata.annotations).filter(([k]) => !keys.includes(k))),
+    },
+  });
+
+  it.each([
+    ['no host-id (the node annotator has not filled it yet)', without('midonet.org/host-id')],
+    ['no tunnel-endpoint-ip', without('midonet.org/tunnel-endpoint-ip')],
+    [
+      'a host-id that is not a UUID',
+      {
+        ...node,
+        metadata: { ...node.metadata, annotations: { ...node.metadata.annotations, 'midonet.org/host-id': 'x' } },
+      },
+    ],
+  ])("makes its Pod wait, not fail (the Node's own workflow shows its error): %s", (_, unready) => {
+    const result = translateWithDependency(pod, unready);
+    expect(result.outcome).toBe('wait');
+    expect(result.outcome === 'wait' && result.reason).toMatch(
+      new RegExp(`^Node ${node.metadata.name}: field metadata`),
+    );
+  });
+
+  it('still refuses a Pod for its own error', () => {
+    const bad = { ...pod, status: { ...pod.status, podIP: 'not-an-ip' } };
+    expect(translateWithDependency(bad, node).outcome).toBe('invalid');
+  });
+});
