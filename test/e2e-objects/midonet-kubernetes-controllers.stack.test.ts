@@ -1,15 +1,21 @@
-// midonet-kubernetes' node annotator as Steward runs it, on the real stack: Nodes created with none or some of the
-// midonet.org annotations, as a cluster adds them after midonet-kubernetes is switched off, get them filled from
-// MidoNet's hosts and their own addresses, are pushed, and their Pods get their ports without a change of their own.
+// What midonet-kubernetes' controllers did beside the translation, as Steward does it, on the real stack: its node
+// annotator (Nodes created with none or some of the midonet.org annotations, as a cluster adds them after
+// midonet-kubernetes is switched off, get them filled from MidoNet's hosts and their own addresses, are pushed, and
+// their Pods get their ports without a change of their own), and Endpoints without their Service left alone.
 import type { NodeProjection, PodProjection } from '../../model/translation/types';
 import { podPortId } from '../../model/translation/ids';
+import { workflowId } from '../../model/naming';
+import { sampleCluster } from '../../model/translation/sample-cluster';
 import {
+  createEndpoints,
   createNode,
+  createService,
   createPod,
   emulatorIds,
   eventsAbout,
   objectsHarnessForFile,
   podTranslationNames,
+  stateOf,
   waitFor,
   waitForReady,
   waitForState,
@@ -21,7 +27,7 @@ const h = objectsHarnessForFile({ hosts: [registered], identity: 'node-annotator
 
 const node = (name: string, index: number, annotations: Record<string, string>): NodeProjection => ({
   kind: 'Node',
-  metadata: { name, uid: '', annotations },
+  metadata: { name, uid: 'set-by-the-api-server', annotations },
   spec: { podCIDR: `10.9.${index}.0/24` },
   status: {
     addresses: [
@@ -33,7 +39,7 @@ const node = (name: string, index: number, annotations: Record<string, string>):
 });
 const pod = (name: string, nodeName: string, podIP: string): PodProjection => ({
   kind: 'Pod',
-  metadata: { name, namespace: 'default', uid: '', annotations: {} },
+  metadata: { name, namespace: 'default', uid: 'set-by-the-api-server', annotations: {} },
   spec: { nodeName },
   status: { phase: 'Running', podIP },
 });
@@ -103,5 +109,48 @@ describe("midonet-kubernetes' node annotator, as a step of the Node's lifecycle"
     };
     expect(await midonetAnnotations('anno-2')).toEqual(annotations);
     await expectPodPushed(onAnno2, { ...anno2, metadata: { ...anno2.metadata, annotations } });
+  });
+});
+
+describe('Endpoints without their Service', () => {
+  const { service, endpoints } = sampleCluster();
+  const lone = {
+    service: {
+      ...service,
+      metadata: { ...service.metadata, name: 'lone' },
+      spec: { ...service.spec, clusterIP: '10.0.0.30' },
+    },
+    endpoints: { ...endpoints, metadata: { ...endpoints.metadata, name: 'lone' } },
+  };
+  const ref = { kind: 'Endpoints' as const, namespace: 'default', name: 'lone' };
+
+  /** How many times its workflow translated it (one syncObject marker each). */
+  const syncs = async () => {
+    const history = await h.client.workflow.getHandle(workflowId(ref)).fetchHistory();
+    return (history.events ?? []).filter((e) =>
+      Object.values(e.markerRecordedEventAttributes?.details ?? {})
+        .flatMap((p) => p.payloads ?? [])
+        .some((p) =>
+          Buffer.from(p.data ?? [])
+            .toString()
+            .includes('"syncObject"'),
+        ),
+    ).length;
+  };
+
+  it('are left alone until the Service comes (no polling, one Event), then translated at once', async () => {
+    await createEndpoints(h, lone.endpoints);
+    await waitForState(h, ref, 'waitingForDependency');
+    // Before, it looked again every 5 s, with an Event each time.
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+    expect(await syncs()).toBe(1);
+    const waits = (await eventsAbout(h, 'Endpoints', 'lone')).filter((e) => e.reason === 'WaitingForDependency');
+    expect(waits.map((e) => [e.message, e.count])).toEqual([['Service default/lone does not exist (yet)', 1]]);
+
+    const created = Date.now();
+    await createService(h, lone.service);
+    await waitFor('the Endpoints translated', async () => (await stateOf(h, ref)).state === 'ready', 30_000);
+    // At once: told by the Service, not found by a timer (the drift check's is 30 minutes).
+    expect(Date.now() - created).toBeLessThan(15_000);
   });
 });
