@@ -340,12 +340,7 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
     ] as const) {
       const deployment = await apps.readNamespacedDeployment({ namespace: 'steward', name });
       const container = deployment.spec!.template.spec!.containers[0]!;
-      // On the host network the API server holds the same port on the node (hostPort), one pod per node.
-      const hostPort = c.midonet ? { hostPort: port } : {};
-      expect([name, container.ports]).toEqual([
-        name,
-        [{ name: 'http', containerPort: port, ...hostPort, protocol: 'TCP' }],
-      ]);
+      expect([name, container.ports]).toEqual([name, [{ name: 'http', containerPort: port, protocol: 'TCP' }]]);
       expect([name, container.livenessProbe?.httpGet?.path, container.readinessProbe?.httpGet?.path]).toEqual([
         name,
         '/healthz',

@@ -83,14 +83,15 @@ it("pushes a Pod: its Node's and its own Translations Ready, its port in MidoNet
     phase: 'Running',
     ip: '10.1.0.10',
   });
-  await createNode({ core }, node);
-  await createPod({ core }, pod);
-  await waitForReady(
-    { custom },
-    'the Node and Pod Translations',
-    podTranslationNames(pod, node, DEFAULT_TENANT),
-    180_000,
+  const uid = (created: k8s.V1Node | k8s.V1Pod) => created.metadata!.uid!;
+  const nodeUid = uid(await createNode({ core }, node));
+  const podUid = uid(await createPod({ core }, pod));
+  const translations = podTranslationNames(
+    { ...pod, metadata: { ...pod.metadata, uid: podUid } },
+    { ...node, metadata: { ...node.metadata, uid: nodeUid } },
+    DEFAULT_TENANT,
   );
+  await waitForReady({ custom }, 'the Node and Pod Translations', translations, 180_000);
   const dump = await emulatorOf(stack.info).admin.dump();
   expect(dump.Port.map((port) => port.id)).toContain(podPortId(DEFAULT_TENANT, NAMESPACE, 'web'));
 });

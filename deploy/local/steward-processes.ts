@@ -86,9 +86,15 @@ export async function startStewardProcesses({
 
   const configMap = manifest.find((o): o is k8s.V1ConfigMap & Manifest => o.kind === 'ConfigMap');
   const apiServer = new URL(admin.getCurrentCluster()!.server);
+  // The API server's own address only where the manifest gives one (its MidoNet profile): nothing stands in for it.
+  const apiServerEnv: Record<string, string> = configMap?.data?.KUBERNETES_SERVICE_HOST
+    ? {
+        KUBERNETES_SERVICE_HOST: apiServer.hostname.replace(/^\[|\]$/g, ''),
+        KUBERNETES_SERVICE_PORT: apiServer.port || '443',
+      }
+    : {};
   const stackEnv: Record<string, string> = {
-    KUBERNETES_SERVICE_HOST: apiServer.hostname.replace(/^\[|\]$/g, ''),
-    KUBERNETES_SERVICE_PORT: apiServer.port || '443',
+    ...apiServerEnv,
     TEMPORAL_ADDRESS: info.temporal.address,
     TEMPORAL_NAMESPACE: info.temporal.namespace,
     MIDONET_API_URL: info.midonet.url,
