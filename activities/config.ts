@@ -11,14 +11,37 @@ import type { MidonetConnection } from './midonet/http';
  */
 export const activitySettings = {
   kubeconfig: kubeconfigSetting,
+  // Each MidoNet setting also takes midonet-kubernetes' variable (its envconfig prefix MIDONETKUBE_), as it is.
   midonetUrl: {
     env: 'MIDONET_API_URL',
+    alias: 'MIDONETKUBE_MIDONET_API',
     arg: 'url',
     description: 'MidoNet REST API root, e.g. http://midonet:8181/midonet-api; no MidoNet activities when unset',
   },
-  midonetUsername: { env: 'MIDONET_USERNAME', arg: 'name', description: 'MidoNet user (needed with the URL)' },
-  midonetPassword: { env: 'MIDONET_PASSWORD', secret: true, description: 'MidoNet password (needed with the URL)' },
-  midonetTenant: { env: 'MIDONET_TENANT', arg: 'name', description: 'MidoNet project sent at login (X-Auth-Project)' },
+  midonetUsername: {
+    env: 'MIDONET_USERNAME',
+    alias: 'MIDONETKUBE_MIDONET_USERNAME',
+    arg: 'name',
+    description: 'MidoNet user (needed with the URL)',
+  },
+  midonetPassword: {
+    env: 'MIDONET_PASSWORD',
+    alias: 'MIDONETKUBE_MIDONET_PASSWORD',
+    secret: true,
+    description: 'MidoNet password (needed with the URL)',
+  },
+  midonetProject: {
+    env: 'MIDONET_PROJECT',
+    alias: 'MIDONETKUBE_MIDONET_PROJECT',
+    arg: 'name',
+    description: 'MidoNet project sent at login (X-Auth-Project); none when unset',
+    // Upstream's "tenant" is the cluster's (MIDONETKUBE_TENANT): a variable of that name meaning the project misleads.
+    refuses: {
+      env: 'MIDONET_TENANT',
+      because:
+        "is not read: the MidoNet project (X-Auth-Project) is MIDONET_PROJECT (midonet-kubernetes' MIDONETKUBE_MIDONET_PROJECT); the tenant of the cluster's objects is MIDONETKUBE_TENANT",
+    },
+  },
   nodeAnnotator: {
     env: 'STEWARD_NODE_ANNOTATOR',
     arg: 'bool',
@@ -53,7 +76,7 @@ const schema = z
     midonetUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     midonetUsername: z.string().min(1).optional(),
     midonetPassword: z.string().min(1).optional(),
-    midonetTenant: z.string().min(1).optional(),
+    midonetProject: z.string().min(1).optional(),
     nodeAnnotator: flag,
     temporalUiUrl: temporalUiUrl.optional(),
   })
@@ -78,7 +101,7 @@ export function loadActivitiesConfig(flags: Flags = {}, env: NodeJS.ProcessEnv =
     kubeconfig: v.kubeconfig,
     midonet:
       v.midonetUrl && v.midonetUsername && v.midonetPassword
-        ? { baseUrl: v.midonetUrl, username: v.midonetUsername, password: v.midonetPassword, tenant: v.midonetTenant }
+        ? { baseUrl: v.midonetUrl, username: v.midonetUsername, password: v.midonetPassword, project: v.midonetProject }
         : undefined,
     // Opt-in, like MidoNet: a worker given no provider runs no cloud activities (`steward up` gives libvirt).
     cloud: flags.cloudProvider || env[cloudSettings.cloudProvider.env] ? loadCloudConfig(flags, env) : undefined,

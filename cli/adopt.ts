@@ -282,7 +282,7 @@ const adoptSettings = {
   midonetUrl: workerSettings.midonetUrl,
   midonetUsername: workerSettings.midonetUsername,
   midonetPassword: workerSettings.midonetPassword,
-  midonetTenant: workerSettings.midonetTenant,
+  midonetProject: workerSettings.midonetProject,
 };
 const adoptFlags = z.object({
   dryRun: z.boolean().default(false),

@@ -23,7 +23,15 @@ const midonetEnv = {
   MIDONET_API_URL: 'http://127.0.0.1:8181/midonet-api',
   MIDONET_USERNAME: 'admin',
   MIDONET_PASSWORD: 'pw-456',
-  MIDONET_TENANT: 'admin',
+  MIDONET_PROJECT: 'admin',
+};
+
+/** The same connection under midonet-kubernetes' names (its Deployment's environment, envconfig prefix MIDONETKUBE_). */
+const midonetKubeEnv = {
+  MIDONETKUBE_MIDONET_API: midonetEnv.MIDONET_API_URL,
+  MIDONETKUBE_MIDONET_USERNAME: midonetEnv.MIDONET_USERNAME,
+  MIDONETKUBE_MIDONET_PASSWORD: midonetEnv.MIDONET_PASSWORD,
+  MIDONETKUBE_MIDONET_PROJECT: midonetEnv.MIDONET_PROJECT,
 };
 
 function issues(flags: Flags, env: NodeJS.ProcessEnv = {}): string[] {
@@ -104,7 +112,7 @@ describe('worker configuration', () => {
       baseUrl: midonetEnv.MIDONET_API_URL,
       username: 'admin',
       password: 'pw-456',
-      tenant: 'admin',
+      project: 'admin',
     });
   });
 
@@ -138,6 +146,33 @@ describe('worker configuration', () => {
     expect(() => loadWorkerConfig({}, { STEWARD_NODE_ANNOTATOR: 'yes' })).toThrow(
       /--node-annotator \/ STEWARD_NODE_ANNOTATOR: must be true or false/,
     );
+  });
+
+  it("takes midonet-kubernetes' MidoNet variables as they are, and either name where both agree", () => {
+    const connection = loadWorkerConfig({}, midonetEnv).midonet;
+    expect(loadWorkerConfig({}, midonetKubeEnv).midonet).toEqual(connection);
+    expect(loadWorkerConfig({}, { ...midonetKubeEnv, ...midonetEnv }).midonet).toEqual(connection);
+    // A flag wins over both variables, as over any variable.
+    expect(loadWorkerConfig({ midonetProject: 'p' }, midonetKubeEnv).midonet?.project).toBe('p');
+  });
+
+  it.each([
+    ['MIDONET_API_URL', 'MIDONETKUBE_MIDONET_API', 'http://other:8181/midonet-api'],
+    ['MIDONET_USERNAME', 'MIDONETKUBE_MIDONET_USERNAME', 'other'],
+    ['MIDONET_PASSWORD', 'MIDONETKUBE_MIDONET_PASSWORD', 'other-password'],
+    ['MIDONET_PROJECT', 'MIDONETKUBE_MIDONET_PROJECT', 'other'],
+  ])('refuses %s and its alias %s set to different values, naming both and showing neither', (own, alias, value) => {
+    const found = issues({}, { ...midonetKubeEnv, ...midonetEnv, [alias]: value });
+    expect(found).toEqual([
+      `${own} and ${alias} (midonet-kubernetes' name for it) are both set, to different values: set one of them`,
+    ]);
+    expect(found.join()).not.toContain(value);
+  });
+
+  it("refuses MIDONET_TENANT, naming the project's setting and the tenant's (upstream's tenant is not the project)", () => {
+    expect(issues({}, { ...midonetEnv, MIDONET_TENANT: 'admin' })).toEqual([
+      "MIDONET_TENANT: is not read: the MidoNet project (X-Auth-Project) is MIDONET_PROJECT (midonet-kubernetes' MIDONETKUBE_MIDONET_PROJECT); the tenant of the cluster's objects is MIDONETKUBE_TENANT",
+    ]);
   });
 
   it('takes the MidoNet rate limit as a positive number per second', () => {

@@ -14,7 +14,7 @@ import { loadWorkerConfig } from '../cli/worker';
 import { type TemporalConfig } from '../platform/temporal-config';
 import { stackInfo } from './local/jest/stack-info';
 import { ensureKustomize, kustomizeBuild } from './testing/kustomize';
-import { enforcingRestricted, escalating, podOf, podSecurityRefusal } from './testing/pod-security';
+import { admissionOf, controlRefusal, enforcing } from './testing/pod-security';
 import { knownSettings } from './testing/settings';
 
 const serviceAccount = 'system:serviceaccount:steward:steward';
@@ -23,6 +23,8 @@ const fieldManager = 'steward-deploy-test';
 interface Case {
   name: string;
   dir: string;
+  /** The MidoNet profile (the base, on the host network) or peer pods only (deploy/overlays/peerpods-only). */
+  midonet: boolean;
   /** The Secrets the user creates for this setup (made-up values). */
   secrets: Record<string, Record<string, string>>;
   /** The Temporal connection both containers must end up with; `root` holds the containers' mounted files. */
@@ -34,9 +36,10 @@ const cases: Case[] = [
   {
     name: 'the base',
     dir: 'manifests',
+    midonet: true,
     secrets: midonetOnly,
     temporal: () => ({
-      address: 'temporal-frontend.temporal:7233',
+      address: '192.0.2.20:7233',
       namespace: 'default',
       tls: undefined,
       apiKey: undefined,
@@ -45,6 +48,7 @@ const cases: Case[] = [
   {
     name: 'the temporal-cloud overlay',
     dir: 'overlays/temporal-cloud',
+    midonet: true,
     secrets: { steward: { ...midonetOnly.steward, TEMPORAL_API_KEY: 'test-api-key' } },
     // An API key implies TLS, with the system's CAs.
     temporal: () => ({
@@ -57,6 +61,7 @@ const cases: Case[] = [
   {
     name: 'the self-hosted-mtls overlay',
     dir: 'overlays/self-hosted-mtls',
+    midonet: true,
     secrets: {
       ...midonetOnly,
       'steward-temporal-tls': { 'tls.crt': 'client certificate', 'tls.key': 'client key', 'ca.crt': 'server CA' },
@@ -64,11 +69,18 @@ const cases: Case[] = [
     temporal: (root) => {
       const file = (name: string) => join(root, '/etc/steward/temporal-tls', name);
       return {
-        address: 'temporal-frontend.temporal:7233',
+        address: '192.0.2.20:7233',
         apiKey: undefined,
         tls: { clientCertFile: file('tls.crt'), clientKeyFile: file('tls.key'), caFile: file('ca.crt') },
       };
     },
+  },
+  {
+    name: 'the peerpods-only overlay',
+    dir: 'overlays/peerpods-only',
+    midonet: false,
+    secrets: {},
+    temporal: () => ({ address: 'temporal-frontend.temporal:7233', tls: undefined, apiKey: undefined }),
   },
 ];
 
@@ -247,7 +259,12 @@ async function containerEnvironment(deployment: k8s.V1Deployment, root: string):
   return env;
 }
 
-const restrictedNamespace = enforcingRestricted('steward-pod-security-restricted');
+const levels = ['privileged', 'baseline', 'restricted'] as const;
+const enforcingNamespaces = levels.map((level) => enforcing(level, `steward-pod-security-${level}`));
+const namespaceOf = Object.fromEntries(levels.map((level) => [level, `steward-pod-security-${level}`])) as Record<
+  (typeof levels)[number],
+  string
+>;
 
 const deploymentsOf = (objects: k8s.KubernetesObject[]) =>
   objects.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment');
@@ -279,8 +296,8 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
       'Deployment steward/steward-worker',
       'PodDisruptionBudget steward/steward-starter',
       'PodDisruptionBudget steward/steward-worker',
-      'NetworkPolicy steward/steward-starter',
-      'NetworkPolicy steward/steward-worker',
+      // None on the host network, which NetworkPolicies do not reach.
+      ...(c.midonet ? [] : ['NetworkPolicy steward/steward-starter', 'NetworkPolicy steward/steward-worker']),
     ]);
     const configMap = objects.find((o): o is k8s.V1ConfigMap => o.kind === 'ConfigMap')!;
     const containers = objects
@@ -311,7 +328,8 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
     const starter = loadStarterConfig({}, await environment('steward-starter'));
     expect(worker.temporal).toEqual({ ...worker.temporal, ...c.temporal(root) });
     expect(starter.temporal).toEqual(worker.temporal);
-    expect(worker.midonet?.password).toBe('test-password');
+    // The MidoNet profile's connection; none without MidoNet.
+    expect(worker.midonet?.password).toBe(c.midonet ? 'test-password' : undefined);
     expect(starter.identity).toBe('steward-starter-0');
     // Beside cloud-api-adaptor, which makes the peer pods' VMs: the starter names no runtime class of its own.
     expect(starter.peerPodRuntimeClasses).toEqual([]);
@@ -335,16 +353,21 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
     }
   });
 
-  it('has Pods the PodSecurity "restricted" profile admits, where a Pod that escalates is refused', async () => {
-    await apply(restrictedNamespace);
+  it('labels its namespace with the PodSecurity level its Pods need: privileged on the host network, else restricted', () => {
+    const namespace = objects.find((o) => o.kind === 'Namespace')!;
+    expect(namespace.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe(
+      c.midonet ? 'privileged' : 'restricted',
+    );
+  });
+
+  it('has Pods that level admits, where the control is refused (the host network under baseline, escalation under restricted)', async () => {
+    for (const namespace of enforcingNamespaces) await apply(namespace);
     const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-    const refusal = (pod: k8s.V1Pod) => podSecurityRefusal(core, restrictedNamespace.metadata!.name!, pod);
     for (const deployment of deploymentsOf(objects)) {
-      const pod = podOf(deployment);
-      expect([deployment.metadata!.name, await refusal(pod)]).toEqual([deployment.metadata!.name, undefined]);
-      expect(await refusal(escalating(pod))).toMatch(
-        /violates PodSecurity "restricted:latest".*allowPrivilegeEscalation/,
-      );
+      const name = deployment.metadata!.name!;
+      const [admitted, control] = await admissionOf(core, deployment, namespaceOf);
+      expect([name, admitted]).toEqual([name, undefined]);
+      expect(control).toMatch(controlRefusal(c.midonet));
     }
   });
 
@@ -389,7 +412,7 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
     expect([volume?.secret?.defaultMode, pod.securityContext?.fsGroup]).toEqual([0o440, 1000]);
   });
 
-  it('covers each Deployment with a PodDisruptionBudget, a metrics Service, a NetworkPolicy and spread', async () => {
+  it('covers each Deployment with a PodDisruptionBudget, a metrics Service, spread, and off the host network a NetworkPolicy', async () => {
     const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     const policy = kubeConfig.makeApiClient(k8s.PolicyV1Api);
     const networking = kubeConfig.makeApiClient(k8s.NetworkingV1Api);
@@ -414,15 +437,6 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
         { name: 'http', port: port.containerPort, targetPort: port.name },
       ]);
 
-      // In, the metrics and probe port alone; out, DNS and the backends' ports (cluster-specific destinations).
-      const networkPolicy = (await networking.readNamespacedNetworkPolicy({ namespace, name })).spec!;
-      expect([name, selects(networkPolicy.podSelector?.matchLabels)]).toEqual([name, true]);
-      expect(networkPolicy.policyTypes).toEqual(['Ingress', 'Egress']);
-      expect(networkPolicy.ingress?.map((rule) => rule.ports?.map((p) => p.port))).toEqual([[port.containerPort]]);
-      const egressPorts = (networkPolicy.egress ?? []).flatMap((rule) => (rule.ports ?? []).map((p) => p.port));
-      expect(egressPorts).toEqual(expect.arrayContaining([53, 7233, 443, 6443]));
-      if (name === 'steward-worker') expect(egressPorts).toEqual(expect.arrayContaining([8181, 22]));
-
       expect(
         template.spec!.topologySpreadConstraints?.map((constraint) => [
           constraint.topologyKey,
@@ -441,6 +455,21 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
           'app.kubernetes.io/version': version,
           'app.kubernetes.io/managed-by': 'kustomize',
         });
+
+      // In, the metrics and probe port alone; out, DNS and the backends' ports (cluster-specific destinations). On the
+      // host network none: the network plugin does not apply policies to host-network pods.
+      const policies = await networking.listNamespacedNetworkPolicy({ namespace });
+      if (c.midonet) {
+        expect(policies.items).toEqual([]);
+        continue;
+      }
+      const networkPolicy = (await networking.readNamespacedNetworkPolicy({ namespace, name })).spec!;
+      expect([name, selects(networkPolicy.podSelector?.matchLabels)]).toEqual([name, true]);
+      expect(networkPolicy.policyTypes).toEqual(['Ingress', 'Egress']);
+      expect(networkPolicy.ingress?.map((rule) => rule.ports?.map((p) => p.port))).toEqual([[port.containerPort]]);
+      const egressPorts = (networkPolicy.egress ?? []).flatMap((rule) => (rule.ports ?? []).map((p) => p.port));
+      expect(egressPorts).toEqual(expect.arrayContaining([53, 7233, 443, 6443]));
+      if (name === 'steward-worker') expect(egressPorts).toEqual(expect.arrayContaining([22]));
     }
   });
 

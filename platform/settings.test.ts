@@ -12,6 +12,7 @@ const settings = {
     description: 'cloud',
     whenUnset: 'no cloud',
   },
+  midonetProject: { env: 'MIDONET_PROJECT', alias: 'MIDONETKUBE_MIDONET_PROJECT', arg: 'name', description: 'project' },
 } satisfies Record<string, Setting>;
 
 /** Parses `args` with the settings' flags (after `before`'s own options); what the action got and what went to stderr. */
@@ -62,5 +63,11 @@ describe('addSettingFlags', () => {
     const { help } = await run([]);
     expect(help).toMatch(/--cloud-provider <name> +cloud \[STEWARD_CLOUD_PROVIDER, unset: no cloud\]/);
     expect(help).toMatch(/--temporal-namespace <name> +Temporal namespace \[TEMPORAL_NAMESPACE, default\s+default\]/);
+  });
+
+  it("names midonet-kubernetes' variable beside the setting's own in the help", async () => {
+    expect((await run([])).help).toMatch(
+      /--midonet-project <name> +project \[MIDONET_PROJECT or\s+MIDONETKUBE_MIDONET_PROJECT\]/,
+    );
   });
 });

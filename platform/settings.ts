@@ -24,6 +24,13 @@ export interface Setting {
   whenUnset?: string;
   /** A former flag name, still taken with a deprecation warning where no other option of the command has it. */
   formerFlag?: string;
+  /**
+   * midonet-kubernetes' variable for the same setting, read as it is, so that its Deployment's environment moves
+   * over unchanged. Given beside the setting's own variable with another value, both are refused.
+   */
+  alias?: string;
+  /** A variable refused, never read, with why: a name that means another thing upstream. */
+  refuses?: { env: string; because: string };
 }
 
 /** Flag values as commander gives them (camelCase keys). */
@@ -70,39 +77,58 @@ export const flag = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1');
 
-/** Flag, else environment variable, else default, validated by `schema`; every problem named by its flag and variable. */
+/**
+ * The setting's variable, else its alias; `issues` gets a refused variable that is set, and an alias set beside the
+ * variable to another value (named, never shown: either may be a secret).
+ */
+function fromEnv(setting: Setting, env: NodeJS.ProcessEnv, issues: string[]): string | undefined {
+  const { refuses, alias } = setting;
+  if (refuses && env[refuses.env]) issues.push(`${refuses.env}: ${refuses.because}`);
+  const own = env[setting.env] || undefined;
+  const aliased = alias ? env[alias] || undefined : undefined;
+  if (own !== undefined && aliased !== undefined && own !== aliased)
+    issues.push(
+      `${setting.env} and ${alias} (midonet-kubernetes' name for it) are both set, to different values: set one of them`,
+    );
+  return own ?? aliased;
+}
+
+/**
+ * Flag, else environment variable (or its midonet-kubernetes alias), else default, validated by `schema`; every
+ * problem named by its flag and variable.
+ */
 export function parseSettings<S extends Record<string, Setting>, T>(
   settings: S,
   schema: z.ZodType<T>,
   flags: Flags,
   env: NodeJS.ProcessEnv,
 ): T {
+  const issues: string[] = [];
   const raw = Object.fromEntries(
     Object.entries(settings).map(([key, setting]) => {
       const fromFlag = setting.secret ? undefined : flags[key];
-      const value =
-        typeof fromFlag === 'boolean'
-          ? String(fromFlag)
-          : (fromFlag ?? (env[setting.env] || undefined) ?? setting.default);
+      const fromVariable = fromEnv(setting, env, issues);
+      const value = typeof fromFlag === 'boolean' ? String(fromFlag) : (fromFlag ?? fromVariable ?? setting.default);
       return [key, value];
     }),
   );
   const result = schema.safeParse(raw);
-  if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => {
+  if (result.success && issues.length === 0) return result.data;
+  throw new ConfigError([
+    ...issues,
+    ...(result.error?.issues ?? []).map((issue) => {
       const key = String(issue.path[0]);
       const setting = (settings as Record<string, Setting | undefined>)[key];
       return setting ? `${settingLabel(key, setting)}: ${issue.message}` : issue.message;
     }),
-  );
+  ]);
 }
 
 const camel = (kebab: string) => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** The help's bracket: where else the setting comes from, and what applies without it. */
 const helpSuffix = (setting: Setting) =>
-  `[${setting.env}${setting.whenUnset ? `, unset: ${setting.whenUnset}` : setting.default ? `, default ${setting.default}` : ''}]`;
+  `[${setting.env}${setting.alias ? ` or ${setting.alias}` : ''}${setting.whenUnset ? `, unset: ${setting.whenUnset}` : setting.default ? `, default ${setting.default}` : ''}]`;
 
 /**
  * Flags without defaults: a given flag wins over the variable, and the loader applies the defaults. Secrets have no

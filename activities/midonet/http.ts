@@ -10,7 +10,7 @@ export interface MidonetConnection {
   username: string;
   password: string;
   /** Sent as `X-Auth-Project` on login (midonet-kubernetes' `MIDONETKUBE_MIDONET_PROJECT`). */
-  tenant?: string;
+  project?: string;
   /** Per HTTP exchange, login included. Default 10 s. */
   timeoutMs?: number;
   /**
@@ -53,7 +53,7 @@ export function createTransport(
     baseUrl,
     username,
     password,
-    tenant,
+    project,
     timeoutMs = 10_000,
     lateWriteMs = 2 * timeoutMs,
     fetch: fetchImpl = fetch,
@@ -106,7 +106,7 @@ export function createTransport(
     const headers: Record<string, string> = {
       Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
     };
-    if (tenant) headers['X-Auth-Project'] = tenant;
+    if (project) headers['X-Auth-Project'] = project;
     const reply = await exchange({ method: 'POST', path: LOGIN_PATH, media: tokenMedia }, headers);
     if (reply.status !== 200) throw replyFailure('POST', LOGIN_PATH, reply);
     const parsed = token.safeParse(reply.json);

@@ -1,6 +1,7 @@
-// The Helm chart installed as a user installs it: `helm install` into a namespace of the embedded stack's API server
-// that enforces PodSecurity `restricted`, the release's objects read back, its Pods admitted there, and `helm
-// uninstall` removing them. The stack runs no kubelet and, of the controllers, only the garbage collector and the
+// The Helm chart installed as a user installs it: `helm install` (the MidoNet profile, the default) into a namespace
+// of the embedded stack's API server that enforces PodSecurity `privileged`, as its host network needs, the release's
+// objects read back, its Pods admitted there (and refused under `baseline`), a peer-pods-only render's Pods admitted
+// under `restricted`, and `helm uninstall` removing them. The stack runs no kubelet and, of the controllers, only the garbage collector and the
 // namespace controller, so no ReplicaSet makes a Pod: each Deployment's Pod is created as a server-side dry run, and
 // nothing waits for readiness. The release has a name of its own, so its cluster-scoped objects (ClusterRole,
 // ClusterRoleBinding, the Lease's Role) meet no one else's.
@@ -8,11 +9,17 @@ import * as k8s from '@kubernetes/client-node';
 import { waitFor } from '../../test/support';
 import { expectAccess } from '../testing/access';
 import { stackInfo } from '../local/jest/stack-info';
-import { CHART_DIR, ensureHelm, runHelm, valuesFile } from '../testing/helm';
-import { enforcingRestricted, escalating, podOf, podSecurityRefusal } from '../testing/pod-security';
+import { CHART_DIR, ensureHelm, helmTemplate, runHelm, valuesFile } from '../testing/helm';
+import { admissionOf, controlRefusal, enforcing, type PodSecurityLevel } from '../testing/pod-security';
 
 const release = 'steward-helm-test';
 const namespace = 'steward-helm-test';
+/** The release's namespace admits the host network; the other two hold the controls and the peer-pods-only Pods. */
+const namespaces: Record<PodSecurityLevel, string> = {
+  privileged: namespace,
+  baseline: `${namespace}-baseline`,
+  restricted: `${namespace}-restricted`,
+};
 // The options that change the Pods: the API key from a Secret, the mTLS Secret mounted. (The Prometheus Operator's
 // objects need its CRDs, which the stack has not; helm.test.ts renders them.)
 const values = { temporal: { apiKey: { secretName: 'steward' }, tls: { secretName: 'steward-temporal-tls' } } };
@@ -33,18 +40,20 @@ const read = (o: k8s.KubernetesObject) =>
   });
 const gone = (o: k8s.KubernetesObject) => read(o).then(() => false, isNotFound);
 
-/** The release and its namespace gone: what an earlier run on this stack may have left, and what this one leaves. */
+/** The release and its namespaces gone: what an earlier run on this stack may have left, and what this one leaves. */
 async function removeRelease(): Promise<void> {
   await inCluster(['uninstall', release, '--ignore-not-found', '--wait']);
-  await core.deleteNamespace({ name: namespace }).catch((error: unknown) => {
-    if (!isNotFound(error)) throw error;
-  });
-  // The namespace controller empties it first; the next install must not meet it terminating.
-  await waitFor(
-    `namespace ${namespace} deleted`,
-    () => gone({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
-    90_000,
-  );
+  for (const name of Object.values(namespaces)) {
+    await core.deleteNamespace({ name }).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    });
+    // The namespace controller empties it first; the next install must not meet it terminating.
+    await waitFor(
+      `namespace ${name} deleted`,
+      () => gone({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+      90_000,
+    );
+  }
 }
 
 beforeAll(async () => {
@@ -62,8 +71,9 @@ afterAll(removeRelease, 180_000);
 
 let manifest: k8s.KubernetesObject[];
 
-it('installs (helm install) into a namespace that enforces PodSecurity "restricted", the release deployed', async () => {
-  await core.createNamespace({ body: enforcingRestricted(namespace) });
+it('installs (helm install) into a namespace that enforces PodSecurity "privileged", the release deployed', async () => {
+  for (const [level, name] of Object.entries(namespaces))
+    await core.createNamespace({ body: enforcing(level as PodSecurityLevel, name) });
   await inCluster(['install', release, CHART_DIR, '--values', valuesFile(values)]);
   const status = JSON.parse(await inCluster(['status', release, '--output', 'json'])) as { info: { status: string } };
   expect(status.info.status).toBe('deployed');
@@ -74,8 +84,6 @@ it('installs (helm install) into a namespace that enforces PodSecurity "restrict
     `ConfigMap ${namespace}/${release}`,
     `Deployment ${namespace}/${release}-starter`,
     `Deployment ${namespace}/${release}-worker`,
-    `NetworkPolicy ${namespace}/${release}-starter`,
-    `NetworkPolicy ${namespace}/${release}-worker`,
     `PodDisruptionBudget ${namespace}/${release}-starter`,
     `PodDisruptionBudget ${namespace}/${release}-worker`,
     `Role kube-system/${release}-starter-lease`,
@@ -107,15 +115,25 @@ it("has every object of the release on the API server, Helm's, as rendered", asy
     await expect(extensions.readCustomResourceDefinition({ name })).resolves.toBeTruthy();
 });
 
-it('has Pods the PodSecurity "restricted" profile admits in its namespace, where a Pod that escalates is refused', async () => {
+it('has Pods its namespace admits (privileged, for the host network), which baseline refuses', async () => {
   const apps = kubeConfig.makeApiClient(k8s.AppsV1Api);
   for (const name of [`${release}-worker`, `${release}-starter`]) {
-    const pod = podOf(await apps.readNamespacedDeployment({ namespace, name }));
-    expect([name, await podSecurityRefusal(core, namespace, pod)]).toEqual([name, undefined]);
-    // The control: the same Pod allowed to escalate must be refused, or the admission above proves nothing.
-    expect(await podSecurityRefusal(core, namespace, escalating(pod))).toMatch(
-      /violates PodSecurity "restricted:latest".*allowPrivilegeEscalation/,
-    );
+    const deployment = await apps.readNamespacedDeployment({ namespace, name });
+    expect(deployment.spec?.template.spec?.hostNetwork).toBe(true);
+    const [admitted, control] = await admissionOf(core, deployment, namespaces);
+    expect([name, admitted]).toEqual([name, undefined]);
+    expect(control).toMatch(controlRefusal(true));
+  }
+});
+
+it('has, with midonet.enabled false, Pods the PodSecurity "restricted" profile admits, where one that escalates is refused', async () => {
+  const rendered = await helmTemplate(helm, { ...values, midonet: { enabled: false } });
+  const deployments = rendered.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment');
+  expect(deployments).toHaveLength(2);
+  for (const deployment of deployments) {
+    const [admitted, control] = await admissionOf(core, deployment, namespaces);
+    expect([deployment.metadata!.name, admitted]).toEqual([deployment.metadata!.name, undefined]);
+    expect(control).toMatch(controlRefusal(false));
   }
 });
 

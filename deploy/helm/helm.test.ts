@@ -9,6 +9,7 @@ import { join, relative } from 'node:path';
 import { RULE_FILE } from '../monitoring/rules';
 import { ensureHelm, CHART_DIR, helmTemplate, runHelm, valuesFile } from '../testing/helm';
 import { ensureKustomize, kustomizeBuild } from '../testing/kustomize';
+import { MIDONET_PROFILE, PEERPODS_ONLY, profileOf } from '../testing/profiles';
 import { knownSettings } from '../testing/settings';
 
 const deployDir = join(__dirname, '..');
@@ -27,7 +28,14 @@ const everyOption = {
     apiKey: { secretName: 'steward-temporal', key: 'api-key' },
     tls: { secretName: 'steward-temporal-tls', ca: true, serverName: 'temporal.internal' },
   },
-  midonet: { apiUrl: 'http://midonet.example.com:8181/midonet-api', username: 'steward', tenant: 'k8s' },
+  midonet: {
+    kubernetesEndpoint: { host: '10.0.0.9', port: 16443 },
+    apiUrl: 'http://10.0.0.9:8181/midonet-api',
+    username: 'steward',
+    project: 'k8s-project',
+    tenant: 'k8s',
+    nodeAnnotator: false,
+  },
   secretName: 'steward-secrets',
   cloud: {
     provider: 'aws',
@@ -161,6 +169,11 @@ const setups: { name: string; kustomization: () => string; values: object }[] = 
     values: { temporal: { tls: { secretName: 'steward-temporal-tls' } } },
   },
   {
+    name: 'the peerpods-only overlay, with midonet.enabled false and a Service name for Temporal',
+    kustomization: () => join(deployDir, 'overlays/peerpods-only'),
+    values: { midonet: { enabled: false }, temporal: { address: 'temporal-frontend.temporal:7233' } },
+  },
+  {
     name: 'the servicemonitor component, with serviceMonitor.enabled',
     kustomization: () => withComponent('components/servicemonitor'),
     values: { serviceMonitor: { enabled: true } },
@@ -196,9 +209,13 @@ describe('every option on', () => {
       TEMPORAL_TLS_KEY: '/etc/steward/temporal-tls/tls.key',
       TEMPORAL_TLS_CA: '/etc/steward/temporal-tls/ca.crt',
       TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
-      MIDONET_API_URL: 'http://midonet.example.com:8181/midonet-api',
+      KUBERNETES_SERVICE_HOST: '10.0.0.9',
+      KUBERNETES_SERVICE_PORT: '16443',
+      MIDONET_API_URL: 'http://10.0.0.9:8181/midonet-api',
       MIDONET_USERNAME: 'steward',
+      MIDONET_PROJECT: 'k8s-project',
       MIDONETKUBE_TENANT: 'k8s',
+      STEWARD_NODE_ANNOTATOR: 'false',
       STEWARD_CLOUD_PROVIDER: 'aws',
       AWS_REGION: 'eu-west-1',
       STEWARD_PODVM_IMAGE: 'ami-1',
@@ -255,9 +272,45 @@ describe('every option on', () => {
     expect([monitor.metadata?.labels?.release, monitor.spec.endpoints[0]?.interval]).toEqual(['prometheus', '15s']);
   });
 
-  it('leaves the NetworkPolicies out when networkPolicy.enabled is false', async () => {
-    const kinds = (await helmTemplate(helm, { networkPolicy: { enabled: false } })).map((o) => o.kind);
+  it('leaves the NetworkPolicies out of a peer-pods-only installation when networkPolicy.enabled is false', async () => {
+    const render = (networkPolicy: boolean) =>
+      helmTemplate(helm, { midonet: { enabled: false }, networkPolicy: { enabled: networkPolicy } });
+    expect((await render(true)).map((o) => o.kind)).toContain('NetworkPolicy');
+    const kinds = (await render(false)).map((o) => o.kind);
     expect(kinds).not.toContain('NetworkPolicy');
     expect(kinds).toContain('Deployment');
+  });
+});
+
+// deploy/README.md, "The MidoNet profile": what pushes MidoNet never needs the network it programs, in the default
+// renders of both; a peer-pods-only installation stays an ordinary one. profileOf reads what decides it.
+describe.each([
+  ['kustomize build of the base', () => kustomizeBuild(kustomize, join(deployDir, 'manifests'))],
+  ['helm template with the default values', () => helmTemplate(helm, {})],
+])('the MidoNet profile: %s', (_, render) => {
+  it("runs both on the host network with the node's resolver, system-cluster-critical, tolerating every taint, replaced in place", async () => {
+    const profile = profileOf(await render());
+    expect([profile.pods, profile.rollout]).toEqual([MIDONET_PROFILE.pods, MIDONET_PROFILE.rollout]);
+  });
+
+  it('reaches the API server, Temporal and MidoNet by IP addresses, and has no NetworkPolicy to pretend with', async () => {
+    const profile = profileOf(await render());
+    expect(profile).toEqual(MIDONET_PROFILE);
+    const configMap = (await render()).find((o): o is k8s.V1ConfigMap => o.kind === 'ConfigMap')!;
+    expect(Object.values(configMap.data!).filter((value) => /\.svc\b|\.cluster\.local\b/.test(value))).toEqual([]);
+  });
+});
+
+describe.each([
+  [
+    'kustomize build of the peerpods-only overlay',
+    () => kustomizeBuild(kustomize, join(deployDir, 'overlays/peerpods-only')),
+  ],
+  ['helm template with midonet.enabled false', () => helmTemplate(helm, { midonet: { enabled: false } })],
+])('peer pods only: %s', (_, render) => {
+  it('runs ordinary pods on the pod network, with no MidoNet setting and with NetworkPolicies', async () => {
+    const profile = profileOf(await render());
+    // Temporal keeps the values' address in the chart; the overlay gives a Service name, as the pod network allows.
+    expect({ ...profile, addresses: { ...profile.addresses, temporal: 'name' } }).toEqual(PEERPODS_ONLY);
   });
 });

@@ -1,5 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SERVICE_ACCOUNT_DIR } from '../../platform/kubernetes/kubeconfig';
 import { kubeconfigYaml } from './kubernetes';
 
 /**
@@ -70,13 +72,12 @@ export async function createServiceAccountKubeconfig(
   return serviceAccountKubeconfig(admin, namespace, name, outputPath);
 }
 
-/** A token of an existing ServiceAccount from the TokenRequest API (valid a day), written as a kubeconfig. */
-export async function serviceAccountKubeconfig(
+/** A token of an existing ServiceAccount from the TokenRequest API (valid a day), with the cluster's server and CA. */
+async function serviceAccountToken(
   admin: k8s.KubeConfig,
   namespace: string,
   name: string,
-  outputPath: string,
-): Promise<k8s.KubeConfig> {
+): Promise<{ server: string; caData: string; token: string }> {
   const core = admin.makeApiClient(k8s.CoreV1Api);
   const tokenRequest = await core.createNamespacedServiceAccountToken({
     name,
@@ -86,14 +87,39 @@ export async function serviceAccountKubeconfig(
   const cluster = admin.getCurrentCluster();
   if (!cluster?.caData || !tokenRequest.status?.token)
     throw new Error(`no token issued for ServiceAccount ${namespace}/${name}`);
+  return { server: cluster.server, caData: cluster.caData, token: tokenRequest.status.token };
+}
+
+/**
+ * The ServiceAccount's files as the kubelet mounts them in its pod (token, ca.crt, namespace), under `root`: a
+ * process given TELEPRESENCE_ROOT=<root> and the API server's address runs as that pod (no kubeconfig).
+ */
+export async function serviceAccountFiles(
+  admin: k8s.KubeConfig,
+  namespace: string,
+  name: string,
+  root: string,
+): Promise<{ server: string }> {
+  const { server, caData, token } = await serviceAccountToken(admin, namespace, name);
+  const dir = join(root, SERVICE_ACCOUNT_DIR);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'token'), token, { mode: 0o600 });
+  writeFileSync(join(dir, 'ca.crt'), Buffer.from(caData, 'base64'));
+  writeFileSync(join(dir, 'namespace'), namespace);
+  return { server };
+}
+
+/** A token of an existing ServiceAccount from the TokenRequest API (valid a day), written as a kubeconfig. */
+export async function serviceAccountKubeconfig(
+  admin: k8s.KubeConfig,
+  namespace: string,
+  name: string,
+  outputPath: string,
+): Promise<k8s.KubeConfig> {
+  const { server, caData, token } = await serviceAccountToken(admin, namespace, name);
   writeFileSync(
     outputPath,
-    kubeconfigYaml({
-      server: cluster.server,
-      caData: cluster.caData,
-      user: `system:serviceaccount:${namespace}:${name}`,
-      token: tokenRequest.status.token,
-    }),
+    kubeconfigYaml({ server, caData, user: `system:serviceaccount:${namespace}:${name}`, token }),
     { mode: 0o600 },
   );
   const kc = new k8s.KubeConfig();

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { DEFAULT_LEASE } from '../../starter/controller/leader';
 import { freePort } from '../../worker/ports';
 import { writeWorkflowBundle } from '../../worker/bundle';
-import { serverSideApply, serviceAccountKubeconfig } from './identities';
+import { POD_ROOT_VARIABLE } from '../../platform/kubernetes/kubeconfig';
+import { serverSideApply, serviceAccountFiles, serviceAccountKubeconfig } from './identities';
 import { repoRoot } from './paths';
 import { waitUntil } from './process';
 import { stderrReporter, step, type Reporter } from './progress';
@@ -22,7 +23,8 @@ import {
  * holds but its Deployments applied to the API server, then workers and starters as processes of their own, each
  * with the environment its Deployment's pod gets (the ConfigMap, its own `env`), the stack's addresses in place of
  * the cluster's, and a ServiceAccount token of its own from the TokenRequest API (as each pod gets a projected
- * token), never the admin kubeconfig. The starters share one Lease: one leads.
+ * token), never the admin kubeconfig. The starters share one Lease: one leads. `inCluster` gives the token as the
+ * kubelet does, with no kubeconfig at all: the MidoNet profile's pods on the host network, to the letter.
  */
 export const RBAC_FILES = ['steward-clusterrole.yaml', 'steward-starter-lease-role.yaml'].map((file) =>
   join(repoRoot, 'deploy', 'rbac', file),
@@ -37,6 +39,12 @@ export interface StewardProcessesOptions {
   overrides?: Record<string, string>;
   /** What the Secret `steward` would hold (MIDONET_PASSWORD, TEMPORAL_API_KEY). */
   secrets?: Record<string, string>;
+  /**
+   * No kubeconfig: each process reads its token, CA and namespace where the kubelet mounts them, under a root of its
+   * own (TELEPRESENCE_ROOT), and the API server at the ConfigMap's KUBERNETES_SERVICE_HOST/_PORT (the stack's in
+   * place of the cluster's); HOME is an empty folder, so no ~/.kube/config stands in. Else a kubeconfig per process.
+   */
+  inCluster?: boolean;
   report?: Reporter;
 }
 
@@ -63,6 +71,7 @@ export async function startStewardProcesses({
   starters,
   overrides = {},
   secrets = {},
+  inCluster = false,
   report = stderrReporter,
 }: StewardProcessesOptions): Promise<StewardProcesses> {
   const manifest = k8s.loadAllYaml(readFileSync(MANIFEST_FILE, 'utf8')) as Manifest[];
@@ -76,7 +85,16 @@ export async function startStewardProcesses({
   });
 
   const configMap = manifest.find((o): o is k8s.V1ConfigMap & Manifest => o.kind === 'ConfigMap');
+  const apiServer = new URL(admin.getCurrentCluster()!.server);
+  // The API server's own address only where the manifest gives one (its MidoNet profile): nothing stands in for it.
+  const apiServerEnv: Record<string, string> = configMap?.data?.KUBERNETES_SERVICE_HOST
+    ? {
+        KUBERNETES_SERVICE_HOST: apiServer.hostname.replace(/^\[|\]$/g, ''),
+        KUBERNETES_SERVICE_PORT: apiServer.port || '443',
+      }
+    : {};
   const stackEnv: Record<string, string> = {
+    ...apiServerEnv,
     TEMPORAL_ADDRESS: info.temporal.address,
     TEMPORAL_NAMESPACE: info.temporal.namespace,
     MIDONET_API_URL: info.midonet.url,
@@ -110,11 +128,22 @@ export async function startStewardProcesses({
   mkdirSync(identities, { recursive: true });
   const prepare = async (role: Role, index: number) => {
     const { name, serviceAccount, env } = pod(role, index);
-    const kubeconfig = join(identities, `${name}.kubeconfig`);
-    await serviceAccountKubeconfig(admin, serviceAccount.namespace, serviceAccount.name, kubeconfig);
+    const credentials = async (): Promise<Record<string, string>> => {
+      if (!inCluster) {
+        const kubeconfig = join(identities, `${name}.kubeconfig`);
+        await serviceAccountKubeconfig(admin, serviceAccount.namespace, serviceAccount.name, kubeconfig);
+        return { KUBECONFIG: kubeconfig };
+      }
+      const root = join(identities, name);
+      await serviceAccountFiles(admin, serviceAccount.namespace, serviceAccount.name, root);
+      const home = join(root, 'home');
+      mkdirSync(home, { recursive: true });
+      // An empty KUBECONFIG is none (this process's own would be inherited otherwise).
+      return { [POD_ROOT_VARIABLE]: root, HOME: home, KUBECONFIG: '' };
+    };
     return {
       name,
-      env: { ...env, KUBECONFIG: kubeconfig },
+      env: { ...env, ...(await credentials()) },
       secrets,
       logFile: join(info.stateDir, 'logs', `${name}.log`),
     };

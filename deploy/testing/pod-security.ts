@@ -1,17 +1,23 @@
 import * as k8s from '@kubernetes/client-node';
 
-/** A namespace that enforces the PodSecurity `restricted` profile, where the deploy tests put their Pods. */
-export const enforcingRestricted = (name: string): k8s.V1Namespace => ({
+export type PodSecurityLevel = 'privileged' | 'baseline' | 'restricted';
+
+/**
+ * A namespace that enforces a PodSecurity level, where the deploy tests put their Pods: `restricted` for a
+ * peer-pods-only installation, `privileged` for the MidoNet profile's host network (which `baseline` refuses).
+ */
+export const enforcing = (level: PodSecurityLevel, name: string): k8s.V1Namespace => ({
   apiVersion: 'v1',
   kind: 'Namespace',
   metadata: {
     name,
     labels: {
-      'pod-security.kubernetes.io/enforce': 'restricted',
+      'pod-security.kubernetes.io/enforce': level,
       'pod-security.kubernetes.io/enforce-version': 'latest',
     },
   },
 });
+export const enforcingRestricted = (name: string) => enforcing('restricted', name);
 
 /** A Pod as the Deployment's ReplicaSet would make it, for the restricted namespace. */
 export const podOf = (deployment: k8s.V1Deployment): k8s.V1Pod => ({
@@ -49,3 +55,32 @@ export async function podSecurityRefusal(
     throw error;
   }
 }
+
+/**
+ * Admission of a Deployment's Pod where the profile puts it, with the control that proves the level matters: the
+ * MidoNet profile's Pod is admitted under `privileged` and refused under `baseline` for its host network; a
+ * peer-pods-only Pod is admitted under `restricted`, and refused there once allowed to escalate. Returns, for the
+ * test to compare, [the refusal where it must be admitted (undefined), the refusal of the control].
+ */
+export async function admissionOf(
+  core: k8s.CoreV1Api,
+  deployment: k8s.V1Deployment,
+  namespaces: Record<PodSecurityLevel, string>,
+): Promise<[string | undefined, string | undefined]> {
+  const pod = podOf(deployment);
+  if (pod.spec!.hostNetwork)
+    return [
+      await podSecurityRefusal(core, namespaces.privileged, pod),
+      await podSecurityRefusal(core, namespaces.baseline, pod),
+    ];
+  return [
+    await podSecurityRefusal(core, namespaces.restricted, pod),
+    await podSecurityRefusal(core, namespaces.restricted, escalating(pod)),
+  ];
+}
+
+/** The control's refusal that admissionOf expects, by whether the Pod is on the host network. */
+export const controlRefusal = (hostNetwork: boolean | undefined): RegExp =>
+  hostNetwork
+    ? /violates PodSecurity "baseline:latest".*host namespaces \(hostNetwork=true\)/
+    : /violates PodSecurity "restricted:latest".*allowPrivilegeEscalation/;

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { dumpYaml } from '@kubernetes/client-node';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { kubeconfigFiles, kubernetesCheck, loadKubeConfig, PooledKubeConfig } from './kubeconfig';
+import { kubeconfigFiles, kubernetesCheck, loadKubeConfig, PooledKubeConfig, SERVICE_ACCOUNT_DIR } from './kubeconfig';
 
 // A CA makes client-node build a dispatcher of its own (without TLS options it uses undici's global one); the
 // certificate is read only when a connection is made.
@@ -128,6 +128,54 @@ describe('kubeconfig files as kubectl merges them', () => {
       'cannot read file "/nonexistent/b"',
     ]);
     expect(kubeconfigFiles.safeParse(':').error?.issues[0]?.message).toBe('names no file');
+  });
+});
+
+describe("a pod's in-cluster configuration, its files under the pod's root (TELEPRESENCE_ROOT)", () => {
+  const root = mkdtempSync(join(tmpdir(), 'pod-root-'));
+  const account = join(root, SERVICE_ACCOUNT_DIR);
+  mkdirSync(account, { recursive: true });
+  for (const [file, content] of Object.entries({ token: 'pod-token', 'ca.crt': 'a CA', namespace: 'steward' }))
+    writeFileSync(join(account, file), content);
+  // client-node reads the address from the process's environment, as in a pod.
+  const address = { KUBERNETES_SERVICE_HOST: '192.0.2.10', KUBERNETES_SERVICE_PORT: '6443' };
+  let saved: NodeJS.ProcessEnv;
+  beforeEach(() => {
+    saved = { ...process.env };
+    Object.assign(process.env, address);
+  });
+  afterEach(() => {
+    process.env = saved;
+  });
+
+  it("reaches the API server at KUBERNETES_SERVICE_HOST/_PORT with the pod's token and CA, with no kubeconfig", async () => {
+    const kubeConfig = loadKubeConfig(undefined, undefined, { TELEPRESENCE_ROOT: root })!;
+    expect(kubeConfig).toBeInstanceOf(PooledKubeConfig);
+    expect(kubeConfig.getCurrentCluster()).toMatchObject({
+      server: 'https://192.0.2.10:6443',
+      caFile: join(account, 'ca.crt'),
+    });
+    expect(kubeConfig.getContextObject(kubeConfig.currentContext)?.namespace).toBe('steward');
+    expect((await authenticated(kubeConfig)).getHeaders().Authorization).toBe('Bearer pod-token');
+  });
+
+  it('leaves a root without a service account to the default places, and a kubeconfig wins over it', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'pod-root-'));
+    const defaults = loadKubeConfig(undefined, undefined, { TELEPRESENCE_ROOT: empty });
+    expect(defaults?.getCurrentCluster()?.caFile).not.toBe(join(account, 'ca.crt'));
+    const file = join(empty, 'config');
+    writeFileSync(
+      file,
+      dumpYaml({
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443' } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    expect(loadKubeConfig(file, undefined, { TELEPRESENCE_ROOT: root })?.getCurrentCluster()?.server).toBe(
+      'https://127.0.0.1:6443',
+    );
   });
 });
 

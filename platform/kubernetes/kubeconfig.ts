@@ -1,5 +1,6 @@
 // One KubeConfig for the worker and the starter, whose requests share their connections to the API server.
-import { delimiter } from 'node:path';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -57,14 +58,30 @@ export function mergeKubeConfigs(target: k8s.KubeConfig, files: string[]): void 
   }
 }
 
+/** Where the kubelet mounts a pod's service account (token, ca.crt, namespace), as client-node reads it. */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
 /**
- * The kubeconfig `path` names (one file or a `:`-separated list, merged as kubectl merges them), else the default
- * places (~/.kube/config, then the in-cluster service account), with `context` as the current context when given;
- * no cluster: undefined.
+ * The root a pod's files are mounted under when its process runs outside the pod: Telepresence's variable, which
+ * client-node's in-cluster configuration takes as the prefix of its fixed paths. Set, and the service account is
+ * there, the process is that pod's: in-cluster, with KUBERNETES_SERVICE_HOST/_PORT as the pod has them.
  */
-export function loadKubeConfig(path: string | undefined, context?: string): k8s.KubeConfig | undefined {
+export const POD_ROOT_VARIABLE = 'TELEPRESENCE_ROOT';
+
+/**
+ * The kubeconfig `path` names (one file or a `:`-separated list, merged as kubectl merges them), else the service
+ * account under the pod's root (POD_ROOT_VARIABLE), else the default places (~/.kube/config, then the in-cluster
+ * service account), with `context` as the current context when given; no cluster: undefined.
+ */
+export function loadKubeConfig(
+  path: string | undefined,
+  context?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): k8s.KubeConfig | undefined {
   const kubeConfig = new PooledKubeConfig();
+  const podRoot = env[POD_ROOT_VARIABLE];
   if (path) mergeKubeConfigs(kubeConfig, kubeconfigFileList(path));
+  else if (podRoot && existsSync(join(podRoot, SERVICE_ACCOUNT_DIR, 'token'))) kubeConfig.loadFromCluster(podRoot);
   else kubeConfig.loadFromDefault();
   if (context) {
     if (!kubeConfig.getContextObject(context))
@@ -86,7 +103,7 @@ export const kubeconfigSetting = {
   env: 'KUBECONFIG',
   arg: 'files',
   description:
-    "kubeconfig of the cluster, or a ':'-separated list merged as kubectl merges it; else ~/.kube/config, else the in-cluster service account",
+    "kubeconfig of the cluster, or a ':'-separated list merged as kubectl merges it; else the pod's service account under TELEPRESENCE_ROOT when set; else ~/.kube/config, else the in-cluster service account (the API server at KUBERNETES_SERVICE_HOST/_PORT)",
 } satisfies Setting;
 
 /** The kubeconfig setting's value: every file of the list readable, each named in the error. */

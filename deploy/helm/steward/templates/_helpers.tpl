@@ -91,8 +91,17 @@ securityContext:
 {{- end -}}
 {{- end -}}
 
-{{/* The pods' common spec: the ServiceAccount, image pull Secrets, spread over nodes where it can be. */}}
+{{/*
+The pods' common spec: the MidoNet profile's host network, priority and tolerations (deploy/manifests/steward.yaml
+says why; none without MidoNet), the ServiceAccount, image pull Secrets, spread over nodes where it can be.
+*/}}
 {{- define "steward.podCommon" -}}
+{{- if .root.Values.midonet.enabled }}
+hostNetwork: true
+dnsPolicy: Default
+priorityClassName: system-cluster-critical
+tolerations: [{ operator: Exists }]
+{{- end }}
 serviceAccountName: {{ include "steward.fullname" .root }}
 automountServiceAccountToken: true
 {{- with .root.Values.image.pullSecrets }}
@@ -136,7 +145,7 @@ spec:
     {{- include "steward.selectorLabels" . | nindent 4 }}
   ports:
     - { name: http, port: {{ .port }}, targetPort: http }
-{{- if .root.Values.networkPolicy.enabled }}
+{{- if and .root.Values.networkPolicy.enabled (not .root.Values.midonet.enabled) }}
 ---
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
