@@ -20,6 +20,8 @@ import {
   ownLivePeerPod,
 } from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
+import { createMassDeletionGuard, type MassDeletionGuard } from './deletion-guard';
+import type { WaveSettings } from '../../model/deletion-guard';
 import { createRepairs } from './repair';
 import {
   createSource,
@@ -63,6 +65,8 @@ export interface StarterOptions {
   peerPodRuntimeClasses?: readonly string[];
   /** Where its metrics go (metrics.ts); a registry of its own when absent. */
   registry?: Registry;
+  /** When a wave of Translation deletions trips the guard against mass deletion (deletion-guard.ts). */
+  massDeletion?: WaveSettings;
 }
 
 export interface StarterStats {
@@ -201,7 +205,8 @@ export function createStarter(options: StarterOptions): Starter {
   setMaxListeners(0, lifetime.signal);
 
   const kinds = options.kinds ?? WATCHED_KINDS;
-  const metrics = createStarterMetrics(options.registry ?? new Registry(), {
+  const registry = options.registry ?? new Registry();
+  const metrics = createStarterMetrics(registry, {
     kinds,
     isLeader: () => elector.isLeader(),
     queueDepth: () => queue.size(),
@@ -239,6 +244,17 @@ export function createStarter(options: StarterOptions): Starter {
     ...sourceOutcomes(counters, metrics),
     onResync: () => void repairs.resync(),
   });
+  // Where Translations are watched (not in a peer-pods-only installation), a wave of their deletions is counted.
+  const guard = kinds.includes('Translation')
+    ? createMassDeletionGuard({
+        kubeConfig: options.kubeConfig,
+        settings: options.massDeletion,
+        isLeader: () => elector.isLeader(),
+        total: () => source.counts().Translation ?? 0,
+        registry,
+        log,
+      })
+    : undefined;
   const translationOwnerOf = ownerOfTranslation(kinds);
   const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   const observationsOf = observer(
@@ -251,6 +267,7 @@ export function createStarter(options: StarterOptions): Starter {
   }
   function onEvent(event: SourceEvent) {
     counters.events++;
+    guard?.observe(event);
     if (!isLeader()) return;
     observationsOf(event).forEach(offer);
     // Unchanged for the predicate, but news for its workflow: sent whatever was sent before.
@@ -274,7 +291,7 @@ export function createStarter(options: StarterOptions): Starter {
     logger: log,
   });
 
-  return lifecycle({ predicate, elector, queue, source }, lifetime, counters, log, namespace);
+  return lifecycle({ predicate, elector, queue, source, guard }, lifetime, counters, log, namespace);
 }
 
 type Counters = Pick<StarterStats, 'events' | 'signalsSent' | 'suppressed' | 'coalesced' | 'errors' | 'repaired'>;
@@ -284,11 +301,12 @@ interface Pieces {
   elector: LeaderElector;
   queue: WorkQueue;
   source: Source;
+  guard?: MassDeletionGuard;
 }
 
 /** Starts and stops the pieces in their order, and reads their numbers. */
 function lifecycle(
-  { predicate, elector, queue, source }: Pieces,
+  { predicate, elector, queue, source, guard }: Pieces,
   lifetime: AbortController,
   counters: Counters,
   log: Logger,
@@ -306,6 +324,7 @@ function lifecycle(
       await queue.stop();
       await elector.stop();
       await source.stop();
+      await guard?.stop();
       log.info(counters, 'stopped');
     },
     stats: () => ({
