@@ -20,7 +20,7 @@ import {
   ownLivePeerPod,
 } from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
-import { createMassDeletionGuard, type MassDeletionGuard } from './deletion-guard';
+import { createMassDeletionGuard, type MassDeletionGuard, type MassDeletionGuardOptions } from './deletion-guard';
 import type { WaveSettings } from '../../model/deletion-guard';
 import { createRepairs } from './repair';
 import {
@@ -189,6 +189,23 @@ function sourceOutcomes(counters: Counters, metrics: StarterMetrics): Pick<Sourc
   };
 }
 
+/** Where Translations are watched (not in a peer-pods-only installation), a wave of their deletions is counted. */
+const massDeletionGuard = (
+  options: StarterOptions,
+  registry: Registry,
+  log: Logger,
+  readings: Pick<MassDeletionGuardOptions, 'isLeader' | 'total'>,
+) =>
+  (options.kinds ?? WATCHED_KINDS).includes('Translation')
+    ? createMassDeletionGuard({
+        kubeConfig: options.kubeConfig,
+        settings: options.massDeletion,
+        registry,
+        log,
+        ...readings,
+      })
+    : undefined;
+
 /**
  * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
  * informers running; only the leader sends. A leader that acquires the Lease sends what it knows (see `onChange`) and
@@ -244,17 +261,10 @@ export function createStarter(options: StarterOptions): Starter {
     ...sourceOutcomes(counters, metrics),
     onResync: () => void repairs.resync(),
   });
-  // Where Translations are watched (not in a peer-pods-only installation), a wave of their deletions is counted.
-  const guard = kinds.includes('Translation')
-    ? createMassDeletionGuard({
-        kubeConfig: options.kubeConfig,
-        settings: options.massDeletion,
-        isLeader: () => elector.isLeader(),
-        total: () => source.counts().Translation ?? 0,
-        registry,
-        log,
-      })
-    : undefined;
+  const guard = massDeletionGuard(options, registry, log, {
+    isLeader: () => elector.isLeader(),
+    total: () => source.counts().Translation ?? 0,
+  });
   const translationOwnerOf = ownerOfTranslation(kinds);
   const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   const observationsOf = observer(
