@@ -261,10 +261,7 @@ export function createStarter(options: StarterOptions): Starter {
     ...sourceOutcomes(counters, metrics),
     onResync: () => void repairs.resync(),
   });
-  const guard = massDeletionGuard(options, registry, log, {
-    isLeader: () => elector.isLeader(),
-    total: () => source.counts().Translation ?? 0,
-  });
+  const guard = massDeletionGuard(options, registry, log, { isLeader, total: () => source.counts().Translation ?? 0 });
   const translationOwnerOf = ownerOfTranslation(kinds);
   const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   const observationsOf = observer(
