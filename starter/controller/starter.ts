@@ -223,11 +223,8 @@ export function createStarter(options: StarterOptions): Starter {
 
   const kinds = options.kinds ?? WATCHED_KINDS;
   const registry = options.registry ?? new Registry();
-  const metrics = createStarterMetrics(registry, {
-    kinds,
-    isLeader: () => elector.isLeader(),
-    queueDepth: () => queue.size(),
-  });
+  const isLeader = () => elector.isLeader();
+  const metrics = createStarterMetrics(registry, { kinds, isLeader, queueDepth: () => queue.size() });
   const predicate = createChangePredicate();
   const elector = createLeaderElector({
     api: options.kubeConfig.makeApiClient(k8s.CoordinationV1Api),
@@ -246,7 +243,6 @@ export function createStarter(options: StarterOptions): Starter {
       repairs.leadershipChanged(leading);
     },
   });
-  const isLeader = () => elector.isLeader();
   const handler = createSignalHandler(options, log, callTimeoutMs, {
     isLeader,
     ...sendOutcomes(counters, metrics, predicate),
