@@ -146,7 +146,7 @@ export function createActivities(
     const health = watchBackendHealth({
       backend,
       probe,
-      wake: (by) => wakeStuckLifecycles(temporal, log, { workflowTypes, taskQueues, by }),
+      wake: async (by) => void (await wakeStuckLifecycles(temporal, log, { workflowTypes, taskQueues, by })),
       log: log.child({ component: 'backend-health', backend }),
     });
     healths.push(health);
