@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { backendChangedSignal } from '../model/messages';
 import { LifecycleState } from '../model/search-attributes';
@@ -107,25 +107,33 @@ export const CLOUD_LIFECYCLES = ['peerPodLifecycle'];
 export async function wakeStuckLifecycles(
   temporal: Client,
   log: Logger,
-  { workflowTypes, taskQueues, by }: { workflowTypes: string[]; taskQueues: string[]; by: string },
-): Promise<void> {
+  {
+    workflowTypes,
+    taskQueues,
+    by,
+    wake = (handle) => handle.signal(backendChangedSignal, { by, ids: [] }),
+  }: {
+    workflowTypes: string[];
+    taskQueues: string[];
+    by: string;
+    /** How each is woken: a `backendChanged` notice unless said otherwise (an operator's cleanup retry). */
+    wake?: (handle: WorkflowHandle) => Promise<void>;
+  },
+): Promise<number> {
   const list = (values: string[]) => values.map((value) => `'${value}'`).join(', ');
   const query =
     `${LifecycleState.name} = 'stuck' AND ExecutionStatus = 'Running' AND WorkflowType IN (${list(workflowTypes)})` +
     ` AND TaskQueue IN (${list(taskQueues)})`;
   const ids: string[] = [];
   for await (const workflow of temporal.workflow.list({ query })) ids.push(workflow.workflowId);
-  const notice = { by, ids: [] };
   for (let i = 0; i < ids.length; i += 20)
     await Promise.all(
       ids.slice(i, i + 20).map((id) =>
-        temporal.workflow
-          .getHandle(id)
-          .signal(backendChangedSignal, notice)
-          .catch((error: unknown) => {
-            if (!(error instanceof WorkflowNotFoundError)) throw error;
-          }),
+        wake(temporal.workflow.getHandle(id)).catch((error: unknown) => {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }),
       ),
     );
   log.info({ woken: ids.length, by }, 'woke the stuck lifecycles');
+  return ids.length;
 }

@@ -10,6 +10,8 @@ import type { Logger } from 'pino';
 import { backendChangedSignal, type BackendChanged } from '../model/messages';
 import { inCluster, peerPodTaskQueue, temporalUiLink, type ObjectRef } from '../model/naming';
 import { createSource, informerFactory, kubernetesListWatch } from '../platform/kubernetes/informer';
+import { readDeletionGuard, watchDeletionGuard } from '../platform/kubernetes/deletion-guard';
+import { createDeletionGuard, type DeletionGuard } from './deletion-guard';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import {
   createCloudActivities,
@@ -144,7 +146,7 @@ export function createActivities(
     const health = watchBackendHealth({
       backend,
       probe,
-      wake: (by) => wakeStuckLifecycles(temporal, log, { workflowTypes, taskQueues, by }),
+      wake: async (by) => void (await wakeStuckLifecycles(temporal, log, { workflowTypes, taskQueues, by })),
       log: log.child({ component: 'backend-health', backend }),
     });
     healths.push(health);
@@ -163,15 +165,25 @@ export function createActivities(
     const api = reportingKubernetes(createKubernetesActivities({ kubeConfig, workflowPage }), kubeConfig, (answered) =>
       health.observe(answered),
     );
-    return { activities: api.activities, neighbours: watchNeighbours(kubeConfig, temporal, clusterId, health, log) };
+    const crd = watchDeletionGuard(kubeConfig, log);
+    const guard = createDeletionGuard({ ...crd, read: async () => (await readDeletionGuard(kubeConfig)).state });
+    return {
+      activities: api.activities,
+      neighbours: watchNeighbours(kubeConfig, temporal, clusterId, health, log),
+      guard: { ...guard, stop: () => crd.stop() },
+    };
   };
   const kubernetes = kubeConfig ? connectKubernetes(kubeConfig) : undefined;
   const neighbours = kubernetes?.neighbours;
+  const guard: DeletionGuard | undefined = kubernetes?.guard;
   if (config.midonet) {
     // The probe goes through the client it watches.
     const health = watch('MidoNet', MIDONET_LIFECYCLES, () => client.listHosts());
     const client = createMidonetClient(config.midonet, (answered) => health.observe(answered));
-    groups.midonet = { ...createMidonetActivities({ client }), ...createPushActivities({ client, neighbours }) };
+    groups.midonet = {
+      ...createMidonetActivities({ client, guard }),
+      ...createPushActivities({ client, neighbours, guard }),
+    };
   } else log.warn('no MidoNet activities: MIDONET_API_URL is not set');
   if (config.cloud) {
     const health = watch('the cloud', CLOUD_LIFECYCLES, () => cloud.probe());
@@ -195,6 +207,7 @@ export function createActivities(
     stop: async () => {
       for (const health of healths) health.stop();
       await neighbours?.stop();
+      await kubernetes?.guard.stop();
     },
   };
 }

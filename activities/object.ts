@@ -187,10 +187,29 @@ async function whileWaiting(deps: ObjectActivityDeps, { ref, uid }: ApplyObjectI
 /** A lost push attempt's writes may land until `until`: longer than a local activity should wait before deleting. */
 const lateWritesAhead = (until: string | undefined) => !!until && Date.parse(until) - Date.now() > LOCAL_WAIT_MS;
 
+/**
+ * A deletion the guard against mass deletion holds, on the Translation itself: what it pushed stays in MidoNet
+ * (Ready), the deletion asked is not done (Synced), and a Warning Event says how to go on.
+ */
+async function tellHeld(kubernetes: KubernetesCalls, ref: ObjectRef, uid: string, generation: number, message: string) {
+  const held = { reason: Reason.MassDeletionHeld, message };
+  await kubernetes
+    .recordTranslationStatus({
+      ref,
+      uid,
+      generation,
+      ready: { status: 'True', ...held },
+      synced: { status: 'False', ...held },
+      event: { type: 'Warning', ...held },
+    })
+    // Telling is informative: the refusal itself is what the workflow shows.
+    .catch(() => undefined);
+}
+
 /** Deletes what one Translation pushed (unless orphaned), then lets it go and deletes it. */
 async function finalizeOne(
   { kubernetes, midonet }: ObjectActivityDeps,
-  { key, uid }: Pick<WrittenTranslation, 'key' | 'uid'>,
+  { key, uid, generation }: Pick<WrittenTranslation, 'key' | 'uid' | 'generation'>,
   mode: FinalizeObjectInput['mode'],
 ): Promise<void> {
   const ref = translationRef(key);
@@ -203,6 +222,9 @@ async function finalizeOne(
         releasedByCaller: true,
       });
     } catch (error) {
+      // Held: its finalizer stays, and the workflow waits in `stuck` for the operator's go-ahead.
+      if (error instanceof ApplicationFailure && error.type === Reason.MassDeletionHeld)
+        await tellHeld(kubernetes, ref, uid, generation, error.message);
       // Gone already (its finalizer removed by hand): its record went with it, nothing more can be done here.
       if (!(error instanceof ApplicationFailure && error.type === 'TranslationGone')) throw error;
     }

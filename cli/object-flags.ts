@@ -79,6 +79,8 @@ export interface ObjectFlags {
   defaultNamespace: () => string;
   /** The object's page in the Temporal UI, when its address is set. */
   link: (temporalNamespace: string, workflowId: string) => string | undefined;
+  /** The kubeconfig of --kubeconfig and --context, for what reads the cluster itself (the mass-deletion guard). */
+  kubeConfig?: () => ReturnType<typeof loadKubeConfig>;
 }
 
 export function readObjectFlags(
@@ -102,6 +104,7 @@ export function readObjectFlags(
       const kubeConfig = loadKubeConfig(kubeconfig, own.context);
       return kubeConfig?.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? 'default';
     },
+    kubeConfig: () => loadKubeConfig(kubeconfig, own.context),
     link: (temporalNamespace, workflowId) =>
       temporalUiUrl ? temporalUiLink(temporalUiUrl, temporalNamespace, workflowId) : undefined,
   };

@@ -23,6 +23,7 @@ import {
 import { parseTarget, workflowId } from '../model/naming';
 import { addObjectFlags, readObjectFlags, type ObjectFlags } from './object-flags';
 import { colorState, serialize, terminalOf } from './output';
+import { confirmMassDeletion, describeGuard, guardStatus } from './mass-deletion';
 
 /**
  * The operator's commands: the operator actions (cleanup, pause, resume, refresh: the workflows' Updates, so a
@@ -60,6 +61,40 @@ interface ActionOptions extends Flags {
   by?: string;
   mode?: string;
   evenIfLive?: boolean;
+  confirmMassDeletion?: boolean;
+}
+
+const kubeConfigOf = (flags: ObjectFlags) => {
+  const kubeConfig = flags.kubeConfig?.();
+  if (!kubeConfig) throw new Error('no Kubernetes cluster: give --kubeconfig / KUBECONFIG (the guard is on its CRD)');
+  return kubeConfig;
+};
+
+/** `steward cleanup --confirm-mass-deletion --reason`: the go-ahead for the hold in force (cli/mass-deletion.ts). */
+async function confirmMassDeletionCommand(options: ActionOptions, self: Command) {
+  const flags = readObjectFlags('cleanup', options, ['json', 'yaml']);
+  const temporal = loadTemporalConfig(options);
+  const reason = (options.reason ?? '').trim();
+  if (!reason) throw new Error('cleanup --confirm-mass-deletion: --reason: a reason is required (it is recorded)');
+  const client = await connectClient(temporal);
+  try {
+    const result = await confirmMassDeletion({
+      kubeConfig: kubeConfigOf(flags),
+      temporal: client,
+      taskQueue: temporal.taskQueue,
+      reason,
+      by: options.by ?? defaultRequester(),
+    });
+    const { by, since } = result.goAhead;
+    self
+      .configureOutput()
+      .writeOut?.(
+        serialize(result, flags.output) ??
+          `mass deletion confirmed by ${by} for the hold of ${since}: MidoNet deletions go on; ${result.woken} held lifecycles woken\n`,
+      );
+  } finally {
+    await client.connection.close();
+  }
 }
 
 /** The object the words name (`pod/nginx -n web`, `pod web/nginx`, `pod/web/nginx`): its workflow id. */
@@ -77,7 +112,7 @@ function registerAction<R>(
   schema: z.ZodType<R>,
 ) {
   const command = program
-    .command(`${name} <target> [name]`)
+    .command(`${name} ${name === 'cleanup' ? '[target]' : '<target>'} [name]`)
     .description(`${description}; ${TARGET_HELP}`)
     .option('--reason <text>', 'why (recorded in the workflow with who asked)')
     .option('--by <who>', 'who asks (default $USER@hostname)');
@@ -87,9 +122,18 @@ function registerAction<R>(
       .option(
         '--even-if-live',
         'let orphan or force end the lifecycle of an object that is not being deleted (recorded with the action)',
+      )
+      .option(
+        '--confirm-mass-deletion',
+        'no target: let MidoNet deletions held by the guard against mass deletion go on (recorded on the Translation CRD with who and why), and retry the lifecycles held meanwhile',
       );
   addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
-    async (target: string, objectName: string | undefined, options: ActionOptions, self: Command) => {
+    async (target: string | undefined, objectName: string | undefined, options: ActionOptions, self: Command) => {
+      if (options.confirmMassDeletion) {
+        if (target) throw new Error('cleanup --confirm-mass-deletion takes no target: it is for the whole cluster');
+        return confirmMassDeletionCommand(options, self);
+      }
+      if (!target) throw new Error(`${name}: a target is required; ${TARGET_HELP}`);
       const flags = readObjectFlags(name, options, ['json', 'yaml']);
       const temporal = loadTemporalConfig(options);
       const id = targetId([target, ...(objectName ? [objectName] : [])], flags, temporal);
@@ -205,17 +249,31 @@ export function registerOperatorCommands(program: Command): void {
 
 function registerStatusCommand(program: Command): void {
   const command = program
-    .command('status <target> [name]')
-    .description(`show an object's lifecycle state, resources, last error and recent operator actions; ${TARGET_HELP}`)
+    .command('status [target] [name]')
+    .description(
+      `show an object's lifecycle state, resources, last error and recent operator actions; ${TARGET_HELP}; with no target, whether the guard against mass deletion holds`,
+    )
     .option('--json', 'deprecated: use -o json');
   addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
-    async (target: string, objectName: string | undefined, options: Flags & { json?: boolean }, self: Command) => {
+    async (
+      target: string | undefined,
+      objectName: string | undefined,
+      options: Flags & { json?: boolean },
+      self: Command,
+    ) => {
       if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
       const flags = readObjectFlags(
         'status',
         { ...options, output: options.output ?? (options.json ? 'json' : undefined) },
         ['json', 'yaml'],
       );
+      if (!target) {
+        const guard = await guardStatus(kubeConfigOf(flags));
+        self
+          .configureOutput()
+          .writeOut?.(serialize(guard, flags.output) ?? `mass-deletion guard: ${describeGuard(guard)}\n`);
+        return;
+      }
       const temporal = loadTemporalConfig(options);
       const id = targetId([target, ...(objectName ? [objectName] : [])], flags, temporal);
       const view = await withWorkflow(temporal, id, (client) => client.workflow.getHandle(id).query(stateQuery));

@@ -84,6 +84,12 @@ export const Reason = {
   ActivityTimedOut: 'ActivityTimedOut',
   /** A workflow-side step failed without a reason of its own. */
   ActionFailed: 'ActionFailed',
+  /**
+   * A deletion in MidoNet refused while the guard against mass deletion holds (model/deletion-guard.ts: the
+   * Translation CRD being deleted, or a wave of Translations): not retried; the lifecycle waits in `stuck`, its
+   * finalizers kept, until an operator confirms (`steward cleanup --confirm-mass-deletion`), which wakes it.
+   */
+  MassDeletionHeld: 'MassDeletionHeld',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

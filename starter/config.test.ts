@@ -20,6 +20,7 @@ describe('starter configuration', () => {
       tenant: 'midonetkube',
       peerPodRuntimeClasses: [],
       sweep: { intervalMs: 600_000, graceMs: 600_000, backends: ['cloud', 'midonet'], dryRun: false },
+      massDeletion: { share: 0.5, minDeletions: 10, windowSeconds: 60 },
       http: { host: '0.0.0.0', port: 9465 },
       logLevel: 'info',
     });
@@ -122,6 +123,16 @@ describe('starter configuration', () => {
       'a grace period needs its unit',
       { sweepGrace: '10' },
       '--sweep-grace / STEWARD_SWEEP_GRACE: must be a duration such as 90s, 10m or 1h, got "10"',
+    ],
+    [
+      'a mass-deletion share over 1 (it is a share of all Translations)',
+      { massDeletionShare: '50' },
+      '--mass-deletion-share / STEWARD_MASS_DELETION_SHARE: must be at most 1',
+    ],
+    [
+      'a mass-deletion share that is not a number',
+      { massDeletionShare: 'half' },
+      /--mass-deletion-share \/ STEWARD_MASS_DELETION_SHARE: /,
     ],
     [
       'an unknown sweep backend',

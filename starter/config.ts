@@ -7,6 +7,7 @@ import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubec
 import { loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
 import type { SweepBackend } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
+import { DEFAULT_WAVE, waveSettingsSchema, type WaveSettings } from '../model/deletion-guard';
 import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
 import { backendList, duration } from './sweep-schedule';
 
@@ -88,6 +89,25 @@ export const starterSettings = {
       'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
   },
   sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
+  massDeletionShare: {
+    env: 'STEWARD_MASS_DELETION_SHARE',
+    arg: 'fraction',
+    default: String(DEFAULT_WAVE.share),
+    description:
+      'the guard against mass deletion holds MidoNet deletions when more than this share of all Translations is deleted within the window (docs/operations.md)',
+  },
+  massDeletionMin: {
+    env: 'STEWARD_MASS_DELETION_MIN',
+    arg: 'count',
+    default: String(DEFAULT_WAVE.minDeletions),
+    description: '... and at least this many Translations',
+  },
+  massDeletionWindow: {
+    env: 'STEWARD_MASS_DELETION_WINDOW',
+    arg: 'duration',
+    default: `${DEFAULT_WAVE.windowSeconds}s`,
+    description: 'the window in which deletions count as one wave, e.g. 60s',
+  },
   ...httpSettings('STEWARD_STARTER', 9465),
   logLevel: logLevelSetting,
 } satisfies Record<string, Setting>;
@@ -104,6 +124,7 @@ export interface StarterConfig {
   tenant: string;
   peerPodRuntimeClasses: string[];
   sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean };
+  massDeletion: WaveSettings;
   http: { host: string; port: number };
   logLevel: LogLevel;
 }
@@ -138,6 +159,9 @@ const starterSchema = z.object({
   sweepGrace: duration,
   sweepBackends: backendList,
   sweepDryRun: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+  massDeletionShare: z.coerce.number().pipe(waveSettingsSchema.shape.share),
+  massDeletionMin: whole(1),
+  massDeletionWindow: duration.pipe(z.number().min(1_000, 'must be at least 1s')),
   ...httpShape,
   logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
 });
@@ -163,6 +187,11 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
       graceMs: v.sweepGrace,
       backends: v.sweepBackends,
       dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1',
+    },
+    massDeletion: {
+      share: v.massDeletionShare,
+      minDeletions: v.massDeletionMin,
+      windowSeconds: Math.round(v.massDeletionWindow / 1000),
     },
     http: { host: v.httpHost, port: v.httpPort },
     logLevel: v.logLevel,

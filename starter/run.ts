@@ -99,6 +99,7 @@ async function startController(
     peerPodRuntimeClasses: config.peerPodRuntimeClasses,
     tenant: config.tenant,
     registry,
+    massDeletion: config.massDeletion,
   });
   starter.start();
   return starter;

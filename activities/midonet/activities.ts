@@ -4,16 +4,19 @@ import type { BackendResource } from '../../model/translation/types';
 import type { EnsureResult, MidonetClient, MidonetObservation, RemoveResult } from './client';
 import { createMidonetInventoryActivities } from './inventory';
 import type { MidonetHost } from './kinds';
+import type { DeletionGuard } from '../deletion-guard';
 
 export interface MidonetActivityDeps {
   client: MidonetClient;
+  /** The guard against mass deletion, asked before the sweeper deletes (none without Kubernetes). */
+  guard?: DeletionGuard;
 }
 
 export interface ResourceInput {
   resource: BackendResource;
 }
 
-export function createMidonetActivities({ client }: MidonetActivityDeps) {
+export function createMidonetActivities({ client, guard }: MidonetActivityDeps) {
   return {
     midonetEnsure: ({ resource }: ResourceInput): Promise<EnsureResult> => client.ensure(resource),
     midonetRemove: ({ resource }: ResourceInput): Promise<RemoveResult> => client.remove(resource),
@@ -21,7 +24,7 @@ export function createMidonetActivities({ client }: MidonetActivityDeps) {
     midonetListHosts: async (_input: Record<string, never> = {}): Promise<{ hosts: MidonetHost[] }> => ({
       hosts: await client.listHosts(),
     }),
-    ...createMidonetInventoryActivities(client),
+    ...createMidonetInventoryActivities(client, guard),
   };
 }
 

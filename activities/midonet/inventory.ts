@@ -3,6 +3,7 @@
 import { Context } from '@temporalio/activity';
 import { settlingUnanswered, type MidonetClient, type TenantResource } from './client';
 import { tenantKinds, type TenantKind } from './kinds';
+import type { DeletionGuard } from '../deletion-guard';
 
 export interface TenantInput {
   tenant: string;
@@ -26,7 +27,7 @@ function heartbeat(details: number): void {
   }
 }
 
-export function createMidonetInventoryActivities(client: MidonetClient) {
+export function createMidonetInventoryActivities(client: MidonetClient, guard?: DeletionGuard) {
   return {
     midonetListTenantResources: async ({ tenant }: TenantInput): Promise<{ resources: TenantResource[] }> => {
       const lists = await Promise.all(tenantKinds.map((kind) => client.listTenant(kind, tenant)));
@@ -35,6 +36,8 @@ export function createMidonetInventoryActivities(client: MidonetClient) {
 
     /** One by one, heartbeating each; a retry simply deletes again (a missing one is `absent`). */
     midonetDeleteResources: async ({ resources }: DeleteResourcesInput): Promise<DeleteResourcesResult> => {
+      // Orphans of a mass deletion are the same resources: the sweeper waits for the go-ahead as the lifecycles do.
+      await guard?.check('the orphan sweeper');
       const result = { deleted: 0, absent: 0 };
       const midonet = settlingUnanswered(client, () => heartbeat(result.deleted + result.absent));
       for (const { kind, id } of resources) {

@@ -44,6 +44,7 @@ import {
   type OwnerOf,
 } from './push-plan';
 import { invalidTranslation, validateResources } from './validate';
+import type { DeletionGuard } from '../deletion-guard';
 
 export interface PushInput {
   /** Who asks, for messages: `translation/<ns>/<name>`. */
@@ -158,6 +159,8 @@ export interface PushDeps {
   client: MidonetClient;
   /** Without them (a worker without Kubernetes) no claim is checked and nobody is told. */
   neighbours?: Neighbours;
+  /** The guard against mass deletion, asked before a Translation's resources are deleted (none without Kubernetes). */
+  guard?: DeletionGuard;
 }
 
 const NOTICE_IDS = 20;
@@ -510,9 +513,11 @@ function fenceOf(local: boolean): UnsettledWrite | undefined {
 
 /** Deletes in reverse order what the Translation recorded and lists (push-plan.ts toDelete says what). */
 async function deleteTranslation(
-  { client, neighbours }: PushDeps,
+  { client, neighbours, guard }: PushDeps,
   { owner, resources: given, force, reference, releasedByCaller }: DeleteInput,
 ): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
+  // Every deletion of a Translation's resources comes here (its owner's finalization, its pusher's, `force`).
+  await guard?.check(owner);
   const progress = heartbeats();
   const fromApi = reference ? await stored(neighbours, owner, reference) : undefined;
   await settled(owner, fromApi?.unsettledUntil, progress.alive);

@@ -30,7 +30,7 @@ describe('the alert rules', () => {
       const check = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });
       expect({ status: check.status, output: `${check.stdout}${check.stderr}` }).toEqual({
         status: 0,
-        output: expect.stringContaining('SUCCESS: 5 rules found') as unknown,
+        output: expect.stringContaining('SUCCESS: 6 rules found') as unknown,
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -73,6 +73,9 @@ describe('the alert rules', () => {
             { series: 'steward_objects{kind="Node",state="stuck",instance="w1"}', values: '1x5 0x25' },
             // No starter leads: one follows, the other is gone.
             { series: 'steward_starter_leader{instance="s1"}', values: '0x30' },
+            // The guard holds for 10 minutes, seen by two starters, then an operator confirms.
+            { series: 'steward_mass_deletion_held{instance="s1"}', values: '0x4 1x10 0x15' },
+            { series: 'steward_mass_deletion_held{instance="s2"}', values: '0x4 1x10 0x15' },
             // The sweep's first failure on a worker: its series starts at 1.
             { series: 'steward_sweep_runs_total{backend="cloud",outcome="failed",instance="w1"}', values: '_x10 1x20' },
             // Half the MidoNet calls fail.
@@ -85,6 +88,9 @@ describe('the alert rules', () => {
           alert_rule_test: [
             alert('10m', 'StewardObjectsStuck', []),
             alert('20m', 'StewardObjectsStuck', [{ exp_labels: { severity: 'warning', kind: 'Pod' } }]),
+            alert('3m', 'StewardMassDeletionHeld', []),
+            alert('6m', 'StewardMassDeletionHeld', [{ exp_labels: { severity: 'critical' } }]),
+            alert('20m', 'StewardMassDeletionHeld', []),
             alert('1m', 'StewardStarterNoLeader', []),
             alert('5m', 'StewardStarterNoLeader', [{ exp_labels: { severity: 'critical' } }]),
             alert('5m', 'StewardSweepFailing', []),
@@ -116,9 +122,10 @@ describe('the alert rules', () => {
     }
   });
 
-  it('alert on stuck objects, backend errors, the sweep, a starter without a leader and slow activity pickup', () => {
+  it('alert on a mass deletion held, stuck objects, backend errors, the sweep, a starter without a leader and slow activity pickup', () => {
     const alerts = ruleGroups().flatMap((g) => g.rules.map((r) => r.alert));
     expect(alerts).toEqual([
+      'StewardMassDeletionHeld',
       'StewardObjectsStuck',
       'StewardBackendErrorRateHigh',
       'StewardSweepFailing',

@@ -3,16 +3,17 @@ import type { Logger } from 'pino';
 import { backoffDelay, type Backoff } from '../backoff';
 import { listWatchSpec, type ListWatchSpec, type WatchedKind } from './kinds';
 
-export interface SourceEvent {
+export interface SourceEvent<K extends string = WatchedKind> {
   type: 'upsert' | 'delete';
-  kind: WatchedKind;
+  kind: K;
   object: k8s.KubernetesObject;
 }
 
-export interface SourceOptions {
-  kinds: readonly WatchedKind[];
+/** `K`: the kinds watched, the starter's (WatchedKind) unless another watch says otherwise. */
+export interface SourceOptions<K extends string = WatchedKind> {
+  kinds: readonly K[];
   /** Builds the list/watch pair of a kind; tests inject their own. */
-  listWatch: (kind: WatchedKind) => ListWatchSpec;
+  listWatch: (kind: K) => ListWatchSpec;
   /** Makes an informer; `k8s.makeInformer` over the starter's KubeConfig in production. */
   makeInformer: (spec: ListWatchSpec) => k8s.Informer<k8s.KubernetesObject>;
   /** Every this often each kind is listed again from scratch, so a missed event is repaired. */
@@ -20,24 +21,24 @@ export interface SourceOptions {
   /** Delay before restarting an informer that stopped on an error. */
   backoff: Backoff;
   logger: Logger;
-  onEvent: (event: SourceEvent) => void;
+  onEvent: (event: SourceEvent<K>) => void;
   /** An informer stopped on an error; it is restarted from a fresh list after the backoff. */
-  onError?: (kind: WatchedKind, error: unknown) => void;
+  onError?: (kind: K, error: unknown) => void;
   /** A kind was listed in full (at start, at a re-list, after a restart or a 410 Gone). */
-  onListed?: (kind: WatchedKind) => void;
+  onListed?: (kind: K) => void;
   /** Called at every periodic re-list, before the informers list again. */
   onResync?: () => void;
 }
 
-export interface Source {
+export interface Source<K extends string = WatchedKind> {
   start(): void;
   stop(): Promise<void>;
   /** Emits an `upsert` for every object currently known (a new leader sends everything once), to `visit` if given. */
-  replay(visit?: (event: SourceEvent) => void): void;
+  replay(visit?: (event: SourceEvent<K>) => void): void;
   /** Objects known, per kind. */
   counts(): Record<string, number>;
   /** The object of that kind and name as last seen (namespace `''` or absent for cluster-scoped kinds). */
-  get(kind: WatchedKind, namespace: string | undefined, name: string): k8s.KubernetesObject | undefined;
+  get(kind: K, namespace: string | undefined, name: string): k8s.KubernetesObject | undefined;
   /** Every kind's last list succeeded and its watch has not failed since: what is known is all there is. */
   synced(): boolean;
 }
@@ -45,7 +46,9 @@ export interface Source {
 export const informerFactory =
   (kubeConfig: k8s.KubeConfig) =>
   (spec: ListWatchSpec): k8s.Informer<k8s.KubernetesObject> =>
-    k8s.makeInformer(kubeConfig, spec.path, spec.list);
+    spec.fieldSelector
+      ? new k8s.ListWatch(spec.path, new k8s.Watch(kubeConfig), spec.list, false, undefined, spec.fieldSelector)
+      : k8s.makeInformer(kubeConfig, spec.path, spec.list);
 
 export const kubernetesListWatch = (kubeConfig: k8s.KubeConfig, namespace?: string) => (kind: WatchedKind) =>
   listWatchSpec(kubeConfig, kind, namespace);
@@ -60,7 +63,7 @@ const keyOf = (object: k8s.KubernetesObject) => `${object.metadata?.namespace ??
  * The source keeps the last object of each name. A re-list compares against it, so an object deleted while no
  * watch was running still yields a `delete`, and so does an old incarnation replaced under the same name.
  */
-export function createSource(options: SourceOptions): Source {
+export function createSource<K extends string = WatchedKind>(options: SourceOptions<K>): Source<K> {
   const { logger, onEvent } = options;
   const watchers = options.kinds.map((kind) => watchKind(kind, options, logger.child({ kind }), onEvent));
   let resync: NodeJS.Timeout | undefined;
@@ -84,7 +87,12 @@ export function createSource(options: SourceOptions): Source {
   };
 }
 
-function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, onEvent: (event: SourceEvent) => void) {
+function watchKind<K extends string>(
+  kind: K,
+  options: SourceOptions<K>,
+  logger: Logger,
+  onEvent: (event: SourceEvent<K>) => void,
+) {
   const known = new Map<string, k8s.KubernetesObject>();
   let informer: k8s.Informer<k8s.KubernetesObject> | undefined;
   let retry: NodeJS.Timeout | undefined;
@@ -152,7 +160,8 @@ function watchKind(kind: WatchedKind, options: SourceOptions, logger: Logger, on
     known,
     synced: () => synced,
     restart,
-    replay: (visit: (event: SourceEvent) => void) => known.forEach((object) => visit({ type: 'upsert', kind, object })),
+    replay: (visit: (event: SourceEvent<K>) => void) =>
+      known.forEach((object) => visit({ type: 'upsert', kind, object })),
     async stop() {
       stopped = true;
       clearTimeout(retry);

@@ -16,6 +16,8 @@ export type WatchedKind = (typeof WATCHED_KINDS)[number];
 export interface ListWatchSpec {
   path: string;
   list: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>;
+  /** The watch's field selector (the list applies its own): one object by name. */
+  fieldSelector?: string;
 }
 
 /**

@@ -20,6 +20,8 @@ import {
   ownLivePeerPod,
 } from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
+import { createMassDeletionGuard, type MassDeletionGuard, type MassDeletionGuardOptions } from './deletion-guard';
+import type { WaveSettings } from '../../model/deletion-guard';
 import { createRepairs } from './repair';
 import {
   createSource,
@@ -63,6 +65,8 @@ export interface StarterOptions {
   peerPodRuntimeClasses?: readonly string[];
   /** Where its metrics go (metrics.ts); a registry of its own when absent. */
   registry?: Registry;
+  /** When a wave of Translation deletions trips the guard against mass deletion (deletion-guard.ts). */
+  massDeletion?: WaveSettings;
 }
 
 export interface StarterStats {
@@ -185,6 +189,23 @@ function sourceOutcomes(counters: Counters, metrics: StarterMetrics): Pick<Sourc
   };
 }
 
+/** Where Translations are watched (not in a peer-pods-only installation), a wave of their deletions is counted. */
+const massDeletionGuard = (
+  options: StarterOptions,
+  registry: Registry,
+  log: Logger,
+  readings: Pick<MassDeletionGuardOptions, 'isLeader' | 'total'>,
+) =>
+  (options.kinds ?? WATCHED_KINDS).includes('Translation')
+    ? createMassDeletionGuard({
+        kubeConfig: options.kubeConfig,
+        settings: options.massDeletion,
+        registry,
+        log,
+        ...readings,
+      })
+    : undefined;
+
 /**
  * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
  * informers running; only the leader sends. A leader that acquires the Lease sends what it knows (see `onChange`) and
@@ -201,11 +222,9 @@ export function createStarter(options: StarterOptions): Starter {
   setMaxListeners(0, lifetime.signal);
 
   const kinds = options.kinds ?? WATCHED_KINDS;
-  const metrics = createStarterMetrics(options.registry ?? new Registry(), {
-    kinds,
-    isLeader: () => elector.isLeader(),
-    queueDepth: () => queue.size(),
-  });
+  const registry = options.registry ?? new Registry();
+  const isLeader = () => elector.isLeader();
+  const metrics = createStarterMetrics(registry, { kinds, isLeader, queueDepth: () => queue.size() });
   const predicate = createChangePredicate();
   const elector = createLeaderElector({
     api: options.kubeConfig.makeApiClient(k8s.CoordinationV1Api),
@@ -224,7 +243,6 @@ export function createStarter(options: StarterOptions): Starter {
       repairs.leadershipChanged(leading);
     },
   });
-  const isLeader = () => elector.isLeader();
   const handler = createSignalHandler(options, log, callTimeoutMs, {
     isLeader,
     ...sendOutcomes(counters, metrics, predicate),
@@ -239,6 +257,7 @@ export function createStarter(options: StarterOptions): Starter {
     ...sourceOutcomes(counters, metrics),
     onResync: () => void repairs.resync(),
   });
+  const guard = massDeletionGuard(options, registry, log, { isLeader, total: () => source.counts().Translation ?? 0 });
   const translationOwnerOf = ownerOfTranslation(kinds);
   const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   const observationsOf = observer(
@@ -251,6 +270,7 @@ export function createStarter(options: StarterOptions): Starter {
   }
   function onEvent(event: SourceEvent) {
     counters.events++;
+    guard?.observe(event);
     if (!isLeader()) return;
     observationsOf(event).forEach(offer);
     // Unchanged for the predicate, but news for its workflow: sent whatever was sent before.
@@ -274,7 +294,7 @@ export function createStarter(options: StarterOptions): Starter {
     logger: log,
   });
 
-  return lifecycle({ predicate, elector, queue, source }, lifetime, counters, log, namespace);
+  return lifecycle({ predicate, elector, queue, source, guard }, lifetime, counters, log, namespace);
 }
 
 type Counters = Pick<StarterStats, 'events' | 'signalsSent' | 'suppressed' | 'coalesced' | 'errors' | 'repaired'>;
@@ -284,11 +304,12 @@ interface Pieces {
   elector: LeaderElector;
   queue: WorkQueue;
   source: Source;
+  guard?: MassDeletionGuard;
 }
 
 /** Starts and stops the pieces in their order, and reads their numbers. */
 function lifecycle(
-  { predicate, elector, queue, source }: Pieces,
+  { predicate, elector, queue, source, guard }: Pieces,
   lifetime: AbortController,
   counters: Counters,
   log: Logger,
@@ -306,6 +327,7 @@ function lifecycle(
       await queue.stop();
       await elector.stop();
       await source.stop();
+      await guard?.stop();
       log.info(counters, 'stopped');
     },
     stats: () => ({
