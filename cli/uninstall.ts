@@ -55,14 +55,20 @@ const FIELD_MANAGER = 'steward-uninstall';
 const MERGE = k8s.PatchStrategy.MergePatch;
 const statusOf = (error: unknown) => (error instanceof k8s.ApiException ? error.code : undefined);
 
-/** The custom resources' list, empty where the CRD is not installed. */
-async function listCustom(api: k8s.CustomObjectsApi, crd: typeof TRANSLATION_API | typeof PEERPOD_API) {
+/** The call's answer, or undefined where the API server says there is no such object (or no such CRD). */
+async function unlessGone<T>(call: () => Promise<T>): Promise<T | undefined> {
   try {
-    return ((await api.listClusterCustomObject(crd)) as { items: k8s.KubernetesObject[] }).items;
+    return await call();
   } catch (error) {
-    if (statusOf(error) === 404) return [];
+    if (statusOf(error) === 404) return undefined;
     throw error;
   }
+}
+
+/** The custom resources' list, empty where the CRD is not installed. */
+async function listCustom(api: k8s.CustomObjectsApi, crd: typeof TRANSLATION_API | typeof PEERPOD_API) {
+  const list = await unlessGone(() => api.listClusterCustomObject(crd) as Promise<{ items: k8s.KubernetesObject[] }>);
+  return list?.items ?? [];
 }
 
 const listed = (kind: UninstallKind, { metadata }: k8s.KubernetesObject): ListedObject => ({
@@ -122,20 +128,16 @@ async function pollersOf(config: TemporalConfig): Promise<Poller[]> {
 }
 
 async function leaseOf(api: k8s.CoordinationV1Api, namespace: string, name: string): Promise<LeaseView | undefined> {
-  try {
-    const { spec } = await api.readNamespacedLease({ namespace, name });
-    const renew = spec?.renewTime ? new Date(spec.renewTime as unknown as string | Date).getTime() : undefined;
-    return {
-      namespace,
-      name,
-      ...(spec?.holderIdentity ? { holder: spec.holderIdentity } : {}),
-      ...(renew !== undefined ? { renewMs: renew } : {}),
-      ...(spec?.leaseDurationSeconds !== undefined ? { durationSeconds: spec.leaseDurationSeconds } : {}),
-    };
-  } catch (error) {
-    if (statusOf(error) === 404) return undefined;
-    throw error;
-  }
+  const lease = await unlessGone(() => api.readNamespacedLease({ namespace, name }));
+  if (!lease) return undefined;
+  const { holderIdentity, renewTime, leaseDurationSeconds } = lease.spec ?? {};
+  return {
+    namespace,
+    name,
+    ...(holderIdentity ? { holder: holderIdentity } : {}),
+    ...(renewTime ? { renewMs: new Date(renewTime).getTime() } : {}),
+    ...(leaseDurationSeconds !== undefined ? { durationSeconds: leaseDurationSeconds } : {}),
+  };
 }
 
 const API_VERSIONS: Record<UninstallKind, string> = {
@@ -153,23 +155,19 @@ const header = ({ kind, namespace, name }: Change) => ({
   metadata: { name, ...(namespace ? { namespace } : {}) },
 });
 
-/** The read-or-gone of an object: undefined when it is not there. */
-const readOrGone = (objects: k8s.KubernetesObjectApi, change: Change): Promise<k8s.KubernetesObject | undefined> =>
-  objects.read(header(change)).catch((error: unknown) => (statusOf(error) === 404 ? undefined : Promise.reject(error)));
-
 /** The merge patch of `change`; on a conflict, planned again from a fresh read. An object gone is done. */
 async function apply(objects: k8s.KubernetesObjectApi, change: Change): Promise<void> {
   for (let current: Change | undefined = change, attempt = 1; current; attempt++) {
-    const { metadata } = header(current);
+    const target = header(current);
     // A merge patch's null removes a key, which the client's types do not allow for.
-    const body = { ...header(current), metadata: { ...metadata, ...changePatch(current).metadata } };
+    const body = { ...target, metadata: { ...target.metadata, ...changePatch(current).metadata } };
     try {
       await objects.patch(body as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, undefined, MERGE);
       return;
     } catch (error) {
       if (statusOf(error) === 404) return;
       if (statusOf(error) !== 409 || attempt === 5) throw error;
-      const fresh = await readOrGone(objects, current);
+      const fresh = await unlessGone(() => objects.read(target));
       current = fresh && planObject(listed(current.kind, fresh));
     }
   }
@@ -214,11 +212,7 @@ export async function uninstall(options: Flags, now = Date.now): Promise<Uninsta
     const api = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
     for (let i = 0; i < changes.length; i += PARALLEL)
       await Promise.all(changes.slice(i, i + PARALLEL).map((change) => apply(api, change)));
-    if (lease)
-      await kubeConfig
-        .makeApiClient(k8s.CoordinationV1Api)
-        .deleteNamespacedLease(leaseRef)
-        .catch((error: unknown) => (statusOf(error) === 404 ? undefined : Promise.reject(error)));
+    if (lease) await unlessGone(() => kubeConfig.makeApiClient(k8s.CoordinationV1Api).deleteNamespacedLease(leaseRef));
   }
   const count = (kind: UninstallKind) => objects.filter((o) => o.kind === kind).length;
   return {
