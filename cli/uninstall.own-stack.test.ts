@@ -68,7 +68,7 @@ describe('steward uninstall', () => {
   });
 
   it(
-    'lists in a dry run, once Steward is stopped, what it would take back: the Node and the Service, nothing more',
+    'lists in a dry run, once Steward is stopped, what it would take back: the Nodes and the Service, nothing more',
     async () => {
       await h.starter.stop();
       await Promise.all(h.workers.map((worker) => worker.shutdown()));
@@ -92,6 +92,7 @@ describe('steward uninstall', () => {
         })),
       ).toEqual([
         { kind: 'Node', name: 'node1', annotations: [REFERRERS_ANNOTATION], finalizers: [REFERRERS_FINALIZER] },
+        { kind: 'Node', name: 'node2', annotations: [REFERRERS_ANNOTATION], finalizers: [REFERRERS_FINALIZER] },
         {
           kind: 'Service',
           namespace: 'default',
