@@ -24,6 +24,7 @@ describe('completion scripts, from the registered commands', () => {
       'sweep',
       'adopt',
       'bundle',
+      'uninstall',
       'completion',
     ])
       expect(first).toContain(name);

@@ -10,6 +10,7 @@ import { registerOperatorCommands } from './operator';
 import { registerSetupCommand } from './setup';
 import { registerStarterCommand } from './starter';
 import { registerSweepCommand } from './sweep';
+import { registerUninstallCommand } from './uninstall';
 import { registerUpCommand } from './up';
 import { registerWorkerCommand } from './worker';
 
@@ -45,6 +46,7 @@ export function stewardProgram(): Command {
   registerSweepCommand(program);
   registerAdoptCommand(program);
   registerBundleCommand(program);
+  registerUninstallCommand(program);
   registerCompletionCommand(program);
   return program;
 }

@@ -11,6 +11,12 @@ export interface GoTool {
   /** The module path of its main package, without the version. */
   module: string;
   version: string;
+  /**
+   * A wrapper module in this repository (its go.mod and go.sum pin `module` at `version`) whose main package is built
+   * instead: for a tool whose own main package cannot be installed by `go install` (kubectl's module has replace
+   * directives). `ldflags` are its extra linker flags.
+   */
+  wrapper?: { dir: string; ldflags?: string[] };
 }
 
 /**
@@ -32,13 +38,27 @@ export async function ensureGoTool(tool: GoTool): Promise<string> {
   const staging = `${binDir}.partial`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  await step(stderrReporter, `build ${label} with go install`, () =>
-    runLogged('go', ['install', '-trimpath', '-ldflags', '-s -w', `${tool.module}@${tool.version}`], {
-      step: `go install ${tool.name}`,
-      logFile: join(cacheRoot, 'logs', `${tool.name}-${tool.version}-build.log`),
-      // GOTOOLCHAIN=local: a module asking for a newer Go fails here rather than downloading a toolchain.
-      env: { GOBIN: staging, CGO_ENABLED: '0', GOTOOLCHAIN: 'local' },
-    }),
+  const { wrapper } = tool;
+  const ldflags = ['-s -w', ...(wrapper?.ldflags ?? [])].join(' ');
+  await step(stderrReporter, `build ${label} with go ${wrapper ? 'build' : 'install'}`, () =>
+    runLogged(
+      'go',
+      wrapper
+        ? ['build', '-trimpath', '-ldflags', ldflags, '-o', join(staging, tool.name), '.']
+        : ['install', '-trimpath', '-ldflags', ldflags, `${tool.module}@${tool.version}`],
+      {
+        step: `go ${wrapper ? 'build' : 'install'} ${tool.name}`,
+        logFile: join(cacheRoot, 'logs', `${tool.name}-${tool.version}-build.log`),
+        ...(wrapper ? { cwd: wrapper.dir } : {}),
+        // GOTOOLCHAIN=local: a module asking for a newer Go fails here rather than downloading a toolchain.
+        env: {
+          GOBIN: staging,
+          CGO_ENABLED: '0',
+          GOTOOLCHAIN: 'local',
+          ...(wrapper ? { GOFLAGS: '-mod=readonly' } : {}),
+        },
+      },
+    ),
   );
   rmSync(binDir, { recursive: true, force: true });
   renameSync(staging, binDir);

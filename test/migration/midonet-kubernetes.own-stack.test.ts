@@ -8,8 +8,7 @@ import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { workflowId, type ObjectRef } from '../../model/naming';
 import { sampleCluster, sampleClusterTranslations, type SampleCluster } from '../../model/translation/sample-cluster';
-import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../../model/translation/types';
-import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
+import type { Translation } from '../../model/translation/types';
 import {
   desiredTranslations,
   formatSurvey,
@@ -18,9 +17,8 @@ import {
   type ListedTranslation,
   type TranslationSurvey,
 } from '../../cli/adopt';
-import { migratedClusterAsWritten, type WrittenTranslation } from '../support/midonet-kubernetes';
+import { asResource, migratedClusterAsWritten, writeAsMidonetKubernetes } from '../support/midonet-kubernetes';
 import {
-  TRANSLATIONS,
   createEndpoints,
   createNode,
   createPod,
@@ -39,8 +37,6 @@ import {
   type ObjectsHarness,
 } from '../support/objects-harness';
 
-/** midonet-kubernetes' controllers, as the API server names a client-go program's field manager. */
-const MK_MANAGER = 'midonet-kube-controllers';
 const base = sampleCluster();
 /**
  * To time a larger takeover (`STEWARD_ADOPT_EXTRA_PODS=470` gives 500 Translations): Pods beyond the sample, left
@@ -86,11 +82,6 @@ let notReadyBefore: number;
 /** What `steward adopt` polls: every Translation in the cluster. */
 const listAll = async () => (await listTranslations({ custom })) as unknown as ListedTranslation[];
 
-const asResource = ([kind, parent, body]: WrittenTranslation['resources'][number]): BackendResource => ({
-  kind,
-  parent,
-  body: JSON.stringify(body),
-});
 /** The state as midonet-kubernetes wrote it, for the objects Steward tests against it and the cluster's own (the `kubernetes` Service). */
 const ownerOf = (t: Translation) => `${t.ownerReferences[0]!.kind}/${t.ownerReferences[0]!.name}`;
 const extraTranslations = () =>
@@ -99,44 +90,6 @@ const leftBehind = () => [
   ...migratedClusterAsWritten.map((t) => ({ ...t, resources: t.resources.map(asResource) })),
   ...[...extraTranslations(), ...others].map((t) => ({ ...t, owner: ownerOf(t) })),
 ];
-
-async function uidOf(owner: string): Promise<string> {
-  const [kind, name] = owner.split('/') as [string, string];
-  const read = {
-    Node: () => core.readNode({ name }),
-    Pod: () => core.readNamespacedPod({ name, namespace: 'default' }),
-    Service: () => core.readNamespacedService({ name, namespace: 'default' }),
-    Endpoints: () => core.readNamespacedEndpoints({ name, namespace: 'default' }),
-  }[kind];
-  if (!read) throw new Error(`no owner kind ${kind}`);
-  return (await read()).metadata!.uid!;
-}
-
-/** A Translation exactly as midonet-kubernetes' translationUpdater creates it (translation.go `updateOne`). */
-async function writeAsMidonetKubernetes(t: {
-  name: string;
-  namespace: string;
-  owner: string | null;
-  resources: BackendResource[];
-}): Promise<void> {
-  const owner = t.owner && { kind: t.owner.split('/')[0]!, name: t.owner.split('/')[1]!, uid: await uidOf(t.owner) };
-  await custom.createNamespacedCustomObject({
-    ...TRANSLATIONS,
-    namespace: t.namespace,
-    fieldManager: MK_MANAGER,
-    body: {
-      apiVersion: 'midonet.org/v1',
-      kind: 'Translation',
-      metadata: {
-        name: t.name,
-        labels: owner ? { [OWNER_UID_LABEL]: owner.uid } : { [GLOBAL_LABEL]: '' },
-        ownerReferences: owner ? [{ apiVersion: 'v1', kind: owner.kind, name: owner.name, uid: owner.uid }] : [],
-        finalizers: [TRANSLATION_FINALIZER],
-      },
-      resources: t.resources,
-    },
-  });
-}
 
 async function rulesByChain(): Promise<Record<string, string[]>> {
   const rules = ((await h.admin.dump()).Rule ?? []) as { id: string; chainId: string; position: number }[];
@@ -192,7 +145,7 @@ beforeAll(async () => {
   await createEndpoints({ core }, cluster.endpoints);
   others = await translationsOfOthers({ core }, sampleRefs);
   for (const t of leftBehind()) {
-    await writeAsMidonetKubernetes(t);
+    await writeAsMidonetKubernetes({ core, custom }, t);
     for (const resource of t.resources) await midonet.ensure(resource);
   }
   await admin.resetCounters();

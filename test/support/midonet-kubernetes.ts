@@ -3,7 +3,10 @@
 // published test vectors; the rest were computed from MK's Go code (pkg/converter) with Python's uuid.uuid5 and
 // hashlib, independently of Steward's translation, which the golden test checks against the first list and the
 // migration test takes over from the second.
-import type { BackendKind } from '../../model/translation/types';
+import type * as k8s from '@kubernetes/client-node';
+import { TRANSLATION_API } from '../../model/naming';
+import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendKind, type BackendResource } from '../../model/translation/types';
+import { TRANSLATION_FINALIZER } from '../../model/vocabulary';
 
 export interface WrittenTranslation {
   name: string;
@@ -992,3 +995,53 @@ export const migratedClusterAsWritten: WrittenTranslation[] = [
     ],
   },
 ];
+
+/** midonet-kubernetes' controllers, as the API server names a client-go program's field manager. */
+export const MK_MANAGER = 'midonet-kube-controllers';
+
+async function uidOf(core: k8s.CoreV1Api, owner: string): Promise<string> {
+  const [kind, name] = owner.split('/') as [string, string];
+  const read = {
+    Node: () => core.readNode({ name }),
+    Pod: () => core.readNamespacedPod({ name, namespace: 'default' }),
+    Service: () => core.readNamespacedService({ name, namespace: 'default' }),
+    Endpoints: () => core.readNamespacedEndpoints({ name, namespace: 'default' }),
+  }[kind];
+  if (!read) throw new Error(`no owner kind ${kind}`);
+  return (await read()).metadata!.uid!;
+}
+
+/** A Translation exactly as midonet-kubernetes' translationUpdater creates it (translation.go `updateOne`). */
+export async function writeAsMidonetKubernetes(
+  { core, custom }: { core: k8s.CoreV1Api; custom: k8s.CustomObjectsApi },
+  t: { name: string; namespace: string; owner: string | null; resources: BackendResource[] },
+): Promise<void> {
+  const owner = t.owner && {
+    kind: t.owner.split('/')[0]!,
+    name: t.owner.split('/')[1]!,
+    uid: await uidOf(core, t.owner),
+  };
+  await custom.createNamespacedCustomObject({
+    ...TRANSLATION_API,
+    namespace: t.namespace,
+    fieldManager: MK_MANAGER,
+    body: {
+      apiVersion: 'midonet.org/v1',
+      kind: 'Translation',
+      metadata: {
+        name: t.name,
+        labels: owner ? { [OWNER_UID_LABEL]: owner.uid } : { [GLOBAL_LABEL]: '' },
+        ownerReferences: owner ? [{ apiVersion: 'v1', kind: owner.kind, name: owner.name, uid: owner.uid }] : [],
+        finalizers: [TRANSLATION_FINALIZER],
+      },
+      resources: t.resources,
+    },
+  });
+}
+
+/** A written resource as a Translation lists it. */
+export const asResource = ([kind, parent, body]: WrittenTranslation['resources'][number]): BackendResource => ({
+  kind,
+  parent,
+  body: JSON.stringify(body),
+});
