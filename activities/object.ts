@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectInput, ApplyObjectResult } from '../model/apply-object';
 import type { WrittenTranslation } from '../model/kubernetes-calls';
 import type { ResourceRef } from '../model/messages';
-import { needsHosts, type AnnotatedNode } from '../model/translation/node-annotator';
+import { needsHosts } from '../model/translation/node-annotator';
 import { describeRef, parseObjectRef, workflowId, type ObjectRef } from '../model/naming';
 import { Reason, TRANSLATION_FINALIZER } from '../model/vocabulary';
 import type { KubernetesActivities } from './kubernetes';
@@ -279,9 +279,7 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
     if (!deps.nodeAnnotator) return { outcome: 'off' };
     const read = await kubernetes.readObject({ ref });
     if (!read.found || read.uid !== uid || read.deleting) return { outcome: 'gone' };
-    const hosts = needsHosts(read.object as unknown as AnnotatedNode)
-      ? (await deps.midonet.midonetListHosts({})).hosts
-      : [];
+    const hosts = needsHosts(read.object) ? (await deps.midonet.midonetListHosts({})).hosts : [];
     return kubernetes.writeNodeAnnotations({ ref, uid, hosts: hosts.map(({ id, name }) => ({ id, name })) });
   }
 

@@ -7,7 +7,6 @@ import {
   annotatedMessage,
   NODE_ANNOTATED_REASON,
   planNodeAnnotations,
-  type AnnotatedNode,
   type NodeAnnotationPlan,
 } from '../../model/translation/node-annotator';
 import type { createEventRecorder } from './events';
@@ -29,7 +28,7 @@ export function createNodeAnnotations(objects: Objects, recordEvent: ReturnType<
     const result = await update<{ plan: AnnotateNodeResult; node?: KubeObject }>(objects.accessor(ref), (current) => {
       if (!current || current.metadata.uid !== uid || current.metadata.deletionTimestamp)
         return { done: { plan: { outcome: 'gone' } } };
-      const plan = planNodeAnnotations(current as unknown as AnnotatedNode, hosts);
+      const plan = planNodeAnnotations(current, hosts);
       if (plan.outcome !== 'annotate') return { done: { plan } };
       return {
         patch: { metadata: { resourceVersion: current.metadata.resourceVersion, annotations: plan.annotations } },

@@ -286,7 +286,7 @@ describe('object machine: scenarios', () => {
 });
 
 describe('object machine: the node annotator', () => {
-  const [nodeObserved, annotatedNow, annotatorOff, noHost, noAddress] = events.slice(-6) as ObjectEvent[];
+  const [nodeObserved, annotatedNow, annotatorOff, noHost, noAddress] = events.slice(-6);
 
   it('annotates a Node that lacks a midonet.org annotation before translating it', () => {
     expect(run(nodeObserved!)).toMatchObject({ state: 'annotating', actions: ['annotate'] });
