@@ -3,6 +3,7 @@
 // fresh Nodes. A model of what the scenario wrote says what MidoNet must hold and no longer hold; convergence is
 // read in the emulator and in the Translations' Ready conditions, never inferred. Costs are measured around the
 // scenario's window and given per Pod (or per change).
+import { DEFAULT_WAVE } from '../model/deletion-guard';
 import { rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -528,6 +529,9 @@ export async function runObjectsScenario(
     identity: `bench-${scenario.name}`,
     debounceMs: Number(starterSettings.debounceMs.default),
     lease: { leaseDurationSeconds, renewSeconds },
+    // The burst deletes every Pod at once, the wave Steward's guard against mass deletion holds for an operator's
+    // go-ahead (docs/operations.md): measured with the wave trigger off (a share of 1 is never exceeded).
+    massDeletion: { ...DEFAULT_WAVE, share: 1 },
     workerProcesses,
     maxCachedWorkflows: cache,
     heapGrowthPercent: heapGrowth,

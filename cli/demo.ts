@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as k8s from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { EmulatorAdmin, StackInfo } from '../deploy/local';
 import {
   GLOBAL_MIDONET_WORKFLOW_ID,
   PEERPOD_API,
+  TASK_QUEUE,
   TRANSLATION_API,
   temporalUiLink,
   workflowId,
@@ -16,6 +18,7 @@ import { translate, type NodeProjection, type ServiceProjection } from '../model
 import { sampleCluster, type SampleCluster } from '../model/translation/sample-cluster';
 import { KATA_REMOTE, project } from '../starter/controller';
 import { loadDevStack } from './dev-stack';
+import { confirmMassDeletion, guardStatus } from './mass-deletion';
 
 /**
  * `steward demo`: the sample cluster of the translation tests (2 Nodes, 3 Pods, a Service with two ports and its
@@ -226,6 +229,7 @@ class Demo {
   private readonly node: k8s.NodeV1Api;
   private readonly admin?: EmulatorAdmin;
   private readonly objects = demoObjects();
+  private readonly kubeConfig = new k8s.KubeConfig();
 
   constructor(
     private readonly stack: StackInfo,
@@ -234,7 +238,7 @@ class Demo {
     private readonly out: (text: string) => void,
     private readonly withPeerPod: boolean,
   ) {
-    const kubeConfig = new k8s.KubeConfig();
+    const kubeConfig = this.kubeConfig;
     kubeConfig.loadFromFile(stack.kubernetes.kubeconfig);
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
@@ -417,6 +421,7 @@ class Demo {
       `\nWaiting up to ${timeoutMs / 1000} s until their Translations${this.withPeerPod ? " and the peer pod's VM and PeerPod" : ''} are gone…\n`,
     );
     const gone = await this.poll(timeoutMs, async () => {
+      await this.confirmOwnCleanup();
       const left = (await this.translations()).filter((t) => t.metadata?.ownerReferences?.some((o) => uids.has(o.uid)));
       const problems = left.map((t) => {
         const ready = t.status?.conditions?.find((c) => c.type === 'Ready');
@@ -444,6 +449,29 @@ class Demo {
       this.out('Removed the seeded MidoNet hosts from the emulator.\n');
     }
     this.out('Translations gone: the demo is cleaned up.\n');
+  }
+
+  /**
+   * The demo's cleanup deletes most of the sample cluster at once, which Steward's guard against mass deletion holds
+   * (docs/operations.md): the go-ahead is given here, recorded, since deleting these objects is what was asked.
+   */
+  private async confirmOwnCleanup(): Promise<void> {
+    if (!(await guardStatus(this.kubeConfig)).held) return;
+    const connection = await Connection.connect({ address: this.stack.temporal.address });
+    try {
+      const { goAhead, woken } = await confirmMassDeletion({
+        kubeConfig: this.kubeConfig,
+        temporal: new Client({ connection, namespace: this.stack.temporal.namespace }),
+        taskQueue: TASK_QUEUE,
+        reason: "steward demo --cleanup: the demo's own objects",
+        by: 'steward demo',
+      });
+      this.out(
+        `Steward's guard against mass deletion held these deletions (most of the cluster at once); the demo confirms them as ${goAhead.by} (${woken} lifecycles woken). Elsewhere it waits for: steward cleanup --confirm-mass-deletion --reason "…"\n`,
+      );
+    } finally {
+      await connection.close();
+    }
   }
 
   private peerPod(): Promise<PeerPodObject | undefined> {

@@ -4,6 +4,7 @@
 // cluster router). Kubernetes objects are created from translation projections, with what a kubelet would report
 // written through the status subresource. pusher-harness.ts serves the pusher alone (a Translation-only starter
 // per namespace), which cannot drive Nodes, Pods, Services and Endpoints, hence this one.
+import type { WaveSettings } from '../../model/deletion-guard';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
@@ -72,6 +73,8 @@ export interface HarnessOptions {
   debounceMs?: number;
   /** The starter's Lease timings: short (tests take over fast) unless given, e.g. the deployed ones in the bench. */
   lease?: Pick<LeaseOptions, 'leaseDurationSeconds' | 'renewSeconds'>;
+  /** The starter's guard against mass deletion (its defaults when absent). */
+  massDeletion?: WaveSettings;
   /**
    * Run the worker as `count` `steward worker` processes (their CPU and memory then measurable), each logging to
    * `logFile(index)`, all loading the workflow code from `workflowBundle` when given (as the image's workers do).
@@ -141,6 +144,7 @@ export async function startObjectsHarness(
     resyncMs,
     debounceMs = 50,
     lease,
+    massDeletion,
     workerProcesses,
     startWorkers,
     maxCachedWorkflows,
@@ -197,6 +201,7 @@ export async function startObjectsHarness(
     ...(clusterId ? { clusterId, taskQueue: inCluster(TASK_QUEUE, clusterId) } : {}),
     ...(resyncMs ? { resyncMs } : {}),
     ...(lease ? { lease } : {}),
+    ...(massDeletion ? { massDeletion } : {}),
     debounceMs,
     logger: log,
   });
