@@ -186,6 +186,9 @@ export class ChaosStack {
       STEWARD_DEBOUNCE_MS: '50',
       STEWARD_RESYNC_SECONDS: String(this.options.resyncSeconds),
       STEWARD_PEERPOD_RUNTIME_CLASSES: PEER_POD_RUNTIME_CLASS,
+      // A run deletes much of its small cluster at once now and then, and has no operator to give the guard against
+      // mass deletion its go-ahead: its wave trigger is off (a share of 1 is never exceeded), the CRD's stays.
+      STEWARD_MASS_DELETION_SHARE: '1',
       // Any free port: another run on this machine may hold the default one.
       STEWARD_STARTER_HTTP_HOST: '127.0.0.1',
       STEWARD_STARTER_HTTP_PORT: '0',
