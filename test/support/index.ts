@@ -1,6 +1,7 @@
 // Test helpers used by more than one folder (stack tests, end-to-end suites, bench/). A helper used by one folder's
 // tests only lives next to them, in that folder's testing/ (workflows/machines/testing/, starter/controller/testing/,
 // deploy/local/midonet/testing/, deploy/local/testing/, workflows/testing/). Nothing here is imported by product code.
+import { DEFAULT_WAVE } from '../../model/deletion-guard';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
@@ -128,6 +129,9 @@ export const stackEnv = (info: StackInfo): Record<string, string> => ({
  */
 export function startTestStarter(options: StarterOptions): Starter {
   const starter = createStarter({
+    // Tests delete much of their small clusters at once, with no operator to give the guard against mass deletion its
+    // go-ahead: its wave trigger is off unless a test sets it (a share of 1 is never exceeded); the CRD's stays.
+    massDeletion: { ...DEFAULT_WAVE, share: 1 },
     ...options,
     lease: {
       name: `steward-${options.identity}`,
