@@ -69,6 +69,8 @@ describe('a Node with IPv6 addresses', () => {
       annotations: {
         'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90',
         'midonet.org/tunnel-endpoint-ip': '192.0.2.10',
+        // As midonet-kubernetes' annotator writes it (the default zone): a Node lacking it is annotated first.
+        'midonet.org/tunnel-zone-id': '',
       },
     },
     spec: { podCIDR: '10.1.1.0/24' },
@@ -168,6 +170,7 @@ describe('a workflow started with its observation and patches in its input', () 
         annotations: {
           'midonet.org/host-id': '8d1c9a52-3f0e-4b7a-9c1d-5e2f6a7b8c90',
           'midonet.org/tunnel-endpoint-ip': '192.0.2.10',
+          'midonet.org/tunnel-zone-id': '',
         },
       },
       spec: { podCIDR: '10.1.2.0/24' },
