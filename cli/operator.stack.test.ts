@@ -2,15 +2,14 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
-import { Command } from 'commander';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { type RunningWorker } from '../worker';
 import { runProbeWorker } from '../test/support';
 import { finish, operatorStandIn } from '../test/support/probe-workflows';
+import { runOperatorCommand } from '../test/support/pusher-harness';
 import { parseObjectRef, workflowId } from '../model/naming';
 import { isWorkflowNotReady } from '../platform/temporal-update';
 import { cleanupUpdate, stateQuery, type LifecycleStateView } from '../model/messages';
-import { registerOperatorCommands } from './operator';
 
 const { address } = stackInfo().temporal;
 const namespace = `cli-${Date.now()}`;
@@ -18,15 +17,7 @@ const target = `${namespace}/web`;
 const id = workflowId(parseObjectRef('pod', target));
 
 /** Runs `steward <args…>` in this process, against the stack's Temporal; resolves what it printed. */
-async function steward(...args: string[]): Promise<string> {
-  let out = '';
-  const program = new Command('steward')
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
-  registerOperatorCommands(program);
-  await program.parseAsync([...args, '--address', address], { from: 'user' });
-  return out;
-}
+const steward = (...args: string[]): Promise<string> => runOperatorCommand([...args, '--address', address]);
 
 describe('operator commands against a stand-in lifecycle workflow', () => {
   let running: RunningWorker;

@@ -4,8 +4,7 @@
 // everything, the Translations stay Terminating, and the lifecycles wait in `stuck` saying why. Then the operator's
 // `steward cleanup --confirm-mass-deletion` lets the deletions go on as they always did.
 import * as k8s from '@kubernetes/client-node';
-import { Command } from 'commander';
-import { registerOperatorCommands } from '../../cli/operator';
+import { runOperatorCommand } from '../support/pusher-harness';
 import { TRANSLATION_CRD } from '../../model/deletion-guard';
 import type { ObjectRef } from '../../model/naming';
 import { sampleCluster } from '../../model/translation/sample-cluster';
@@ -34,16 +33,10 @@ const podRef = (name: string): ObjectRef => ({ kind: 'Pod', namespace: 'default'
 const h = objectsHarnessForFile({ hosts: base.hosts, identity: 'mass-deletion' });
 
 /** Runs `steward <args…>` in this process against the stack; resolves what it printed. */
-async function steward(...args: string[]): Promise<string> {
-  let out = '';
-  const program = new Command('steward')
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
-  registerOperatorCommands(program);
+function steward(...args: string[]): Promise<string> {
   const { temporal, kubernetes } = h.info;
   const stack = ['--address', temporal.address, '--temporal-namespace', temporal.namespace];
-  await program.parseAsync([...args, ...stack, '--kubeconfig', kubernetes.kubeconfig], { from: 'user' });
-  return out;
+  return runOperatorCommand([...args, ...stack, '--kubeconfig', kubernetes.kubeconfig]);
 }
 
 /** How many of each kind MidoNet holds. */

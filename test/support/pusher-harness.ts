@@ -417,16 +417,20 @@ export async function emulatorCounts(h: Harness): Promise<Record<string, number>
   );
 }
 
-/** `steward <args…>` in this process (the commander program), against the stack's Temporal; resolves its output. */
-export async function steward(h: Harness, ...args: string[]): Promise<string> {
+/** The operator commands (`steward <args…>`) run in this process by the commander program; resolves their output. */
+export async function runOperatorCommand(args: string[]): Promise<string> {
   let out = '';
   const program = new Command('steward')
     .exitOverride()
     .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
   registerOperatorCommands(program);
-  await program.parseAsync([...args, '--address', h.info.temporal.address], { from: 'user' });
+  await program.parseAsync(args, { from: 'user' });
   return out;
 }
+
+/** `steward <args…>` in this process, against the stack's Temporal; resolves its output. */
+export const steward = (h: Harness, ...args: string[]): Promise<string> =>
+  runOperatorCommand([...args, '--address', h.info.temporal.address]);
 
 /** `node bin/steward.cjs <args…>` as a process with TEMPORAL_ADDRESS set: exit code, stdout and stderr. */
 export async function stewardProcess(
