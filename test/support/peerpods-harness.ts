@@ -131,6 +131,8 @@ export interface PeerPodHarness {
   stopWorker(): Promise<void>;
   /** Replaces the starter with one that makes VMs for Pods of these runtime classes (none: beside cloud-api-adaptor). */
   restartStarter(peerPodRuntimeClasses: string[]): Promise<void>;
+  /** Stops the starter (a test playing a cluster where Steward does not run yet, or no longer); restartStarter again. */
+  stopStarter(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -169,7 +171,7 @@ export async function startPeerPodHarness(
       peerPodRuntimeClasses: runtimeClasses,
       logger: log,
     });
-  let starter = startStarter(peerPodRuntimeClasses);
+  let starter: ReturnType<typeof startStarter> | undefined = startStarter(peerPodRuntimeClasses);
   let worker: RunningWorker | undefined;
 
   const env = (provider: ProviderName, { direct = false } = {}): NodeJS.ProcessEnv => {
@@ -207,11 +209,15 @@ export async function startPeerPodHarness(
     },
     stopWorker,
     async restartStarter(runtimeClasses) {
-      await starter.stop();
+      await starter?.stop();
       starter = startStarter(runtimeClasses);
     },
+    async stopStarter() {
+      await starter?.stop();
+      starter = undefined;
+    },
     async stop() {
-      await starter.stop();
+      await starter?.stop();
       await terminateRunning(client, 'end-to-end run done');
       await stopWorker();
       await connection.close();
