@@ -123,6 +123,10 @@ describe('libvirt domain metadata', () => {
       vcpus: 1,
       emulator: '/usr/bin/qemu-system-x86_64',
       marker: 'steward',
+      pool: 'default',
+      imageVolume: 'podvm-base.qcow2',
+      rootDiskGiB: 10,
+      network: 'default',
       concurrency: 4,
       timeoutMs: 1000,
     };
@@ -130,6 +134,7 @@ describe('libvirt domain metadata', () => {
       settings,
       { name: 'podvm-a', podUid: 'u-1', podNamespace: 'ns', podName: 'a<&>"b' },
       '6f1c2d3e-0000-4000-8000-000000000001',
+      { rootDisk: '/p/podvm-a-root.qcow2', cloudInitIso: '/p/podvm-a-cloudinit.iso' },
     );
     expect(parseMetadata(xml)).toEqual({ marker: 'steward', podUid: 'u-1', podNamespace: 'ns', podName: 'a<&>"b' });
   });
