@@ -100,6 +100,11 @@ export const cloudSettings = {
     arg: 'ids',
     description: 'comma-separated security groups of pod VMs (aws)',
   },
+  awsTags: {
+    env: 'TAGS',
+    arg: 'k=v,…',
+    description: "comma-separated key=value tags on every pod VM, cloud-api-adaptor's TAGS (aws)",
+  },
 } satisfies Record<string, Setting>;
 
 export type CloudConfig = { provider: 'libvirt'; libvirt: LibvirtSettings } | { provider: 'aws'; aws: AwsSettings };
@@ -133,6 +138,10 @@ const schema = z
     podvmInstanceType: z.string().min(1),
     awsSubnetId: z.string().min(1).optional(),
     awsSecurityGroupIds: z.string().optional(),
+    awsTags: z
+      .string()
+      .regex(/^\s*([^=,]+=[^,]*(,\s*[^=,]+=[^,]*)*)?\s*$/, 'must be key=value pairs separated by commas')
+      .optional(),
   })
   .superRefine((v, ctx) => {
     if (v.cloudProvider !== 'aws') return;
@@ -161,6 +170,12 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean),
+        tags: Object.fromEntries(
+          (v.awsTags ?? '')
+            .split(',')
+            .filter((pair) => pair.trim())
+            .map((pair) => pair.split('=').map((s) => s.trim()) as [string, string]),
+        ),
         marker: v.cloudMarker,
       },
     };
