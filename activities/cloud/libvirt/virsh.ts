@@ -12,6 +12,8 @@ export interface LibvirtSettings {
   memoryMiB: number;
   vcpus: number;
   emulator: string;
+  /** The storage pool of the VMs' volumes (cloud-api-adaptor's LIBVIRT_POOL); cloud-api-adaptor's VMs are looked for there. */
+  pool?: string;
   /** The value that marks Steward's VMs (provider.ts). */
   marker: string;
   /** Parallel `virsh` calls when listing. */
