@@ -12,7 +12,7 @@ export interface LibvirtSettings {
   memoryMiB: number;
   vcpus: number;
   emulator: string;
-  /** The storage pool of the VMs' volumes and of the pod-VM image (cloud-api-adaptor's LIBVIRT_POOL). */
+  /** The storage pool of the VMs' volumes and of the pod-VM image (cloud-api-adaptor's LIBVIRT_POOL); cloud-api-adaptor's VMs are looked for there. */
   pool: string;
   /** The pod-VM image: the volume in `pool` each root disk is backed by (LIBVIRT_VOL_NAME). */
   imageVolume: string;
