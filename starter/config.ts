@@ -5,7 +5,7 @@ import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
 import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
 import { loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
-import type { SweepBackend } from '../model/sweep-report';
+import { CAA_LEAK_MODES, type CaaLeakMode, type SweepBackend } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { DEFAULT_WAVE, waveSettingsSchema, type WaveSettings } from '../model/deletion-guard';
 import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
@@ -89,6 +89,13 @@ export const starterSettings = {
       'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
   },
   sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
+  sweepCaaLeaks: {
+    env: 'STEWARD_SWEEP_CAA_LEAKS',
+    arg: 'mode',
+    default: 'report',
+    description:
+      "tracking mode: cloud-api-adaptor's VMs (podvm-<pod>-<8 hex>, in LIBVIRT_POOL or the region) that no PeerPod or Pod records through the grace period: report, delete (with their volumes), or off; off when Steward makes the VMs",
+  },
   massDeletionShare: {
     env: 'STEWARD_MASS_DELETION_SHARE',
     arg: 'fraction',
@@ -123,7 +130,7 @@ export interface StarterConfig {
   identity: string;
   tenant: string;
   peerPodRuntimeClasses: string[];
-  sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean };
+  sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean; caaLeaks: CaaLeakMode };
   massDeletion: WaveSettings;
   http: { host: string; port: number };
   logLevel: LogLevel;
@@ -159,6 +166,7 @@ const starterSchema = z.object({
   sweepGrace: duration,
   sweepBackends: backendList,
   sweepDryRun: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+  sweepCaaLeaks: z.enum(CAA_LEAK_MODES, { error: `must be one of ${CAA_LEAK_MODES.join(', ')}` }),
   massDeletionShare: z.coerce.number().pipe(waveSettingsSchema.shape.share),
   massDeletionMin: whole(1),
   massDeletionWindow: duration.pipe(z.number().min(1_000, 'must be at least 1s')),
@@ -187,6 +195,8 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
       graceMs: v.sweepGrace,
       backends: v.sweepBackends,
       dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1',
+      // Where Steward makes the VMs, cloud-api-adaptor does not: none of its VMs are there to find.
+      caaLeaks: v.peerPodRuntimeClasses.length > 0 ? 'off' : v.sweepCaaLeaks,
     },
     massDeletion: {
       share: v.massDeletionShare,

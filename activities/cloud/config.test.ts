@@ -62,6 +62,39 @@ describe('cloud configuration', () => {
     expect(problems(env)).toEqual([expect.stringMatching(issue)]);
   });
 
+  it("libvirt pod VMs take cloud-api-adaptor's keys: pool, image volume, root disk, network, memory and CPUs", () => {
+    const config = loadCloudConfig(
+      {},
+      {
+        LIBVIRT_POOL: 'peerpods',
+        LIBVIRT_VOL_NAME: 'podvm.qcow2',
+        LIBVIRT_ROOT_DISK_SIZE: '0',
+        LIBVIRT_NET: 'podnet',
+        LIBVIRT_MEMORY: '2048',
+        LIBVIRT_CPU: '2',
+      },
+    );
+    expect(config).toMatchObject({
+      provider: 'libvirt',
+      libvirt: {
+        pool: 'peerpods',
+        imageVolume: 'podvm.qcow2',
+        // 0 is upstream's default, 10 GiB (normalizeRootDiskSize).
+        rootDiskGiB: 10,
+        network: 'podnet',
+        memoryMiB: 2048,
+        vcpus: 2,
+      },
+    });
+    expect(loadCloudConfig({}, {})).toMatchObject({
+      provider: 'libvirt',
+      libvirt: { pool: 'default', imageVolume: 'podvm-base.qcow2', network: 'default' },
+    });
+    expect(
+      problems({ STEWARD_CLOUD_PROVIDER: 'aws', AWS_REGION: 'us-east-1', STEWARD_PODVM_IMAGE: 'ami-1', TAGS: 'team' }),
+    ).toEqual([expect.stringMatching(/TAGS: must be key=value pairs/)]);
+  });
+
   it('aws settings carry no credentials, even when the environment has them', () => {
     const config = loadCloudConfig(
       {},
@@ -70,6 +103,7 @@ describe('cloud configuration', () => {
         AWS_REGION: 'eu-west-1',
         STEWARD_PODVM_IMAGE: 'ami-0abc',
         AWS_SG_IDS: 'sg-1, sg-2',
+        TAGS: 'team=peerpods, env=dev',
         AWS_ACCESS_KEY_ID: 'AKIDSECRET',
         AWS_SECRET_ACCESS_KEY: 'very-secret',
       },
@@ -83,6 +117,7 @@ describe('cloud configuration', () => {
         instanceType: 'm6a.large',
         subnetId: undefined,
         securityGroupIds: ['sg-1', 'sg-2'],
+        tags: { team: 'peerpods', env: 'dev' },
         marker: 'steward',
       },
     });
@@ -123,6 +158,10 @@ describe('libvirt domain metadata', () => {
       vcpus: 1,
       emulator: '/usr/bin/qemu-system-x86_64',
       marker: 'steward',
+      pool: 'default',
+      imageVolume: 'podvm-base.qcow2',
+      rootDiskGiB: 10,
+      network: 'default',
       concurrency: 4,
       timeoutMs: 1000,
     };
@@ -130,6 +169,7 @@ describe('libvirt domain metadata', () => {
       settings,
       { name: 'podvm-a', podUid: 'u-1', podNamespace: 'ns', podName: 'a<&>"b' },
       '6f1c2d3e-0000-4000-8000-000000000001',
+      { rootDisk: '/p/podvm-a-root.qcow2', cloudInitIso: '/p/podvm-a-cloudinit.iso' },
     );
     expect(parseMetadata(xml)).toEqual({ marker: 'steward', podUid: 'u-1', podNamespace: 'ns', podName: 'a<&>"b' });
   });

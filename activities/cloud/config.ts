@@ -40,13 +40,47 @@ export const cloudSettings = {
     default: '/usr/bin/qemu-system-x86_64',
     description: 'QEMU binary on the libvirt host (libvirt)',
   },
+  // cloud-api-adaptor's keys and defaults (src/cloud-providers/libvirt/manager.go).
+  libvirtPool: {
+    env: 'LIBVIRT_POOL',
+    arg: 'pool',
+    default: 'default',
+    description: "storage pool of pod VMs' volumes and of the pod-VM image (libvirt)",
+  },
+  libvirtVolName: {
+    env: 'LIBVIRT_VOL_NAME',
+    arg: 'volume',
+    default: 'podvm-base.qcow2',
+    description: "pod-VM image: the volume in the pool each pod VM's root disk is backed by (libvirt)",
+  },
+  libvirtRootDiskSize: {
+    env: 'LIBVIRT_ROOT_DISK_SIZE',
+    arg: 'GiB',
+    default: '10',
+    description: "size of a pod VM's root disk, never below the image's (libvirt; 0 means the default)",
+  },
+  libvirtNet: {
+    env: 'LIBVIRT_NET',
+    arg: 'network',
+    default: 'default',
+    description:
+      "libvirt network of a pod VM's NIC; when it does not exist, the VM is made without a NIC and a warning logged (libvirt)",
+  },
   podvmMemoryMib: {
     env: 'STEWARD_PODVM_MEMORY_MIB',
+    alias: 'LIBVIRT_MEMORY',
     arg: 'MiB',
+    // Not cloud-api-adaptor's 8192: VMs made by Steward serve tests and demos (README), where 64 MiB boots no image.
     default: '64',
     description: 'memory of a pod VM (libvirt)',
   },
-  podvmVcpus: { env: 'STEWARD_PODVM_VCPUS', arg: 'n', default: '1', description: 'vCPUs of a pod VM (libvirt)' },
+  podvmVcpus: {
+    env: 'STEWARD_PODVM_VCPUS',
+    alias: 'LIBVIRT_CPU',
+    arg: 'n',
+    default: '1',
+    description: 'vCPUs of a pod VM (libvirt)',
+  },
   awsRegion: { env: 'AWS_REGION', arg: 'region', description: 'EC2 region (aws; required)' },
   awsEndpointUrl: {
     env: 'AWS_ENDPOINT_URL',
@@ -66,6 +100,11 @@ export const cloudSettings = {
     arg: 'ids',
     description: 'comma-separated security groups of pod VMs (aws)',
   },
+  awsTags: {
+    env: 'TAGS',
+    arg: 'k=v,…',
+    description: "comma-separated key=value tags on every pod VM, cloud-api-adaptor's TAGS (aws)",
+  },
 } satisfies Record<string, Setting>;
 
 export type CloudConfig = { provider: 'libvirt'; libvirt: LibvirtSettings } | { provider: 'aws'; aws: AwsSettings };
@@ -83,6 +122,11 @@ const schema = z
       error: (issue) => `must be qemu or kvm, got "${String(issue.input)}"`,
     }),
     libvirtEmulator: z.string().startsWith('/', 'must be an absolute path'),
+    libvirtPool: z.string().min(1),
+    libvirtVolName: z.string().min(1),
+    // 0 is the default, as upstream's normalizeRootDiskSize has it.
+    libvirtRootDiskSize: whole(0, 64 * 1024).transform((gib) => gib || 10),
+    libvirtNet: z.string().min(1),
     podvmMemoryMib: whole(16, 1024 * 1024),
     podvmVcpus: whole(1, 256),
     awsRegion: z
@@ -94,6 +138,10 @@ const schema = z
     podvmInstanceType: z.string().min(1),
     awsSubnetId: z.string().min(1).optional(),
     awsSecurityGroupIds: z.string().optional(),
+    awsTags: z
+      .string()
+      .regex(/^\s*([^=,]+=[^,]*(,\s*[^=,]+=[^,]*)*)?\s*$/, 'must be key=value pairs separated by commas')
+      .optional(),
   })
   .superRefine((v, ctx) => {
     if (v.cloudProvider !== 'aws') return;
@@ -122,6 +170,12 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean),
+        tags: Object.fromEntries(
+          (v.awsTags ?? '')
+            .split(',')
+            .filter((pair) => pair.trim())
+            .map((pair) => pair.split('=').map((s) => s.trim()) as [string, string]),
+        ),
         marker: v.cloudMarker,
       },
     };
@@ -134,6 +188,10 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
       emulator: v.libvirtEmulator,
       memoryMiB: v.podvmMemoryMib,
       vcpus: v.podvmVcpus,
+      pool: v.libvirtPool,
+      imageVolume: v.libvirtVolName,
+      rootDiskGiB: v.libvirtRootDiskSize,
+      network: v.libvirtNet,
       marker: v.cloudMarker,
       concurrency: 4,
       timeoutMs: 60_000,

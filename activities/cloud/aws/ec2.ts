@@ -13,6 +13,8 @@ export interface AwsSettings {
   instanceType: string;
   subnetId?: string;
   securityGroupIds: string[];
+  /** cloud-api-adaptor's custom tags (TAGS) on every pod VM. */
+  tags?: Record<string, string>;
   marker: string;
 }
 
