@@ -47,7 +47,7 @@ let apps: k8s.AppsV1Api;
 let h: ObjectsHarness | undefined;
 let env: NodeJS.ProcessEnv;
 const guide = guideRunner(GUIDE, () => env);
-const step = guide.step;
+const step = (name: string) => guide.step(name);
 
 const applyManifest = async (file: string, ...more: string[]) =>
   run('kubectl', ['apply', '-f', file, ...more], { env, cwd: repoRoot });

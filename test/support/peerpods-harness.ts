@@ -118,6 +118,7 @@ export interface PeerPodHarness {
   /** This run's cloud marker: the sweeper of another run never takes these VMs for its own. */
   marker: string;
   client: Client;
+  kubeConfig: k8s.KubeConfig;
   core: k8s.CoreV1Api;
   custom: k8s.CustomObjectsApi;
   libvirtRelay: LibvirtRelay;
@@ -126,8 +127,14 @@ export interface PeerPodHarness {
   env(provider: ProviderName, options?: { direct?: boolean }): NodeJS.ProcessEnv;
   /** The cloud as the test reads it, bypassing Steward. */
   backend(provider: ProviderName): Backend;
-  /** Runs the in-process worker for a provider (stopping the one running). */
-  startWorker(provider: ProviderName, options?: { direct?: boolean }): Promise<RunningWorker>;
+  /**
+   * Runs the in-process worker for a provider (stopping the one running); `settings` over the provider's environment
+   * (e.g. the ConfigMaps a Deployment takes by envFrom).
+   */
+  startWorker(
+    provider: ProviderName,
+    options?: { direct?: boolean; settings?: Record<string, string> },
+  ): Promise<RunningWorker>;
   stopWorker(): Promise<void>;
   /** Replaces the starter with one that makes VMs for Pods of these runtime classes (none: beside cloud-api-adaptor). */
   restartStarter(peerPodRuntimeClasses: string[]): Promise<void>;
@@ -196,6 +203,7 @@ export async function startPeerPodHarness(
     info,
     marker,
     client,
+    kubeConfig,
     core: kubeConfig.makeApiClient(k8s.CoreV1Api),
     custom: kubeConfig.makeApiClient(k8s.CustomObjectsApi),
     libvirtRelay,
@@ -204,7 +212,7 @@ export async function startPeerPodHarness(
     backend: (provider) => (provider === 'libvirt' ? libvirtBackend(info, marker) : awsBackend(info, marker)),
     async startWorker(provider, options) {
       await stopWorker();
-      worker = await runWorker(loadWorkerConfig({}, env(provider, options)), { log });
+      worker = await runWorker(loadWorkerConfig({}, { ...env(provider, options), ...options?.settings }), { log });
       return worker;
     },
     stopWorker,
