@@ -148,11 +148,25 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
     return { domain, volumes, nvram: vm.nvram ? existsSync(vm.nvram) : false };
   };
   const nothingLeft = { domain: false, volumes: [], nvram: false };
-  /** The cloud activities a PeerPod's workflow scheduled, by name. */
-  const cloudCalls = async (peerPod: string) =>
+  const everything = ({ vm }: PeerPodAsLeft) => ({
+    domain: true,
+    volumes: [`${vm.name}-cloudinit.iso`, `${vm.name}-root.qcow2`],
+    nvram: Boolean(vm.nvram),
+  });
+  /**
+   * The VMs a PeerPod's workflow made or deleted: its activities (cloudCreateAndRecordPodVm) and local activities
+   * (cloudDeletePodVms, by the activity type core writes in each one's marker), in order.
+   */
+  const vmCalls = async (peerPod: string) =>
     ((await peerPods.handleOf(h, peerPod).fetchHistory()).events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter((name) => name?.startsWith('cloud'));
+      .map((e) => {
+        const marker = e.markerRecordedEventAttributes;
+        if (marker?.markerName !== 'core_local_activity')
+          return e.activityTaskScheduledEventAttributes?.activityType?.name;
+        const data = Buffer.from(marker.details?.data?.payloads?.[0]?.data ?? []).toString();
+        return (JSON.parse(data) as { activity_type?: string }).activity_type;
+      })
+      .filter((name) => /^cloud(Create|Delete)/.test(name ?? ''));
 
   beforeAll(async () => {
     await h.stopStarter();
@@ -212,6 +226,7 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
     expect(await guide.step('temporal')).toMatch(/search attributes|registered in namespace/);
     await guide.step('stop-peerpod-ctrl');
     expect(await replicas()).toBe(0);
+    expect(await anythingLeft(inFlight)).toEqual(everything(inFlight));
     await kubectl('-n', CAA, 'get', 'configmap/peer-pods-cm', 'secret/peer-pods-secret', 'secret/ssh-key-secret');
     expect((await readCrd()).metadata?.resourceVersion).toBe(crdBefore.metadata?.resourceVersion);
   });
@@ -233,7 +248,7 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
   it('finishes the deletion peerpod-ctrl left in flight: its VM and volumes deleted once, no second VM, the PeerPod released', async () => {
     await peerPods.peerPodGone(h, inFlight.peerPod, 120_000);
     expect(await anythingLeft(inFlight)).toEqual(nothingLeft);
-    expect(await cloudCalls(inFlight.peerPod)).toEqual(['cloudDeletePodVms']);
+    expect(await vmCalls(inFlight.peerPod)).toEqual(['cloudDeletePodVms']);
   });
 
   it('tracks a running peer pod, and when its Pod is deleted deletes its VM and volumes and releases its PeerPod', async () => {
@@ -249,15 +264,11 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
       60_000,
     );
     expect(await guide.step('check-steward')).toContain(running.peerPod);
-    expect(await anythingLeft(running)).toEqual({
-      ...nothingLeft,
-      domain: true,
-      volumes: expect.any(Array) as unknown,
-    });
+    expect(await anythingLeft(running)).toEqual(everything(running));
     await h.core.deleteNamespacedPod({ namespace, name: running.pod });
     await peerPods.peerPodGone(h, running.peerPod);
     expect(await anythingLeft(running)).toEqual(nothingLeft);
-    expect(await cloudCalls(running.peerPod)).toEqual(['cloudDeletePodVms']);
+    expect(await vmCalls(running.peerPod)).toEqual(['cloudDeletePodVms']);
   });
 
   it(
