@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Flags, Setting } from './settings';
+import { parseSettings, type Flags, type Setting } from './settings';
 
 /**
  * Which clouds this installation serves peer pods in. The worker makes and deletes VMs in one (its cloud provider);
@@ -58,3 +58,12 @@ export const peerPodCloudList = z
 /** The clouds served: those listed, else the cloud provider's, else none (a worker with no cloud deletes no VM). */
 export const servedClouds = (listed: StewardCloud[] | undefined, provider: StewardCloud | undefined): StewardCloud[] =>
   listed ?? (provider ? [provider] : []);
+
+/** The cloud provider as given, checked as the worker checks it; undefined when not given. */
+export const loadCloudProvider = (flags: Flags, env: NodeJS.ProcessEnv): StewardCloud | undefined =>
+  parseSettings(
+    { cloudProvider: { ...cloudProviderSetting, default: undefined } },
+    z.object({ cloudProvider: cloudName.optional() }),
+    flags,
+    env,
+  ).cloudProvider;
