@@ -79,7 +79,7 @@ export function createStarterMetrics(
   });
   const notServed = new Counter({
     name: 'steward_starter_peerpods_not_served_total',
-    help: "PeerPods left to their own controller because their cloud (spec.cloudProvider) is not one this installation serves, by cloud; each counted once while it lives",
+    help: 'PeerPods left to their own controller because their cloud (spec.cloudProvider) is not one this installation serves, by cloud; each counted once while it lives',
     labelNames: ['cloud'],
     registers,
   });
