@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
 import { flag, parseSettings, settingLabel, type Flags, type Setting } from '../platform/settings';
 import { temporalUiUrl, temporalUiUrlSetting } from '../platform/temporal-config';
-import { cloudSettings, loadCloudConfig, type CloudConfig } from './cloud/config';
+import { loadCloudConfig, type CloudConfig } from './cloud/config';
+import { givenCloudProvider } from '../platform/peerpod-clouds';
 import type { MidonetConnection } from './midonet/http';
 
 /**
@@ -104,7 +105,7 @@ export function loadActivitiesConfig(flags: Flags = {}, env: NodeJS.ProcessEnv =
         ? { baseUrl: v.midonetUrl, username: v.midonetUsername, password: v.midonetPassword, project: v.midonetProject }
         : undefined,
     // Opt-in, like MidoNet: a worker given no provider runs no cloud activities (`steward up` gives libvirt).
-    cloud: flags.cloudProvider || env[cloudSettings.cloudProvider.env] ? loadCloudConfig(flags, env) : undefined,
+    cloud: givenCloudProvider(flags, env) ? loadCloudConfig(flags, env) : undefined,
     temporalUiUrl: v.temporalUiUrl,
     nodeAnnotator: v.nodeAnnotator,
   };

@@ -5,6 +5,7 @@ import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
 import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
 import { loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
+import { loadCloudProvider, peerPodCloudList, peerPodCloudsSetting, servedClouds } from '../platform/peerpod-clouds';
 import { CAA_LEAK_MODES, type CaaLeakMode, type SweepBackend } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { DEFAULT_WAVE, waveSettingsSchema, type WaveSettings } from '../model/deletion-guard';
@@ -69,6 +70,7 @@ export const starterSettings = {
     description:
       "comma-separated runtime classes whose Pods are peer pods Steward makes cloud VMs for; 'none' (the default) beside cloud-api-adaptor, which makes them itself",
   },
+  peerPodClouds: peerPodCloudsSetting,
   sweepInterval: {
     env: 'STEWARD_SWEEP_INTERVAL',
     arg: 'duration',
@@ -130,6 +132,8 @@ export interface StarterConfig {
   identity: string;
   tenant: string;
   peerPodRuntimeClasses: string[];
+  /** Clouds whose PeerPods it serves; a PeerPod of another is left to its own controller. */
+  peerPodClouds: string[];
   sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean; caaLeaks: CaaLeakMode };
   massDeletion: WaveSettings;
   http: { host: string; port: number };
@@ -162,6 +166,7 @@ const starterSchema = z.object({
             .filter(Boolean),
     )
     .pipe(z.array(objectName)),
+  peerPodClouds: peerPodCloudList.optional(),
   sweepInterval: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
   sweepGrace: duration,
   sweepBackends: backendList,
@@ -176,9 +181,10 @@ const starterSchema = z.object({
 
 /** Flag, else environment variable, else default; every problem (Temporal's too) named by its flag and variable. */
 export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): StarterConfig {
-  const [temporal, v] = loadAll(
+  const [temporal, v, cloudProvider] = loadAll(
     () => loadTemporalConfig(flags, env),
     () => parseSettings(starterSettings, starterSchema, flags, env),
+    () => loadCloudProvider(flags, env),
   );
   return {
     temporal,
@@ -190,6 +196,7 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
     identity: v.identity ?? `${hostname()}-${process.pid}`,
     tenant: v.tenant,
     peerPodRuntimeClasses: v.peerPodRuntimeClasses,
+    peerPodClouds: servedClouds(v.peerPodClouds, cloudProvider),
     sweep: {
       intervalMs: v.sweepInterval,
       graceMs: v.sweepGrace,

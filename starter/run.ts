@@ -97,6 +97,7 @@ async function startController(
     lease: config.lease,
     logger: log,
     peerPodRuntimeClasses: config.peerPodRuntimeClasses,
+    peerPodClouds: config.peerPodClouds,
     tenant: config.tenant,
     registry,
     massDeletion: config.massDeletion,

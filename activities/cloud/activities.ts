@@ -68,7 +68,7 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
     if (name !== provider.name) {
       throw cloudFailure(
         'CloudProviderNotConfigured',
-        `the VM is in cloud "${name}" but this worker is configured for "${provider.name}" (STEWARD_CLOUD_PROVIDER)`,
+        `the VM is in cloud "${name}" but this worker is configured for "${provider.name}" (STEWARD_CLOUD_PROVIDER or CLOUD_PROVIDER)`,
         {
           provider: name,
           operation,

@@ -23,6 +23,7 @@ import { createWorkQueue, type WorkQueue } from './queue';
 import { createMassDeletionGuard, type MassDeletionGuard, type MassDeletionGuardOptions } from './deletion-guard';
 import type { WaveSettings } from '../../model/deletion-guard';
 import { createRepairs } from './repair';
+import { createServedClouds, type ServedClouds } from './served-clouds';
 import {
   createSource,
   informerFactory,
@@ -63,6 +64,11 @@ export interface StarterOptions {
    * only where asked to (beside cloud-api-adaptor, which makes them itself, it only tracks the PeerPods).
    */
   peerPodRuntimeClasses?: readonly string[];
+  /**
+   * Clouds whose PeerPods it serves (`spec.cloudProvider`): a PeerPod of another is left to its own controller, no
+   * workflow started for it. Every PeerPod when absent (callers that are no installation; run.ts always gives it).
+   */
+  peerPodClouds?: readonly string[];
   /** Where its metrics go (metrics.ts); a registry of its own when absent. */
   registry?: Registry;
   /** When a wave of Translation deletions trips the guard against mass deletion (deletion-guard.ts). */
@@ -112,12 +118,17 @@ const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
  * The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. None
  * for what a workflow wrote itself: a Translation that an object's workflow pushes (its owner's: translationOwner)
  * has no workflow of its own and is observed through its owner (see `ownerToRepair`); a live PeerPod Steward wrote is
- * its peer pod workflow's own record (`ownLivePeerPod`).
+ * its peer pod workflow's own record (`ownLivePeerPod`). None either for a PeerPod of a cloud not served here
+ * (served-clouds.ts).
  */
 const observer =
-  (peerPodRuntimeClasses: ReadonlySet<string>, writtenByAWorkflow: (event: SourceEvent) => boolean) =>
+  (
+    peerPodRuntimeClasses: ReadonlySet<string>,
+    writtenByAWorkflow: (event: SourceEvent) => boolean,
+    served: ServedClouds,
+  ) =>
   (event: SourceEvent): Observation[] => {
-    if (writtenByAWorkflow(event)) return [];
+    if (writtenByAWorkflow(event) || served.leftAlone(event)) return [];
     const gone = event.type === 'delete';
     const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
     return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
@@ -263,6 +274,7 @@ export function createStarter(options: StarterOptions): Starter {
   const observationsOf = observer(
     peerPodRuntimeClasses,
     (event) => translationOwnerOf(event) !== undefined || ownLivePeerPod(event, source, peerPodRuntimeClasses),
+    createServedClouds(options.peerPodClouds, log, metrics),
   );
   function offer(obs: Observation) {
     if (predicate.accept(obs)) queue.offer(obs);

@@ -18,6 +18,13 @@ export const clientToken = (input: Pick<CreateInstanceInput, 'podUid' | 'name'>)
 
 export async function createInstance(ec2: Ec2, input: CreateInstanceInput): Promise<{ instanceId: string }> {
   const { settings, client } = ec2;
+  // Needed only here: an installation that tracks cloud-api-adaptor's PeerPods deletes VMs and makes none.
+  if (!settings.imageId)
+    throw cloudFailure(
+      'CloudInvalidRequest',
+      "EC2 RunInstances: no pod-VM image; set --podvm-image / STEWARD_PODVM_IMAGE (or cloud-api-adaptor's PODVM_AMI_ID) to make VMs",
+      { provider: 'aws', operation: 'create' },
+    );
   // The ClientToken makes a repeated RunInstances return the first instance on EC2; the lookup by tag does the
   // same where the token is not honoured (moto ignores it) or has expired.
   const earlier = (await findByPodUid(ec2, input.podUid)).find((instance) => instance.name === input.name);
