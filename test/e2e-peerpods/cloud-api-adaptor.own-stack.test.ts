@@ -147,6 +147,29 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
     const volumes = (await pool.volumes()).filter((v) => v.startsWith(vm.name));
     return { domain, volumes, nvram: vm.nvram ? existsSync(vm.nvram) : false };
   };
+  /** A Deployment's envFrom in cloud-api-adaptor's namespace, merged in its order (a later key wins), and its sources. */
+  const deploymentEnv = async (name: string) => {
+    const deployment = await h.kubeConfig
+      .makeApiClient(k8s.AppsV1Api)
+      .readNamespacedDeployment({ namespace: CAA, name });
+    const settings: Record<string, string> = {};
+    const from: string[] = [];
+    for (const source of deployment.spec?.template.spec?.containers[0]?.envFrom ?? []) {
+      const { configMapRef, secretRef } = source;
+      const read = configMapRef
+        ? h.core.readNamespacedConfigMap({ namespace: CAA, name: configMapRef.name! }).then((c) => c.data ?? {})
+        : h.core
+            .readNamespacedSecret({ namespace: CAA, name: secretRef!.name! })
+            .then((secret) =>
+              Object.fromEntries(
+                Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+              ),
+            );
+      from.push(configMapRef ? `ConfigMap/${configMapRef.name}` : `Secret/${secretRef!.name}`);
+      Object.assign(settings, await read.catch(() => ({})));
+    }
+    return { settings, from };
+  };
   const nothingLeft = { domain: false, volumes: [], nvram: false };
   const everything = ({ vm }: PeerPodAsLeft) => ({
     domain: true,
@@ -235,14 +258,20 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
     await guide.step('install');
     const crd = await readCrd();
     expect([crd.metadata?.resourceVersion, crd.spec]).toEqual([crdBefore.metadata?.resourceVersion, crdBefore.spec]);
-    // The Deployments' envFrom, in their order (a key of the later one wins), run here in-process.
-    const configMap = async (name: string) =>
-      (await h.core.readNamespacedConfigMap({ namespace: CAA, name })).data ?? {};
-    const settings = { ...(await configMap('peer-pods-cm')), ...(await configMap('steward')) };
-    expect(settings).toMatchObject({ LIBVIRT_URI: h.libvirtRelay.uri, STEWARD_CLOUD_PROVIDER: 'libvirt' });
-    expect(settings).not.toHaveProperty('MIDONET_API_URL');
-    await h.startWorker('libvirt', { settings });
-    await h.restartStarter(loadStarterConfig({}, settings).peerPodRuntimeClasses);
+    // The worker's and the starter's settings as their Deployments take them, run here in-process.
+    const worker = await deploymentEnv('steward-worker');
+    expect(worker.from).toEqual([
+      'ConfigMap/peer-pods-cm',
+      'Secret/peer-pods-secret',
+      'ConfigMap/steward',
+      'Secret/steward',
+    ]);
+    expect(worker.settings).toMatchObject({ CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: h.libvirtRelay.uri });
+    expect(worker.settings).not.toHaveProperty('MIDONET_API_URL');
+    const starter = loadStarterConfig({}, (await deploymentEnv('steward-starter')).settings);
+    expect(starter.peerPodClouds).toEqual(['libvirt']);
+    await h.startWorker('libvirt', { settings: worker.settings });
+    await h.restartStarter(starter.peerPodRuntimeClasses);
   });
 
   it('finishes the deletion peerpod-ctrl left in flight: its VM and volumes deleted once, no second VM, the PeerPod released', async () => {
