@@ -277,6 +277,8 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
   it('finishes the deletion peerpod-ctrl left in flight: its VM and volumes deleted once, no second VM, the PeerPod released', async () => {
     await peerPods.peerPodGone(h, inFlight.peerPod, 120_000);
     expect(await anythingLeft(inFlight)).toEqual(nothingLeft);
+    // Its history once it is whole: local activities' markers are written when their workflow task completes.
+    await peerPods.completed(h, inFlight.peerPod);
     expect(await vmCalls(inFlight.peerPod)).toEqual(['cloudDeletePodVms']);
   });
 
@@ -297,6 +299,8 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
     await h.core.deleteNamespacedPod({ namespace, name: running.pod });
     await peerPods.peerPodGone(h, running.peerPod);
     expect(await anythingLeft(running)).toEqual(nothingLeft);
+    // Its history once it is whole: local activities' markers are written when their workflow task completes.
+    await peerPods.completed(h, running.peerPod);
     expect(await vmCalls(running.peerPod)).toEqual(['cloudDeletePodVms']);
   });
 
