@@ -16,6 +16,7 @@ import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import {
   createCloudActivities,
   createCloudProvider,
+  cloudWarnings,
   createPodVmActivities,
   type CloudActivities,
   type PodVmActivities,
@@ -189,7 +190,8 @@ export function createActivities(
     const health = watch('the cloud', CLOUD_LIFECYCLES, () => cloud.probe());
     const cloud = reportingAvailability(createCloudProvider(config.cloud), (answered) => health.observe(answered));
     groups.cloud = createCloudActivities({ provider: cloud.provider });
-  } else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER');
+    for (const warning of cloudWarnings(config.cloud)) log.warn(warning);
+  } else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER or CLOUD_PROVIDER');
   if (kubernetes) groups.kubernetes = kubernetes.activities;
   else log.warn('no Kubernetes activities: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster');
   const all: ActivityGroups = { ...groups, ...overrides };

@@ -4,6 +4,7 @@ import { ConfigError, flag, parseSettings, settingLabel, type Flags, type Settin
 import { backendsSchema, backendsSetting, type Backend } from '../platform/backends';
 import { temporalUiUrl, temporalUiUrlSetting } from '../platform/temporal-config';
 import { cloudSettings, loadCloudConfig, type CloudConfig } from './cloud/config';
+import { givenCloudProvider } from '../platform/peerpod-clouds';
 import type { MidonetConnection } from './midonet/http';
 
 /**
@@ -99,7 +100,7 @@ function settingsOfAbsentBackends(backends: Backend[] | undefined, flags: Flags,
 
 /** Whether the worker runs cloud activities: named in STEWARD_BACKENDS (a provider then required), else a provider given. */
 function wantsCloud(backends: Backend[] | undefined, flags: Flags, env: NodeJS.ProcessEnv): boolean {
-  const given = Boolean(flags.cloudProvider || env[cloudSettings.cloudProvider.env]);
+  const given = Boolean(givenCloudProvider(flags, env));
   if (!backends) return given;
   if (backends.includes('peerpods') && !given)
     throw new ConfigError([

@@ -134,6 +134,9 @@ describe('npm start + steward demo', () => {
     peerPodVm = /libvirt VM ([0-9a-f-]{36})/.exec(demo.output())?.[1];
     expect(peerPodVm).toBeDefined();
     expect(await virsh(info.libvirt.uri, 'domstate', peerPodVm!)).toMatch(/running/);
+    // Made as cloud-api-adaptor makes it, from the stack's pool and pod-VM image: its two volumes are shown.
+    expect(demo.output()).toMatch(/disk +sda +\S+\/podvm-web-peer-[0-9a-f]{8}-root\.qcow2/);
+    expect(demo.output()).toMatch(/cdrom +hda +\S+\/podvm-web-peer-[0-9a-f]{8}-cloudinit\.iso/);
     expect(demo.output()).toContain(`${info.temporal.uiUrl}/namespaces/default/workflows/peerpod%2Fdefault%2Fweb-peer`);
   }, 300_000);
 

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
@@ -19,6 +21,8 @@ import { sampleCluster, type SampleCluster } from '../model/translation/sample-c
 import { KATA_REMOTE, project } from '../starter/controller';
 import { loadDevStack } from './dev-stack';
 import { confirmMassDeletion, guardStatus } from './mass-deletion';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * `steward demo`: the sample cluster of the translation tests (2 Nodes, 3 Pods, a Service with two ports and its
@@ -402,7 +406,11 @@ class Demo {
     if (!recorded.done) throw new Error(`timed out after ${timeoutMs / 1000} s; ${recorded.problems.join('; ')}`);
     const { cloudProvider = '?', instanceID = '?' } = recorded.value.spec ?? {};
     this.out(`\nPeer pod VM:\n${table([[`Pod ${key}`, `PeerPod ${key}`, `${cloudProvider} VM ${instanceID}`]])}`);
-    if (cloudProvider === 'libvirt') this.out(`  see it: virsh -c ${this.stack.libvirt.uri} dominfo ${instanceID}\n`);
+    if (cloudProvider !== 'libvirt') return;
+    this.out(`  see it: virsh -c ${this.stack.libvirt.uri} dominfo ${instanceID}\n`);
+    // Its root disk (backed by the pod-VM image) and its cloud-init ISO, as libvirt lists them.
+    const disks = await execFileAsync('virsh', ['-c', this.stack.libvirt.uri, 'domblklist', instanceID, '--details']);
+    this.out(`\nIts volumes (virsh domblklist):\n${disks.stdout.trimEnd()}\n`);
   }
 
   async cleanup(timeoutMs: number): Promise<void> {

@@ -10,7 +10,14 @@ import { addSettingFlags, type Flags } from '../platform/settings';
 import { sweepProgressQuery } from '../model/messages';
 import { inCluster, manualSweepId } from '../model/naming';
 import type { sweep } from '../workflows/sweep';
-import { REPORT_HEADER, reportRows, SWEEP_BACKENDS, type SweepProgress, type SweepReport } from '../model/sweep-report';
+import {
+  CAA_LEAK_MODES,
+  REPORT_HEADER,
+  reportRows,
+  SWEEP_BACKENDS,
+  type SweepProgress,
+  type SweepReport,
+} from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { backendList, duration } from '../starter/sweep-schedule';
 import { checkFlags, outputFormat } from './object-flags';
@@ -30,6 +37,7 @@ const sweepFlags = z.object({
   grace: duration.default(10 * 60_000),
   backends: backendList.default([...SWEEP_BACKENDS]),
   tenant: z.string().min(1, 'must not be empty').default(DEFAULT_TENANT),
+  caaLeaks: z.enum(CAA_LEAK_MODES, { error: `must be one of ${CAA_LEAK_MODES.join(', ')}` }).default('report'),
   output: outputFormat(['json', 'yaml']).optional(),
 });
 
@@ -111,7 +119,7 @@ export function formatReport(id: string, report: SweepReport): string {
   for (const b of report.backends.filter((b) => b.orphans.length)) {
     lines.push(
       '',
-      `${report.dryRun ? 'would delete' : 'orphans'} (${b.backend})`,
+      `${report.dryRun ? 'would delete' : b.outcome === 'dryRun' ? 'found, not deleted (deletion not switched on)' : 'orphans'} (${b.backend})`,
       table(
         ['KIND', 'ID', 'NAME', 'POD'],
         b.orphans.map((o) => [o.kind, o.id, o.name ?? '', o.pod ?? '']),
@@ -134,11 +142,15 @@ export function registerSweepCommand(program: Command): void {
     )
     .option('--backends <list>', `comma-separated: ${SWEEP_BACKENDS.join(', ')} (default all)`)
     .option('--tenant <name>', `Steward's MidoNet tenant (default ${DEFAULT_TENANT})`)
+    .option(
+      '--caa-leaks <mode>',
+      "cloud-api-adaptor's VMs no PeerPod or Pod records (with the cloud backend): report, delete or off (default report)",
+    )
     .option('-o, --output <format>', 'json or yaml: print the report so (default: text for a person)')
     .option('--json', 'deprecated: use -o json');
   addSettingFlags(command, temporalSettings).action(async (options: Flags & { json?: boolean }, self: Command) => {
     if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
-    const { grace, backends, dryRun, tenant, output } = checkFlags('sweep', sweepFlags, {
+    const { grace, backends, dryRun, tenant, caaLeaks, output } = checkFlags('sweep', sweepFlags, {
       ...options,
       output: options.output ?? (options.json ? 'json' : undefined),
     });
@@ -150,7 +162,7 @@ export function registerSweepCommand(program: Command): void {
       const handle = await client.workflow.start<typeof sweep>('sweep', {
         workflowId: id,
         taskQueue: temporal.taskQueue,
-        args: [{ graceMs: grace, dryRun, backends, tenant }],
+        args: [{ graceMs: grace, dryRun, backends, tenant, caaLeaks }],
         staticSummary: `Orphan sweep (manual${dryRun ? ', dry run' : ''})`,
       });
       process.stderr.write(`${id} started\n`);

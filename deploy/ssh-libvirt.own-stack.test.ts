@@ -164,7 +164,7 @@ const activityScript = `
  * Secret `secret` read-only at its mount, the ConfigMap as its environment, the URI's host name resolving to the
  * sshd, and no terminal (its own session), so ssh can ask nobody about an unknown host.
  */
-async function inWorkerPod<T>(secret: string, name: string, input: unknown): Promise<Outcome<T>> {
+async function inWorkerPod<T>(secret: string, name: string, input: unknown, libvirtUri = uri): Promise<Outcome<T>> {
   const mounts = [
     'mount --bind "$1" /etc/passwd',
     'mount --bind "$2" /etc/hosts',
@@ -178,7 +178,7 @@ async function inWorkerPod<T>(secret: string, name: string, input: unknown): Pro
   const { passwd, hosts, homes } = podFiles;
   const child = spawn('unshare', [...args, passwd, hosts, homes, secret, sshMount.mountPath, ...drop, ...node], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH!, HOME: IMAGE_USER.home, ...configMap.data, LIBVIRT_URI: uri },
+    env: { PATH: process.env.PATH!, HOME: IMAGE_USER.home, ...configMap.data, LIBVIRT_URI: libvirtUri },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -262,5 +262,31 @@ it.each([
   expect(failure?.message).toContain('Host key verification failed');
   expect(failure?.message).toContain(says);
   expect(logins()).toHaveLength(before);
+  expect((await virsh(libvirt.uri, 'list', '--all', '--name')).trim()).toBe('');
+});
+
+it("takes cloud-api-adaptor's ssh-key-secret (id_rsa alone) and its URI form (no keyfile, no_verify=1): the host key unchecked, as there", async () => {
+  const secret = secretVolume({ id_rsa: readFileSync(clientKey, 'utf8') });
+  // cloud-api-adaptor's default URI (src/cloud-providers/libvirt/manager.go), at the test's sshd.
+  const caaUri = new URL(uri);
+  caaUri.search = '?no_verify=1';
+  const vm = { ...pod, name: 'podvm-web-peer-caa' };
+  const before = logins().length;
+
+  const created = await inWorkerPod<{ instanceId: string; cloud: string }>(
+    secret,
+    'cloudCreateVm',
+    vm,
+    caaUri.toString(),
+  );
+  expect(created.failure).toBeUndefined();
+  const { instanceId, cloud } = created.result!;
+  expect((await virsh(libvirt.uri, 'domstate', instanceId)).trim()).toBe('running');
+  // ssh offered ~/.ssh/id_rsa, the Secret's, unasked.
+  expect(logins().slice(before).at(-1)).toContain(fingerprint(clientKey).split(' ')[1]);
+  const recorded = { provider: 'libvirt', cloud, instanceId, podName: vm.podName };
+  expect(
+    await inWorkerPod(secret, 'cloudDeletePodVms', { vm: recorded, podUid: pod.podUid }, caaUri.toString()),
+  ).toEqual({ result: { deleted: [instanceId], absent: [] } });
   expect((await virsh(libvirt.uri, 'list', '--all', '--name')).trim()).toBe('');
 });

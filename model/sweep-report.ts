@@ -6,6 +6,16 @@
 export const SWEEP_BACKENDS = ['cloud', 'midonet'] as const;
 export type SweepBackend = (typeof SWEEP_BACKENDS)[number];
 
+/**
+ * What the sweep does with cloud-api-adaptor's VMs that nothing records (its name shape, no Steward marker): `off`,
+ * `report` (listed, never deleted), or `delete`. They are not Steward's, so deleting them is the operator's choice.
+ */
+export const CAA_LEAK_MODES = ['off', 'report', 'delete'] as const;
+export type CaaLeakMode = (typeof CAA_LEAK_MODES)[number];
+
+/** A row of the report: a backend, or cloud-api-adaptor's VMs in the cloud. */
+export type ReportRow = SweepBackend | 'cloud-api-adaptor';
+
 /** One backend resource the sweep looked at: a VM, or a MidoNet Router, Bridge or Chain. */
 export interface SweptResource {
   /** `VM`, `Router`, `Bridge` or `Chain`. */
@@ -18,7 +28,8 @@ export interface SweptResource {
 }
 
 /**
- * - `swept`: orphans deleted (or none found); `dryRun`: orphans only reported;
+ * - `swept`: orphans deleted (or none found); `dryRun`: orphans only reported (a dry run, or cloud-api-adaptor's VMs
+ *   when their deletion is not switched on);
  * - `failed`: the backend could not be swept (the message says why); nothing of it was deleted after the failure.
  */
 export type BackendOutcome = 'swept' | 'dryRun' | 'failed';
@@ -37,7 +48,7 @@ export interface BackendCounts {
 }
 
 export interface BackendReport {
-  backend: SweepBackend;
+  backend: ReportRow;
   /** What was swept, e.g. `libvirt VMs with Steward's marker` or `MidoNet tenant midonetkube`. */
   scope: string;
   outcome: BackendOutcome;

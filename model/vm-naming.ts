@@ -30,3 +30,13 @@ const sanitize = (s: string) => Array.from(s.toLowerCase(), (c) => (/^[a-z0-9-]$
 
 /** The pod's part of its VM's name (upstream's `GenerateInstanceName(pod, sandbox, 63)`): sanitized, cut to 48. */
 export const vmNamePodPart = (podName: string) => sanitize(podName).slice(0, 48);
+
+/**
+ * The shape of every VM name cloud-api-adaptor gives (`GenerateInstanceName(pod, sandbox, 63)`, src/cloud-providers/
+ * util/instance.go): `podvm-`, the sanitized pod name cut to 48, `-`, the first 8 hex digits of the sandbox ID. The
+ * sweep looks for cloud-api-adaptor's leaked VMs only among names of exactly this shape.
+ */
+export const UPSTREAM_VM_NAME = /^podvm-[a-z0-9-]{1,48}-[0-9a-f]{8}$/;
+
+/** The pod's part of a name of `UPSTREAM_VM_NAME`'s shape (between `podvm-` and the 8 hex digits). */
+export const upstreamVmPodPart = (vmName: string) => vmName.slice('podvm-'.length, -'-01234567'.length);

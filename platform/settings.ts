@@ -25,10 +25,13 @@ export interface Setting {
   /** A former flag name, still taken with a deprecation warning where no other option of the command has it. */
   formerFlag?: string;
   /**
-   * midonet-kubernetes' variable for the same setting, read as it is, so that its Deployment's environment moves
-   * over unchanged. Given beside the setting's own variable with another value, both are refused.
+   * midonet-kubernetes' (or cloud-api-adaptor's) variable for the same setting, read as it is, so that its Deployment's
+   * environment or ConfigMap moves over unchanged. Given beside the setting's own variable with another value, both
+   * are refused.
    */
   alias?: string;
+  /** Whose name `alias` is, as the conflict's message says it; midonet-kubernetes' when absent. */
+  aliasOf?: "cloud-api-adaptor's";
   /** A variable refused, never read, with why: a name that means another thing upstream. */
   refuses?: { env: string; because: string };
 }
@@ -82,19 +85,19 @@ export const flag = z
  * variable to another value (named, never shown: either may be a secret).
  */
 function fromEnv(setting: Setting, env: NodeJS.ProcessEnv, issues: string[]): string | undefined {
-  const { refuses, alias } = setting;
+  const { refuses, alias, aliasOf = "midonet-kubernetes'" } = setting;
   if (refuses && env[refuses.env]) issues.push(`${refuses.env}: ${refuses.because}`);
   const own = env[setting.env] || undefined;
   const aliased = alias ? env[alias] || undefined : undefined;
   if (own !== undefined && aliased !== undefined && own !== aliased)
     issues.push(
-      `${setting.env} and ${alias} (midonet-kubernetes' name for it) are both set, to different values: set one of them`,
+      `${setting.env} and ${alias} (${aliasOf} name for it) are both set, to different values: set one of them`,
     );
   return own ?? aliased;
 }
 
 /**
- * Flag, else environment variable (or its midonet-kubernetes alias), else default, validated by `schema`; every
+ * Flag, else environment variable (or its upstream alias), else default, validated by `schema`; every
  * problem named by its flag and variable.
  */
 export function parseSettings<S extends Record<string, Setting>, T>(

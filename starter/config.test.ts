@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { loadStarterConfig } from './config';
 
 describe('starter configuration', () => {
-  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for, probes and metrics on port 9465', () => {
+  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for, no PeerPods served (no cloud provider), probes and metrics on port 9465', () => {
     expect(loadStarterConfig({}, {})).toEqual({
       temporal: {
         address: '127.0.0.1:7233',
@@ -20,7 +20,14 @@ describe('starter configuration', () => {
       identity: `${hostname()}-${process.pid}`,
       tenant: 'midonetkube',
       peerPodRuntimeClasses: [],
-      sweep: { intervalMs: 600_000, graceMs: 600_000, backends: ['cloud', 'midonet'], dryRun: false },
+      peerPodClouds: [],
+      sweep: {
+        intervalMs: 600_000,
+        graceMs: 600_000,
+        backends: ['cloud', 'midonet'],
+        dryRun: false,
+        caaLeaks: 'report',
+      },
       massDeletion: { share: 0.5, minDeletions: 10, windowSeconds: 60 },
       http: { host: '0.0.0.0', port: 9465 },
       logLevel: 'info',
@@ -61,6 +68,36 @@ describe('starter configuration', () => {
     ['none', []],
   ])('peer-pod runtime classes %j', (list, expected) => {
     expect(loadStarterConfig({}, { STEWARD_PEERPOD_RUNTIME_CLASSES: list }).peerPodRuntimeClasses).toEqual(expected);
+  });
+
+  it.each([
+    { what: 'the cloud provider', env: { STEWARD_CLOUD_PROVIDER: 'aws' }, served: ['aws'] },
+    {
+      what: "cloud-api-adaptor's CLOUD_PROVIDER (peer-pods-cm)",
+      env: { CLOUD_PROVIDER: 'libvirt' },
+      served: ['libvirt'],
+    },
+    {
+      what: 'a list, over the provider',
+      env: { CLOUD_PROVIDER: 'aws', STEWARD_PEERPOD_CLOUDS: 'libvirt, aws' },
+      served: ['libvirt', 'aws'],
+    },
+    { what: 'none, over the provider', env: { CLOUD_PROVIDER: 'aws', STEWARD_PEERPOD_CLOUDS: 'none' }, served: [] },
+  ])('serves the PeerPods of the clouds $what names', ({ env, served }) => {
+    expect(loadStarterConfig({}, env).peerPodClouds).toEqual(served);
+  });
+
+  it.each([
+    {
+      env: { STEWARD_PEERPOD_CLOUDS: 'libvirt,azure' },
+      issue: '--peer-pod-clouds / STEWARD_PEERPOD_CLOUDS: must be libvirt or aws, got "azure"',
+    },
+    {
+      env: { CLOUD_PROVIDER: 'azure' },
+      issue: '--cloud-provider / STEWARD_CLOUD_PROVIDER: must be libvirt or aws, got "azure"',
+    },
+  ])('refuses to serve a cloud it cannot delete VMs in: $env', ({ env, issue }) => {
+    expect(() => loadStarterConfig({}, env)).toThrow(issue);
   });
 
   it('takes a flag over its variable, and the variable over the default', () => {

@@ -5,7 +5,8 @@ import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
 import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
 import { loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
-import type { SweepBackend } from '../model/sweep-report';
+import { loadCloudProvider, peerPodCloudList, peerPodCloudsSetting, servedClouds } from '../platform/peerpod-clouds';
+import { CAA_LEAK_MODES, type CaaLeakMode, type SweepBackend } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { DEFAULT_WAVE, waveSettingsSchema, type WaveSettings } from '../model/deletion-guard';
 import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
@@ -77,6 +78,7 @@ export const starterSettings = {
     description:
       "comma-separated runtime classes whose Pods are peer pods Steward makes cloud VMs for; 'none' (the default) beside cloud-api-adaptor, which makes them itself",
   },
+  peerPodClouds: peerPodCloudsSetting,
   sweepInterval: {
     env: 'STEWARD_SWEEP_INTERVAL',
     arg: 'duration',
@@ -97,6 +99,13 @@ export const starterSettings = {
     whenUnset: 'the installed backends (STEWARD_BACKENDS: peerpods is swept as cloud)',
   },
   sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
+  sweepCaaLeaks: {
+    env: 'STEWARD_SWEEP_CAA_LEAKS',
+    arg: 'mode',
+    default: 'report',
+    description:
+      "tracking mode: cloud-api-adaptor's VMs (podvm-<pod>-<8 hex>, in LIBVIRT_POOL or the region) that no PeerPod or Pod records through the grace period: report, delete (with their volumes), or off; off when Steward makes the VMs",
+  },
   massDeletionShare: {
     env: 'STEWARD_MASS_DELETION_SHARE',
     arg: 'fraction',
@@ -133,7 +142,9 @@ export interface StarterConfig {
   identity: string;
   tenant: string;
   peerPodRuntimeClasses: string[];
-  sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean };
+  /** Clouds whose PeerPods it serves; a PeerPod of another is left to its own controller. */
+  peerPodClouds: string[];
+  sweep: { intervalMs: number; graceMs: number; backends: SweepBackend[]; dryRun: boolean; caaLeaks: CaaLeakMode };
   massDeletion: WaveSettings;
   http: { host: string; port: number };
   logLevel: LogLevel;
@@ -167,10 +178,12 @@ const starterSchema = z
               .filter(Boolean),
       )
       .pipe(z.array(objectName)),
+    peerPodClouds: peerPodCloudList.optional(),
     sweepInterval: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
     sweepGrace: duration,
     sweepBackends: backendList.optional(),
     sweepDryRun: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+    sweepCaaLeaks: z.enum(CAA_LEAK_MODES, { error: `must be one of ${CAA_LEAK_MODES.join(', ')}` }),
     massDeletionShare: z.coerce.number().pipe(waveSettingsSchema.shape.share),
     massDeletionMin: whole(1),
     massDeletionWindow: duration.pipe(z.number().min(1_000, 'must be at least 1s')),
@@ -185,9 +198,10 @@ const starterSchema = z
 
 /** Flag, else environment variable, else default; every problem (Temporal's too) named by its flag and variable. */
 export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): StarterConfig {
-  const [temporal, v] = loadAll(
+  const [temporal, v, cloudProvider] = loadAll(
     () => loadTemporalConfig(flags, env),
     () => parseSettings(starterSettings, starterSchema, flags, env),
+    () => loadCloudProvider(flags, env),
   );
   return {
     temporal,
@@ -200,11 +214,14 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
     identity: v.identity ?? `${hostname()}-${process.pid}`,
     tenant: v.tenant,
     peerPodRuntimeClasses: v.peerPodRuntimeClasses,
+    peerPodClouds: servedClouds(v.peerPodClouds, cloudProvider),
     sweep: {
       intervalMs: v.sweepInterval,
       graceMs: v.sweepGrace,
       backends: v.sweepBackends ?? [...installation(v.backends).sweep],
       dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1',
+      // Where Steward makes the VMs, cloud-api-adaptor does not: none of its VMs are there to find.
+      caaLeaks: v.peerPodRuntimeClasses.length > 0 ? 'off' : v.sweepCaaLeaks,
     },
     massDeletion: {
       share: v.massDeletionShare,

@@ -11,14 +11,7 @@ import type { Stack } from '../deploy/local';
 import { EmulatorAdmin } from '../deploy/local/midonet';
 import { startPrivateStack } from '../deploy/local/jest/stack-info';
 import { stackEnv } from '../test/support';
-import {
-  createNode,
-  createPod,
-  createService,
-  listTranslations,
-  readyOf,
-  waitFor,
-} from '../test/support/objects-harness';
+import { createNode, createPod, listTranslations, readyOf, waitFor } from '../test/support/objects-harness';
 import { libvirtBackend } from '../test/support/cloud-backends';
 import { writeAsCloudApiAdaptor, readPeerPod } from '../test/support/peerpods-harness';
 import { stateQuery } from '../model/messages';

@@ -78,14 +78,14 @@ async function startController(
 ) {
   const { taskQueue, clusterId } = config.temporal;
   if (installation(config.backends).globalSetup) await ensureGlobalSetup(client, config, log);
-  const { intervalMs, graceMs, backends, dryRun } = config.sweep;
+  const { intervalMs, graceMs, backends, dryRun, caaLeaks } = config.sweep;
   const schedule = await ensureSweepSchedule(client, {
     intervalMs,
     taskQueue,
     clusterId,
-    input: { graceMs, backends, dryRun, tenant: config.tenant },
+    input: { graceMs, backends, dryRun, tenant: config.tenant, caaLeaks },
   });
-  log.info({ schedule, intervalMs, graceMs, backends, dryRun, taskQueue }, 'orphan sweeper Schedule');
+  log.info({ schedule, intervalMs, graceMs, backends, dryRun, caaLeaks, taskQueue }, 'orphan sweeper Schedule');
   const starter = createStarter({
     kubeConfig,
     temporalClient: client,
@@ -98,6 +98,7 @@ async function startController(
     lease: config.lease,
     logger: log,
     peerPodRuntimeClasses: config.peerPodRuntimeClasses,
+    peerPodClouds: config.peerPodClouds,
     tenant: config.tenant,
     registry,
     massDeletion: config.massDeletion,

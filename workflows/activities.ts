@@ -5,7 +5,7 @@ import type { MidonetActivities } from '../activities/midonet';
 import type { PushActivities } from '../activities/midonet/push';
 import type { ObjectActivities } from '../activities/object';
 
-type SweepActivities = Pick<CloudActivities, 'cloudListVms' | 'cloudDeleteVm'> &
+type SweepActivities = Pick<CloudActivities, 'cloudListVms' | 'cloudListUpstreamVms' | 'cloudDeleteVm'> &
   Pick<MidonetActivities, 'midonetListTenantResources' | 'midonetDeleteResources'>;
 
 /**

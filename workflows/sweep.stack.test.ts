@@ -6,7 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { createCloudActivities } from '../activities/cloud/activities';
 import { createKubernetesActivities } from '../activities/kubernetes';
 import { MIDONET_USER, runStackWorker } from '../test/support';
-import { awsBackend, libvirtBackend } from '../test/support/cloud-backends';
+import { awsBackend, libvirtBackend, libvirtSettings } from '../test/support/cloud-backends';
+import { caaPodVm, podVmPool, type PodVmPool } from '../test/support/caa-pod-vm';
+import { createLibvirtProvider } from '../activities/cloud/libvirt';
+import { virsh } from '../deploy/local/libvirt';
 import { adminConfig, createNamespace, createService, translationOf } from '../test/support/kubernetes';
 import { backendResource, createMidonetClient } from '../activities/midonet';
 import { stackInfo } from '../deploy/local/jest/stack-info';
@@ -252,5 +255,74 @@ describe('sweeping MidoNet', () => {
     expect(row(report, 'cloud').outcome).toBe('failed');
     expect(row(report, 'midonet').outcome).toBe('dryRun');
     expect(row(report, 'midonet').counts).toEqual({ found: 3, candidates: 0, orphans: 0, deleted: 0, kept: 1 });
+  });
+});
+
+describe("sweeping cloud-api-adaptor's leaked libvirt VMs (no marker, its name shape, in the configured pool)", () => {
+  const taskQueue = `sweep-test-caa-${run}`;
+  // Hex, as a sandbox ID's first 8 characters are.
+  const tail = randomUUID().slice(0, 8);
+  const { uri } = info.libvirt;
+  let pool: PodVmPool;
+  let worker: RunningWorker;
+
+  beforeAll(async () => {
+    pool = await podVmPool(uri, `steward-sweep-${tail}`);
+    // The pool scopes the listing: cloud-api-adaptor-shaped VMs of other test files on this daemon are not in it.
+    const provider = createLibvirtProvider({ ...libvirtSettings(uri, `steward-sweep-caa-${run}`), pool: pool.name });
+    worker = await runStackWorker(info, taskQueue, createCloudActivities({ provider }));
+  });
+  afterAll(async () => {
+    await worker?.shutdown();
+    for (const name of (await virsh(uri, 'list', '--all', '--name')).split('\n').filter((n) => n.includes(tail))) {
+      await virsh(uri, 'destroy', name).catch(() => undefined);
+      await virsh(uri, 'undefine', '--nvram', name).catch(() => undefined);
+    }
+    await pool.remove();
+  });
+
+  it('a VM no PeerPod names is reported (dry run, and by default), then deleted with its volumes when switched on; one a PeerPod names is never touched', async () => {
+    const leaked = await caaPodVm(uri, pool, `podvm-leaked-${tail}`);
+    const owned = await caaPodVm(uri, pool, `podvm-owned-${tail}`);
+    await custom.createNamespacedCustomObject({
+      ...PEERPOD,
+      namespace,
+      body: {
+        apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
+        kind: 'PeerPod',
+        metadata: { name: `owned-resource-${tail.slice(0, 5)}` },
+        spec: { cloudProvider: 'libvirt', instanceID: owned.uuid },
+      },
+    });
+    const caaRow = (report: SweepReport) => row(report, 'cloud-api-adaptor');
+
+    const dry = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['cloud'], caaLeaks: 'delete' });
+    expect(caaRow(dry)).toEqual(
+      expect.objectContaining({
+        outcome: 'dryRun',
+        counts: { found: 2, candidates: 1, orphans: 1, deleted: 0, kept: 0 },
+        orphans: [{ kind: 'VM', id: leaked.uuid, name: leaked.name }],
+      }),
+    );
+    const reported = await execute(worker, taskQueue, { graceMs: 0, backends: ['cloud'], caaLeaks: 'report' });
+    expect(caaRow(reported)).toEqual(expect.objectContaining({ outcome: 'dryRun', orphans: [expect.anything()] }));
+    expect(await virsh(uri, 'list', '--all', '--name')).toContain(leaked.name);
+
+    const swept = await execute(worker, taskQueue, { graceMs: 0, backends: ['cloud'], caaLeaks: 'delete' });
+    expect(caaRow(swept)).toEqual(
+      expect.objectContaining({
+        outcome: 'swept',
+        counts: { found: 2, candidates: 1, orphans: 1, deleted: 1, kept: 0 },
+      }),
+    );
+    const domains = await virsh(uri, 'list', '--all', '--name');
+    expect(domains).not.toContain(leaked.name);
+    expect(domains).toContain(owned.name);
+    expect(await pool.volumes()).toEqual([pool.base, `${owned.name}-cloudinit.iso`, `${owned.name}-root.qcow2`].sort());
+  });
+
+  it('without the setting (a sweep input from before it existed) no cloud-api-adaptor row is made', async () => {
+    const report = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['cloud'] });
+    expect(report.backends.map((b) => b.backend)).toEqual(['cloud']);
   });
 });

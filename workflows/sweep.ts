@@ -12,13 +12,17 @@ import {
   emptyCounts,
   renderDetails,
   SWEEP_BACKENDS,
+  CAA_LEAK_MODES,
   type BackendReport,
+  type CaaLeakMode,
+  type ReportRow,
   type SweepBackend,
   type SweepProgress,
   type SweepReport,
   type SweptResource,
 } from '../model/sweep-report';
 import { DEFAULT_TENANT, globalIds } from '../model/translation/ids';
+import type { VmToCheck } from '../activities/kubernetes/inventory';
 
 /**
  * The orphan sweeper (`gc/sweep`, started by a Schedule or by `steward sweep`). It lists what Steward made in each
@@ -37,6 +41,11 @@ export interface SweepInput {
   backends?: SweepBackend[];
   /** Steward's MidoNet tenant (default `midonetkube`): the only one swept. */
   tenant?: string;
+  /**
+   * cloud-api-adaptor's VMs that no PeerPod or Pod records (with the cloud backend): `report` or `delete` them.
+   * Absent is `off`, so a sweep started before this existed replays as it ran.
+   */
+  caaLeaks?: CaaLeakMode;
 }
 
 export const DEFAULT_GRACE_MS = 10 * 60_000;
@@ -47,8 +56,10 @@ const MIDONET_BATCH = 25;
 
 /** How one backend is listed, checked against its records and swept. */
 interface Backend {
-  name: SweepBackend;
+  name: ReportRow;
   scope: string;
+  /** Its orphans are reported, never deleted. */
+  reportOnly?: boolean;
   /** Everything there, and the ones never to be swept whatever the records say (with why). */
   list(): Promise<{ resources: SweptResource[]; protectedIds: Set<string>; note?: string }>;
   /** The ids of `resources` that nothing records now. */
@@ -74,29 +85,56 @@ const cloudBackend: Backend = {
     }));
     return { resources, protectedIds: new Set<string>() };
   },
-  async unrecorded(resources) {
-    const vms = resources.map((r) => ({ instanceId: r.id, podUid: r.podUid ?? '' }));
-    const { unrecorded } = await kubernetes.findUnrecordedVms.executeWithOptions(
-      { summary: `check ${vms.length} VMs against the PeerPods and Pods` },
-      [{ vms }],
-    );
-    return new Set(unrecorded);
-  },
-  async remove(resources, progress) {
-    let next = 0;
-    let done = 0;
-    const worker = async () => {
-      while (next < resources.length) {
-        const vm = resources[next++] as SweptResource;
-        await sweepCalls.cloudDeleteVm.executeWithOptions({ summary: `delete orphan VM ${vm.name ?? ''} ${vm.id}` }, [
-          { instanceId: vm.id },
-        ]);
-        progress(++done);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(VM_DELETE_CONCURRENCY, resources.length) }, worker));
-  },
+  unrecorded: (resources) => unrecordedVms(resources.map((r) => ({ instanceId: r.id, podUid: r.podUid ?? '' }))),
+  remove: removeVms,
 };
+
+async function unrecordedVms(vms: VmToCheck[]): Promise<Set<string>> {
+  const { unrecorded } = await kubernetes.findUnrecordedVms.executeWithOptions(
+    { summary: `check ${vms.length} VMs against the PeerPods and Pods` },
+    [{ vms }],
+  );
+  return new Set(unrecorded);
+}
+
+async function removeVms(resources: SweptResource[], progress: (done: number) => void): Promise<void> {
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < resources.length) {
+      const vm = resources[next++] as SweptResource;
+      await sweepCalls.cloudDeleteVm.executeWithOptions({ summary: `delete orphan VM ${vm.name ?? ''} ${vm.id}` }, [
+        { instanceId: vm.id },
+      ]);
+      progress(++done);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(VM_DELETE_CONCURRENCY, resources.length) }, worker));
+}
+
+/**
+ * cloud-api-adaptor's VMs that nothing records: made, but never written to a PeerPod (cloud-api-adaptor stopped
+ * between the two, its issue #1362). Only names of its exact shape, without any Steward marker, are listed; one is
+ * kept while a PeerPod has its instance id or a Pod or PeerPod's pod has its name (inventory.ts), and, as every
+ * orphan, only one unrecorded through the whole grace period is ever deleted, and only when the operator says so.
+ */
+function caaLeaksBackend(reportOnly: boolean): Backend {
+  return {
+    name: 'cloud-api-adaptor',
+    scope: "VMs named as cloud-api-adaptor names them, without Steward's marker",
+    reportOnly,
+    async list() {
+      const { instances } = await sweepCalls.cloudListUpstreamVms.executeWithOptions(
+        { summary: "list cloud-api-adaptor's VMs (podvm-<pod>-<8 hex>, no marker)" },
+        [{}],
+      );
+      const resources = instances.map((vm) => ({ kind: 'VM', id: vm.instanceId, name: vm.name }));
+      return { resources, protectedIds: new Set<string>() };
+    },
+    unrecorded: (resources) => unrecordedVms(resources.map((r) => ({ instanceId: r.id, name: r.name ?? '' }))),
+    remove: removeVms,
+  };
+}
 
 /** Routers and bridges before chains: a chain's deletion then has no filter references left to clear. */
 const deleteOrder: Record<string, number> = { Router: 0, Bridge: 1, Chain: 2 };
@@ -151,8 +189,9 @@ function midonetBackend(tenant: string): Backend {
 }
 
 /** Why a backend could not be swept, in words an operator acts on. */
-function explain(backend: SweepBackend, error: ActivityFailure | ApplicationFailure): string {
+function explain(row: ReportRow, error: ActivityFailure | ApplicationFailure): string {
   const cause = error instanceof ActivityFailure ? error.cause : error;
+  const backend: SweepBackend = row === 'midonet' ? 'midonet' : 'cloud';
   if (error instanceof ActivityFailure && cause instanceof ApplicationFailure && cause.type === 'NotFoundError') {
     const how =
       backend === 'cloud' ? 'a cloud provider (STEWARD_CLOUD_PROVIDER and its settings)' : 'MidoNet (MIDONET_API_URL)';
@@ -181,10 +220,26 @@ function recordMetrics(report: BackendReport, dryRun: boolean): void {
     .createCounter('steward_sweep_runs', '', 'Sweeps by outcome (swept, dryRun, failed)')
     .withTags({ outcome: report.outcome, dry_run: String(dryRun) })
     .add(1);
+  if (report.backend === 'cloud-api-adaptor' && report.outcome !== 'failed') {
+    metricMeter
+      .createGauge(
+        'steward_cloud_unrecorded_vms',
+        'int',
+        '',
+        "cloud-api-adaptor's VMs that no PeerPod or Pod recorded through the last sweep's grace period",
+      )
+      .set(report.counts.orphans);
+  }
 }
 
 function checkInput(input: SweepInput): Required<SweepInput> {
-  const { graceMs = DEFAULT_GRACE_MS, dryRun = false, backends = [...SWEEP_BACKENDS], tenant = DEFAULT_TENANT } = input;
+  const {
+    graceMs = DEFAULT_GRACE_MS,
+    dryRun = false,
+    backends = [...SWEEP_BACKENDS],
+    tenant = DEFAULT_TENANT,
+    caaLeaks = 'off',
+  } = input;
   const problems = [
     ...(Number.isInteger(graceMs) && graceMs >= 0
       ? []
@@ -194,21 +249,30 @@ function checkInput(input: SweepInput): Required<SweepInput> {
       .filter((b) => !SWEEP_BACKENDS.includes(b))
       .map((b) => `unknown backend "${b}": expected ${SWEEP_BACKENDS.join(' or ')}`),
     ...(tenant ? [] : ['tenant must not be empty']),
+    ...(CAA_LEAK_MODES.includes(caaLeaks) ? [] : [`caaLeaks must be ${CAA_LEAK_MODES.join(', ')} (got "${caaLeaks}")`]),
   ];
   if (problems.length) throw ApplicationFailure.nonRetryable(problems.join('; '), 'InvalidRequest');
-  return { graceMs, dryRun, backends: [...new Set(backends)], tenant };
+  return { graceMs, dryRun, backends: [...new Set(backends)], tenant, caaLeaks };
+}
+
+/** The backends to sweep, cloud-api-adaptor's VMs after the cloud when asked for (they need its activities). */
+function backendsOf({ backends, tenant, caaLeaks }: Required<SweepInput>): Backend[] {
+  const chosen = backends.map((name) => (name === 'cloud' ? cloudBackend : midonetBackend(tenant)));
+  const leaks = backends.includes('cloud') && caaLeaks !== 'off' ? [caaLeaksBackend(caaLeaks === 'report')] : [];
+  return [...chosen, ...leaks];
 }
 
 export async function sweep(input: SweepInput = {}): Promise<SweepReport> {
-  const { graceMs, dryRun, backends: names, tenant } = checkInput(input);
-  const backends = names.map((name) => (name === 'cloud' ? cloudBackend : midonetBackend(tenant)));
+  const checked = checkInput(input);
+  const { graceMs, dryRun } = checked;
+  const backends = backendsOf(checked);
   const run = startSweep(backends, {
     dryRun,
     graceMs,
     backends: backends.map((b) => ({
       backend: b.name,
       scope: b.scope,
-      outcome: dryRun ? 'dryRun' : 'swept',
+      outcome: dryRun || b.reportOnly ? 'dryRun' : 'swept',
       counts: emptyCounts(),
       orphans: [],
     })),
@@ -299,12 +363,15 @@ async function keepWhatIsClaimedAfterGrace(
 
 /** 3. The orphans deleted (idempotently: one already gone counts as deleted). */
 async function deleteOrphans({ backends, report, show, step }: SweepRun): Promise<void> {
-  const orphanCounts = report.backends.map((row) => (row.outcome === 'failed' ? 0 : row.orphans.length));
+  const orphanCounts = report.backends.map((row, i) =>
+    row.outcome === 'failed' || backends[i]?.reportOnly ? 0 : row.orphans.length,
+  );
   show({ phase: 'deleting', total: orphanCounts.reduce((a, b) => a + b, 0), done: 0 });
   const doneBy = orphanCounts.map(() => 0);
   await Promise.all(
     backends.map((_, i) =>
       step(i, async (backend, row) => {
+        if (backend.reportOnly) return;
         await backend.remove(row.orphans, (done) => {
           doneBy[i] = done;
           row.counts.deleted = done;

@@ -3,7 +3,13 @@
 // dies mid-call is noticed after the heartbeat timeout rather than the whole start-to-close timeout.
 import { Context } from '@temporalio/activity';
 import { cloudFailure } from './errors';
-import type { CloudProvider, CreateInstanceInput, InstanceObservation, MarkedInstance } from './provider';
+import type {
+  CloudProvider,
+  CreateInstanceInput,
+  InstanceObservation,
+  MarkedInstance,
+  UpstreamInstance,
+} from './provider';
 
 export interface CloudActivityDeps {
   provider: CloudProvider;
@@ -62,7 +68,7 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
     if (name !== provider.name) {
       throw cloudFailure(
         'CloudProviderNotConfigured',
-        `the VM is in cloud "${name}" but this worker is configured for "${provider.name}" (STEWARD_CLOUD_PROVIDER)`,
+        `the VM is in cloud "${name}" but this worker is configured for "${provider.name}" (STEWARD_CLOUD_PROVIDER or CLOUD_PROVIDER)`,
         {
           provider: name,
           operation,
@@ -116,6 +122,10 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
       }),
     cloudListVms: async (_input: Record<string, never> = {}): Promise<{ instances: MarkedInstance[] }> => ({
       instances: await long(() => provider.list()),
+    }),
+    /** cloud-api-adaptor's VMs (its name shape, no Steward marker), for the sweep to check against the PeerPods. */
+    cloudListUpstreamVms: async (_input: Record<string, never> = {}): Promise<{ instances: UpstreamInstance[] }> => ({
+      instances: await long(() => provider.listUpstream()),
     }),
   };
 }

@@ -49,6 +49,7 @@ export function reportingAvailability(
       delete: reporting((input) => provider.delete(input)),
       get: reporting((input) => provider.get(input)),
       list: reporting(() => provider.list()),
+      listUpstream: reporting(() => provider.listUpstream()),
       findByPodUid: reporting((podUid) => provider.findByPodUid(podUid)),
       identity: reporting(() => provider.identity(), false),
       resolveRecordedId: reporting((input) => provider.resolveRecordedId(input), false),

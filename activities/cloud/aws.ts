@@ -8,7 +8,7 @@ import type { CloudProvider } from './provider';
 import { createInstance } from './aws/create';
 import { deleteInstance } from './aws/delete';
 import { type AwsSettings, connectEc2, resolveRecordedId } from './aws/ec2';
-import { describeMarked, findByPodUid, getInstance, readAccountIdentity } from './aws/lookup';
+import { describeMarked, describeUpstream, findByPodUid, getInstance, readAccountIdentity } from './aws/lookup';
 
 export { clientToken } from './aws/create';
 export type { AwsSettings } from './aws/ec2';
@@ -24,6 +24,7 @@ export function createAwsProvider(
     delete: ({ instanceId }) => deleteInstance(ec2, instanceId),
     get: ({ instanceId }) => getInstance(ec2, instanceId),
     list: () => describeMarked(ec2, 'list', []),
+    listUpstream: () => describeUpstream(ec2),
     findByPodUid: (podUid) => findByPodUid(ec2, podUid),
     identity: keptOnceRead(() => readAccountIdentity(ec2)),
     resolveRecordedId,

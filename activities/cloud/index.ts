@@ -7,7 +7,7 @@
  */
 export { createCloudActivities, type CloudActivities, type CloudActivityDeps, type InstanceInput } from './activities';
 export type { AwsSettings } from './aws';
-export { cloudSettings, createCloudProvider, loadCloudConfig, type CloudConfig } from './config';
+export { cloudSettings, cloudWarnings, createCloudProvider, loadCloudConfig, type CloudConfig } from './config';
 export { cloudFailures, type CloudFailureDetails, type CloudFailureType } from './errors';
 export { createPodVmActivities, type PodVmActivities, type PodVmResult } from './pod-vm';
 export { createLibvirtProvider, METADATA_NAMESPACE, type LibvirtSettings } from './libvirt';

@@ -6,7 +6,7 @@ import { keptOnceRead } from './limit';
 import type { CloudProvider } from './provider';
 import { createDomain } from './libvirt/create';
 import { deleteDomain } from './libvirt/delete';
-import { getDomain, listDomains, readHostIdentity } from './libvirt/lookup';
+import { getDomain, listDomains, listUpstreamDomains, readHostIdentity } from './libvirt/lookup';
 import { resolveRecordedId } from './libvirt/recorded-id';
 import { connectLibvirt, type LibvirtSettings } from './libvirt/virsh';
 
@@ -25,6 +25,7 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
     delete: ({ instanceId }) => deleteDomain(libvirt, instanceId),
     get: ({ instanceId }) => getDomain(libvirt, instanceId),
     list,
+    listUpstream: () => listUpstreamDomains(libvirt),
     findByPodUid: async (podUid) => (await list()).filter((instance) => instance.podUid === podUid),
   };
 }

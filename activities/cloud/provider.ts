@@ -15,10 +15,19 @@ export interface CloudProvider {
   /** `libvirt` or `aws`: the value of a PeerPod's `spec.cloudProvider`. */
   readonly name: CloudProviderName;
   create(input: CreateInstanceInput): Promise<{ instanceId: string }>;
-  delete(input: { instanceId: string }): Promise<{ outcome: 'deleted' | 'absent' }>;
+  /**
+   * The VM and what it owns (libvirt: its NVRAM and every volume its disks name; EC2: its address). `kept` names what
+   * was deliberately left (a file outside libvirt's pools, a shareable disk), with why.
+   */
+  delete(input: { instanceId: string }): Promise<{ outcome: 'deleted' | 'absent'; kept?: string[] }>;
   get(input: { instanceId: string }): Promise<InstanceObservation>;
   /** Every VM with Steward's marker. */
   list(): Promise<MarkedInstance[]>;
+  /**
+   * The VMs named as cloud-api-adaptor names them (`UPSTREAM_VM_NAME`) that carry no Steward marker at all (no
+   * installation's): the ones cloud-api-adaptor made, for the sweep to check against the PeerPods.
+   */
+  listUpstream(): Promise<UpstreamInstance[]>;
   /** The VMs with Steward's marker tagged with this pod UID (normally none or one). */
   findByPodUid(podUid: string): Promise<MarkedInstance[]>;
   /**
@@ -75,6 +84,11 @@ export interface MarkedInstance {
   podUid: string;
   podNamespace?: string;
   podName?: string;
+}
+
+export interface UpstreamInstance {
+  instanceId: string;
+  name: string;
 }
 
 /**

@@ -2,25 +2,38 @@ import {
   AllocateAddressCommand,
   AssociateAddressCommand,
   DescribeAddressesCommand,
+  DescribeInstanceAttributeCommand,
   DescribeInstancesCommand,
   EC2Client,
   ReleaseAddressCommand,
 } from '@aws-sdk/client-ec2';
 import { ApplicationFailure } from '@temporalio/common';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { virsh } from '../../deploy/local/libvirt';
+import { capture } from '../../deploy/local/process';
+import { createLibvirtProvider } from './libvirt';
+import { tagKeys } from './provider';
 import { createCloudActivities } from './activities';
 import { clientToken, createAwsProvider } from './aws';
 import {
   awsBackend as awsBackendOf,
   libvirtBackend as libvirtBackendOf,
+  libvirtSettings,
   median,
   plainDomainFile,
   TEST_AMI,
   timeAgainstVirsh,
   type Backend,
 } from '../../test/support/cloud-backends';
+import { caaPodVm, noOvmf, podVmPool, type PodVmPool } from '../../test/support/caa-pod-vm';
+import { deleteDomain } from './libvirt/delete';
+import { connectLibvirt, VirshError } from './libvirt/virsh';
 
 /** This run's own marker, so VMs of other test runs on the same daemon or server never show in its lists. */
 const marker = `steward-test-${Date.now().toString(36)}`;
@@ -190,6 +203,87 @@ describe('libvirt specifics', () => {
   });
 });
 
+describe('libvirt: a pod VM with its volumes, as cloud-api-adaptor makes it, deleted with everything it owns', () => {
+  let uri: string;
+  let pool: PodVmPool;
+  let serialVm = 0;
+  const vmName = () => `podvm-web-${serialVm++}-${run}`;
+  beforeAll(async () => {
+    uri = stackInfo().libvirt.uri;
+    pool = await podVmPool(uri, `steward-test-${run}`);
+    // CI may lack the ovmf package: the VMs then have no NVRAM, and the log says why.
+    const missingFirmware = noOvmf();
+    if (missingFirmware) console.log(`pod VMs without UEFI NVRAM: ${missingFirmware}`);
+  });
+  afterAll(() => pool.remove());
+  const domains = async () => virsh(uri, 'list', '--all', '--name');
+
+  it('a running VM: the domain, its NVRAM, its root volume and its cloud-init ISO go; the base image stays; a second delete is absent', async () => {
+    const vm = await caaPodVm(uri, pool, vmName());
+    expect(await pool.volumes()).toEqual([pool.base, `${vm.name}-cloudinit.iso`, `${vm.name}-root.qcow2`]);
+    if (vm.nvram) expect(existsSync(vm.nvram)).toBe(true);
+
+    const { provider } = libvirtBackend();
+    expect(await provider.delete({ instanceId: vm.uuid })).toEqual({ outcome: 'deleted' });
+    expect(await domains()).not.toContain(vm.name);
+    expect(await pool.volumes()).toEqual([pool.base]);
+    if (vm.nvram) expect(existsSync(vm.nvram)).toBe(false);
+    expect(await provider.delete({ instanceId: vm.uuid })).toEqual({ outcome: 'absent' });
+  });
+
+  it('a delete interrupted between its volumes (libvirtd gone) is finished by the next attempt', async () => {
+    const vm = await caaPodVm(uri, pool, vmName());
+    const libvirt = connectLibvirt(libvirtSettings(uri, marker));
+    const real = libvirt.virsh;
+    // The ISO's delete fails as it does when libvirtd restarts: the root volume is gone by then, the domain is not.
+    libvirt.virsh = (...args) =>
+      args.some((a) => a.endsWith('-cloudinit.iso'))
+        ? Promise.reject(new VirshError(args, 'failed to connect to the hypervisor', '1'))
+        : real(...args);
+    await expect(deleteDomain(libvirt, vm.uuid)).rejects.toMatchObject({ type: 'CloudUnavailable' });
+    expect(await pool.volumes()).toEqual([pool.base, `${vm.name}-cloudinit.iso`]);
+    expect(await domains()).toContain(vm.name);
+
+    // The root volume's path is no volume any more: said so (libvirt cannot tell deleted from never in a pool).
+    expect(await libvirtBackend().provider.delete({ instanceId: vm.uuid })).toEqual(
+      expect.objectContaining({ outcome: 'deleted' }),
+    );
+    expect(await domains()).not.toContain(vm.name);
+    expect(await pool.volumes()).toEqual([pool.base]);
+    if (vm.nvram) expect(existsSync(vm.nvram)).toBe(false);
+  });
+
+  it('a VM whose root volume an earlier attempt already deleted (stopped there) is finished: ISO, NVRAM and domain go', async () => {
+    const vm = await caaPodVm(uri, pool, vmName());
+    await virsh(uri, 'destroy', vm.uuid);
+    await virsh(uri, 'vol-delete', '--pool', pool.name, `${vm.name}-root.qcow2`);
+
+    expect(await libvirtBackend().provider.delete({ instanceId: vm.uuid })).toEqual(
+      expect.objectContaining({ outcome: 'deleted' }),
+    );
+    expect(await domains()).not.toContain(vm.name);
+    expect(await pool.volumes()).toEqual([pool.base]);
+    if (vm.nvram) expect(existsSync(vm.nvram)).toBe(false);
+  });
+
+  it('a disk file outside every pool is left in place and reported as kept', async () => {
+    const vm = await caaPodVm(uri, pool, vmName(), false);
+    const outside = await mkdtemp(join(tmpdir(), 'steward-outside-'));
+    try {
+      const file = join(outside, 'data.qcow2');
+      execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', file, '1M']);
+      await virsh(uri, 'attach-disk', vm.uuid, file, 'vdb', '--config', '--subdriver', 'qcow2');
+
+      const result = await libvirtBackend().provider.delete({ instanceId: vm.uuid });
+      expect(result).toEqual({ outcome: 'deleted', kept: [expect.stringContaining(`${file}: no pool volume`)] });
+      expect(existsSync(file)).toBe(true);
+      expect(await pool.volumes()).toEqual([pool.base]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('libvirt: host identity and pre-v0.20 (numeric) instance IDs', () => {
   let uri: string;
   beforeAll(() => {
@@ -297,6 +391,117 @@ describe('libvirt: host identity and pre-v0.20 (numeric) instance IDs', () => {
   );
 });
 
+describe('libvirt: a pod VM as cloud-api-adaptor makes it (volumes, cloud-init, NIC)', () => {
+  const { uri } = stackInfo().libvirt;
+  const id = `steward-test-${run}`;
+  const dir = mkdtempSync(join(tmpdir(), 'steward-podvm-'));
+  const [pool, network] = [`${id}-pool`, `${id}-net`];
+  // The test's own pool and pod-VM image, made by qemu-img as an image build would leave it.
+  const settings = { ...libvirtSettings(uri, marker), pool, imageVolume: 'base.qcow2', rootDiskGiB: 1, network };
+  const provider = createLibvirtProvider(settings);
+  const made: string[] = [];
+  const volumes = async () =>
+    (await virsh(uri, 'vol-list', pool))
+      .split('\n')
+      .slice(2)
+      .map((line) => line.trim().split(/\s+/)[0])
+      .filter(Boolean);
+  const create = async (p: ReturnType<typeof pod>, withSettings = provider) => {
+    const vm = await withSettings.create(p);
+    made.push(p.name);
+    return vm;
+  };
+  /** A file of the ISO volume, read back through libvirt and xorriso. */
+  const isoFile = async (volume: string, file: string) => {
+    const iso = join(dir, `${volume}.download`);
+    await virsh(uri, 'vol-download', '--pool', pool, volume, iso);
+    const out = join(dir, `${volume}-${file}`);
+    await capture('xorriso', ['-osirrox', 'on', '-indev', iso, '-extract', `/${file}`, out]);
+    return readFileSync(out, 'utf8');
+  };
+
+  beforeAll(async () => {
+    // QEMU runs as libvirt's own user: it must reach the volumes (mkdtemp makes the directory 0700).
+    chmodSync(dir, 0o755);
+    await capture('qemu-img', ['create', '-f', 'qcow2', join(dir, 'base.qcow2'), '32M']);
+    await virsh(uri, 'pool-create-as', pool, 'dir', '--target', dir);
+    // An isolated network (no DHCP, so no dnsmasq), the bridge's name left to libvirt.
+    writeFileSync(join(dir, 'net.xml'), `<network><name>${network}</name></network>`);
+    await virsh(uri, 'net-create', join(dir, 'net.xml'));
+  });
+  afterAll(async () => {
+    for (const name of made) {
+      await virsh(uri, 'destroy', name).catch(() => undefined);
+      await virsh(uri, 'undefine', name).catch(() => undefined);
+    }
+    await virsh(uri, 'net-destroy', network).catch(() => undefined);
+    await virsh(uri, 'pool-destroy', pool).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('has a qcow2 root volume backed by the image, the cloud-init ISO with the pod identity, and a NIC on LIBVIRT_NET', async () => {
+    const p = pod();
+    const { instanceId } = await create(p);
+    const root = await virsh(uri, 'vol-dumpxml', '--pool', pool, `${p.name}-root.qcow2`);
+    expect(root).toMatch(/<format type='qcow2'\/>/);
+    expect(/<backingStore>\s*<path>([^<]+)<\/path>\s*<format type='qcow2'\/>/.exec(root)?.[1]).toBe(
+      join(dir, 'base.qcow2'),
+    );
+    // LIBVIRT_ROOT_DISK_SIZE in GiB, above the 32 MiB image.
+    expect(/<capacity unit='bytes'>(\d+)</.exec(root)?.[1]).toBe(String(1024 ** 3));
+
+    const userData = await isoFile(`${p.name}-cloudinit.iso`, 'user-data');
+    expect(userData.split('\n')[0]).toBe('#cloud-config');
+    const [file] = (
+      JSON.parse(userData.slice('#cloud-config'.length)) as { write_files: { path: string; content: string }[] }
+    ).write_files;
+    expect(file!.path).toBe('/run/peerpod/steward-pod.json');
+    expect(JSON.parse(file!.content)).toEqual({
+      'pod-namespace': 'default',
+      'pod-name': p.podName,
+      'pod-uid': p.podUid,
+    });
+    expect(JSON.parse(await isoFile(`${p.name}-cloudinit.iso`, 'meta-data'))).toEqual(
+      expect.objectContaining({ 'local-hostname': p.name }),
+    );
+
+    const disks = await virsh(uri, 'domblklist', instanceId);
+    expect(disks).toContain(join(dir, `${p.name}-root.qcow2`));
+    expect(disks).toContain(join(dir, `${p.name}-cloudinit.iso`));
+    expect(await virsh(uri, 'domiflist', instanceId)).toMatch(new RegExp(`network\\s+${network}\\s+virtio`));
+    expect((await virsh(uri, 'domstate', instanceId)).trim()).toBe('running');
+  });
+
+  it('a repeated create (lost reply) makes no second volume', async () => {
+    const p = pod();
+    const first = await create(p);
+    const before = await volumes();
+    expect(await provider.create(p)).toEqual(first);
+    expect(await volumes()).toEqual(before);
+    expect(before.filter((v) => v!.startsWith(p.name))).toEqual([`${p.name}-cloudinit.iso`, `${p.name}-root.qcow2`]);
+  });
+
+  it('a network that does not exist: the VM is made, with its volumes and without a NIC', async () => {
+    const p = pod();
+    const { instanceId } = await create(p, createLibvirtProvider({ ...settings, network: `${id}-absent` }));
+    expect(await virsh(uri, 'domblklist', instanceId)).toContain(`${p.name}-root.qcow2`);
+    expect(await virsh(uri, 'domiflist', instanceId)).not.toMatch(/network/);
+  });
+
+  it('an image volume that is not in the pool is a non-retryable CloudInvalidRequest naming it, and nothing is made', async () => {
+    const p = pod();
+    const before = await volumes();
+    const missing = createLibvirtProvider({ ...settings, imageVolume: 'no-such-image.qcow2' });
+    const failure = await failureOf(missing.create(p));
+    expect(failure.type).toBe('CloudInvalidRequest');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain('no volume "no-such-image.qcow2" in pool');
+    expect(failure.message).toContain('LIBVIRT_VOL_NAME');
+    expect(await volumes()).toEqual(before);
+    await expect(virsh(uri, 'dominfo', p.name)).rejects.toThrow();
+  });
+});
+
 describe('aws specifics', () => {
   it('RunInstances carries a ClientToken derived from the pod UID (moto records it, EC2 honours it)', async () => {
     const { provider } = awsBackend();
@@ -311,6 +516,42 @@ describe('aws specifics', () => {
       expect(token).toBe(clientToken(p));
       expect(token!.startsWith(p.podUid)).toBe(true);
       expect(token!.length).toBeLessThanOrEqual(64);
+    } finally {
+      await provider.delete({ instanceId });
+    }
+  });
+
+  it("the instance carries the user data (base64, the pod's identity), cloud-api-adaptor's TAGS and Steward's tags", async () => {
+    const { endpoint, region } = stackInfo().ec2;
+    const ec2 = new EC2Client({ region, endpoint });
+    const provider = createAwsProvider({
+      region,
+      endpoint,
+      imageId: TEST_AMI,
+      instanceType: 't3.micro',
+      securityGroupIds: [],
+      tags: { team: 'peerpods', [tagKeys.marker]: 'not-this' },
+      marker,
+    });
+    const p = pod();
+    const { instanceId } = await provider.create(p);
+    try {
+      const { UserData } = await ec2.send(
+        new DescribeInstanceAttributeCommand({ InstanceId: instanceId, Attribute: 'userData' }),
+      );
+      const userData = Buffer.from(UserData!.Value!, 'base64').toString();
+      expect(userData.split('\n')[0]).toBe('#cloud-config');
+      expect(userData).toContain(`\\"pod-uid\\": \\"${p.podUid}\\"`);
+      const reply = await ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+      const tags = reply.Reservations![0]!.Instances![0]!.Tags!;
+      for (const [Key, Value] of Object.entries({
+        Name: p.name,
+        team: 'peerpods',
+        [tagKeys.marker]: marker,
+        [tagKeys.podUid]: p.podUid,
+      }))
+        expect(tags).toContainEqual({ Key, Value });
+      expect(tags).not.toContainEqual({ Key: tagKeys.marker, Value: 'not-this' });
     } finally {
       await provider.delete({ instanceId });
     }

@@ -3,29 +3,42 @@
 import { z } from 'zod';
 import { toFailure } from './errors';
 import { PEERPOD_API, TRANSLATION_API } from '../../model/naming';
+import { upstreamVmPodPart, vmNamePodPart } from '../../model/vm-naming';
 import type { Objects } from './objects';
 
-/** A VM as the sweeper checks it: its id and the pod UID it is tagged with. */
-export interface VmToCheck {
-  instanceId: string;
-  podUid: string;
-}
+/**
+ * A VM as the sweeper checks it: its id and the pod UID it is tagged with (Steward's), or its name (cloud-api-
+ * adaptor's, which carry no pod UID).
+ */
+export type VmToCheck = { instanceId: string; podUid: string } | { instanceId: string; name: string };
 
 /** What records VMs: the PeerPods (by instance id, and by the Pod that owns them) and the live Pods. */
 export interface VmRecords {
-  peerPods: { instanceId?: string; ownerUids: string[] }[];
-  podUids: Iterable<string>;
+  peerPods: { instanceId?: string; ownerUids: string[]; ownerNames: string[] }[];
+  pods: Iterable<{ uid: string; name: string }>;
 }
 
 /**
  * The VMs nothing records. A VM is recorded when a PeerPod has its instance id or is owned by its pod, or when its
  * pod is alive (the VM is being created and its PeerPod is not written yet). Any PeerPod counts, whatever its
  * `cloudProvider`: a sweeper that keeps too much is safe, one that deletes too much is not.
+ *
+ * cloud-api-adaptor's VMs name their pod only by name (`podvm-<pod>-<sandbox>`): one is recorded, beyond its instance
+ * id, while a Pod or a PeerPod's pod of that name exists. cloud-api-adaptor logs and goes on when it cannot write the
+ * PeerPod (pkg/adaptor/cloud/cloud.go, OwnPeerPod), so a running pod's VM may have none; and a PeerPod recorded
+ * before v0.20.0 holds a numeric domain ID, not the UUID. A VM leaked by a retried sandbox is found once its pod is gone.
  */
 export function unrecordedVms(vms: VmToCheck[], records: VmRecords): string[] {
   const instanceIds = new Set(records.peerPods.flatMap((p) => (p.instanceId ? [p.instanceId] : [])));
-  const podUids = new Set([...records.podUids, ...records.peerPods.flatMap((p) => p.ownerUids)]);
-  return vms.filter((vm) => !instanceIds.has(vm.instanceId) && !podUids.has(vm.podUid)).map((vm) => vm.instanceId);
+  const pods = [...records.pods];
+  const podUids = new Set([...pods.map((p) => p.uid), ...records.peerPods.flatMap((p) => p.ownerUids)]);
+  const podParts = new Set(
+    [...pods.map((p) => p.name), ...records.peerPods.flatMap((p) => p.ownerNames)].map(vmNamePodPart),
+  );
+  const recorded = (vm: VmToCheck) =>
+    instanceIds.has(vm.instanceId) ||
+    ('podUid' in vm ? podUids.has(vm.podUid) : podParts.has(upstreamVmPodPart(vm.name)));
+  return vms.filter((vm) => !recorded(vm)).map((vm) => vm.instanceId);
 }
 
 const translationResources = z.looseObject({ resources: z.array(z.looseObject({ body: z.string() })).nullish() });
@@ -72,7 +85,9 @@ async function listAll<T>(
 }
 
 const peerPod = z.looseObject({
-  metadata: z.looseObject({ ownerReferences: z.array(z.looseObject({ uid: z.string() })).nullish() }),
+  metadata: z.looseObject({
+    ownerReferences: z.array(z.looseObject({ uid: z.string(), name: z.string().nullish() })).nullish(),
+  }),
   spec: z.looseObject({ instanceID: z.string().nullish() }).nullish(),
 });
 type CustomList = { items: unknown[]; metadata?: { continue?: string } };
@@ -95,22 +110,25 @@ export function createInventoryActivities({ core, custom }: Objects) {
   }: {
     vms: VmToCheck[];
   }): Promise<{ unrecorded: string[]; peerPods: number; pods: number }> {
-    const [peerPods, podUids] = await Promise.all([
+    const [peerPods, pods] = await Promise.all([
       listCustom(PEERPOD_API, 'PeerPods in all namespaces (is the PeerPod CRD installed?)').then((items) =>
         items.map((item) => {
           const parsed = peerPod.parse(item);
+          const owners = parsed.metadata.ownerReferences ?? [];
           return {
             instanceId: parsed.spec?.instanceID ?? undefined,
-            ownerUids: (parsed.metadata.ownerReferences ?? []).map((o) => o.uid),
+            ownerUids: owners.map((o) => o.uid),
+            ownerNames: owners.flatMap((o) => (o.name ? [o.name] : [])),
           };
         }),
       ),
       listAll('Pods in all namespaces', async (token) => {
         const list = await core.listPodForAllNamespaces({ limit: PAGE, _continue: token });
-        return { items: list.items.map((pod) => pod.metadata?.uid ?? ''), next: list.metadata?._continue };
+        const items = list.items.map((pod) => ({ uid: pod.metadata?.uid ?? '', name: pod.metadata?.name ?? '' }));
+        return { items, next: list.metadata?._continue };
       }),
     ]);
-    return { unrecorded: unrecordedVms(vms, { peerPods, podUids }), peerPods: peerPods.length, pods: podUids.length };
+    return { unrecorded: unrecordedVms(vms, { peerPods, pods }), peerPods: peerPods.length, pods: pods.length };
   }
 
   async function findUnrecordedMidonetIds({

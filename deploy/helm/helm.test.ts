@@ -248,7 +248,10 @@ describe('every option on', () => {
         [{ name: 'r' }],
       ]);
       expect(deployment.metadata!.labels!['app.kubernetes.io/version']).toBe('0.2.0');
-      expect(container.envFrom?.map((from) => from.secretRef?.name).filter(Boolean)).toEqual(['steward-secrets']);
+      // cloud-api-adaptor's Secret first (its AWS keys, for the worker's cloud calls), then Steward's own.
+      const secrets = name === 'steward-worker' ? ['peer-pods-secret', 'steward-secrets'] : ['steward-secrets'];
+      expect(container.envFrom?.map((from) => from.secretRef?.name).filter(Boolean)).toEqual(secrets);
+      expect(container.envFrom?.[0]?.configMapRef).toEqual({ name: 'peer-pods-cm', optional: true });
       expect(container.env?.find((variable) => variable.name === 'TEMPORAL_API_KEY')?.valueFrom).toEqual({
         secretKeyRef: { name: 'steward-temporal', key: 'api-key' },
       });

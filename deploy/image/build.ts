@@ -22,7 +22,8 @@ const DEBIAN_MIRRORS = [
   'deb http://deb.debian.org/debian-security bookworm-security main',
 ];
 /** As the Dockerfile's apt-get line: virsh for the libvirt provider, ssh for qemu+ssh, the CAs for TLS. */
-const DEBIAN_PACKAGES = ['libvirt-clients', 'openssh-client', 'ca-certificates'];
+// xorriso: the libvirt provider makes each pod VM's cloud-init ISO with it.
+const DEBIAN_PACKAGES = ['libvirt-clients', 'xorriso', 'openssh-client', 'ca-certificates'];
 /**
  * What mmdebstrap does after installing: the official node images' user (uid and gid 1000, `node`, home /home/node;
  * ssh needs the passwd entry), and no apt lists or docs, which nothing in a container reads.

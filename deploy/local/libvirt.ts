@@ -12,7 +12,8 @@ import { MissingPrerequisite, type Reporter } from './progress';
  * (`<stateDir>/libvirt/`): its own sockets, configuration, domain definitions and QEMU driver state. So no stack
  * stops, reuses or sees another's daemon or VMs, nor the machine's; clients reach it through its socket in the URI.
  */
-const PACKAGES = ['libvirt-daemon-system', 'libvirt-clients', 'qemu-system-x86'];
+// qemu-utils: libvirt makes qcow2 volumes with qemu-img; xorriso: the worker makes each pod VM's cloud-init ISO.
+const PACKAGES = ['libvirt-daemon-system', 'libvirt-clients', 'qemu-system-x86', 'qemu-utils', 'xorriso'];
 const LIBVIRTD = '/usr/sbin/libvirtd';
 /** What libvirtd running as root keeps where (fixed at its build), by the name of the stack's directory for it. */
 const DAEMON_DIRS = {
@@ -63,7 +64,8 @@ async function answers(uri: string): Promise<boolean> {
 const isRoot = () => process.getuid?.() === 0;
 
 export async function ensureLibvirtInstalled(report: Reporter, logFile: string): Promise<void> {
-  if ((await commandExists('virsh')) && existsSync(LIBVIRTD) && (await commandExists('qemu-system-x86_64'))) return;
+  const commands = ['virsh', 'qemu-system-x86_64', 'qemu-img', 'xorriso'];
+  if (existsSync(LIBVIRTD) && (await Promise.all(commands.map(commandExists))).every(Boolean)) return;
   await installDebianPackages({
     what: 'libvirt and QEMU',
     packages: PACKAGES,
@@ -123,6 +125,30 @@ function daemonCommand(dirs: Record<DaemonDir, string>): [string, string[]] {
   return ['unshare', [...namespaces, '--', ...mountThenRun, ...daemon]];
 }
 
+/**
+ * The storage a pod VM needs, as cloud-api-adaptor's defaults name it (LIBVIRT_POOL, LIBVIRT_VOL_NAME): the pool
+ * `default` (a directory, the daemon's /var/lib/libvirt/images, which is the stack's) and in it a pod-VM image. The
+ * image is an empty 64 MiB qcow2 (libvirt makes it with qemu-img): VMs backed by it show their volumes and boot
+ * nothing, as a stack running no pod's containers needs. No libvirt network is made: a NAT one needs dnsmasq, and
+ * its bridge would be the machine's, shared by every stack; pod VMs are made without a NIC (LIBVIRT_NET).
+ */
+export const PODVM_STORAGE = { pool: 'default', imageVolume: 'podvm-base.qcow2' } as const;
+
+async function ensurePodVmStorage(uri: string): Promise<void> {
+  const { pool, imageVolume } = PODVM_STORAGE;
+  const pools = await virsh(uri, 'pool-list', '--all', '--name');
+  if (!pools.split('\n').some((name) => name.trim() === pool)) {
+    await virsh(uri, 'pool-define-as', pool, 'dir', '--target', join(DAEMON_DIRS.lib, 'images'));
+    await virsh(uri, 'pool-build', pool);
+    await virsh(uri, 'pool-autostart', pool);
+  }
+  // Started by the daemon itself after a restart (autostart); started here the first time.
+  if (!/^State:\s+running/m.test(await virsh(uri, 'pool-info', pool))) await virsh(uri, 'pool-start', pool);
+  const volumes = await virsh(uri, 'vol-list', pool, '--details');
+  if (!volumes.split('\n').some((line) => line.trim().split(/\s+/)[0] === imageVolume))
+    await virsh(uri, 'vol-create-as', pool, imageVolume, '64M', '--format', 'qcow2');
+}
+
 /** Starts the stack's own libvirtd (root only); its URI names its socket. */
 export async function startLibvirt(options: { stateDir: string; report: Reporter }): Promise<Libvirt> {
   const logFile = join(options.stateDir, 'logs', 'libvirtd.log');
@@ -150,6 +176,7 @@ export async function startLibvirt(options: { stateDir: string; report: Reporter
   await waitUntil('libvirtd answers', () => answers(uri), { timeoutMs: 20_000, intervalMs: 100, process: daemon });
   // The first QEMU capability probe takes seconds; do it now rather than in the first test.
   await virsh(uri, 'domcapabilities', '--virttype', 'qemu');
+  await ensurePodVmStorage(uri);
   return {
     uri,
     process: daemon,

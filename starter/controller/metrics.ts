@@ -23,6 +23,8 @@ export interface StarterMetrics {
   sendDone: (result: SendResult, seconds: number) => void;
   informerRestarted: (kind: WatchedKind) => void;
   listed: (kind: WatchedKind) => void;
+  /** A PeerPod of a cloud not served here, left to its own controller (once per PeerPod). */
+  peerPodNotServed: (cloud: string) => void;
 }
 
 export function createStarterMetrics(
@@ -75,6 +77,12 @@ export function createStarterMetrics(
     labelNames: ['kind'],
     registers,
   });
+  const notServed = new Counter({
+    name: 'steward_starter_peerpods_not_served_total',
+    help: 'PeerPods left to their own controller because their cloud (spec.cloudProvider) is not one this installation serves, by cloud; each counted once while it lives',
+    labelNames: ['cloud'],
+    registers,
+  });
   // Every series from the start, so that rate() and absence alerts see a zero rather than nothing.
   for (const result of SEND_RESULTS) sends.inc({ result }, 0);
   for (const kind of kinds) restarts.inc({ kind }, 0);
@@ -85,5 +93,6 @@ export function createStarterMetrics(
     },
     informerRestarted: (kind) => restarts.inc({ kind }),
     listed: (kind) => void listedAt.set(kind, now()),
+    peerPodNotServed: (cloud) => notServed.inc({ cloud }),
   };
 }

@@ -24,6 +24,7 @@ import { createWorkQueue, type WorkQueue } from './queue';
 import { createMassDeletionGuard, type MassDeletionGuard, type MassDeletionGuardOptions } from './deletion-guard';
 import type { WaveSettings } from '../../model/deletion-guard';
 import { createRepairs } from './repair';
+import { createServedClouds, type ServedClouds } from './served-clouds';
 import {
   createSource,
   informerFactory,
@@ -66,6 +67,11 @@ export interface StarterOptions {
    * only where asked to (beside cloud-api-adaptor, which makes them itself, it only tracks the PeerPods).
    */
   peerPodRuntimeClasses?: readonly string[];
+  /**
+   * Clouds whose PeerPods it serves (`spec.cloudProvider`): a PeerPod of another is left to its own controller, no
+   * workflow started for it. Every PeerPod when absent (callers that are no installation; run.ts always gives it).
+   */
+  peerPodClouds?: readonly string[];
   /** Where its metrics go (metrics.ts); a registry of its own when absent. */
   registry?: Registry;
   /** When a wave of Translation deletions trips the guard against mass deletion (deletion-guard.ts). */
@@ -116,19 +122,21 @@ const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
  * MidoNet), and its peer pod's when the object is a peer pod's Pod and peer pods are served. None for what a workflow
  * wrote itself: a Translation that an object's workflow pushes (its owner's: translationOwner)
  * has no workflow of its own and is observed through its owner (see `ownerToRepair`); a live PeerPod Steward wrote is
- * its peer pod workflow's own record (`ownLivePeerPod`).
+ * its peer pod workflow's own record (`ownLivePeerPod`). None either for a PeerPod of a cloud not served here
+ * (served-clouds.ts).
  */
 function observer(
   lifecycles: readonly WatchedKind[],
   runtimeClasses: readonly string[] | undefined,
   translationOwnerOf: (event: SourceEvent) => unknown,
   pods: Pick<Source, 'get'>,
+  served: ServedClouds,
 ): (event: SourceEvent) => Observation[] {
   const peerPodRuntimeClasses = new Set(runtimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   const writtenByAWorkflow = (event: SourceEvent) =>
     translationOwnerOf(event) !== undefined || ownLivePeerPod(event, pods, peerPodRuntimeClasses);
   return (event) => {
-    if (writtenByAWorkflow(event)) return [];
+    if (writtenByAWorkflow(event) || served.leftAlone(event)) return [];
     const gone = event.type === 'delete';
     const peerPod =
       event.kind === 'Pod' && lifecycles.includes('PeerPod')
@@ -292,7 +300,8 @@ export function createStarter(options: StarterOptions): Starter {
     total: () => source.counts().Translation ?? 0,
   });
   const translationOwnerOf = ownerOfTranslation(kinds);
-  const observationsOf = observer(lifecycles, options.peerPodRuntimeClasses, translationOwnerOf, source);
+  const served = createServedClouds(options.peerPodClouds, log, metrics);
+  const observationsOf = observer(lifecycles, options.peerPodRuntimeClasses, translationOwnerOf, source, served);
   function offer(obs: Observation) {
     if (predicate.accept(obs)) queue.offer(obs);
     else counters.suppressed++;

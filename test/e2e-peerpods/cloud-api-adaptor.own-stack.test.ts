@@ -292,3 +292,58 @@ describe('beside cloud-api-adaptor before v0.20.0 (libvirt)', () => {
     expect(await alive(backend, uuid)).toBe(false);
   });
 });
+
+describe('beside peerpod-ctrl serving a cloud Steward does not (azure)', () => {
+  beforeAll(() => h.startWorker('libvirt'));
+  afterAll(() => h.stopWorker());
+
+  const noWorkflow = (name: string) => expect(peerPods.handleOf(h, name).describe()).rejects.toThrow(/not found/i);
+  /**
+   * A libvirt PeerPod of cloud-api-adaptor's, written after `after` was changed: once it is tracked, the starter has
+   * seen `after`'s change too (one informer, events in order), so what Steward did not do for it, it never will.
+   */
+  const seenSince = async () => {
+    const name = `control-${serial++}`;
+    const uid = await plainPod(name);
+    const peerPod = await writeAsCloudApiAdaptor(
+      { name, uid },
+      'libvirt',
+      await h.backend('libvirt').createUnmarked(caaVmName(name, uid)),
+    );
+    await tracked(peerPod);
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPods.peerPodGone(h, peerPod);
+  };
+
+  it('an azure PeerPod is deleted by its own controller: Steward never starts a workflow for it nor touches its finalizer', async () => {
+    const name = `azure-${serial++}`;
+    const uid = await plainPod(name);
+    const azure = await writeAsCloudApiAdaptor(
+      { name, uid },
+      'azure',
+      `/subscriptions/0/virtualMachines/podvm-${name}`,
+    );
+    await seenSince();
+    await noWorkflow(azure);
+    expect((await peerPods.readPeerPod(h, azure))?.metadata.finalizers).toEqual([PEERPOD_FINALIZER]);
+
+    // Deleted (its Pod's garbage collection would do the same): the finalizer holds it for its controller, not for us.
+    await h.custom.deleteNamespacedCustomObject({ ...PEERPOD_API, namespace, name: azure });
+    await seenSince();
+    const held = await peerPods.readPeerPod(h, azure);
+    expect([held?.metadata.deletionTimestamp, held?.metadata.finalizers]).toEqual([
+      expect.any(String),
+      [PEERPOD_FINALIZER],
+    ]);
+    await noWorkflow(azure);
+
+    // peerpod-ctrl, having deleted its VM in azure, lets it go.
+    await h.custom.patchNamespacedCustomObject(
+      { ...PEERPOD_API, namespace, name: azure, body: { metadata: { finalizers: null } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await peerPods.peerPodGone(h, azure);
+    await noWorkflow(azure);
+    await h.core.deleteNamespacedPod({ namespace, name });
+  });
+});

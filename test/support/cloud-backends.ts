@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { virsh } from '../../deploy/local/libvirt';
+import { PODVM_STORAGE, virsh } from '../../deploy/local/libvirt';
 import type { StackInfo } from '../../deploy/local/stack';
 import { createAwsProvider } from '../../activities/cloud/aws';
 import { createLibvirtProvider, METADATA_NAMESPACE, type LibvirtSettings } from '../../activities/cloud/libvirt';
@@ -43,6 +43,10 @@ export const libvirtSettings = (uri: string, marker: string): LibvirtSettings =>
   memoryMiB: 64,
   vcpus: 1,
   emulator: '/usr/bin/qemu-system-x86_64',
+  // What the embedded stack's libvirtd holds (deploy/local/libvirt.ts); no network, so VMs are made without a NIC.
+  ...PODVM_STORAGE,
+  rootDiskGiB: 1,
+  network: 'default',
   marker,
   concurrency: 4,
   timeoutMs: 60_000,

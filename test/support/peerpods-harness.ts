@@ -167,6 +167,8 @@ export async function startPeerPodHarness(
       debounceMs: 50,
       kinds: ['Pod', 'PeerPod'],
       peerPodRuntimeClasses: runtimeClasses,
+      // As an installation whose workers serve both clouds the tests use: a PeerPod of any other is left alone.
+      peerPodClouds: ['libvirt', 'aws'],
       logger: log,
     });
   let starter = startStarter(peerPodRuntimeClasses);

@@ -9,10 +9,13 @@ export interface AwsSettings {
   region: string;
   /** An EC2-compatible endpoint (moto in tests); the SDK's regional endpoint when absent. */
   endpoint?: string;
-  imageId: string;
+  /** The pod-VM image (AMI); only making a VM needs it, so a tracking installation goes without. */
+  imageId?: string;
   instanceType: string;
   subnetId?: string;
   securityGroupIds: string[];
+  /** cloud-api-adaptor's custom tags (TAGS) on every pod VM. */
+  tags?: Record<string, string>;
   marker: string;
 }
 

@@ -9,7 +9,14 @@ import {
 } from '@aws-sdk/client-ec2';
 import { GetCallerIdentityCommand } from '@aws-sdk/client-sts';
 import { cloudFailure } from '../errors';
-import { type InstanceObservation, type InstanceState, type MarkedInstance, tagKeys } from '../provider';
+import { UPSTREAM_VM_NAME } from '../../../model/vm-naming';
+import {
+  type InstanceObservation,
+  type InstanceState,
+  type MarkedInstance,
+  tagKeys,
+  type UpstreamInstance,
+} from '../provider';
 import { checkInstanceId, type Ec2 } from './ec2';
 import { awsFailure, notFound } from './errors';
 
@@ -39,28 +46,39 @@ const marked = (marker: string, instance: Instance): MarkedInstance[] => {
   ];
 };
 
-/** The live instances with Steward's marker that match `filters` too. */
-export async function describeMarked(
-  { settings, client }: Ec2,
+/** The live instances that match `filters`, through `pick`. */
+async function describeLive<T>(
+  { client }: Ec2,
   operation: string,
   filters: Filter[],
-): Promise<MarkedInstance[]> {
-  const Filters = [
-    { Name: `tag:${tagKeys.marker}`, Values: [settings.marker] },
-    { Name: 'instance-state-name', Values: live },
-    ...filters,
-  ];
+  pick: (instance: Instance) => T[],
+): Promise<T[]> {
+  const Filters = [{ Name: 'instance-state-name', Values: live }, ...filters];
   try {
-    const found: MarkedInstance[] = [];
+    const found: T[] = [];
     for await (const page of paginateDescribeInstances({ client }, { Filters })) {
       for (const reservation of page.Reservations ?? [])
-        for (const instance of reservation.Instances ?? []) found.push(...marked(settings.marker, instance));
+        for (const instance of reservation.Instances ?? []) found.push(...pick(instance));
     }
     return found;
   } catch (error) {
     throw awsFailure(operation, error);
   }
 }
+
+/** The live instances with Steward's marker that match `filters` too. */
+export const describeMarked = (ec2: Ec2, operation: string, filters: Filter[]): Promise<MarkedInstance[]> =>
+  describeLive(ec2, operation, [{ Name: `tag:${tagKeys.marker}`, Values: [ec2.settings.marker] }, ...filters], (i) =>
+    marked(ec2.settings.marker, i),
+  );
+
+/** Live instances whose Name tag (cloud-api-adaptor's aws provider.go sets it) has its VM name shape, with no marker. */
+export const describeUpstream = (ec2: Ec2): Promise<UpstreamInstance[]> =>
+  describeLive(ec2, 'listUpstream', [{ Name: 'tag:Name', Values: ['podvm-*'] }], (instance) => {
+    const name = tagOf(instance, 'Name');
+    if (!instance.InstanceId || !name || !UPSTREAM_VM_NAME.test(name)) return [];
+    return tagOf(instance, tagKeys.marker) === undefined ? [{ instanceId: instance.InstanceId, name }] : [];
+  });
 
 export const findByPodUid = (ec2: Ec2, podUid: string) =>
   describeMarked(ec2, 'findByPodUid', [{ Name: `tag:${tagKeys.podUid}`, Values: [podUid] }]);

@@ -1,24 +1,73 @@
-// Delete: destroy, then undefine with everything a domain may own. A domain already gone is `absent`.
+// Delete: the domain with everything it owns (deletion-plan.ts says what), for Steward's domains and for
+// cloud-api-adaptor's alike. The volumes go before the domain is undefined: while the domain is defined, its XML still
+// names them, so a delete interrupted halfway is finished by the next attempt (a volume already gone is done). Once
+// undefined, nothing would name them any more. A domain already gone is `absent`.
+import { describeVolume, planDeletion, type VolumeRef } from './deletion-plan';
 import { checkUuid, type Libvirt, missing, virshSays } from './virsh';
 
+const volumeMissing = /Storage volume not found|no storage vol with matching/;
+const poolMissing = /Storage pool not found|no storage pool with matching/;
+
 export async function deleteDomain(
-  { virsh, failure }: Libvirt,
+  libvirt: Libvirt,
   instanceId: string,
-): Promise<{ outcome: 'deleted' | 'absent' }> {
+): Promise<{ outcome: 'deleted' | 'absent'; kept?: string[] }> {
   checkUuid('delete', instanceId);
   try {
-    try {
-      await virsh('destroy', instanceId);
-    } catch (error) {
-      if (virshSays(error, missing)) return { outcome: 'absent' };
-      if (!virshSays(error, /not running/)) throw error;
+    const xmls = await domainXmls(libvirt, instanceId);
+    if (xmls === undefined) return { outcome: 'absent' };
+    const plan = planDeletion(xmls);
+    await destroy(libvirt, instanceId);
+    const kept = [...plan.kept];
+    for (const volume of plan.volumes) {
+      const why = await deleteVolume(libvirt, volume);
+      if (why) kept.push(`${describeVolume(volume)}: ${why}`);
     }
-    // --nvram and storage: a domain cloud-api-adaptor made has an EFI store and per-VM volumes (§6).
-    await virsh('undefine', '--nvram', '--remove-all-storage', instanceId).catch((error: unknown) => {
-      if (!virshSays(error, missing)) throw error;
-    });
-    return { outcome: 'deleted' };
+    // --nvram: cloud-api-adaptor's UEFI domains have an NVRAM file, which a plain undefine refuses to leave behind.
+    // Managed-save images and snapshot and checkpoint metadata would each refuse the undefine too.
+    await libvirt
+      .virsh('undefine', '--nvram', '--managed-save', '--snapshots-metadata', '--checkpoints-metadata', instanceId)
+      .catch((error: unknown) => {
+        if (!virshSays(error, missing)) throw error;
+      });
+    return { outcome: 'deleted', ...(kept.length ? { kept } : {}) };
   } catch (error) {
-    throw failure('delete', error, instanceId);
+    throw libvirt.failure('delete', error, instanceId);
+  }
+}
+
+/** The live XML and the persistent one (they differ by hot-plugged disks); undefined when the domain is gone. */
+async function domainXmls({ virsh }: Libvirt, uuid: string): Promise<string[] | undefined> {
+  try {
+    return [await virsh('dumpxml', uuid), await virsh('dumpxml', '--inactive', uuid)];
+  } catch (error) {
+    if (virshSays(error, missing)) return undefined;
+    throw error;
+  }
+}
+
+async function destroy({ virsh }: Libvirt, uuid: string) {
+  try {
+    await virsh('destroy', uuid);
+  } catch (error) {
+    // A transient domain is gone once destroyed; its volumes are still deleted from the plan.
+    if (!virshSays(error, /not running|domain is not running/) && !virshSays(error, missing)) throw error;
+  }
+}
+
+/** Deletes one volume; a volume or pool already gone is done. Answers why a volume was left, if it was. */
+async function deleteVolume({ virsh }: Libvirt, volume: VolumeRef): Promise<string | undefined> {
+  try {
+    // A path as the volume: virsh finds the pool volume whose key or path it is (vol-delete's lookup).
+    if ('path' in volume) await virsh('vol-delete', '--vol', volume.path);
+    else await virsh('vol-delete', '--pool', volume.pool, '--vol', volume.volume);
+    return undefined;
+  } catch (error) {
+    if ('path' in volume && virshSays(error, volumeMissing)) {
+      // Also what a file outside every pool answers: libvirt cannot delete it, and it may be shared, so it stays.
+      return 'no pool volume has this path (deleted already, or a file outside libvirt pools: left as it is)';
+    }
+    if (virshSays(error, volumeMissing) || virshSays(error, poolMissing)) return undefined;
+    throw error;
   }
 }

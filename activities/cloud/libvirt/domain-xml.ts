@@ -1,5 +1,6 @@
-// The domain XML Steward writes and the parts of libvirt's XML it reads back. A VM is a tiny diskless domain
-// (ref/peerpods.md §11.5); its identity lives in the domain's <metadata> under Steward's own XML namespace.
+// The domain XML Steward writes and the parts of libvirt's XML it reads back. A VM is a pod VM as cloud-api-adaptor's
+// x86_64 one (createDomainXMLx86_64 in its libvirt.go): the root disk, the cloud-init ISO as a CD-ROM, a NIC on the
+// configured network, a serial console. Its identity lives in the domain's <metadata> under Steward's own namespace.
 import type { CreateInstanceInput } from '../provider';
 import { UUID, type LibvirtSettings } from './virsh';
 
@@ -15,7 +16,7 @@ export function parseHostUuid(capabilities: string, sysinfo = ''): string | unde
   return [fromCaps, fromSysinfo].find((u) => u !== undefined && UUID.test(u))?.toLowerCase();
 }
 
-const xmlEscape = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+export const xmlEscape = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 const xmlUnescape = (s: string) =>
   s.replace(/&(#\d+|#x[0-9a-f]+|lt|gt|amp|apos|quot);/gi, (_, e: string) => {
     const named: Record<string, string> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
@@ -37,7 +38,31 @@ const metadataFields = {
   podName: 'podName',
 } as const;
 
-export function domainXml(settings: LibvirtSettings, input: CreateInstanceInput, uuid: string): string {
+/** The volumes and network a domain is given (paths as the pool names them). */
+export interface DomainDevices {
+  rootDisk: string;
+  cloudInitIso: string;
+  /** The libvirt network of its NIC; none when undefined. */
+  network?: string;
+}
+
+/** Root disk first to boot (SATA), the ISO read-only on IDE, a virtio NIC, as cloud-api-adaptor's. */
+const devicesXml = ({ rootDisk, cloudInitIso, network }: DomainDevices) =>
+  [
+    `<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='${xmlEscape(rootDisk)}'/><target dev='sda' bus='sata'/><boot order='1'/></disk>`,
+    `<disk type='file' device='cdrom'><driver name='qemu' type='raw'/><source file='${xmlEscape(cloudInitIso)}'/><target dev='hda' bus='ide'/><readonly/></disk>`,
+    ...(network === undefined
+      ? []
+      : [`<interface type='network'><source network='${xmlEscape(network)}'/><model type='virtio'/></interface>`]),
+    `<console type='pty'><target type='serial'/></console>`,
+  ].join('\n    ');
+
+export function domainXml(
+  settings: LibvirtSettings,
+  input: CreateInstanceInput,
+  uuid: string,
+  devices: DomainDevices,
+): string {
   const meta: Record<keyof DomainMetadata, string> = {
     marker: settings.marker,
     podUid: input.podUid,
@@ -58,7 +83,11 @@ export function domainXml(settings: LibvirtSettings, input: CreateInstanceInput,
   <memory unit='MiB'>${settings.memoryMiB}</memory>
   <vcpu>${settings.vcpus}</vcpu>
   <os><type arch='x86_64' machine='pc'>hvm</type></os>
-  <devices><emulator>${xmlEscape(settings.emulator)}</emulator><memballoon model='none'/></devices>
+  <devices>
+    <emulator>${xmlEscape(settings.emulator)}</emulator>
+    ${devicesXml(devices)}
+    <memballoon model='none'/>
+  </devices>
 </domain>`;
 }
 

@@ -2,7 +2,9 @@
 // instance ID of a VM is its domain UUID, stable across crashes.
 import { cloudFailure } from '../errors';
 import { mapLimit } from '../limit';
-import type { InstanceObservation, InstanceState, MarkedInstance } from '../provider';
+import type { InstanceObservation, InstanceState, MarkedInstance, UpstreamInstance } from '../provider';
+import { UPSTREAM_VM_NAME } from '../../../model/vm-naming';
+import { planDeletion } from './deletion-plan';
 import { domainName, parseHostUuid, parseMetadata } from './domain-xml';
 import { checkUuid, type Libvirt, missing, virshSays } from './virsh';
 
@@ -10,38 +12,65 @@ import { checkUuid, type Libvirt, missing, virshSays } from './virsh';
 export async function readDomain({ virsh }: Libvirt, uuid: string) {
   try {
     const xml = await virsh('dumpxml', uuid);
-    return { name: domainName(xml), meta: parseMetadata(xml) };
+    return { name: domainName(xml), meta: parseMetadata(xml), xml };
   } catch (error) {
     if (virshSays(error, missing)) return undefined;
     throw error;
   }
 }
 
-export async function listDomains(libvirt: Libvirt): Promise<MarkedInstance[]> {
-  const { settings, virsh } = libvirt;
+/** Every domain's UUID, name and Steward metadata, through `pick`; `operation` names a failure. */
+async function eachDomain<T>(
+  libvirt: Libvirt,
+  operation: string,
+  pick: (uuid: string, domain: NonNullable<Awaited<ReturnType<typeof readDomain>>>) => T[],
+): Promise<T[]> {
   try {
-    const uuids = (await virsh('list', '--all', '--uuid'))
+    const uuids = (await libvirt.virsh('list', '--all', '--uuid'))
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
-    const domains = await mapLimit(uuids, settings.concurrency, async (uuid) => {
+    const picked = await mapLimit(uuids, libvirt.settings.concurrency, async (uuid) => {
       const domain = await readDomain(libvirt, uuid);
-      const meta = domain?.meta;
-      if (meta?.marker !== settings.marker || !meta.podUid) return [];
-      return [
-        {
-          instanceId: uuid,
-          name: domain?.name,
-          podUid: meta.podUid,
-          podNamespace: meta.podNamespace,
-          podName: meta.podName,
-        },
-      ];
+      return domain ? pick(uuid, domain) : [];
     });
-    return domains.flat();
+    return picked.flat();
   } catch (error) {
-    throw libvirt.failure('list', error);
+    throw libvirt.failure(operation, error);
   }
+}
+
+export const listDomains = (libvirt: Libvirt): Promise<MarkedInstance[]> =>
+  eachDomain(libvirt, 'list', (uuid, { name, meta }) =>
+    meta?.marker !== libvirt.settings.marker || !meta.podUid
+      ? []
+      : [{ instanceId: uuid, name, podUid: meta.podUid, podNamespace: meta.podNamespace, podName: meta.podName }],
+  );
+
+/**
+ * Domains named as cloud-api-adaptor names them, with no Steward metadata (of any installation), and, when a pool is
+ * configured, with a disk in it (by pool, or by a path under the pool's directory): cloud-api-adaptor's own.
+ */
+export async function listUpstreamDomains(libvirt: Libvirt): Promise<UpstreamInstance[]> {
+  const { pool } = libvirt.settings;
+  let poolDir: string | undefined;
+  try {
+    poolDir = pool
+      ? /<target>[\s\S]*?<path>([^<]*)<\/path>/.exec(await libvirt.virsh('pool-dumpxml', pool))?.[1]
+      : undefined;
+  } catch (error) {
+    throw libvirt.failure('listUpstream', error);
+  }
+  const inPool = (xml: string) =>
+    !pool ||
+    planDeletion([xml]).volumes.some((v) =>
+      'pool' in v ? v.pool === pool : poolDir !== undefined && v.path.startsWith(`${poolDir}/`),
+    );
+  return eachDomain(libvirt, 'listUpstream', (uuid, { name, meta, xml }) =>
+    meta === undefined && name !== undefined && UPSTREAM_VM_NAME.test(name) && inPool(xml)
+      ? [{ instanceId: uuid, name }]
+      : [],
+  );
 }
 
 const states: Record<string, InstanceState> = {

@@ -12,6 +12,14 @@ export interface LibvirtSettings {
   memoryMiB: number;
   vcpus: number;
   emulator: string;
+  /** The storage pool of the VMs' volumes and of the pod-VM image (cloud-api-adaptor's LIBVIRT_POOL); cloud-api-adaptor's VMs are looked for there. */
+  pool: string;
+  /** The pod-VM image: the volume in `pool` each root disk is backed by (LIBVIRT_VOL_NAME). */
+  imageVolume: string;
+  /** Root disk size in GiB, never below the image's own (LIBVIRT_ROOT_DISK_SIZE). */
+  rootDiskGiB: number;
+  /** The libvirt network of the VMs' NIC (LIBVIRT_NET); a VM is made without one when it does not exist. */
+  network: string;
   /** The value that marks Steward's VMs (provider.ts). */
   marker: string;
   /** Parallel `virsh` calls when listing. */

@@ -55,6 +55,15 @@ env:
   {{- end }}
 {{- end }}
 envFrom:
+  {{- /* cloud-api-adaptor's own, first: a key Steward's ConfigMap gives too is Steward's (docs/peer-pods.md). */}}
+  {{- with .root.Values.cloud.cloudApiAdaptorConfigMap }}
+  - configMapRef: { name: {{ . }}, optional: true }
+  {{- end }}
+  {{- if eq .component "worker" }}
+  {{- with .root.Values.cloud.cloudApiAdaptorSecret }}
+  - secretRef: { name: {{ . }}, optional: true }
+  {{- end }}
+  {{- end }}
   - configMapRef: { name: {{ include "steward.fullname" .root }} }
   {{- with .root.Values.secretName }}
   - secretRef: { name: {{ . }}, optional: true }
