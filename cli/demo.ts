@@ -49,7 +49,8 @@ export interface DemoOptions {
 const stackSchema = z.looseObject({
   temporal: z.looseObject({ address: z.string(), namespace: z.string(), uiUrl: z.string().optional() }),
   kubernetes: z.looseObject({ kubeconfig: z.string() }),
-  midonet: z.looseObject({ url: z.string(), adminUrl: z.string().optional() }),
+  // Absent from a stack without MidoNet (`steward up --backends peerpods`).
+  midonet: z.looseObject({ url: z.string(), adminUrl: z.string().optional() }).optional(),
 });
 
 /** Where `steward up` wrote its stack.json when given no --state-dir. */
@@ -247,7 +248,8 @@ class Demo {
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
     this.node = kubeConfig.makeApiClient(k8s.NodeV1Api);
-    this.admin = stack.midonet.adminUrl ? new (loadDevStack('demo').EmulatorAdmin)(stack.midonet.adminUrl) : undefined;
+    const adminUrl = stack.midonet?.adminUrl;
+    this.admin = adminUrl ? new (loadDevStack('demo').EmulatorAdmin)(adminUrl) : undefined;
   }
 
   /** The sample's Pods, and the peer pod when asked for. */
