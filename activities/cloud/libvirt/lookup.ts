@@ -6,6 +6,7 @@ import type { InstanceObservation, InstanceState, MarkedInstance, UpstreamInstan
 import { UPSTREAM_VM_NAME } from '../../../model/vm-naming';
 import { planDeletion } from './deletion-plan';
 import { domainName, parseHostUuid, parseMetadata } from './domain-xml';
+import { poolTargetDir } from './pools';
 import { checkUuid, type Libvirt, missing, virshSays } from './virsh';
 
 /** Name and Steward metadata of one domain; undefined when it is gone. */
@@ -55,7 +56,7 @@ export async function listUpstreamDomains(libvirt: Libvirt): Promise<UpstreamIns
   const { pool } = libvirt.settings;
   let poolDir: string | undefined;
   try {
-    poolDir = /<target>[\s\S]*?<path>([^<]*)<\/path>/.exec(await libvirt.virsh('pool-dumpxml', pool))?.[1];
+    poolDir = poolTargetDir(await libvirt.virsh('pool-dumpxml', pool));
   } catch (error) {
     throw libvirt.failure('listUpstream', error);
   }
