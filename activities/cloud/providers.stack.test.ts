@@ -31,7 +31,7 @@ import {
   timeAgainstVirsh,
   type Backend,
 } from '../../test/support/cloud-backends';
-import { caaPodVm, noOvmf, podVmPool, type PodVmPool } from '../../test/support/caa-pod-vm';
+import { caaPodVm, podVmPool, requireOvmf, type PodVmPool } from '../../test/support/caa-pod-vm';
 import { deleteDomain } from './libvirt/delete';
 import { connectLibvirt, VirshError } from './libvirt/virsh';
 
@@ -211,9 +211,8 @@ describe('libvirt: a pod VM with its volumes, as cloud-api-adaptor makes it, del
   beforeAll(async () => {
     uri = stackInfo().libvirt.uri;
     pool = await podVmPool(uri, `steward-test-${run}`);
-    // CI may lack the ovmf package: the VMs then have no NVRAM, and the log says why.
-    const missingFirmware = noOvmf();
-    if (missingFirmware) console.log(`pod VMs without UEFI NVRAM: ${missingFirmware}`);
+    // Never skipped: without OVMF the pod VMs would have no NVRAM for the delete to remove.
+    requireOvmf();
   });
   afterAll(() => pool.remove());
   const domains = async () => virsh(uri, 'list', '--all', '--name');
@@ -221,13 +220,13 @@ describe('libvirt: a pod VM with its volumes, as cloud-api-adaptor makes it, del
   it('a running VM: the domain, its NVRAM, its root volume and its cloud-init ISO go; the base image stays; a second delete is absent', async () => {
     const vm = await caaPodVm(uri, pool, vmName());
     expect(await pool.volumes()).toEqual([pool.base, `${vm.name}-cloudinit.iso`, `${vm.name}-root.qcow2`]);
-    if (vm.nvram) expect(existsSync(vm.nvram)).toBe(true);
+    expect(existsSync(vm.nvram)).toBe(true);
 
     const { provider } = libvirtBackend();
     expect(await provider.delete({ instanceId: vm.uuid })).toEqual({ outcome: 'deleted' });
     expect(await domains()).not.toContain(vm.name);
     expect(await pool.volumes()).toEqual([pool.base]);
-    if (vm.nvram) expect(existsSync(vm.nvram)).toBe(false);
+    expect(existsSync(vm.nvram)).toBe(false);
     expect(await provider.delete({ instanceId: vm.uuid })).toEqual({ outcome: 'absent' });
   });
 
@@ -248,7 +247,7 @@ describe('libvirt: a pod VM with its volumes, as cloud-api-adaptor makes it, del
     expect(await libvirtBackend().provider.delete({ instanceId: vm.uuid })).toEqual({ outcome: 'deleted' });
     expect(await domains()).not.toContain(vm.name);
     expect(await pool.volumes()).toEqual([pool.base]);
-    if (vm.nvram) expect(existsSync(vm.nvram)).toBe(false);
+    expect(existsSync(vm.nvram)).toBe(false);
   });
 
   it('a delete while the pool is inactive fails, retryably, and keeps the domain; after pool-start the retry deletes the volumes', async () => {
@@ -283,7 +282,7 @@ describe('libvirt: a pod VM with its volumes, as cloud-api-adaptor makes it, del
     expect(await libvirtBackend().provider.delete({ instanceId: vm.uuid })).toEqual({ outcome: 'deleted' });
     expect(await domains()).not.toContain(vm.name);
     expect(await pool.volumes()).toEqual([pool.base]);
-    if (vm.nvram) expect(existsSync(vm.nvram)).toBe(false);
+    expect(existsSync(vm.nvram)).toBe(false);
   });
 
   it('a disk file outside every pool is left in place and reported as kept', async () => {
