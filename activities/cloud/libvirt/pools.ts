@@ -2,6 +2,7 @@
 // active. A pool that is not active answers "no such volume" for every path in it, so "not found" means "deleted" only
 // where the pool holding the path is active.
 import type { Libvirt } from './virsh';
+import { child, parseXml, text } from './xml';
 
 export interface PoolDir {
   name: string;
@@ -11,7 +12,7 @@ export interface PoolDir {
 }
 
 /** The target directory in `virsh pool-dumpxml`. */
-export const poolTargetDir = (xml: string) => /<target>[\s\S]*?<path>([^<]*)<\/path>/.exec(xml)?.[1];
+export const poolTargetDir = (xml: string) => text(child(parseXml(xml), 'pool', 'target', 'path')) || undefined;
 
 const names = async ({ virsh }: Libvirt, which: '--inactive' | '--all') =>
   (await virsh('pool-list', which, '--name'))
