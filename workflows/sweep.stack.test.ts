@@ -58,6 +58,19 @@ async function sweepWithGrace(
 const row = (report: SweepReport, backend: string) =>
   report.backends.find((b) => b.backend === backend) as BackendReport;
 
+/** A PeerPod in the test namespace that records `instanceID`. */
+const createPeerPod = (name: string, cloudProvider: string, instanceID: string) =>
+  custom.createNamespacedCustomObject({
+    ...PEERPOD,
+    namespace,
+    body: {
+      apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
+      kind: 'PeerPod',
+      metadata: { name },
+      spec: { cloudProvider, instanceID },
+    },
+  });
+
 beforeAll(async () => {
   namespace = await createNamespace(kc, 'steward-test-sweep');
 });
@@ -88,17 +101,7 @@ describe.each([
     made.push(instanceId);
     return instanceId;
   };
-  const peerPodFor = (instanceId: string) =>
-    custom.createNamespacedCustomObject({
-      ...PEERPOD,
-      namespace,
-      body: {
-        apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
-        kind: 'PeerPod',
-        metadata: { name: `pp-${name}-${serial++}` },
-        spec: { cloudProvider: cloud.provider.name, instanceID: instanceId },
-      },
-    });
+  const peerPodFor = (instanceId: string) => createPeerPod(`pp-${name}-${serial++}`, cloud.provider.name, instanceId);
   const exists = async (instanceId: string) => (await cloud.provider.get({ instanceId })).exists;
 
   beforeAll(async () => {
@@ -285,16 +288,7 @@ describe("sweeping cloud-api-adaptor's leaked libvirt VMs (no marker, its name s
   it('a VM no PeerPod names is reported (dry run, and by default), then deleted with its volumes when switched on; one a PeerPod names is never touched', async () => {
     const leaked = await caaPodVm(uri, pool, `podvm-leaked-${tail}`);
     const owned = await caaPodVm(uri, pool, `podvm-owned-${tail}`);
-    await custom.createNamespacedCustomObject({
-      ...PEERPOD,
-      namespace,
-      body: {
-        apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
-        kind: 'PeerPod',
-        metadata: { name: `owned-resource-${tail.slice(0, 5)}` },
-        spec: { cloudProvider: 'libvirt', instanceID: owned.uuid },
-      },
-    });
+    await createPeerPod(`owned-resource-${tail.slice(0, 5)}`, 'libvirt', owned.uuid);
     const caaRow = (report: SweepReport) => row(report, 'cloud-api-adaptor');
 
     const dry = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['cloud'], caaLeaks: 'delete' });
@@ -362,17 +356,8 @@ describe("sweeping cloud-api-adaptor's leaked EC2 instances (no marker, its Name
   it('an instance no PeerPod names is reported (dry run, and by default); one a PeerPod names is not; neither is terminated', async () => {
     const leaked = await caaInstance(`podvm-ec2-leaked-${tail}`);
     const owned = await caaInstance(`podvm-ec2-owned-${tail}`);
-    await custom.createNamespacedCustomObject({
-      ...PEERPOD,
-      namespace,
-      body: {
-        apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
-        kind: 'PeerPod',
-        // Named unlike cloud-api-adaptor's (<pod>-resource-<5>), so only its instanceID can record the instance.
-        metadata: { name: `ec2-claim-${tail.slice(0, 5)}` },
-        spec: { cloudProvider: 'aws', instanceID: owned.instanceId },
-      },
-    });
+    // Named unlike cloud-api-adaptor's (<pod>-resource-<5>), so only its instanceID can record the instance.
+    await createPeerPod(`ec2-claim-${tail.slice(0, 5)}`, 'aws', owned.instanceId);
     // Other test files' instances share the region: these two are checked by ID, not the whole list.
     const orphanIds = (report: SweepReport) => row(report, 'cloud-api-adaptor').orphans.map((o) => o.id);
 
