@@ -162,3 +162,62 @@ describe('npm start + steward demo', () => {
     expect(pids.filter(alive)).toEqual([]);
   }, 120_000);
 });
+
+// The acceptance of a peer-pods-only installation (issue 42): `npm start -- --backends peerpods` starts no MidoNet, and
+// the demo shows its peer pod's VM with the volumes it was made with, then deletes it with them.
+describe('npm start -- --backends peerpods + steward demo', () => {
+  const peerStateDir = mkdtempSync(join(tmpdir(), 'steward-demo-peerpods-'));
+  const peerFile = stackFile(peerStateDir);
+  let peerUp: ReturnType<typeof run>;
+  let peerInfo: Omit<StackInfo, 'midonet'> & { midonet?: unknown };
+  let vm: string | undefined;
+
+  beforeAll(async () => {
+    peerUp = run(['up', '--free-ports', '--backends', 'peerpods', '--state-dir', peerStateDir]);
+    await waitFor(
+      () => peerUp.output().includes('Press Ctrl-C') || peerUp.child.exitCode !== null,
+      'steward up --backends peerpods to print its summary',
+      240_000,
+    );
+    if (!existsSync(peerFile) || peerUp.child.exitCode !== null)
+      throw new Error(`steward up --backends peerpods failed:\n${peerUp.output()}`);
+    peerInfo = JSON.parse(readFileSync(peerFile, 'utf8')) as typeof peerInfo;
+  }, 300_000);
+
+  afterAll(async () => {
+    if (peerUp && peerUp.child.exitCode === null) {
+      peerUp.child.kill('SIGKILL');
+      await peerUp.exited;
+    }
+  });
+
+  it('runs no MidoNet emulator', () => {
+    expect(peerInfo.midonet).toBeUndefined();
+    expect(Object.keys(peerInfo.pids).filter((name) => /midonet/i.test(name))).toEqual([]);
+  });
+
+  it("steward demo shows the peer pod's VM with its volumes, and nothing that needs MidoNet", async () => {
+    const demo = run(['demo', '--stack', peerFile, '--timeout', '200']);
+    const code = await demo.exited;
+    expect({ code, output: demo.output() }).toMatchObject({ code: 0 });
+    vm = /libvirt VM ([0-9a-f-]{36})/.exec(demo.output())?.[1];
+    expect(vm).toBeDefined();
+    expect(await virsh(peerInfo.libvirt.uri, 'domstate', vm!)).toMatch(/running/);
+    expect(demo.output()).toMatch(/disk +sda +\S+\/podvm-web-peer-[0-9a-f]{8}-root\.qcow2/);
+    expect(demo.output()).toMatch(/cdrom +hda +\S+\/podvm-web-peer-[0-9a-f]{8}-cloudinit\.iso/);
+    expect(demo.output()).not.toMatch(/Translations|global%2Fmidonet|pod%2Fdefault%2Fnginx/);
+  }, 300_000);
+
+  it('steward demo --cleanup deletes the VM with its volumes, then Ctrl-C stops everything', async () => {
+    const cleanup = run(['demo', '--stack', peerFile, '--cleanup', '--timeout', '120']);
+    expect({ code: await cleanup.exited, output: cleanup.output() }).toMatchObject({ code: 0 });
+    expect(cleanup.output()).toContain('The demo is cleaned up');
+    await expect(virsh(peerInfo.libvirt.uri, 'domstate', vm!)).rejects.toThrow(/failed to get domain/);
+    const volumes = await virsh(peerInfo.libvirt.uri, 'vol-list', 'default');
+    expect(volumes).not.toMatch(/podvm-web-peer/);
+    const pids = Object.values(peerInfo.pids);
+    peerUp.child.kill('SIGINT');
+    expect(await peerUp.exited).toBe(0);
+    expect(pids.filter(alive)).toEqual([]);
+  }, 200_000);
+});

@@ -49,7 +49,8 @@ export interface DemoOptions {
 const stackSchema = z.looseObject({
   temporal: z.looseObject({ address: z.string(), namespace: z.string(), uiUrl: z.string().optional() }),
   kubernetes: z.looseObject({ kubeconfig: z.string() }),
-  midonet: z.looseObject({ url: z.string(), adminUrl: z.string().optional() }),
+  // Absent from a stack without MidoNet (`steward up --backends peerpods`).
+  midonet: z.looseObject({ url: z.string(), adminUrl: z.string().optional() }).optional(),
 });
 
 /** Where `steward up` wrote its stack.json when given no --state-dir. */
@@ -86,6 +87,10 @@ export function parseDemoOptions(flags: {
   const stack = stackSchema.safeParse(json);
   if (!stack.success)
     throw new Error(`--stack ${file}: not a stack.json written by \`steward up\`: ${z.prettifyError(stack.error)}`);
+  if (!stack.data.midonet && flags.peerPod === false)
+    throw new Error(
+      `--no-peer-pod: the stack of ${file} has no MidoNet (steward up --backends peerpods): its peer pod is all there is to show`,
+    );
   return {
     stackFile: file,
     timeoutMs: Number(timeout) * 1000,
@@ -234,6 +239,8 @@ class Demo {
   private readonly admin?: EmulatorAdmin;
   private readonly objects = demoObjects();
   private readonly kubeConfig = new k8s.KubeConfig();
+  /** A stack without MidoNet (`steward up --backends peerpods`) shows the peer pod alone: nothing else gets a lifecycle. */
+  private readonly withMidonet: boolean;
 
   constructor(
     private readonly stack: StackInfo,
@@ -247,12 +254,14 @@ class Demo {
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
     this.node = kubeConfig.makeApiClient(k8s.NodeV1Api);
-    this.admin = stack.midonet.adminUrl ? new (loadDevStack('demo').EmulatorAdmin)(stack.midonet.adminUrl) : undefined;
+    this.withMidonet = stack.midonet !== undefined;
+    const adminUrl = stack.midonet?.adminUrl;
+    this.admin = adminUrl ? new (loadDevStack('demo').EmulatorAdmin)(adminUrl) : undefined;
   }
 
   /** The sample's Pods, and the peer pod when asked for. */
   private pods(): k8s.V1Pod[] {
-    return [...this.objects.pods, ...(this.withPeerPod ? [this.objects.peerPod] : [])];
+    return [...(this.withMidonet ? this.objects.pods : []), ...(this.withPeerPod ? [this.objects.peerPod] : [])];
   }
 
   /** Each demo object: its ref, how to read it now, and how to delete it. */
@@ -283,23 +292,24 @@ class Demo {
       read: () => core.readNamespacedEndpoints({ name: name(endpoints), namespace: namespace(endpoints) }),
       remove: () => core.deleteNamespacedEndpoints({ name: name(endpoints), namespace: namespace(endpoints) }),
     };
-    return [...nodeEntries, ...podEntries, serviceEntry, endpointsEntry];
+    return this.withMidonet ? [...nodeEntries, ...podEntries, serviceEntry, endpointsEntry] : podEntries;
   }
 
   async create(timeoutMs: number): Promise<void> {
-    await this.seedHosts();
+    if (this.withMidonet) await this.seedHosts();
     await this.createObjects();
     const live = await Promise.all(
       this.entries().map(async (entry) => ({ ref: entry.ref, object: await entry.read() })),
     );
     this.out(`\nKubernetes objects (label ${Object.entries(DEMO_LABELS)[0]!.join('=')}):\n`);
     this.out(table(live.map(({ ref, object }) => [ref.kind, refKey(ref), `uid ${object.metadata?.uid ?? ''}`])));
-    await this.untilTranslationsReady(live, timeoutMs);
-    await this.printEmulatorResources();
+    if (this.withMidonet) {
+      await this.untilTranslationsReady(live, timeoutMs);
+      await this.printEmulatorResources();
+    }
     if (this.withPeerPod) await this.untilPeerPodHasVm(timeoutMs);
     this.printLinks('Lifecycle workflows', [
-      GLOBAL_MIDONET_WORKFLOW_ID,
-      ...live.map(({ ref }) => workflowId(ref)),
+      ...(this.withMidonet ? [GLOBAL_MIDONET_WORKFLOW_ID, ...live.map(({ ref }) => workflowId(ref))] : []),
       ...(this.withPeerPod ? [workflowId(PEER_POD_REF)] : []),
     ]);
     this.out(`\nUndo with: steward demo --cleanup${this.stackArg}\n`);
@@ -319,7 +329,7 @@ class Demo {
   /** Status goes through the status subresource, as a kubelet (absent here) would write it. */
   private async createObjects(): Promise<void> {
     const { core, objects } = this;
-    for (const node of objects.nodes) {
+    for (const node of this.withMidonet ? objects.nodes : []) {
       await createOrKeep(() => core.createNode({ body: node }));
       const current = await core.readNode({ name: node.metadata!.name! });
       await core.replaceNodeStatus({
@@ -338,6 +348,7 @@ class Demo {
         body: { ...current, status: { ...current.status, ...pod.status } },
       });
     }
+    if (!this.withMidonet) return;
     const { service, endpoints } = objects;
     await createOrKeep(() => core.createNamespacedService({ namespace: service.metadata!.namespace!, body: service }));
     await createOrKeep(() =>
@@ -456,7 +467,7 @@ class Demo {
       for (const host of sampleCluster().hosts) await this.admin.removeHost(host.id).catch(() => undefined);
       this.out('Removed the seeded MidoNet hosts from the emulator.\n');
     }
-    this.out('Translations gone: the demo is cleaned up.\n');
+    this.out(this.withMidonet ? 'Translations gone: the demo is cleaned up.\n' : 'The demo is cleaned up.\n');
   }
 
   /**
@@ -464,7 +475,7 @@ class Demo {
    * (docs/operations.md): the go-ahead is given here, recorded, since deleting these objects is what was asked.
    */
   private async confirmOwnCleanup(): Promise<void> {
-    if (!(await guardStatus(this.kubeConfig)).held) return;
+    if (!this.withMidonet || !(await guardStatus(this.kubeConfig)).held) return;
     const connection = await Connection.connect({ address: this.stack.temporal.address });
     try {
       const { goAhead, woken } = await confirmMassDeletion({

@@ -3,13 +3,14 @@ import { Option, type Command } from 'commander';
 import pino from 'pino';
 import type { CloudConfig } from '../activities/cloud';
 import { backendResource, createMidonetClient, type MidonetConnection } from '../activities/midonet';
-import type { ManagedProcess, StackInfo, SupervisionEvents, TemporalProfile } from '../deploy/local';
+import type { AnyStackInfo, ManagedProcess, SupervisionEvents, TemporalProfile } from '../deploy/local';
 import { type RunningWorker } from '../worker';
 import { runWorker } from './worker';
 import { loadWorkerConfig, workerSettings } from './worker';
 import { temporalSettings } from '../platform/temporal-config';
 import { freePort } from '../worker/ports';
-import { addSettingFlags, countArgument, type Flags } from '../platform/settings';
+import { addSettingFlags, countArgument, settingLabel, type Flags } from '../platform/settings';
+import { backendsSchema, backendsSetting, type Backend } from '../platform/backends';
 import { globalIds } from '../model/translation/ids';
 import { loadStarterConfig, starterSettings } from '../starter/config';
 import { KATA_REMOTE } from '../starter/controller';
@@ -58,13 +59,24 @@ interface StewardOnStack {
   stop(): Promise<void>;
 }
 
+/** The stack's MidoNet for the worker: none without it; the emulator takes any credentials, a real MidoNet the user's. */
+function midonetEnv({ midonet }: AnyStackInfo, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!midonet) return {};
+  return {
+    MIDONET_API_URL: midonet.url,
+    ...(midonet.external
+      ? {}
+      : { MIDONET_USERNAME: env.MIDONET_USERNAME || 'admin', MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' }),
+  };
+}
+
 /**
  * Runs the worker and the starter in this process against the stack, after creating the cluster router in the
  * MidoNet emulator as a deployer would (seed 001: the deployer creates it, the global setup only checks it). Their
  * logs go to `<stateDir>/logs/steward.log`, so the terminal keeps the summary.
  */
 async function runOnStack(
-  info: StackInfo,
+  info: AnyStackInfo,
   options: { freePorts: boolean; flags: Flags },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<StewardOnStack> {
@@ -73,11 +85,7 @@ async function runOnStack(
     TEMPORAL_ADDRESS: info.temporal.address,
     TEMPORAL_NAMESPACE: info.temporal.namespace,
     KUBECONFIG: info.kubernetes.kubeconfig,
-    MIDONET_API_URL: info.midonet.url,
-    // The emulator takes any credentials; a real MidoNet needs the user's.
-    ...(info.midonet.external
-      ? {}
-      : { MIDONET_USERNAME: env.MIDONET_USERNAME || 'admin', MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' }),
+    ...midonetEnv(info, env),
     // Peer-pod VMs go to the stack's libvirt unless another cloud is configured.
     ...(env.STEWARD_CLOUD_PROVIDER ? {} : { STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: info.libvirt.uri }),
     // The embedded stack has no cloud-api-adaptor: Steward makes the VMs of kata-remote Pods unless told otherwise.
@@ -101,7 +109,7 @@ async function runOnStack(
   );
 
   const { tenant } = starterConfig;
-  if (info.midonet.adminUrl && workerConfig.midonet) {
+  if (info.midonet?.adminUrl && workerConfig.midonet) {
     const outcome = await ensureClusterRouter(workerConfig.midonet, tenant);
     log.info({ outcome, id: globalIds(tenant).clusterRouter, tenant }, 'cluster router (as the deployer)');
   }
@@ -133,7 +141,7 @@ async function runOnStack(
   };
 }
 
-function tryIt(info: StackInfo): string {
+function tryIt(info: AnyStackInfo): string {
   const { defaultStateDir, stackFile } = loadDevStack('up');
   return `  Try it:            npx steward demo${info.stateDir === defaultStateDir ? '' : ` --stack ${stackFile(info.stateDir)}`} (in a second terminal)`;
 }
@@ -144,19 +152,22 @@ function tryIt(info: StackInfo): string {
  * created as a deployer would, and Pods of runtime class kata-remote get VMs (the stack has no cloud-api-adaptor).
  */
 async function runProcessesOnStack(
-  info: StackInfo,
-  options: { workers: number; starters: number; taskQueue?: string },
+  info: AnyStackInfo,
+  options: { workers: number; starters: number; taskQueue?: string; backends?: readonly Backend[] },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<StewardOnStack> {
   const { startStewardProcesses } = loadDevStack('up');
   // The emulator takes any credentials; a real MidoNet needs the user's.
-  const secrets: Record<string, string> = info.midonet.external
-    ? env.MIDONET_PASSWORD
-      ? { MIDONET_PASSWORD: env.MIDONET_PASSWORD }
-      : {}
-    : { MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' };
+  const secrets: Record<string, string> = !info.midonet
+    ? {}
+    : info.midonet.external
+      ? env.MIDONET_PASSWORD
+        ? { MIDONET_PASSWORD: env.MIDONET_PASSWORD }
+        : {}
+      : { MIDONET_PASSWORD: env.MIDONET_PASSWORD || 'admin' };
   const overrides: Record<string, string> = {
     STEWARD_PEERPOD_RUNTIME_CLASSES: env.STEWARD_PEERPOD_RUNTIME_CLASSES || KATA_REMOTE,
+    ...(options.backends ? { [backendsSetting.env]: options.backends.join(',') } : {}),
     ...(options.taskQueue ? { [temporalSettings.taskQueue.env]: options.taskQueue } : {}),
   };
   const processes = await startStewardProcesses({
@@ -170,7 +181,7 @@ async function runProcessesOnStack(
     // Read as the processes read them, so a bad value fails here with its variable named.
     const workerConfig = loadWorkerConfig({}, { ...processes.settings, ...secrets });
     const starterConfig = loadStarterConfig({}, processes.settings);
-    if (info.midonet.adminUrl && workerConfig.midonet)
+    if (info.midonet?.adminUrl && workerConfig.midonet)
       await ensureClusterRouter(workerConfig.midonet, starterConfig.tenant);
     const holder = await processes.leaseHolder();
     const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 'es'}`;
@@ -223,26 +234,33 @@ interface UpOptions {
   temporal: TemporalProfile;
   workers?: number;
   starters?: number;
+  /** STEWARD_BACKENDS's flag: `peerpods` starts no MidoNet emulator. */
+  backends?: string;
 }
 
 /** `--workers` or `--starters`: Steward as processes, the way it is deployed. */
 const asDeployed = (options: UpOptions) => options.workers !== undefined || options.starters !== undefined;
 
 /** Steward beside the stack: as processes, in this process, or nothing with `--no-steward`. */
-async function startSteward(info: StackInfo, options: UpOptions): Promise<StewardOnStack | undefined> {
+async function startSteward(
+  info: AnyStackInfo,
+  options: UpOptions,
+  backends: readonly Backend[] | undefined,
+): Promise<StewardOnStack | undefined> {
   if (asDeployed(options))
     return runProcessesOnStack(info, {
       workers: options.workers ?? 1,
       starters: options.starters ?? 1,
       taskQueue: options.taskQueue,
+      backends,
     });
-  if (options.steward)
-    return runOnStack(info, { freePorts: options.freePorts ?? false, flags: { taskQueue: options.taskQueue } });
+  const flags = { taskQueue: options.taskQueue, ...(backends ? { backends: backends.join(',') } : {}) };
+  if (options.steward) return runOnStack(info, { freePorts: options.freePorts ?? false, flags });
   return undefined;
 }
 
 /** What runs and where, printed once everything is up. */
-function upSummary(info: StackInfo, stackJson: string, steward: StewardOnStack | undefined): string {
+function upSummary(info: AnyStackInfo, stackJson: string, steward: StewardOnStack | undefined): string {
   const lines = [
     '',
     `Steward embedded stack is up${steward ? `, with ${steward.what}` : ''}.`,
@@ -257,7 +275,7 @@ function upSummary(info: StackInfo, stackJson: string, steward: StewardOnStack |
       : []),
     `  kubeconfig:        ${info.kubernetes.kubeconfig}`,
     `  libvirt URI:       ${info.libvirt.uri}`,
-    `  MidoNet API:       ${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}`,
+    `  MidoNet API:       ${info.midonet ? `${info.midonet.url}${info.midonet.adminUrl ? ` (emulator admin: ${info.midonet.adminUrl})` : ''}` : 'none (peer pods only)'}`,
     `  EC2 endpoint:      ${info.ec2.endpoint} (region ${info.ec2.region}${info.ec2.external ? '' : ', moto test server'})`,
     `  stack.json:        ${stackJson}`,
     ...(steward?.summary ?? []),
@@ -287,15 +305,27 @@ const supervisionReport = (write: (line: string) => void): SupervisionEvents => 
   restarted: (server) => write(`${server.name} restarted (pid ${server.pid})`),
 });
 
+/** `--backends` / STEWARD_BACKENDS, checked before anything starts; absent: both. */
+function backendsOf(options: UpOptions, command: Command): Backend[] | undefined {
+  const given = options.backends ?? (process.env[backendsSetting.env] || undefined);
+  if (given === undefined) return undefined;
+  const parsed = backendsSchema.safeParse(given);
+  if (!parsed.success)
+    command.error(`error: ${settingLabel('backends', backendsSetting)}: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
 /** The stack, Steward beside it, until Ctrl-C or the end of the worker in this process (then with exit code 1). */
 async function up(options: UpOptions, command: Command): Promise<void> {
   if (asDeployed(options) && !options.steward)
     command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
+  const backends = backendsOf(options, command);
   const { startStack, stackFile } = loadDevStack('up');
   const stack = await startStack({
     stateDir: options.stateDir,
     ports: options.freePorts ? 'free' : 'default',
     temporal: options.temporal,
+    midonet: !backends || backends.includes('midonet'),
   });
   const { info } = stack;
   // Supervised from now on, also while Steward starts (its workflow bundle takes a while).
@@ -303,7 +333,7 @@ async function up(options: UpOptions, command: Command): Promise<void> {
   stack.supervise(events);
   let steward: StewardOnStack | undefined;
   try {
-    steward = await startSteward(info, options);
+    steward = await startSteward(info, options, backends);
   } catch (error) {
     await stack.stop();
     throw error;
@@ -347,8 +377,9 @@ export function registerUpCommand(program: Command): void {
       'run n `steward starter` processes sharing one Lease, deployed the same way (with --workers: default 1)',
       countArgument,
     );
-  // The worker's and the starter's task queue: the stack's Temporal gives the rest of the Temporal settings.
-  addSettingFlags(command, { taskQueue: temporalSettings.taskQueue }).action((options: UpOptions) =>
-    up(options, command),
+  // The worker's and the starter's task queue and backends (peerpods: no MidoNet emulator): the stack's Temporal gives
+  // the rest of the Temporal settings.
+  addSettingFlags(command, { taskQueue: temporalSettings.taskQueue, backends: backendsSetting }).action(
+    (options: UpOptions) => up(options, command),
   );
 }

@@ -211,6 +211,63 @@ describe('worker configuration', () => {
     });
   });
 
+  describe('STEWARD_BACKENDS', () => {
+    const libvirt = { STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: 'qemu+ssh://host/system' };
+
+    it('peerpods: needs no MidoNet setting, and MidoNet ones given anyway are ignored (named, for one log line), no MidoNet activities', () => {
+      const alone = loadWorkerConfig({}, { STEWARD_BACKENDS: 'peerpods', ...libvirt });
+      expect([alone.backends, alone.midonet, alone.ignored]).toEqual([['peerpods'], undefined, []]);
+      expect(alone.cloud).toMatchObject({ provider: 'libvirt' });
+      const shared = loadWorkerConfig({}, { STEWARD_BACKENDS: 'peerpods', ...libvirt, ...midonetKubeEnv });
+      expect([shared.midonet, shared.ignored]).toEqual([
+        undefined,
+        ['MIDONET_API_URL', 'MIDONET_USERNAME', 'MIDONET_PASSWORD', 'MIDONET_PROJECT'],
+      ]);
+    });
+
+    it('midonet: needs no cloud, runs no cloud activities, and ignores the cloud settings given', () => {
+      const config = loadWorkerConfig({}, { STEWARD_BACKENDS: 'midonet', ...midonetEnv, ...libvirt });
+      expect([config.cloud, config.ignored]).toEqual([undefined, ['STEWARD_CLOUD_PROVIDER', 'LIBVIRT_URI']]);
+      expect(config.midonet).toMatchObject({ baseUrl: midonetEnv.MIDONET_API_URL });
+    });
+
+    it.each<[string, NodeJS.ProcessEnv, string[]]>([
+      [
+        'peerpods without a cloud provider',
+        { STEWARD_BACKENDS: 'peerpods' },
+        ['--cloud-provider / STEWARD_CLOUD_PROVIDER: is required with --backends / STEWARD_BACKENDS peerpods'],
+      ],
+      [
+        'midonet without the MidoNet API',
+        { STEWARD_BACKENDS: 'midonet' },
+        ['--midonet-url / MIDONET_API_URL: is required with --backends / STEWARD_BACKENDS midonet'],
+      ],
+      [
+        'midonet with the API but no credentials',
+        { STEWARD_BACKENDS: 'midonet', MIDONET_API_URL: midonetEnv.MIDONET_API_URL },
+        [
+          '--midonet-username / MIDONET_USERNAME: is required with --midonet-url / MIDONET_API_URL',
+          'MIDONET_PASSWORD: is required with --midonet-url / MIDONET_API_URL',
+        ],
+      ],
+      [
+        'a backend it does not know',
+        { STEWARD_BACKENDS: 'peerpods,cilium' },
+        [
+          '--backends / STEWARD_BACKENDS: must be peerpods, midonet, or both comma-separated (peerpods,midonet); got "peerpods,cilium"',
+        ],
+      ],
+    ])('refuses %s, naming the setting', (_sentence, env, expected) => {
+      expect(issues({}, env)).toEqual(expected);
+    });
+
+    it('unset: each backend runs where its settings are given, as before the setting', () => {
+      const config = loadWorkerConfig({}, { ...midonetEnv });
+      expect([config.backends, config.cloud, config.ignored]).toEqual([undefined, undefined, []]);
+      expect(config.midonet).toBeDefined();
+    });
+  });
+
   it('reads the Temporal settings alone for the operator commands, ignoring worker variables', () => {
     expect(loadTemporalConfig({ temporalNamespace: 'ops' }, { STEWARD_HTTP_PORT: 'not a port' })).toEqual({
       address: '127.0.0.1:7233',

@@ -62,6 +62,11 @@ export function runWorker(
     lifecycleStates,
     activities: (temporal, log) => {
       log.info({ activities: redactedActivities(config) }, 'activities from the configuration');
+      if (config.ignored.length > 0)
+        log.warn(
+          { ignored: config.ignored, backends: config.backends },
+          'settings of a backend STEWARD_BACKENDS leaves out are ignored',
+        );
       return createActivities(config, {
         temporal,
         clusterId: config.temporal.clusterId,

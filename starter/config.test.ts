@@ -12,6 +12,7 @@ describe('starter configuration', () => {
         taskQueue: 'steward',
       },
       kubeconfig: undefined,
+      backends: ['midonet', 'peerpods'],
       watchNamespace: undefined,
       lease: { namespace: 'kube-system', name: 'steward-starter' },
       resyncMs: 600_000,
@@ -177,6 +178,21 @@ describe('starter configuration', () => {
       /--sweep-backends \/ STEWARD_SWEEP_BACKENDS: must be a comma-separated list of cloud, midonet, or none/,
     ],
     [
+      'an installation of something else than MidoNet and peer pods',
+      { backends: 'midonet,cloud' },
+      '--backends / STEWARD_BACKENDS: must be peerpods, midonet, or both comma-separated (peerpods,midonet); got "midonet,cloud"',
+    ],
+    [
+      'a MidoNet sweep in a peer-pods-only installation (it would fail on every tick)',
+      { backends: 'peerpods', sweepBackends: 'cloud,midonet' },
+      '--sweep-backends / STEWARD_SWEEP_BACKENDS: midonet is not swept here: STEWARD_BACKENDS does not name midonet',
+    ],
+    [
+      'a cloud sweep in a MidoNet-only installation (no cloud there)',
+      { backends: 'midonet', sweepBackends: 'cloud' },
+      '--sweep-backends / STEWARD_SWEEP_BACKENDS: cloud is not swept here: STEWARD_BACKENDS does not name peerpods',
+    ],
+    [
       'a bad Temporal address is checked by the worker rules',
       { address: 'nowhere' },
       /--address \/ TEMPORAL_ADDRESS: must be host:port/,
@@ -184,6 +200,21 @@ describe('starter configuration', () => {
   ])('%s', (_sentence, flags, expected) => {
     expect(() => loadStarterConfig(flags, {})).toThrow(expected);
   });
+
+  it.each([
+    ['peerpods', ['peerpods'], ['cloud']],
+    ['midonet', ['midonet'], ['midonet']],
+    ['peerpods,midonet', ['midonet', 'peerpods'], ['cloud', 'midonet']],
+  ])(
+    'STEWARD_BACKENDS=%s: installs %j, and the scheduled sweep covers %j unless told otherwise',
+    (text, backends, swept) => {
+      const config = loadStarterConfig({}, { STEWARD_BACKENDS: text });
+      expect([config.backends, config.sweep.backends]).toEqual([backends, swept]);
+      expect(loadStarterConfig({}, { STEWARD_BACKENDS: text, STEWARD_SWEEP_BACKENDS: 'none' }).sweep.backends).toEqual(
+        [],
+      );
+    },
+  );
 
   it('reports every problem at once, Temporal and starter alike', () => {
     expect(() => loadStarterConfig({ address: 'nowhere', resyncSeconds: 'often' }, {})).toThrow(

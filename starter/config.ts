@@ -11,6 +11,13 @@ import { DEFAULT_TENANT } from '../model/translation/ids';
 import { DEFAULT_WAVE, waveSettingsSchema, type WaveSettings } from '../model/deletion-guard';
 import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
 import { backendList, duration } from './sweep-schedule';
+import {
+  backendsSetting,
+  backendsSchema,
+  installation,
+  sweepBackendsNotInstalled,
+  type Backend,
+} from '../platform/backends';
 
 /**
  * The starter's configuration, from flags and environment like the worker's (the Temporal settings, task queue
@@ -20,6 +27,7 @@ import { backendList, duration } from './sweep-schedule';
 /** The starter's own settings; the Temporal ones come from platform/temporal-config.ts. */
 export const starterSettings = {
   kubeconfig: kubeconfigSetting,
+  backends: backendsSetting,
   watchNamespace: {
     env: 'STEWARD_WATCH_NAMESPACE',
     arg: 'name',
@@ -86,9 +94,9 @@ export const starterSettings = {
   sweepBackends: {
     env: 'STEWARD_SWEEP_BACKENDS',
     arg: 'list',
-    default: 'cloud,midonet',
     description:
-      'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule)',
+      'what the scheduled sweep covers: cloud, midonet, both comma-separated, or none (removes the Schedule); only backends STEWARD_BACKENDS names',
+    whenUnset: 'the installed backends (STEWARD_BACKENDS: peerpods is swept as cloud)',
   },
   sweepDryRun: { env: 'STEWARD_SWEEP_DRY_RUN', description: 'the scheduled sweep only reports what it would delete' },
   sweepCaaLeaks: {
@@ -124,6 +132,8 @@ export const starterSettings = {
 export interface StarterConfig {
   temporal: TemporalConfig;
   kubeconfig?: string;
+  /** What this installation drives: what is watched, started and swept follows (platform/backends.ts). */
+  backends: Backend[];
   /** Absent: all namespaces. */
   watchNamespace?: string;
   lease: { namespace: string; name: string };
@@ -146,38 +156,45 @@ const objectName = name.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
   error: (issue) => `must be a Kubernetes name (lower case, digits, '-', '.'), got "${String(issue.input)}"`,
 });
 
-const starterSchema = z.object({
-  kubeconfig: kubeconfigFiles.optional(),
-  watchNamespace: objectName.optional(),
-  leaseNamespace: objectName,
-  leaseName: objectName,
-  resyncSeconds: whole(1),
-  debounceMs: whole(0),
-  identity: name.optional(),
-  tenant: name,
-  peerPodRuntimeClasses: z
-    .string()
-    .transform((list) =>
-      list.trim() === 'none'
-        ? []
-        : list
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-    )
-    .pipe(z.array(objectName)),
-  peerPodClouds: peerPodCloudList.optional(),
-  sweepInterval: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
-  sweepGrace: duration,
-  sweepBackends: backendList,
-  sweepDryRun: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
-  sweepCaaLeaks: z.enum(CAA_LEAK_MODES, { error: `must be one of ${CAA_LEAK_MODES.join(', ')}` }),
-  massDeletionShare: z.coerce.number().pipe(waveSettingsSchema.shape.share),
-  massDeletionMin: whole(1),
-  massDeletionWindow: duration.pipe(z.number().min(1_000, 'must be at least 1s')),
-  ...httpShape,
-  logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
-});
+const starterSchema = z
+  .object({
+    kubeconfig: kubeconfigFiles.optional(),
+    backends: backendsSchema.optional(),
+    watchNamespace: objectName.optional(),
+    leaseNamespace: objectName,
+    leaseName: objectName,
+    resyncSeconds: whole(1),
+    debounceMs: whole(0),
+    identity: name.optional(),
+    tenant: name,
+    peerPodRuntimeClasses: z
+      .string()
+      .transform((list) =>
+        list.trim() === 'none'
+          ? []
+          : list
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+      )
+      .pipe(z.array(objectName)),
+    peerPodClouds: peerPodCloudList.optional(),
+    sweepInterval: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
+    sweepGrace: duration,
+    sweepBackends: backendList.optional(),
+    sweepDryRun: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+    sweepCaaLeaks: z.enum(CAA_LEAK_MODES, { error: `must be one of ${CAA_LEAK_MODES.join(', ')}` }),
+    massDeletionShare: z.coerce.number().pipe(waveSettingsSchema.shape.share),
+    massDeletionMin: whole(1),
+    massDeletionWindow: duration.pipe(z.number().min(1_000, 'must be at least 1s')),
+    ...httpShape,
+    logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
+  })
+  // A sweep of a backend not installed would fail on every tick (no MidoNet there) or point at a placeholder host.
+  .superRefine(({ backends, sweepBackends }, ctx) => {
+    for (const message of sweepBackendsNotInstalled(sweepBackends ?? [], installation(backends)))
+      ctx.addIssue({ code: 'custom', path: ['sweepBackends'], message });
+  });
 
 /** Flag, else environment variable, else default; every problem (Temporal's too) named by its flag and variable. */
 export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): StarterConfig {
@@ -189,6 +206,7 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
   return {
     temporal,
     kubeconfig: v.kubeconfig,
+    backends: [...installation(v.backends).backends],
     watchNamespace: v.watchNamespace,
     lease: { namespace: v.leaseNamespace, name: v.leaseName },
     resyncMs: v.resyncSeconds * 1000,
@@ -200,7 +218,7 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
     sweep: {
       intervalMs: v.sweepInterval,
       graceMs: v.sweepGrace,
-      backends: v.sweepBackends,
+      backends: v.sweepBackends ?? [...installation(v.backends).sweep],
       dryRun: v.sweepDryRun === 'true' || v.sweepDryRun === '1',
       // Where Steward makes the VMs, cloud-api-adaptor does not: none of its VMs are there to find.
       caaLeaks: v.peerPodRuntimeClasses.length > 0 ? 'off' : v.sweepCaaLeaks,

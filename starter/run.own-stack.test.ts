@@ -1,20 +1,24 @@
 // The task queue is one setting: a worker and a starter given STEWARD_TASK_QUEUE (loaded and run as `steward worker`
 // and `steward starter` do) drive a Node created in the real API server to Ready Translations in the MidoNet emulator,
 // and every workflow and the sweeper's Schedule go to that queue, none to the default one. A stack of its own, so
-// nothing another file left running is on either queue.
+// nothing another file left running is on either queue. Last, the same two processes of a peer-pods-only installation
+// (STEWARD_BACKENDS=peerpods, no MidoNet setting) leave the MidoNet kinds alone and serve a PeerPod.
 import * as k8s from '@kubernetes/client-node';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import pino from 'pino';
 import { createMidonetClient } from '../activities/midonet';
 import type { Stack } from '../deploy/local';
 import { EmulatorAdmin } from '../deploy/local/midonet';
 import { startPrivateStack } from '../deploy/local/jest/stack-info';
 import { stackEnv } from '../test/support';
-import { createNode, listTranslations, readyOf, waitFor } from '../test/support/objects-harness';
+import { createNode, createPod, listTranslations, readyOf, waitFor } from '../test/support/objects-harness';
+import { libvirtBackend } from '../test/support/cloud-backends';
+import { writeAsCloudApiAdaptor, readPeerPod } from '../test/support/peerpods-harness';
+import { stateQuery } from '../model/messages';
 import { type RunningWorker } from '../worker';
 import { runWorker } from '../cli/worker';
 import { loadWorkerConfig } from '../cli/worker';
-import { GLOBAL_MIDONET_WORKFLOW_ID, SWEEP_SCHEDULE_ID, TASK_QUEUE, workflowId } from '../model/naming';
+import { GLOBAL_MIDONET_WORKFLOW_ID, inCluster, SWEEP_SCHEDULE_ID, TASK_QUEUE, workflowId } from '../model/naming';
 import { translate, translateGlobals } from '../model/translation';
 import { sampleCluster } from '../model/translation/sample-cluster';
 import { loadStarterConfig } from './config';
@@ -142,5 +146,115 @@ describe('worker and starter on a task queue other than the default', () => {
     expect(relist).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000));
     expect(relist).toBeLessThanOrEqual(Date.now() / 1000);
     expect(value('process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+});
+
+// Last: it stops the starter above, whose installation (both backends) would serve the same PeerPod.
+describe('a peer-pods-only installation (STEWARD_BACKENDS=peerpods), as `steward worker` and `steward starter` load it', () => {
+  const clusterId = 'pp';
+  const queue = `steward-peerpods-${Date.now().toString(36)}`;
+  const marker = `steward-run-pp-${Date.now().toString(36)}`;
+
+  it("starts no global setup and gives a Node, a Service and a plain Pod no workflow, while cloud-api-adaptor's PeerPod is served to its release; its Schedule sweeps the cloud alone", async () => {
+    await starter?.stop();
+    starter = undefined;
+    const { info } = stack;
+    // No MidoNet setting at all: the worker needs none.
+    const env: NodeJS.ProcessEnv = {
+      TEMPORAL_ADDRESS: info.temporal.address,
+      TEMPORAL_NAMESPACE: info.temporal.namespace,
+      KUBECONFIG: info.kubernetes.kubeconfig,
+      STEWARD_BACKENDS: 'peerpods',
+      STEWARD_CLUSTER_ID: clusterId,
+      STEWARD_TASK_QUEUE: queue,
+      STEWARD_LEASE_NAME: 'steward-peerpods-only',
+      STEWARD_CLOUD_PROVIDER: 'libvirt',
+      LIBVIRT_URI: info.libvirt.uri,
+      STEWARD_CLOUD_MARKER: marker,
+      STEWARD_HTTP_HOST: '127.0.0.1',
+      STEWARD_HTTP_PORT: '0',
+      STEWARD_STARTER_HTTP_HOST: '127.0.0.1',
+      STEWARD_STARTER_HTTP_PORT: '0',
+      STEWARD_LOG_LEVEL: 'error',
+    };
+    const ppWorker = await runWorker(loadWorkerConfig({}, env), { log });
+    const ppStarter = await runStarter(loadStarterConfig({}, env), log);
+    try {
+      const [plainPod] = cluster.pods;
+      await createNode({ core }, cluster.nodes[1]!);
+      const service = { namespace: 'default', name: 'web-pp' };
+      await core.createNamespacedService({
+        namespace: service.namespace,
+        body: { metadata: { name: service.name }, spec: { ports: [{ port: 80 }] } },
+      });
+      await createPod({ core }, plainPod!);
+      // cloud-api-adaptor's peer pod: a Pod of no runtime class Steward serves, its VM, and the PeerPod it writes.
+      const owner = await core.createNamespacedPod({
+        namespace: 'default',
+        body: {
+          metadata: { name: 'caa-pp' },
+          spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+        },
+      });
+      const instanceId = await libvirtBackend(info, marker).createUnmarked(`podvm-caa-pp-${marker.slice(-8)}`);
+      const peerPod = await writeAsCloudApiAdaptor(
+        { custom },
+        { name: 'caa-pp', uid: owner.metadata!.uid! },
+        'libvirt',
+        instanceId,
+        {
+          suffix: 'b4ck3',
+        },
+      );
+      const peerPodId = inCluster(workflowId({ kind: 'PeerPod', namespace: 'default', name: peerPod }), clusterId);
+      await waitFor('the PeerPod tracked', async () => {
+        const view = await client.workflow
+          .getHandle(peerPodId)
+          .query(stateQuery)
+          .catch(() => undefined);
+        return view?.state === 'tracking';
+      });
+      await core.deleteNamespacedPod({ namespace: 'default', name: 'caa-pp' });
+      await waitFor(
+        'the PeerPod released and gone',
+        async () => (await readPeerPod({ custom }, peerPod)) === undefined,
+        60_000,
+      );
+
+      // The starter sent everything it watches by now (the PeerPod came after the rest); give a stray start a moment.
+      // Asked of each workflow by id: visibility lags, a description does not.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const exists = (id: string) =>
+        client.workflow
+          .getHandle(id)
+          .describe()
+          .then(
+            () => true,
+            (error: unknown) => {
+              if (error instanceof WorkflowNotFoundError) return false;
+              throw error;
+            },
+          );
+      expect(await exists(peerPodId)).toBe(true);
+      const unwanted = [
+        GLOBAL_MIDONET_WORKFLOW_ID,
+        workflowId({ kind: 'Node', name: cluster.nodes[1]!.metadata.name }),
+        workflowId({ kind: 'Service', ...service }),
+        workflowId({ kind: 'Pod', namespace: plainPod!.metadata.namespace, name: plainPod!.metadata.name }),
+        workflowId({ kind: 'Pod', namespace: 'default', name: 'caa-pp' }),
+      ].map((id) => inCluster(id, clusterId));
+      const started = await Promise.all(unwanted.map(async (id) => [id, await exists(id)] as const));
+      expect(started.filter(([, found]) => found).map(([id]) => id)).toEqual([]);
+      const schedule = await client.schedule.getHandle(inCluster(SWEEP_SCHEDULE_ID, clusterId)).describe();
+      expect(schedule.action).toMatchObject({
+        type: 'startWorkflow',
+        // The cluster ID prefixes the task queue too.
+        taskQueue: inCluster(queue, clusterId),
+        args: [{ backends: ['cloud'] }],
+      });
+    } finally {
+      await ppStarter.stop();
+      await ppWorker.shutdown();
+    }
   });
 });

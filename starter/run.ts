@@ -7,6 +7,7 @@ import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { connectClientWhenReachable, temporalReadiness, type TemporalReach } from '../platform/temporal-connection';
 import { acquireTracing } from '../platform/tracing';
 import { GLOBAL_MIDONET_WORKFLOW_ID, inCluster } from '../model/naming';
+import { installation } from '../platform/backends';
 import type { StarterConfig } from './config';
 import { createStarter, type Starter } from './controller';
 import { starterLiveness, starterReadiness } from './probes';
@@ -67,7 +68,7 @@ function serve(config: StarterConfig, live: Live, registry: Registry, log: Logge
   );
 }
 
-/** The global setup workflow and the sweeper's Schedule ensured, then the controller started. */
+/** The global setup workflow (with MidoNet) and the sweeper's Schedule ensured, then the controller started. */
 async function startController(
   client: Client,
   kubeConfig: KubeConfig,
@@ -76,7 +77,7 @@ async function startController(
   log: Logger,
 ) {
   const { taskQueue, clusterId } = config.temporal;
-  await ensureGlobalSetup(client, config, log);
+  if (installation(config.backends).globalSetup) await ensureGlobalSetup(client, config, log);
   const { intervalMs, graceMs, backends, dryRun, caaLeaks } = config.sweep;
   const schedule = await ensureSweepSchedule(client, {
     intervalMs,
@@ -101,6 +102,7 @@ async function startController(
     tenant: config.tenant,
     registry,
     massDeletion: config.massDeletion,
+    backends: config.backends,
   });
   starter.start();
   return starter;

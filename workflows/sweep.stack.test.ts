@@ -1,12 +1,13 @@
 // The orphan sweeper on the real stack: the sweep workflow on Temporal, VMs on real libvirt and on moto's EC2, PeerPods,
 // Pods and Translations in the real API server, MidoNet objects in the emulator. Each describe has its own marker or
 // tenant, so what other test files leave on the shared daemons is never in its lists.
+import { EC2Client, RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import * as k8s from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { createCloudActivities } from '../activities/cloud/activities';
 import { createKubernetesActivities } from '../activities/kubernetes';
 import { MIDONET_USER, runStackWorker } from '../test/support';
-import { awsBackend, libvirtBackend, libvirtSettings } from '../test/support/cloud-backends';
+import { awsBackend, libvirtBackend, libvirtSettings, TEST_AMI } from '../test/support/cloud-backends';
 import { caaPodVm, podVmPool, type PodVmPool } from '../test/support/caa-pod-vm';
 import { createLibvirtProvider } from '../activities/cloud/libvirt';
 import { virsh } from '../deploy/local/libvirt';
@@ -57,6 +58,19 @@ async function sweepWithGrace(
 const row = (report: SweepReport, backend: string) =>
   report.backends.find((b) => b.backend === backend) as BackendReport;
 
+/** A PeerPod in the test namespace that records `instanceID`. */
+const createPeerPod = (name: string, cloudProvider: string, instanceID: string) =>
+  custom.createNamespacedCustomObject({
+    ...PEERPOD,
+    namespace,
+    body: {
+      apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
+      kind: 'PeerPod',
+      metadata: { name },
+      spec: { cloudProvider, instanceID },
+    },
+  });
+
 beforeAll(async () => {
   namespace = await createNamespace(kc, 'steward-test-sweep');
 });
@@ -87,17 +101,7 @@ describe.each([
     made.push(instanceId);
     return instanceId;
   };
-  const peerPodFor = (instanceId: string) =>
-    custom.createNamespacedCustomObject({
-      ...PEERPOD,
-      namespace,
-      body: {
-        apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
-        kind: 'PeerPod',
-        metadata: { name: `pp-${name}-${serial++}` },
-        spec: { cloudProvider: cloud.provider.name, instanceID: instanceId },
-      },
-    });
+  const peerPodFor = (instanceId: string) => createPeerPod(`pp-${name}-${serial++}`, cloud.provider.name, instanceId);
   const exists = async (instanceId: string) => (await cloud.provider.get({ instanceId })).exists;
 
   beforeAll(async () => {
@@ -284,16 +288,7 @@ describe("sweeping cloud-api-adaptor's leaked libvirt VMs (no marker, its name s
   it('a VM no PeerPod names is reported (dry run, and by default), then deleted with its volumes when switched on; one a PeerPod names is never touched', async () => {
     const leaked = await caaPodVm(uri, pool, `podvm-leaked-${tail}`);
     const owned = await caaPodVm(uri, pool, `podvm-owned-${tail}`);
-    await custom.createNamespacedCustomObject({
-      ...PEERPOD,
-      namespace,
-      body: {
-        apiVersion: `${PEERPOD.group}/${PEERPOD.version}`,
-        kind: 'PeerPod',
-        metadata: { name: `owned-resource-${tail.slice(0, 5)}` },
-        spec: { cloudProvider: 'libvirt', instanceID: owned.uuid },
-      },
-    });
+    await createPeerPod(`owned-resource-${tail.slice(0, 5)}`, 'libvirt', owned.uuid);
     const caaRow = (report: SweepReport) => row(report, 'cloud-api-adaptor');
 
     const dry = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['cloud'], caaLeaks: 'delete' });
@@ -324,5 +319,69 @@ describe("sweeping cloud-api-adaptor's leaked libvirt VMs (no marker, its name s
   it('without the setting (a sweep input from before it existed) no cloud-api-adaptor row is made', async () => {
     const report = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['cloud'] });
     expect(report.backends.map((b) => b.backend)).toEqual(['cloud']);
+  });
+});
+
+describe("sweeping cloud-api-adaptor's leaked EC2 instances (no marker, its Name tag shape, in the region)", () => {
+  const taskQueue = `sweep-test-caa-aws-${run}`;
+  const tail = randomUUID().slice(0, 8);
+  const ec2 = new EC2Client({ region: info.ec2.region, endpoint: info.ec2.endpoint });
+  const made: string[] = [];
+  let worker: RunningWorker;
+
+  /** An instance as cloud-api-adaptor's aws provider makes it: its VM name as the Name tag, no Steward tag. */
+  const caaInstance = async (name: string) => {
+    const reply = await ec2.send(
+      new RunInstancesCommand({
+        ImageId: TEST_AMI,
+        MinCount: 1,
+        MaxCount: 1,
+        TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: 'Name', Value: name }] }],
+      }),
+    );
+    const instanceId = reply.Instances![0]!.InstanceId!;
+    made.push(instanceId);
+    return { instanceId, name };
+  };
+
+  beforeAll(async () => {
+    const { provider } = awsBackend(info, `steward-sweep-caa-aws-${run}`);
+    worker = await runStackWorker(info, taskQueue, createCloudActivities({ provider }));
+  });
+  afterAll(async () => {
+    await worker?.shutdown();
+    if (made.length) await ec2.send(new TerminateInstancesCommand({ InstanceIds: made })).catch(() => undefined);
+  });
+
+  it('an instance no PeerPod names is reported (dry run, and by default); one a PeerPod names is not; neither is terminated', async () => {
+    const leaked = await caaInstance(`podvm-ec2-leaked-${tail}`);
+    const owned = await caaInstance(`podvm-ec2-owned-${tail}`);
+    // Named unlike cloud-api-adaptor's (<pod>-resource-<5>), so only its instanceID can record the instance.
+    await createPeerPod(`ec2-claim-${tail.slice(0, 5)}`, 'aws', owned.instanceId);
+    // Other test files' instances share the region: these two are checked by ID, not the whole list.
+    const orphanIds = (report: SweepReport) => row(report, 'cloud-api-adaptor').orphans.map((o) => o.id);
+
+    const dry = await execute(worker, taskQueue, { dryRun: true, graceMs: 0, backends: ['cloud'], caaLeaks: 'delete' });
+    expect(row(dry, 'cloud-api-adaptor').outcome).toBe('dryRun');
+    expect(row(dry, 'cloud-api-adaptor').orphans).toContainEqual({
+      kind: 'VM',
+      id: leaked.instanceId,
+      name: leaked.name,
+    });
+    expect(orphanIds(dry)).not.toContain(owned.instanceId);
+
+    const reported = await execute(worker, taskQueue, { graceMs: 0, backends: ['cloud'], caaLeaks: 'report' });
+    const caa = row(reported, 'cloud-api-adaptor');
+    expect(caa.outcome).toBe('dryRun');
+    expect(orphanIds(reported)).toContain(leaked.instanceId);
+    expect(orphanIds(reported)).not.toContain(owned.instanceId);
+    expect(caa.counts.deleted).toBe(0);
+
+    const live = await awsBackend(info, 'any').provider.get({ instanceId: leaked.instanceId });
+    expect(live).toEqual(expect.objectContaining({ exists: true, marker: false }));
+    const metrics = await (await fetch(`http://127.0.0.1:${worker.httpPort}/metrics`)).text();
+    expect(metrics).toMatch(
+      new RegExp(`^steward_cloud_unrecorded_vms\\{(?=.*task_queue="${taskQueue}").*\\} ${caa.counts.orphans}$`, 'm'),
+    );
   });
 });

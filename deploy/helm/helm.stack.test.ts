@@ -6,6 +6,8 @@
 // nothing waits for readiness. The release has a name of its own, so its cluster-scoped objects (ClusterRole,
 // ClusterRoleBinding, the Lease's Role) meet no one else's.
 import * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { waitFor } from '../../test/support';
 import { expectAccess } from '../testing/access';
 import { stackInfo } from '../local/jest/stack-info';
@@ -126,8 +128,9 @@ it('has Pods its namespace admits (privileged, for the host network), which base
   }
 });
 
-it('has, with midonet.enabled false, Pods the PodSecurity "restricted" profile admits, where one that escalates is refused', async () => {
-  const rendered = await helmTemplate(helm, { ...values, midonet: { enabled: false } });
+it('has, with values-peerpods.yaml (the peer-pods-only profile), Pods the PodSecurity "restricted" profile admits, where one that escalates is refused', async () => {
+  const peerpods = k8s.loadYaml<object>(readFileSync(join(CHART_DIR, 'values-peerpods.yaml'), 'utf8'));
+  const rendered = await helmTemplate(helm, { ...values, ...peerpods });
   const deployments = rendered.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment');
   expect(deployments).toHaveLength(2);
   for (const deployment of deployments) {

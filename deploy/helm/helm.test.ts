@@ -13,6 +13,8 @@ import { MIDONET_PROFILE, PEERPODS_ONLY, profileOf } from '../testing/profiles';
 import { knownSettings } from '../testing/settings';
 
 const deployDir = join(__dirname, '..');
+/** The chart's peer-pods-only profile, as a user gives it (`-f values-peerpods.yaml`). */
+const peerpodsValues = k8s.loadYaml<object>(readFileSync(join(CHART_DIR, 'values-peerpods.yaml'), 'utf8'));
 
 /** Every option on, as far as they go together (an API key and mTLS at once is valid, if unusual). */
 const everyOption = {
@@ -62,6 +64,7 @@ describe('helm lint and the values schema', () => {
   it.each([
     ['the default values', {}],
     ['every option on', everyOption],
+    ['values-peerpods.yaml', peerpodsValues],
   ])('passes with %s (--strict)', async (_, values) => {
     await expect(runHelm(helm, ['lint', '--strict', CHART_DIR, '--values', valuesFile(values)])).resolves.toMatch(
       /1 chart\(s\) linted, 0 chart\(s\) failed/,
@@ -169,9 +172,9 @@ const setups: { name: string; kustomization: () => string; values: object }[] = 
     values: { temporal: { tls: { secretName: 'steward-temporal-tls' } } },
   },
   {
-    name: 'the peerpods-only overlay, with midonet.enabled false and a Service name for Temporal',
+    name: 'the peerpods-only overlay, with values-peerpods.yaml',
     kustomization: () => join(deployDir, 'overlays/peerpods-only'),
-    values: { midonet: { enabled: false }, temporal: { address: 'temporal-frontend.temporal:7233' } },
+    values: peerpodsValues,
   },
   {
     name: 'the servicemonitor component, with serviceMonitor.enabled',
@@ -285,6 +288,40 @@ describe('every option on', () => {
   });
 });
 
+describe('STEWARD_BACKENDS from midonet.enabled and peerpods.enabled', () => {
+  const configMapOf = (objects: k8s.KubernetesObject[]) =>
+    objects.find((o): o is k8s.V1ConfigMap => o.kind === 'ConfigMap')!.data!;
+
+  it('MidoNet only (peerpods.enabled false): STEWARD_BACKENDS=midonet, no cloud setting, no ssh key mounted', async () => {
+    const objects = await helmTemplate(helm, { peerpods: { enabled: false } });
+    const data = configMapOf(objects);
+    expect(data.STEWARD_BACKENDS).toBe('midonet');
+    expect(
+      Object.keys(data).filter((key) => /^(STEWARD_CLOUD|LIBVIRT|AWS|STEWARD_PODVM|STEWARD_PEERPOD)/.test(key)),
+    ).toEqual([]);
+    const worker = objects.find(
+      (o): o is k8s.V1Deployment => o.kind === 'Deployment' && /worker/.test(o.metadata!.name!),
+    )!;
+    expect(worker.spec!.template.spec!.volumes?.map((v) => v.name)).toEqual(['tmp']);
+  });
+
+  it('both (the default): unset, as in the kustomize base; peer pods only: peerpods', async () => {
+    expect(configMapOf(await helmTemplate(helm, {})).STEWARD_BACKENDS).toBeUndefined();
+    expect(configMapOf(await helmTemplate(helm, peerpodsValues)).STEWARD_BACKENDS).toBe('peerpods');
+  });
+
+  it.each([
+    ['both off', { midonet: { enabled: false }, peerpods: { enabled: false } }, /enable at least one/],
+    [
+      'peer pods only without a cloud provider',
+      { ...peerpodsValues, cloud: { provider: '' } },
+      /peerpods.enabled without MidoNet needs cloud.provider/,
+    ],
+  ])('refuses %s, saying why', async (_, values, why) => {
+    await expect(helmTemplate(helm, values)).rejects.toThrow(why);
+  });
+});
+
 // deploy/README.md, "The MidoNet profile": what pushes MidoNet never needs the network it programs, in the default
 // renders of both; a peer-pods-only installation stays an ordinary one. profileOf reads what decides it.
 describe.each([
@@ -309,7 +346,7 @@ describe.each([
     'kustomize build of the peerpods-only overlay',
     () => kustomizeBuild(kustomize, join(deployDir, 'overlays/peerpods-only')),
   ],
-  ['helm template with midonet.enabled false', () => helmTemplate(helm, { midonet: { enabled: false } })],
+  ['helm template with values-peerpods.yaml', () => helmTemplate(helm, peerpodsValues)],
 ])('peer pods only: %s', (_, render) => {
   it('runs ordinary pods on the pod network, with no MidoNet setting and with NetworkPolicies', async () => {
     const profile = profileOf(await render());

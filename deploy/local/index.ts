@@ -4,7 +4,15 @@
  * with QEMU, the MidoNet API emulator, and an EC2-compatible test server (moto). Each part is provisioned once (cached outside the repository), started, waited on until it answers,
  * and stopped with the stack; a part the user already runs is reused.
  */
-export { startStack, stackFile, type Stack, type StackInfo, type StackOptions, type TemporalProfile } from './stack';
+export {
+  startStack,
+  stackFile,
+  type AnyStackInfo,
+  type Stack,
+  type StackInfo,
+  type StackOptions,
+  type TemporalProfile,
+} from './stack';
 export type { ManagedProcess, SupervisionEvents } from './process';
 export { startStewardProcesses, type StewardProcesses, type StewardProcessesOptions } from './steward-processes';
 export { createServiceAccountKubeconfig, type ServiceAccountIdentity } from './identities';

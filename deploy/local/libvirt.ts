@@ -12,8 +12,11 @@ import { MissingPrerequisite, type Reporter } from './progress';
  * (`<stateDir>/libvirt/`): its own sockets, configuration, domain definitions and QEMU driver state. So no stack
  * stops, reuses or sees another's daemon or VMs, nor the machine's; clients reach it through its socket in the URI.
  */
-// qemu-utils: libvirt makes qcow2 volumes with qemu-img; xorriso: the worker makes each pod VM's cloud-init ISO.
-const PACKAGES = ['libvirt-daemon-system', 'libvirt-clients', 'qemu-system-x86', 'qemu-utils', 'xorriso'];
+// qemu-utils: libvirt makes qcow2 volumes with qemu-img; xorriso: the worker makes each pod VM's cloud-init ISO;
+// ovmf: UEFI firmware, whose NVRAM cloud-api-adaptor's pod VMs have and their delete removes.
+const PACKAGES = ['libvirt-daemon-system', 'libvirt-clients', 'qemu-system-x86', 'qemu-utils', 'xorriso', 'ovmf'];
+/** Debian's OVMF (package ovmf): the firmware code and the template of each VM's NVRAM. */
+export const OVMF = { code: '/usr/share/OVMF/OVMF_CODE.fd', vars: '/usr/share/OVMF/OVMF_VARS.fd' };
 const LIBVIRTD = '/usr/sbin/libvirtd';
 /** What libvirtd running as root keeps where (fixed at its build), by the name of the stack's directory for it. */
 const DAEMON_DIRS = {
@@ -65,7 +68,8 @@ const isRoot = () => process.getuid?.() === 0;
 
 export async function ensureLibvirtInstalled(report: Reporter, logFile: string): Promise<void> {
   const commands = ['virsh', 'qemu-system-x86_64', 'qemu-img', 'xorriso'];
-  if (existsSync(LIBVIRTD) && (await Promise.all(commands.map(commandExists))).every(Boolean)) return;
+  const files = [LIBVIRTD, OVMF.code].every((file) => existsSync(file));
+  if (files && (await Promise.all(commands.map(commandExists))).every(Boolean)) return;
   await installDebianPackages({
     what: 'libvirt and QEMU',
     packages: PACKAGES,

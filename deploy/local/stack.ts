@@ -33,6 +33,8 @@ export interface StackOptions {
   temporal?: TemporalProfile;
   /** The cluster profile's server processes (default DEFAULT_LAYOUT): the chaos run splits matching from frontend. */
   temporalLayout?: readonly ClusterHostLayout[];
+  /** `false`: no MidoNet at all, no emulator (`steward up --backends peerpods`). Default: the emulator, or MIDONET_API_URL. */
+  midonet?: boolean;
 }
 
 export type TemporalProfile = 'dev' | 'cluster';
@@ -60,8 +62,11 @@ export interface StackInfo {
   pids: Record<string, number>;
 }
 
-export interface Stack {
-  info: StackInfo;
+/** What a stack started with `midonet: false` offers: the same, without MidoNet. */
+export type AnyStackInfo = Omit<StackInfo, 'midonet'> & { midonet?: StackInfo['midonet'] };
+
+export interface Stack<Info extends AnyStackInfo = StackInfo> {
+  info: Info;
   /** The cluster profile's handle (kill, restart a host or PostgreSQL); absent on the dev server. */
   temporalCluster?: TemporalCluster;
   /**
@@ -84,7 +89,9 @@ const stopAll = (processes: ManagedProcess[]) => async () => {
   for (const p of [...processes].reverse()) await p.stop();
 };
 
-export async function startStack(options: StackOptions = {}): Promise<Stack> {
+export function startStack(options?: StackOptions & { midonet?: true }): Promise<Stack>;
+export function startStack(options: StackOptions): Promise<Stack<AnyStackInfo>>;
+export async function startStack(options: StackOptions = {}): Promise<Stack<AnyStackInfo>> {
   const stateDir = options.stateDir ?? defaultStateDir;
   const report = options.report ?? stderrReporter;
   const fixedPorts = (options.ports ?? 'default') === 'default';
@@ -171,7 +178,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     };
   };
 
-  const midonet = async (): Promise<Part<StackInfo['midonet']>> => {
+  const midonet = async (): Promise<Part<StackInfo['midonet'] | undefined>> => {
+    if (options.midonet === false) return { value: undefined, processes: [], stop: async () => {} };
     const url = process.env.MIDONET_API_URL;
     if (url) return { value: { url, external: true }, processes: [], stop: async () => {} };
     const server = await step(report, 'start MidoNet API emulator', () =>
@@ -219,12 +227,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     throw failure.reason;
   }
   const [t, k, l, m, e] = await Promise.all(pending);
-  const info: StackInfo = {
+  const info: AnyStackInfo = {
     stateDir,
     temporal: t.value,
     kubernetes: k.value,
     libvirt: l.value,
-    midonet: m.value,
+    ...(m.value ? { midonet: m.value } : {}),
     ec2: e.value,
     pids: Object.fromEntries(parts.flatMap((p) => p.processes).map((p) => [p.name, p.pid])),
   };

@@ -9,7 +9,7 @@ import { serverSideApply, serviceAccountFiles, serviceAccountKubeconfig } from '
 import { repoRoot } from './paths';
 import { waitUntil } from './process';
 import { stderrReporter, step, type Reporter } from './progress';
-import type { StackInfo } from './stack';
+import type { AnyStackInfo } from './stack';
 import {
   startAll,
   startStewardProcess,
@@ -32,7 +32,7 @@ export const RBAC_FILES = ['steward-clusterrole.yaml', 'steward-starter-lease-ro
 export const MANIFEST_FILE = join(repoRoot, 'deploy', 'manifests', 'steward.yaml');
 
 export interface StewardProcessesOptions {
-  info: StackInfo;
+  info: AnyStackInfo;
   workers: number;
   starters: number;
   /** Variables over the manifest's and the stack's (a task queue, a test's short resync), as a kustomize patch would. */
@@ -97,7 +97,7 @@ export async function startStewardProcesses({
     ...apiServerEnv,
     TEMPORAL_ADDRESS: info.temporal.address,
     TEMPORAL_NAMESPACE: info.temporal.namespace,
-    MIDONET_API_URL: info.midonet.url,
+    ...(info.midonet ? { MIDONET_API_URL: info.midonet.url } : {}),
     LIBVIRT_URI: info.libvirt.uri,
   };
   const pod = (role: Role, index: number) => {

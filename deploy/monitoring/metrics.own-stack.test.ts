@@ -2,12 +2,18 @@
 // Grafana dashboard is read from the live /metrics of a real worker and a real starter (as `steward worker` and
 // `steward starter` run them). A stack of its own: a starter sends every object of its cluster to its task queue, which
 // on the shared stack would reach other files' workflows. The SDK's metrics appear only once recorded, so the worker
-// first runs what the alerts watch: the starter's global setup workflow and a sweep that fails on a backend.
+// first runs what the alerts watch: the starter's global setup workflow, a sweep that fails on a backend, and a sweep
+// that lists cloud-api-adaptor's VMs on libvirt.
 import { WorkflowFailedError } from '@temporalio/client';
 import pino from 'pino';
 import type { Stack } from '../local';
 import { startPrivateStack } from '../local/jest/stack-info';
-import { stackEnv, waitFor } from '../../test/support';
+import { runStackWorker, stackEnv, waitFor } from '../../test/support';
+import { libvirtSettings } from '../../test/support/cloud-backends';
+import { createCloudActivities } from '../../activities/cloud/activities';
+import { createLibvirtProvider } from '../../activities/cloud/libvirt';
+import type { SweepInput } from '../../workflows/sweep';
+import type { SweepReport } from '../../model/sweep-report';
 import { loadWorkerConfig, runWorker } from '../../cli/worker';
 import type { RunningWorker } from '../../worker';
 import { loadStarterConfig } from '../../starter/config';
@@ -60,6 +66,7 @@ it('every metric the alerts and the dashboard query is on the live /metrics of t
   await expect(client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result()).rejects.toBeInstanceOf(
     WorkflowFailedError,
   );
+  await sweepCaaLeaks();
   const uses = [...ruleMetricUses(), ...dashboardMetricUses()];
   // Rust core's page is read as it is: a few reads give a metric recorded just now the time to show.
   let missing: string[] = [];
@@ -74,3 +81,27 @@ it('every metric the alerts and the dashboard query is on the live /metrics of t
   ).catch(() => undefined);
   expect(missing).toEqual([]);
 });
+
+/**
+ * A sweep of cloud-api-adaptor's VMs that succeeds, on a second worker with a libvirt provider: only such a sweep sets
+ * `steward_cloud_unrecorded_vms`. In this process, so its SDK metrics are on the first worker's page too (the
+ * Runtime, with core's exporter, is one per process).
+ */
+async function sweepCaaLeaks() {
+  const queue = `${taskQueue}-caa`;
+  const provider = createLibvirtProvider(libvirtSettings(stack.info.libvirt.uri, `${taskQueue}-caa`));
+  const caaWorker = await runStackWorker(stack.info, queue, createCloudActivities({ provider }));
+  try {
+    const report = await caaWorker.client.workflow.execute<(input: SweepInput) => Promise<SweepReport>>('sweep', {
+      taskQueue: queue,
+      workflowId: `${queue}-sweep`,
+      args: [{ dryRun: true, graceMs: 0, backends: ['cloud'], caaLeaks: 'report' }],
+    });
+    expect(report.backends.map((b) => [b.backend, b.outcome])).toEqual([
+      ['cloud', 'dryRun'],
+      ['cloud-api-adaptor', 'dryRun'],
+    ]);
+  } finally {
+    await caaWorker.shutdown();
+  }
+}

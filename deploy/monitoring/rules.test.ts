@@ -30,7 +30,7 @@ describe('the alert rules', () => {
       const check = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });
       expect({ status: check.status, output: `${check.stdout}${check.stderr}` }).toEqual({
         status: 0,
-        output: expect.stringContaining('SUCCESS: 6 rules found') as unknown,
+        output: expect.stringContaining('SUCCESS: 7 rules found') as unknown,
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -60,6 +60,8 @@ describe('the alert rules', () => {
       alertname,
       exp_alerts,
     });
+    const caaRuns = (instance: string) =>
+      `steward_sweep_runs_total{backend="cloud-api-adaptor",outcome="dryRun",instance="${instance}"}`;
     const tests = {
       rule_files: ['steward-rules.yml'],
       evaluation_interval: '1m',
@@ -100,6 +102,30 @@ describe('the alert rules', () => {
         },
         {
           interval: '1m',
+          // cloud-api-adaptor's leaked VM, found by every sweep of the worker that runs them from minute 6 on; the
+          // other worker's last sweep (before the window) found one too, then it stopped sweeping.
+          input_series: [
+            { series: 'steward_cloud_unrecorded_vms{instance="w1"}', values: '0x5 1x60' },
+            { series: caaRuns('w1'), values: '1+1x65' },
+          ],
+          alert_rule_test: [
+            alert('30m', 'StewardCloudApiAdaptorVmsLeaked', []),
+            alert('40m', 'StewardCloudApiAdaptorVmsLeaked', [{ exp_labels: { severity: 'warning' } }]),
+          ],
+        },
+        {
+          interval: '1m',
+          // A worker's gauge from a sweep it ran an hour ago is stale: the worker sweeping now finds none.
+          input_series: [
+            { series: 'steward_cloud_unrecorded_vms{instance="w1"}', values: '1x90' },
+            { series: caaRuns('w1'), values: '1x90' },
+            { series: 'steward_cloud_unrecorded_vms{instance="w2"}', values: '0x90' },
+            { series: caaRuns('w2'), values: '1+1x90' },
+          ],
+          alert_rule_test: [alert('80m', 'StewardCloudApiAdaptorVmsLeaked', [])],
+        },
+        {
+          interval: '1m',
           // No starter scraped at all is no leader either.
           input_series: [{ series: 'up{job="other"}', values: '1x10' }],
           alert_rule_test: [alert('5m', 'StewardStarterNoLeader', [{ exp_labels: { severity: 'critical' } }])],
@@ -122,13 +148,14 @@ describe('the alert rules', () => {
     }
   });
 
-  it('alert on a mass deletion held, stuck objects, backend errors, the sweep, a starter without a leader and slow activity pickup', () => {
+  it('alert on a mass deletion held, stuck objects, backend errors, the sweep, cloud-api-adaptor leaks, a starter without a leader and slow activity pickup', () => {
     const alerts = ruleGroups().flatMap((g) => g.rules.map((r) => r.alert));
     expect(alerts).toEqual([
       'StewardMassDeletionHeld',
       'StewardObjectsStuck',
       'StewardBackendErrorRateHigh',
       'StewardSweepFailing',
+      'StewardCloudApiAdaptorVmsLeaked',
       'StewardStarterNoLeader',
       'StewardActivityScheduleToStartHigh',
     ]);

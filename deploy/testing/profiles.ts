@@ -13,6 +13,8 @@ export interface Profile {
   addresses: Record<'apiServer' | 'temporal' | 'midonet', 'IP address' | 'name' | undefined>;
   /** The ConfigMap's MidoNet settings (MIDONET*, the API server's address, the node annotator's switch). */
   midonetSettings: string[];
+  /** STEWARD_BACKENDS as the ConfigMap gives it: undefined is both (platform/backends.ts). */
+  backends: string | undefined;
   networkPolicies: string[];
 }
 
@@ -40,6 +42,7 @@ export function profileOf(objects: k8s.KubernetesObject[]): Profile {
     midonetSettings: Object.keys(data)
       .filter((key) => /^(MIDONET|KUBERNETES_SERVICE_|STEWARD_NODE_ANNOTATOR)/.test(key))
       .sort(),
+    backends: data.STEWARD_BACKENDS,
     networkPolicies: objects
       .filter((o) => o.kind === 'NetworkPolicy')
       .map((o) => o.metadata!.name!)
@@ -74,14 +77,19 @@ export const MIDONET_PROFILE: Profile = {
     'MIDONET_USERNAME',
     'STEWARD_NODE_ANNOTATOR',
   ],
+  backends: undefined,
   networkPolicies: [],
 };
 
-/** Peer pods only: ordinary pods on the pod network, the kubelet's API server address, no MidoNet setting, policies. */
+/**
+ * Peer pods only: ordinary pods on the pod network, the kubelet's API server address, no MidoNet setting,
+ * STEWARD_BACKENDS=peerpods, policies.
+ */
 export const PEERPODS_ONLY: Profile = {
   pods: each({ hostNetwork: undefined, dnsPolicy: undefined, priorityClassName: undefined, tolerations: undefined }),
   rollout: inPlace,
   addresses: { apiServer: undefined, temporal: 'name', midonet: undefined },
   midonetSettings: [],
+  backends: 'peerpods',
   networkPolicies: deploymentNames,
 };

@@ -6,7 +6,8 @@ import type { Observation } from '../../model/messages';
 import { TASK_QUEUE } from '../../model/naming';
 import type { Backoff } from '../../platform/backoff';
 import { createHandler, type Handler, type HandlerOptions, type SignalClient } from './handler';
-import { WATCHED_KINDS, type WatchedKind } from '../../platform/kubernetes/kinds';
+import type { WatchedKind } from '../../platform/kubernetes/kinds';
+import { installation, type Backend } from '../../platform/backends';
 import { defaultWorkflowTypes } from './workflow-types';
 import { createLeaderElector, type LeaderElector, type LeaseOptions, type LeaseRound } from './leader';
 import { createStarterMetrics, type StarterMetrics } from './metrics';
@@ -57,7 +58,9 @@ export interface StarterOptions {
   tenant?: string;
   /** Workflow type per kind. Default `defaultWorkflowTypes`. */
   workflowTypes?: Readonly<Record<WatchedKind, string>>;
-  /** Kinds to watch. Default all of `WATCHED_KINDS`. */
+  /** What the installation drives (platform/backends.ts): what is watched and which kinds get workflows. Default both. */
+  backends?: readonly Backend[];
+  /** Kinds to watch, of those the backends watch (a test's narrower scope). Default all of them. */
   kinds?: readonly WatchedKind[];
   /**
    * Pods of these runtime classes are peer pods: their lifecycle also makes a cloud VM. Default none: Steward makes VMs
@@ -115,24 +118,36 @@ const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
 
 /**
- * The Observations of one source event: the object's, and its peer pod's when the object is a peer pod's Pod. None
- * for what a workflow wrote itself: a Translation that an object's workflow pushes (its owner's: translationOwner)
+ * The Observations of one source event: the object's where its kind has a lifecycle of its own (a Pod has none without
+ * MidoNet), and its peer pod's when the object is a peer pod's Pod and peer pods are served. None for what a workflow
+ * wrote itself: a Translation that an object's workflow pushes (its owner's: translationOwner)
  * has no workflow of its own and is observed through its owner (see `ownerToRepair`); a live PeerPod Steward wrote is
  * its peer pod workflow's own record (`ownLivePeerPod`). None either for a PeerPod of a cloud not served here
  * (served-clouds.ts).
  */
-const observer =
-  (
-    peerPodRuntimeClasses: ReadonlySet<string>,
-    writtenByAWorkflow: (event: SourceEvent) => boolean,
-    served: ServedClouds,
-  ) =>
-  (event: SourceEvent): Observation[] => {
+function observer(
+  lifecycles: readonly WatchedKind[],
+  runtimeClasses: readonly string[] | undefined,
+  translationOwnerOf: (event: SourceEvent) => unknown,
+  pods: Pick<Source, 'get'>,
+  served: ServedClouds,
+): (event: SourceEvent) => Observation[] {
+  const peerPodRuntimeClasses = new Set(runtimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
+  const writtenByAWorkflow = (event: SourceEvent) =>
+    translationOwnerOf(event) !== undefined || ownLivePeerPod(event, pods, peerPodRuntimeClasses);
+  return (event) => {
     if (writtenByAWorkflow(event) || served.leftAlone(event)) return [];
     const gone = event.type === 'delete';
-    const peerPod = event.kind === 'Pod' ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone) : undefined;
-    return [observe(event.kind, event.object, gone), ...(peerPod ? [peerPod] : [])];
+    const peerPod =
+      event.kind === 'Pod' && lifecycles.includes('PeerPod')
+        ? observePeerPodOfPod(event.object, peerPodRuntimeClasses, gone)
+        : undefined;
+    return [
+      ...(lifecycles.includes(event.kind) ? [observe(event.kind, event.object, gone)] : []),
+      ...(peerPod ? [peerPod] : []),
+    ];
   };
+}
 
 function createSignalHandler(
   options: StarterOptions,
@@ -155,11 +170,12 @@ function createSignalHandler(
 
 function createObjectSource(
   options: StarterOptions,
+  kinds: readonly WatchedKind[],
   logger: Logger,
   hooks: Pick<SourceOptions, 'onEvent' | 'onError' | 'onListed' | 'onResync'>,
 ): Source {
   return createSource({
-    kinds: options.kinds ?? WATCHED_KINDS,
+    kinds,
     listWatch: kubernetesListWatch(options.kubeConfig, options.namespace),
     makeInformer: informerFactory(options.kubeConfig),
     resyncMs: options.resyncMs ?? 10 * 60_000,
@@ -203,11 +219,12 @@ function sourceOutcomes(counters: Counters, metrics: StarterMetrics): Pick<Sourc
 /** Where Translations are watched (not in a peer-pods-only installation), a wave of their deletions is counted. */
 const massDeletionGuard = (
   options: StarterOptions,
+  kinds: readonly WatchedKind[],
   registry: Registry,
   log: Logger,
   readings: Pick<MassDeletionGuardOptions, 'isLeader' | 'total'>,
 ) =>
-  (options.kinds ?? WATCHED_KINDS).includes('Translation')
+  kinds.includes('Translation')
     ? createMassDeletionGuard({
         kubeConfig: options.kubeConfig,
         settings: options.massDeletion,
@@ -216,6 +233,16 @@ const massDeletionGuard = (
         ...readings,
       })
     : undefined;
+
+/**
+ * The kinds watched, of the installation's (narrowed by `kinds`), and of those the kinds whose objects get a workflow
+ * of their own: the repair's scope too (a `pod/` run left from a MidoNet installation is not a peer-pods one's to tell).
+ */
+function watchedOf(options: StarterOptions) {
+  const installed = installation(options.backends);
+  const kinds = installed.watched.filter((kind) => !options.kinds || options.kinds.includes(kind));
+  return { kinds, lifecycles: installed.lifecycles.filter((kind) => kinds.includes(kind)) };
+}
 
 /**
  * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
@@ -232,7 +259,7 @@ export function createStarter(options: StarterOptions): Starter {
   // Every bounded call of a re-check listens on it (one per workflow described): many more than the warning's 10.
   setMaxListeners(0, lifetime.signal);
 
-  const kinds = options.kinds ?? WATCHED_KINDS;
+  const { kinds, lifecycles } = watchedOf(options);
   const registry = options.registry ?? new Registry();
   const isLeader = () => elector.isLeader();
   const metrics = createStarterMetrics(registry, { kinds, isLeader, queueDepth: () => queue.size() });
@@ -263,19 +290,18 @@ export function createStarter(options: StarterOptions): Starter {
     work: handler.drain,
     onCoalesced: () => counters.coalesced++,
   });
-  const source = createObjectSource(options, log, {
+  const source = createObjectSource(options, kinds, log, {
     onEvent,
     ...sourceOutcomes(counters, metrics),
     onResync: () => void repairs.resync(),
   });
-  const guard = massDeletionGuard(options, registry, log, { isLeader, total: () => source.counts().Translation ?? 0 });
+  const guard = massDeletionGuard(options, kinds, registry, log, {
+    isLeader,
+    total: () => source.counts().Translation ?? 0,
+  });
   const translationOwnerOf = ownerOfTranslation(kinds);
-  const peerPodRuntimeClasses = new Set(options.peerPodRuntimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
-  const observationsOf = observer(
-    peerPodRuntimeClasses,
-    (event) => translationOwnerOf(event) !== undefined || ownLivePeerPod(event, source, peerPodRuntimeClasses),
-    createServedClouds(options.peerPodClouds, log, metrics),
-  );
+  const served = createServedClouds(options.peerPodClouds, log, metrics);
+  const observationsOf = observer(lifecycles, options.peerPodRuntimeClasses, translationOwnerOf, source, served);
   function offer(obs: Observation) {
     if (predicate.accept(obs)) queue.offer(obs);
     else counters.suppressed++;
@@ -299,7 +325,7 @@ export function createStarter(options: StarterOptions): Starter {
     offer,
     heldOf: (event) => heldTranslation(event, translationOwnerOf(event)),
     start: handler.start,
-    scope: { kinds, namespace, clusterId: options.clusterId },
+    scope: { kinds: lifecycles, namespace, clusterId: options.clusterId },
     isLeader,
     backoff: INFORMER_BACKOFF,
     counters,

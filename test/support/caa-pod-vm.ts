@@ -1,22 +1,28 @@
 // A pod VM as cloud-api-adaptor makes it on libvirt (src/cloud-providers/libvirt/libvirt.go CreateDomain, volume.go):
 // in a storage pool, a root qcow2 volume `<name>-root.qcow2` backed by the pod-VM image volume, a cloud-init NoCloud
-// ISO volume `<name>-cloudinit.iso`, both named in the domain by file path; UEFI firmware with NVRAM where the machine
-// has OVMF. Made with virsh, qemu-img and xorriso directly, never with Steward's code.
+// ISO volume `<name>-cloudinit.iso`, both named in the domain by file path; UEFI firmware with NVRAM (OVMF). Made with
+// virsh, qemu-img and xorriso directly, never with Steward's code.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { virsh } from '../../deploy/local/libvirt';
+import { OVMF, virsh } from '../../deploy/local/libvirt';
 
 const run = promisify(execFile);
 
-/** Debian's OVMF (package ovmf); the stack installs libvirt and QEMU, not this. */
-export const OVMF = { code: '/usr/share/OVMF/OVMF_CODE.fd', vars: '/usr/share/OVMF/OVMF_VARS.fd' };
-/** Why pod VMs get no NVRAM here, or undefined when they do. */
-export const noOvmf = () =>
-  existsSync(OVMF.code) ? undefined : `ENOENT: no OVMF firmware at ${OVMF.code} (apt: ovmf)`;
+/**
+ * Fails, with the command that installs it, where OVMF is missing: a pod VM without NVRAM would leave the NVRAM half
+ * of the delete untested (CI installs it, .ci/run; so does the stack, deploy/local/libvirt.ts).
+ */
+export function requireOvmf(): void {
+  if (!existsSync(OVMF.code)) {
+    throw new Error(
+      `no OVMF firmware at ${OVMF.code}: sudo apt-get update && sudo apt-get install -y --no-install-recommends ovmf`,
+    );
+  }
+}
 
 export interface PodVmPool {
   name: string;
@@ -67,8 +73,8 @@ export async function podVmPool(uri: string, name: string): Promise<PodVmPool> {
 export interface PodVm {
   name: string;
   uuid: string;
-  /** The NVRAM file, when the VM has one. */
-  nvram?: string;
+  /** The NVRAM file (outside the pool, as libvirt keeps it). */
+  nvram: string;
 }
 
 /** The NoCloud ISO: `user-data` and `meta-data` on a volume labelled `cidata` (cloud-api-adaptor's cloudinit.go). */
@@ -102,10 +108,9 @@ async function define(uri: string, pool: PodVmPool, name: string, scratch: strin
   await cloudInitIso(join(scratch, 'cidata.iso'), name);
   await virsh(uri, 'vol-upload', '--pool', pool.name, `${name}-cloudinit.iso`, join(scratch, 'cidata.iso'));
   // Outside the pool, as libvirt keeps NVRAM (/var/lib/libvirt/qemu/nvram): not a volume.
-  const nvram = noOvmf() ? undefined : join(pool.nvramDir, `${name}_VARS.fd`);
-  const firmware = nvram
-    ? `<loader readonly='yes' type='pflash'>${OVMF.code}</loader><nvram template='${OVMF.vars}'>${nvram}</nvram>`
-    : '';
+  requireOvmf();
+  const nvram = join(pool.nvramDir, `${name}_VARS.fd`);
+  const firmware = `<loader readonly='yes' type='pflash'>${OVMF.code}</loader><nvram template='${OVMF.vars}'>${nvram}</nvram>`;
   const xml = `<domain type='qemu'><name>${name}</name><description>This Virtual Machine is the peer-pod VM</description>
   <memory unit='MiB'>64</memory><vcpu>1</vcpu>
   <os><type arch='x86_64' machine='pc'>hvm</type>${firmware}</os><features><acpi/><apic/></features>

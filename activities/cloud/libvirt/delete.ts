@@ -2,7 +2,9 @@
 // cloud-api-adaptor's alike. The volumes go before the domain is undefined: while the domain is defined, its XML still
 // names them, so a delete interrupted halfway is finished by the next attempt (a volume already gone is done). Once
 // undefined, nothing would name them any more. A domain already gone is `absent`.
+import { cloudFailure } from '../errors';
 import { describeVolume, planDeletion, type VolumeRef } from './deletion-plan';
+import { listPoolDirs, poolHolding } from './pools';
 import { checkUuid, type Libvirt, missing, virshSays } from './virsh';
 
 const volumeMissing = /Storage volume not found|no storage vol with matching/;
@@ -55,19 +57,33 @@ async function destroy({ virsh }: Libvirt, uuid: string) {
   }
 }
 
-/** Deletes one volume; a volume or pool already gone is done. Answers why a volume was left, if it was. */
-async function deleteVolume({ virsh }: Libvirt, volume: VolumeRef): Promise<string | undefined> {
+/**
+ * Deletes one volume; a volume or pool already gone is done. Answers why a volume was left, if it was. A path no pool
+ * volume has is done only when an active pool's directory holds it: in an inactive pool's directory it is a volume
+ * libvirt cannot see until the pool is started (a retryable failure: the domain stays defined, so the retry still
+ * knows the path); outside every pool it is a file libvirt cannot delete, and it may be shared, so it stays.
+ */
+async function deleteVolume(libvirt: Libvirt, volume: VolumeRef): Promise<string | undefined> {
   try {
     // A path as the volume: virsh finds the pool volume whose key or path it is (vol-delete's lookup).
-    if ('path' in volume) await virsh('vol-delete', '--vol', volume.path);
-    else await virsh('vol-delete', '--pool', volume.pool, '--vol', volume.volume);
+    if ('path' in volume) await libvirt.virsh('vol-delete', '--vol', volume.path);
+    else await libvirt.virsh('vol-delete', '--pool', volume.pool, '--vol', volume.volume);
     return undefined;
   } catch (error) {
-    if ('path' in volume && virshSays(error, volumeMissing)) {
-      // Also what a file outside every pool answers: libvirt cannot delete it, and it may be shared, so it stays.
-      return 'no pool volume has this path (deleted already, or a file outside libvirt pools: left as it is)';
-    }
+    if ('path' in volume && virshSays(error, volumeMissing)) return unfoundPath(libvirt, volume.path);
     if (virshSays(error, volumeMissing) || virshSays(error, poolMissing)) return undefined;
     throw error;
   }
+}
+
+async function unfoundPath(libvirt: Libvirt, path: string): Promise<string | undefined> {
+  const pool = poolHolding(await listPoolDirs(libvirt), path);
+  if (!pool) return 'in no libvirt storage pool (libvirt deletes only pool volumes): left as it is';
+  if (pool.active) return undefined;
+  throw cloudFailure(
+    'CloudUnavailable',
+    `libvirt delete (${libvirt.settings.uri}): ${path} is in storage pool "${pool.name}", which is not active, so ` +
+      `libvirt cannot find or delete it; the domain is kept until the pool is started (virsh pool-start ${pool.name})`,
+    { provider: 'libvirt', operation: 'delete' },
+  );
 }

@@ -6,6 +6,7 @@ import type { InstanceObservation, InstanceState, MarkedInstance, UpstreamInstan
 import { UPSTREAM_VM_NAME } from '../../../model/vm-naming';
 import { planDeletion } from './deletion-plan';
 import { domainName, parseHostUuid, parseMetadata } from './domain-xml';
+import { poolTargetDir } from './pools';
 import { checkUuid, type Libvirt, missing, virshSays } from './virsh';
 
 /** Name and Steward metadata of one domain; undefined when it is gone. */
@@ -48,21 +49,18 @@ export const listDomains = (libvirt: Libvirt): Promise<MarkedInstance[]> =>
   );
 
 /**
- * Domains named as cloud-api-adaptor names them, with no Steward metadata (of any installation), and, when a pool is
- * configured, with a disk in it (by pool, or by a path under the pool's directory): cloud-api-adaptor's own.
+ * Domains named as cloud-api-adaptor names them, with no Steward metadata (of any installation), and with a disk in
+ * the configured pool (by pool, or by a path under the pool's directory): cloud-api-adaptor's own.
  */
 export async function listUpstreamDomains(libvirt: Libvirt): Promise<UpstreamInstance[]> {
   const { pool } = libvirt.settings;
   let poolDir: string | undefined;
   try {
-    poolDir = pool
-      ? /<target>[\s\S]*?<path>([^<]*)<\/path>/.exec(await libvirt.virsh('pool-dumpxml', pool))?.[1]
-      : undefined;
+    poolDir = poolTargetDir(await libvirt.virsh('pool-dumpxml', pool));
   } catch (error) {
     throw libvirt.failure('listUpstream', error);
   }
   const inPool = (xml: string) =>
-    !pool ||
     planDeletion([xml]).volumes.some((v) =>
       'pool' in v ? v.pool === pool : poolDir !== undefined && v.path.startsWith(`${poolDir}/`),
     );

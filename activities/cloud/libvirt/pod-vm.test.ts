@@ -2,6 +2,7 @@ import { podVmMetaData, podVmUserData } from '../cloud-init';
 import { domainXml, parseMetadata } from './domain-xml';
 import { parseVolume, podVmVolumes, rootCapacityBytes, rootVolumeXml, volumeNames } from './volume-xml';
 import type { LibvirtSettings } from './virsh';
+import { attribute, child, children, parseXml, text } from './xml';
 
 const settings: LibvirtSettings = {
   uri: 'qemu:///system',
@@ -46,10 +47,47 @@ describe('a pod VM as cloud-api-adaptor makes it, planned', () => {
     const { root } = podVmVolumes(settings, input, image);
     expect(root.name).toBe('podvm-web-0a1b2c3d-root.qcow2');
     expect(root.xml).toBe(rootVolumeXml(root.name, 10 * GIB, image));
-    expect(root.xml).toContain(`<capacity unit='bytes'>${10 * GIB}</capacity>`);
-    expect(root.xml).toMatch(
-      /<backingStore><path>\/var\/lib\/libvirt\/images\/podvm-base.qcow2<\/path><format type='qcow2'\/><\/backingStore>/,
+    const volume = child(parseXml(root.xml), 'volume');
+    expect(text(child(volume, 'name'))).toBe(root.name);
+    expect([attribute(child(volume, 'capacity'), 'unit'), text(child(volume, 'capacity'))]).toEqual([
+      'bytes',
+      String(10 * GIB),
+    ]);
+    expect(attribute(child(volume, 'target', 'format'), 'type')).toBe('qcow2');
+    expect(text(child(volume, 'backingStore', 'path'))).toBe(image.path);
+    expect(attribute(child(volume, 'backingStore', 'format'), 'type')).toBe('qcow2');
+  });
+
+  it('escapes what it writes: names, paths and values with & < > " \' read back as given', () => {
+    const odd = `a&b<c>"d"'e'`;
+    const rootXml = rootVolumeXml(odd, GIB, { ...image, path: `/p/${odd}` });
+    expect(rootXml).not.toContain(odd);
+    const dumped = `<volume><capacity unit='bytes'>1</capacity><target><path>/p/a&amp;b&lt;c&gt;&quot;d&quot;&apos;e&#39;</path><format type='raw'/></target></volume>`;
+    expect(parseVolume(dumped)?.path).toBe(`/p/${odd}`);
+    expect(text(child(parseXml(rootXml), 'volume', 'backingStore', 'path'))).toBe(`/p/${odd}`);
+    const xml = domainXml(
+      { ...settings, emulator: `/usr/bin/${odd}`, marker: odd },
+      { ...input, name: odd, podNamespace: odd, tags: { [odd]: odd } },
+      '6f1c2d3e-0000-4000-8000-000000000001',
+      { rootDisk: `/p/${odd}.qcow2`, cloudInitIso: `/p/${odd}.iso`, network: odd },
     );
+    expect(xml).not.toContain(odd);
+    const domain = child(parseXml(xml), 'domain');
+    expect(text(child(domain, 'name'))).toBe(odd);
+    expect(text(child(domain, 'devices', 'emulator'))).toBe(`/usr/bin/${odd}`);
+    expect(children(child(domain, 'devices'), 'disk').map((d) => attribute(child(d, 'source'), 'file'))).toEqual([
+      `/p/${odd}.qcow2`,
+      `/p/${odd}.iso`,
+    ]);
+    expect(attribute(child(domain, 'devices', 'interface', 'source'), 'network')).toBe(odd);
+    const tag = child(domain, 'metadata', 'steward:vm', 'steward:tag');
+    expect([attribute(tag, 'key'), attribute(tag, 'value')]).toEqual([odd, odd]);
+    expect(parseMetadata(xml)).toEqual({
+      marker: odd,
+      podUid: input.podUid,
+      podNamespace: odd,
+      podName: input.podName,
+    });
   });
 
   it("puts the pod's identity in the user data and the VM's name in the meta-data, as documents cloud-init reads", () => {
@@ -76,13 +114,17 @@ describe('a pod VM as cloud-api-adaptor makes it, planned', () => {
     const devices = { rootDisk: '/p/r.qcow2', cloudInitIso: '/p/c.iso' };
     const uuid = '6f1c2d3e-0000-4000-8000-000000000001';
     const xml = domainXml(settings, input, uuid, { ...devices, network: 'default' });
-    expect(xml).toMatch(
-      /<disk type='file' device='disk'><driver name='qemu' type='qcow2'\/><source file='\/p\/r.qcow2'\/>.*<boot order='1'\/>/,
-    );
-    expect(xml).toMatch(
-      /<disk type='file' device='cdrom'><driver name='qemu' type='raw'\/><source file='\/p\/c.iso'\/>.*<readonly\/>/,
-    );
-    expect(xml).toContain(`<interface type='network'><source network='default'/><model type='virtio'/></interface>`);
+    const deviceTree = child(parseXml(xml), 'domain', 'devices');
+    const [disk, cdrom] = children(deviceTree, 'disk');
+    expect([attribute(disk, 'device'), attribute(child(disk, 'driver'), 'type')]).toEqual(['disk', 'qcow2']);
+    expect(attribute(child(disk, 'source'), 'file')).toBe('/p/r.qcow2');
+    expect(attribute(child(disk, 'boot'), 'order')).toBe('1');
+    expect([attribute(cdrom, 'device'), attribute(child(cdrom, 'driver'), 'type')]).toEqual(['cdrom', 'raw']);
+    expect(attribute(child(cdrom, 'source'), 'file')).toBe('/p/c.iso');
+    expect(child(cdrom, 'readonly')).toBeDefined();
+    const nic = child(deviceTree, 'interface');
+    expect([attribute(nic, 'type'), attribute(child(nic, 'source'), 'network')]).toEqual(['network', 'default']);
+    expect(attribute(child(nic, 'model'), 'type')).toBe('virtio');
     expect(domainXml(settings, input, uuid, devices)).not.toContain('<interface');
     expect(parseMetadata(xml)).toEqual({
       marker: 'steward',

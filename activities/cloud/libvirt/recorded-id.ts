@@ -3,8 +3,8 @@
 import { cloudFailure } from '../errors';
 import type { CloudProvider } from '../provider';
 import { vmNamePodPart } from '../../../model/vm-naming';
-import { domainName } from './domain-xml';
 import { type Libvirt, missing, UUID, virshSays } from './virsh';
+import { attribute, child, parseXml, text } from './xml';
 
 // libvirt's domain IDs are positive ints.
 const LEGACY_ID = /^\d{1,10}$/;
@@ -61,11 +61,10 @@ export async function resolveRecordedId(libvirt: Libvirt, { instanceId, podName 
 /** The domain that holds a numeric ID now: name and UUID from one `dumpxml`, so both are of the same domain. */
 async function domainById({ virsh }: Libvirt, id: string) {
   try {
-    const xml = await virsh('dumpxml', id);
+    const domain = child(parseXml(await virsh('dumpxml', id)), 'domain');
     // virsh falls back to a lookup by name: a domain *named* "7" is not domain 7.
-    if (/^\s*<domain\b[^>]*\bid=['"](\d+)['"]/.exec(xml)?.[1] !== id) return undefined;
-    const uuid = /<uuid>([^<]*)<\/uuid>/.exec(xml)?.[1];
-    return { name: domainName(xml), uuid };
+    if (attribute(domain, 'id') !== id) return undefined;
+    return { name: text(child(domain, 'name')), uuid: text(child(domain, 'uuid')) };
   } catch (error) {
     if (virshSays(error, missing)) return undefined;
     throw error;

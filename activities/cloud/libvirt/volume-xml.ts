@@ -2,8 +2,8 @@
 // disk backed by the pod-VM image volume, and a raw cloud-init ISO, both in one pool and named after the VM.
 import { noCloudFiles } from '../cloud-init';
 import type { CreateInstanceInput } from '../provider';
-import { xmlEscape } from './domain-xml';
 import type { LibvirtSettings } from './virsh';
+import { attribute, buildXml, child, parseXml, text } from './xml';
 
 /** `<vm>-root.qcow2` and `<vm>-cloudinit.iso`, cloud-api-adaptor's names (CreateDomain in libvirt.go). */
 export const volumeNames = (vmName: string) => ({ root: `${vmName}-root.qcow2`, cloudInit: `${vmName}-cloudinit.iso` });
@@ -36,23 +36,27 @@ const UNITS: Record<string, number> = {
 
 /** The target path, format and capacity of `virsh vol-dumpxml`'s volume; undefined when one of them is missing. */
 export function parseVolume(xml: string): VolumeInfo | undefined {
-  const target = /<target>([\s\S]*?)<\/target>/.exec(xml)?.[1] ?? '';
-  const path = /<path>([^<]+)<\/path>/.exec(target)?.[1];
-  const format = /<format type=['"]([^'"]+)['"]/.exec(target)?.[1];
-  const capacity = /<capacity(?: unit=['"](\w+)['"])?>(\d+)<\/capacity>/.exec(xml);
-  const unit = UNITS[(capacity?.[1] ?? 'bytes').toLowerCase()];
-  if (path === undefined || format === undefined || !capacity || unit === undefined) return undefined;
-  return { path, format, capacityBytes: Number(capacity[2]) * unit };
+  const volume = child(parseXml(xml), 'volume');
+  const path = text(child(volume, 'target', 'path'));
+  const format = attribute(child(volume, 'target', 'format'), 'type');
+  const capacity = child(volume, 'capacity');
+  const amount = text(capacity);
+  const unit = UNITS[(attribute(capacity, 'unit') ?? 'bytes').toLowerCase()];
+  if (!path || format === undefined || amount === undefined || !/^\d+$/.test(amount) || unit === undefined)
+    return undefined;
+  return { path, format, capacityBytes: Number(amount) * unit };
 }
 
 /** The root disk: a qcow2 volume of `capacityBytes` backed by the pod-VM image (newDefVolume and createVolume). */
 export function rootVolumeXml(name: string, capacityBytes: number, image: VolumeInfo): string {
-  return `<volume>
-  <name>${xmlEscape(name)}</name>
-  <capacity unit='bytes'>${capacityBytes}</capacity>
-  <target><format type='qcow2'/><permissions><mode>0644</mode></permissions></target>
-  <backingStore><path>${xmlEscape(image.path)}</path><format type='${xmlEscape(image.format)}'/></backingStore>
-</volume>`;
+  return buildXml({
+    volume: {
+      name,
+      capacity: { '@_unit': 'bytes', '#text': capacityBytes },
+      target: { format: { '@_type': 'qcow2' }, permissions: { mode: '0644' } },
+      backingStore: { path: image.path, format: { '@_type': image.format } },
+    },
+  });
 }
 
 /** What to make for a pod VM before its domain: the root volume's XML and the cloud-init seed's files. */
