@@ -266,7 +266,11 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
       'ConfigMap/steward',
       'Secret/steward',
     ]);
-    expect(worker.settings).toMatchObject({ CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: h.libvirtRelay.uri });
+    expect(worker.settings).toMatchObject({
+      STEWARD_BACKENDS: 'peerpods',
+      CLOUD_PROVIDER: 'libvirt',
+      LIBVIRT_URI: h.libvirtRelay.uri,
+    });
     expect(worker.settings).not.toHaveProperty('MIDONET_API_URL');
     const starter = loadStarterConfig({}, (await deploymentEnv('steward-starter')).settings);
     expect(starter.peerPodClouds).toEqual(['libvirt']);
