@@ -25,7 +25,7 @@ export function valuesFile(values: object): string {
 
 // helm's own cache, config and data folders, away from the user's repositories and plugins.
 const helmHome = mkdtempSync(join(tmpdir(), 'steward-helm-home-'));
-const helmEnv = {
+export const helmEnv = {
   HELM_CACHE_HOME: join(helmHome, 'cache'),
   HELM_CONFIG_HOME: join(helmHome, 'config'),
   HELM_DATA_HOME: join(helmHome, 'data'),

@@ -4,13 +4,19 @@
 // such a Pod, deletes the older VMs a restart of cloud-api-adaptor leaves, refuses to release a PeerPod recorded in
 // another cloud, and resolves the numeric libvirt IDs of PeerPods older than v0.20.0.
 import * as k8s from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pino from 'pino';
 import { virsh } from '../../deploy/local/libvirt';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
+import { repoRoot } from '../../deploy/local/paths';
+import { ensureHelm, helmEnv } from '../../deploy/testing/helm';
+import { uninstall } from '../../cli/uninstall';
+import { POLLER_WINDOW_MS } from '../../cli/uninstall-plan';
 import { loadStarterConfig } from '../../starter/config';
 import { KATA_REMOTE } from '../../starter/controller';
 import { cleanupUpdate, refreshUpdate } from '../../model/messages';
@@ -18,10 +24,13 @@ import { PEERPOD_API } from '../../model/naming';
 import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../model/vocabulary';
 import { waitFor } from '../support';
 import type { Backend } from '../support/cloud-backends';
+import { caaPodVm, podVmPool, type PodVm, type PodVmPool } from '../support/caa-pod-vm';
+import { guideBlocks, guideRunner, userPath } from '../support/guide';
 import * as peerPods from '../support/peerpods-harness';
 import { namespace, type PeerPodHarness } from '../support/peerpods-harness';
 import { executeUpdateWhenReady } from '../../platform/temporal-update';
 
+const execFileAsync = promisify(execFile);
 const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
 let serial = 0;
 let stack: Stack;
@@ -93,6 +102,247 @@ const tracked = (name: string) =>
  */
 const caaVmName = (pod: string, uid: string, tag = '') =>
   `podvm-${pod}-${tag}${uid.replace(/-/g, '').slice(0, 8 - tag.length)}`;
+
+/**
+ * docs/migration-peerpod-ctrl.md, run as written (test/support/guide.ts), first in this file, while Steward does not
+ * run yet: the stack holds what cloud-api-adaptor's chart installs (test/migration/cloud-api-adaptor.yaml, its CRD in
+ * place of Steward's), with PeerPods and pod VMs (volumes in a pool, cloud-init ISO) as cloud-api-adaptor makes them.
+ * The stack has no kubelet: peerpod-ctrl never runs, the guide's `helm install` makes Deployments that never run, and
+ * the worker and starter run in this process in their stead, from the ConfigMaps those Deployments take (envFrom).
+ */
+describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leaves", () => {
+  const GUIDE = join(repoRoot, 'docs', 'migration-peerpod-ctrl.md');
+  const CAA = 'confidential-containers-system';
+  let env: NodeJS.ProcessEnv = {};
+  const guide = guideRunner(GUIDE, () => env);
+  let pool: PodVmPool;
+  let crdBefore: k8s.V1CustomResourceDefinition;
+  /** A peer pod as cloud-api-adaptor leaves it: its Pod, its VM, its PeerPod. */
+  type PeerPodAsLeft = { pod: string; uid: string; vm: PodVm; peerPod: string };
+  const made: PeerPodAsLeft[] = [];
+  let running: PeerPodAsLeft;
+  let inFlight: PeerPodAsLeft;
+  const kubectl = (...args: string[]) => execFileAsync('kubectl', args, { env, cwd: repoRoot });
+  const crds = () => h.kubeConfig.makeApiClient(k8s.ApiextensionsV1Api);
+  const readCrd = () => crds().readCustomResourceDefinition({ name: 'peerpods.confidentialcontainers.org' });
+  const replicas = async () =>
+    (
+      await h.kubeConfig
+        .makeApiClient(k8s.AppsV1Api)
+        .readNamespacedDeployment({ namespace: CAA, name: 'peerpodctrl-controller-manager' })
+    ).spec?.replicas;
+  const peerPodAsLeft = async (pod: string): Promise<PeerPodAsLeft> => {
+    const uid = await peerPods.createPeerPodPod(h, pod);
+    const vm = await caaPodVm(h.info.libvirt.uri, pool, caaVmName(pod, uid));
+    const peerPod = await writeAsCloudApiAdaptor({ name: pod, uid }, 'libvirt', vm.uuid);
+    made.push({ pod, uid, vm, peerPod });
+    return made.at(-1)!;
+  };
+  /** Whether the VM's domain, or any of its volumes or its NVRAM, is left. */
+  const anythingLeft = async ({ vm }: PeerPodAsLeft) => {
+    const domain = await virsh(h.info.libvirt.uri, 'dominfo', vm.uuid).then(
+      () => true,
+      () => false,
+    );
+    const volumes = (await pool.volumes()).filter((v) => v.startsWith(vm.name));
+    return { domain, volumes, nvram: vm.nvram ? existsSync(vm.nvram) : false };
+  };
+  /** A Deployment's envFrom in cloud-api-adaptor's namespace, merged in its order (a later key wins), and its sources. */
+  const deploymentEnv = async (name: string) => {
+    const deployment = await h.kubeConfig
+      .makeApiClient(k8s.AppsV1Api)
+      .readNamespacedDeployment({ namespace: CAA, name });
+    const settings: Record<string, string> = {};
+    const from: string[] = [];
+    for (const source of deployment.spec?.template.spec?.containers[0]?.envFrom ?? []) {
+      const { configMapRef, secretRef } = source;
+      const read = configMapRef
+        ? h.core.readNamespacedConfigMap({ namespace: CAA, name: configMapRef.name! }).then((c) => c.data ?? {})
+        : h.core
+            .readNamespacedSecret({ namespace: CAA, name: secretRef!.name! })
+            .then((secret) =>
+              Object.fromEntries(
+                Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+              ),
+            );
+      from.push(configMapRef ? `ConfigMap/${configMapRef.name}` : `Secret/${secretRef!.name}`);
+      Object.assign(settings, await read.catch(() => ({})));
+    }
+    return { settings, from };
+  };
+  const nothingLeft = { domain: false, volumes: [], nvram: false };
+  const everything = ({ vm }: PeerPodAsLeft) => ({
+    domain: true,
+    volumes: [`${vm.name}-cloudinit.iso`, `${vm.name}-root.qcow2`],
+    nvram: Boolean(vm.nvram),
+  });
+  /**
+   * The VMs a PeerPod's workflow made or deleted: its activities (cloudCreateAndRecordPodVm) and local activities
+   * (cloudDeletePodVms, by the activity type core writes in each one's marker), in order.
+   */
+  const vmCalls = async (peerPod: string) =>
+    ((await peerPods.handleOf(h, peerPod).fetchHistory()).events ?? [])
+      .map((e) => {
+        const marker = e.markerRecordedEventAttributes;
+        if (marker?.markerName !== 'core_local_activity')
+          return e.activityTaskScheduledEventAttributes?.activityType?.name;
+        const data = Buffer.from(marker.details?.data?.payloads?.[0]?.data ?? []).toString();
+        return (JSON.parse(data) as { activity_type?: string }).activity_type;
+      })
+      .filter((name) => /^cloud(Create|Delete)/.test(name ?? ''));
+
+  beforeAll(async () => {
+    await h.stopStarter();
+    env = {
+      ...process.env,
+      PATH: `${await userPath({ helm: await ensureHelm() })}:${process.env.PATH}`,
+      KUBECONFIG: h.info.kubernetes.kubeconfig,
+      TEMPORAL_ADDRESS: h.info.temporal.address,
+      TEMPORAL_NAMESPACE: h.info.temporal.namespace,
+      ...helmEnv,
+    };
+    // cloud-api-adaptor's CRD in place of Steward's, which the stack installs; then its chart's objects.
+    await crds().deleteCustomResourceDefinition({ name: 'peerpods.confidentialcontainers.org' });
+    await waitFor(
+      'Steward-installed PeerPod CRD gone',
+      () =>
+        readCrd().then(
+          () => false,
+          () => true,
+        ),
+      60_000,
+    );
+    await kubectl('apply', '-f', join(repoRoot, 'test', 'migration', 'cloud-api-adaptor.yaml'));
+    await kubectl('wait', '--for=condition=Established', 'crd/peerpods.confidentialcontainers.org');
+    crdBefore = await readCrd();
+    // The user's libvirt host and pool, where the chart's defaults name a host of their own.
+    pool = await podVmPool(h.info.libvirt.uri, `steward-guide-${h.marker.slice(-8)}`);
+    const cm = { LIBVIRT_URI: h.libvirtRelay.uri, LIBVIRT_POOL: pool.name };
+    await kubectl('-n', CAA, 'patch', 'configmap', 'peer-pods-cm', '--type=merge', '-p', JSON.stringify({ data: cm }));
+    running = await peerPodAsLeft(`guide-running-${serial++}`);
+    // peerpod-ctrl stopped before it deleted this one's VM: its Pod gone, its PeerPod held by the finalizer.
+    inFlight = await peerPodAsLeft(`guide-inflight-${serial++}`);
+    await h.core.deleteNamespacedPod({ namespace, name: inFlight.pod });
+    await waitFor(
+      'the PeerPod of a deleted Pod being deleted',
+      async () => Boolean((await peerPods.readPeerPod(h, inFlight.peerPod))?.metadata.deletionTimestamp),
+      60_000,
+    );
+  }, 600_000);
+  afterAll(async () => {
+    await h.stopWorker();
+    for (const { vm } of made) {
+      await virsh(h.info.libvirt.uri, 'destroy', vm.uuid).catch(() => undefined);
+      await virsh(h.info.libvirt.uri, 'undefine', '--nvram', vm.uuid).catch(() => undefined);
+    }
+    await pool?.remove();
+    // The cases below run with Steward's starter as the cluster manifests configure it.
+    await h.restartStarter(manifestsStarterConfig().peerPodRuntimeClasses);
+  });
+
+  it("looks at what cloud-api-adaptor's chart left, registers the search attributes, and stops peerpod-ctrl alone", async () => {
+    expect(await guide.step('check')).toMatch(
+      new RegExp(
+        `^v1alpha1\\n[\\s\\S]*peerpodctrl-controller-manager[\\s\\S]*peer-pods-cm[\\s\\S]*${inFlight.peerPod}`,
+      ),
+    );
+    expect(await guide.step('temporal')).toMatch(/search attributes|registered in namespace/);
+    await guide.step('stop-peerpod-ctrl');
+    expect(await replicas()).toBe(0);
+    expect(await anythingLeft(inFlight)).toEqual(everything(inFlight));
+    await kubectl('-n', CAA, 'get', 'configmap/peer-pods-cm', 'secret/peer-pods-secret', 'secret/ssh-key-secret');
+    expect((await readCrd()).metadata?.resourceVersion).toBe(crdBefore.metadata?.resourceVersion);
+  });
+
+  it("installs Steward in cloud-api-adaptor's namespace, peer pods only, leaving the CRD as it was", async () => {
+    await guide.step('install');
+    const crd = await readCrd();
+    expect([crd.metadata?.resourceVersion, crd.spec]).toEqual([crdBefore.metadata?.resourceVersion, crdBefore.spec]);
+    // The worker's and the starter's settings as their Deployments take them, run here in-process.
+    const worker = await deploymentEnv('steward-worker');
+    expect(worker.from).toEqual([
+      'ConfigMap/peer-pods-cm',
+      'Secret/peer-pods-secret',
+      'ConfigMap/steward',
+      'Secret/steward',
+    ]);
+    expect(worker.settings).toMatchObject({
+      STEWARD_BACKENDS: 'peerpods',
+      CLOUD_PROVIDER: 'libvirt',
+      LIBVIRT_URI: h.libvirtRelay.uri,
+    });
+    expect(worker.settings).not.toHaveProperty('MIDONET_API_URL');
+    const starter = loadStarterConfig({}, (await deploymentEnv('steward-starter')).settings);
+    expect(starter.peerPodClouds).toEqual(['libvirt']);
+    await h.startWorker('libvirt', { settings: worker.settings });
+    await h.restartStarter(starter.peerPodRuntimeClasses);
+  });
+
+  it('finishes the deletion peerpod-ctrl left in flight: its VM and volumes deleted once, no second VM, the PeerPod released', async () => {
+    await peerPods.peerPodGone(h, inFlight.peerPod, 120_000);
+    expect(await anythingLeft(inFlight)).toEqual(nothingLeft);
+    // Its history once it is whole: local activities' markers are written when their workflow task completes.
+    await peerPods.completed(h, inFlight.peerPod);
+    expect(await vmCalls(inFlight.peerPod)).toEqual(['cloudDeletePodVms']);
+  });
+
+  it('tracks a running peer pod, and when its Pod is deleted deletes its VM and volumes and releases its PeerPod', async () => {
+    await tracked(running.peerPod);
+    // Listed from Temporal's visibility, which follows the workflow's start by a moment.
+    const id = peerPods.handleOf(h, running.peerPod).workflowId;
+    await waitFor(
+      'the lifecycle visible',
+      async () => {
+        for await (const found of h.client.workflow.list({ query: `WorkflowId = '${id}'` })) return Boolean(found);
+        return false;
+      },
+      60_000,
+    );
+    expect(await guide.step('check-steward')).toContain(running.peerPod);
+    expect(await anythingLeft(running)).toEqual(everything(running));
+    await h.core.deleteNamespacedPod({ namespace, name: running.pod });
+    await peerPods.peerPodGone(h, running.peerPod);
+    expect(await anythingLeft(running)).toEqual(nothingLeft);
+    // Its history once it is whole: local activities' markers are written when their workflow task completes.
+    await peerPods.completed(h, running.peerPod);
+    expect(await vmCalls(running.peerPod)).toEqual(['cloudDeletePodVms']);
+  });
+
+  it(
+    'rolls back: no deletion left in flight, Steward uninstalled, peerpod-ctrl started again on the PeerPods as they were',
+    async () => {
+      const kept = await peerPodAsLeft(`guide-kept-${serial++}`);
+      await tracked(kept.peerPod);
+      expect(await guide.step('drain')).toBe('');
+      await guide.step('stop-steward');
+      await h.stopStarter();
+      await h.stopWorker();
+      // A stopped worker stays in Temporal's list of pollers for a while: `steward uninstall` refuses until then.
+      const flags = { kubeconfig: env.KUBECONFIG!, address: env.TEMPORAL_ADDRESS!, dryRun: true };
+      await waitFor(
+        'no worker polling',
+        async () => !(await uninstall(flags)).wouldRefuse,
+        POLLER_WINDOW_MS + 60_000,
+        5_000,
+      );
+      expect(await guide.step('uninstall')).toMatch(/left for cloud-api-adaptor and peerpod-ctrl: \d+ PeerPods/);
+      expect(await replicas()).toBe(1);
+      const left = await peerPods.readPeerPod(h, kept.peerPod);
+      expect([left?.metadata.finalizers, left?.spec, left?.metadata.deletionTimestamp]).toEqual([
+        [PEERPOD_FINALIZER],
+        { cloudProvider: 'libvirt', instanceID: kept.vm.uuid },
+        undefined,
+      ]);
+      expect((await anythingLeft(kept)).domain).toBe(true);
+      expect((await readCrd()).metadata?.resourceVersion).toBe(crdBefore.metadata?.resourceVersion);
+    },
+    POLLER_WINDOW_MS + 180_000,
+  );
+
+  it('ran every `sh` block of the guide, in its order', () => {
+    expect(guide.ran).toEqual(guideBlocks(GUIDE).map((b) => b.step));
+  });
+});
 
 describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (provider) => {
   let backend: Backend;

@@ -1,25 +1,24 @@
-// docs/migration.md, run as written: every fenced `sh <step>` block of the guide, in the guide's order, by bash with a
-// real kubectl (k8s.io/kubectl at the stack's release) and `steward` (bin/steward.cjs), against the embedded stack's
-// API server holding what midonet-kubernetes' manifest installs (test/migration/midonet-kube.yaml: its CRD, the
-// controllers' Deployment and RBAC, midonet-kube-node with its RBAC, its ConfigMap and Secret) and the Translations its
-// controllers write. The stack has no kubelet: the guide's "install Steward" is `kubectl apply -k deploy/manifests`
+// docs/migration.md, run as written (test/support/guide.ts): every fenced `sh <step>` block of the guide, in the
+// guide's order, against the embedded stack's API server holding what midonet-kubernetes' manifest installs
+// (test/migration/midonet-kube.yaml: its CRD, the controllers' Deployment and RBAC, midonet-kube-node with its RBAC,
+// its ConfigMap and Secret) and the Translations its controllers write. The stack has no kubelet: the guide's "install Steward" is `kubectl apply -k deploy/manifests`
 // (Deployments that never run), and the worker and starter run in this process in their stead, started and stopped
 // where the guide starts and stops them. The guide and this file cannot drift: a block the test does not know fails.
 import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { repoRoot } from '../../deploy/local/paths';
-import { ensureKubectl } from '../../deploy/testing/kubectl';
 import { uninstall } from '../../cli/uninstall';
 import { POLLER_WINDOW_MS } from '../../cli/uninstall-plan';
 import { sampleCluster } from '../../model/translation/sample-cluster';
 import { REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { MIDONET_USER } from '../support';
+import { guideBlocks, guideRunner, userPath } from '../support/guide';
 import { asResource, migratedClusterAsWritten, writeAsMidonetKubernetes } from '../support/midonet-kubernetes';
 import {
   createNode,
@@ -35,18 +34,6 @@ const run = promisify(execFile);
 const GUIDE = join(repoRoot, 'docs', 'migration.md');
 const MANIFEST = join(__dirname, 'midonet-kube.yaml');
 
-/** The guide's `sh` blocks by step, in order; `untested:<why>` ones are left to another test (the guard's). */
-function guideBlocks(): { step: string; script: string }[] {
-  const blocks = [...readFileSync(GUIDE, 'utf8').matchAll(/^( *)```sh ([\w:-]+)\n([\s\S]*?)^\1```$/gm)];
-  return blocks.map(([, indent, step, body]) => ({
-    step: step!,
-    script: body!
-      .split('\n')
-      .map((line) => line.slice(indent!.length))
-      .join('\n'),
-  }));
-}
-
 // The Node and Pods midonet-kubernetes' Translations below are of (node1 and its two Pods) and the globals.
 const base = sampleCluster();
 const owners = new Set([null, 'Node/node1', 'Pod/nginx', 'Pod/web-0']);
@@ -59,37 +46,8 @@ let custom: k8s.CustomObjectsApi;
 let apps: k8s.AppsV1Api;
 let h: ObjectsHarness | undefined;
 let env: NodeJS.ProcessEnv;
-const ran: string[] = [];
-
-/** Runs one block of the guide by its step name, as a user pastes it into bash; its output for the assertions. */
-async function step(name: string): Promise<string> {
-  const block = guideBlocks().find((b) => b.step === name);
-  if (!block) throw new Error(`docs/migration.md has no \`sh ${name}\` block`);
-  ran.push(name);
-  try {
-    const { stdout, stderr } = await run('bash', ['-euo', 'pipefail', '-c', block.script], {
-      cwd: repoRoot,
-      env,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return stdout + stderr;
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`step ${name} failed:\n${block.script}\n${stdout ?? ''}${stderr ?? ''}`);
-  }
-}
-
-/** A bin folder with `kubectl` and `steward` as a user has them on PATH. */
-async function userPath(): Promise<string> {
-  const bin = mkdtempSync(join(tmpdir(), 'steward-guide-'));
-  symlinkSync(await ensureKubectl(), join(bin, 'kubectl'));
-  writeFileSync(
-    join(bin, 'steward'),
-    `#!/bin/sh\nexec "${process.execPath}" "${join(repoRoot, 'bin', 'steward.cjs')}" "$@"\n`,
-  );
-  chmodSync(join(bin, 'steward'), 0o755);
-  return bin;
-}
+const guide = guideRunner(GUIDE, () => env);
+const step = (name: string) => guide.step(name);
 
 const applyManifest = async (file: string, ...more: string[]) =>
   run('kubectl', ['apply', '-f', file, ...more], { env, cwd: repoRoot });
@@ -254,8 +212,9 @@ describe("docs/migration.md, on what midonet-kubernetes' manifest and controller
   );
 
   it("ran every `sh` block of the guide, in its order, but the guard's (its own stack test runs that)", () => {
-    const blocks = guideBlocks().map((b) => b.step);
-    expect(blocks.filter((b) => b.startsWith('untested:'))).toEqual(['untested:guard']);
-    expect(ran).toEqual(blocks.filter((b) => !b.startsWith('untested:')));
+    expect(guideBlocks(GUIDE).filter((b) => b.step.startsWith('untested:'))).toEqual([
+      { step: 'untested:guard', script: expect.any(String) as unknown },
+    ]);
+    expect(guide.ran).toEqual(guide.tested());
   });
 });

@@ -118,6 +118,7 @@ export interface PeerPodHarness {
   /** This run's cloud marker: the sweeper of another run never takes these VMs for its own. */
   marker: string;
   client: Client;
+  kubeConfig: k8s.KubeConfig;
   core: k8s.CoreV1Api;
   custom: k8s.CustomObjectsApi;
   libvirtRelay: LibvirtRelay;
@@ -126,11 +127,19 @@ export interface PeerPodHarness {
   env(provider: ProviderName, options?: { direct?: boolean }): NodeJS.ProcessEnv;
   /** The cloud as the test reads it, bypassing Steward. */
   backend(provider: ProviderName): Backend;
-  /** Runs the in-process worker for a provider (stopping the one running). */
-  startWorker(provider: ProviderName, options?: { direct?: boolean }): Promise<RunningWorker>;
+  /**
+   * Runs the in-process worker for a provider (stopping the one running); `settings` over the provider's environment
+   * (e.g. the ConfigMaps a Deployment takes by envFrom).
+   */
+  startWorker(
+    provider: ProviderName,
+    options?: { direct?: boolean; settings?: Record<string, string> },
+  ): Promise<RunningWorker>;
   stopWorker(): Promise<void>;
   /** Replaces the starter with one that makes VMs for Pods of these runtime classes (none: beside cloud-api-adaptor). */
   restartStarter(peerPodRuntimeClasses: string[]): Promise<void>;
+  /** Stops the starter (a test playing a cluster where Steward does not run yet, or no longer); restartStarter again. */
+  stopStarter(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -171,7 +180,7 @@ export async function startPeerPodHarness(
       peerPodClouds: ['libvirt', 'aws'],
       logger: log,
     });
-  let starter = startStarter(peerPodRuntimeClasses);
+  let starter: ReturnType<typeof startStarter> | undefined = startStarter(peerPodRuntimeClasses);
   let worker: RunningWorker | undefined;
 
   const env = (provider: ProviderName, { direct = false } = {}): NodeJS.ProcessEnv => {
@@ -196,6 +205,7 @@ export async function startPeerPodHarness(
     info,
     marker,
     client,
+    kubeConfig,
     core: kubeConfig.makeApiClient(k8s.CoreV1Api),
     custom: kubeConfig.makeApiClient(k8s.CustomObjectsApi),
     libvirtRelay,
@@ -204,16 +214,20 @@ export async function startPeerPodHarness(
     backend: (provider) => (provider === 'libvirt' ? libvirtBackend(info, marker) : awsBackend(info, marker)),
     async startWorker(provider, options) {
       await stopWorker();
-      worker = await runWorker(loadWorkerConfig({}, env(provider, options)), { log });
+      worker = await runWorker(loadWorkerConfig({}, { ...env(provider, options), ...options?.settings }), { log });
       return worker;
     },
     stopWorker,
     async restartStarter(runtimeClasses) {
-      await starter.stop();
+      await starter?.stop();
       starter = startStarter(runtimeClasses);
     },
+    async stopStarter() {
+      await starter?.stop();
+      starter = undefined;
+    },
     async stop() {
-      await starter.stop();
+      await starter?.stop();
       await terminateRunning(client, 'end-to-end run done');
       await stopWorker();
       await connection.close();
