@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseSettings, type Flags, type Setting } from './settings';
+import { listOrNone, parseSettings, type Flags, type Setting } from './settings';
 
 /**
  * Which clouds this installation serves peer pods in. The worker makes and deletes VMs in one (its cloud provider);
@@ -43,17 +43,7 @@ export const givenCloudProvider = (flags: Flags, env: NodeJS.ProcessEnv): string
   undefined;
 
 /** A served-clouds value: a comma-separated list of clouds, or `none`. */
-export const peerPodCloudList = z
-  .string()
-  .transform((list) =>
-    list.trim() === 'none'
-      ? []
-      : list
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-  )
-  .pipe(z.array(cloudName));
+export const peerPodCloudList = listOrNone.pipe(z.array(cloudName));
 
 /** The clouds served: those listed, else the cloud provider's, else none (a worker with no cloud deletes no VM). */
 export const servedClouds = (listed: StewardCloud[] | undefined, provider: StewardCloud | undefined): StewardCloud[] =>

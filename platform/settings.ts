@@ -70,6 +70,15 @@ export const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+/** A comma-separated list, or `none` for the empty one (an empty value would read as "unset"). */
+export const listOrNone = z.string().transform((list) =>
+  list.trim() === 'none'
+    ? []
+    : list
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+);
 /** A command-line argument that counts something (workers, Pods): a whole number, at least 1. */
 export function countArgument(value: string): number {
   if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('must be a whole number, at least 1.');

@@ -4,7 +4,7 @@ import { loadTemporalConfig, type TemporalConfig } from '../platform/temporal-co
 import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
 import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
-import { loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
+import { listOrNone, loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
 import { loadCloudProvider, peerPodCloudList, peerPodCloudsSetting, servedClouds } from '../platform/peerpod-clouds';
 import { CAA_LEAK_MODES, type CaaLeakMode, type SweepBackend } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
@@ -167,17 +167,7 @@ const starterSchema = z
     debounceMs: whole(0),
     identity: name.optional(),
     tenant: name,
-    peerPodRuntimeClasses: z
-      .string()
-      .transform((list) =>
-        list.trim() === 'none'
-          ? []
-          : list
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean),
-      )
-      .pipe(z.array(objectName)),
+    peerPodRuntimeClasses: listOrNone.pipe(z.array(objectName)),
     peerPodClouds: peerPodCloudList.optional(),
     sweepInterval: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
     sweepGrace: duration,
