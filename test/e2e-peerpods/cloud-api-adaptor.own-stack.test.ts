@@ -15,7 +15,6 @@ import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { repoRoot } from '../../deploy/local/paths';
 import { ensureHelm, helmEnv } from '../../deploy/testing/helm';
-import { uninstall } from '../../cli/uninstall';
 import { POLLER_WINDOW_MS } from '../../cli/uninstall-plan';
 import { loadStarterConfig } from '../../starter/config';
 import { KATA_REMOTE } from '../../starter/controller';
@@ -25,7 +24,7 @@ import { PEERPOD_FINALIZER, Reason, VM_CLOUD_ANNOTATION } from '../../model/voca
 import { waitFor } from '../support';
 import type { Backend } from '../support/cloud-backends';
 import { caaPodVm, podVmPool, type PodVm, type PodVmPool } from '../support/caa-pod-vm';
-import { guideBlocks, guideRunner, userPath } from '../support/guide';
+import { guideBlocks, guideRunner, untilUninstallAllowed, userPath } from '../support/guide';
 import * as peerPods from '../support/peerpods-harness';
 import { namespace, type PeerPodHarness } from '../support/peerpods-harness';
 import { executeUpdateWhenReady } from '../../platform/temporal-update';
@@ -317,14 +316,7 @@ describe("docs/migration-peerpod-ctrl.md, on what cloud-api-adaptor's chart leav
       await guide.step('stop-steward');
       await h.stopStarter();
       await h.stopWorker();
-      // A stopped worker stays in Temporal's list of pollers for a while: `steward uninstall` refuses until then.
-      const flags = { kubeconfig: env.KUBECONFIG!, address: env.TEMPORAL_ADDRESS!, dryRun: true };
-      await waitFor(
-        'no worker polling',
-        async () => !(await uninstall(flags)).wouldRefuse,
-        POLLER_WINDOW_MS + 60_000,
-        5_000,
-      );
+      await untilUninstallAllowed(env);
       expect(await guide.step('uninstall')).toMatch(/left for cloud-api-adaptor and peerpod-ctrl: \d+ PeerPods/);
       expect(await replicas()).toBe(1);
       const left = await peerPods.readPeerPod(h, kept.peerPod);

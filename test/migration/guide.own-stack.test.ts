@@ -13,12 +13,11 @@ import { promisify } from 'node:util';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { repoRoot } from '../../deploy/local/paths';
-import { uninstall } from '../../cli/uninstall';
 import { POLLER_WINDOW_MS } from '../../cli/uninstall-plan';
 import { sampleCluster } from '../../model/translation/sample-cluster';
 import { REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { MIDONET_USER } from '../support';
-import { guideBlocks, guideRunner, userPath } from '../support/guide';
+import { guideBlocks, guideRunner, untilUninstallAllowed, userPath } from '../support/guide';
 import { asResource, migratedClusterAsWritten, writeAsMidonetKubernetes } from '../support/midonet-kubernetes';
 import {
   createNode,
@@ -193,14 +192,7 @@ describe("docs/migration.md, on what midonet-kubernetes' manifest and controller
       await step('stop-steward');
       await h!.starter.stop();
       await Promise.all(h!.workers.map((worker) => worker.shutdown()));
-      // A stopped worker stays in Temporal's list of pollers for a while: `steward uninstall` refuses until then.
-      const flags = { kubeconfig: env.KUBECONFIG!, address: env.TEMPORAL_ADDRESS!, dryRun: true };
-      await waitFor(
-        'no worker polling',
-        async () => !(await uninstall(flags)).wouldRefuse,
-        POLLER_WINDOW_MS + 60_000,
-        5_000,
-      );
+      await untilUninstallAllowed(env);
       expect(await step('uninstall')).toMatch(/would remove[\s\S]*Node\s+node1[\s\S]*removed what Steward added/);
       expect((await core.readNode({ name: 'node1' })).metadata?.finalizers ?? []).not.toContain(REFERRERS_FINALIZER);
       expect(await replicas('kube-system', 'midonet-kube-controllers')).toBe(1);

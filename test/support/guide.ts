@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../deploy/local/paths';
 import { ensureKubectl } from '../../deploy/testing/kubectl';
+import { uninstall } from '../../cli/uninstall';
+import { POLLER_WINDOW_MS } from '../../cli/uninstall-plan';
+import { waitFor } from '.';
 
 const run = promisify(execFile);
 
@@ -73,4 +76,15 @@ export function guideRunner(file: string, env: () => NodeJS.ProcessEnv): GuideRu
       }
     },
   };
+}
+
+/** A stopped worker stays in Temporal's list of pollers for a while: `steward uninstall` refuses until then. */
+export async function untilUninstallAllowed(env: NodeJS.ProcessEnv): Promise<void> {
+  const flags = { kubeconfig: env.KUBECONFIG!, address: env.TEMPORAL_ADDRESS!, dryRun: true };
+  await waitFor(
+    'no worker polling',
+    async () => !(await uninstall(flags)).wouldRefuse,
+    POLLER_WINDOW_MS + 60_000,
+    5_000,
+  );
 }
