@@ -135,10 +135,14 @@ describe('steward sweep', () => {
       (error: { code: number; stdout: string; stderr: string }) => error,
     );
     expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toMatch(/^gc\/sweep\/manual-\S+ started\nlisting the backends 0\/2\n/);
+    // cloud, midonet, and cloud-api-adaptor's leaks (reported by default: STEWARD_SWEEP_CAA_LEAKS).
+    expect(failed?.stderr).toMatch(/^gc\/sweep\/manual-\S+ started\nlisting the backends 0\/3\n/);
     expect(failed?.stderr).toMatch(/\ndone\n/);
     expect(failed?.stderr).toMatch(
       /incomplete: cloud: the worker has no cloud activities \(cloudListVms is not registered\)/,
+    );
+    expect(failed?.stderr).toMatch(
+      /cloud-api-adaptor: the worker has no cloud activities \(cloudListUpstreamVms is not registered\)/,
     );
     expect(failed?.stdout).toMatch(
       /cloud \(VMs with Steward's marker\) +0 +0 +0 +0 +0 +failed: the worker has no cloud activities/,
