@@ -15,7 +15,8 @@ import { rememberingWrites } from './kubernetes/objects';
 import type { RecordedResource } from './kubernetes/translation-record';
 import type { AnnotateNodeResult } from './kubernetes/node-annotations';
 import type { MidonetActivities } from './midonet';
-import { LOCAL_WAIT_MS, type PushActivities } from './midonet/push';
+import type { PushActivities } from './midonet/push';
+import { settlesLater } from '../model/fence';
 
 /**
  * At most this many of an object's MidoNet resources are named in its workflow (its Temporal UI page and `steward
@@ -171,7 +172,7 @@ async function whileWaiting(deps: ObjectActivityDeps, { ref, uid }: ApplyObjectI
   const { kubernetes } = deps;
   const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
   const waiting = { status: 'False' as const, reason: Reason.WaitingForDependency, message: reason };
-  for (const translation of owned.filter((t) => t.deleting && !lateWritesAhead(t.unsettledUntil)))
+  for (const translation of owned.filter((t) => t.deleting && !settlesLater(t.unsettledUntil, Date.now())))
     await finalizeOne(deps, translation, 'delete');
   for (const { key, uid: translationUid, generation } of owned.filter((t) => !t.deleting))
     await kubernetes.recordTranslationStatus({
@@ -183,9 +184,6 @@ async function whileWaiting(deps: ObjectActivityDeps, { ref, uid }: ApplyObjectI
       unverified: true,
     });
 }
-
-/** A lost push attempt's writes may land until `until`: longer than a local activity should wait before deleting. */
-const lateWritesAhead = (until: string | undefined) => !!until && Date.parse(until) - Date.now() > LOCAL_WAIT_MS;
 
 /**
  * A deletion the guard against mass deletion holds, on the Translation itself: what it pushed stays in MidoNet
@@ -268,7 +266,7 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
   async function finalize({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<FinalizeObjectResult> {
     const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
     const until = owned.map((t) => t.unsettledUntil ?? '').reduce((a, b) => (a > b ? a : b), '');
-    if (mode !== 'orphan' && lateWritesAhead(until)) return { finalized: 0, unsettledUntil: until };
+    if (mode !== 'orphan' && settlesLater(until, Date.now())) return { finalized: 0, unsettledUntil: until };
     for (const translation of [...owned].reverse()) await finalizeOne(deps, translation, mode);
     if (dependency && mode === 'delete') await kubernetes.removeReferrer({ dependency, referrer: ref });
     return { finalized: owned.length };

@@ -4,6 +4,7 @@ import type { KubernetesActivities } from '../activities/kubernetes';
 import type { MidonetActivities } from '../activities/midonet';
 import type { PushActivities } from '../activities/midonet/push';
 import type { ObjectActivities } from '../activities/object';
+import { LOCAL_SYNC_TIMEOUT_MS } from '../model/fence';
 
 type SweepActivities = Pick<CloudActivities, 'cloudListVms' | 'cloudListUpstreamVms' | 'cloudDeleteVm'> &
   Pick<MidonetActivities, 'midonetListTenantResources' | 'midonetDeleteResources'>;
@@ -39,13 +40,14 @@ export const kubernetes = proxyLocalActivities<KubernetesActivities>({
 /**
  * An object's sync (translate, apply, push, report) and finalization, as local activities: one marker each in its
  * history. A push attempt lost with its worker may have writes landing after the workflow moved on: each attempt
- * fences its Translation until they can have landed, and a deletion waits the fence out (activities/midonet/push.ts).
+ * fences its Translation until they can have landed, and a deletion waits the fence out (model/fence.ts).
  */
-export const objects = proxyLocalActivities<ObjectActivities>({
-  // Bounds how long a lost attempt can go on writing: its fence (LOCAL_ATTEMPT_SETTLE_MS) counts on it.
-  startToCloseTimeout: '20 seconds',
+export const objectOptions = {
+  // Bounds how long a lost attempt can go on writing: the fence's window counts on it.
+  startToCloseTimeout: LOCAL_SYNC_TIMEOUT_MS,
   retry: bounded,
-});
+};
+export const objects = proxyLocalActivities<ObjectActivities>(objectOptions);
 
 /** Single MidoNet calls (observe the cluster router). */
 export const midonetCalls = proxyActivities<MidonetActivities>({

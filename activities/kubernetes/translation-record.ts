@@ -4,6 +4,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { ObjectRef } from '../../model/naming';
 import type { BackendResource } from '../../model/translation/types';
+import { nextFence, unsettledUntil, type FenceChange, type UnsettledWrite } from '../../model/fence';
 import { createObjects, update, type KubeObject } from './objects';
 
 /** One entry of `status.childResources`: what the pusher recorded of one resource. */
@@ -13,22 +14,12 @@ export interface RecordedResource {
   state: string;
 }
 
-/** A push attempt whose MidoNet writes may land until `until` (`status.unsettledWrites`). */
-export interface UnsettledWrite {
-  attempt: string;
-  /** RFC 3339. */
-  until: string;
-}
-
 export interface StoredTranslation {
   resources: BackendResource[];
   record: RecordedResource[];
   /** The latest time a push attempt's writes may still land, when it is in the future. */
   unsettledUntil?: string;
 }
-
-/** An attempt's entry in `status.unsettledWrites`: added before its first write, removed when it ends. */
-export type FenceChange = { add: UnsettledWrite } | { remove: string };
 
 export interface TranslationRecords {
   /** The Translation of this UID, or undefined when it is gone or another incarnation holds the name. */
@@ -43,20 +34,6 @@ export interface TranslationRecords {
 interface TranslationObject extends KubeObject {
   resources?: { kind: string; parent?: string; body: string }[];
   status?: { childResources?: RecordedResource[]; unsettledWrites?: UnsettledWrite[] };
-}
-
-/** The entries still in the future after `change` (past ones are dropped: their writes have landed). */
-export function nextFence(current: UnsettledWrite[] | undefined, change: FenceChange | undefined, now: Date) {
-  const live = (current ?? []).filter((w) => Date.parse(w.until) > now.getTime());
-  if (!change) return live;
-  if ('remove' in change) return live.filter((w) => w.attempt !== change.remove);
-  return [...live.filter((w) => w.attempt !== change.add.attempt), change.add];
-}
-
-/** The latest `until` still in the future, if any. */
-export function unsettledUntil(writes: UnsettledWrite[] | undefined, now: Date): string | undefined {
-  const latest = Math.max(0, ...(writes ?? []).map((w) => Date.parse(w.until)));
-  return latest > now.getTime() ? new Date(latest).toISOString() : undefined;
 }
 
 export function createTranslationRecords(

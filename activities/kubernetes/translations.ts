@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type Translation } from '../../model/translation/types';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
-import { nextFence, unsettledUntil, type UnsettledWrite } from './translation-record';
+import { nextFence, unsettledUntil, type UnsettledWrite } from '../../model/fence';
 import type { EventInput } from './events';
 import { TRANSLATION_API } from '../../model/naming';
 import {

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { midonetFailure, replyFailure, type Reply } from './errors';
 import { tokenMedia } from './kinds';
+import { lateWriteWindow, MIDONET_EXCHANGE_TIMEOUT_MS } from '../../model/fence';
 
 export interface MidonetConnection {
   /** Root URI, e.g. `http://127.0.0.1:8181/midonet-api`. */
@@ -11,11 +12,11 @@ export interface MidonetConnection {
   password: string;
   /** Sent as `X-Auth-Project` on login (midonet-kubernetes' `MIDONETKUBE_MIDONET_PROJECT`). */
   project?: string;
-  /** Per HTTP exchange, login included. Default 10 s. */
+  /** Per HTTP exchange, login included. Default `MIDONET_EXCHANGE_TIMEOUT_MS` (the late-write fence counts on it). */
   timeoutMs?: number;
   /**
    * How long after it was sent a write that got no answer may still be carried out by MidoNet (a request it had read,
-   * then served late). Default twice `timeoutMs`. See `settlingUnanswered` (client.ts).
+   * then served late). Default `lateWriteWindow(timeoutMs)`. See `settlingUnanswered` (client.ts).
    */
   lateWriteMs?: number;
   fetch?: typeof fetch;
@@ -48,14 +49,17 @@ const NOT_SENT = new Set([
 /** MidoNet gave no answer of its own: a gateway's or an unavailable server's. */
 const UNANSWERED = new Set([502, 503, 504]);
 
+/** The defaults the late-write fence counts on (model/fence.ts). */
+export const transportDefaults = { timeoutMs: MIDONET_EXCHANGE_TIMEOUT_MS, lateWriteMs: lateWriteWindow };
+
 export function createTransport(
   {
     baseUrl,
     username,
     password,
     project,
-    timeoutMs = 10_000,
-    lateWriteMs = 2 * timeoutMs,
+    timeoutMs = transportDefaults.timeoutMs,
+    lateWriteMs = transportDefaults.lateWriteMs(timeoutMs),
     fetch: fetchImpl = fetch,
   }: MidonetConnection,
   /** Told whether each exchange was answered (health.ts). */

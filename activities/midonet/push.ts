@@ -8,12 +8,8 @@ import { Context } from '@temporalio/activity';
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Provenance, TranslationIndex } from '../kubernetes/translation-index';
-import type {
-  FenceChange,
-  RecordedResource,
-  TranslationRecords,
-  UnsettledWrite,
-} from '../kubernetes/translation-record';
+import type { RecordedResource, TranslationRecords } from '../kubernetes/translation-record';
+import { openFence, settlesLater, type FenceChange, type UnsettledWrite } from '../../model/fence';
 import type { TranslationReference } from '../../model/translation/model';
 import type { BackendChanged } from '../../model/messages';
 import { ANNOTATIONS, type BackendResource, type PushedResource } from '../../model/translation/types';
@@ -250,9 +246,6 @@ async function stored(neighbours: Neighbours | undefined, owner: string, referen
   };
 }
 
-/** The longest wait for a lost attempt's writes a local activity does itself (its workflow task lasts 10 s). */
-export const LOCAL_WAIT_MS = 6_000;
-
 /**
  * Waits until a lost local attempt's writes can have landed (its fence, `status.unsettledWrites`), before anything is
  * deleted: a write landing after the deletion would leave a resource nobody records. A local activity waits a few
@@ -261,7 +254,7 @@ export const LOCAL_WAIT_MS = 6_000;
 async function settled(owner: string, until: string | undefined, alive: () => void): Promise<void> {
   const wait = until ? Date.parse(until) - Date.now() : 0;
   if (wait <= 0) return;
-  if (Context.current().info.isLocal && wait > LOCAL_WAIT_MS)
+  if (Context.current().info.isLocal && settlesLater(until, Date.now()))
     throw ApplicationFailure.retryable(
       `${owner}: a push attempt lost with its worker may still have writes landing in MidoNet until ${until}`,
       'WritesUnsettled',
@@ -495,20 +488,11 @@ async function pushTranslation(
 }
 
 /**
- * How long a local attempt's MidoNet writes may land after it starts: it runs at most 20 s (workflows/activities.ts),
- * a request it sent last is answered or abandoned within the transport's 10 s, and MidoNet may carry out an
- * unanswered write up to the transport's 20 s after it was sent (lateWriteMs).
- */
-export const LOCAL_ATTEMPT_SETTLE_MS = 50_000;
-
-/**
  * A local attempt runs inside a workflow task: lost with its worker, its workflow goes on without waiting for it
  * (a regular activity's workflow waits for its heartbeat timeout), so its fence says until when its writes may land.
  */
 function fenceOf(local: boolean): UnsettledWrite | undefined {
-  return local
-    ? { attempt: randomUUID(), until: new Date(Date.now() + LOCAL_ATTEMPT_SETTLE_MS).toISOString() }
-    : undefined;
+  return local ? openFence(randomUUID(), Date.now()) : undefined;
 }
 
 /** Deletes in reverse order what the Translation recorded and lists (push-plan.ts toDelete says what). */
