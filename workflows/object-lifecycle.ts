@@ -1,4 +1,4 @@
-import { getExternalWorkflowHandle, sleep, workflowInfo } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
 import { kubernetes, objects } from './activities';
 import type { Unstamped } from './interpreter';
 import { forwardSignal, recordObjectEvent, runLifecycle, type LifecycleInput } from './lifecycle';
@@ -65,7 +65,7 @@ export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void
 /**
  * A Node or Service first tells its referrers (their resources hang off its own and go with them); then it deletes
  * what its Translations pushed, lets them go and lets go of the object. A push attempt lost with its worker may still have writes landing in
- * MidoNet (its Translation's fence says until when): the deletion waits it out, with a timer when it is long.
+ * MidoNet (its Translation's fence says until when): nothing is done, and the machine waits it out (`waitingForLateWrites`).
  */
 async function finalize({
   ref,
@@ -75,14 +75,11 @@ async function finalize({
 }: ObjectActionParams['finalize']): Promise<Unstamped<ObjectEvent>> {
   // Its referrers lose their network with it (a bridge's DELETE cascades their ports): told first, they say so at once.
   if (isDependencyKind(ref.kind) && mode === 'delete') await notifyReferrers(ref, uid);
-  for (;;) {
-    const { unsettledUntil } = await objects.finalizeObject.executeWithOptions(
-      { summary: `${mode === 'orphan' ? 'let go of' : 'delete'} the Translations of ${describeRef(ref)}` },
-      [{ ref, uid, mode, ...(dependency ? { dependency } : {}) }],
-    );
-    if (!unsettledUntil) break;
-    await sleep(Math.max(Date.parse(unsettledUntil) - Date.now(), 1_000), { summary: 'lateWrites' });
-  }
+  const { unsettledUntil } = await objects.finalizeObject.executeWithOptions(
+    { summary: `${mode === 'orphan' ? 'let go of' : 'delete'} the Translations of ${describeRef(ref)}` },
+    [{ ref, uid, mode, ...(dependency ? { dependency } : {}) }],
+  );
+  if (unsettledUntil) return { type: 'lateWrites', until: unsettledUntil };
   if (isDependencyKind(ref.kind))
     await kubernetes.releaseFinalizer.executeWithOptions(
       { summary: `release the referrers finalizer of ${describeRef(ref)}` },

@@ -211,7 +211,7 @@ export const pausedEvent = <TContext extends { actions: ActionRecord[] }>(
  * The timers every lifecycle rests on, each named for what it waits for (the name is its summary in the Temporal
  * UI): started on a state's entry, cancelled on its exit.
  */
-const stateTimer = <TContext>(
+export const stateTimer = <TContext>(
   id: string,
   delayMs: (context: TContext) => number,
   event: { type: string },

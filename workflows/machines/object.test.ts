@@ -68,6 +68,9 @@ const events: ObjectEvent[] = [
     at,
   },
   ...timerAndOperatorEvents(at, request, ['retry', 'orphan']),
+  // A lost push attempt's writes may land for 40 s more: the finalization waits them out, then asks again.
+  { type: 'lateWrites', until: new Date(Date.parse(at) + 40_000).toISOString(), at },
+  { type: 'lateWritesSettled', at },
   // The node annotator's: a Node without its midonet.org annotations, annotated or waiting for its MidoNet host.
   { type: 'observed', observation: observation({ projection: unannotatedNode }), at },
   { type: 'annotated', annotations: { 'midonet.org/host-id': hostId }, at },
@@ -257,6 +260,26 @@ describe('object machine: scenarios', () => {
 
   it('an unchanged re-apply (drift check) does not bother the referrers again', () => {
     expect(run(observed, applied!, notified!, { type: 'driftCheck', at }, applied!).state).toBe('ready');
+  });
+
+  it("waits out a lost attempt's late writes with a timer, then finalizes again the same way", () => {
+    const late = events.find((e) => e.type === 'lateWrites')!;
+    const settled = { type: 'lateWritesSettled', at } as const;
+    expect(run(observed, applied!, notified!, deleting!, late)).toMatchObject({
+      state: 'waitingForLateWrites',
+      actions: ['startTimer'],
+    });
+    expect(timerDelay(observed, applied!, notified!, deleting!, late)).toBe(40_000);
+    expect(run(observed, applied!, notified!, deleting!, late, settled)).toMatchObject({
+      state: 'finalizing',
+      actions: ['cancelTimer', 'finalize'],
+    });
+    // An operator's force cleanup keeps its mode across the wait.
+    const force = { type: 'cleanup', request: { ...request, mode: 'force' }, at } as ObjectEvent;
+    const trace = scenarioRunner(objectMachine, { ref }, (a) => a);
+    const givenUp = trace(observed, applied!, notified!, deleting!, failed!, force, late, settled);
+    expect(givenUp.state).toBe('givingUp');
+    expect(givenUp.actions.find((a) => a.type === 'finalize')?.params).toMatchObject({ mode: 'force' });
   });
 
   it('keeps a new incarnation for after this one is finalized', () => {

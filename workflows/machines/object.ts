@@ -16,6 +16,7 @@ import {
   restingState,
   stuckGuards,
   stuckState,
+  stateTimer,
   stuckTransitions,
   versioned,
   withOperatorAction,
@@ -88,6 +89,10 @@ export interface ObjectContext {
   /** Looks in a row for the Node's MidoNet host (the node annotator's wait), for its backoff. */
   hostLooks?: number;
   resumeTo: 'translating' | 'finalizing';
+  /** How the finalization in progress treats what was pushed: `delete`, or an operator's cleanup. */
+  finalizeMode?: FinalizeMode;
+  /** A lost push attempt's MidoNet writes may land this long after the finalization was asked (model/fence.ts). */
+  lateWritesMs?: number;
   lastError?: LifecycleError;
   actions: ActionRecord[];
   nextIncarnation?: Observation;
@@ -112,6 +117,8 @@ export type ObjectEvent = (
   | { type: 'invalid'; error: Omit<LifecycleError, 'at'> }
   | { type: 'referrersNotified' }
   | { type: 'finalized' }
+  /** Nothing was finalized: a lost push attempt's writes may land until `until` (its Translation's fence). */
+  | { type: 'lateWrites'; until: string }
   | { type: 'eventRecorded' }
   | CommonLifecycleEvent
 ) & { at: string };
@@ -146,6 +153,30 @@ export interface ObjectActionParams {
   finalize: { ref: ObjectRef; uid: string; dependency?: ObjectRef; mode: FinalizeMode };
   recordEvent: RecordEventParams;
 }
+
+/** Deletes or lets go of what the Translations pushed, as `finalizeMode` says. */
+const finalizeAction = {
+  type: 'finalize',
+  params: ({ context }: { context: ObjectContext }) => ({
+    ref: context.ref,
+    uid: context.uid ?? '',
+    ...(context.dependency && context.finalizeMode === 'delete' ? { dependency: context.dependency } : {}),
+    mode: context.finalizeMode ?? ('delete' as const),
+  }),
+} as const;
+
+const finalizeTransitions = {
+  finalized: 'done',
+  lateWrites: { target: 'waitingForLateWrites', actions: 'recordLateWrites' },
+  actionFailed: { target: 'stuck', actions: 'recordFailure' },
+} as const;
+
+const finalizeAgain = [{ guard: 'isGivingUp', target: 'givingUp' }, { target: 'finalizing' }] as const;
+
+/** Waits out a lost attempt's late writes, then finalizes again. */
+const lateWritesTimer = stateTimer('lateWrites', (c: { lateWritesMs?: number }) => c.lateWritesMs ?? 1_000, {
+  type: 'lateWritesSettled',
+});
 
 /** Being deleted, or gone (another incarnation proves it). */
 const isGone = (context: ObjectContext) => context.gone || context.deleting;
@@ -224,6 +255,18 @@ export const objectMachine = setup({
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
     resumeToTranslating: assign({ resumeTo: 'translating' as const }),
     resumeToFinalizing: assign({ resumeTo: 'finalizing' as const }),
+    finalizeDeleting: assign({ finalizeMode: 'delete' as const }),
+    // givingUp is entered by a cleanup orphan or force only (common.ts cleanupTransitions), and again after a wait.
+    finalizeGivingUp: assign(({ context, event }) =>
+      event.type === 'cleanup'
+        ? { finalizeMode: event.request.mode === 'force' ? ('force' as const) : ('orphan' as const) }
+        : { finalizeMode: context.finalizeMode ?? ('orphan' as const) },
+    ),
+    recordLateWrites: assign(({ event }) =>
+      event.type === 'lateWrites'
+        ? { lateWritesMs: Math.max(Date.parse(event.until) - Date.parse(event.at), 1_000) }
+        : {},
+    ),
   },
   guards: {
     isGone: ({ context }) => isGone(context),
@@ -245,6 +288,7 @@ export const objectMachine = setup({
     /** The wait is news (its first look, or another reason): told in an Event; the same wait again is not. */
     isNewWait: ({ context, event }) => event.type === 'mustWait' && event.reason !== context.waitingFor,
     resumesFinalizing: ({ context }) => context.resumeTo === 'finalizing',
+    isGivingUp: ({ context }) => context.finalizeMode === 'orphan' || context.finalizeMode === 'force',
     ...stuckGuards(isGone),
     ...cleanupGuards(isGone),
   },
@@ -395,22 +439,16 @@ export const objectMachine = setup({
       on: { eventRecorded: {}, actionFailed: {}, ...translateAgain },
     },
     finalizing: {
-      entry: [
-        'resumeToFinalizing',
-        {
-          type: 'finalize',
-          params: ({ context }) => ({
-            ref: context.ref,
-            uid: context.uid ?? '',
-            ...(context.dependency ? { dependency: context.dependency } : {}),
-            mode: 'delete' as const,
-          }),
-        },
-      ],
-      on: {
-        finalized: 'done',
-        actionFailed: { target: 'stuck', actions: 'recordFailure' },
-      },
+      entry: ['resumeToFinalizing', 'finalizeDeleting', finalizeAction],
+      on: finalizeTransitions,
+    },
+    /** A lost push attempt's writes may still land: nothing is deleted before they can have (model/fence.ts). */
+    waitingForLateWrites: {
+      tags: ['continueAsNewSafe'],
+      entry: lateWritesTimer.start,
+      exit: lateWritesTimer.cancel,
+      // In a new run (its timer gone) the finalization asks again: it says whether the writes have landed by now.
+      on: { lateWritesSettled: finalizeAgain, resumed: finalizeAgain },
     },
     stuck: {
       ...stuckState({
@@ -430,19 +468,8 @@ export const objectMachine = setup({
      * deletes it skipping what MidoNet refuses; either way its Translations are let go and the object is released.
      */
     givingUp: {
-      entry: {
-        type: 'finalize',
-        params: ({ context, event }) => ({
-          ref: context.ref,
-          uid: context.uid ?? '',
-          // givingUp is entered by a cleanup orphan or force only (common.ts cleanupTransitions).
-          mode: event.type === 'cleanup' && event.request.mode === 'force' ? ('force' as const) : ('orphan' as const),
-        }),
-      },
-      on: {
-        finalized: 'done',
-        actionFailed: { target: 'stuck', actions: 'recordFailure' },
-      },
+      entry: ['finalizeGivingUp', finalizeAction],
+      on: finalizeTransitions,
     },
     resuming: {
       always: [
