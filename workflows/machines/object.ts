@@ -119,6 +119,8 @@ export type ObjectEvent = (
   | { type: 'finalized' }
   /** Nothing was finalized: a lost push attempt's writes may land until `until` (its Translation's fence). */
   | { type: 'lateWrites'; until: string }
+  /** Its timer: they can have landed. */
+  | { type: 'lateWritesSettled' }
   | { type: 'eventRecorded' }
   | CommonLifecycleEvent
 ) & { at: string };
