@@ -3,7 +3,7 @@
 // without listing every Translation each time.
 import type * as k8s from '@kubernetes/client-node';
 import { workflowId } from '../../model/naming';
-import { translationOwner } from '../../model/translation/model';
+import { GLOBAL_LABEL, GLOBAL_NAMESPACE, translationOwner } from '../../model/translation/model';
 import type { midonetFailures } from '../midonet/errors';
 
 /** A Translation as the watch delivers it: only the fields read here. */
@@ -21,6 +21,12 @@ export interface Provenance {
   foreign: boolean;
   /** Its `resources` are what Steward's own translation applied: their IDs are the ones Steward derives for it. */
   translated: boolean;
+  /**
+   * Written as midonet-kubernetes writes its own: owned by the object it translates, or global (labelled, in the
+   * global namespace, where only an administrator writes). What it names was derived for it, as Steward derives it:
+   * taken over when found as asked, where a hand-written Translation's finds are someone else's.
+   */
+  takeover: boolean;
 }
 
 interface Entry extends Provenance {
@@ -45,11 +51,14 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 /** Who wrote the Translation, from its `managedFields`; `fieldManager` is the one Steward applies Translations with. */
 export function provenanceOf(
-  object: { metadata?: Pick<k8s.V1ObjectMeta, 'managedFields'> },
+  object: { metadata?: Pick<k8s.V1ObjectMeta, 'managedFields' | 'labels' | 'namespace' | 'ownerReferences'> },
   fieldManager = 'steward',
 ): Provenance {
   const written = (object.metadata?.managedFields ?? []).filter((f) => f.subresource !== 'status');
+  const global =
+    object.metadata?.labels?.[GLOBAL_LABEL] !== undefined && object.metadata.namespace === GLOBAL_NAMESPACE;
   return {
+    takeover: global || translationOwner(object.metadata) !== undefined,
     foreign: written.length === 0 || written.some((f) => f.manager !== fieldManager),
     translated: written.some(
       (f) =>
@@ -187,7 +196,7 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
     recordedByOthers: (key, self) => [...recordedBy.get(key)].some((other) => other !== self),
     provenanceOf(self) {
       const entry = entries.get(self);
-      return entry && { foreign: entry.foreign, translated: entry.translated };
+      return entry && { foreign: entry.foreign, translated: entry.translated, takeover: entry.takeover };
     },
   };
 }

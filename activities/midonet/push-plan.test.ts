@@ -12,7 +12,7 @@ import {
   recordedAs,
   removedIds,
   staleResources,
-  stillAdopted,
+  stillFound,
   toDelete,
   type OwnerOf,
 } from './push-plan';
@@ -165,6 +165,10 @@ describe('recordedAs', () => {
       mine: pushed(rule(1, 'drop'), 'pending'),
     },
     { says: 'a resource never recorded has no record', previous: [pushed(chain, 'synced')] },
+    {
+      says: "one found made by someone else is not this Translation's to correct",
+      previous: [pushed(rule(1, 'drop'), 'foreign')],
+    },
   ];
   it.each(cases)('$says', ({ previous, mine }) => {
     expect(recordedAs(previous)(rule(1))).toEqual(mine);
@@ -288,18 +292,37 @@ describe('findingOf', () => {
   it.each(cases)('$says', ({ result, mine, adopted, corrected }) => {
     expect(findingOf(result, mine, rule(1))).toEqual(corrected ? { adopted, correction: diff } : { adopted });
   });
+  it("found as asked with no record, by a Translation Steward's translation did not write: someone else's, not adopted", () => {
+    expect(findingOf({ outcome: 'unchanged' }, undefined, rule(1), 'others')).toEqual({
+      adopted: false,
+      foreign: true,
+    });
+  });
+  it('found as asked where an earlier attempt of this push may have made it: its own, neither adopted nor foreign', () => {
+    expect(findingOf({ outcome: 'unchanged' }, undefined, rule(1), 'ours')).toEqual({ adopted: false });
+  });
+  it("someone else's found with another body is no finding of ownership: the conflict decides", () => {
+    expect(findingOf({ outcome: 'conflict', diff, reason: 'no PUT' }, undefined, rule(1), 'others')).toEqual({
+      adopted: false,
+      correction: diff,
+    });
+  });
 });
 
-describe('stillAdopted and pushedEntry', () => {
-  const cases: [string, PushedResource | undefined, boolean][] = [
-    ['an adopted resource asked with the same body stays adopted', pushed(rule(1), 'synced', true), true],
-    ["one asked with a body of Steward's own is no longer adopted", pushed(rule(1, 'drop'), 'synced', true), false],
-    ['one Steward pushed was never adopted', pushed(rule(1), 'synced'), false],
-    ['one without a record is not adopted (an earlier attempt pushed it)', undefined, false],
+describe('stillFound and pushedEntry', () => {
+  const cases: [string, PushedResource | undefined, 'adopted' | 'foreign' | undefined][] = [
+    ['an adopted resource asked with the same body stays adopted', pushed(rule(1), 'synced', true), 'adopted'],
+    ["one asked with a body of Steward's own is no longer adopted", pushed(rule(1, 'drop'), 'synced', true), undefined],
+    ['one Steward pushed was never adopted', pushed(rule(1), 'synced'), undefined],
+    ['one without a record is not adopted (an earlier attempt pushed it)', undefined, undefined],
+    ["one found made by someone else stays someone else's", pushed(rule(1), 'foreign'), 'foreign'],
   ];
   it.each(cases)('%s', (_says, mine, expected) => {
-    expect(stillAdopted(mine, rule(1))).toBe(expected);
-    expect(pushedEntry(rule(1), expected)).toEqual(pushed(rule(1), 'synced', expected ? true : undefined));
+    expect(stillFound(mine, rule(1))).toBe(expected);
+    const entry = pushedEntry(rule(1), expected);
+    expect(entry).toEqual(
+      pushed(rule(1), expected === 'foreign' ? 'foreign' : 'synced', expected === 'adopted' ? true : undefined),
+    );
   });
 });
 
@@ -320,32 +343,41 @@ describe('removedIds', () => {
 });
 
 describe('toDelete', () => {
-  const vtep = { kind: 'Vtep', parent: '', body: '{}' } as unknown as BackendResource;
   const cases: {
     says: string;
-    given: BackendResource[];
+    given: PushedResource[];
     stored?: { resources?: BackendResource[]; record: PushedResource[] };
     ownerOf?: OwnerOf;
-    expected: BackendResource[];
+    expected: PushedResource[];
   }[] = [
-    { says: 'what the workflow lists is deleted', given: [chain, rule(1)], expected: [chain, rule(1)] },
     {
-      says: 'everything recorded in the status, then everything listed, each once',
-      given: [chain],
-      stored: { resources: [chain, rule(1)], record: [byId(rule(2)), byId(chain)] },
-      expected: [byId(rule(2)), byId(chain), rule(1)],
+      says: "what the workflow's record says was pushed is deleted",
+      given: [pushed(chain, 'synced'), pushed(rule(1), 'unverified')],
+      expected: [pushed(chain, 'synced'), pushed(rule(1), 'unverified')],
     },
     {
-      says: 'a resource that never passed validation is skipped, not refused',
-      given: [chain, vtep],
-      expected: [chain],
+      says: 'the record in the workflow, then what the status adds, each once; nothing only asked for',
+      given: [pushed(chain, 'synced')],
+      stored: { resources: [chain, rule(1)], record: [byId(rule(2)), byId(chain)] },
+      expected: [pushed(chain, 'synced'), byId(rule(2))],
+    },
+    {
+      says: "found made by someone else, or already gone: not this Translation's to delete",
+      given: [pushed(chain, 'foreign'), pushed(rule(1), 'deleted'), pushed(rule(2), 'absent')],
+      expected: [],
+    },
+    {
+      says: 'a pending resource known by its ID takes the body asked for, to be checked before it is deleted',
+      given: [],
+      stored: { resources: [chain], record: [byId(chain, 'pending'), byId(rule(1), 'pending')] },
+      expected: [{ ...byId(chain, 'pending'), body: chain.body }],
     },
     {
       says: "another Translation's resource is never deleted",
-      given: [chain, rule(1)],
+      given: [pushed(chain, 'synced'), pushed(rule(1), 'synced')],
       stored: { record: [byId(rule(2))] },
       ownerOf: owns([rule(1), rule(2)]),
-      expected: [chain],
+      expected: [pushed(chain, 'synced')],
     },
   ];
   it.each(cases)('$says', ({ given, stored, ownerOf = nobody, expected }) => {

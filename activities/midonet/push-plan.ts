@@ -5,7 +5,6 @@ import type { ApplicationFailure } from '@temporalio/common';
 import type { RecordedResource } from '../kubernetes/translation-record';
 import { identify, identifyIfJson, type BackendResource, type PushedResource } from '../../model/translation/types';
 import { classify, conflictReason, type Claim } from './adoption';
-import { checkResource } from './check';
 import type { EnsureResult } from './client';
 import type { FieldDiff } from './compare';
 import { midonetFailure } from './errors';
@@ -108,6 +107,9 @@ export function claimRefusal(
   );
 }
 
+/** The states of a record entry that a removal or deletion acts on: this Translation's, or possibly (`pending`). */
+const REMOVABLE = new Set<string>(['synced', 'pending', 'unverified']);
+
 /**
  * What a push removes: recorded, no longer wanted, possibly in MidoNet, and not another Translation's (even one it
  * listed: it was refused for it).
@@ -118,10 +120,7 @@ export function staleResources(
   ownerOf: OwnerOf,
 ): PushedResource[] {
   const wanted = new Set(resources.map((r) => identify(r).key));
-  return previous.filter(
-    (p) =>
-      !wanted.has(p.key) && ['synced', 'pending', 'unverified'].includes(p.state) && ownerOf(keyOf(p)) === undefined,
-  );
+  return previous.filter((p) => !wanted.has(p.key) && REMOVABLE.has(p.state) && ownerOf(keyOf(p)) === undefined);
 }
 
 /** The record written before anything is pushed: what was pushed is unverified, what may be created is pending. */
@@ -136,11 +135,16 @@ export function preRecord(previous: PushedResource[], resources: BackendResource
   ];
 }
 
-/** This Translation's record of a resource; its own pre-record (pending, with the body it asks for) tells nothing about who made what MidoNet holds. */
+/**
+ * This Translation's record of a resource; its own pre-record (pending, with the body it asks for) tells nothing about
+ * who made what MidoNet holds, nor does a resource it found made by someone else (`foreign`): neither is this one's
+ * to correct.
+ */
 export function recordedAs(previous: PushedResource[]): (resource: BackendResource) => PushedResource | undefined {
   const ours = new Map(previous.map((p) => [p.key, p]));
   return (resource) => {
     const known = ours.get(identify(resource).key);
+    if (known?.state === 'foreign') return undefined;
     return known?.state === 'pending' && known.body === resource.body ? undefined : known;
   };
 }
@@ -169,29 +173,48 @@ export function conflictRefusal(
 }
 
 /**
- * What an ensure made of a resource: adopted when found as asked and not pushed by Steward; corrected (with what
- * differed) when MidoNet held it otherwise than this workflow left it: found so, adopted so, or drifted (an update
- * of a body it pushed itself is an ordinary change).
+ * Whose a resource found in MidoNet exactly as asked, with no record of this Translation's, is: `adoptable` when
+ * Steward's own translation wrote the Translation (the ID is the one Steward derives for it: a takeover from
+ * midonet-kubernetes, or a lost workflow's), `ours` when an earlier attempt of this push may have made it, else
+ * `others` (a hand-written Translation naming what another tenant or an operator made): used, never deleted.
+ */
+export type FoundAsAsked = 'adoptable' | 'ours' | 'others';
+
+/**
+ * What an ensure made of a resource: adopted when found as asked and not pushed by Steward, and Steward's to take
+ * over; foreign when found as asked and someone else's; corrected (with what differed) when MidoNet held it otherwise
+ * than this workflow left it: found so, adopted so, or drifted (an update of a body it pushed itself is an ordinary
+ * change).
  */
 export function findingOf(
   result: EnsureResult,
   mine: PushedResource | undefined,
   resource: BackendResource,
-): { adopted: boolean; correction?: FieldDiff[] } {
-  const adopted = result.outcome === 'unchanged' && (!mine || mine.adopted === true);
+  found: FoundAsAsked = 'adoptable',
+): { adopted: boolean; foreign?: true; correction?: FieldDiff[] } {
+  const unchanged = result.outcome === 'unchanged';
+  if (unchanged && !mine && found !== 'adoptable')
+    return found === 'others' ? { adopted: false, foreign: true } : { adopted: false };
+  const adopted = unchanged && (!mine || mine.adopted === true);
   const changed = result.outcome === 'conflict' || result.outcome === 'updated';
   return changed && (!mine || mine.adopted || mine.body === resource.body)
     ? { adopted, correction: result.diff }
     : { adopted };
 }
 
-/** Kept as adopted until Steward pushes a body of its own: a later change of it is then still a correction. */
-export const stillAdopted = (mine: PushedResource | undefined, resource: BackendResource) =>
-  mine?.adopted === true && mine.body === resource.body;
+/** What an earlier attempt found, kept for the resources a retry resumes after: adopted or foreign as it was. */
+export const stillFound = (
+  mine: PushedResource | undefined,
+  resource: BackendResource,
+): 'adopted' | 'foreign' | undefined => {
+  if (mine?.body !== resource.body) return undefined;
+  if (mine.state === 'foreign') return 'foreign';
+  return mine.adopted === true ? 'adopted' : undefined;
+};
 
-export const pushedEntry = (resource: BackendResource, adopted: boolean): PushedResource => ({
-  ...record(resource, 'synced'),
-  ...(adopted ? { adopted: true as const } : {}),
+export const pushedEntry = (resource: BackendResource, found?: 'adopted' | 'foreign'): PushedResource => ({
+  ...record(resource, found === 'foreign' ? 'foreign' : 'synced'),
+  ...(found === 'adopted' ? { adopted: true as const } : {}),
 });
 
 /**
@@ -202,17 +225,28 @@ export const removedIds = (removed: PushedResource[], all: BackendResource[], re
   retried ? idsOf(all) : idsOf(removed.filter((r) => r.state === 'deleted'));
 
 /**
- * What a deletion deletes, in the order given (it goes in reverse): everything recorded, then everything asked for.
- * A resource that is not a valid MidoNet resource was never pushed (a push checks the whole Translation first), so
- * it is skipped rather than refused; another Translation's is never removed.
+ * Whether a removal deletes this entry only once MidoNet is seen holding it exactly as this Translation asked: a
+ * `pending` one was maybe created by a push cut short, maybe found there (another tenant's, refused as a conflict).
+ */
+export const onlyIfAsAsked = (resource: BackendResource) => (resource as Partial<PushedResource>).state === 'pending';
+
+/**
+ * What a deletion deletes, in the order given (it goes in reverse): exactly what this Translation's records (its
+ * workflow's, then its status') say it created or adopted, or may have created (`pending`), each once; never what it
+ * only asks for (an invalid Translation pushed nothing), what it found made by someone else (`foreign`), nor another
+ * Translation's. A `pending` resource known only by its ID takes the body asked for from `resources` (none: left, as
+ * it cannot be checked).
  */
 export function toDelete(
-  given: BackendResource[],
+  given: PushedResource[],
   stored: { resources?: BackendResource[]; record: PushedResource[] } | undefined,
   ownerOf: OwnerOf,
-): BackendResource[] {
-  const resources = union<BackendResource>(stored?.record ?? [], union(given, stored?.resources ?? []));
-  return resources.filter(
-    (resource) => (byIdOnly(resource) || checkResource(resource).ok) && ownerOf(keyOf(resource)) === undefined,
-  );
+): PushedResource[] {
+  const asked = new Map((stored?.resources ?? []).flatMap((r) => (identifyIfJson(r) ? [[keyOf(r), r]] : [])));
+  return union(given, stored?.record ?? []).flatMap((entry) => {
+    if (!REMOVABLE.has(entry.state) || ownerOf(keyOf(entry)) !== undefined) return [];
+    if (entry.state !== 'pending' || !byIdOnly(entry)) return [entry];
+    const body = asked.get(entry.key);
+    return body ? [{ ...entry, parent: body.parent ?? '', body: body.body }] : [];
+  });
 }

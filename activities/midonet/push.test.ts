@@ -5,8 +5,9 @@ import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { StateDump } from '../../deploy/local/midonet';
 import { startHarness, type Harness } from '../../deploy/local/midonet/testing/conformance';
-import { identify, type BackendResource } from '../../model/translation/types';
+import { identify, type BackendResource, type PushedResource } from '../../model/translation/types';
 import { createTranslationIndex } from '../kubernetes/translation-index';
+import { OWNER_UID_LABEL } from '../../model/translation/model';
 import { backendResource, createMidonetClient } from './client';
 import { createPushActivities } from './push';
 
@@ -19,6 +20,12 @@ const rule = (n: number) => backendResource('Rule', CHAIN, { id: RULE(n), type: 
 
 let emulator: Harness;
 let push: ReturnType<typeof createPushActivities>;
+/** A workflow's record of a resource, in this state. */
+const recordOf = (r: BackendResource, state: PushedResource['state'] = 'synced'): PushedResource => ({
+  ...r,
+  ...identify(r),
+  state,
+});
 const run = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment().run(fn);
 const ids = async (kind: keyof StateDump) => ((await emulator.admin.dump())[kind] ?? []).map((r) => r.id as string);
 
@@ -100,15 +107,24 @@ describe('an attempt the server gave up on', () => {
 });
 
 describe('deleteTranslation', () => {
-  it('skips resources that never passed validation, so an invalid Translation still deletes what was pushed', async () => {
-    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
-    const resources = [chain, rule(1), { kind: 'Vtep', parent: '', body: '{}' } as unknown as BackendResource];
+  it('deletes what the record says was pushed; a pending resource only where MidoNet holds it as asked', async () => {
+    const { pushed } = await run(() =>
+      push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }),
+    );
+    // Made by someone else with another body: a push of it would have been refused, and it stays.
+    const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
+    await client.ensure(backendResource('Rule', CHAIN, { id: RULE(2), type: 'drop' }));
+    const resources = [...pushed, recordOf(rule(2), 'pending'), recordOf(rule(3), 'pending')];
     const { removed } = await run(() => push.deleteTranslation({ owner: 'translation/ns/t', resources }));
-    expect(removed.map((r) => [r.kind, r.state])).toEqual([
-      ['Rule', 'deleted'],
-      ['Chain', 'deleted'],
+    expect(removed.map((r) => [r.id, r.state])).toEqual([
+      [RULE(3), 'absent'],
+      [RULE(2), 'foreign'],
+      [RULE(1), 'deleted'],
+      [CHAIN, 'deleted'],
     ]);
-    expect(await ids('Chain')).toEqual([]);
+    const deletes = (await emulator.admin.journal()).filter((e) => e.method === 'DELETE').map((e) => e.id);
+    expect(deletes).not.toContain(RULE(2));
+    expect(deletes).not.toContain(RULE(3));
   });
 
   it('stops at a refused delete; with force it records it as failed and deletes the rest', async () => {
@@ -116,7 +132,7 @@ describe('deleteTranslation', () => {
       push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)], previous: [] }),
     );
     await emulator.admin.injectFault({ method: 'DELETE', path: `/rules/${RULE(2)}`, action: 'error', status: 403 });
-    const input = { owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)] };
+    const input = { owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)].map((r) => recordOf(r)) };
     await expect(run(() => push.deleteTranslation(input))).rejects.toMatchObject({ nonRetryable: true });
     const { removed } = await run(() => push.deleteTranslation({ ...input, force: true }));
     expect(removed.map((r) => [r.id, r.state])).toEqual([
@@ -167,12 +183,12 @@ describe('with the other Translations known (one owner per resource)', () => {
 
     const pending = { ...chain, ...identify(chain), state: 'pending' as const };
     await run(() => pusher.pushTranslation({ owner: 'translation/ns/second', resources: [], previous: [pending] }));
-    await run(() => pusher.deleteTranslation({ owner: 'translation/ns/second', resources: [chain] }));
+    await run(() => pusher.deleteTranslation({ owner: 'translation/ns/second', resources: [pending] }));
     expect(await ids('Chain')).toEqual([CHAIN]);
 
     // Its owner's deletion tells whoever names it.
     told.length = 0;
-    await run(() => pusher.deleteTranslation({ owner: 'translation/ns/first', resources: [chain] }));
+    await run(() => pusher.deleteTranslation({ owner: 'translation/ns/first', resources: [recordOf(chain)] }));
     expect(await ids('Chain')).toEqual([]);
     expect(told).toEqual([{ by: 'translation/ns/first', ids: [CHAIN], to: ['translation/ns/listing'] }]);
   });
@@ -180,10 +196,10 @@ describe('with the other Translations known (one owner per resource)', () => {
   it('a deletion retried after its worker died between the delete and the notice tells again, though nothing is left to delete', async () => {
     const pusher = withNeighbours({ ...owner('listing', []), resources: [chain] });
     await run(() => push.pushTranslation({ owner: 'translation/ns/first', resources: [chain], previous: [] }));
-    await run(() => push.deleteTranslation({ owner: 'translation/ns/first', resources: [chain] }));
+    await run(() => push.deleteTranslation({ owner: 'translation/ns/first', resources: [recordOf(chain)] }));
     told.length = 0;
     const retried = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: 1 });
-    await retried.run(() => pusher.deleteTranslation({ owner: 'translation/ns/first', resources: [chain] }));
+    await retried.run(() => pusher.deleteTranslation({ owner: 'translation/ns/first', resources: [recordOf(chain)] }));
     expect(told).toEqual([{ by: 'translation/ns/first', ids: [CHAIN], to: ['translation/ns/listing'] }]);
   });
 
@@ -218,10 +234,18 @@ describe('taking over what another controller left (issue 11)', () => {
     name: string,
     managers: string[],
     childResources: { kind: string; id: string; state: string }[] = [],
+    /** midonet-kubernetes' shape: owned by the object it translates, as its owner-uid label says. */
+    ownedBy?: string,
   ) => ({
     metadata: {
       name,
       namespace: 'ns',
+      ...(ownedBy
+        ? {
+            labels: { [OWNER_UID_LABEL]: ownedBy },
+            ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: ownedBy }],
+          }
+        : {}),
       creationTimestamp: new Date('2026-01-01T00:00:00Z'),
       managedFields: managers.map((manager) => ({
         manager,
@@ -272,7 +296,7 @@ describe('taking over what another controller left (issue 11)', () => {
     );
     await emulator.admin.resetCounters();
     const result = await run(() =>
-      pusherSeeing(written('left', ['midonet-kube-controllers'])).pushTranslation({
+      pusherSeeing(written('left', ['midonet-kube-controllers'], [], 'pod-uid')).pushTranslation({
         owner: 'translation/ns/left',
         resources: [chain, rule(1), rule(2)],
         previous: [],
@@ -289,6 +313,26 @@ describe('taking over what another controller left (issue 11)', () => {
         message: expect.stringContaining(`3 resources found in MidoNet exactly as this Translation asks`) as unknown,
       },
     ]);
+  });
+
+  it('uses what a hand-written Translation finds as asked without taking it over: no write, said so, and its deletion leaves it', async () => {
+    await run(() =>
+      push.pushTranslation({ owner: 'translation/ns/tenant', resources: [chain, rule(1)], previous: [] }),
+    );
+    await emulator.admin.resetCounters();
+    const handWritten = pusherSeeing(written('hand', ['kubectl-create']));
+    const result = await run(() =>
+      handWritten.pushTranslation({ owner: 'translation/ns/hand', resources: [chain, rule(1)], previous: [] }),
+    );
+    expect(result).not.toHaveProperty('adopted');
+    expect(result.pushed.map((r) => [r.id, r.state, r.adopted])).toEqual([
+      [CHAIN, 'foreign', undefined],
+      [RULE(1), 'foreign', undefined],
+    ]);
+    expect(announced).toEqual([expect.objectContaining({ owner: 'translation/ns/hand', reason: 'FoundForeign' })]);
+    await run(() => handWritten.deleteTranslation({ owner: 'translation/ns/hand', resources: result.pushed }));
+    expect(await writes()).toEqual({ POST: 0, PUT: 0, DELETE: 0 });
+    expect(await ids('Rule')).toEqual([RULE(1)]);
   });
 
   it("replaces a rule Steward's translation derives for this Translation where it stood in its chain, naming the fields and their known cause", async () => {
@@ -479,7 +523,7 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
   it('a deletion waits a short fence out, and refuses a long one in a local activity (its workflow waits with a timer)', async () => {
     const soon = new Date(Date.now() + 1_500).toISOString();
     const { pusher } = withRecords([chain], [{ attempt: 'lost', until: soon }]);
-    await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain], previous: [] }));
+    await run(() => pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }));
     const started = Date.now();
     await local(() => pusher.deleteTranslation({ owner: 'translation/ns/t', resources: [], reference }));
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);

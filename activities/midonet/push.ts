@@ -28,6 +28,7 @@ import {
   idOf,
   idsOf,
   observeFirst,
+  onlyIfAsAsked,
   preRecord,
   previousRecord,
   pushedEntry,
@@ -35,8 +36,9 @@ import {
   recordedAs,
   removedIds,
   staleResources,
-  stillAdopted,
+  stillFound,
   toDelete,
+  type FoundAsAsked,
   type OwnerOf,
 } from './push-plan';
 import { invalidTranslation, validateResources } from './validate';
@@ -79,8 +81,8 @@ export interface PushResult {
 
 export interface DeleteInput {
   owner: string;
-  /** Deleted in reverse order. */
-  resources: BackendResource[];
+  /** The workflow's record of what this Translation pushed (push-plan.ts toDelete says what of it is deleted). */
+  resources: PushedResource[];
   /** An operator's `cleanup --mode force`: a resource MidoNet refuses to delete is recorded as failed and skipped. */
   force?: boolean;
   reference?: TranslationReference;
@@ -266,12 +268,24 @@ async function settled(owner: string, until: string | undefined, alive: () => vo
 }
 
 /** Tells, on the Translation, what a push took over (no write) and what it made right, with the known cause. */
-async function announce(neighbours: Neighbours | undefined, owner: string, adopted: string[], corrected: Corrected[]) {
+async function announce(
+  neighbours: Neighbours | undefined,
+  owner: string,
+  { adopted, foreign, corrected }: Pick<Pushed, 'adopted' | 'foreign' | 'corrected'>,
+) {
   if (!neighbours) return;
   const name = owner.split('/').at(-1) ?? owner;
   const events: EventInput[] = [];
+  const listed = (keys: string[]) =>
+    keys.slice(0, 10).join(', ') + (keys.length > 10 ? ` and ${keys.length - 10} more` : '');
+  if (foreign.length > 0)
+    events.push({
+      type: 'Normal',
+      reason: 'FoundForeign',
+      message: `${foreign.length} resources found in MidoNet as this Translation asks, made by someone else (Steward's translation did not write this Translation): used as they are, never deleted by it: ${listed(foreign)}`,
+    });
   if (adopted.length > 0) {
-    const shown = adopted.slice(0, 10).join(', ') + (adopted.length > 10 ? ` and ${adopted.length - 10} more` : '');
+    const shown = listed(adopted);
     events.push({
       type: 'Normal',
       reason: 'Adopted',
@@ -294,6 +308,18 @@ async function announce(neighbours: Neighbours | undefined, owner: string, adopt
   }
 }
 
+/**
+ * Why a `pending` resource is left rather than deleted: not in MidoNet, or held otherwise than this Translation asked
+ * (not what a push cut short would have made: someone else's); undefined when it is there as asked. One known by its
+ * ID alone cannot be compared, and is left.
+ */
+async function leftAs(midonet: MidonetClient, resource: BackendResource): Promise<'absent' | 'foreign' | undefined> {
+  if (byIdOnly(resource)) return 'foreign';
+  const seen = await midonet.observe(resource);
+  if (!seen.exists) return 'absent';
+  return seen.upToDate ? undefined : 'foreign';
+}
+
 async function removeInReverse(
   midonet: MidonetClient,
   resources: BackendResource[],
@@ -306,6 +332,12 @@ async function removeInReverse(
   for (let i = startAt; i < reversed.length; i++) {
     const resource = reversed[i]!;
     const known = () => (byIdOnly(resource) ? (resource as PushedResource) : record(resource, 'synced'));
+    const left = onlyIfAsAsked(resource) ? await leftAs(midonet, resource) : undefined;
+    if (left) {
+      removed.push({ ...known(), state: left });
+      progress(i + 1);
+      continue;
+    }
     try {
       const { outcome } = byIdOnly(resource)
         ? await midonet.removeById(resource.kind, idOf(resource))
@@ -331,6 +363,27 @@ interface Attempt {
   progress: ReturnType<typeof heartbeats>;
   /** Who wrote the Translation, as the watch knew it when the resources' turn came. */
   provenance?: Provenance;
+  /** Who wrote it, from the API server when the watch does not say it is Steward's (asked once, when it decides). */
+  current: () => Promise<Provenance | undefined>;
+}
+
+/** Asks the API server at most once: the watch may lag behind the apply that made these resources Steward's. */
+function currentOnce(neighbours: Neighbours | undefined, owner: string, provenance: Provenance | undefined) {
+  let asked: Promise<Provenance | undefined> | undefined;
+  return () =>
+    provenance?.translated
+      ? Promise.resolve(provenance)
+      : (asked ??= (neighbours?.provenance(owner) ?? Promise.resolve(undefined)).then((read) => read ?? provenance));
+}
+
+/**
+ * Whose a resource found as asked with no record of it is (push-plan.ts FoundAsAsked): on a retry, what this push
+ * recorded as pending may be what an earlier attempt made. Without Kubernetes, nobody else's is known.
+ */
+async function whoseFound(attempt: Attempt, pending: boolean): Promise<FoundAsAsked> {
+  const current = attempt.neighbours && (await attempt.current());
+  if (!attempt.neighbours || current?.translated || current?.takeover) return 'adoptable';
+  return pending && Context.current().info.attempt > 1 ? 'ours' : 'others';
 }
 
 /** What pushing the resources did and found, for the report. */
@@ -339,20 +392,20 @@ interface Pushed {
   recreated: string[];
   created: BackendResource[];
   adopted: string[];
+  /** Found as asked, made by someone else: used, never deleted by this Translation. */
+  foreign: string[];
   corrected: Corrected[];
 }
 
 /** An object MidoNet cannot update in place: replaced where it is this Translation's, refused otherwise. */
 async function replaceOrRefuse(
-  { owner, neighbours, midonet, provenance }: Attempt,
+  { owner, neighbours, midonet, provenance, current }: Attempt,
   resource: BackendResource,
   mine: PushedResource | undefined,
   conflict: { diff: FieldDiff[]; reason: string },
 ): Promise<void> {
-  // Where it decides, the API server is asked (rarely): the watch may lag behind the apply that made these resources Steward's.
   const translated =
-    (provenance?.translated ?? false) ||
-    (mine === undefined && ((await neighbours?.provenance(owner))?.translated ?? false));
+    (provenance?.translated ?? false) || (mine === undefined && ((await current())?.translated ?? false));
   const recordedByOther = neighbours?.index.recordedByOthers(identify(resource).key, owner) ?? false;
   const refusal = conflictRefusal(owner, resource, conflict, {
     recorded: mine !== undefined,
@@ -363,13 +416,13 @@ async function replaceOrRefuse(
   await midonet.replace(resource);
 }
 
-/** Pushes one resource (observe where it may be there, then ensure); says whether it was adopted. */
+/** Pushes one resource (observe where it may be there, then ensure); says whether it was adopted or found foreign. */
 async function pushOne(
   attempt: Attempt,
   resource: BackendResource,
-  mine: PushedResource | undefined,
+  { mine, pending }: { mine: PushedResource | undefined; pending: boolean },
   done: Pushed,
-): Promise<boolean> {
+): Promise<'adopted' | 'foreign' | undefined> {
   const { midonet } = attempt;
   const dependencies = (error: unknown) => waitForOtherTranslations(error, resource);
   const observed = observeFirst(mine, attempt.provenance?.foreign)
@@ -383,25 +436,28 @@ async function pushOne(
     done.created.push(resource);
   }
   if (result.outcome === 'created') done.created.push(resource);
-  const { adopted, correction } = findingOf(result, mine, resource);
+  const found = result.outcome === 'unchanged' && !mine ? await whoseFound(attempt, pending) : undefined;
+  const { adopted, foreign, correction } = findingOf(result, mine, resource, found);
   if (adopted) done.adopted.push(key);
+  if (foreign) done.foreign.push(key);
   if (correction) done.corrected.push({ resource, diff: correction });
-  return adopted;
+  return adopted ? 'adopted' : foreign && 'foreign';
 }
 
 /** Pushes the resources in order, from where an earlier attempt stopped; what it created is told even on failure. */
 async function pushAll(attempt: Attempt, resources: BackendResource[], previous: PushedResource[]): Promise<Pushed> {
   const mineOf = recordedAs(previous);
-  const done: Pushed = { pushed: [], recreated: [], created: [], adopted: [], corrected: [] };
+  const entries = new Map(previous.map((p) => [p.key, p]));
+  const done: Pushed = { pushed: [], recreated: [], created: [], adopted: [], foreign: [], corrected: [] };
   try {
     for (const [index, resource] of resources.entries()) {
-      const mine = mineOf(resource);
-      let adopted: boolean;
+      const entry = entries.get(identify(resource).key);
+      let found: 'adopted' | 'foreign' | undefined;
       if (index >= attempt.progress.resumeAt) {
-        adopted = await pushOne(attempt, resource, mine, done);
+        found = await pushOne(attempt, resource, { mine: mineOf(resource), pending: entry?.state === 'pending' }, done);
         attempt.progress.done(index + 1);
-      } else adopted = stillAdopted(mine, resource);
-      done.pushed.push(pushedEntry(resource, adopted));
+      } else found = stillFound(entry, resource);
+      done.pushed.push(pushedEntry(resource, found));
     }
   } catch (error) {
     // What this attempt created before it failed is told now: the retry resumes after it, and a dependent waiting
@@ -417,11 +473,12 @@ async function pushAll(attempt: Attempt, resources: BackendResource[], previous:
 /** Announces what was adopted and corrected, tells the Translations concerned, writes the record, and says so. */
 async function report(
   { owner, neighbours }: Attempt,
-  { pushed, recreated, created, adopted, corrected }: Pushed,
+  done: Pushed,
   { removed, stale }: { removed: PushedResource[]; stale: PushedResource[] },
   writeRecord: ((record: RecordedResource[]) => Promise<PushResult['settled']>) | undefined,
 ): Promise<PushResult> {
-  await announce(neighbours, owner, adopted, corrected);
+  const { pushed, recreated, created, adopted, corrected } = done;
+  await announce(neighbours, owner, done);
   const notified =
     (await tell(neighbours, owner, idsOf(created), true)) +
     (await tell(neighbours, owner, removedIds(removed, stale, Context.current().info.attempt > 1), false));
@@ -463,12 +520,14 @@ async function pushTranslation(
   await writeRecord?.(preRecord(previous, resources), fence && { add: fence });
   try {
     const removed = await removeInReverse(midonet, stale, 0, () => progress.done(progress.resumeAt));
+    const provenance = neighbours?.index.provenanceOf(owner);
     const attempt: Attempt = {
       owner,
       neighbours,
       midonet,
       progress,
-      provenance: neighbours?.index.provenanceOf(owner),
+      provenance,
+      current: currentOnce(neighbours, owner, provenance),
     };
     const done = await pushAll(attempt, resources, previous);
     const finalWrite =
@@ -495,14 +554,17 @@ function fenceOf(local: boolean): UnsettledWrite | undefined {
   return local ? openFence(randomUUID(), Date.now()) : undefined;
 }
 
-/** Deletes in reverse order what the Translation recorded and lists (push-plan.ts toDelete says what). */
+/** Deletes in reverse order what the Translation recorded (push-plan.ts toDelete says what). */
 async function deleteTranslation(
   { client, neighbours, guard }: PushDeps,
-  { owner, resources: given, force, reference, releasedByCaller }: DeleteInput,
+  { owner, resources: given, force, reference: sent, releasedByCaller }: DeleteInput,
 ): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
   // Every deletion of a Translation's resources comes here (its owner's finalization, its pusher's, `force`).
   await guard?.check(owner);
   const progress = heartbeats();
+  // A push by reference writes its record in the status from its start (what it may create is pending), also when
+  // it never reported: that record is what is deleted.
+  const reference = sent && { ...sent, readRecord: sent.readRecord || sent.readResources };
   const fromApi = reference ? await stored(neighbours, owner, reference) : undefined;
   await settled(owner, fromApi?.unsettledUntil, progress.alive);
   await neighboursListed(neighbours, owner);

@@ -61,8 +61,9 @@ export interface PushedResource extends BackendResource {
   /**
    * `pending`: a push of it started and did not report; it may be in MidoNet, so a removal or deletion includes it.
    * `unverified`: pushed before, but the last push failed, so its presence is not vouched for (still this one's).
+   * `foreign`: found in MidoNet as asked, made by someone else (another tenant, an operator): used, never deleted.
    */
-  state: 'synced' | 'pending' | 'unverified' | 'deleted' | 'absent' | 'failed';
+  state: 'synced' | 'pending' | 'unverified' | 'foreign' | 'deleted' | 'absent' | 'failed';
   /** Found in MidoNet exactly as asked and taken over, not pushed by Steward (left by midonet-kubernetes). */
   adopted?: true;
 }

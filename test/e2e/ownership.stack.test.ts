@@ -106,3 +106,55 @@ describe('who owns a MidoNet resource', () => {
     );
   });
 });
+
+// Issue 43, item 3: a chain made directly in MidoNet (another tenant's, an operator's) that a hand-written
+// Translation names is never deleted by that Translation's deletion, whatever the Translation is; and the deletion
+// of one that pushed nothing sends MidoNet no request.
+describe('what a Translation did not push is not its to delete', () => {
+  const theirs = e2e.chainsAndRules({ chain: 'e2ef', rule: 'e2ed' }, 'theirs');
+  /** Made over MidoNet's API, not through any Translation. */
+  const madeElsewhere = (n: number, name = `theirs-${n}`) =>
+    h.midonet.ensure({
+      kind: 'Chain',
+      parent: '',
+      body: JSON.stringify({ id: theirs.chainId(n), name, tenantId: 'midonetkube' }),
+    });
+  const deletesOf = async (prefix: string) =>
+    (await h.admin.journal()).filter((e) => e.method === 'DELETE' && e.path.includes(prefix)).length;
+
+  it('an invalid one (2,001 resources) naming it: refused, and its deletion leaves the chain and sends no DELETE', async () => {
+    await madeElsewhere(1);
+    const resources = Array.from({ length: 2_001 }, (_, i) => theirs.chain(i + 1));
+    await e2e.createTranslation(h, translation('too-many', resources));
+    await e2e.waitForState(h, 'too-many', 'invalid');
+    await e2e.deleteTranslation(h, 'too-many');
+    await e2e.expectGone(h, 'too-many');
+    expect((await e2e.emulatorIds(h)).Chain).toContain(theirs.chainId(1));
+    expect(await deletesOf('e2ef0000')).toBe(0);
+  });
+
+  it('one naming it exactly as it is: Ready without taking it over, and its deletion leaves it', async () => {
+    await madeElsewhere(2, 'theirs-2');
+    await e2e.createTranslation(h, translation('identical', [theirs.chain(2)]));
+    await e2e.waitForState(h, 'identical', 'synced');
+    const reasons = (await e2e.eventsOf(h, 'identical')).map((e) => e.reason);
+    await e2e.deleteTranslation(h, 'identical');
+    await e2e.expectGone(h, 'identical');
+    expect((await e2e.emulatorIds(h)).Chain).toContain(theirs.chainId(2));
+    expect(await deletesOf(theirs.chainId(2))).toBe(0);
+    expect(reasons).toContain('FoundForeign');
+    expect(reasons).not.toContain('Adopted');
+  });
+
+  it('one naming it with another body: refused as ResourceConflict, and its deletion leaves it and is not held', async () => {
+    await madeElsewhere(3, 'an-operators');
+    await e2e.startWithTimings(h, 'conflicting', { stuckRetryMs: 60 * 60_000 });
+    await e2e.createTranslation(h, translation('conflicting', [theirs.chain(3)]));
+    const stuck = await e2e.waitForState(h, 'conflicting', 'stuck');
+    expect(stuck.lastError?.reason).toBe('ResourceConflict');
+    await e2e.deleteTranslation(h, 'conflicting');
+    await e2e.expectGone(h, 'conflicting');
+    expect((await e2e.emulatorIds(h)).Chain).toContain(theirs.chainId(3));
+    expect(await deletesOf(theirs.chainId(3))).toBe(0);
+  });
+});

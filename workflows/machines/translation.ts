@@ -112,7 +112,8 @@ export interface PusherInput {
 /** Parameters of the actions the interpreter executes, shared with the workflow's executors. */
 export interface TranslationActionParams {
   push: { owner: string; resources: BackendResource[]; previous: PushedResource[]; reference?: TranslationReference };
-  deleteBackend: { owner: string; resources: BackendResource[]; force: boolean; reference?: TranslationReference };
+  /** `resources`: the record, never what is only asked for (an invalid or refused Translation pushed nothing of it). */
+  deleteBackend: { owner: string; resources: PushedResource[]; force: boolean; reference?: TranslationReference };
   releaseFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
   addFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
   recordStatus: {
@@ -373,8 +374,8 @@ export const translationMachine = setup({
           type: 'deleteBackend',
           params: ({ context }) => ({
             owner: `translation/${context.ref.namespace}/${context.ref.name}`,
-            // Everything we pushed plus everything asked for: a push may have been cut short.
-            resources: mergeByKey(context.pushed, context.desired),
+            // What a push cut short may have made is in the record too, pending (startPush).
+            resources: context.pushed,
             force: context.force,
             ...referenceOf(context),
           }),
@@ -488,13 +489,4 @@ function withPending(pushed: PushedResource[], desired: BackendResource[]): Push
     return [{ kind: resource.kind, parent: resource.parent ?? '', body: resource.body, ...identity, state: 'pending' }];
   });
   return pending.length > 0 ? [...pushed, ...pending] : pushed;
-}
-
-function mergeByKey(pushed: PushedResource[], desired: BackendResource[]): BackendResource[] {
-  const key = (r: BackendResource) => `${r.kind}|${r.parent ?? ''}|${r.body}`;
-  const seen = new Set(pushed.map(key));
-  return [
-    ...pushed.map(({ kind, parent, body }) => ({ kind, parent, body })),
-    ...desired.filter((d) => !seen.has(key(d))),
-  ];
 }
