@@ -1,5 +1,5 @@
-// Assembles the fastify app: body handling, the request pipeline for API traffic (count → journal → down/faults →
-// auth → route), error mapping, the API routes and the admin endpoint.
+// Assembles the fastify app: body handling, the request pipeline for API traffic (count → read the body → journal →
+// down/faults → auth → route), error mapping, the API routes and the admin endpoint.
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { registerAdmin } from './admin';
@@ -66,9 +66,15 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  app.addHook('onRequest', async (req, reply) => {
+  // preHandler, not onRequest: the body is read before any injected delay, as Jetty and Jersey read it before the
+  // resource method runs, so a write whose client leaves during the delay is still carried out (a DELETE, a POST or
+  // a PUT alike); a stream read after its client left would never end and the write would be lost.
+  app.addHook('onRequest', async (req) => {
+    if (isApi(req.url)) counters.request(req.method, req.routeOptions.config.kind ?? 'unknown');
+  });
+
+  app.addHook('preHandler', async (req, reply) => {
     if (!isApi(req.url)) return;
-    counters.request(req.method, req.routeOptions.config.kind ?? 'unknown');
     const path = req.url.slice(API_PREFIX.length).split('?')[0] || '/';
     const outcome = faults.decide(req.method, path);
     if (isWrite(req.method) && path !== '/login') {
