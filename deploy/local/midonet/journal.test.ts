@@ -28,23 +28,13 @@ describe('write journal', () => {
     expect(deletion.answeredAt).toBeGreaterThanOrEqual(deletion.receivedAt);
   });
 
+  const bridgeName = async (n: number): Promise<unknown> =>
+    ((await h.api.get(`/bridges/${id(n)}`, T.bridge)).json as { name?: unknown } | undefined)?.name;
   /** [method, path, body (JSON), id the write is about, what shows it was carried out] */
   const lateWrites: [string, string, Record<string, unknown> | undefined, string, () => Promise<unknown>][] = [
     ['DELETE', `/routes/${id(5)}`, undefined, id(5), async () => (await h.api.get(`/routes/${id(5)}`, T.route)).status],
-    [
-      'POST',
-      '/bridges',
-      { id: id(7), name: 'late' },
-      id(7),
-      async () => (await h.api.get(`/bridges/${id(7)}`, T.bridge)).json?.name,
-    ],
-    [
-      'PUT',
-      `/bridges/${id(2)}`,
-      { name: 'renamed' },
-      id(2),
-      async () => (await h.api.get(`/bridges/${id(2)}`, T.bridge)).json?.name,
-    ],
+    ['POST', '/bridges', { id: id(7), name: 'late' }, id(7), () => bridgeName(7)],
+    ['PUT', `/bridges/${id(2)}`, { name: 'renamed' }, id(2), () => bridgeName(2)],
   ];
 
   test.each(lateWrites)(
