@@ -163,6 +163,11 @@ export const midonetFailures = {
   MidonetBadResource: false,
   /** A success reply the client cannot read. */
   MidonetBadResponse: false,
+  /**
+   * A success reply about another object than the one asked for (another's body, or a Location naming another ID): a
+   * reply mixed up by MidoNet or a proxy in front of it. Nothing is done with it; the same call is asked again.
+   */
+  MidonetWrongObject: true,
   /** The pusher met a missing parent or referenced object: another Translation not pushed yet, retried until it is. */
   MidonetDependencyMissing: true,
   /** The pusher met an object with another body that this Translation did not push: an operator must resolve it. */

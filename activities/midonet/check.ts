@@ -11,6 +11,8 @@ export interface Resolved {
   raw: string;
   body: Record<string, unknown>;
   paths: KindPaths;
+  /** The fields by which MidoNet's object for it names it (kinds.ts `names`, else its `id`). */
+  names: Record<string, string>;
 }
 
 /** What is wrong with one resource: the field (`kind`, `parent`, `body`, `body.natTargets[0].addressFrom`) and why. */
@@ -61,8 +63,10 @@ export function checkResource(
       issue.message,
     );
   }
+  const { id } = body.data as { id?: unknown };
+  const names = spec.names?.(parent, body.data) ?? (typeof id === 'string' ? { id } : {});
   return {
     ok: true,
-    resolved: { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data) },
+    resolved: { kind, spec, parent, raw: resource.body, body: body.data, paths: spec.paths(parent, body.data), names },
   };
 }

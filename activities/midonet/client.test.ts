@@ -369,6 +369,72 @@ describe('failures', () => {
   });
 });
 
+describe('a reply about another object than the one asked for (misdirect fault)', () => {
+  const OTHER_RULE = 'e0000000-0000-4000-8000-000000000002';
+  const rule = (id: string) => backendResource('Rule', CHAIN, { id, type: 'accept' });
+  /** Writes MidoNet carried out (a POST meeting 409 changes nothing). */
+  const writes = async () => (await admin.journal()).filter((e) => e.status >= 200 && e.status < 300).length;
+  /** Fails retryably as MidonetWrongObject, saying what was answered; returns the writes carried out meanwhile. */
+  async function refused(call: () => Promise<unknown>, what: RegExp): Promise<number> {
+    const before = await writes();
+    const failure = await failureOf(call());
+    expect(failure).toMatchObject({ type: 'MidonetWrongObject', nonRetryable: false });
+    expect(failure.message).toMatch(what);
+    return (await writes()) - before;
+  }
+
+  beforeEach(async () => {
+    await client.ensure(backendResource('Bridge', '', { id: OTHER_BRIDGE, name: 'other', tenantId: 'midonetkube' }));
+    await client.ensure(bridge('old'));
+  });
+
+  it('a GET answered with another bridge’s body is no drift: refused, and no PUT follows', async () => {
+    await admin.injectFault({ action: 'misdirect', method: 'GET' });
+    expect(await refused(() => client.ensure(bridge('new')), new RegExp(`is "${OTHER_BRIDGE}", not ${BRIDGE}`))).toBe(
+      0,
+    );
+    await expect(failureOf(client.observe(bridge('new')))).resolves.toMatchObject({ type: 'MidonetWrongObject' });
+    await admin.clearFaults();
+    expect((await admin.dump()).Bridge).toEqual([
+      expect.objectContaining({ id: OTHER_BRIDGE, name: 'other' }),
+      expect.objectContaining({ id: BRIDGE, name: 'old' }),
+    ]);
+    await expect(client.ensure(bridge('new'))).resolves.toMatchObject({ outcome: 'updated' });
+  });
+
+  it('a rule is not replaced on another rule’s reply: no DELETE, no POST, both rules where they were', async () => {
+    await client.ensure(chain());
+    await client.ensure(rule(OTHER_RULE));
+    await client.ensure(rule(RULE));
+    const before = (await admin.dump()).Rule;
+    await admin.injectFault({ action: 'misdirect', method: 'GET', path: '/rules/*' });
+    expect(await refused(() => client.replace(rule(RULE)), new RegExp(`is "${OTHER_RULE}", not ${RULE}`))).toBe(0);
+    expect((await admin.dump()).Rule).toEqual(before);
+  });
+
+  it('a PUT answered with another bridge’s body is refused; the retry finds the update made', async () => {
+    await admin.injectFault({ action: 'misdirect', method: 'PUT', times: 1 });
+    await refused(() => client.ensure(bridge('new')), /PUT \/bridges\/.* answered 200 about another object/);
+    await expect(client.ensure(bridge('new'))).resolves.toEqual({ outcome: 'unchanged' });
+  });
+
+  it('a POST answered with another bridge’s Location is refused; the retry finds the bridge made', async () => {
+    await client.remove(bridge());
+    await admin.injectFault({ action: 'misdirect', method: 'POST', times: 1 });
+    await refused(() => client.ensure(bridge()), new RegExp(`Location .* names ${OTHER_BRIDGE}`));
+    await expect(client.ensure(bridge())).resolves.toEqual({ outcome: 'unchanged' });
+  });
+
+  it('a link, read on its port, is refused when another port answers', async () => {
+    for (const id of [PORT, PEER]) await client.ensure(bridgePort(id));
+    await admin.injectFault({ action: 'misdirect', method: 'GET', path: '/ports/*' });
+    await refused(
+      () => client.observe(backendResource('PortLink', PORT, { portId: null, peerId: PEER })),
+      new RegExp(`is "${PEER}", not ${PORT}`),
+    );
+  });
+});
+
 describe('activities', () => {
   it('take one input object and return plain JSON', async () => {
     const acts = createMidonetActivities({ client });

@@ -6,8 +6,15 @@ import { z } from 'zod';
 import { identify, type BackendKind, type BackendResource } from '../../model/translation/types';
 import { checkResource, type Resolved } from './check';
 import { diffBody, type FieldDiff } from './compare';
-import { midonetFailure, missingFailure, replyFailure, type MidonetFailureDetails, type Reply } from './errors';
-import { createTransport, type MidonetConnection, type Send } from './http';
+import {
+  midonetFailure,
+  missingFailure,
+  replyFailure,
+  wrongObjectFailure,
+  type MidonetFailureDetails,
+  type Reply,
+} from './errors';
+import { createTransport, type Call, type MidonetConnection, type Send } from './http';
 import {
   host,
   hostsCollection,
@@ -65,6 +72,7 @@ export function backendResource<K extends BackendKind>(kind: K, parent: string, 
 
 const ok = (reply: Reply): boolean => reply.status >= 200 && reply.status < 300;
 const observedObject = z.record(z.string(), z.unknown());
+const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 /** Where a kind with IDs of its own keeps each (kinds.ts `item` paths, which need only the ID for these). */
 const ITEMS_BY_ID: Partial<Record<BackendKind, string>> = {
@@ -87,6 +95,32 @@ function resolve(resource: BackendResource): Resolved {
   );
 }
 
+/** An object MidoNet answered with, accepted only if it names the resource asked for (`Resolved.names`). */
+const namedAs = (r: Resolved) =>
+  z.looseObject(
+    Object.fromEntries(
+      Object.entries(r.names).map(([field, asked]) => [
+        field,
+        z.string().refine((value) => value.toLowerCase() === asked.toLowerCase(), {
+          error: (issue) => `is ${JSON.stringify(issue.input)}, not ${asked}`,
+        }),
+      ]),
+    ),
+  );
+
+/**
+ * Refuses a success reply about another object (a body, or a POST's Location naming an ID that is not this
+ * resource's): acting on it would take another object's state for this one's, e.g. call it drift and replace it.
+ */
+function refuseOtherObject(method: Call['method'], path: string, reply: Reply, r: Resolved): void {
+  const body = observedObject.safeParse(reply.json);
+  const about = body.success ? namedAs(r).safeParse(body.data) : undefined;
+  if (about && !about.success) throw wrongObjectFailure(method, path, reply, z.prettifyError(about.error));
+  const own = new Set([r.parent, ...Object.values(r.names)].map((id) => id.toLowerCase()));
+  const foreign = (reply.location?.match(UUIDS) ?? []).filter((id) => !own.has(id.toLowerCase()));
+  if (foreign.length) throw wrongObjectFailure(method, path, reply, `Location ${reply.location} names ${foreign[0]}`);
+}
+
 // Shared with the pusher's machine, which records what a push may have created before it knows.
 export { identify };
 
@@ -103,6 +137,7 @@ async function read(send: Send, r: Resolved): Promise<Record<string, unknown> | 
       path,
       status: reply.status,
     });
+  refuseOtherObject('GET', path, reply, r);
   return r.spec.present && !r.spec.present(observed.data) ? undefined : observed.data;
 }
 
@@ -116,6 +151,7 @@ async function observeResolved(send: Send, r: Resolved): Promise<MidonetObservat
 async function create(send: Send, r: Resolved, raw = r.raw): Promise<Reply> {
   const posted = await send({ method: 'POST', path: r.paths.create, media: r.spec.media, body: raw });
   if (posted.status === 404) throw missingFailure('POST', r.paths.create, posted, r.parent);
+  if (ok(posted)) refuseOtherObject('POST', r.paths.create, posted, r);
   return posted;
 }
 
@@ -163,6 +199,7 @@ export function createMidonetClient(
       return { outcome: 'conflict', diff: seen.diff, reason: `MidoNet cannot update a ${r.kind} in place (no PUT)` };
 
     const put = await send({ method: 'PUT', path: item, media: r.spec.media, body: r.raw });
+    if (ok(put)) refuseOtherObject('PUT', item, put, r);
     if (ok(put)) return { outcome: 'updated', diff: seen.diff };
     // e.g. a TunnelZone PUT that keeps its name always clashes with itself (MNA-1293).
     if (put.status === 409)

@@ -39,6 +39,8 @@ export interface Reply {
   /** Parsed JSON body, or undefined when empty or not JSON. */
   json: unknown;
   text: string;
+  /** The `Location` header: where a POST says the created object is. */
+  location?: string;
 }
 
 function statusType(status: number): MidonetFailureType {
@@ -90,6 +92,15 @@ export function replyFailure(
     violations,
     ...extra,
   });
+}
+
+/** A success reply about another object than the one asked for (`problem` says how): retried, never acted on. */
+export function wrongObjectFailure(method: string, path: string, reply: Reply, problem: string): ApplicationFailure {
+  return midonetFailure(
+    'MidonetWrongObject',
+    `MidoNet ${method} ${path} answered ${reply.status} about another object than the one asked for: ${problem}`,
+    { method, path, status: reply.status },
+  );
 }
 
 // ZOOM's 404 text: "There is no <Class> with ID <uuid>."

@@ -86,7 +86,8 @@ export function createTransport(
       } catch {
         json = undefined;
       }
-      return { status: res.status, json, text };
+      const location = res.headers.get('location');
+      return { status: res.status, json, text, ...(location ? { location } : {}) };
     } catch (err) {
       onExchange?.(false);
       const where = `MidoNet ${call.method} ${call.path}`;

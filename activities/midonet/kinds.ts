@@ -116,6 +116,11 @@ export interface KindSpec<K extends BackendKind> {
   ignore?: readonly string[];
   /** Its place among its siblings orders traffic (a rule's `position` in its chain): a replacement goes back there. */
   ordered?: true;
+  /**
+   * The fields by which MidoNet's object for this resource names it, when not its `id` alone (a table entry by its
+   * keys; a link is read on its port): a reply naming another object is refused, never taken for this one.
+   */
+  names?: (parent: string, body: MidonetBody<K>) => Record<string, string>;
   /** Whether the observed object holds this resource (a port exists unlinked: the link does not). */
   present?: (observed: Record<string, unknown>) => boolean;
   paths: (parent: string, body: MidonetBody<K>) => KindPaths;
@@ -136,6 +141,7 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     parent: true,
     put: false,
     duplicate: [409],
+    names: (p, b) => ({ tunnelZoneId: p, hostId: b.hostId }),
     paths: (p, b) => ({
       create: `/tunnel_zones/${seg(p)}/hosts`,
       item: `/tunnel_zones/${seg(p)}/hosts/${seg(b.hostId)}`,
@@ -171,6 +177,7 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     put: false,
     duplicate: [409],
     ignore: ['portId'],
+    names: (p) => ({ id: p }),
     present: (port) => port.peerId != null,
     paths: (p) => ({
       create: `/ports/${seg(p)}/link`,
@@ -209,11 +216,22 @@ export const kinds: { [K in BackendKind]: KindSpec<K> } = {
     duplicate: [409],
     // The path names the host; a hostId in the body is ignored by the server.
     ignore: ['hostId'],
+    names: (p, b) => ({ hostId: p, portId: b.portId }),
     paths: (p, b) => ({ create: `/hosts/${seg(p)}/ports`, item: `/hosts/${seg(p)}/ports/${seg(b.portId)}` }),
   },
   // The server's own spelling; midonet-kubernetes sends `MACPort-v2`, accepted only because matching ignores case.
-  MACPort: bridgeTableEntry(vendor('MacPort-v2'), 'mac_table', (b) => `${dashes(b.macAddr)}_${b.portId}`),
-  IPv4MACPair: bridgeTableEntry(vendor('IP4Mac-v1'), 'arp_table', (b) => `${b.ip}_${dashes(b.mac)}`),
+  MACPort: bridgeTableEntry(
+    vendor('MacPort-v2'),
+    'mac_table',
+    (b) => `${dashes(b.macAddr)}_${b.portId}`,
+    (b) => ({ macAddr: b.macAddr, portId: b.portId }),
+  ),
+  IPv4MACPair: bridgeTableEntry(
+    vendor('IP4Mac-v1'),
+    'arp_table',
+    (b) => `${b.ip}_${dashes(b.mac)}`,
+    (b) => ({ ip: b.ip, mac: b.mac }),
+  ),
 };
 
 /** An entry of a bridge's MAC or ARP table, found in the table at a key made of its fields. */
@@ -221,11 +239,13 @@ function bridgeTableEntry<K extends 'MACPort' | 'IPv4MACPair'>(
   media: string,
   table: 'mac_table' | 'arp_table',
   key: (body: MidonetBody<K>) => string,
+  names: (body: MidonetBody<K>) => Record<string, string>,
 ): KindSpec<K> {
   return {
     media,
     parent: true,
     put: false,
+    names: (_, b) => names(b),
     // A duplicate MAC or ARP entry answers 500, not 409 (MNA-1315).
     duplicate: [409, 500],
     paths: (p, b) => ({ create: `/bridges/${seg(p)}/${table}`, item: `/bridges/${seg(p)}/${table}/${seg(key(b))}` }),

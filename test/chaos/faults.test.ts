@@ -21,6 +21,7 @@ describe('parseFaults', () => {
         'midonet-5xx',
         'midonet-timeout',
         'midonet-latency',
+        'midonet-misdirect',
         'libvirt-cut',
         'forged-observation',
         'kube-apiserver-restart',

@@ -1,9 +1,9 @@
 // The faults injected while the operations run, on a schedule drawn from the seed: the worker SIGKILLed and started
-// again about every 20 s, and about every 15 s one other fault (a restart, or a window of MidoNet errors, timeouts or
-// latency, or libvirt out of reach, or an observation signalled under a made-up UID and one signalled twice, or the
-// kube-apiserver killed, after an etcd compaction or not, or a PeerPod deleted by hand; on the cluster profile also a
-// history or matching host killed, or PostgreSQL restarted). Every fault is logged with its time, so the operation log
-// reads as one story.
+// again about every 20 s, and about every 15 s one other fault (a restart, or a window of MidoNet errors, timeouts,
+// latency or answers about another resource than the one asked for, or libvirt out of reach, or an observation
+// signalled under a made-up UID and one signalled twice, or the kube-apiserver killed, after an etcd compaction or not,
+// or a PeerPod deleted by hand; on the cluster profile also a history or matching host killed, or PostgreSQL
+// restarted). Every fault is logged with its time, so the operation log reads as one story.
 import type { PostgresShutdown } from '../../deploy/local/postgres';
 import { sleep } from '../../deploy/local/process';
 import type { TemporalProfile } from '../../deploy/local/stack';
@@ -22,6 +22,7 @@ export const FAULT_KINDS = [
   'midonet-5xx',
   'midonet-timeout',
   'midonet-latency',
+  'midonet-misdirect',
   'libvirt-cut',
   'forged-observation',
   'kube-apiserver-restart',
@@ -261,6 +262,14 @@ export class FaultInjector {
           const latencyMs = r.int(300, 3_000);
           const fault = await s.admin.injectFault({ action: 'latency', latencyMs });
           this.log(`fault midonet-latency: ${latencyMs} ms on every call`);
+          this.heal = () => s.admin.removeFault(fault.id).catch(() => undefined);
+          break;
+        }
+        case 'midonet-misdirect': {
+          // Carried out, but answered with another resource's body or Location: the client must refuse and retry.
+          const rate = r.pick([0.2, 0.5]);
+          const fault = await s.admin.injectFault({ action: 'misdirect', rate, seed: r.int(1, 1e6) });
+          this.log(`fault midonet-misdirect: ${rate * 100} % of calls answered about another resource`);
           this.heal = () => s.admin.removeFault(fault.id).catch(() => undefined);
           break;
         }

@@ -74,3 +74,23 @@ it('a deletion requested during a push deletes the resources and releases the fi
   const bridges = (await emulatorIds(h)).Bridge ?? [];
   expect(ids.filter((id) => bridges.includes(id))).toEqual([]);
 });
+
+// The late-create race the pusher's settling guards against, now that the emulator carries out a POST whose client
+// left (as Jetty does): the bridge's POST outlives the client's 10 s timeout and lands at 12 s, after the deletion was
+// asked for. Were the push's failure reported at the timeout, the deletion would meet 404 and release the finalizer,
+// and the late POST would then leave the bridge behind with no Translation to remove it.
+it('a POST carried out after its client gave up is deleted with the Translation: nothing leaks', async () => {
+  const name = 'late-create';
+  const id = bridgeId(91);
+  await h.admin.injectFault({ method: 'POST', path: '/bridges', action: 'latency', latencyMs: 12_000, times: 1 });
+  await createTranslation(h, bridgeTranslation(h.namespace, name, [id]));
+  await waitFor('the POST to be under way', async () => (await h.admin.faults()).length === 0 || undefined, 30_000);
+  await deleteTranslation(h, name);
+  await waitFor('the Translation to be gone', async () => (await readTranslation(h, name)) === undefined, 90_000);
+  const journal = await h.admin.journal(id);
+  const created = journal.find((e) => e.method === 'POST' && e.status === 201);
+  expect(created).toMatchObject({ clientGone: true, delayMs: 12_000 });
+  const deleted = journal.find((e) => e.method === 'DELETE' && e.status === 204);
+  expect(deleted?.receivedAt).toBeGreaterThan(created!.answeredAt);
+  expect((await emulatorIds(h)).Bridge ?? []).not.toContain(id);
+});

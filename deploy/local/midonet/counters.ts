@@ -6,7 +6,7 @@ export interface CountersSnapshot {
   /** Kind → method → count. Kinds are midonet-kubernetes' names plus Login, PortLink, HostInterfacePort, Application; `unknown` for unmatched paths. */
   byKind: Record<string, Record<string, number>>;
   byStatus: Record<string, number>;
-  faults: { errors: number; drops: number; delayed: number };
+  faults: { errors: number; drops: number; delayed: number; misdirected: number };
 }
 
 const empty = (): CountersSnapshot => ({
@@ -14,7 +14,7 @@ const empty = (): CountersSnapshot => ({
   byMethod: {},
   byKind: {},
   byStatus: {},
-  faults: { errors: 0, drops: 0, delayed: 0 },
+  faults: { errors: 0, drops: 0, delayed: 0, misdirected: 0 },
 });
 
 export class Counters {

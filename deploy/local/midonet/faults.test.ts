@@ -73,6 +73,46 @@ describe('latency and dropped connections', () => {
   });
 });
 
+describe('misdirect: the answer is about another resource', () => {
+  beforeEach(async () => {
+    await h.api.create('/bridges', T.bridge, { id: id(2), name: 'other' });
+  });
+
+  test('a GET of an item gets another resource’s body; a list is answered as it is', async () => {
+    await h.admin.injectFault({ action: 'misdirect', method: 'GET' });
+    const res = await getBridge();
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ id: id(2), name: 'other', uri: `${h.emulator.url}/bridges/${id(2)}` });
+    const listed = await h.api.get('/bridges', T.bridges);
+    expect((listed.json as { id: string }[]).map((b) => b.id)).toEqual([id(1), id(2)]);
+    expect((await h.admin.counters()).faults.misdirected).toBe(2);
+  });
+
+  test('a PUT is carried out and answered 200 with another resource’s body', async () => {
+    await h.admin.injectFault({ action: 'misdirect', method: 'PUT', times: 1 });
+    const res = await h.api.put(`/bridges/${id(1)}`, T.bridge, { name: 'renamed' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe(T.bridge);
+    expect(res.json).toMatchObject({ id: id(2), name: 'other' });
+    expect((await getBridge()).json).toMatchObject({ id: id(1), name: 'renamed' });
+  });
+
+  test('a POST is carried out and answered with another resource’s Location', async () => {
+    await h.admin.injectFault({ action: 'misdirect', method: 'POST', times: 1 });
+    const res = await h.api.post('/bridges', T.bridge, { id: id(3), name: 'new' });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`${h.emulator.url}/bridges/${id(1)}`);
+    expect((await h.api.get(`/bridges/${id(3)}`, T.bridge)).json).toMatchObject({ id: id(3), name: 'new' });
+  });
+
+  test('with no other resource of the kind, and on an error, the answer stays as it was', async () => {
+    await h.api.delete(`/bridges/${id(2)}`);
+    await h.admin.injectFault({ action: 'misdirect', method: 'GET' });
+    expect((await getBridge()).json).toMatchObject({ id: id(1) });
+    expect((await h.api.get(`/bridges/${id(9)}`, T.bridge)).status).toBe(404);
+  });
+});
+
 describe('backend down', () => {
   test('unavailable: every API call, login included, gets 503 until the switch is off', async () => {
     await h.admin.setDown(true);

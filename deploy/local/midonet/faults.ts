@@ -1,5 +1,5 @@
 // Fault injection for API traffic (never the admin endpoint). Faults are checked in the order they were
-// added: every matching latency fault adds its delay, the first matching error or drop decides the outcome.
+// added: every matching latency fault adds its delay, the first matching error, drop or misdirect decides the outcome.
 // Deterministic: `rate` draws from a PRNG seeded per fault (rate 1 always fires, 0 never), and `times`
 // retires a fault after exactly that many firings.
 import { z } from 'zod';
@@ -12,8 +12,11 @@ export const faultSpecSchema = z.object({
     .string()
     .refine((p) => p.startsWith('/'), 'must start with /')
     .default('/**'),
-  /** `error`: answer `status`; `drop`: destroy the socket with no response; `latency`: only delay. */
-  action: z.enum(['error', 'drop', 'latency']),
+  /**
+   * `error`: answer `status`; `drop`: destroy the socket with no response; `latency`: only delay; `misdirect`: carry
+   * the request out but answer about another resource of its kind (misdirect.ts).
+   */
+  action: z.enum(['error', 'drop', 'latency', 'misdirect']),
   status: z.number().int().min(400).max(599).default(503),
   message: z.string().optional(),
   /** Delay before the outcome, for any action. */
@@ -43,7 +46,8 @@ export type DownState = z.output<typeof downSchema>;
 export type Outcome =
   | { kind: 'pass'; delayMs: number }
   | { kind: 'error'; delayMs: number; status: number; message: string }
-  | { kind: 'drop'; delayMs: number };
+  | { kind: 'drop'; delayMs: number }
+  | { kind: 'misdirect'; delayMs: number };
 
 /** mulberry32: small, seedable, good enough to spread failures (and the chaos run's choices). */
 export function prng(seed: number): () => number {
@@ -116,7 +120,7 @@ export class Faults {
         if (info.remaining === 0) this.remove(info.id);
       }
       delayMs += info.latencyMs;
-      if (info.action === 'drop') return { kind: 'drop', delayMs };
+      if (info.action === 'drop' || info.action === 'misdirect') return { kind: info.action, delayMs };
       if (info.action === 'error') {
         return { kind: 'error', delayMs, status: info.status, message: info.message ?? `Injected fault ${info.id}` };
       }

@@ -28,27 +28,42 @@ describe('write journal', () => {
     expect(deletion.answeredAt).toBeGreaterThanOrEqual(deletion.receivedAt);
   });
 
-  test('a write delayed past its client’s deadline is carried out, and journaled as answered after the client left', async () => {
-    // The client leaves after 500 ms (time for its request to reach a busy emulator), the answer comes at 1.5 s.
-    await h.admin.injectFault({ action: 'latency', method: 'DELETE', path: '/routes/*', latencyMs: 1_500 });
-    const gaveUp = await fetch(`${h.emulator.url}/routes/${id(5)}`, {
-      method: 'DELETE',
-      headers: { 'x-auth-token': h.api.token! },
-      signal: AbortSignal.timeout(500),
-    }).then(
-      () => false,
-      () => true,
-    );
-    expect(gaveUp).toBe(true);
-    let late: JournalEntry | undefined;
-    for (let waited = 0; !late && waited < 5_000; waited += 50) {
-      late = (await h.admin.journal(id(5))).find((e) => e.method === 'DELETE');
-      if (!late) await sleep(50);
-    }
-    expect(late).toMatchObject({ path: `/routes/${id(5)}`, status: 204, delayMs: 1_500, clientGone: true, id: id(5) });
-    expect(late!.answeredAt - late!.receivedAt).toBeGreaterThanOrEqual(1_500);
-    expect((await h.api.get(`/routes/${id(5)}`, T.route)).status).toBe(404);
-  });
+  const bridgeName = async (n: number): Promise<unknown> =>
+    ((await h.api.get(`/bridges/${id(n)}`, T.bridge)).json as { name?: unknown } | undefined)?.name;
+  /** [method, path, body (JSON), id the write is about, what shows it was carried out] */
+  const lateWrites: [string, string, Record<string, unknown> | undefined, string, () => Promise<unknown>][] = [
+    ['DELETE', `/routes/${id(5)}`, undefined, id(5), async () => (await h.api.get(`/routes/${id(5)}`, T.route)).status],
+    ['POST', '/bridges', { id: id(7), name: 'late' }, id(7), () => bridgeName(7)],
+    ['PUT', `/bridges/${id(2)}`, { name: 'renamed' }, id(2), () => bridgeName(2)],
+  ];
+
+  test.each(lateWrites)(
+    'a %s delayed past its client’s deadline is carried out, and journaled as answered after the client left',
+    async (method, path, body, about, outcome) => {
+      const was = await outcome();
+      // The client leaves after 500 ms (time for its request to reach a busy emulator), the answer comes at 1.5 s.
+      await h.admin.injectFault({ action: 'latency', method, path, latencyMs: 1_500 });
+      const gaveUp = await fetch(`${h.emulator.url}${path}`, {
+        method,
+        headers: { 'x-auth-token': h.api.token!, ...(body ? { 'content-type': T.bridge } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(500),
+      }).then(
+        () => false,
+        () => true,
+      );
+      expect(gaveUp).toBe(true);
+      let late: JournalEntry | undefined;
+      for (let waited = 0; !late && waited < 5_000; waited += 50) {
+        late = (await h.admin.journal(about)).find((e) => e.method === method && e.path === path);
+        if (!late) await sleep(50);
+      }
+      const status = { DELETE: 204, POST: 201, PUT: 204 }[method];
+      expect(late).toMatchObject({ path, status, delayMs: 1_500, clientGone: true, id: about });
+      expect(late!.answeredAt - late!.receivedAt).toBeGreaterThanOrEqual(1_500);
+      expect(await outcome()).not.toEqual(was);
+    },
+  );
 
   test('a dropped write is journaled unanswered (status 0), the client still there when it was dropped', async () => {
     await h.admin.injectFault({ action: 'drop', method: 'DELETE', path: '/bridges/*', times: 1 });

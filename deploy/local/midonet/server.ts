@@ -1,5 +1,5 @@
-// Assembles the fastify app: body handling, the request pipeline for API traffic (count → journal → down/faults →
-// auth → route), error mapping, the API routes and the admin endpoint.
+// Assembles the fastify app: body handling, the request pipeline for API traffic (count → read the body → journal →
+// down/faults → auth → route), error mapping, the API routes and the admin endpoint.
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { registerAdmin } from './admin';
@@ -9,6 +9,7 @@ import { ApiError, emptyStatus, sendError } from './errors';
 import { Faults } from './faults';
 import { API_PREFIX } from './http';
 import { affectedId, Journal, type JournalEntry } from './journal';
+import { misdirected } from './misdirect';
 import { registerApi } from './resources/index';
 import { checkToken } from './resources/login';
 import type { Store } from './store';
@@ -25,6 +26,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** What a DELETE took with it (cascade.ts), for the journal. */
     cascaded: string[] | null;
+    /** A `misdirect` fault fired: the answer will be about another resource (misdirect.ts). */
+    misdirect: boolean;
   }
 }
 
@@ -63,12 +66,20 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
 
   // Bodies stay text: the media-type checks must run before any parsing, and admin routes parse JSON alike.
   app.decorateRequest('cascaded', null);
+  app.decorateRequest('misdirect', false);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, _reply, done) => {
+    if (isApi(req.url)) counters.request(req.method, req.routeOptions.config.kind ?? 'unknown');
+    done();
+  });
+
+  // preHandler, not onRequest: the body is read before any injected delay, as Jetty and Jersey read it before the
+  // resource method runs, so a write whose client leaves during the delay is still carried out (a DELETE, a POST or
+  // a PUT alike); a stream read after its client left would never end and the write would be lost.
+  app.addHook('preHandler', async (req, reply) => {
     if (!isApi(req.url)) return;
-    counters.request(req.method, req.routeOptions.config.kind ?? 'unknown');
     const path = req.url.slice(API_PREFIX.length).split('?')[0] || '/';
     const outcome = faults.decide(req.method, path);
     if (isWrite(req.method) && path !== '/login') {
@@ -94,6 +105,7 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
       counters.fault('errors');
       return sendError(reply, new ApiError(outcome.status, outcome.message));
     }
+    req.misdirect = outcome.kind === 'misdirect';
     const denied = checkToken(ctx, req);
     if (denied) return sendError(reply, denied);
     return undefined;
@@ -105,7 +117,9 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
     answer(req, reply.statusCode, typeof location === 'string' ? location : undefined);
     // Any write may have changed state; the store debounces.
     if (req.method !== 'GET' && req.method !== 'HEAD') store.changed();
-    return payload;
+    if (!req.misdirect) return payload;
+    counters.fault('misdirected');
+    return misdirected(ctx, req, reply, payload);
   });
 
   app.addHook('onResponse', async (req, reply) => {
