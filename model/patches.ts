@@ -7,11 +7,14 @@ import { getActivator } from '@temporalio/workflow/lib/global-attributes';
  * this list in its input: a workflow started with a patch listed took that path from its first event, and asks
  * `patched()` only for the patches it was not started with (histories recorded before, and patches added after).
  *
- * Empty: Steward was never released, and one workflow per object (issue 24) retired every patch before it with the
- * histories they kept replaying. From the first release on, every change that alters a history adds its patch here
- * (or runs on a new Worker Deployment Version), and the lives recorded before it keep replaying (test/replay).
+ * One workflow per object (issue 24) retired every patch before it with the histories they kept replaying. Every change
+ * that alters a history adds its patch here (or runs on a new Worker Deployment Version), and the lives recorded before
+ * it keep replaying (test/replay).
  */
-export const KNOWN_PATCHES = [] as const satisfies readonly string[];
+export const KNOWN_PATCHES = [
+  // A `gone` observation is believed only once the API server confirms it (workflows/lifecycle.ts provenGone).
+  'gone-proven',
+] as const satisfies readonly string[];
 
 export type PatchId = (typeof KNOWN_PATCHES)[number];
 

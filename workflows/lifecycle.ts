@@ -14,7 +14,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import type { z } from 'zod';
 import { kubernetes } from './activities';
 import { Interpreter, type Executors, type PersistedMachine, type Unstamped } from './interpreter';
-import type { RecordEventParams, VersionedMachine } from './machines/common';
+import { claimHolds, goneClaim, type RecordEventParams, type VersionedMachine } from './machines/common';
 import {
   cleanupRequest,
   cleanupSignal,
@@ -243,12 +243,50 @@ function provenIncarnation<TContext extends LifecycleContext>(
   event: { type: string },
   before: TContext,
   after: TContext,
-  supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined,
+  checks: {
+    supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined;
+    subjectOf?: (observation: Observation) => ObjectRef;
+    gone: ProvenGone;
+  },
 ): boolean | Promise<boolean> {
   if (event.type !== 'observed') return true;
   const { observation } = event as unknown as { observation: Observation };
-  const superseded = supersededUid(observation, before, after, supersedes);
-  return superseded ? servedIncarnationGone(observation, superseded.served) : true;
+  const superseded = supersededUid(observation, before, after, checks.supersedes);
+  if (superseded) return servedIncarnationGone(observation, superseded.served);
+  const claim = goneClaim(observation, checks.subjectOf?.(observation));
+  return claim ? checks.gone(claim) : true;
+}
+
+type ProvenGone = (claim: { subject: ObjectRef; uid: string }) => boolean | Promise<boolean>;
+
+/**
+ * A `gone` is believed only when the API server confirms it, whatever UID it carries: a forged one (issue 43) ended a
+ * live Pod's lifecycle. One read per incarnation and run: the claims after a proven one cost nothing. A workflow
+ * without the patch (its history recorded before) takes every gone as it came.
+ */
+function provenGone(patched: () => boolean): ProvenGone {
+  const proven = new Set<string>();
+  return (claim) => {
+    if (proven.has(claim.uid) || !patched()) return true;
+    return kubernetes.readIncarnation
+      .executeWithOptions({ summary: `is ${describeRef(claim.subject)} ${claim.uid} gone, as an observation says?` }, [
+        { ref: claim.subject },
+      ])
+      .then(
+        (held) => {
+          if (claimHolds(claim, held)) return proven.add(claim.uid) !== undefined;
+          log.warn(`dropped a gone observation of ${describeRef(claim.subject)} ${claim.uid}: the API server holds it`);
+          return false;
+        },
+        (error: unknown) => {
+          // A real deletion is told again: the starter's check of the running workflows finds the object missing.
+          log.warn(
+            `dropped a gone observation of ${describeRef(claim.subject)} ${claim.uid}: could not check it (${String(error)})`,
+          );
+          return false;
+        },
+      );
+  };
 }
 
 /** Asks the API server whether the incarnation `served` is gone, as the observation of another UID says. */
@@ -323,12 +361,14 @@ export async function runLifecycle<
     slowActions?: readonly (keyof TParams & string)[];
     /** Another record than the object's own an observation would replace: its UID, proven gone before (see above). */
     supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined;
+    /** The object whose deletion a `gone` observation claims, when not the one it names (a peer pod's Pod). */
+    subjectOf?: (observation: Observation) => ObjectRef;
   }>,
 ): Promise<void> {
   // What the machine starts from, and what every next run (continue-as-new) is given again.
   const settings = { ref: input.ref, timings: input.timings, ...(input.tenant ? { tenant: input.tenant } : {}) };
   // Checked for what it refuses: a workflow started by a newer Steward, with patches this worker does not know.
-  patchesOf(input.patches);
+  const patched = patchesOf(input.patches);
   const interpreter = new Interpreter<TContext, TEvent, TParams>(
     machine,
     input.persisted ? { persisted: migrate(input.persisted) } : { input: settings },
@@ -355,9 +395,14 @@ export async function runLifecycle<
   // claims nothing, and the event it saves is a tenth of a peer pod's life.
   // A run continued as new has its predecessor's search attributes.
   const published = { state: workflowInfo().typedSearchAttributes.get(LifecycleState) };
+  const gone = provenGone(() => patched('gone-proven'));
   await interpreter.run(options.executors, {
     admit: (event, before, after) =>
-      provenIncarnation(event, before.context as TContext, after.context as TContext, options.supersedes),
+      provenIncarnation(event, before.context as TContext, after.context as TContext, {
+        supersedes: options.supersedes,
+        subjectOf: options.subjectOf,
+        gone,
+      }),
     onSnapshot: (_, settled) => publishState(view(), published, settled),
     beforeAction: (type) => {
       if ((options.slowActions as readonly string[] | undefined)?.includes(type))

@@ -32,6 +32,11 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
       observation.uid !== before.peerPod.uid
         ? before.peerPod.uid
         : undefined,
+    // A peer pod's Pod observed gone is the Pod, under the peer pod's name.
+    subjectOf: ({ ref, projection }) =>
+      (projection as PeerPodProjection).source === 'Pod'
+        ? { kind: 'Pod', namespace: ref.namespace, name: ref.name }
+        : ref,
     setup: (interpreter) =>
       forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({
         type: 'backendChanged' as const,

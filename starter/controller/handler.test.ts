@@ -66,10 +66,12 @@ interface Sending {
 
 /** Both verbs that send an Observation, answered by `fn` (which may throw what the server would). */
 function sending(fn: (call: Sending) => void): Partial<SignalClient['workflow']> {
-  const as = (v: Sending['verb']) =>
-    verb((type: string, options: Sending['options']) =>
-      fn({ verb: v, type, options, obs: options.signalArgs?.[0] ?? (options.args[0].observation as Observation) }),
-    );
+  // Each answers with the handle of run `run-1`.
+  const as = (v: Sending['verb']) => async (type: string, options: Sending['options']) => {
+    const obs = options.signalArgs?.[0] ?? (options.args[0].observation as Observation);
+    await verb(fn)({ verb: v, type, options, obs });
+    return { firstExecutionRunId: 'run-1', signaledRunId: 'run-1' };
+  };
   return {
     start: as('start') as unknown as WorkflowClient['start'],
     signalWithStart: as('signalWithStart') as unknown as WorkflowClient['signalWithStart'],
@@ -390,6 +392,7 @@ describe('handler timing, for the send latency metric', () => {
       start: (async () => {
         await slow(30);
         if (++calls === 1) throw grpcError(UNAVAILABLE);
+        return { firstExecutionRunId: 'run-1' };
       }) as unknown as WorkflowClient['start'],
     });
     const { handler } = handlerWith(client, {

@@ -39,8 +39,8 @@ export interface HandlerOptions {
   logger: Logger;
   /** Checked before every attempt: a starter that is not the leader sends nothing. */
   isLeader: () => boolean;
-  /** Each delivered Observation, and how long its attempt took. */
-  onSent?: (obs: Observation, seconds: number) => void;
+  /** Each delivered Observation, how long its attempt took, and the run it went to when the call said. */
+  onSent?: (obs: Observation, seconds: number, runId?: string) => void;
   /**
    * Every failed attempt, and how long it took; `permanent` ones are not retried (the next change or re-list sends
    * the object again).
@@ -130,7 +130,7 @@ function createSender(options: SenderOptions) {
     if (running.size > MAX_REMEMBERED_RUNNING) running.delete(running.values().next().value as string);
   };
 
-  async function tellGone(obs: Observation) {
+  async function tellGone(obs: Observation): Promise<undefined> {
     const id = workflowId(obs.ref, options.clusterId);
     running.delete(obs.uid);
     try {
@@ -141,20 +141,21 @@ function createSender(options: SenderOptions) {
     }
   }
 
-  /** Starts the workflow with `obs` in its input; false when it runs already. */
-  async function start(obs: Observation): Promise<boolean> {
+  /** Starts the workflow with `obs` in its input: its run id; undefined when it runs already. */
+  async function startRun(obs: Observation): Promise<string | undefined> {
     const workflow = workflowOf(obs, options);
     try {
-      await client.workflow.start(workflowTypes[obs.ref.kind], {
+      const handle = await client.workflow.start(workflowTypes[obs.ref.kind], {
         ...workflow.options,
         args: [{ ...workflow.input, observation: obs }],
       });
-      return true;
+      return handle.firstExecutionRunId;
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-      return false;
+      return undefined;
     }
   }
+  const start = async (obs: Observation) => (await startRun(obs)) !== undefined;
 
   /**
    * Sends observations of one workflow in one signal, oldest first, when it runs already: false when it does not (a
@@ -174,18 +175,22 @@ function createSender(options: SenderOptions) {
     return true;
   }
 
-  const sendOnce = async (obs: Observation): Promise<void> => {
+  /** Delivers `obs`: the run it went to, when the call said. */
+  const sendOnce = async (obs: Observation): Promise<string | undefined> => {
     if (obs.gone) return tellGone(obs);
-    if (running.has(obs.uid) || !(await start(obs))) {
+    let runId = running.has(obs.uid) ? undefined : await startRun(obs);
+    if (runId === undefined) {
       const workflow = workflowOf(obs, options);
-      await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
+      const handle = await client.workflow.signalWithStart(workflowTypes[obs.ref.kind], {
         ...workflow.options,
         signal: observedSignal,
         signalArgs: [obs],
         args: [workflow.input],
       });
+      runId = handle.signaledRunId;
     }
     remember(obs.uid);
+    return runId;
   };
   return { sendOnce, signalTogether, start };
 }
@@ -215,8 +220,8 @@ export function createHandler(options: HandlerOptions): Handler {
       const began = performance.now();
       const seconds = () => (performance.now() - began) / 1000;
       try {
-        await bounded(signal, () => sendOnce(obs));
-        onSent?.(obs, seconds());
+        const runId = await bounded(signal, () => sendOnce(obs));
+        onSent?.(obs, seconds(), runId);
         if (pending.get(uid) === obs) pending.delete(uid);
         attempt = 0;
       } catch (error) {

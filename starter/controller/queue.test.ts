@@ -1,6 +1,6 @@
 import type { Observation } from '../../model/messages';
 import { sleep } from '../../platform/backoff';
-import { createWorkQueue, type Work } from './queue';
+import { createWorkQueue, type Work, type WorkQueue } from './queue';
 import { observation } from './testing/fakes';
 
 interface Delivery {
@@ -13,7 +13,7 @@ interface Delivery {
 
 const obs = (name: string, v: number, extra: Partial<Observation> = {}) =>
   observation({ ref: { kind: 'Pod', namespace: 'default', name }, projection: { v }, ...extra });
-/** An Observation of Pod `name` with projection `{ v }`, offered `at` ms into the case. */
+/** Pod `name` changed to `{ v }` (or, `gone`, was deleted) `at` ms into the case. */
 const event = (at: number, name: string, v: number, extra: Partial<Observation> = {}) => ({
   at,
   obs: obs(name, v, extra),
@@ -38,7 +38,28 @@ function recordingWork(t0: number, sendMs: number, deliveries: Delivery[]): Work
   };
 }
 
-describe('work queue (debounce and coalescing, window 200 ms)', () => {
+/**
+ * The informer's cache as the queue reads it (`resolve`): a changed object is put in it and its key offered; a deleted
+ * one leaves it and its gone is told, as the starter does.
+ */
+function cached() {
+  const objects = new Map<string, Observation>();
+  return {
+    resolve: (_id: string, key: string) => (objects.has(key) ? [objects.get(key)!] : []),
+    offerTo(queue: WorkQueue, o: Observation) {
+      const id = `pod/${o.ref.name}`;
+      if (o.gone) {
+        objects.delete(o.ref.name);
+        queue.tell(id, o);
+      } else {
+        objects.set(o.ref.name, o);
+        queue.offer(id, o.ref.name);
+      }
+    },
+  };
+}
+
+describe('work queue of object keys (debounce and coalescing, window 200 ms)', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
@@ -54,7 +75,7 @@ describe('work queue (debounce and coalescing, window 200 ms)', () => {
       expected: [{ at: 200, name: 'web', v: 1 }],
     },
     {
-      what: 'a burst of updates of one object becomes one delivery with the latest',
+      what: 'a burst of updates of one object becomes one delivery of the newest, read when it is sent',
       events: [event(0, 'web', 1), event(50, 'web', 2), event(150, 'web', 3)],
       expected: [{ at: 200, name: 'web', v: 3 }],
     },
@@ -96,48 +117,74 @@ describe('work queue (debounce and coalescing, window 200 ms)', () => {
   it.each(cases)('$what', async ({ events, expected, sendMs = 0 }) => {
     const t0 = Date.now();
     const deliveries: Delivery[] = [];
-    const queue = createWorkQueue({ debounceMs: 200, work: recordingWork(t0, sendMs, deliveries) });
+    const cache = cached();
+    const work = recordingWork(t0, sendMs, deliveries);
+    const queue = createWorkQueue({ debounceMs: 200, resolve: cache.resolve, isNews: () => true, work });
     for (const event of events) {
       await jest.advanceTimersByTimeAsync(event.at - (Date.now() - t0));
-      queue.offer(event.obs);
+      cache.offerTo(queue, event.obs);
     }
     await jest.advanceTimersByTimeAsync(2_000);
     expect(deliveries.map(({ uid: _uid, ...rest }) => rest)).toEqual(expected);
     expect(queue.size()).toBe(0);
   });
 
-  it('counts an Observation replaced before it was sent as coalesced', async () => {
+  it('counts a key offered again while it waited as coalesced', async () => {
     let coalesced = 0;
+    const cache = cached();
     const queue = createWorkQueue({
       debounceMs: 200,
+      resolve: cache.resolve,
+      isNews: () => true,
       work: recordingWork(Date.now(), 0, []),
       onCoalesced: () => coalesced++,
     });
-    queue.offer(obs('web', 1));
-    queue.offer(obs('web', 2));
-    queue.offer(obs('db', 1));
+    cache.offerTo(queue, obs('web', 1));
+    cache.offerTo(queue, obs('web', 2));
+    cache.offerTo(queue, obs('db', 1));
     await jest.advanceTimersByTimeAsync(1_000);
     expect(coalesced).toBe(1);
+  });
+
+  it('sends what the workflow has not got: an object back to what was delivered is not sent again', async () => {
+    const deliveries: Delivery[] = [];
+    const cache = cached();
+    const queue = createWorkQueue({
+      debounceMs: 200,
+      resolve: cache.resolve,
+      // The workflow of `web` has { v: 1 } already.
+      isNews: (o) => (o.projection as { v: number }).v !== 1,
+      work: recordingWork(Date.now(), 0, deliveries),
+    });
+    cache.offerTo(queue, obs('web', 2));
+    cache.offerTo(queue, obs('web', 1));
+    cache.offerTo(queue, obs('db', 3));
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(deliveries.map((d) => `${d.name}:${d.v}`)).toEqual(['db:3']);
+    expect(queue.size()).toBe(0);
   });
 
   it('clear() drops what waits and aborts the work in flight; stop() then refuses new offers', async () => {
     const deliveries: Delivery[] = [];
     const signals: AbortSignal[] = [];
+    const cache = cached();
     const queue = createWorkQueue({
       debounceMs: 200,
+      resolve: cache.resolve,
+      isNews: () => true,
       work: async (pending, signal) => {
         signals.push(signal);
         await recordingWork(0, 1_000, deliveries)(pending, signal);
       },
     });
-    queue.offer(obs('web', 1));
+    cache.offerTo(queue, obs('web', 1));
     await jest.advanceTimersByTimeAsync(300);
-    queue.offer(obs('db', 1));
+    cache.offerTo(queue, obs('db', 1));
     queue.clear();
     expect(signals[0]?.aborted).toBe(true);
     expect(queue.size()).toBe(0);
     const stopped = queue.stop();
-    queue.offer(obs('web', 2));
+    cache.offerTo(queue, obs('web', 2));
     await jest.advanceTimersByTimeAsync(2_000);
     await stopped;
     expect(deliveries.map((d) => `${d.name}:${d.v}`)).toEqual(['web:1']);

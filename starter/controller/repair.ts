@@ -9,7 +9,7 @@ import type { Source, SourceEvent } from '../../platform/kubernetes/informer';
 import { backoffDelay, sleep, type Backoff } from '../../platform/backoff';
 import type { SignalClient } from './handler';
 import type { WatchedKind } from '../../platform/kubernetes/kinds';
-import type { ChangePredicate } from './predicate';
+import { delivered, withoutEnded, type DeliveryTable } from './delivery';
 import { observe, type HeldTranslation } from './projection';
 
 /** The object a running workflow was started for, as its search attributes name it. */
@@ -159,11 +159,14 @@ export interface RepairOptions {
   callTimeoutMs: number;
   /** Aborted when the starter stops. */
   lifetime: AbortSignal;
-  predicate: ChangePredicate;
+  /** What was delivered (delivery.ts): the one table the starter keeps. */
+  deliveries: { table: DeliveryTable };
   source: Pick<Source, 'synced' | 'replay'>;
   observationsOf: (event: SourceEvent) => Observation[];
-  /** Lets an Observation through the predicate into the queue. */
-  offer: (obs: Observation) => void;
+  /** Sends an Observation whatever its workflow was sent before. */
+  tell: (obs: Observation) => void;
+  /** Sends what the source knows and its workflow has not got (a send that failed for good). */
+  resendNews: () => void;
   /** The held Translation of a source event, if it is one (`heldTranslation`). */
   heldOf: (event: SourceEvent) => HeldTranslation | undefined;
   /** Starts the workflow of an Observation's object with it in its input; false when it runs already. */
@@ -177,7 +180,7 @@ export interface RepairOptions {
 }
 
 export interface Repairs {
-  /** At every periodic re-list: what was let through but never delivered is let through again, then the repair. */
+  /** At every periodic re-list: what the source knows and its workflow has not got is sent, then the repair. */
   resync(): Promise<void>;
   /**
    * Every change of leadership ends the catch-up of the term before; acquiring starts one. A new leader repairs at
@@ -196,7 +199,8 @@ export interface Repairs {
  * again.
  */
 export function createRepairs(options: RepairOptions): Repairs {
-  const { client, callTimeoutMs, lifetime, predicate, source, offer, counters, logger: log } = options;
+  const { client, callTimeoutMs, lifetime, deliveries, source, tell, counters, logger: log } = options;
+  const confirmed = (obs: Observation) => delivered(deliveries.table, obs) !== undefined;
   const { workflow } = client;
   const { clusterId } = options.scope;
 
@@ -206,17 +210,16 @@ export function createRepairs(options: RepairOptions): Repairs {
       'object is gone but its workflow runs: telling it',
     );
     counters.repaired++;
-    offer(gone);
+    tell(gone);
   }
 
   async function resendUnlessRunning(obs: Observation) {
     const id = workflowId(obs.ref, clusterId);
     const { status } = await latestRun(workflow, id, lifetime, callTimeoutMs);
-    if (status === 'RUNNING' || predicate.confirmedAt(obs) === undefined) return;
+    if (status === 'RUNNING' || !confirmed(obs)) return;
     log.warn({ workflowId: id, uid: obs.uid, status }, 'object has no running workflow: sending it again');
     counters.repaired++;
-    predicate.forget(obs);
-    offer(obs);
+    tell(obs);
   }
 
   async function finalizeOrphan({ observation, owner }: HeldTranslation) {
@@ -233,8 +236,8 @@ export function createRepairs(options: RepairOptions): Repairs {
   async function repair(): Promise<boolean> {
     try {
       const running = await runningWorkflows(workflow, clusterId, lifetime, callTimeoutMs);
-      // The predicate keeps the ids without the cluster's prefix.
-      predicate.forgetEnded((id) => running.has(inCluster(id, clusterId)));
+      // The table keeps the ids without the cluster's prefix.
+      deliveries.table = withoutEnded(deliveries.table, (id) => running.has(inCluster(id, clusterId)));
       const synced = source.synced();
       const live: Observation[] = [];
       const held: HeldTranslation[] = [];
@@ -243,7 +246,6 @@ export function createRepairs(options: RepairOptions): Repairs {
         const translation = options.heldOf(event);
         if (translation) held.push(translation);
       });
-      const confirmed = (obs: Observation) => predicate.confirmedAt(obs) !== undefined;
       const plan = planRepair({ running, live, synced, confirmed, scope: options.scope, held });
       plan.gone.forEach(tellGone);
       for (const orphan of plan.orphaned) await finalizeOrphan(orphan);
@@ -268,8 +270,9 @@ export function createRepairs(options: RepairOptions): Repairs {
 
   return {
     async resync() {
-      predicate.forgetUnconfirmed();
-      if (options.isLeader()) await repair();
+      if (!options.isLeader()) return;
+      options.resendNews();
+      await repair();
     },
     leadershipChanged(leading) {
       term++;

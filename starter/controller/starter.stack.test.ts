@@ -43,15 +43,15 @@ function starter(
   namespace: string,
   identity: string,
   leaseName: string,
-  options: Pick<StarterOptions, 'kinds'> = {},
+  options: Pick<StarterOptions, 'kinds' | 'debounceMs'> = {},
 ): Starter {
   const s = createStarter({
+    debounceMs: 100,
     ...options,
     kubeConfig,
     temporalClient: client,
     namespace,
     identity,
-    debounceMs: 100,
     lease: { ...LEASE, name: leaseName },
     logger,
   });
@@ -190,6 +190,41 @@ describe('starter controller on the embedded stack', () => {
     await waitFor('the Node deletion to be handled', () => s.stats().signalsSent > sentBefore);
     expect((await client.workflow.getHandle(ids.node).describe()).status.name).toBe('TERMINATED');
     expect(s.stats().errors).toBe(0);
+  });
+
+  it('a burst of changes to one object goes out as one or few observations, the last of them the newest', async () => {
+    const ns = await namespace(`starter-${suffix}-burst`);
+    const s = starter(ns, `burst-${suffix}`, `steward-starter-${suffix}-burst`, { debounceMs: 1_000 });
+    await waitFor('leadership', () => s.stats().isLeader);
+    await core.createNamespacedPod({ namespace: ns, body: podBody('web') });
+    const id = `pod/${ns}/web`;
+    await signalCount(id, 1);
+
+    // 20 changes of what the workflow reads (the MAC annotation), all at once: the queue holds the Pod's key once,
+    // and what it sends is read from the informer's cache when its window closes.
+    const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+    const mac = (i: number) => `02:00:00:00:00:${i.toString(16).padStart(2, '0')}`;
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        core.patchNamespacedPod(
+          { name: 'web', namespace: ns, body: { metadata: { annotations: { 'midonet.org/mac-address': mac(i) } } } },
+          merge,
+        ),
+      ),
+    );
+    const newest = (await core.readNamespacedPod({ name: 'web', namespace: ns })).metadata!.annotations!;
+    const annotations = (o: Observation | undefined) =>
+      (o?.projection as { metadata?: { annotations?: Record<string, string> } } | undefined)?.metadata?.annotations;
+    await waitFor('the newest to be delivered', async () =>
+      annotations((await observed(id)).at(-1))?.['midonet.org/mac-address'] === newest['midonet.org/mac-address']
+        ? true
+        : undefined,
+    );
+    await sleep(SETTLE_MS);
+    const burst = (await observed(id)).slice(1);
+    expect(burst.length).toBeLessThanOrEqual(3);
+    expect(annotations(burst.at(-1))?.['midonet.org/mac-address']).toBe(newest['midonet.org/mac-address']);
+    expect(s.stats().signalsSent).toBe(1 + burst.length);
   });
 
   it('two starters on one Lease: only the leader sends; when it stops, the other takes over and sends', async () => {

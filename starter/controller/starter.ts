@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { Observation } from '../../model/messages';
-import { TASK_QUEUE } from '../../model/naming';
+import { TASK_QUEUE, workflowId } from '../../model/naming';
 import type { Backoff } from '../../platform/backoff';
 import { createHandler, type Handler, type HandlerOptions, type SignalClient } from './handler';
 import type { WatchedKind } from '../../platform/kubernetes/kinds';
@@ -11,7 +11,7 @@ import { installation, type Backend } from '../../platform/backends';
 import { defaultWorkflowTypes } from './workflow-types';
 import { createLeaderElector, type LeaderElector, type LeaseOptions, type LeaseRound } from './leader';
 import { createStarterMetrics, type StarterMetrics } from './metrics';
-import { createChangePredicate, type ChangePredicate } from './predicate';
+import { afterTakeover, isNews, recordDelivery, type DeliveryTable } from './delivery';
 import {
   heldTranslation,
   observe,
@@ -82,18 +82,16 @@ export interface StarterStats {
   /** Watch and re-list events seen (on followers too). */
   events: number;
   signalsSent: number;
-  /** Events dropped by the predicate: the projection had not changed. */
+  /** Observations not sent: their workflow had them already (the projection had not changed). */
   suppressed: number;
-  /** Observations replaced by a newer one of the same object before they were sent. */
+  /** Changes of an object that waited already: sent with it, as one. */
   coalesced: number;
   /** Failed signal attempts and informer failures. */
   errors: number;
   /** Objects sent again by a re-list because their workflow was not running (terminated, lost with its namespace), and gone objects whose workflow still ran. */
   repaired: number;
-  /** Observations let through but not yet confirmed as delivered. */
-  unconfirmed: number;
   isLeader: boolean;
-  /** Observations waiting or in flight. */
+  /** Keys and Observations waiting or in flight. */
   pending: number;
   /** Objects known per kind. */
   known: Record<string, number>;
@@ -185,22 +183,24 @@ function createObjectSource(
   });
 }
 
-/** What a send's outcome changes: the counters, the metrics, and what the predicate holds as delivered. */
+/**
+ * What a send's outcome changes: the counters, the metrics, and the delivery table. A send that failed for good
+ * leaves no row: the object is news at its next change or re-list.
+ */
 function sendOutcomes(
   counters: Counters,
   metrics: StarterMetrics,
-  predicate: ChangePredicate,
+  deliveries: { table: DeliveryTable },
 ): Pick<HandlerOptions, 'onSent' | 'onFailure'> {
   return {
-    onSent(obs, seconds) {
+    onSent(obs, seconds, runId) {
       counters.signalsSent++;
       metrics.sendDone('sent', seconds);
-      predicate.confirm(obs);
+      recordDelivery(deliveries.table, obs, Date.now(), runId);
     },
-    onFailure(obs, _error, permanent, seconds) {
+    onFailure(_obs, _error, permanent, seconds) {
       counters.errors++;
       metrics.sendDone(permanent ? 'permanent_error' : 'transient_error', seconds);
-      if (permanent) predicate.forget(obs);
     },
   };
 }
@@ -244,8 +244,44 @@ function watchedOf(options: StarterOptions) {
   return { kinds, lifecycles: installed.lifecycles.filter((kind) => kinds.includes(kind)) };
 }
 
+/** An object's key in the queue, and in the informer's cache: `<kind>/<namespace>/<name>`. */
+const objectKey = ({ kind, object }: SourceEvent) =>
+  `${kind}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+
 /**
- * The starter: source → projection → predicate → queue → handler, gated by the Lease. Every instance keeps its
+ * Between source and queue, as controller-runtime's event handlers: a change enqueues the object's key for each
+ * workflow it feeds, when the Observation is news to it (delivery.ts); the queue reads the object from the cache when
+ * it is sent (`resolve`). A deletion is told with the object it carries: nothing is left in the cache to read.
+ */
+function createFeed(pieces: {
+  source: Pick<Source, 'get'>;
+  observationsOf: (event: SourceEvent) => Observation[];
+  queue: Pick<WorkQueue, 'offer' | 'tell'>;
+  deliveries: { table: DeliveryTable };
+  counters: Pick<Counters, 'suppressed'>;
+}) {
+  const { source, observationsOf, queue, deliveries, counters } = pieces;
+  const tell = (obs: Observation) => queue.tell(workflowId(obs.ref), obs);
+  return {
+    tell,
+    offer(event: SourceEvent, count = true) {
+      for (const obs of observationsOf(event)) {
+        if (!isNews(deliveries.table, obs)) {
+          if (count) counters.suppressed++;
+        } else if (event.type === 'delete') tell(obs);
+        else queue.offer(workflowId(obs.ref), objectKey(event));
+      }
+    },
+    resolve(id: string, key: string): Observation[] {
+      const [kind, namespace, ...name] = key.split('/') as [WatchedKind, string, ...string[]];
+      const object = source.get(kind, namespace || undefined, name.join('/'));
+      return object ? observationsOf({ type: 'upsert', kind, object }).filter((obs) => workflowId(obs.ref) === id) : [];
+    },
+  };
+}
+
+/**
+ * The starter: source → feed (projection, predicate) → queue of keys → handler → delivery table, gated by the Lease. Every instance keeps its
  * informers running; only the leader sends. A leader that acquires the Lease sends what it knows (see `onChange`) and
  * at once checks the running workflows against it (see `createRepairs`), since deletions it saw while not leading
  * were dropped.
@@ -263,7 +299,7 @@ export function createStarter(options: StarterOptions): Starter {
   const registry = options.registry ?? new Registry();
   const isLeader = () => elector.isLeader();
   const metrics = createStarterMetrics(registry, { kinds, isLeader, queueDepth: () => queue.size() });
-  const predicate = createChangePredicate();
+  const deliveries = { table: new Map() as DeliveryTable };
   const elector = createLeaderElector({
     api: options.kubeConfig.makeApiClient(k8s.CoordinationV1Api),
     identity,
@@ -274,8 +310,7 @@ export function createStarter(options: StarterOptions): Starter {
       if (leading) {
         // After a lapse of its own, what it delivered is still what the workflows have: it only sends what it dropped.
         // After another starter's term it cannot know what that one got out, so it sends every object it knows once.
-        if (continued) predicate.forgetUnconfirmed();
-        else predicate.reset();
+        deliveries.table = afterTakeover(deliveries.table, continued);
         source.replay();
       }
       repairs.leadershipChanged(leading);
@@ -283,10 +318,12 @@ export function createStarter(options: StarterOptions): Starter {
   });
   const handler = createSignalHandler(options, log, callTimeoutMs, {
     isLeader,
-    ...sendOutcomes(counters, metrics, predicate),
+    ...sendOutcomes(counters, metrics, deliveries),
   });
   const queue = createWorkQueue({
     debounceMs: options.debounceMs ?? 200,
+    resolve: (id, key) => feed.resolve(id, key),
+    isNews: (obs) => isNews(deliveries.table, obs),
     work: handler.drain,
     onCoalesced: () => counters.coalesced++,
   });
@@ -302,27 +339,25 @@ export function createStarter(options: StarterOptions): Starter {
   const translationOwnerOf = ownerOfTranslation(kinds);
   const served = createServedClouds(options.peerPodClouds, log, metrics);
   const observationsOf = observer(lifecycles, options.peerPodRuntimeClasses, translationOwnerOf, source, served);
-  function offer(obs: Observation) {
-    if (predicate.accept(obs)) queue.offer(obs);
-    else counters.suppressed++;
-  }
+  const feed = createFeed({ source, observationsOf, queue, deliveries, counters });
   function onEvent(event: SourceEvent) {
     counters.events++;
     guard?.observe(event);
     if (!isLeader()) return;
-    observationsOf(event).forEach(offer);
+    feed.offer(event);
     // Unchanged for the predicate, but news for its workflow: sent whatever was sent before.
     const repair = ownerToRepair(event, translationOwnerOf(event), source);
-    if (repair) queue.offer(repair);
+    if (repair) feed.tell(repair);
   }
   const repairs = createRepairs({
     client: options.temporalClient,
     callTimeoutMs,
     lifetime: lifetime.signal,
-    predicate,
+    deliveries,
     source,
     observationsOf,
-    offer,
+    tell: feed.tell,
+    resendNews: () => source.replay((event) => feed.offer(event, false)),
     heldOf: (event) => heldTranslation(event, translationOwnerOf(event)),
     start: handler.start,
     scope: { kinds: lifecycles, namespace, clusterId: options.clusterId },
@@ -332,13 +367,12 @@ export function createStarter(options: StarterOptions): Starter {
     logger: log,
   });
 
-  return lifecycle({ predicate, elector, queue, source, guard }, lifetime, counters, log, namespace);
+  return lifecycle({ elector, queue, source, guard }, lifetime, counters, log, namespace);
 }
 
 type Counters = Pick<StarterStats, 'events' | 'signalsSent' | 'suppressed' | 'coalesced' | 'errors' | 'repaired'>;
 
 interface Pieces {
-  predicate: ChangePredicate;
   elector: LeaderElector;
   queue: WorkQueue;
   source: Source;
@@ -347,7 +381,7 @@ interface Pieces {
 
 /** Starts and stops the pieces in their order, and reads their numbers. */
 function lifecycle(
-  { predicate, elector, queue, source, guard }: Pieces,
+  { elector, queue, source, guard }: Pieces,
   lifetime: AbortController,
   counters: Counters,
   log: Logger,
@@ -370,7 +404,6 @@ function lifecycle(
     },
     stats: () => ({
       ...counters,
-      unconfirmed: predicate.unconfirmed(),
       isLeader: elector.isLeader(),
       pending: queue.size(),
       known: source.counts(),

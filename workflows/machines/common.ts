@@ -60,6 +60,22 @@ export function nextIncarnationOf<TObservation extends Observation>(
   return uid !== undefined && observation.uid !== uid ? { nextIncarnation: observation, gone: true } : undefined;
 }
 
+/**
+ * What a `gone` observation claims: that the incarnation `uid` of `subject` (the object it observes, or the one a peer
+ * pod's observation stands for) has left the API server. Anyone with Temporal access can send one, so a lifecycle
+ * believes it only once a read of `subject` shows no object or another UID (`claimHolds`); undefined when the
+ * observation claims no end.
+ */
+export function goneClaim(
+  observation: Observation,
+  subject: ObjectRef = observation.ref,
+): { subject: ObjectRef; uid: string } | undefined {
+  return observation.gone ? { subject, uid: observation.uid } : undefined;
+}
+
+/** A `gone` claim holds when the API server has no object under the name, or one of another UID. */
+export const claimHolds = (claim: { uid: string }, held: { uid?: string }): boolean => held.uid !== claim.uid;
+
 /** A failed step as the last error, counted with the failures before it since the last success (`previous`). */
 export function failureOf(
   event: { type: string; at: string },
