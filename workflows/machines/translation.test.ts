@@ -76,7 +76,12 @@ const serializeState = (s: Snapshot) => {
     c.uid,
     c.generation,
     c.pushedGeneration,
-    c.claimedGeneration,
+    // What the claimsAnother guard reads, not the number: the generations would multiply the states.
+    (c.claimedGeneration ?? c.pushedGeneration) === c.generation
+      ? 'same'
+      : (c.claimedGeneration ?? c.pushedGeneration) < 0
+        ? 'none'
+        : 'other',
     c.inFlightGeneration,
     c.deleting,
     c.finalizerPresent,
