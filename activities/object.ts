@@ -98,20 +98,23 @@ async function pushOne(
   const what = describeRef(ref);
   let settles: string | undefined;
   try {
-    const { count, settled } = await midonet.pushTranslation({
+    const pushed = await midonet.pushTranslation({
       owner: workflowId(ref),
       previous: [],
       ...byReference(ref, uid),
       settledByCaller: true,
     });
+    const { count, settled } = pushed;
     settles = settled?.fence;
-    const message = `pushed ${count} MidoNet resources (generation ${generation})`;
+    // The generation of the resources the push read, which may be newer than the one applied.
+    const reported = pushed.generation ?? generation;
+    const message = `pushed ${count} MidoNet resources (generation ${reported})`;
     const synced = { status: 'True' as const, reason: Reason.Synced, message };
     // One status write: the record of what is in MidoNet, the attempt's fence lifted, Ready and Synced.
     await kubernetes.recordTranslationStatus({
       ref,
       uid,
-      generation,
+      generation: reported,
       ...(settled ? { childResources: settled.record } : {}),
       ...(settles ? { settles } : {}),
       ready: synced,

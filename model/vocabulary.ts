@@ -45,6 +45,8 @@ export const finalizerNames = (finalizer: string): string[] =>
 export const Reason = {
   /** A Translation's resources were pushed: its Ready and Synced conditions and a Normal Event. */
   Synced: 'Synced',
+  /** A Translation's push of a new generation is under way: Ready and Synced no longer name the one before. */
+  Pushing: 'Pushing',
   /** Retries ran out (when the failure itself has no reason): the lifecycle waits in `stuck` for time or an operator. */
   Stuck: 'Stuck',
   /** An operator paused the lifecycle: nothing is pushed or deleted until resume; its conditions and an Event say so. */

@@ -1,4 +1,4 @@
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { CloudActivities, PodVmActivities } from '../activities/cloud';
 import type { KubernetesActivities } from '../activities/kubernetes';
 import type { MidonetActivities } from '../activities/midonet';
@@ -21,11 +21,16 @@ const bounded = {
   maximumAttempts: 5,
 };
 
-/** A whole Translation pushed or deleted in one call: heartbeats after each resource, resumes where it stopped. */
+/**
+ * A whole Translation pushed or deleted in one call: heartbeats after each resource, resumes where it stopped. A push
+ * called off (a deletion) is waited for only while an attempt runs: between retries it stops at once, and a running
+ * attempt stops at its next heartbeat once what it sent is answered, so nothing of it lands after the deletion.
+ */
 export const midonet = proxyActivities<PushActivities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '30 seconds',
   retry: bounded,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 /**

@@ -359,6 +359,8 @@ export async function runLifecycle<
     condition?: (context: TContext) => LifecycleError | undefined;
     /** Actions that call a backend through the server (regular activities, maybe retried for minutes): the state is published before they run. */
     slowActions?: readonly (keyof TParams & string)[];
+    /** Actions the machine may call off while they run (the interpreter's `abandon`). */
+    abandonable?: readonly (keyof TParams & string)[];
     /** Another record than the object's own an observation would replace: its UID, proven gone before (see above). */
     supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined;
     /** The object whose deletion a `gone` observation claims, when not the one it names (a peer pod's Pod). */
@@ -409,6 +411,7 @@ export async function runLifecycle<
         publishState(view(), published, published.state !== undefined);
     },
     shouldStop: () => continueAsNewDue() && interpreter.snapshot.hasTag('continueAsNewSafe'),
+    ...(options.abandonable ? { abandonable: options.abandonable } : {}),
   });
   // The next run is started by this code, so with its patches.
   const nextRun = { ...settings, patches: KNOWN_PATCHES };

@@ -36,6 +36,8 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
         : []),
     ],
     slowActions: ['push', 'deleteBackend'],
+    // A deletion calls a push off (machines/translation.ts abandoningPush).
+    abandonable: ['push'],
     setup: (interpreter) =>
       forwardSignal(interpreter, backendChangedSignal, backendChangedSchema, (notice) => ({
         type: 'backendChanged' as const,
@@ -83,7 +85,10 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
                 : { childResources: p.resources.map(({ kind, id, state }) => ({ kind, id, state })) }),
               ready,
               synced,
-              event: { type: eventType, reason: p.eventReason, message: p.eventMessage },
+              // Withdrawing Ready before a push is no news: the report after it tells.
+              ...(p.state === 'pushing'
+                ? {}
+                : { event: { type: eventType, reason: p.eventReason, message: p.eventMessage } }),
             },
           ],
         );
@@ -103,7 +108,7 @@ function conditionsOf(p: TranslationActionParams['recordStatus']) {
       ? { status: 'True' as const, reason: Reason.Synced, message: p.eventMessage }
       : {
           status: 'False' as const,
-          reason: paused ? Reason.Paused : (p.error?.reason ?? Reason.Stuck),
+          reason: paused ? Reason.Paused : p.state === 'pushing' ? Reason.Pushing : (p.error?.reason ?? Reason.Stuck),
           message: p.eventMessage,
         };
   const ready = paused && p.readyWhilePaused ? { ...synced, status: 'True' as const } : synced;

@@ -15,6 +15,8 @@ export interface RecordedResource {
 }
 
 export interface StoredTranslation {
+  /** `metadata.generation`: the one these resources are. */
+  generation: number;
   resources: BackendResource[];
   record: RecordedResource[];
   /** The latest time a push attempt's writes may still land, when it is in the future. */
@@ -52,6 +54,7 @@ export function createTranslationRecords(
       if (!object) return undefined;
       const until = unsettledUntil(object.status?.unsettledWrites, clock());
       return {
+        generation: object.metadata.generation ?? 0,
         resources: (object.resources ?? []).map(
           ({ kind, parent, body }) => ({ kind, parent: parent ?? '', body }) as BackendResource,
         ),

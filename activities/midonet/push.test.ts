@@ -447,6 +447,7 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
         records: {
           read: () =>
             Promise.resolve({
+              generation: 7,
               resources,
               record,
               ...(fence.length
@@ -485,7 +486,7 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
     expect(await ids('Rule')).toEqual([RULE(1)]);
   });
 
-  it("settled by its caller, it answers the final record and its entry instead of writing them (the caller's status write lifts it)", async () => {
+  it("settled by its caller, it answers the final record, its entry and the generation it read instead of writing them (the caller's status write lifts it)", async () => {
     const { pusher, writes } = withRecords([chain, rule(1)]);
     const result = await local(() =>
       pusher.pushTranslation({
@@ -502,6 +503,8 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
       record: [expect.objectContaining({ state: 'synced' }), expect.objectContaining({ state: 'synced' })],
       fence: added,
     });
+    // The generation of the resources read, which the caller reports: not the one it applied before.
+    expect(result.generation).toBe(7);
   });
 
   it('a failed attempt removes its entry too: its writes were answered or waited out', async () => {

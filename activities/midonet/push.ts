@@ -71,6 +71,8 @@ export interface PushResult {
   recordInStatus: boolean;
   /** Resources in MidoNet after the push. */
   count: number;
+  /** The generation of the resources pushed, when they were read from the API server (sent by reference). */
+  generation?: number;
   /** Resources it found in MidoNet exactly as asked and took over without a write (left by midonet-kubernetes, or a lost workflow). */
   adopted?: number;
   /** Resources it found in MidoNet with another body and made right (keys). */
@@ -167,25 +169,26 @@ const SYNC_WAIT_MS = 10_000;
 /**
  * The activity's progress as its heartbeat: `resumeAt`, where an earlier attempt stopped; `done(n)` after each
  * resource; `alive()` while one is waited for (a retry resumes at the last `done`). An attempt the server gave up on
- * (its heartbeat timed out while it ran on) learns it from a heartbeat and stops there: writing on, it would race the
- * attempt that replaced it.
+ * (its heartbeat timed out while it ran on), or its workflow called off (a deletion), learns it from a heartbeat and
+ * stops at the next resource: writing on, it would race what replaced it. A write it is waiting on is waited out
+ * first (`alive` does not stop it), so that nothing of it lands after it has stopped.
  */
 function heartbeats() {
   const ctx = Context.current();
   const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
   let at = resumeAt;
-  const beat = () => {
-    ctx.cancellationSignal.throwIfAborted();
-    // A local activity (an object's own push) has no heartbeat: its retry starts over, which every step allows.
+  // A local activity (an object's own push) has no heartbeat: its retry starts over, which every step allows.
+  const alive = () => {
     if (!ctx.info.isLocal) ctx.heartbeat(at);
   };
   return {
     resumeAt,
     done: (n: number) => {
       at = n;
-      beat();
+      ctx.cancellationSignal.throwIfAborted();
+      alive();
     },
-    alive: beat,
+    alive,
   };
 }
 
@@ -242,6 +245,7 @@ async function stored(neighbours: Neighbours | undefined, owner: string, referen
       'TranslationGone',
     );
   return {
+    generation: reference.readResources ? found.generation : undefined,
     resources: reference.readResources ? found.resources : undefined,
     record: reference.readRecord ? found.record.map(fromRecord) : [],
     unsettledUntil: found.unsettledUntil,
@@ -538,7 +542,9 @@ async function pushTranslation(
             await writeRecord(record, fence && { remove: fence.attempt });
             return undefined;
           });
-    return await report(attempt, done, { removed, stale }, finalWrite);
+    const result = await report(attempt, done, { removed, stale }, finalWrite);
+    // The generation comes from the same read as the resources: the report names what was pushed, not what came since.
+    return fromApi?.generation === undefined ? result : { ...result, generation: fromApi.generation };
   } catch (error) {
     // Its writes have all been answered or waited out (settlingUnanswered): nothing of it can land any more.
     if (fence) await writeRecord?.(undefined, { remove: fence.attempt }).catch(() => undefined);

@@ -116,6 +116,97 @@ describe('hostile Translations', () => {
     expect((await e2e.stateOf(h, name)).state).toBe('done');
   });
 
+  it.each([3_000, 15_000])(
+    'a Translation stuck on a missing parent (its rule names a chain that does not exist), deleted %i ms after creation, is gone within 5 s (issue 43, item 9)',
+    async (afterMs) => {
+      const name = `missing-chain-${afterMs}`;
+      const ruleN = 90 + afterMs / 1_000;
+      await e2e.createTranslation(h, { ...e2e.bridgeTranslation(h.namespace, name, []), resources: [rule(9, ruleN)] });
+      const created = Date.now();
+      await e2e.waitFor('its push to start', async () => (await e2e.stateOf(h, name).catch(() => undefined))?.state);
+      await new Promise((resolve) => setTimeout(resolve, afterMs - (Date.now() - created)));
+      // Not pushed, and no deletion needs a backend call to have its rule removed: it was never created.
+      expect((await readyCondition(name))?.status).not.toBe('True');
+      expect((await e2e.emulatorIds(h)).Rule ?? []).not.toContain(ruleId(ruleN));
+
+      const deleted = Date.now();
+      await e2e.deleteTranslation(h, name);
+      await e2e.waitFor('it to be gone', async () => (await e2e.readTranslation(h, name)) === undefined, 60_000);
+      const tookMs = Date.now() - deleted;
+      expect(tookMs).toBeLessThanOrEqual(5_000);
+      expect((await e2e.stateOf(h, name)).state).toBe('done');
+      expect((await e2e.emulatorIds(h)).Rule ?? []).not.toContain(ruleId(ruleN));
+    },
+  );
+
+  it('a rule flipped 100 times in 10 s under 300 ms of MidoNet latency: Ready never names a generation MidoNet does not hold (issue 43, item 4)', async () => {
+    const name = 'flipped';
+    const flipped = (n: number) => ({
+      kind: 'Rule' as const,
+      parent: chainId(7),
+      body: JSON.stringify({ id: ruleId(71), type: n % 2 === 0 ? 'accept' : 'drop' }),
+    });
+    await e2e.createTranslation(h, {
+      ...e2e.bridgeTranslation(h.namespace, name, []),
+      resources: [chain(7), flipped(0)],
+    });
+    await e2e.waitForState(h, name, 'synced');
+    // What each generation asks of the rule, from the API server's own answers.
+    const asked = new Map<number, string>([[(await e2e.readTranslation(h, name))!.metadata.generation, 'accept']]);
+    const latency = await h.admin.injectFault({ action: 'latency', latencyMs: 300 });
+    const held = async () =>
+      ((await h.admin.dump()).Rule ?? []).find((r) => r.id === ruleId(71))?.type as string | undefined;
+    let flipping = true;
+    const samples = { consistent: 0, claims: 0, false: [] as string[] };
+    const sampler = (async () => {
+      // A sample counts when the status read before and after MidoNet's is the same object version.
+      while (flipping) {
+        const before = await e2e.readTranslation(h, name);
+        const rule = await held();
+        const after = await e2e.readTranslation(h, name);
+        const version = (t?: e2e.TranslationObject) => (t?.metadata as { resourceVersion?: string })?.resourceVersion;
+        if (!before || version(before) !== version(after)) continue;
+        samples.consistent++;
+        const ready = before.status?.conditions?.find((c) => c.type === 'Ready');
+        if (ready?.status !== 'True') continue;
+        samples.claims++;
+        const generation = before.status?.observedGeneration ?? -1;
+        if (asked.get(generation) !== rule || !ready.message.includes(`(generation ${generation})`))
+          samples.false.push(
+            `Ready for generation ${generation} (${asked.get(generation)}) while MidoNet held ${rule}`,
+          );
+      }
+    })();
+    try {
+      for (let n = 1; n <= 100; n++) {
+        await e2e.patchResources(h, name, [chain(7), flipped(n)]);
+        asked.set((await e2e.readTranslation(h, name))!.metadata.generation, n % 2 === 0 ? 'accept' : 'drop');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const last = Math.max(...asked.keys());
+      await e2e.waitFor(
+        'the last generation to be Ready',
+        async () => {
+          const t = await e2e.readTranslation(h, name);
+          const ready = t?.status?.conditions?.find((c) => c.type === 'Ready');
+          return t?.status?.observedGeneration === last && ready?.status === 'True';
+        },
+        120_000,
+      );
+    } finally {
+      flipping = false;
+      await sampler;
+      await h.admin.removeFault(latency.id);
+    }
+    expect(await held()).toBe(asked.get(Math.max(...asked.keys())));
+    expect(samples.consistent).toBeGreaterThan(50);
+    expect(samples.claims).toBeGreaterThan(0);
+    expect(samples.false).toEqual([]);
+
+    await e2e.deleteTranslation(h, name);
+    await expectGone(name);
+  });
+
   it('signals are a trust boundary: a malformed observed signal, or one about another object, is dropped; the workflow goes on', async () => {
     const name = 'bad-signals';
     await e2e.createTranslation(h, e2e.bridgeTranslation(h.namespace, name, [e2e.bridgeId(401)]));

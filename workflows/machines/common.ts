@@ -1,5 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
-import { timerActions, type PersistedMachine } from '../interpreter';
+import { builtInActions, type PersistedMachine } from '../interpreter';
 import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
 import { Reason } from '../../model/vocabulary';
@@ -28,6 +28,8 @@ export interface RecordEventParams {
 /** Events every lifecycle machine handles: a failed step, its timers, the operator's actions, a continue-as-new. */
 export type CommonLifecycleEvent =
   | { type: 'actionFailed'; action: string; reason: string; message: string }
+  /** An action the machine called off (`abandon`) has stopped. */
+  | { type: 'abandoned'; action: string }
   | { type: 'retry' }
   | { type: 'driftCheck' }
   | { type: 'cleanup'; request: CleanupRequest }
@@ -112,7 +114,7 @@ export function interpretedActions<TParams>(names: readonly (keyof TParams & str
   const declared = Object.fromEntries(names.map((name) => [name, () => {}])) as unknown as {
     [K in keyof TParams]: (_: unknown, params: TParams[K]) => void;
   };
-  return { ...declared, ...timerActions };
+  return { ...declared, ...builtInActions };
 }
 
 /**

@@ -61,6 +61,7 @@ const events: TranslationMachineEvent[] = [
   { type: 'released', at },
   { type: 'eventRecorded', at },
   { type: 'actionFailed', action: 'push', reason: 'MidonetUnavailable', message: 'down', at },
+  { type: 'abandoned', action: 'push', at },
   ...timerAndOperatorEvents(at, request, ['retry', 'orphan', 'force']),
   { type: 'backendChanged', notice: { by: 'translation/default/node.4.n1', ids: ['b0'] }, at },
 ];
@@ -75,6 +76,12 @@ const serializeState = (s: Snapshot) => {
     c.uid,
     c.generation,
     c.pushedGeneration,
+    // What the claimsAnother guard reads, not the number: the generations would multiply the states.
+    (c.claimedGeneration ?? c.pushedGeneration) === c.generation
+      ? 'same'
+      : (c.claimedGeneration ?? c.pushedGeneration) < 0
+        ? 'none'
+        : 'other',
     c.inFlightGeneration,
     c.deleting,
     c.finalizerPresent,
@@ -95,11 +102,10 @@ const edges = machineEdges(translationMachine, { ref }, events, serializeState);
 const value = (s: Snapshot) => String(s.value);
 
 describe('Translation machine: every transition', () => {
-  it('reaches every state it declares (transient deciding/resuming/givingUp states are passed through)', () => {
+  it('reaches every state it declares (transient deciding/resuming/givingUp/startingPush states are passed through)', () => {
     const reached = new Set(edges.map((e) => value(e.to)));
-    expect([...reached].sort()).toEqual(
-      allStates.filter((s) => s !== 'deciding' && s !== 'resuming' && s !== 'givingUp').sort(),
-    );
+    const transient = ['deciding', 'resuming', 'givingUp', 'startingPush'];
+    expect([...reached].sort()).toEqual(allStates.filter((s) => !transient.includes(s)).sort());
     expect(edges.length).toBeGreaterThan(200);
   });
 
@@ -148,6 +154,28 @@ describe('Translation machine: every transition', () => {
     ).toEqual([]);
   });
 
+  it('Ready never names a generation MidoNet may not hold: a push starts only once no other generation is claimed, and a report names the one pushed', () => {
+    const pushes = edges.filter((e) => value(e.to) === 'pushing' && value(e.from) !== 'pushing');
+    const claims = (e: (typeof edges)[number]) => {
+      const c = e.to.context;
+      const claimed = c.claimedGeneration ?? c.pushedGeneration;
+      return claimed >= 0 && claimed !== c.generation;
+    };
+    expect(pushes.filter(claims).map((e) => `${serializeState(e.from)} --${e.event.type}-->`)).toEqual([]);
+    const reports = edges.filter((e) => value(e.to) === 'reporting');
+    expect(reports.length).toBeGreaterThan(0);
+    for (const e of reports) expect(e.to.context.claimedGeneration).toBe(e.to.context.pushedGeneration);
+  });
+
+  it('a deletion observed while pushing calls the push off and is acted on once it stopped, whatever its outcome', () => {
+    const calledOff = edges.filter((e) => value(e.from) === 'pushing' && value(e.to) === 'abandoningPush');
+    expect(calledOff.length).toBeGreaterThan(0);
+    for (const e of calledOff) expect(e.to.context.deleting || e.to.context.gone).toBe(true);
+    const stopped = edges.filter((e) => value(e.from) === 'abandoningPush' && value(e.to) !== 'paused');
+    expect(new Set(stopped.map((e) => e.event.type))).toEqual(new Set(['abandoned', 'pushed', 'actionFailed']));
+    for (const e of stopped) expect(['deleting', 'done']).toContain(value(e.to));
+  });
+
   it('an invalid Translation is never retried by a timer: only a change, a refresh or its deletion moves it on', () => {
     const leaving = edges.filter(
       (e) => value(e.from) === 'invalid' && value(e.to) !== 'invalid' && value(e.to) !== 'paused',
@@ -194,6 +222,7 @@ const cleanup = (mode: 'retry' | 'orphan' | 'force', evenIfLive?: true): Transla
 });
 const pause: TranslationMachineEvent = { type: 'pause', request, at };
 const backendChanged = events.at(-1)!;
+const abandoned: TranslationMachineEvent = { type: 'abandoned', action: 'push', at };
 const resume: TranslationMachineEvent = { type: 'resume', request, at };
 
 describe('Translation machine: scenarios', () => {
@@ -320,6 +349,60 @@ describe('Translation machine: scenarios', () => {
       ['cancelTimer', 'push'],
     ],
     [
+      'a deletion observed during a push calls it off (it may be retrying on a parent that never comes)',
+      [observed, deletingObserved!],
+      'abandoningPush',
+      ['abandon'],
+    ],
+    [
+      'once the push called off has stopped, the deletion goes on',
+      [observed, deletingObserved!, abandoned],
+      'deleting',
+      ['deleteBackend'],
+    ],
+    [
+      'a push that failed before it stopped: the deletion goes on, not stuck',
+      [observed, deletingObserved!, failed!],
+      'deleting',
+      ['deleteBackend'],
+    ],
+    [
+      'a push that ended before it stopped: what it pushed is recorded and deleted',
+      [observed, deletingObserved!, pushed!],
+      'deleting',
+      ['deleteBackend'],
+    ],
+    [
+      'a change of a synced Translation: Ready is withdrawn before MidoNet is changed',
+      [observed, pushed!, eventRecorded!, changed!],
+      'withdrawingClaim',
+      ['cancelTimer', 'recordStatus'],
+    ],
+    [
+      'once withdrawn, the change is pushed',
+      [observed, pushed!, eventRecorded!, changed!, eventRecorded!],
+      'pushing',
+      ['push'],
+    ],
+    [
+      'a deletion observed while Ready is withdrawn is acted on instead of the push',
+      [observed, pushed!, eventRecorded!, changed!, deletingObserved!, eventRecorded!],
+      'deleting',
+      ['deleteBackend'],
+    ],
+    [
+      'a drift check pushes the generation Ready names: nothing to withdraw',
+      [observed, pushed!, eventRecorded!, driftCheck!],
+      'pushing',
+      ['cancelTimer', 'push'],
+    ],
+    [
+      'Ready not written (the API server fails): nothing is pushed while it may name another generation',
+      [observed, pushed!, eventRecorded!, changed!, failed!],
+      'stuck',
+      ['recordStatus', 'startTimer'],
+    ],
+    [
       'an invalid Translation stays refused whatever changes in MidoNet',
       [observed, invalidFailed!, eventRecorded!, backendChanged],
       'invalid',
@@ -347,6 +430,24 @@ describe('Translation machine: scenarios', () => {
     // Paused before anything was pushed: Ready says so.
     expect(paused(observed, pause)).toMatchObject({ state: 'paused', readyWhilePaused: false });
     expect(withParams(observed, pushed!, eventRecorded!, pause, { type: 'resumed', at }).actions).toEqual([]);
+  });
+
+  it('the report names the generation pushed, not one observed during the push; one read by reference names the one read', () => {
+    const withParams = scenarioRunner(translationMachine, { ref }, (a) => ({ type: a.type, params: a.params }));
+    const report = (...sequence: TranslationMachineEvent[]) =>
+      withParams(...sequence).actions.find((a) => a.type === 'recordStatus')?.params;
+    expect(report(observed, changed!, pushed!)).toMatchObject({
+      generation: 1,
+      state: 'synced',
+      eventMessage: 'pushed 1 MidoNet resources (generation 1)',
+    });
+    const readAt3 = { ...(pushed as Extract<TranslationMachineEvent, { type: 'pushed' }>), generation: 3 };
+    expect(report(observed, readAt3)).toMatchObject({
+      generation: 3,
+      eventMessage: 'pushed 1 MidoNet resources (generation 3)',
+    });
+    // The change observed meanwhile is pushed next, Ready withdrawn first (it names generation 1).
+    expect(report(observed, changed!, pushed!, eventRecorded!)).toMatchObject({ state: 'pushing', generation: 1 });
   });
 
   it('a stuck lifecycle retries after stuckRetryMs, doubled with each failure in a row up to 16 times it, jittered; a success starts over', () => {

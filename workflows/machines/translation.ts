@@ -61,8 +61,13 @@ export interface TranslationMachineContext {
   recordInStatus?: boolean;
   /** How many resources the last push left in MidoNet (the view's count when the record is in status). */
   pushedCount?: number;
-  /** The generation `desired` had when last pushed successfully. */
+  /** The generation of the resources last pushed successfully (for one sent by reference: the one the push read). */
   pushedGeneration: number;
+  /**
+   * The generation the status may say Ready for (-1: none): reported after a push, withdrawn before a push of another
+   * one, so that Ready never names a generation MidoNet does not hold. Absent in older records: `pushedGeneration`.
+   */
+  claimedGeneration?: number;
   /** The generation of the push in flight: changes observed meanwhile are pushed after it. */
   inFlightGeneration: number;
   /** What this workflow knows to be in MidoNet: its own record, which makes removals and re-creations safe. */
@@ -92,7 +97,15 @@ export interface TranslationMachineContext {
 /** Every event carries `at`, the workflow time it was taken in (stamped by the interpreter: machines read no clock). */
 export type TranslationMachineEvent = (
   | { type: 'observed'; observation: Observation<TranslationProjection> }
-  | { type: 'pushed'; pushed: PushedResource[]; removed: PushedResource[]; recordInStatus?: boolean; count?: number }
+  | {
+      type: 'pushed';
+      pushed: PushedResource[];
+      removed: PushedResource[];
+      recordInStatus?: boolean;
+      count?: number;
+      /** The generation the push read its resources at (sent by reference); else the one it was given. */
+      generation?: number;
+    }
   | { type: 'backendDeleted'; removed: PushedResource[] }
   | { type: 'released' }
   | { type: 'backendChanged'; notice: BackendChanged }
@@ -119,7 +132,8 @@ export interface TranslationActionParams {
   recordStatus: {
     ref: ObjectRef;
     generation: number;
-    state: 'synced' | 'stuck' | 'invalid' | 'paused';
+    /** `pushing`: Ready and Synced withdrawn before a push of another generation than the one they name. */
+    state: 'synced' | 'stuck' | 'invalid' | 'paused' | 'pushing';
     /** Paused: whether MidoNet holds this generation (Ready stays true) or a change or deletion waits. */
     readyWhilePaused?: boolean;
     resources: PushedResource[];
@@ -130,6 +144,10 @@ export interface TranslationActionParams {
     eventMessage: string;
   };
 }
+
+/** Paused with nothing waiting: MidoNet holds the generation observed, and Ready says so. */
+const readyWhilePaused = (context: TranslationMachineContext) =>
+  context.pushedGeneration === context.generation && !context.deleting && context.lastError === undefined;
 
 /** Being deleted, or gone: what an operator's giving up and a stuck lifecycle's waking are about. */
 const isEnding = (context: TranslationMachineContext) => context.deleting || context.gone;
@@ -187,7 +205,7 @@ export const translationMachine = setup({
       event.type === 'pushed'
         ? {
             pushed: event.pushed,
-            pushedGeneration: context.inFlightGeneration,
+            pushedGeneration: event.generation ?? context.inFlightGeneration,
             lastError: undefined,
             recordInStatus: event.recordInStatus ?? false,
             pushedCount: event.count ?? event.pushed.length,
@@ -202,6 +220,12 @@ export const translationMachine = setup({
       pushed: withPending(context.pushed, context.desired),
     })),
     recordBackendChange: assign({ backendChanged: true }),
+    // Claimed from the moment the report is sent: its answer may be lost after the write.
+    claimPushed: assign(({ context }) => ({ claimedGeneration: context.pushedGeneration })),
+    withdrawClaim: assign({ claimedGeneration: -1 }),
+    claimIfReadyWhilePaused: assign(({ context }) =>
+      readyWhilePaused(context) ? { claimedGeneration: context.pushedGeneration } : {},
+    ),
     recordDeleted: assign(({ event }) =>
       event.type === 'backendDeleted'
         ? { pushed: [], lastError: undefined, recordInStatus: false, pushedCount: 0 }
@@ -241,6 +265,18 @@ export const translationMachine = setup({
     isInvalidTranslation: ({ event }) => event.type === 'actionFailed' && event.reason === Reason.InvalidTranslation,
     isRefusedGeneration: ({ context }) => context.invalidGeneration === context.generation,
     resumesPushing: ({ context }) => context.resumeTo === 'pushing',
+    /**
+     * The status says Ready for a generation this push may replace in MidoNet: another one, or any for a Translation
+     * sent by reference (the push reads whichever generation the API server has then).
+     */
+    claimsAnother: ({ context }) => {
+      const claimed = context.claimedGeneration ?? context.pushedGeneration;
+      return claimed >= 0 && (claimed !== context.generation || context.byReference === true);
+    },
+    /** Nothing observed stands in a push's way: our finalizer holds a Translation that is not going. */
+    mayPush: ({ context }) => context.finalizerPresent && !isEnding(context),
+    /** The watcher saw the Translation being deleted or gone: a push running is called off. */
+    observesEnd: ({ event }) => event.type === 'observed' && (event.observation.deleting || event.observation.gone),
     resumesDeleting: ({ context }) => context.resumeTo === 'deleting',
     resumesReleasing: ({ context }) => context.resumeTo === 'releasing',
     /** No observation yet: nothing to resume but waiting for one. */
@@ -257,6 +293,7 @@ export const translationMachine = setup({
     generation: 0,
     desired: [],
     pushedGeneration: -1,
+    claimedGeneration: -1,
     inFlightGeneration: -1,
     pushed: [],
     orphaned: [],
@@ -278,7 +315,7 @@ export const translationMachine = setup({
         { guard: 'mustDelete', target: 'deleting' },
         { guard: 'lacksFinalizer', target: 'addingFinalizer' },
         { guard: 'isRefusedGeneration', target: 'invalid' },
-        { guard: 'hasUnpushedChange', target: 'pushing' },
+        { guard: 'hasUnpushedChange', target: 'startingPush' },
         { target: 'synced' },
       ],
     },
@@ -293,8 +330,41 @@ export const translationMachine = setup({
       ],
       on: {
         finalizerAdded: [
-          { guard: 'wasAdded', target: 'pushing', actions: 'recordFinalizer' },
+          { guard: 'wasAdded', target: 'startingPush', actions: 'recordFinalizer' },
           { target: 'deciding', actions: 'recordFinalizer' },
+        ],
+        actionFailed: { target: 'stuck', actions: 'recordFailure' },
+      },
+    },
+    /** Every push starts here: a Ready naming a generation it may replace is withdrawn first. */
+    startingPush: {
+      always: [{ guard: 'claimsAnother', target: 'withdrawingClaim' }, { target: 'pushing' }],
+    },
+    /**
+     * Ready and Synced say False (pushing) before MidoNet is changed: while the push runs, MidoNet holds neither the
+     * generation they named nor yet the new one. Not written, they would go on claiming it: the push waits in stuck.
+     */
+    withdrawingClaim: {
+      entry: [
+        'resumeToPushing',
+        {
+          type: 'recordStatus',
+          params: ({ context }) => ({
+            ref: context.ref,
+            generation: context.claimedGeneration ?? context.pushedGeneration,
+            state: 'pushing' as const,
+            resources: context.pushed,
+            ...keptRecord(context),
+            eventReason: Reason.Pushing,
+            eventMessage: `pushing generation ${context.generation} to MidoNet`,
+          }),
+        },
+      ],
+      on: {
+        // An observation taken meanwhile (its deletion, its finalizer removed) is decided on first.
+        eventRecorded: [
+          { guard: 'mayPush', target: 'pushing', actions: 'withdrawClaim' },
+          { target: 'deciding', actions: 'withdrawClaim' },
         ],
         actionFailed: { target: 'stuck', actions: 'recordFailure' },
       },
@@ -314,12 +384,32 @@ export const translationMachine = setup({
         },
       ],
       on: {
+        // A deletion does not wait for the push (it may be retrying on a parent that never comes): it is called off.
+        observed: [
+          {
+            guard: 'observesEnd',
+            target: 'abandoningPush',
+            actions: ['observe', { type: 'abandon', params: { action: 'push' } }],
+          },
+          { actions: 'observe' },
+        ],
         pushed: { target: 'reporting', actions: 'recordPushed' },
         // Through deciding: a deletion observed during the push is acted on rather than shown as invalid.
         actionFailed: [
           { guard: 'isInvalidTranslation', target: 'deciding', actions: ['recordFailure', 'recordInvalid'] },
           { target: 'stuck', actions: 'recordFailure' },
         ],
+      },
+    },
+    /**
+     * The push is called off for a deletion: once it has stopped (what it sent is answered, nothing of it can land
+     * later) the deletion goes on. A push that ended first counts as it ended.
+     */
+    abandoningPush: {
+      on: {
+        abandoned: 'deciding',
+        pushed: { target: 'deciding', actions: 'recordPushed' },
+        actionFailed: { target: 'deciding', actions: 'recordFailure' },
       },
     },
     /**
@@ -342,18 +432,22 @@ export const translationMachine = setup({
     },
     /** Status, conditions and the Event after a push: one activity, so they never disagree. */
     reporting: {
-      entry: {
-        type: 'recordStatus',
-        params: ({ context }) => ({
-          ref: context.ref,
-          generation: context.generation,
-          state: 'synced',
-          resources: context.pushed,
-          ...keptRecord(context),
-          eventReason: Reason.Synced,
-          eventMessage: `pushed ${context.pushedCount ?? context.pushed.length} MidoNet resources (generation ${context.generation})`,
-        }),
-      },
+      // The generation pushed, not the newest observed: a change observed meanwhile is not in MidoNet yet.
+      entry: [
+        'claimPushed',
+        {
+          type: 'recordStatus',
+          params: ({ context }) => ({
+            ref: context.ref,
+            generation: context.pushedGeneration,
+            state: 'synced',
+            resources: context.pushed,
+            ...keptRecord(context),
+            eventReason: Reason.Synced,
+            eventMessage: `pushed ${context.pushedCount ?? context.pushed.length} MidoNet resources (generation ${context.pushedGeneration})`,
+          }),
+        },
+      ],
       // Back through deciding: a change or a deletion observed during the push is acted on now.
       on: {
         eventRecorded: 'deciding',
@@ -363,9 +457,9 @@ export const translationMachine = setup({
     },
     synced: restingState('synced', driftCheckTimer, {
       observed: observeAndDecide,
-      driftCheck: 'pushing',
-      backendChanged: { target: 'pushing', actions: 'recordBackendChange' },
-      refresh: { target: 'pushing', actions: 'recordAction' },
+      driftCheck: 'startingPush',
+      backendChanged: { target: 'startingPush', actions: 'recordBackendChange' },
+      refresh: { target: 'startingPush', actions: 'recordAction' },
     }),
     deleting: {
       entry: [
@@ -428,7 +522,7 @@ export const translationMachine = setup({
         { guard: 'isGoneWithoutUs', target: 'done' },
         { guard: 'mustDelete', target: 'deleting' },
         { guard: and(['resumesPushing', 'lacksFinalizer']), target: 'addingFinalizer' },
-        { guard: 'resumesPushing', target: 'pushing' },
+        { guard: 'resumesPushing', target: 'startingPush' },
         { guard: 'resumesDeleting', target: 'deleting' },
         { target: 'releasing' },
       ],
@@ -441,20 +535,22 @@ export const translationMachine = setup({
         finalizerAdded: { actions: 'recordFinalizer' },
         eventRecorded: {},
       },
-      {
-        type: 'recordStatus',
-        params: ({ context }) => ({
-          ref: context.ref,
-          generation: context.generation,
-          state: 'paused' as const,
-          readyWhilePaused:
-            context.pushedGeneration === context.generation && !context.deleting && context.lastError === undefined,
-          resources: context.pushed,
-          ...keptRecord(context),
-          eventReason: Reason.Paused,
-          eventMessage: pausedMessage(context.actions),
-        }),
-      },
+      [
+        'claimIfReadyWhilePaused',
+        {
+          type: 'recordStatus',
+          params: ({ context }) => ({
+            ref: context.ref,
+            generation: context.generation,
+            state: 'paused' as const,
+            readyWhilePaused: readyWhilePaused(context),
+            resources: context.pushed,
+            ...keptRecord(context),
+            eventReason: Reason.Paused,
+            eventMessage: pausedMessage(context.actions),
+          }),
+        },
+      ],
     ),
     done: { type: 'final' },
   },
