@@ -12,11 +12,7 @@ import {
   type OperatorRequest,
 } from './messages';
 import { PEERPOD_API, TRANSLATION_API, type LifecycleKind, type ObjectRef } from './naming';
-import {
-  OPERATOR_REQUEST_ANNOTATION,
-  OPERATOR_REQUESTER_ANNOTATION,
-  OPERATOR_RESULT_ANNOTATION,
-} from './vocabulary';
+import { OPERATOR_REQUEST_ANNOTATION, OPERATOR_REQUESTER_ANNOTATION, OPERATOR_RESULT_ANNOTATION } from './vocabulary';
 
 /**
  * Operator actions under Kubernetes' authority: `steward pause pod/web` writes the request on the Pod itself, with the
@@ -112,11 +108,14 @@ const resultSchema = z.object({
 });
 
 /** The result of request `id` on an object, once the starter has written it. */
-export function readRequestResult(annotations: Record<string, string> | undefined, id: string) {
+export function readRequestResult(
+  annotations: Record<string, string> | undefined,
+  id: string,
+): RequestResult | undefined {
   const parsed = parseJson(annotations?.[OPERATOR_RESULT_ANNOTATION] ?? '');
   if ('error' in parsed) return undefined;
   const result = resultSchema.safeParse(parsed.json);
-  return result.success && result.data.id === id ? (result.data as RequestResult) : undefined;
+  return result.success && result.data.id === id ? result.data : undefined;
 }
 
 /** The merge patch of `metadata.annotations` that replaces a request by its result. */

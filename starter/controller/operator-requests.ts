@@ -4,7 +4,13 @@ import type { UpdateDefinition } from '@temporalio/common';
 import type { Logger } from 'pino';
 import type { ActionResult } from '../../model/messages';
 import { workflowId } from '../../model/naming';
-import { objectPatch, resultAnnotations, UPDATES, type RequestResult, type UpdateArgs } from '../../model/operator-request';
+import {
+  objectPatch,
+  resultAnnotations,
+  UPDATES,
+  type RequestResult,
+  type UpdateArgs,
+} from '../../model/operator-request';
 import { OPERATOR_REQUEST_ANNOTATION } from '../../model/vocabulary';
 import { executeUpdateWhenReady } from '../../platform/temporal-update';
 import type { SourceEvent } from '../../platform/kubernetes/informer';
@@ -48,8 +54,9 @@ export function createOperatorRequests(options: OperatorRequestsOptions): Operat
       return { id: request, by, accepted: true, state: answer.state, message: answer.message };
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError)
-        return { id: request, by, accepted: false, message: `rejected: ${error.cause?.message ?? error.message}` };
-      if (error instanceof WorkflowNotFoundError) return { id: request, by, accepted: false, message: `no workflow ${id}` };
+        return { id: request, by, accepted: false, message: error.cause?.message ?? error.message };
+      if (error instanceof WorkflowNotFoundError)
+        return { id: request, by, accepted: false, message: `no workflow ${id}` };
       throw error;
     }
   }

@@ -301,8 +301,7 @@ export function createStarter(options: StarterOptions): Starter {
     total: () => source.counts().Translation ?? 0,
   });
   const translationOwnerOf = ownerOfTranslation(kinds);
-  const { kubeConfig, temporalClient: client, clusterId } = options;
-  const requests = createOperatorRequests({ kubeConfig, client, clusterId, isLeader, logger: log });
+  const requests = createOperatorRequests({ ...options, client: options.temporalClient, isLeader, logger: log });
   const served = createServedClouds(options.peerPodClouds, log, metrics);
   const observationsOf = observer(lifecycles, options.peerPodRuntimeClasses, translationOwnerOf, source, served);
   function offer(obs: Observation) {
