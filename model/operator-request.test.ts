@@ -32,7 +32,8 @@ describe('an operator request written on its object', () => {
     ],
     ['a blank reason', requestAnnotations({ id: 'r-4', action: 'pause', reason: ' ' }, by), 'a reason is required'],
   ])('is refused with the field named when %s', (_why, annotations, message) => {
-    expect(readOperatorRequest(annotations)).toMatchObject({ error: expect.stringContaining(message) });
+    const read = readOperatorRequest(annotations);
+    expect(read && 'error' in read ? read.error : read).toContain(message);
   });
 
   it('has its result read by its own id only', () => {

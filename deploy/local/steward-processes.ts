@@ -30,9 +30,7 @@ export const RBAC_FILES = [
   'steward-clusterrole.yaml',
   'steward-starter-lease-role.yaml',
   'steward-operator-requests.yaml',
-].map((file) =>
-  join(repoRoot, 'deploy', 'rbac', file),
-);
+].map((file) => join(repoRoot, 'deploy', 'rbac', file));
 export const MANIFEST_FILE = join(repoRoot, 'deploy', 'manifests', 'steward.yaml');
 
 export interface StewardProcessesOptions {
