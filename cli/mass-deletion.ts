@@ -20,7 +20,7 @@ import { annotateDeletionGuard, readDeletionGuard } from '../platform/kubernetes
  */
 
 /** Who the API server takes the kubeconfig's user for (SelfSubjectReview); undefined where it cannot say. */
-async function authenticatedUser(kubeConfig: k8s.KubeConfig): Promise<string | undefined> {
+export async function authenticatedUser(kubeConfig: k8s.KubeConfig): Promise<string | undefined> {
   try {
     const review = await kubeConfig.makeApiClient(k8s.AuthenticationV1Api).createSelfSubjectReview({ body: {} });
     return review.status?.userInfo?.username || undefined;

@@ -62,8 +62,23 @@ describe('operator command arguments, checked before any call to Temporal', () =
     ],
     [
       'an empty requester is refused',
-      ['resume', 'pod', 'default/web', '--reason', 'r', '--by', ''],
+      ['resume', 'pod', 'default/web', '--reason', 'r', '--via', 'temporal', '--by', ''],
       'resume pod/default/web: --by: requestedBy is required',
+    ],
+    [
+      'a requester is named only on the administrator path: through Kubernetes it is the authenticated user',
+      ['pause', 'pod', 'default/web', '--reason', 'r', '--by', 'cluster-admin@prod'],
+      'pause: --by is for --via temporal; through Kubernetes, who asks is the user the API server authenticates',
+    ],
+    [
+      'an unknown path is named',
+      ['refresh', 'pod', 'default/web', '--via', 'ssh'],
+      'refresh: --via: kubernetes or temporal',
+    ],
+    [
+      'through Kubernetes, a kubeconfig is needed',
+      ['pause', 'pod', 'default/web', '--reason', 'r', '--kubeconfig', '/nonexistent/kubeconfig'],
+      /kubeconfig/,
     ],
     [
       'a bad Temporal address is named by its flag and variable',

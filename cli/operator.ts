@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Command } from 'commander';
@@ -17,10 +19,13 @@ import {
   resumeUpdate,
   stateQuery,
   type ActionResult,
+  type CleanupMode,
   type LifecycleError,
   type LifecycleStateView,
 } from '../model/messages';
-import { parseTarget, workflowId } from '../model/naming';
+import { parseTarget, workflowId, type ObjectRef } from '../model/naming';
+import type { OperatorAction } from '../model/operator-request';
+import { requestThroughKubernetes } from './operator-request';
 import { addObjectFlags, readObjectFlags, type ObjectFlags } from './object-flags';
 import { colorState, serialize, terminalOf } from './output';
 import { confirmMassDeletion, describeGuard, guardStatus } from './mass-deletion';
@@ -59,14 +64,15 @@ const TRANSLATION_HINT =
 interface ActionOptions extends Flags {
   reason?: string;
   by?: string;
+  via?: string;
   mode?: string;
   evenIfLive?: boolean;
   confirmMassDeletion?: boolean;
 }
 
-const kubeConfigOf = (flags: ObjectFlags) => {
+const kubeConfigOf = (flags: ObjectFlags, why = 'the guard is on its CRD') => {
   const kubeConfig = flags.kubeConfig?.();
-  if (!kubeConfig) throw new Error('no Kubernetes cluster: give --kubeconfig / KUBECONFIG (the guard is on its CRD)');
+  if (!kubeConfig) throw new Error(`no Kubernetes cluster: give --kubeconfig / KUBECONFIG (${why})`);
   return kubeConfig;
 };
 
@@ -104,9 +110,14 @@ const targetId = (words: string[], flags: ObjectFlags, { clusterId }: TemporalCo
 const TARGET_HELP =
   '<target> is kind/name with -n (pod/nginx -n web), or the older kind namespace/name; a Node has no namespace';
 
+/** `--via`: through Kubernetes, as the object's RBAC allows (the default), or straight to Temporal (administrators). */
+const PATHS = ['kubernetes', 'temporal'] as const;
+/** Stands for the requester in the checks before a request through Kubernetes, which names the authenticated user. */
+const AUTHENTICATED = 'the authenticated user';
+
 function registerAction<R>(
   program: Command,
-  name: string,
+  name: OperatorAction,
   description: string,
   update: UpdateDefinition<ActionResult, [R]>,
   schema: z.ZodType<R>,
@@ -115,7 +126,14 @@ function registerAction<R>(
     .command(`${name} ${name === 'cleanup' ? '[target]' : '<target>'} [name]`)
     .description(`${description}; ${TARGET_HELP}`)
     .option('--reason <text>', 'why (recorded in the workflow with who asked)')
-    .option('--by <who>', 'who asks (default $USER@hostname)');
+    .option(
+      '--via <path>',
+      "kubernetes (default): the request is written on the object as your kubeconfig's user, so RBAC decides who may ask (patch on the object), and Steward's starter relays it | temporal: sent to the workflow directly, an administrator's path (whoever holds the Temporal namespace may act on any object)",
+    )
+    .option(
+      '--by <who>',
+      'with --via temporal: who asks (default $USER@hostname); else the user Kubernetes authenticates',
+    );
   if (name === 'cleanup')
     command
       .option('--mode <mode>', `${cleanupModes.join(' | ')} (default retry)`)
@@ -134,12 +152,20 @@ function registerAction<R>(
         return confirmMassDeletionCommand(options, self);
       }
       if (!target) throw new Error(`${name}: a target is required; ${TARGET_HELP}`);
+      const via = options.via ?? 'kubernetes';
+      if (!(PATHS as readonly string[]).includes(via))
+        throw new Error(`${name}: --via: ${PATHS.join(' or ')} (got "${via}")`);
+      if (via === 'kubernetes' && options.by !== undefined)
+        throw new Error(
+          `${name}: --by is for --via temporal; through Kubernetes, who asks is the user the API server authenticates`,
+        );
       const flags = readObjectFlags(name, options, ['json', 'yaml']);
       const temporal = loadTemporalConfig(options);
-      const id = targetId([target, ...(objectName ? [objectName] : [])], flags, temporal);
+      const ref = parseTarget([target, ...(objectName ? [objectName] : [])], flags.namespace, flags.defaultNamespace);
+      const id = workflowId(ref, temporal.clusterId);
       const request = schema.safeParse({
         reason: options.reason ?? '',
-        requestedBy: options.by ?? defaultRequester(),
+        requestedBy: via === 'temporal' ? (options.by ?? defaultRequester()) : AUTHENTICATED,
         mode: options.mode ?? 'retry',
         ...(options.evenIfLive ? { evenIfLive: true } : {}),
       });
@@ -149,23 +175,56 @@ function registerAction<R>(
         );
         throw new Error(`${name} ${id}: ${problems.join('; ')}`);
       }
-      const result = await withWorkflow(temporal, id, async (client) => {
-        try {
-          return await executeUpdateWhenReady(client.workflow.getHandle(id), update, request.data);
-        } catch (error) {
-          if (error instanceof WorkflowUpdateFailedError)
-            throw new Error(`${name} ${id} rejected: ${error.cause?.message ?? error.message}`);
-          throw error;
-        }
-      });
+      const result =
+        via === 'temporal'
+          ? await viaTemporal(temporal, id, name, update, request.data)
+          : await viaKubernetes(kubeConfigOf(flags, 'the request is written on the object'), ref, id, name, options);
       self
         .configureOutput()
         .writeOut?.(
           serialize({ workflowId: id, action: name, ...result }, flags.output) ??
-            `${name} ${id}: accepted in state ${result.state}: ${result.message}\n`,
+            `${name} ${id}: accepted in state ${result.state}: ${result.message}${'by' in result ? ` (asked by ${String(result.by)})` : ''}\n`,
         );
     },
   );
+}
+
+/** The administrator's path: the Update sent to the workflow, as whoever holds the Temporal namespace may. */
+function viaTemporal<R>(
+  temporal: TemporalConfig,
+  id: string,
+  name: string,
+  update: UpdateDefinition<ActionResult, [R]>,
+  args: R,
+) {
+  return withWorkflow(temporal, id, async (client) => {
+    try {
+      return await executeUpdateWhenReady(client.workflow.getHandle(id), update, args);
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError)
+        throw new Error(`${name} ${id} rejected: ${error.cause?.message ?? error.message}`);
+      throw error;
+    }
+  });
+}
+
+/** The request written on the object (cli/operator-request.ts); the starter's answer, or its rejection thrown. */
+async function viaKubernetes(
+  kubeConfig: KubeConfig,
+  ref: ObjectRef,
+  id: string,
+  action: OperatorAction,
+  options: ActionOptions,
+) {
+  const answer = await requestThroughKubernetes(kubeConfig, ref, {
+    id: randomUUID(),
+    action,
+    reason: options.reason ?? '',
+    ...(action === 'cleanup' ? { mode: (options.mode ?? 'retry') as CleanupMode } : {}),
+    ...(options.evenIfLive ? { evenIfLive: true as const } : {}),
+  });
+  if (!answer.accepted) throw new Error(`${action} ${id} rejected: ${answer.message}`);
+  return { accepted: true as const, state: answer.state ?? '', message: answer.message, by: answer.by };
 }
 
 export function table(header: string[], rows: string[][]): string {

@@ -107,6 +107,11 @@ const permissions: [string, k8s.V1ResourceAttributes, boolean][] = [
   ],
   ['watch Pods (the starter)', { resource: 'pods', verb: 'watch' }, true],
   [
+    "patch Endpoints (the starter replaces an operator's request by its result)",
+    { resource: 'endpoints', verb: 'patch', namespace: 'default' },
+    true,
+  ],
+  [
     'renew its Lease (the starter)',
     {
       group: 'coordination.k8s.io',
@@ -296,6 +301,8 @@ describe.each(cases)('$name (deploy/$dir)', (c) => {
       'Deployment steward/steward-worker',
       'PodDisruptionBudget steward/steward-starter',
       'PodDisruptionBudget steward/steward-worker',
+      'ValidatingAdmissionPolicy /steward-operator-requests',
+      'ValidatingAdmissionPolicyBinding /steward-operator-requests',
       // None on the host network, which NetworkPolicies do not reach.
       ...(c.midonet ? [] : ['NetworkPolicy steward/steward-starter', 'NetworkPolicy steward/steward-worker']),
     ]);

@@ -17,6 +17,21 @@ export const VM_CLOUD_ANNOTATION = 'steward.dev/cloud';
  */
 export const TEMPORAL_UI_ANNOTATION = 'steward.dev/temporal-ui';
 
+/**
+ * An operator's request (pause, resume, refresh, cleanup) written on the object it is about with the operator's own
+ * Kubernetes credentials (`steward pause pod/web`): a JSON `{id, action, reason, mode?, evenIfLive?}`
+ * (model/operator-request.ts). The API server's RBAC decides who may write it, as for any change to the object; the
+ * starter relays it to the object's workflow and removes it.
+ */
+export const OPERATOR_REQUEST_ANNOTATION = 'steward.dev/request';
+/**
+ * Beside the request: who asks, as the API server authenticated them. Steward's admission policy
+ * (deploy/rbac/steward-operator-requests.yaml) refuses a request whose requester is not the user writing it.
+ */
+export const OPERATOR_REQUESTER_ANNOTATION = 'steward.dev/requested-by';
+/** What became of the last request (JSON `{id, by, accepted, state?, message}`): the starter writes it as it removes the request. */
+export const OPERATOR_RESULT_ANNOTATION = 'steward.dev/request-result';
+
 /** On the PeerPods Steward writes (`app.kubernetes.io/managed-by: steward`): cloud-api-adaptor's carry none. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_STEWARD = 'steward';

@@ -55,8 +55,9 @@ export async function executeUpdateWhenReady<Ret, Arg>(
   update: UpdateDefinition<Ret, [Arg]>,
   arg: Arg,
   retry: UpdateRetry = defaultRetry,
+  /** A request's own id, where one asks for it by several routes (the starter relays it again after a restart). */
+  updateId: string = randomUUID(),
 ): Promise<Ret> {
-  const updateId = randomUUID();
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {

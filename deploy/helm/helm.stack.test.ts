@@ -93,6 +93,8 @@ it('installs (helm install) into a namespace that enforces PodSecurity "privileg
     `Service ${namespace}/${release}-starter`,
     `Service ${namespace}/${release}-worker`,
     `ServiceAccount ${namespace}/${release}`,
+    `ValidatingAdmissionPolicy /${release}-operator-requests`,
+    `ValidatingAdmissionPolicyBinding /${release}-operator-requests`,
   ]);
 });
 

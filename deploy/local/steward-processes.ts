@@ -26,9 +26,11 @@ import {
  * token), never the admin kubeconfig. The starters share one Lease: one leads. `inCluster` gives the token as the
  * kubelet does, with no kubeconfig at all: the MidoNet profile's pods on the host network, to the letter.
  */
-export const RBAC_FILES = ['steward-clusterrole.yaml', 'steward-starter-lease-role.yaml'].map((file) =>
-  join(repoRoot, 'deploy', 'rbac', file),
-);
+export const RBAC_FILES = [
+  'steward-clusterrole.yaml',
+  'steward-starter-lease-role.yaml',
+  'steward-operator-requests.yaml',
+].map((file) => join(repoRoot, 'deploy', 'rbac', file));
 export const MANIFEST_FILE = join(repoRoot, 'deploy', 'manifests', 'steward.yaml');
 
 export interface StewardProcessesOptions {

@@ -2,6 +2,7 @@ import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { peerPodOwner } from '../../model/vm-naming';
 import type { PeerPodProjection } from '../../model/peerpod-projection';
 import type { Observation } from '../../model/messages';
+import { readOperatorRequest, type ReadRequest } from '../../model/operator-request';
 import type { ObjectRef } from '../../model/naming';
 import type { TranslationFailure } from '../../model/translation/errors';
 import { createHash } from 'node:crypto';
@@ -17,6 +18,7 @@ import type { Source, SourceEvent } from '../../platform/kubernetes/informer';
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_STEWARD,
+  OPERATOR_REQUESTER_ANNOTATION,
   TRANSLATION_FINALIZER,
   VM_CLOUD_ANNOTATION,
 } from '../../model/vocabulary';
@@ -92,15 +94,19 @@ export function observe(kind: WatchedKind, object: KubernetesObject, gone = fals
   return { ...envelope(kind, object, gone), projection: project(kind, object) };
 }
 
+/** The object as its workflow knows it: `kind` with the object's name. */
+function refOf(kind: WatchedKind, object: KubernetesObject): ObjectRef {
+  const metadata = object.metadata ?? {};
+  return kind === 'Node'
+    ? { kind, name: metadata.name ?? '' }
+    : { kind, namespace: metadata.namespace ?? '', name: metadata.name ?? '' };
+}
+
 /** What every observation says of its object, addressed to the workflow of `kind` with the object's name. */
 function envelope(kind: WatchedKind, object: KubernetesObject, gone: boolean): Omit<Observation, 'projection'> {
   const metadata = object.metadata ?? {};
-  const ref: ObjectRef =
-    kind === 'Node'
-      ? { kind, name: metadata.name ?? '' }
-      : { kind, namespace: metadata.namespace ?? '', name: metadata.name ?? '' };
   return {
-    ref,
+    ref: refOf(kind, object),
     uid: metadata.uid ?? '',
     generation: metadata.generation ?? 0,
     deleting: metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null,
@@ -196,4 +202,26 @@ export function heldTranslation(
     projection: projectTranslation(event.object, true),
   };
   return { observation, owner };
+}
+
+/** An operator's request on a live object (model/operator-request.ts), for its starter to relay to its workflow. */
+export interface OperatorRequestOf {
+  ref: ObjectRef;
+  request: ReadRequest;
+  /** Who asks, as the admission policy let it be written. */
+  by: string;
+  resourceVersion?: string;
+}
+
+/** The operator's request an object carries, if any: not on a deleted object, whose workflow finishes anyway. */
+export function operatorRequestOf(event: SourceEvent): OperatorRequestOf | undefined {
+  const metadata = event.object.metadata;
+  const request = event.type === 'delete' ? undefined : readOperatorRequest(metadata?.annotations);
+  if (!request) return undefined;
+  return {
+    ref: refOf(event.kind, event.object),
+    request,
+    by: metadata?.annotations?.[OPERATOR_REQUESTER_ANNOTATION] ?? '',
+    resourceVersion: metadata?.resourceVersion,
+  };
 }

@@ -25,6 +25,7 @@ import { createMassDeletionGuard, type MassDeletionGuard, type MassDeletionGuard
 import type { WaveSettings } from '../../model/deletion-guard';
 import { createRepairs } from './repair';
 import { createServedClouds, type ServedClouds } from './served-clouds';
+import { createOperatorRequests, type OperatorRequests } from './operator-requests';
 import {
   createSource,
   informerFactory,
@@ -337,6 +338,7 @@ export function createStarter(options: StarterOptions): Starter {
     total: () => source.counts().Translation ?? 0,
   });
   const translationOwnerOf = ownerOfTranslation(kinds);
+  const requests = createOperatorRequests({ ...options, client: options.temporalClient, isLeader, logger: log });
   const served = createServedClouds(options.peerPodClouds, log, metrics);
   const observationsOf = observer(lifecycles, options.peerPodRuntimeClasses, translationOwnerOf, source, served);
   const feed = createFeed({ source, observationsOf, queue, deliveries, counters });
@@ -344,6 +346,7 @@ export function createStarter(options: StarterOptions): Starter {
     counters.events++;
     guard?.observe(event);
     if (!isLeader()) return;
+    requests.observe(event);
     feed.offer(event);
     // Unchanged for the predicate, but news for its workflow: sent whatever was sent before.
     const repair = ownerToRepair(event, translationOwnerOf(event), source);
@@ -367,7 +370,7 @@ export function createStarter(options: StarterOptions): Starter {
     logger: log,
   });
 
-  return lifecycle({ elector, queue, source, guard }, lifetime, counters, log, namespace);
+  return lifecycle({ elector, queue, source, guard, requests }, lifetime, counters, log, namespace);
 }
 
 type Counters = Pick<StarterStats, 'events' | 'signalsSent' | 'suppressed' | 'coalesced' | 'errors' | 'repaired'>;
@@ -377,11 +380,12 @@ interface Pieces {
   queue: WorkQueue;
   source: Source;
   guard?: MassDeletionGuard;
+  requests: OperatorRequests;
 }
 
 /** Starts and stops the pieces in their order, and reads their numbers. */
 function lifecycle(
-  { elector, queue, source, guard }: Pieces,
+  { elector, queue, source, guard, requests }: Pieces,
   lifetime: AbortController,
   counters: Counters,
   log: Logger,
@@ -397,6 +401,7 @@ function lifecycle(
       lifetime.abort();
       // Nothing leaves after the Lease is released: the next leader must be the only sender.
       await queue.stop();
+      await requests.stop();
       await elector.stop();
       await source.stop();
       await guard?.stop();

@@ -169,7 +169,16 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     await backend.deleteOutOfBand(lost);
     await waitFor('the VM gone from the cloud', async () => (await backend.countForPod(uid)) === 0, 30_000);
 
-    const refresh = await stewardProcess(h, 'refresh', 'peerpod', `${namespace}/${name}`, '--reason', 'VM lost?');
+    const refresh = await stewardProcess(
+      h,
+      'refresh',
+      'peerpod',
+      `${namespace}/${name}`,
+      '--via',
+      'temporal',
+      '--reason',
+      'VM lost?',
+    );
     expect([refresh.code, refresh.stdout]).toEqual([0, expect.stringContaining('accepted in state tracking')]);
     await expectVmMadeAgain(name, uid, lost, 'it was gone from the cloud');
 
@@ -413,6 +422,8 @@ describe('VM deletion fails: libvirt unreachable', () => {
       'cleanup',
       'peerpod',
       `${namespace}/${name}`,
+      '--via',
+      'temporal',
       '--mode',
       'retry',
       '--reason',

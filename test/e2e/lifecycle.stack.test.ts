@@ -180,11 +180,11 @@ describe('operator actions', () => {
       message: `cleanup ${'<id>'} rejected: cleanup is not possible while the lifecycle is synced`,
     },
   ])('the CLI: $why', async ({ args, message }) => {
-    await expect(steward(h, 'cleanup', 'translation', target(), ...args)).rejects.toThrow(
+    await expect(steward(h, 'cleanup', 'translation', target(), '--via', 'temporal', ...args)).rejects.toThrow(
       message.replace('<id>', id()),
     );
     // The same as a process: exit 1 and the message on stderr.
-    const run = await stewardProcess(h, 'cleanup', 'translation', target(), ...args);
+    const run = await stewardProcess(h, 'cleanup', 'translation', target(), '--via', 'temporal', ...args);
     expect([run.code, run.stderr]).toEqual([1, expect.stringContaining(message.replace('<id>', id()))]);
   });
 
@@ -218,9 +218,20 @@ describe('operator actions', () => {
   );
 
   it('pause holds a change of the Translation back until resume pushes it', async () => {
-    expect(await steward(h, 'pause', 'translation', target(), '--reason', 'maintenance', '--by', 'alice')).toContain(
-      'accepted in state synced',
-    );
+    expect(
+      await steward(
+        h,
+        'pause',
+        'translation',
+        target(),
+        '--via',
+        'temporal',
+        '--reason',
+        'maintenance',
+        '--by',
+        'alice',
+      ),
+    ).toContain('accepted in state synced');
     expect((await stateOf(h, name)).state).toBe('paused');
     // Its conditions say paused, by whom and why; Ready still says what MidoNet holds.
     const conditions = async () =>
@@ -243,9 +254,9 @@ describe('operator actions', () => {
     expect((await emulatorIds(h)).Bridge).not.toContain(bridgeId(42));
     expect((await stateOf(h, name)).state).toBe('paused');
 
-    expect(await steward(h, 'resume', 'translation', target(), '--reason', 'done', '--by', 'alice')).toContain(
-      'accepted in state paused',
-    );
+    expect(
+      await steward(h, 'resume', 'translation', target(), '--via', 'temporal', '--reason', 'done', '--by', 'alice'),
+    ).toContain('accepted in state paused');
     await waitFor('the held change to be pushed', async () => (await emulatorIds(h)).Bridge?.includes(bridgeId(42)));
     const view = await waitForState(h, name, 'synced');
     expect(view.resources.map((r) => r.id)).toEqual([bridgeId(41), bridgeId(42)]);
@@ -261,27 +272,29 @@ describe('operator actions', () => {
     await h.midonet.remove(first!);
     expect((await emulatorIds(h)).Bridge).not.toContain(bridgeId(41));
 
-    expect(await steward(h, 'refresh', 'translation', target(), '--reason', 'someone deleted a bridge')).toContain(
-      'accepted in state synced',
-    );
+    expect(
+      await steward(h, 'refresh', 'translation', target(), '--via', 'temporal', '--reason', 'someone deleted a bridge'),
+    ).toContain('accepted in state synced');
     await waitFor('the bridge to be back', async () => (await emulatorIds(h)).Bridge?.includes(bridgeId(41)));
     await waitForState(h, name, 'synced');
   });
 
   it('a paused lifecycle can be resumed only once, and resume of a synced one names the state', async () => {
-    await expect(steward(h, 'resume', 'translation', target(), '--reason', 'twice')).rejects.toThrow(
+    await expect(
+      steward(h, 'resume', 'translation', target(), '--via', 'temporal', '--reason', 'twice'),
+    ).rejects.toThrow(
       `resume ${id()} rejected: resume is not possible while the lifecycle is synced (only a paused lifecycle resumes)`,
     );
   });
 
   // Last: the lifecycle ends.
   it('orphan or force of a live object is refused (non-retryable, saying how to delete it) unless said even if live, which is recorded', async () => {
-    await steward(h, 'pause', 'translation', target(), '--reason', 'maintenance');
+    await steward(h, 'pause', 'translation', target(), '--via', 'temporal', '--reason', 'maintenance');
     const refusal = `would end the lifecycle of Translation ${target()} while it is not being deleted: delete it first (kubectl delete translation -n ${h.namespace} ${name})`;
     for (const mode of ['force', 'orphan'])
-      await expect(steward(h, 'cleanup', 'translation', target(), '--mode', mode, '--reason', 'r')).rejects.toThrow(
-        `cleanup ${id()} rejected: cleanup --mode ${mode} ${refusal}`,
-      );
+      await expect(
+        steward(h, 'cleanup', 'translation', target(), '--via', 'temporal', '--mode', mode, '--reason', 'r'),
+      ).rejects.toThrow(`cleanup ${id()} rejected: cleanup --mode ${mode} ${refusal}`);
     const rejected = await handleOf(h, name)
       .executeUpdate(cleanupUpdate, { args: [{ mode: 'force', reason: 'r', requestedBy: 'e2e' }] })
       .catch((e: unknown) => e);
@@ -301,6 +314,8 @@ describe('operator actions', () => {
         'cleanup',
         'translation',
         target(),
+        '--via',
+        'temporal',
         '--mode',
         'orphan',
         '--even-if-live',

@@ -96,7 +96,16 @@ describe('who owns a MidoNet resource', () => {
     // The parent's drift repair, as its drift check would: creating the chain again tells the child, whose record
     // says its rule is pushed, though nothing of it can have outlived the chain.
     expect(
-      await e2e.steward(h, 'refresh', 'translation', `${h.namespace}/lost-parent`, '--reason', 'MidoNet lost a chain'),
+      await e2e.steward(
+        h,
+        'refresh',
+        'translation',
+        `${h.namespace}/lost-parent`,
+        '--via',
+        'temporal',
+        '--reason',
+        'MidoNet lost a chain',
+      ),
     ).toContain('accepted');
     await e2e.waitFor('the rule to be pushed again', async () => (await e2e.emulatorIds(h)).Rule?.includes(ruleId(51)));
     await e2e.waitForState(h, 'unaware-child', 'synced');

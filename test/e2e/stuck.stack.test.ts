@@ -84,6 +84,8 @@ describe('MidoNet down', () => {
       'cleanup',
       'translation',
       `${h.namespace}/${name}`,
+      '--via',
+      'temporal',
       '--mode',
       'retry',
       '--reason',
@@ -164,15 +166,16 @@ describe('MidoNet down', () => {
       asked: 'a refresh',
       name: 'stuck-then-refreshed',
       bridge: 56,
-      wake: (target: string) => steward(h, 'refresh', 'translation', target, '--reason', 'MidoNet is fixed'),
+      wake: (target: string) =>
+        steward(h, 'refresh', 'translation', target, '--via', 'temporal', '--reason', 'MidoNet is fixed'),
     },
     {
       asked: 'a pause, then a resume',
       name: 'stuck-then-resumed',
       bridge: 57,
       wake: async (target: string) => {
-        await steward(h, 'pause', 'translation', target, '--reason', 'looking into it');
-        return steward(h, 'resume', 'translation', target, '--reason', 'MidoNet is fixed');
+        await steward(h, 'pause', 'translation', target, '--via', 'temporal', '--reason', 'looking into it');
+        return steward(h, 'resume', 'translation', target, '--via', 'temporal', '--reason', 'MidoNet is fixed');
       },
     },
   ])(
