@@ -25,6 +25,8 @@ function fakes(
   push: (name: string, attempt: number) => number = () => 2,
   unsettledUntil?: string,
   owned: WrittenTranslation[] = [written('a'), { ...written('b'), ...(unsettledUntil ? { unsettledUntil } : {}) }],
+  /** The object as the API server holds it: gone by default (its deletion proven). */
+  held: { found: false } | { found: true; uid: string; deleting: boolean } = { found: false },
 ) {
   const calls: string[] = [];
   const statuses: { name: string; ready: string; reason: string; unverified?: boolean }[] = [];
@@ -58,6 +60,7 @@ function fakes(
         return Promise.resolve({ released: true as const });
       },
       listOwnedTranslations: () => Promise.resolve(owned),
+      readObject: () => Promise.resolve(held),
       removeTranslation: ({ ref }: { ref: ObjectRef }) => {
         calls.push(`removeTranslation ${nameOf(ref)}`);
         return Promise.resolve();
@@ -261,6 +264,26 @@ describe("an object's finalization", () => {
     await force.activities.finalizeObject({ ref: pod, uid: 'pod-uid', dependency: pod, mode: 'force' });
     expect(force.calls.filter((c) => c.startsWith('delete'))).toEqual(['delete b (force)', 'delete a (force)']);
     expect(force.calls).not.toContain('removeReferrer');
+  });
+
+  it('does nothing when the API server holds the object, not being deleted: its deletion was claimed falsely', async () => {
+    const live = { found: true as const, uid: 'pod-uid', deleting: false };
+    const { activities, calls } = fakes([], () => 2, undefined, undefined, live);
+    await expect(activities.finalizeObject({ ref: pod, uid: 'pod-uid', mode: 'delete' })).resolves.toEqual({
+      finalized: 0,
+      live: true,
+    });
+    expect(calls).toEqual([]);
+    // Being deleted, or another incarnation: proven.
+    for (const held of [
+      { ...live, deleting: true },
+      { ...live, uid: 'other' },
+    ]) {
+      const proven = fakes([], () => 2, undefined, undefined, held);
+      await expect(proven.activities.finalizeObject({ ref: pod, uid: 'pod-uid', mode: 'delete' })).resolves.toEqual({
+        finalized: 2,
+      });
+    }
   });
 
   it("waits for nothing and does nothing while a lost push's writes may land for long: it says until when", async () => {

@@ -47,6 +47,8 @@ export interface FinalizeObjectResult {
   finalized: number;
   /** Nothing was done: a lost push attempt's writes may land until then (its Translation's fence). */
   unsettledUntil?: string;
+  /** Nothing was done: the API server holds the object, not being deleted (its deletion was claimed falsely). */
+  live?: true;
 }
 
 type KubernetesCalls = Pick<
@@ -267,6 +269,12 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
    * yet: the answer says until when, and the workflow waits with a timer.
    */
   async function finalize({ ref, uid, dependency, mode }: FinalizeObjectInput): Promise<FinalizeObjectResult> {
+    // Its deletion is proven by the API server, whoever said it (a forged observation, issue 43): an operator's
+    // cleanup acts on a live object on purpose.
+    if (mode === 'delete') {
+      const read = await kubernetes.readObject({ ref });
+      if (read.found && read.uid === uid && !read.deleting) return { finalized: 0, live: true };
+    }
     const owned = await kubernetes.listOwnedTranslations(ownerOf(ref, uid));
     const until = owned.map((t) => t.unsettledUntil ?? '').reduce((a, b) => (a > b ? a : b), '');
     if (mode !== 'orphan' && settlesLater(until, Date.now())) return { finalized: 0, unsettledUntil: until };

@@ -142,6 +142,8 @@ describe('traces of a worker given an OTLP endpoint', () => {
         bin,
         'pause',
         `pod/${cliQueue}/paused`,
+        '--via',
+        'temporal',
         '--reason',
         'traced',
         '--address',

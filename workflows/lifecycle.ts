@@ -365,6 +365,8 @@ export async function runLifecycle<
     supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined;
     /** The object whose deletion a `gone` observation claims, when not the one it names (a peer pod's Pod). */
     subjectOf?: (observation: Observation) => ObjectRef;
+    /** Its machine proves a deletion with the API server before it acts on it (the object's finalization reads it). */
+    provesDeletion?: true;
   }>,
 ): Promise<void> {
   // What the machine starts from, and what every next run (continue-as-new) is given again.
@@ -397,7 +399,7 @@ export async function runLifecycle<
   // claims nothing, and the event it saves is a tenth of a peer pod's life.
   // A run continued as new has its predecessor's search attributes.
   const published = { state: workflowInfo().typedSearchAttributes.get(LifecycleState) };
-  const gone = provenGone(() => patched('gone-proven'));
+  const gone = provenGone(() => !options.provesDeletion && patched('gone-proven'));
   await interpreter.run(options.executors, {
     admit: (event, before, after) =>
       provenIncarnation(event, before.context as TContext, after.context as TContext, {

@@ -32,6 +32,7 @@ export type ObjectLifecycleInput = LifecycleInput<ObjectContext, ObjectTimings>;
 export async function objectLifecycle(input: ObjectLifecycleInput): Promise<void> {
   await runLifecycle(objectLifecycleMachine, input, {
     projection: observedObjectProjection,
+    provesDeletion: true,
     resources: (c) => [
       ...c.translations.map((name) => ({ kind: 'Translation', id: name, state: 'applied' })),
       ...midonetResources(c),
@@ -75,10 +76,11 @@ async function finalize({
 }: ObjectActionParams['finalize']): Promise<Unstamped<ObjectEvent>> {
   // Its referrers lose their network with it (a bridge's DELETE cascades their ports): told first, they say so at once.
   if (isDependencyKind(ref.kind) && mode === 'delete') await notifyReferrers(ref, uid);
-  const { unsettledUntil } = await objects.finalizeObject.executeWithOptions(
+  const { unsettledUntil, live } = await objects.finalizeObject.executeWithOptions(
     { summary: `${mode === 'orphan' ? 'let go of' : 'delete'} the Translations of ${describeRef(ref)}` },
     [{ ref, uid, mode, ...(dependency ? { dependency } : {}) }],
   );
+  if (live) return { type: 'stillLive' };
   if (unsettledUntil) return { type: 'lateWrites', until: unsettledUntil };
   if (isDependencyKind(ref.kind))
     await kubernetes.releaseFinalizer.executeWithOptions(

@@ -71,6 +71,8 @@ const events: ObjectEvent[] = [
   // A lost push attempt's writes may land for 40 s more: the finalization waits them out, then asks again.
   { type: 'lateWrites', until: new Date(Date.parse(at) + 40_000).toISOString(), at },
   { type: 'lateWritesSettled', at },
+  // The API server holds the object, not being deleted: its deletion was claimed falsely.
+  { type: 'stillLive', at },
   // The node annotator's: a Node without its midonet.org annotations, annotated or waiting for its MidoNet host.
   { type: 'observed', observation: observation({ projection: unannotatedNode }), at },
   { type: 'annotated', annotations: { 'midonet.org/host-id': hostId }, at },
@@ -123,8 +125,10 @@ describe('object machine: every transition', () => {
   });
 
   it('once deletion is observed, it never writes Translations again for that incarnation', () => {
+    // Unless the API server disproved it (stillLive): a false claim of its deletion is dropped.
     const afterDeletion = edges.filter(
-      (e) => (e.from.context.deleting || e.from.context.gone) && e.actions.includes('apply'),
+      (e) =>
+        (e.from.context.deleting || e.from.context.gone) && e.actions.includes('apply') && e.event.type !== 'stillLive',
     );
     expect(afterDeletion.map((e) => `${value(e.from)} --${e.event.type}-->`)).toEqual([]);
   });
@@ -280,6 +284,15 @@ describe('object machine: scenarios', () => {
     const givenUp = trace(observed, applied!, notified!, deleting!, failed!, force, late, settled);
     expect(givenUp.state).toBe('givingUp');
     expect(givenUp.actions.find((a) => a.type === 'finalize')?.params).toMatchObject({ mode: 'force' });
+  });
+
+  it('drops a false claim of its deletion that the finalization disproved, and goes on translating', () => {
+    const gone = events.find((e) => e.type === 'observed' && e.observation.gone)!;
+    const live = { type: 'stillLive', at } as const;
+    expect(run(observed, applied!, notified!, gone).state).toBe('finalizing');
+    const after = scenarioRunner(objectMachine, { ref }, (a) => a.type)(observed, applied!, notified!, gone, live);
+    expect(after).toMatchObject({ state: 'translating', actions: ['apply'] });
+    expect(after.context).toMatchObject({ deleting: false, gone: false });
   });
 
   it('keeps a new incarnation for after this one is finalized', () => {

@@ -119,6 +119,8 @@ export type ObjectEvent = (
   | { type: 'finalized' }
   /** Nothing was finalized: a lost push attempt's writes may land until `until` (its Translation's fence). */
   | { type: 'lateWrites'; until: string }
+  /** Nothing was finalized: the API server holds the object, not being deleted (a false claim of its deletion). */
+  | { type: 'stillLive' }
   /** Its timer: they can have landed. */
   | { type: 'lateWritesSettled' }
   | { type: 'eventRecorded' }
@@ -169,6 +171,8 @@ const finalizeAction = {
 
 const finalizeTransitions = {
   finalized: 'done',
+  // A false claim of its deletion (anyone with Temporal access can signal one) is dropped; the object goes on.
+  stillLive: { target: 'deciding', actions: 'dropDeletionClaim' },
   lateWrites: { target: 'waitingForLateWrites', actions: 'recordLateWrites' },
   actionFailed: { target: 'stuck', actions: 'recordFailure' },
 } as const;
@@ -257,6 +261,7 @@ export const objectMachine = setup({
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
     resumeToTranslating: assign({ resumeTo: 'translating' as const }),
     resumeToFinalizing: assign({ resumeTo: 'finalizing' as const }),
+    dropDeletionClaim: assign({ deleting: false, gone: false }),
     finalizeDeleting: assign({ finalizeMode: 'delete' as const }),
     // givingUp is entered by a cleanup orphan or force only (common.ts cleanupTransitions), and again after a wait.
     finalizeGivingUp: assign(({ context, event }) =>
