@@ -268,24 +268,20 @@ function provenGone(patched: () => boolean): ProvenGone {
   const proven = new Set<string>();
   return (claim) => {
     if (proven.has(claim.uid) || !patched()) return true;
+    // Retried until the API server answers: a real deletion is never dropped for want of a read, nor a false one taken.
     return kubernetes.readIncarnation
-      .executeWithOptions({ summary: `is ${describeRef(claim.subject)} ${claim.uid} gone, as an observation says?` }, [
-        { ref: claim.subject },
-      ])
-      .then(
-        (held) => {
-          if (claimHolds(claim, held)) return proven.add(claim.uid) !== undefined;
-          log.warn(`dropped a gone observation of ${describeRef(claim.subject)} ${claim.uid}: the API server holds it`);
-          return false;
+      .executeWithOptions(
+        {
+          summary: `is ${describeRef(claim.subject)} ${claim.uid} gone, as an observation says?`,
+          retry: { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' },
         },
-        (error: unknown) => {
-          // A real deletion is told again: the starter's check of the running workflows finds the object missing.
-          log.warn(
-            `dropped a gone observation of ${describeRef(claim.subject)} ${claim.uid}: could not check it (${String(error)})`,
-          );
-          return false;
-        },
-      );
+        [{ ref: claim.subject }],
+      )
+      .then((held) => {
+        if (claimHolds(claim, held)) return proven.add(claim.uid) !== undefined;
+        log.warn(`dropped a gone observation of ${describeRef(claim.subject)} ${claim.uid}: the API server holds it`);
+        return false;
+      });
   };
 }
 

@@ -40,6 +40,5 @@ export function exploreTransitions<TEvent extends EventObject>(
       }
     }
   }
-  if (process.env.EXPLORE_DEBUG) process.stderr.write(`explored ${seen.size} states, ${edges.length} edges\n`);
   return edges;
 }
