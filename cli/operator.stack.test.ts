@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -16,7 +16,8 @@ import { isWorkflowNotReady } from '../platform/temporal-update';
 import { cleanupUpdate, stateQuery, type LifecycleStateView } from '../model/messages';
 import { requestAnnotations } from '../model/operator-request';
 import { OPERATOR_RESULT_ANNOTATION } from '../model/vocabulary';
-import { createServiceAccountKubeconfig } from '../deploy/local/identities';
+import { createServiceAccountKubeconfig, serverSideApply } from '../deploy/local/identities';
+import { RBAC_FILES } from '../deploy/local/steward-processes';
 import { createStarter, type Starter } from '../starter/controller/starter';
 
 const { address } = stackInfo().temporal;
@@ -168,6 +169,7 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
         namespace,
         body: { metadata: { name: 'guarded' }, spec: { containers: [{ name: 'c', image: 'none' }] } },
       });
+      await installRequestsPolicy(admin, namespace);
       standIn = await running.client.workflow.start(operatorStandIn, {
         taskQueue,
         workflowId: guardedId,
@@ -269,3 +271,29 @@ describe('operator commands against a stand-in lifecycle workflow', () => {
     expect(rejected?.stderr).toContain(`cleanup ${id} rejected: cleanup is for a stuck Pod`);
   });
 });
+
+/**
+ * Steward's admission policy for operators' requests, as its installation applies it (RBAC_FILES), and the wait until
+ * the API server enforces it (a forged request refused in a dry run of the Pod's patch).
+ */
+async function installRequestsPolicy(admin: k8s.KubeConfig, namespace: string) {
+  const file = RBAC_FILES.find((f) => f.endsWith('steward-operator-requests.yaml'))!;
+  const apply = serverSideApply(admin);
+  for (const object of k8s.loadAllYaml(readFileSync(file, 'utf8')) as k8s.KubernetesObject[]) await apply(object);
+  const forged = requestAnnotations({ id: 'probe', action: 'pause', reason: 'r' }, 'nobody');
+  const core = admin.makeApiClient(k8s.CoreV1Api);
+  for (let tries = 0; ; tries++) {
+    const refused = await core
+      .patchNamespacedPod(
+        { namespace, name: 'guarded', dryRun: 'All', body: { metadata: { annotations: forged } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      )
+      .then(
+        () => false,
+        (error: { code?: number }) => error.code === 403,
+      );
+    if (refused) return;
+    if (tries >= 60) throw new Error('the admission policy steward-operator-requests is not enforced after 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}

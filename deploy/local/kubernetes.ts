@@ -266,12 +266,9 @@ export function kubeconfigYaml(options: { server: string; caData: string; user: 
   return kc.exportConfig();
 }
 
-/** Steward's admission policy for operators' requests (its comment says why), installed with the CRDs. */
-export const OPERATOR_REQUESTS_POLICY = join(repoRoot, 'deploy', 'rbac', 'steward-operator-requests.yaml');
-
 /**
- * Applies every CRD in deploy/helm/steward/crds (server-side apply) and waits until each is Established, then the
- * admission policy that makes an operator's request name the user the API server authenticated.
+ * Applies every CRD in deploy/helm/steward/crds (server-side apply) and waits until each is Established. Steward's
+ * admission policy is Steward's installation's, not the cluster's (a chart installed later owns it): RBAC_FILES.
  */
 export async function installCrds(kubeconfigPath: string): Promise<void> {
   const kc = new k8s.KubeConfig();
@@ -293,8 +290,6 @@ export async function installCrds(kubeconfigPath: string): Promise<void> {
       );
     }
   }
-  for (const object of k8s.loadAllYaml(readFileSync(OPERATOR_REQUESTS_POLICY, 'utf8')) as k8s.KubernetesObject[])
-    await objects.patch(object, undefined, undefined, 'steward', true, k8s.PatchStrategy.ServerSideApply);
 }
 
 /** A GET that ignores the self-signed serving certificate (readiness probes only; traffic stays on 127.0.0.1). */
