@@ -6,7 +6,7 @@ import { kubeconfigFiles, kubeconfigSetting, loadKubeConfig } from '../platform/
 import { addSettingFlags, parseSettings, type Flags } from '../platform/settings';
 import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../platform/temporal-config';
 import { connectClient } from '../platform/temporal-connection';
-import { PEERPOD_API, peerPodTaskQueue, TRANSLATION_API } from '../model/naming';
+import { API_VERSIONS, PEERPOD_API, peerPodTaskQueue, TRANSLATION_API } from '../model/naming';
 import { starterSettings } from '../starter/config';
 import { checkFlags, outputFormat } from './object-flags';
 import { table } from './operator';
@@ -139,15 +139,6 @@ async function leaseOf(api: k8s.CoordinationV1Api, namespace: string, name: stri
     ...(leaseDurationSeconds !== undefined ? { durationSeconds: leaseDurationSeconds } : {}),
   };
 }
-
-const API_VERSIONS: Record<UninstallKind, string> = {
-  Node: 'v1',
-  Service: 'v1',
-  Endpoints: 'v1',
-  Pod: 'v1',
-  Translation: `${TRANSLATION_API.group}/${TRANSLATION_API.version}`,
-  PeerPod: `${PEERPOD_API.group}/${PEERPOD_API.version}`,
-};
 
 const header = ({ kind, namespace, name }: Change) => ({
   apiVersion: API_VERSIONS[kind],

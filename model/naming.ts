@@ -31,6 +31,16 @@ export interface ObjectRef<TKind extends string = LifecycleKind> {
 export const TRANSLATION_API = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
 export const PEERPOD_API = { group: 'confidentialcontainers.org', version: 'v1alpha1', plural: 'peerpods' } as const;
 
+/** The apiVersion of each kind a lifecycle is about, as a generic client addresses its objects. */
+export const API_VERSIONS: Record<LifecycleKind, string> = {
+  Node: 'v1',
+  Pod: 'v1',
+  Service: 'v1',
+  Endpoints: 'v1',
+  Translation: `${TRANSLATION_API.group}/${TRANSLATION_API.version}`,
+  PeerPod: `${PEERPOD_API.group}/${PEERPOD_API.version}`,
+};
+
 export const GLOBAL_MIDONET_WORKFLOW_ID = 'global/midonet';
 
 /** The orphan sweeper's Schedule; the workflows it starts are `gc/sweep-<time>`, manual ones `gc/sweep/manual-<time>`. */

@@ -11,7 +11,7 @@ import {
   type CleanupRequest,
   type OperatorRequest,
 } from './messages';
-import { PEERPOD_API, TRANSLATION_API, type LifecycleKind, type ObjectRef } from './naming';
+import { API_VERSIONS, type ObjectRef } from './naming';
 import { OPERATOR_REQUEST_ANNOTATION, OPERATOR_REQUESTER_ANNOTATION, OPERATOR_RESULT_ANNOTATION } from './vocabulary';
 
 /**
@@ -124,15 +124,6 @@ export const resultAnnotations = (result: RequestResult): Record<string, string 
   [OPERATOR_REQUESTER_ANNOTATION]: null,
   [OPERATOR_RESULT_ANNOTATION]: JSON.stringify(result),
 });
-
-const API_VERSIONS: Record<LifecycleKind, string> = {
-  Node: 'v1',
-  Pod: 'v1',
-  Service: 'v1',
-  Endpoints: 'v1',
-  Translation: `${TRANSLATION_API.group}/${TRANSLATION_API.version}`,
-  PeerPod: `${PEERPOD_API.group}/${PEERPOD_API.version}`,
-};
 
 /** The object as a generic client addresses it, with `annotations` to merge into it. */
 export const objectPatch = (ref: ObjectRef, annotations: Record<string, string | null>) => ({
