@@ -50,6 +50,14 @@ describe('reducing a failing operation log', () => {
     );
   });
 
+  it("a PeerPod's operations are its peer pod's, on the Pod", () => {
+    const peer = ops.find((op) => op.spec?.kind === 'Pod' && op.spec.peer && op.spec.node)!;
+    const name = peer.target.split('/').pop()!;
+    const kept = relevantOps(ops, [{ invariant: 'finalizers', object: `PeerPod default/${name}`, detail: '' }]);
+    expect(kept).toContain(peer);
+    expect(kept.some((op) => op.target.startsWith('Node '))).toBe(true);
+  });
+
   it('ddmin finds the two operations a failure needs', async () => {
     const [a, b] = [ops[17]!, ops[90]!];
     const fails = (candidate: Op[]) => Promise.resolve(candidate.includes(a) && candidate.includes(b));

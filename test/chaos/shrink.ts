@@ -8,7 +8,8 @@ import { NAMESPACE, targetOf, type Op } from './ops';
 
 /** The operations on the objects the violations name, and on what those objects depend on, in order. */
 export function relevantOps(ops: Op[], violations: Violation[]): Op[] {
-  const objects = new Set(violations.map((v) => v.object));
+  // A PeerPod is written for a peer pod, whose operations are on its Pod.
+  const objects = new Set(violations.map((v) => v.object.replace(/^PeerPod /, 'Pod ')));
   for (const object of [...objects]) {
     const [kind, ref = ''] = object.split(' ');
     const name = ref.split('/').pop() ?? '';
