@@ -34,7 +34,7 @@ it(
         (op) => `  ${describeOp(op)} → ${result.outcomes.get(op.index) ?? ''}`,
       );
       throw new Error(
-        `${report}\n\nThe operations on the objects involved:\n${involved.join('\n')}\n\nThe whole log (operations, faults, diagnosis): ${logFile}`,
+        `${report}\n\nWhat their workflows say:\n${result.diagnosis.join('\n')}\n\nThe operations on the objects involved:\n${involved.join('\n')}\n\nThe whole log (operations, faults, diagnosis): ${logFile}`,
       );
     }
     expect(result.durationMs).toBeLessThan(10 * 60_000);

@@ -224,6 +224,10 @@ export function checkPeerPods(s: Snapshot): Violation[] {
   return out;
 }
 
+/** Whose it is (a PeerPod: which incarnation of its Pod), and which incarnation it is: what tells a leftover. */
+const ownersOf = (meta: k8s.V1ObjectMeta) =>
+  `; uid ${meta.uid ?? '?'}${(meta.ownerReferences ?? []).map((r) => `, owner ${r.kind} ${r.name} ${r.uid}`).join('')}`;
+
 /** Nothing is left finalizing: a deleted object whose finalizers were never released is stuck for ever. */
 export function checkFinalizers(s: Snapshot): Violation[] {
   const all: [string, { metadata?: k8s.V1ObjectMeta }[]][] = [
@@ -240,7 +244,7 @@ export function checkFinalizers(s: Snapshot): Violation[] {
       .map((o) => ({
         invariant: 'finalizers' as const,
         object: nameOf(kind, o.metadata),
-        detail: `deleted at ${new Date(o.metadata!.deletionTimestamp!).toISOString()}, still held by ${(o.metadata!.finalizers ?? []).join(', ') || 'no finalizer'}`,
+        detail: `deleted at ${new Date(o.metadata!.deletionTimestamp!).toISOString()}, still held by ${(o.metadata!.finalizers ?? []).join(', ') || 'no finalizer'}${ownersOf(o.metadata!)}`,
       })),
   );
 }

@@ -9,6 +9,7 @@ const result = (overrides: Partial<RunResult>): RunResult => ({
   outcomes: new Map(),
   faults: {},
   violations: [],
+  diagnosis: [],
   quiescenceMs: 12_300,
   durationMs: 365_000,
   log: [],

@@ -54,6 +54,8 @@ export interface RunResult {
   outcomes: Map<number, string>;
   faults: Partial<Record<FaultKind, number>>;
   violations: Violation[];
+  /** What the workflows of the objects violated say, and MidoNet's journal of them (also in `log`). */
+  diagnosis: string[];
   /** From the end of the faults to the first clean check; undefined when it never came. */
   quiescenceMs?: number;
   durationMs: number;
@@ -137,8 +139,8 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
       if (Date.now() - quietFrom > options.quiesceMs) break;
       await sleep(clean ? 3_000 : 5_000);
     }
-    if (violations.length && snapshot)
-      for (const line of await diagnose(stack, snapshot, violations, started)) stamp(line);
+    const diagnosis = violations.length && snapshot ? await diagnose(stack, snapshot, violations, started) : [];
+    for (const line of diagnosis) stamp(line);
     stamp(
       quiescenceMs === undefined
         ? `not quiescent after ${options.quiesceMs / 1000} s: ${violations.length} violations`
@@ -151,6 +153,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
       outcomes,
       faults: injector.counts,
       violations,
+      diagnosis,
       quiescenceMs,
       durationMs: Date.now() - started,
       log,
@@ -258,7 +261,8 @@ async function diagnose(
         const { status } = await handle.describe();
         if (status.name !== 'RUNNING') return `${status.name.toLowerCase()} (${liveUid(id)})`;
         const view = await handle.query(stateQuery);
-        return `${view.state}, incarnation ${view.uid ?? '?'} (${liveUid(id)})${view.lastError ? `, last error ${view.lastError.reason}: ${view.lastError.message.slice(0, 200)}` : ''}`;
+        const held = view.resources.map((r) => `${r.kind} ${r.id} ${r.state}`).join('; ');
+        return `${view.state}, incarnation ${view.uid ?? '?'} (${liveUid(id)})${view.lastError ? `, last error ${view.lastError.reason}: ${view.lastError.message.slice(0, 200)}` : ''}${held ? `; holds ${held.slice(0, 300)}` : ''}`;
       })(),
       sleep(10_000).then(() => 'no answer in 10 s'),
     ]).catch((error: Error) => `? ${error.message.slice(0, 120)}`);
