@@ -266,38 +266,36 @@ type ProvenGone = (claim: { subject: ObjectRef; uid: string }) => boolean | Prom
  */
 function provenGone(patched: () => boolean): ProvenGone {
   const proven = new Set<string>();
-  return (claim) => {
-    if (proven.has(claim.uid) || !patched()) return true;
-    // Retried until the API server answers: a real deletion is never dropped for want of a read, nor a false one taken.
-    return kubernetes.readIncarnation
-      .executeWithOptions(
-        {
-          summary: `is ${describeRef(claim.subject)} ${claim.uid} gone, as an observation says?`,
-          retry: { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' },
-        },
-        [{ ref: claim.subject }],
-      )
-      .then((held) => {
-        if (claimHolds(claim, held)) return proven.add(claim.uid) !== undefined;
-        log.warn(`dropped a gone observation of ${describeRef(claim.subject)} ${claim.uid}: the API server holds it`);
-        return false;
-      });
+  const check = async (claim: { subject: ObjectRef; uid: string }) => {
+    const summary = `is ${describeRef(claim.subject)} ${claim.uid} gone, as an observation says?`;
+    if (claimHolds(claim, await readIncarnation(claim.subject, summary))) return proven.add(claim.uid) !== undefined;
+    log.warn(`dropped a gone observation of ${describeRef(claim.subject)} ${claim.uid}: the API server holds it`);
+    return false;
   };
+  // No promise where nothing is read (every promise costs the SDK a stack trace).
+  return (claim) => (proven.has(claim.uid) || !patched() ? true : check(claim));
+}
+
+/**
+ * Which incarnation the API server holds, retried until it answers: an observation is delivered once (the starter
+ * sends it again only when the object changes), so one dropped for want of a read would be lost for good: a deletion
+ * never taken, a finalizer never released.
+ */
+function readIncarnation(ref: ObjectRef, summary: string): Promise<{ uid?: string }> {
+  return kubernetes.readIncarnation.executeWithOptions(
+    { summary, retry: { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' } },
+    [{ ref }],
+  );
 }
 
 /** Asks the API server whether the incarnation `served` is gone, as the observation of another UID says. */
 async function servedIncarnationGone({ ref, uid }: Observation, served: string | undefined): Promise<boolean> {
-  try {
-    const held = await kubernetes.readIncarnation.executeWithOptions(
-      { summary: `is ${describeRef(ref)} ${served ?? ''} gone, as an observation of ${uid} says?` },
-      [{ ref }],
-    );
-    if (held.uid !== served) return true;
-    log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: the API server still holds ${served ?? 'none'}`);
-  } catch (error) {
-    // The next observation (the starter's re-list) asks again.
-    log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: could not check it (${String(error)})`);
-  }
+  const held = await readIncarnation(
+    ref,
+    `is ${describeRef(ref)} ${served ?? ''} gone, as an observation of ${uid} says?`,
+  );
+  if (held.uid !== served) return true;
+  log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: the API server still holds ${served ?? 'none'}`);
   return false;
 }
 

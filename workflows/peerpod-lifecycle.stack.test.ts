@@ -1,0 +1,89 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { startInProcessWorker, type InProcessWorker } from '../test/support';
+import { observedSignal, stateQuery, type Observation } from '../model/messages';
+import type { ObjectRef } from '../model/naming';
+import { KNOWN_PATCHES } from '../model/patches';
+import type { PeerPodProjection } from '../model/peerpod-projection';
+
+/**
+ * A peer pod's lifecycle on the stack's real Temporal server, with fakes for the cloud and Kubernetes calls: an
+ * observation that would have it serve the Pod's next incarnation is taken once the API server can be asked, however
+ * long that takes. The starter delivers an observation once: dropped for want of a read, the old incarnation's VM and
+ * PeerPod would be kept for ever (a chaos run left such a PeerPod's finalizer held).
+ */
+const taskQueue = `peerpod-lifecycle-${Date.now()}`;
+
+describe('a peer pod whose Pod is replaced while the API server does not answer', () => {
+  const ref: ObjectRef = { kind: 'PeerPod', namespace: 'default', name: `pp-${Date.now()}` };
+  let client: Client;
+  let worker: InProcessWorker;
+  const created: string[] = [];
+  const deleted: string[] = [];
+  // The API server holds the next incarnation, but the first reads of it fail (more than a bounded retry allows).
+  let unreachableReads = 5;
+
+  beforeAll(async () => {
+    worker = await startInProcessWorker({
+      taskQueue,
+      workflowsPath: require.resolve('./index'),
+      activities: {
+        cloudCreateAndRecordPodVm: ({ podUid }: { podUid: string }) => {
+          created.push(podUid);
+          return Promise.resolve({
+            outcome: 'created',
+            vm: { provider: 'libvirt', instanceId: `vm-of-${podUid}`, cloud: 'test' },
+            peerPod: { name: ref.name, uid: `peerpod-of-${podUid}` },
+          });
+        },
+        cloudDeletePodVms: ({ vm }: { vm?: { instanceId: string } }) => {
+          deleted.push(vm?.instanceId ?? '');
+          return Promise.resolve({ deleted: [vm?.instanceId], absent: [] });
+        },
+        readIncarnation: () => {
+          if (unreachableReads-- > 0)
+            throw ApplicationFailure.retryable('connect ECONNREFUSED (kube-apiserver restarting)', 'Unavailable');
+          return Promise.resolve({ uid: 'pod-b' });
+        },
+        releaseFinalizer: () => Promise.resolve({ released: true }),
+        retireOlderPeerPods: () => Promise.resolve({ deleted: [] }),
+        recordObjectEvent: () => Promise.resolve({ found: true }),
+      },
+    });
+    client = worker.client;
+  });
+
+  afterAll(() => worker?.stop());
+
+  const pod = (uid: string): Observation<PeerPodProjection> => ({
+    ref,
+    uid,
+    generation: 0,
+    deleting: false,
+    gone: false,
+    finalizers: [],
+    projection: { source: 'Pod', runtimeClassName: 'kata-remote' },
+  });
+  const until = async (what: string, check: () => Promise<boolean> | boolean, ms: number) => {
+    for (const end = Date.now() + ms; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 250)))
+      if (await check()) return;
+    throw new Error(`not within ${ms / 1000} s: ${what}`);
+  };
+
+  it("serves the next incarnation once a read answers: the old one's VM deleted, the new one's made", async () => {
+    const handle = await client.workflow.start('peerPodLifecycle', {
+      taskQueue,
+      workflowId: `peerpod/${ref.namespace}/${ref.name}`,
+      args: [{ ref, observation: pod('pod-a'), patches: KNOWN_PATCHES }],
+    });
+    await until('tracking pod-a', async () => (await handle.query(stateQuery)).state === 'tracking', 20_000);
+
+    await handle.signal(observedSignal, pod('pod-b'));
+    // Five failed reads back off 1 + 2 + 4 + 8 + 16 s before the sixth answers.
+    await until('pod-a VM deleted', () => deleted.includes('vm-of-pod-a'), 60_000);
+    await until('pod-b served', async () => (await handle.query(stateQuery)).uid === 'pod-b', 20_000);
+    expect(created).toEqual(['pod-a', 'pod-b']);
+    expect(unreachableReads).toBeLessThan(0);
+    await handle.terminate('checked');
+  }, 120_000);
+});
