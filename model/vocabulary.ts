@@ -86,6 +86,13 @@ export const Reason = {
   OlderPeerPodsDeleted: 'OlderPeerPodsDeleted',
   /** A live peer pod's VM vanished from the cloud: it is made again. */
   VmMissing: 'VmMissing',
+  /**
+   * A peer pod's VM is shut off (its host restarted, or someone stopped it): Steward's own VM of a live Pod is started
+   * again (then `VmStarted`); one Steward did not make is only said, and the Pod runs without it.
+   */
+  VmShutOff: 'VmShutOff',
+  /** A live peer pod's own VM, found shut off, was started again. */
+  VmStarted: 'VmStarted',
   /** A live peer pod lost its VM (its PeerPod deleted by hand, the VM gone from the cloud): another one runs it now. */
   PodVmRecreated: 'PodVmRecreated',
   /**

@@ -56,7 +56,14 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
           { summary: `is ${vm.provider} VM ${vm.instanceId} still there?` },
           [vm],
         );
-        return { type: 'vmObserved', exists: seen.exists };
+        return { type: 'vmObserved', exists: seen.exists, ...(seen.exists ? { state: seen.state } : {}) };
+      },
+      startVm: async ({ vm }) => {
+        const started = await cloudCalls.cloudStartRecordedVm.executeWithOptions(
+          { summary: `start ${vm.provider} VM ${vm.instanceId}, found shut off` },
+          [vm],
+        );
+        return { type: 'vmStarted', exists: started.outcome === 'started' };
       },
       readPod: async ({ namespace, name }) => {
         const held = await kubernetes.readIncarnation.executeWithOptions(
@@ -135,7 +142,7 @@ function resources(c: PeerPodContext): ResourceView[] {
     rows.push({
       kind: `VM (${c.vm.provider})`,
       id: c.vm.instanceId,
-      state: c.intent ? `${c.intent.name}, created` : 'recorded by the PeerPod',
+      state: [c.intent ? `${c.intent.name}, created` : 'recorded by the PeerPod', c.vmState].filter(Boolean).join(', '),
     });
   else if (c.intent) rows.push({ kind: 'VM', id: c.intent.name, state: `create asked at ${c.intent.at}` });
   if (c.orphanedVm)

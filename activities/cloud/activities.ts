@@ -106,6 +106,9 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
       long(() => provider.delete({ instanceId })),
     cloudObserveRecordedVm: async (vm: RecordedVmInput): Promise<InstanceObservation> =>
       provider.get({ instanceId: await locate(vm, 'get') }),
+    /** A live pod's own VM found shut off, started again (a boot takes the cloud's time, not this call's). */
+    cloudStartRecordedVm: async (vm: RecordedVmInput): Promise<{ outcome: 'started' | 'absent' }> =>
+      provider.start({ instanceId: await locate(vm, 'start') }),
     /** The pod's VMs, by record and by tag; each one gone (or already absent) counts. */
     cloudDeletePodVms: ({ vm, podUid }: DeletePodVmsInput): Promise<{ deleted: string[]; absent: string[] }> =>
       long(async () => {

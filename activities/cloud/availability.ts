@@ -48,6 +48,7 @@ export function reportingAvailability(
       create: reporting((input) => provider.create(input)),
       delete: reporting((input) => provider.delete(input)),
       get: reporting((input) => provider.get(input)),
+      start: reporting((input) => provider.start(input)),
       list: reporting(() => provider.list()),
       listUpstream: reporting(() => provider.listUpstream()),
       findByPodUid: reporting((podUid) => provider.findByPodUid(podUid)),

@@ -8,6 +8,7 @@ import type { CloudProvider } from './provider';
 import { createInstance } from './aws/create';
 import { deleteInstance } from './aws/delete';
 import { type AwsSettings, connectEc2, resolveRecordedId } from './aws/ec2';
+import { startInstance } from './aws/start';
 import { describeMarked, describeUpstream, findByPodUid, getInstance, readAccountIdentity } from './aws/lookup';
 
 export { clientToken } from './aws/create';
@@ -23,6 +24,7 @@ export function createAwsProvider(
     create: (input) => createInstance(ec2, input),
     delete: ({ instanceId }) => deleteInstance(ec2, instanceId),
     get: ({ instanceId }) => getInstance(ec2, instanceId),
+    start: ({ instanceId }) => startInstance(ec2, instanceId),
     list: () => describeMarked(ec2, 'list', []),
     listUpstream: () => describeUpstream(ec2),
     findByPodUid: (podUid) => findByPodUid(ec2, podUid),

@@ -8,6 +8,7 @@ import { createDomain } from './libvirt/create';
 import { deleteDomain } from './libvirt/delete';
 import { getDomain, listDomains, listUpstreamDomains, readHostIdentity } from './libvirt/lookup';
 import { resolveRecordedId } from './libvirt/recorded-id';
+import { startDomain } from './libvirt/start';
 import { connectLibvirt, type LibvirtSettings } from './libvirt/virsh';
 
 export { domainXml, METADATA_NAMESPACE, parseHostUuid, parseMetadata } from './libvirt/domain-xml';
@@ -24,6 +25,7 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
     create: (input) => createDomain(libvirt, input),
     delete: ({ instanceId }) => deleteDomain(libvirt, instanceId),
     get: ({ instanceId }) => getDomain(libvirt, instanceId),
+    start: ({ instanceId }) => startDomain(libvirt, instanceId),
     list,
     listUpstream: () => listUpstreamDomains(libvirt),
     findByPodUid: async (podUid) => (await list()).filter((instance) => instance.podUid === podUid),

@@ -5,7 +5,7 @@
  * - `create` is safe to repeat: a second call with the same name and pod UID (a lost reply, a retried activity)
  *   returns the VM the first one made, never a second VM. A name held by another pod's VM is an error.
  * - `delete` of a VM that is not there, or already terminated, is `absent`: done, not an error.
- * - `get`, `list` and `findByPodUid` change nothing.
+ * - `get`, `list` and `findByPodUid` change nothing; `start` of a running VM changes nothing.
  * - Every VM Steward creates carries the pod UID and Steward's marker, so it can be found without any record
  *   (the create guard before a retry, the sweeper for VMs nothing records). VMs without the marker are never listed.
  *
@@ -21,6 +21,8 @@ export interface CloudProvider {
    */
   delete(input: { instanceId: string }): Promise<{ outcome: 'deleted' | 'absent'; kept?: string[] }>;
   get(input: { instanceId: string }): Promise<InstanceObservation>;
+  /** Starts a VM that is shut off (a running one stays as it is); one that is not there is `absent`. */
+  start(input: { instanceId: string }): Promise<{ outcome: 'started' | 'absent' }>;
   /** Every VM with Steward's marker. */
   list(): Promise<MarkedInstance[]>;
   /**

@@ -106,6 +106,22 @@ describe.each([
     expect(await backend.provider.delete({ instanceId })).toEqual({ outcome: 'absent' });
   });
 
+  it('a VM powered off is seen stopped, started again by start (a second start changes nothing); a gone one is absent', async () => {
+    const { instanceId } = await backend.provider.create(pod());
+    made.push(instanceId);
+    await backend.stopOutOfBand(instanceId);
+    expect(await backend.provider.get({ instanceId })).toEqual(
+      expect.objectContaining({ exists: true, state: 'stopped' }),
+    );
+    expect(await backend.provider.start({ instanceId })).toEqual({ outcome: 'started' });
+    expect(await backend.provider.get({ instanceId })).toEqual(
+      expect.objectContaining({ exists: true, state: expect.stringMatching(/^(pending|running)$/) as unknown }),
+    );
+    expect(await backend.provider.start({ instanceId })).toEqual({ outcome: 'started' });
+    await backend.deleteOutOfBand(instanceId);
+    expect(await backend.provider.start({ instanceId })).toEqual({ outcome: 'absent' });
+  });
+
   it('lists every VM with the marker and never one without it', async () => {
     const [a, b] = [pod(), pod()];
     const ids = [(await backend.provider.create(a)).instanceId, (await backend.provider.create(b)).instanceId];

@@ -187,6 +187,47 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     await waitFor('no VM left for the Pod', async () => (await backend.countForPod(uid)) === 0, 60_000);
   });
 
+  it('a VM shut off while its Pod lives (its host restarted): once seen (here by a refresh), the same VM is started again, and the Pod says so', async () => {
+    const name = `shutoff-${provider}-${serial++}`;
+    const uid = await createPeerPodPod(name);
+    const instanceId = (await recordedPeerPod(name)).spec.instanceID!;
+    await backend.stopOutOfBand(instanceId);
+    await waitFor(
+      'the VM shut off',
+      async () => ((await backend.provider.get({ instanceId })) as { state?: string }).state === 'stopped',
+      30_000,
+    );
+
+    const refresh = await stewardProcess(h, 'refresh', 'peerpod', `${namespace}/${name}`, '--via', 'temporal');
+    expect([refresh.code, refresh.stdout]).toEqual([0, expect.stringContaining('accepted in state tracking')]);
+    await waitFor(
+      'the VM running again',
+      async () =>
+        /^(pending|running)$/.test(((await backend.provider.get({ instanceId })) as { state?: string }).state ?? ''),
+      60_000,
+    );
+    await waitFor(
+      'tracking, no error',
+      async () => {
+        const view = await stateOf(name);
+        return view.state === 'tracking' && !view.lastError;
+      },
+      30_000,
+    );
+    // The same VM: none made, the PeerPod unchanged.
+    expect(await backend.countForPod(uid)).toBe(1);
+    expect((await recordedPeerPod(name)).spec.instanceID).toBe(instanceId);
+    const events = await h.core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.name=${name},reason=${Reason.VmStarted}`,
+    });
+    expect(events.items.map((e) => e.message)).toEqual([`this peer pod's VM ${instanceId} was stopped: started again`]);
+
+    await h.core.deleteNamespacedPod({ namespace, name });
+    await peerPodGone(name);
+    await waitFor('no VM left for the Pod', async () => (await backend.countForPod(uid)) === 0, 60_000);
+  });
+
   it('a PeerPod observation under a UID the API server does not hold (here a made-up one) is checked against it and dropped: the VM stays', async () => {
     const name = `forged-${provider}-${serial++}`;
     const uid = await createPeerPodPod(name);

@@ -4,6 +4,7 @@ import {
   DescribeInstancesCommand,
   EC2Client,
   RunInstancesCommand,
+  StopInstancesCommand,
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
 import { randomUUID } from 'node:crypto';
@@ -101,6 +102,8 @@ export interface Backend {
   /** VMs (not gone) that carry this pod UID, counted by the backend itself. */
   countForPod(podUid: string): Promise<number>;
   deleteOutOfBand(instanceId: string): Promise<void>;
+  /** The VM powered off as its host's restart or an operator would (libvirt: destroyed, still defined; EC2: stopped). */
+  stopOutOfBand(instanceId: string): Promise<void>;
   /** A VM made without Steward's marker; returns its id. */
   createUnmarked(name: string): Promise<string>;
   /** A provider whose backend cannot be reached. */
@@ -123,6 +126,9 @@ export function libvirtBackend(info: Pick<StackInfo, 'libvirt'>, marker: string)
     async deleteOutOfBand(uuid) {
       await virsh(uri, 'destroy', uuid).catch(() => undefined);
       await virsh(uri, 'undefine', uuid);
+    },
+    async stopOutOfBand(uuid) {
+      await virsh(uri, 'destroy', uuid);
     },
     async createUnmarked(name) {
       await virsh(uri, 'define', plainDomainFile(name));
@@ -159,6 +165,9 @@ export function awsBackend(info: Pick<StackInfo, 'ec2'>, marker: string): Backen
     },
     async deleteOutOfBand(instanceId) {
       await ec2.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
+    },
+    async stopOutOfBand(instanceId) {
+      await ec2.send(new StopInstancesCommand({ InstanceIds: [instanceId] }));
     },
     async createUnmarked(name) {
       const reply = await ec2.send(

@@ -73,6 +73,9 @@ const events: PeerPodEvent[] = [
   },
   { type: 'vmMadeElsewhere', peerPod: 'web-resource-x7k2p', at },
   { type: 'olderRetired', at },
+  { type: 'vmObserved', exists: true, state: 'stopped', at },
+  { type: 'vmStarted', exists: true, at },
+  { type: 'vmStarted', exists: false, at },
 ];
 
 type Snapshot = ReturnType<typeof initialTransition<typeof peerPodMachine>>[0];
@@ -94,6 +97,7 @@ const key = (s: Snapshot) => {
     c.olderRetired,
     c.owner,
     c.ownerRead,
+    c.vmState,
   ]);
 };
 const edges = machineEdges(peerPodMachine, { ref }, events, key);
@@ -130,6 +134,29 @@ describe('peer-pod machine: every transition', () => {
   it('releases the PeerPod only once the VM is deleted, or given up by an operator', () => {
     const early = edges.filter((e) => e.actions.includes('release') && mayHaveVm(e.to) && !givenUp(e.to));
     expect(early.map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
+  });
+
+  it('starts a VM found shut off only for a live Pod whose VM Steward made; one it did not make is said, not started', () => {
+    const starts = edges.filter((e) => e.actions.includes('startVm'));
+    expect(starts.length).toBeGreaterThan(0);
+    for (const e of starts) {
+      expect(ending(e.to)).toBe(false);
+      expect(e.to.context.pod?.gone).toBe(false);
+      expect(e.to.context.trackedBy).toBeUndefined();
+    }
+    const saidOnly = edges.filter(
+      (e) =>
+        e.event.type === 'vmObserved' &&
+        e.event.state === 'stopped' &&
+        value(e.from) === 'checkingVm' &&
+        !e.to.context.pod &&
+        !ending(e.to),
+    );
+    expect(saidOnly.length).toBeGreaterThan(0);
+    for (const e of saidOnly) {
+      expect(e.actions).not.toContain('startVm');
+      expect(e.to.context.lastError?.reason).toBe('VmShutOff');
+    }
   });
 
   it('never creates a VM for a pod that is going, nor for a PeerPod alone', () => {
@@ -197,8 +224,8 @@ const [
   driftCheck,
 ] = events as [PeerPodEvent, ...PeerPodEvent[]];
 const cleanup = (mode: 'retry' | 'orphan'): PeerPodEvent => ({ type: 'cleanup', request: { ...request, mode }, at });
-const olderRetired = events.at(-1)!;
-const madeElsewhere = events.at(-2)!;
+const olderRetired = events.find((e) => e.type === 'olderRetired')!;
+const madeElsewhere = events.find((e) => e.type === 'vmMadeElsewhere')!;
 const createdAndRecorded: PeerPodEvent = { type: 'vmCreated', vm, peerPod: { name: 'web', uid: 'pp-u1' }, at };
 
 describe('peer-pod machine: scenarios', () => {
@@ -364,6 +391,47 @@ describe('peer-pod machine: scenarios', () => {
     expect(alone.lastError).toMatchObject({ reason: 'VmMissing', message });
     // Looked for once: a later observation of the same PeerPod does not bring the VM back, nor look again.
     expect(run(peerPodSeen!, vmMissing!, peerPodSeen!).state).toBe('tracking');
+  });
+
+  it("a VM found shut off is started again, and said so, only for a live Pod whose VM is Steward's; otherwise said", () => {
+    const shutOff: PeerPodEvent = { type: 'vmObserved', exists: true, state: 'stopped', at };
+    const started: PeerPodEvent = { type: 'vmStarted', exists: true, at };
+    const goneBeforeStart: PeerPodEvent = { type: 'vmStarted', exists: false, at };
+    const refresh: PeerPodEvent = { type: 'refresh', request, at };
+
+    // Its host restarted: a refresh (or the drift check) finds it shut off, says so while it starts it.
+    const starting = run(podSeen, createdAndRecorded, refresh, shutOff);
+    expect(starting.state).toBe('startingVm');
+    expect(types(starting).slice(-1)).toEqual(['startVm']);
+    expect(starting.context.lastError).toMatchObject({ reason: 'VmShutOff' });
+    expect(starting.context.vmState).toBe('stopped');
+    const back = run(podSeen, createdAndRecorded, refresh, shutOff, started);
+    expect(back.state).toBe('tracking');
+    expect(back.context.lastError).toBeUndefined();
+    expect(back.context.vmState).toBe('running');
+    expect(back.actions.find((a) => a.type === 'recordEvent')?.params).toMatchObject({
+      type: 'Warning',
+      reason: 'VmStarted',
+      message: `this peer pod's VM ${vm.instanceId} was stopped: started again`,
+    });
+    // Gone before it could be started: made again, as a VM found missing is.
+    expect(run(podSeen, createdAndRecorded, refresh, shutOff, goneBeforeStart).state).toBe('creatingVm');
+    // A start that fails leaves the shut-off said, counted; the next check or refresh tries again.
+    const failedStart = run(podSeen, createdAndRecorded, refresh, shutOff, {
+      ...failed!,
+      action: 'startVm',
+    } as PeerPodEvent);
+    expect(failedStart.state).toBe('tracking');
+    expect(failedStart.context.lastError).toMatchObject({ failures: 1 });
+
+    // A PeerPod alone (its VM not made here): said, never started.
+    const alone = run(peerPodSeen!, shutOff);
+    expect(alone.state).toBe('tracking');
+    expect(types(alone)).not.toContain('startVm');
+    expect(alone.context.lastError).toMatchObject({ reason: 'VmShutOff' });
+    expect(alone.actions.find((a) => a.type === 'recordEvent')?.params).toMatchObject({ reason: 'VmShutOff' });
+    // Running again (started by whoever made it): no longer said.
+    expect(run(peerPodSeen!, shutOff, refresh, vmFound!).context.lastError).toBeUndefined();
   });
 
   it("cloud-api-adaptor's PeerPod (no cloud in it, an owner named): a lost VM is told on the owner Pod, never made", () => {

@@ -76,6 +76,8 @@ export interface PeerPodContext {
   settledVmId?: string;
   /** The VM a PeerPod named (not one made here) that was looked for in the cloud, once, before it is tracked. */
   checkedVmId?: string;
+  /** What the cloud last said of `vm`'s power state (`running`, `stopped`, …), when it was looked at. */
+  vmState?: string;
   /** The VM a live pod lost (its PeerPod deleted by hand, or gone from the cloud), until another one runs it. */
   lostVm?: { instanceId: string; why: string };
   /** How many VMs this pod lost: the next one's name tells them apart (vmName's `replacement`). */
@@ -103,7 +105,10 @@ export type PeerPodEvent = (
   | { type: 'vmMadeElsewhere'; peerPod: string }
   | { type: 'olderRetired' }
   | { type: 'peerPodRecorded'; name: string; uid: string }
-  | { type: 'vmObserved'; exists: boolean }
+  /** `state`: the provider's power state (provider.ts `InstanceState`) of a VM that exists. */
+  | { type: 'vmObserved'; exists: boolean; state?: string }
+  /** `exists: false`: the VM to start was gone. */
+  | { type: 'vmStarted'; exists: boolean }
   /** Which incarnation of the Pod the API server holds, if any. */
   | { type: 'podRead'; uid?: string }
   | { type: 'vmDeleted' }
@@ -130,6 +135,7 @@ export interface PeerPodActionParams {
   };
   recordPeerPod: { namespace: string; podName: string; podUid: string; vm: VmRecord; vmName: string };
   observeVm: { vm: VmRecord };
+  startVm: { vm: VmRecord };
   readPod: { namespace: string; name: string };
   /** Deletes `vm`, or when none is recorded (a create whose reply was lost), the VMs tagged with the pod's UID. */
   deleteVm: { vm?: VmRecord; podUid?: string };
@@ -179,6 +185,20 @@ function vmMissingMessage(context: PeerPodContext): string {
   return `PeerPod ${context.peerPod?.name ?? context.ref.name} names VM ${id}, which the cloud does not have: nothing here makes it again (only a live Pod's own VM is made by Steward)`;
 }
 
+/** Power states in which a VM runs nothing: shut off, crashed, paused, or on its way down. */
+const DOWN_STATES = new Set(['stopped', 'stopping', 'crashed', 'paused']);
+const isDown = (event: PeerPodEvent) =>
+  event.type === 'vmObserved' && event.exists && DOWN_STATES.has(event.state ?? '');
+
+function vmShutOffMessage(context: PeerPodContext): string {
+  const vm = `VM ${context.vm?.instanceId ?? ''} (${context.vmState ?? 'not running'})`;
+  if (podLives(context) && context.trackedBy === undefined)
+    return `this peer pod's ${vm} is shut off; starting it again`;
+  if (ownerLostVm(context))
+    return `this Pod's ${vm} is shut off; it was made by cloud-api-adaptor (PeerPod ${context.peerPod?.name ?? context.ref.name}), so Steward does not start it: cloud-api-adaptor may, or delete the Pod to get a new one`;
+  return `PeerPod ${context.peerPod?.name ?? context.ref.name} names ${vm}, which is shut off: nothing here starts it (only a live Pod's own VM is started by Steward)`;
+}
+
 /** The object an Event about this lifecycle is attached to: the Pod while it lives, else the PeerPod. */
 function eventTarget(context: PeerPodContext): ObjectRef {
   const { ref } = context;
@@ -215,6 +235,7 @@ export const peerPodMachine = setup({
       'createVm',
       'recordPeerPod',
       'observeVm',
+      'startVm',
       'readPod',
       'deleteVm',
       'release',
@@ -298,6 +319,15 @@ export const peerPodMachine = setup({
     markOlderRetired: assign({ olderRetired: true }),
     markOwnerRead: assign({ ownerRead: true }),
     markVmChecked: assign(({ context }) => ({ checkedVmId: context.vm?.instanceId })),
+    noteVmState: assign(({ context, event }) => ({
+      vmState: event.type === 'vmObserved' && event.exists ? event.state : undefined,
+      // Seen running again (started by someone, or by the previous check): a shut-off said before is over.
+      ...(context.lastError?.reason === Reason.VmShutOff && !isDown(event) ? { lastError: undefined } : {}),
+    })),
+    noteVmStarted: assign({ vmState: 'running', lastError: undefined }),
+    recordVmShutOff: assign(({ context, event }) => ({
+      lastError: { reason: Reason.VmShutOff, message: vmShutOffMessage(context), at: event.at },
+    })),
     recordVmMissing: assign(({ context, event }) => ({
       lastError: { reason: vmMissingReason(context), message: vmMissingMessage(context), at: event.at },
     })),
@@ -351,6 +381,10 @@ export const peerPodMachine = setup({
     vmUnchecked: ({ context }) =>
       context.vm !== undefined && context.intent === undefined && context.vm.instanceId !== context.checkedVmId,
     vmMissing: ({ event }) => event.type === 'vmObserved' && !event.exists,
+    vmDown: ({ event }) => isDown(event),
+    vmGoneBeforeStart: ({ event }) => event.type === 'vmStarted' && !event.exists,
+    /** A live Pod's own VM (made by Steward for it): the one VM Steward starts again. */
+    ownsLiveVm: ({ context }) => podLives(context) && context.trackedBy === undefined,
   },
 }).createMachine({
   id: 'peerpod',
@@ -538,9 +572,77 @@ export const peerPodMachine = setup({
               },
             ],
           },
-          { target: 'deciding' },
+          {
+            guard: and(['vmDown', 'ownsLiveVm', not('isEnding')]),
+            target: 'startingVm',
+            actions: ['noteVmState', 'recordVmShutOff'],
+          },
+          // Said, unless it goes anyway (its Pod or PeerPod being deleted meanwhile).
+          {
+            guard: and(['vmDown', not('isEnding')]),
+            target: 'deciding',
+            actions: [
+              'noteVmState',
+              'recordVmShutOff',
+              {
+                type: 'recordEvent',
+                params: ({ context }: { context: PeerPodContext }) => ({
+                  ...vmMissingTarget(context),
+                  type: 'Warning' as const,
+                  reason: Reason.VmShutOff,
+                  message: vmShutOffMessage(context),
+                }),
+              },
+            ],
+          },
+          { target: 'deciding', actions: 'noteVmState' },
         ],
         eventRecorded: {},
+        actionFailed: { target: 'deciding', actions: 'recordFailure' },
+      },
+    },
+    /** A live pod's own VM found shut off (its host restarted): started again, and said. */
+    startingVm: {
+      entry: { type: 'startVm', params: ({ context }) => ({ vm: context.vm ?? { provider: '', instanceId: '' } }) },
+      on: {
+        vmStarted: [
+          // Gone meanwhile: made again, as a VM found missing is.
+          {
+            guard: 'vmGoneBeforeStart',
+            target: 'deciding',
+            actions: [
+              'noteVmGone',
+              'forgetVm',
+              'recordVmMissing',
+              {
+                type: 'recordEvent',
+                params: ({ context }: { context: PeerPodContext }) => ({
+                  ref: eventTarget(context),
+                  type: 'Warning' as const,
+                  reason: Reason.VmMissing,
+                  message: vmMissingMessage(context),
+                }),
+              },
+            ],
+          },
+          {
+            target: 'deciding',
+            actions: [
+              {
+                type: 'recordEvent',
+                params: ({ context }: { context: PeerPodContext }) => ({
+                  ref: eventTarget(context),
+                  type: 'Warning' as const,
+                  reason: Reason.VmStarted,
+                  message: `this peer pod's VM ${context.vm?.instanceId ?? ''} was ${context.vmState ?? 'not running'}: started again`,
+                }),
+              },
+              'noteVmStarted',
+            ],
+          },
+        ],
+        eventRecorded: {},
+        // Said (the last error stays VmShutOff's, with this failure counted); the next check or a refresh starts it.
         actionFailed: { target: 'deciding', actions: 'recordFailure' },
       },
     },

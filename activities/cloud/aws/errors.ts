@@ -17,6 +17,8 @@ const codes: Record<string, CloudFailureType> = {
   CredentialsProviderError: 'CloudUnauthorized',
   // ReleaseAddress right after DisassociateAddress, before the disassociation is visible: retrying succeeds.
   'InvalidIPAddress.InUse': 'CloudUnavailable',
+  // StartInstances while the instance is still stopping: retrying succeeds once it is stopped.
+  IncorrectInstanceState: 'CloudUnavailable',
 };
 
 export const isCode = (error: unknown, code: string) => error instanceof Error && error.name === code;
