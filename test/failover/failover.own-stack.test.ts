@@ -19,6 +19,7 @@ import { DEFAULT_TENANT } from '../../model/translation/ids';
 import { checkAll, type Snapshot, type Violation } from '../chaos/invariants';
 import { HOSTS, nodeProjection, podProjection } from '../chaos/ops';
 import { takeSnapshot, type SnapshotSource } from '../chaos/snapshot';
+import { workflowStates } from '../chaos/workflow-states';
 import { createNode, createPod, emulatorOf, seedEmulator } from '../support/objects-harness';
 
 const BURST = 100;
@@ -105,18 +106,23 @@ const notReady = (s: Snapshot): Violation[] =>
 async function converged(what: string, timeoutMs = CONVERGE_MS): Promise<{ at: number; snapshot: Snapshot }> {
   const deadline = Date.now() + timeoutMs;
   let violations: Violation[] = [];
+  let last: Snapshot | undefined;
   for (;;) {
     const snapshot = await takeSnapshot(source).catch(() => undefined);
     if (snapshot) {
+      last = snapshot;
       violations = [...checkAll(snapshot), ...notReady(snapshot)];
       if (violations.length === 0) return { at: Date.now(), snapshot };
     }
     if (Date.now() > deadline) break;
     await sleep(1_000);
   }
-  // Shows what is wrong.
-  expect([what, violations.slice(0, 20)]).toEqual([what, []]);
-  throw new Error(`${what}: not converged`);
+  // Shows what is wrong, and what the workflows concerned say of it (the test's log keeps only its error).
+  const shown = violations.slice(0, 20);
+  const workflows = last ? await workflowStates(source.client, last, shown) : [];
+  throw new Error(
+    [`${what}: not converged`, ...shown.map((v) => `${v.invariant} ${v.object}: ${v.detail}`), ...workflows].join('\n'),
+  );
 }
 
 /** The latest time a Translation turned Ready (metav1.Time: seconds). */
