@@ -198,7 +198,16 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
       30_000,
     );
 
-    const refresh = await stewardProcess(h, 'refresh', 'peerpod', `${namespace}/${name}`, '--via', 'temporal');
+    const refresh = await stewardProcess(
+      h,
+      'refresh',
+      'peerpod',
+      `${namespace}/${name}`,
+      '--via',
+      'temporal',
+      '--reason',
+      'VM shut off?',
+    );
     expect([refresh.code, refresh.stdout]).toEqual([0, expect.stringContaining('accepted in state tracking')]);
     await waitFor(
       'the VM running again',
