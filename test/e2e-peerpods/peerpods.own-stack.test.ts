@@ -93,6 +93,13 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
    * The live Pod `name` lost VM `lost` (`why`): another VM is made for it, its PeerPod and annotation name it, exactly
    * one VM carries its UID, and a PodVmRecreated Event says which VM it replaces and why.
    */
+  /** `steward refresh` (the administrator's path: the workflow is asked directly), accepted while it tracks the VM. */
+  async function refreshTracking(name: string, reason: string): Promise<void> {
+    const args = ['refresh', 'peerpod', `${namespace}/${name}`, '--via', 'temporal', '--reason', reason];
+    const refresh = await stewardProcess(h, ...args);
+    expect([refresh.code, refresh.stdout]).toEqual([0, expect.stringContaining('accepted in state tracking')]);
+  }
+
   async function expectVmMadeAgain(name: string, uid: string, lost: string, why: string): Promise<void> {
     const made = await waitFor(
       'a PeerPod naming another VM',
@@ -169,17 +176,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     await backend.deleteOutOfBand(lost);
     await waitFor('the VM gone from the cloud', async () => (await backend.countForPod(uid)) === 0, 30_000);
 
-    const refresh = await stewardProcess(
-      h,
-      'refresh',
-      'peerpod',
-      `${namespace}/${name}`,
-      '--via',
-      'temporal',
-      '--reason',
-      'VM lost?',
-    );
-    expect([refresh.code, refresh.stdout]).toEqual([0, expect.stringContaining('accepted in state tracking')]);
+    await refreshTracking(name, 'VM lost?');
     await expectVmMadeAgain(name, uid, lost, 'it was gone from the cloud');
 
     await h.core.deleteNamespacedPod({ namespace, name });
@@ -198,17 +195,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
       30_000,
     );
 
-    const refresh = await stewardProcess(
-      h,
-      'refresh',
-      'peerpod',
-      `${namespace}/${name}`,
-      '--via',
-      'temporal',
-      '--reason',
-      'VM shut off?',
-    );
-    expect([refresh.code, refresh.stdout]).toEqual([0, expect.stringContaining('accepted in state tracking')]);
+    await refreshTracking(name, 'VM shut off?');
     await waitFor(
       'the VM running again',
       async () =>

@@ -228,6 +228,22 @@ function podVmLostMessage(context: PeerPodContext, how: string): string {
   return `this Pod lost its VM ${context.vm?.instanceId ?? context.settledVmId ?? ''} (${how}); it was made by cloud-api-adaptor (PeerPod ${context.peerPod?.name ?? context.ref.name}), so Steward makes no other: cloud-api-adaptor may, or delete the Pod to get a new one`;
 }
 
+/** A VM found missing (looked for, or gone before it could be started): forgotten, said, and made again where it is ours. */
+const vmFoundMissing = [
+  'noteVmGone',
+  'forgetVm',
+  'recordVmMissing',
+  {
+    type: 'recordEvent',
+    params: ({ context }: { context: PeerPodContext }) => ({
+      ...vmMissingTarget(context),
+      type: 'Warning' as const,
+      reason: vmMissingReason(context),
+      message: vmMissingMessage(context),
+    }),
+  },
+] as const;
+
 export const peerPodMachine = setup({
   types: { context: {} as PeerPodContext, events: {} as PeerPodEvent, input: {} as PeerPodInput },
   actions: {
@@ -557,20 +573,7 @@ export const peerPodMachine = setup({
           {
             guard: 'vmMissing',
             target: 'deciding',
-            actions: [
-              'noteVmGone',
-              'forgetVm',
-              'recordVmMissing',
-              {
-                type: 'recordEvent',
-                params: ({ context }: { context: PeerPodContext }) => ({
-                  ...vmMissingTarget(context),
-                  type: 'Warning' as const,
-                  reason: vmMissingReason(context),
-                  message: vmMissingMessage(context),
-                }),
-              },
-            ],
+            actions: vmFoundMissing,
           },
           {
             guard: and(['vmDown', 'ownsLiveVm', not('isEnding')]),
@@ -610,20 +613,7 @@ export const peerPodMachine = setup({
           {
             guard: 'vmGoneBeforeStart',
             target: 'deciding',
-            actions: [
-              'noteVmGone',
-              'forgetVm',
-              'recordVmMissing',
-              {
-                type: 'recordEvent',
-                params: ({ context }: { context: PeerPodContext }) => ({
-                  ref: eventTarget(context),
-                  type: 'Warning' as const,
-                  reason: Reason.VmMissing,
-                  message: vmMissingMessage(context),
-                }),
-              },
-            ],
+            actions: vmFoundMissing,
           },
           {
             target: 'deciding',
