@@ -268,7 +268,9 @@ function provenGone(patched: () => boolean): ProvenGone {
   const proven = new Set<string>();
   const check = async (claim: { subject: ObjectRef; uid: string }) => {
     const summary = `is ${describeRef(claim.subject)} ${claim.uid} gone, as an observation says?`;
-    if (claimHolds(claim, await readIncarnation(claim.subject, summary))) return proven.add(claim.uid) !== undefined;
+    const held = await readIncarnation(claim.subject, summary);
+    if (held === undefined) return false;
+    if (claimHolds(claim, held)) return proven.add(claim.uid) !== undefined;
     log.warn(`dropped a gone observation of ${describeRef(claim.subject)} ${claim.uid}: the API server holds it`);
     return false;
   };
@@ -279,13 +281,19 @@ function provenGone(patched: () => boolean): ProvenGone {
 /**
  * Which incarnation the API server holds, retried until it answers: an observation is delivered once (the starter
  * sends it again only when the object changes), so one dropped for want of a read would be lost for good: a deletion
- * never taken, a finalizer never released.
+ * never taken, a finalizer never released. Undefined only when the read is refused for good (the worker may not read
+ * the object: its RBAC), which no retry mends: the observation is then dropped and said, the workflow goes on.
  */
-function readIncarnation(ref: ObjectRef, summary: string): Promise<{ uid?: string }> {
-  return kubernetes.readIncarnation.executeWithOptions(
-    { summary, retry: { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' } },
-    [{ ref }],
-  );
+async function readIncarnation(ref: ObjectRef, summary: string): Promise<{ uid?: string } | undefined> {
+  try {
+    return await kubernetes.readIncarnation.executeWithOptions(
+      { summary, retry: { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' } },
+      [{ ref }],
+    );
+  } catch (error) {
+    log.warn(`dropped an observation of ${describeRef(ref)}: the API server refuses its read (${String(error)})`);
+    return undefined;
+  }
 }
 
 /** Asks the API server whether the incarnation `served` is gone, as the observation of another UID says. */
@@ -294,6 +302,7 @@ async function servedIncarnationGone({ ref, uid }: Observation, served: string |
     ref,
     `is ${describeRef(ref)} ${served ?? ''} gone, as an observation of ${uid} says?`,
   );
+  if (held === undefined) return false;
   if (held.uid !== served) return true;
   log.warn(`dropped an observation of ${describeRef(ref)} as ${uid}: the API server still holds ${served ?? 'none'}`);
   return false;

@@ -22,6 +22,8 @@ describe('a peer pod whose Pod is replaced while the API server does not answer'
   const deleted: string[] = [];
   // The API server holds the next incarnation, but the first reads of it fail (more than a bounded retry allows).
   let unreachableReads = 5;
+  // Then a read refused for good.
+  let forbidden = false;
 
   beforeAll(async () => {
     worker = await startInProcessWorker({
@@ -41,6 +43,8 @@ describe('a peer pod whose Pod is replaced while the API server does not answer'
           return Promise.resolve({ deleted: [vm?.instanceId], absent: [] });
         },
         readIncarnation: () => {
+          if (forbidden)
+            throw ApplicationFailure.nonRetryable('pods "x" is forbidden (the worker\'s RBAC)', 'KubernetesForbidden');
           if (unreachableReads-- > 0)
             throw ApplicationFailure.retryable('connect ECONNREFUSED (kube-apiserver restarting)', 'Unavailable');
           return Promise.resolve({ uid: 'pod-b' });
@@ -73,7 +77,7 @@ describe('a peer pod whose Pod is replaced while the API server does not answer'
   it("serves the next incarnation once a read answers: the old one's VM deleted, the new one's made", async () => {
     const handle = await client.workflow.start('peerPodLifecycle', {
       taskQueue,
-      workflowId: `peerpod/${ref.namespace}/${ref.name}`,
+      workflowId: `peerpod/${ref.namespace}/${ref.name}-a`,
       args: [{ ref, observation: pod('pod-a'), patches: KNOWN_PATCHES }],
     });
     await until('tracking pod-a', async () => (await handle.query(stateQuery)).state === 'tracking', 20_000);
@@ -86,4 +90,25 @@ describe('a peer pod whose Pod is replaced while the API server does not answer'
     expect(unreachableReads).toBeLessThan(0);
     await handle.terminate('checked');
   }, 120_000);
+
+  it('a read refused for good (no retry mends it) drops the observation, said in the log; the workflow goes on', async () => {
+    forbidden = true;
+    const handle = await client.workflow.start('peerPodLifecycle', {
+      taskQueue,
+      workflowId: `peerpod/${ref.namespace}/${ref.name}-b`,
+      args: [{ ref, observation: pod('pod-c'), patches: KNOWN_PATCHES }],
+    });
+    await until('tracking pod-c', async () => (await handle.query(stateQuery)).state === 'tracking', 20_000);
+    await handle.signal(observedSignal, pod('pod-d'));
+    await until(
+      'the read asked',
+      async () => JSON.stringify(await handle.fetchHistory()).includes('forbidden'),
+      20_000,
+    );
+    const { status } = await handle.describe();
+    expect(status.name).toBe('RUNNING');
+    expect(await handle.query(stateQuery)).toMatchObject({ state: 'tracking', uid: 'pod-c' });
+    expect(deleted).not.toContain('vm-of-pod-c');
+    await handle.terminate('checked');
+  }, 60_000);
 });
