@@ -31,8 +31,8 @@ const cases: Record<string, string> = {
     'a peer pod: libvirt VM created and recorded in a PeerPod by one activity, Pod deleted: VM deleted, PeerPod released, done',
   'peerpod-aws-pod-deleted': 'the same on EC2 (the moto server)',
   'peerpod-libvirt-failure-path':
-    'a PeerPod of cloud-api-adaptor tracked, deleted by the garbage collector: its VM deleted from its fields, released',
-  'peerpod-aws-failure-path': 'the same on EC2',
+    'a PeerPod of cloud-api-adaptor tracked (its VM defined, never started: said shut off, not started), deleted by the garbage collector: its VM deleted from its fields, released',
+  'peerpod-aws-failure-path': 'the same on EC2 (its VM running)',
   'peerpod-stuck-cleanup-retry':
     "libvirt unreachable at deletion: stuck after the bounded retries, an operator's cleanup retry failing the same, then woken by a worker started after libvirt's return: VM deleted, PeerPod released",
 };
