@@ -176,11 +176,13 @@ const lostVm = (context: PeerPodContext, why: string) =>
 
 const podLives = (context: PeerPodContext) => context.pod !== undefined && !context.pod.gone;
 
+/** A live Pod's own VM (made by Steward for it): the one VM Steward makes again when lost and starts when shut off. */
+const ownsLiveVm = (context: PeerPodContext) => podLives(context) && context.trackedBy === undefined;
+
 /** A VM found missing: made again only for a live Pod whose VM is Steward's to make; otherwise said, not promised. */
 function vmMissingMessage(context: PeerPodContext): string {
   const id = context.settledVmId ?? '';
-  if (context.pod && !context.pod.gone && context.trackedBy === undefined)
-    return `the VM of this peer pod (${id}) is gone from the cloud; creating it again`;
+  if (ownsLiveVm(context)) return `the VM of this peer pod (${id}) is gone from the cloud; creating it again`;
   if (ownerLostVm(context)) return podVmLostMessage(context, 'it is gone from the cloud');
   return `PeerPod ${context.peerPod?.name ?? context.ref.name} names VM ${id}, which the cloud does not have: nothing here makes it again (only a live Pod's own VM is made by Steward)`;
 }
@@ -192,8 +194,7 @@ const isDown = (event: PeerPodEvent) =>
 
 function vmShutOffMessage(context: PeerPodContext): string {
   const vm = `VM ${context.vm?.instanceId ?? ''} (${context.vmState ?? 'not running'})`;
-  if (podLives(context) && context.trackedBy === undefined)
-    return `this peer pod's ${vm} is shut off; starting it again`;
+  if (ownsLiveVm(context)) return `this peer pod's ${vm} is shut off; starting it again`;
   if (ownerLostVm(context))
     return `this Pod's ${vm} is shut off; it was made by cloud-api-adaptor (PeerPod ${context.peerPod?.name ?? context.ref.name}), so Steward does not start it: cloud-api-adaptor may, or delete the Pod to get a new one`;
   return `PeerPod ${context.peerPod?.name ?? context.ref.name} names ${vm}, which is shut off: nothing here starts it (only a live Pod's own VM is started by Steward)`;
@@ -319,11 +320,7 @@ export const peerPodMachine = setup({
     notePeerPodDeleted: assign(({ context }) =>
       lostVm(context, `its PeerPod ${context.peerPod?.name ?? ''} was deleted, and the VM with it`),
     ),
-    noteVmGone: assign(({ context }) =>
-      context.pod && !context.pod.gone && context.trackedBy === undefined
-        ? lostVm(context, 'it was gone from the cloud')
-        : {},
-    ),
+    noteVmGone: assign(({ context }) => (ownsLiveVm(context) ? lostVm(context, 'it was gone from the cloud') : {})),
     /** The API server has another Pod, or none: the one served is gone, even if its deletion was never observed. */
     markPodGone: assign(({ context }) => (context.pod ? { pod: { ...context.pod, gone: true } } : {})),
     /** Our PeerPod released while the pod lives: the next one is written for the next VM. */
@@ -399,8 +396,7 @@ export const peerPodMachine = setup({
     vmMissing: ({ event }) => event.type === 'vmObserved' && !event.exists,
     vmDown: ({ event }) => isDown(event),
     vmGoneBeforeStart: ({ event }) => event.type === 'vmStarted' && !event.exists,
-    /** A live Pod's own VM (made by Steward for it): the one VM Steward starts again. */
-    ownsLiveVm: ({ context }) => podLives(context) && context.trackedBy === undefined,
+    ownsLiveVm: ({ context }) => ownsLiveVm(context),
   },
 }).createMachine({
   id: 'peerpod',
