@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ApplyObjectResult } from '../model/apply-object';
 import type { WrittenTranslation } from '../model/kubernetes-calls';
 import type { ObjectRef } from '../model/naming';
@@ -19,10 +20,21 @@ function applied(names: string[], terminating: string[] = [], stale: string[] = 
   };
 }
 
+/** The object activities as the worker runs them: each call in an activity context (its workflow may give it up). */
+function inActivityContext(deps: ObjectActivityDeps, context = new MockActivityEnvironment()) {
+  const activities = createObjectActivities(deps);
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      (arg: never) => context.run(fn, arg),
+    ]),
+  ) as typeof activities;
+}
+
 /** Fakes that log every call as `<activity> <translation name>`. */
 function fakes(
   applies: ApplyObjectResult[],
-  push: (name: string, attempt: number) => number = () => 2,
+  push: (name: string, attempt: number, context: MockActivityEnvironment) => number = () => 2,
   unsettledUntil?: string,
   owned: WrittenTranslation[] = [written('a'), { ...written('b'), ...(unsettledUntil ? { unsettledUntil } : {}) }],
   /** The object as the API server holds it: gone by default (its deletion proven). */
@@ -32,6 +44,7 @@ function fakes(
   const statuses: { name: string; ready: string; reason: string; unverified?: boolean }[] = [];
   const attempts = new Map<string, number>();
   const nameOf = (ref: ObjectRef) => ref.name;
+  const context = new MockActivityEnvironment();
   const deps = {
     kubernetes: {
       applyObject: () => {
@@ -81,7 +94,7 @@ function fakes(
         const attempt = (attempts.get(name) ?? 0) + 1;
         attempts.set(name, attempt);
         calls.push(`push ${name}`);
-        return { count: push(name, attempt) };
+        return { count: push(name, attempt, context) };
       },
       deleteTranslation: ({
         reference,
@@ -99,7 +112,7 @@ function fakes(
       },
     },
   } as unknown as ObjectActivityDeps;
-  return { activities: createObjectActivities(deps), calls, statuses };
+  return { activities: inActivityContext(deps, context), calls, statuses };
 }
 
 const input = { ref: pod, uid: 'pod-uid', projection: {} };
@@ -131,7 +144,7 @@ describe("an object's sync: apply, push, report", () => {
           Promise.resolve({ count: 1, ...(settledByCaller ? { settled: { record, fence: 'attempt-1' } } : {}) }),
       },
     } as unknown as ObjectActivityDeps;
-    await createObjectActivities(deps).syncObject(input);
+    await inActivityContext(deps).syncObject(input);
     expect(written).toMatchObject([{ childResources: record, settles: 'attempt-1', ready: { status: 'True' } }]);
   });
 
@@ -148,7 +161,7 @@ describe("an object's sync: apply, push, report", () => {
           Promise.resolve({ count: 15, settled: { record: recordOf(reference.ref.name) } }),
       },
     } as unknown as ObjectActivityDeps;
-    const result = await createObjectActivities(deps).syncObject(input);
+    const result = await inActivityContext(deps).syncObject(input);
     expect(result).toMatchObject({ outcome: 'applied', pushed: 30 });
     const named = [...recordOf('a'), ...recordOf('b')].slice(0, NAMED_RESOURCES).map(({ kind, id }) => ({ kind, id }));
     expect(result).toHaveProperty('resources', named);
@@ -170,6 +183,20 @@ describe("an object's sync: apply, push, report", () => {
     });
     await expect(activities.syncObject(input)).rejects.toThrow('parent missing');
     expect(statuses).toEqual([{ name: 'a', ready: 'False', reason: 'MidonetDependencyMissing' }]);
+  });
+
+  it('writes no status once its workflow gave the attempt up: the next attempt reports, and this one would land after it', async () => {
+    const failing = fakes([applied(['a'])], (_name, _attempt, context) => {
+      context.cancel('TIMED_OUT');
+      throw missing();
+    });
+    await expect(failing.activities.syncObject(input)).rejects.toThrow('parent missing');
+    const pushed = fakes([applied(['a'])], (_name, _attempt, context) => {
+      context.cancel('TIMED_OUT');
+      return 2;
+    });
+    await expect(pushed.activities.syncObject(input)).rejects.toThrow();
+    expect([...failing.statuses, ...pushed.statuses]).toEqual([]);
   });
 
   it('a Translation being deleted is finalized (its resources deleted, let go) and applied again before the push', async () => {

@@ -3,6 +3,7 @@
 // (one local activity, one marker in the history); on its deletion, delete what each pushed and let each go. The
 // Translations keep their record of what is in MidoNet in `status.childResources`, written by the push itself: the
 // workflow carries only the names of the first few, for its UI page.
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectInput, ApplyObjectResult } from '../model/apply-object';
 import type { WrittenTranslation } from '../model/kubernetes-calls';
@@ -91,7 +92,14 @@ const byReference = (ref: ObjectRef, uid: string) => ({
 const waitsForSibling = (error: unknown) =>
   error instanceof ApplicationFailure && error.type === 'MidonetDependencyMissing';
 
-/** Pushes one Translation and writes its status: Ready and Synced, or why not (then rethrows). */
+/**
+ * Its workflow gave this attempt up (the local activity timed out, or its task went to another worker): the attempt
+ * after it reports. A report of this one, landing later, would say what MidoNet no longer holds (chaos seed 10: a
+ * failure written 20 s after the retry had pushed and said Ready, left there since the workflow rested).
+ */
+const givenUp = () => Context.current().cancellationSignal.aborted;
+
+/** Pushes one Translation and writes its status: Ready and Synced, or why not (then rethrows); nothing once given up. */
 async function pushOne(
   { kubernetes, midonet }: ObjectActivityDeps,
   { key, uid, generation }: WrittenTranslation,
@@ -112,6 +120,7 @@ async function pushOne(
     const reported = pushed.generation ?? generation;
     const message = `pushed ${count} MidoNet resources (generation ${reported})`;
     const synced = { status: 'True' as const, reason: Reason.Synced, message };
+    Context.current().cancellationSignal.throwIfAborted();
     // One status write: the record of what is in MidoNet, the attempt's fence lifted, Ready and Synced.
     await kubernetes.recordTranslationStatus({
       ref,
@@ -128,6 +137,7 @@ async function pushOne(
     const reason = error instanceof ApplicationFailure ? (error.type ?? Reason.Stuck) : Reason.Stuck;
     const message = `${what}: ${(error as Error).message}`;
     const failed = { status: 'False' as const, reason, message };
+    if (givenUp()) throw error;
     // Status is informative: a failure to write it must not hide the push's own failure.
     await kubernetes
       .recordTranslationStatus({ ref, uid, generation, ready: failed, synced: failed, ...(settles ? { settles } : {}) })

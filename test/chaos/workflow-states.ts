@@ -1,6 +1,7 @@
 // The diagnosis of a run that did not converge (a chaos run, a failover case): what the workflows of the objects the
 // violations name say about themselves, since a test's log keeps only its error.
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { sleep } from '../../deploy/local/process';
 import { stateQuery } from '../../model/messages';
 import { LIFECYCLE_KINDS, workflowId, type LifecycleKind } from '../../model/naming';
@@ -52,11 +53,41 @@ export async function workflowStates(client: Client, snapshot: Snapshot, violati
         if (status.name !== 'RUNNING') return `${status.name.toLowerCase()} (${liveUid(id)})`;
         const view = await handle.query(stateQuery);
         const held = view.resources.map((r) => `${r.kind} ${r.id} ${r.state}`).join('; ');
-        return `${view.state}, incarnation ${view.uid ?? '?'} (${liveUid(id)})${view.lastError ? `, last error ${view.lastError.reason}: ${view.lastError.message.slice(0, 200)}` : ''}${held ? `; holds ${held.slice(0, 300)}` : ''}`;
+        const signals = await observedInRun(handle);
+        return `${view.state}, incarnation ${view.uid ?? '?'} (${liveUid(id)})${view.lastError ? `, last error ${view.lastError.reason}: ${view.lastError.message.slice(0, 200)}` : ''}${held ? `; holds ${held.slice(0, 300)}` : ''}; this run observed: ${signals || 'nothing'}`;
       })(),
       sleep(10_000).then(() => 'no answer in 10 s'),
     ]).catch((error: Error) => `? ${error.message.slice(0, 120)}`);
     lines.push(`workflow ${id}: ${answer}`);
   }
   return lines;
+}
+
+/**
+ * The observations the workflow's current run was signalled (its last 8), as `<kind>/<name> <uid> <deleting|gone>`:
+ * whether the starter delivered a deletion the workflow shows no sign of.
+ */
+async function observedInRun(handle: WorkflowHandle): Promise<string> {
+  const history = await handle.fetchHistory();
+  const seen: string[] = [];
+  for (const event of history.events ?? []) {
+    const signal = event.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName !== 'observed') continue;
+    const [observations] = (signal.input?.payloads ?? []).map((p) =>
+      defaultPayloadConverter.fromPayload<
+        {
+          ref: { kind: string; name: string };
+          uid: string;
+          deleting: boolean;
+          gone: boolean;
+          projection?: { source?: string };
+        }[]
+      >(p),
+    );
+    for (const o of observations ?? [])
+      seen.push(
+        `${o.projection?.source ?? o.ref.kind}/${o.ref.name} ${o.uid.slice(0, 8)}${o.gone ? ' gone' : o.deleting ? ' deleting' : ''}`,
+      );
+  }
+  return seen.slice(-8).join(', ');
 }
