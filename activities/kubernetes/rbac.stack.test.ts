@@ -6,6 +6,8 @@ import { createServiceAccountKubeconfig } from '../../deploy/local';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { PEERPOD_FINALIZER, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKubernetesActivities } from './activities';
+import { watchDeletionGuard } from '../../platform/kubernetes/deletion-guard';
+import pino from 'pino';
 import {
   adminConfig,
   bridgeId,
@@ -20,16 +22,37 @@ const clusterRole = k8s.loadYaml<k8s.V1ClusterRole>(
   readFileSync(join(__dirname, '../../deploy/rbac/steward-clusterrole.yaml'), 'utf8'),
 );
 
-async function serviceAccount(name: string, clusterRules: k8s.V1PolicyRule[]) {
-  const kubeConfig = await createServiceAccountKubeconfig(
+const serviceAccountConfig = async (name: string, clusterRules: k8s.V1PolicyRule[]) =>
+  createServiceAccountKubeconfig(
     stackInfo().kubernetes.kubeconfig,
     { namespace: await createNamespace(adminConfig(), 'k8sact-sa'), name, clusterRules },
     join(mkdtempSync(join(tmpdir(), 'steward-k8sact-')), 'kubeconfig'),
   );
-  return createKubernetesActivities({ kubeConfig });
+
+async function serviceAccount(name: string, clusterRules: k8s.V1PolicyRule[]) {
+  return createKubernetesActivities({ kubeConfig: await serviceAccountConfig(name, clusterRules) });
 }
 
 describe('RBAC', () => {
+  it('lets a worker and a starter watch the guard against mass deletion (the Translation CRD) without its watch failing', async () => {
+    const kubeConfig = await serviceAccountConfig('steward-guard', clusterRole.rules ?? []);
+    const failures: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void failures.push(line) });
+    const guard = watchDeletionGuard(kubeConfig, log);
+    try {
+      // RBAC bindings reach the authorizer's cache asynchronously: listed once, the watch must then hold.
+      await eventually(() => Promise.resolve(guard.synced()), 'the CRD listed', 30_000);
+      failures.length = 0;
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect({ synced: guard.synced(), failures: failures.map((f) => f.slice(0, 300)) }).toEqual({
+        synced: true,
+        failures: [],
+      });
+    } finally {
+      await guard.stop();
+    }
+  });
+
   it('runs every activity as a ServiceAccount bound to exactly deploy/rbac/steward-clusterrole.yaml', async () => {
     const admin = adminConfig();
     const namespace = await createNamespace(admin, 'k8sact-rbac');

@@ -129,7 +129,8 @@ function watchKind<K extends string>(
     clearTimeout(retry);
     void informer?.stop();
     if (stopped) return;
-    const current = options.makeInformer({ path: spec.path, list });
+    // The whole spec: a field selector is what RBAC by resource name lets watch (the guard's one CRD).
+    const current = options.makeInformer({ ...spec, list });
     informer = current;
     // Callbacks of an informer we replaced (its stop() reports an abort as an error) are ignored.
     const live =
