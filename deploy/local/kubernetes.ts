@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { cacheRoot, repoRoot } from './paths';
-import { freePort } from '../../worker/ports';
+import { freePort, freePorts } from '../../worker/ports';
 import { retryWhenPortTaken } from './ports';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
@@ -103,7 +103,8 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
   const logs = join(options.stateDir, 'logs');
   const pki = join(dir, 'pki');
   const tokens = ensureCredentials(pki);
-  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort(options.apiPort)];
+  const [etcdPort, peerPort, picked] = await freePorts(3);
+  const apiPort = options.apiPort ? await freePort(options.apiPort) : picked!;
   const server = `https://127.0.0.1:${apiPort}`;
   const processes: ManagedProcess[] = [];
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { searchAttributeKeys } from '../../model/search-attributes';
 import { cacheRoot } from './paths';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
-import { freePort } from '../../worker/ports';
+import { freePort, freePorts } from '../../worker/ports';
 import { retryWhenPortTaken } from './ports';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 
@@ -103,9 +103,9 @@ export async function startTemporal(options: TemporalOptions): Promise<TemporalS
 }
 
 async function startDevServer(cli: string, logFile: string, options: TemporalOptions): Promise<TemporalServer> {
-  const port = await freePort(options.port);
+  const [picked, httpPort, metricsPort] = await freePorts(3);
+  const port = options.port ? await freePort(options.port) : picked!;
   const uiPort = await freePort(options.uiPort || port + 1000);
-  const [httpPort, metricsPort] = [await freePort(), await freePort()];
   mkdirSync(options.stateDir, { recursive: true });
   const args = [
     'server',
