@@ -8,7 +8,7 @@ import type { UntypedActivities } from '@temporalio/common';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backendChangedSignal, type BackendChanged } from '../model/messages';
-import { inCluster, peerPodTaskQueue, temporalUiLink, type ObjectRef } from '../model/naming';
+import { inCluster, peerPodTaskQueue, temporalUiLink, workflowId, type ObjectRef } from '../model/naming';
 import { createSource, informerFactory, kubernetesListWatch } from '../platform/kubernetes/informer';
 import { readDeletionGuard, watchDeletionGuard } from '../platform/kubernetes/deletion-guard';
 import { createDeletionGuard, type DeletionGuard } from './deletion-guard';
@@ -37,6 +37,8 @@ import {
   type BackendHealth,
 } from './backend-health';
 import { reportingAvailability } from './cloud/availability';
+import { watchVmPower, type VmWatch } from './cloud/vm-watch';
+import type { CloudProvider } from './cloud/provider';
 import { createPushActivities, type Neighbours, type PushActivities } from './midonet/push';
 import { createObjectActivities, type ObjectActivities } from './object';
 
@@ -77,13 +79,27 @@ function translationRef(workflowId: string): ObjectRef {
 }
 
 /**
+ * Tells a lifecycle that the backend it holds changed (`backendChanged`). One without a running workflow has nothing to
+ * repair (a Translation's next pusher, a peer pod's next run, starts from a fresh look). Any other failure is thrown:
+ * an activity's call retries the notice.
+ */
+const tellBackendChanged =
+  (temporal: Client, clusterId: string | undefined, log: Logger) => (id: string, notice: BackendChanged) =>
+    temporal.workflow
+      .getHandle(inCluster(id, clusterId))
+      .signal(backendChangedSignal, notice)
+      .catch((error: unknown) => {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        log.debug({ workflowId: id }, 'backendChanged: no running workflow');
+      });
+
+/**
  * The pushers' view of each other: a watch of every Translation (who owns which resource, who names which ID) and
  * the signal that tells one that resources it names changed. Stopped with the worker.
  */
 function watchNeighbours(
   kubeConfig: k8s.KubeConfig,
-  temporal: Client,
-  clusterId: string | undefined,
+  signal: (id: string, notice: BackendChanged) => Promise<void>,
   apiServer: BackendHealth,
   log: Logger,
 ): Neighbours & { stop(): Promise<void> } {
@@ -101,16 +117,6 @@ function watchNeighbours(
     onListed: () => apiServer.observe(true),
   });
   source.start();
-  const signal = (workflowId: string, notice: BackendChanged) =>
-    temporal.workflow
-      .getHandle(inCluster(workflowId, clusterId))
-      .signal(backendChangedSignal, notice)
-      // A Translation without a running pusher has nothing to repair: its next one starts from a fresh push. Any
-      // other failure fails the activity, which retries the notice.
-      .catch((error: unknown) => {
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-        log.debug({ workflowId }, 'backendChanged: no running pusher');
-      });
   const objects = createObjects(kubeConfig, 'steward');
   const recordEvent = createEventRecorder(objects, () => new Date());
   return {
@@ -134,6 +140,20 @@ function watchNeighbours(
   };
 }
 
+/** The worker's watch of the peer-pod VMs (vm-watch.ts): a change is told to the peer pod's workflow. */
+const watchPeerPodVms = (
+  provider: Pick<CloudProvider, 'powerStates'>,
+  seconds: number,
+  tell: (id: string, notice: BackendChanged) => Promise<void>,
+  log: Logger,
+) =>
+  watchVmPower({
+    powerStates: () => provider.powerStates(),
+    tell: (pod, notice) => tell(workflowId(pod), notice),
+    intervalMs: seconds * 1000,
+    log: log.child({ component: 'vm-watch' }),
+  });
+
 export function createActivities(
   config: ActivitiesConfig,
   { temporal, clusterId, taskQueue, log, overrides }: ActivityDeps,
@@ -141,6 +161,8 @@ export function createActivities(
   const groups: ActivityGroups = {};
   const kubeConfig = loadKubeConfig(config.kubeconfig);
   const healths: BackendHealth[] = [];
+  const watches: VmWatch[] = [];
+  const tell = tellBackendChanged(temporal, clusterId, log);
   const taskQueues = [taskQueue, peerPodTaskQueue(taskQueue)];
   /** Watches a backend's answers; on its return the lifecycles stuck on it are woken. */
   const watch = (backend: string, workflowTypes: string[], probe: () => Promise<unknown>) => {
@@ -170,7 +192,7 @@ export function createActivities(
     const guard = createDeletionGuard({ ...crd, read: async () => (await readDeletionGuard(kubeConfig)).state });
     return {
       activities: api.activities,
-      neighbours: watchNeighbours(kubeConfig, temporal, clusterId, health, log),
+      neighbours: watchNeighbours(kubeConfig, tell, health, log),
       guard: { ...guard, stop: () => crd.stop() },
     };
   };
@@ -190,6 +212,8 @@ export function createActivities(
     const health = watch('the cloud', CLOUD_LIFECYCLES, () => cloud.probe());
     const cloud = reportingAvailability(createCloudProvider(config.cloud), (answered) => health.observe(answered));
     groups.cloud = createCloudActivities({ provider: cloud.provider });
+    if (config.cloud.watchSeconds > 0)
+      watches.push(watchPeerPodVms(cloud.provider, config.cloud.watchSeconds, tell, log));
     for (const warning of cloudWarnings(config.cloud)) log.warn(warning);
   } else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER or CLOUD_PROVIDER');
   if (kubernetes) groups.kubernetes = kubernetes.activities;
@@ -208,6 +232,7 @@ export function createActivities(
     groups: all,
     stop: async () => {
       for (const health of healths) health.stop();
+      for (const watch of watches) watch.stop();
       await neighbours?.stop();
       await kubernetes?.guard.stop();
     },

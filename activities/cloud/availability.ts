@@ -50,6 +50,7 @@ export function reportingAvailability(
       get: reporting((input) => provider.get(input)),
       start: reporting((input) => provider.start(input)),
       list: reporting(() => provider.list()),
+      powerStates: reporting(() => provider.powerStates()),
       listUpstream: reporting(() => provider.listUpstream()),
       findByPodUid: reporting((podUid) => provider.findByPodUid(podUid)),
       identity: reporting(() => provider.identity(), false),

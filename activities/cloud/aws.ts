@@ -9,7 +9,14 @@ import { createInstance } from './aws/create';
 import { deleteInstance } from './aws/delete';
 import { type AwsSettings, connectEc2, resolveRecordedId } from './aws/ec2';
 import { startInstance } from './aws/start';
-import { describeMarked, describeUpstream, findByPodUid, getInstance, readAccountIdentity } from './aws/lookup';
+import {
+  describeMarked,
+  describePower,
+  describeUpstream,
+  findByPodUid,
+  getInstance,
+  readAccountIdentity,
+} from './aws/lookup';
 
 export { clientToken } from './aws/create';
 export type { AwsSettings } from './aws/ec2';
@@ -26,6 +33,7 @@ export function createAwsProvider(
     get: ({ instanceId }) => getInstance(ec2, instanceId),
     start: ({ instanceId }) => startInstance(ec2, instanceId),
     list: () => describeMarked(ec2, 'list', []),
+    powerStates: () => describePower(ec2),
     listUpstream: () => describeUpstream(ec2),
     findByPodUid: (podUid) => findByPodUid(ec2, podUid),
     identity: keptOnceRead(() => readAccountIdentity(ec2)),

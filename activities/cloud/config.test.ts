@@ -124,6 +124,7 @@ describe('cloud configuration', () => {
     );
     expect(config).toEqual({
       provider: 'aws',
+      watchSeconds: 5,
       aws: {
         region: 'eu-west-1',
         endpoint: undefined,
@@ -235,6 +236,7 @@ describe("cloud-api-adaptor's configuration, as its chart writes it", () => {
     const config = loadCloudConfig({}, { ...awsConfigMap, ...secret });
     expect(config).toEqual({
       provider: 'aws',
+      watchSeconds: 5,
       aws: {
         region: 'eu-central-1',
         endpoint: undefined,

@@ -21,6 +21,13 @@ export const cloudSettings = {
     description:
       "value of the steward.dev/managed-by tag on this installation's VMs; the sweeper touches only VMs with it",
   },
+  vmWatchSeconds: {
+    env: 'STEWARD_VM_WATCH_SECONDS',
+    arg: 'seconds',
+    default: '5',
+    description:
+      "how often the worker looks at its peer-pod VMs' power states, so that a VM shut off, crashed or gone is seen within that time (0: only at each peer pod's drift check)",
+  },
   libvirtUri: {
     env: 'LIBVIRT_URI',
     arg: 'uri',
@@ -118,11 +125,18 @@ export const cloudSettings = {
   },
 } satisfies Record<string, Setting>;
 
-export type CloudConfig = { provider: 'libvirt'; libvirt: LibvirtSettings } | { provider: 'aws'; aws: AwsSettings };
+export type CloudConfig = (
+  | { provider: 'libvirt'; libvirt: LibvirtSettings }
+  | { provider: 'aws'; aws: AwsSettings }
+) & {
+  /** How often the worker looks at the VMs' power states (vm-watch.ts); 0: never. */
+  watchSeconds: number;
+};
 
 const schema = z
   .object({
     cloudProvider: cloudName,
+    vmWatchSeconds: whole(0, 3600),
     cloudMarker: z.string().regex(/^[A-Za-z0-9_.:/=+@-]{1,63}$/, 'must be 1 to 63 letters, digits or _ . : / = + @ -'),
     libvirtUri: z.string().regex(/^[a-z0-9+]+:\/\//, {
       error: (issue) => `must be a libvirt URI such as qemu:///system, got "${String(issue.input)}"`,
@@ -168,6 +182,7 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
   if (v.cloudProvider === 'aws') {
     return {
       provider: 'aws',
+      watchSeconds: v.vmWatchSeconds,
       aws: {
         region: v.awsRegion!,
         endpoint: v.awsEndpointUrl,
@@ -190,6 +205,7 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
   }
   return {
     provider: 'libvirt',
+    watchSeconds: v.vmWatchSeconds,
     libvirt: {
       uri: v.libvirtUri,
       domainType: v.libvirtDomainType,

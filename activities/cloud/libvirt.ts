@@ -6,7 +6,7 @@ import { keptOnceRead } from './limit';
 import type { CloudProvider } from './provider';
 import { createDomain } from './libvirt/create';
 import { deleteDomain } from './libvirt/delete';
-import { getDomain, listDomains, listUpstreamDomains, readHostIdentity } from './libvirt/lookup';
+import { createPowerReader, getDomain, listDomains, listUpstreamDomains, readHostIdentity } from './libvirt/lookup';
 import { resolveRecordedId } from './libvirt/recorded-id';
 import { startDomain } from './libvirt/start';
 import { connectLibvirt, type LibvirtSettings } from './libvirt/virsh';
@@ -27,6 +27,7 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
     get: ({ instanceId }) => getDomain(libvirt, instanceId),
     start: ({ instanceId }) => startDomain(libvirt, instanceId),
     list,
+    powerStates: createPowerReader(libvirt),
     listUpstream: () => listUpstreamDomains(libvirt),
     findByPodUid: async (podUid) => (await list()).filter((instance) => instance.podUid === podUid),
   };

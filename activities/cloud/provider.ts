@@ -26,6 +26,11 @@ export interface CloudProvider {
   /** Every VM with Steward's marker. */
   list(): Promise<MarkedInstance[]>;
   /**
+   * Every VM with Steward's marker and its power state, as cheaply as the cloud allows (one `virsh list`, one
+   * DescribeInstances): what the worker's watch of the VMs compares from one look to the next (vm-watch.ts).
+   */
+  powerStates(): Promise<VmPower[]>;
+  /**
    * The VMs named as cloud-api-adaptor names them (`UPSTREAM_VM_NAME`) that carry no Steward marker at all (no
    * installation's): the ones cloud-api-adaptor made, for the sweep to check against the PeerPods.
    */
@@ -86,6 +91,11 @@ export interface MarkedInstance {
   podUid: string;
   podNamespace?: string;
   podName?: string;
+}
+
+/** A VM with Steward's marker, and its power state now. */
+export interface VmPower extends MarkedInstance {
+  state: InstanceState;
 }
 
 export interface UpstreamInstance {

@@ -113,6 +113,10 @@ describe.each([
     expect(await backend.provider.get({ instanceId })).toEqual(
       expect.objectContaining({ exists: true, state: 'stopped' }),
     );
+    // The watch's look at every VM (vm-watch.ts) sees it stopped too, with the pod it serves.
+    expect((await backend.provider.powerStates()).find((vm) => vm.instanceId === instanceId)).toEqual(
+      expect.objectContaining({ state: 'stopped', podNamespace: 'default' }),
+    );
     expect(await backend.provider.start({ instanceId })).toEqual({ outcome: 'started' });
     expect(await backend.provider.get({ instanceId })).toEqual(
       expect.objectContaining({ exists: true, state: expect.stringMatching(/^(pending|running)$/) as unknown }),
@@ -134,6 +138,12 @@ describe.each([
         expect.objectContaining({ podUid: a.podUid, name: a.name }),
       );
       expect(listed.map((i) => i.instanceId)).not.toContain(unmarked);
+      // The watch's look lists the same VMs, each with its state, and never one without the marker.
+      const powered = await backend.provider.powerStates();
+      expect(powered.map((i) => i.instanceId).sort()).toEqual([...ids].sort());
+      expect(powered.find((i) => i.instanceId === ids[0])).toEqual(
+        expect.objectContaining({ podUid: a.podUid, podName: a.podName, state: expect.any(String) as unknown }),
+      );
       expect(await backend.provider.get({ instanceId: unmarked })).toEqual(
         expect.objectContaining({ exists: true, marker: false }),
       );

@@ -124,8 +124,10 @@ export function libvirtBackend(info: Pick<StackInfo, 'libvirt'>, marker: string)
       return (await Promise.all(uuids.map(metadataPodUid))).filter((uid) => uid === podUid).length;
     },
     async deleteOutOfBand(uuid) {
-      await virsh(uri, 'destroy', uuid).catch(() => undefined);
+      // Undefined first (a running domain turns transient), then destroyed: gone in one step, never seen shut off in
+      // between, where the worker's watch would start it again (it starts a live pod's VM found shut off).
       await virsh(uri, 'undefine', uuid);
+      await virsh(uri, 'destroy', uuid).catch(() => undefined);
     },
     async stopOutOfBand(uuid) {
       await virsh(uri, 'destroy', uuid);

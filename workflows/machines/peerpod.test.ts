@@ -414,6 +414,10 @@ describe('peer-pod machine: scenarios', () => {
       reason: 'VmStarted',
       message: `this peer pod's VM ${vm.instanceId} was stopped: started again`,
     });
+    // Seen within seconds, by the worker's watch of the VMs (a backendChanged notice), as by a refresh.
+    const seen: PeerPodEvent = { type: 'backendChanged', notice: { by: 'the cloud: VM i stopped', ids: [] }, at };
+    expect(run(podSeen, createdAndRecorded, seen).state).toBe('checkingVm');
+    expect(run(podSeen, createdAndRecorded, seen, shutOff).state).toBe('startingVm');
     // Gone before it could be started: made again, as a VM found missing is.
     expect(run(podSeen, createdAndRecorded, refresh, shutOff, goneBeforeStart).state).toBe('creatingVm');
     // A start that fails leaves the shut-off said, counted; the next check or refresh tries again.

@@ -543,6 +543,8 @@ export const peerPodMachine = setup({
           { guard: 'knowsVm', target: 'checkingVm', actions: 'recordAction' },
           { target: 'deciding', actions: 'recordAction' },
         ],
+        // The worker's watch of the VMs saw one change (shut off, crashed, gone): this pod's is looked at now.
+        backendChanged: { guard: 'knowsVm', target: 'checkingVm' },
       }),
       entry: [
         driftCheckTimer.start,

@@ -16,6 +16,7 @@ import {
   type MarkedInstance,
   tagKeys,
   type UpstreamInstance,
+  type VmPower,
 } from '../provider';
 import { checkInstanceId, type Ec2 } from './ec2';
 import { awsFailure, notFound } from './errors';
@@ -30,6 +31,8 @@ const states: Partial<Record<InstanceStateName, InstanceState>> = {
   stopped: 'stopped',
   'shutting-down': 'deleting',
 };
+const stateOf = (instance: Instance): InstanceState =>
+  (instance.State?.Name && states[instance.State.Name]) ?? 'unknown';
 const live: InstanceStateName[] = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];
 
 const marked = (marker: string, instance: Instance): MarkedInstance[] => {
@@ -72,6 +75,12 @@ export const describeMarked = (ec2: Ec2, operation: string, filters: Filter[]): 
     marked(ec2.settings.marker, i),
   );
 
+/** Every live instance with Steward's marker and its state, in one DescribeInstances (paginated). */
+export const describePower = (ec2: Ec2): Promise<VmPower[]> =>
+  describeLive(ec2, 'powerStates', [{ Name: `tag:${tagKeys.marker}`, Values: [ec2.settings.marker] }], (i) =>
+    marked(ec2.settings.marker, i).map((vm) => ({ ...vm, state: stateOf(i) })),
+  );
+
 /** Live instances whose Name tag (cloud-api-adaptor's aws provider.go sets it) has its VM name shape, with no marker. */
 export const describeUpstream = (ec2: Ec2): Promise<UpstreamInstance[]> =>
   describeLive(ec2, 'listUpstream', [{ Name: 'tag:Name', Values: ['podvm-*'] }], (instance) => {
@@ -92,7 +101,7 @@ export async function getInstance({ settings, client }: Ec2, instanceId: string)
     if (!instance || stateName === 'terminated') return { exists: false };
     return {
       exists: true,
-      state: (stateName && states[stateName]) ?? 'unknown',
+      state: stateOf(instance),
       name: tagOf(instance, 'Name'),
       podUid: tagOf(instance, tagKeys.podUid),
       marker: tagOf(instance, tagKeys.marker) === settings.marker,

@@ -2,7 +2,7 @@
 // instance ID of a VM is its domain UUID, stable across crashes.
 import { cloudFailure } from '../errors';
 import { mapLimit } from '../limit';
-import type { InstanceObservation, InstanceState, MarkedInstance, UpstreamInstance } from '../provider';
+import type { InstanceObservation, InstanceState, MarkedInstance, UpstreamInstance, VmPower } from '../provider';
 import { UPSTREAM_VM_NAME } from '../../../model/vm-naming';
 import { planDeletion } from './deletion-plan';
 import { domainName, parseHostUuid, parseMetadata } from './domain-xml';
@@ -81,6 +81,40 @@ const states: Record<string, InstanceState> = {
   'shut off': 'stopped',
   crashed: 'crashed',
 };
+
+/** `virsh list --all`'s table: each domain's name and state (`-` ids are domains shut off). */
+export function parseDomainTable(table: string): { name: string; state: string }[] {
+  return table
+    .split('\n')
+    .map((line) => /^\s*(?:\d+|-)\s+(\S+)\s+(\S.*?)\s*$/.exec(line))
+    .flatMap((m) => (m ? [{ name: m[1]!, state: m[2]! }] : []));
+}
+
+/**
+ * Steward's domains and their states from one `virsh list --all` a look: which domain is whose is read from its
+ * metadata (a `dumpxml` each) only for names not seen before, and kept; a name gone from the table is forgotten.
+ */
+export function createPowerReader(libvirt: Libvirt): () => Promise<VmPower[]> {
+  const known = new Map<string, MarkedInstance | null>();
+  return async () => {
+    let table: { name: string; state: string }[];
+    try {
+      table = parseDomainTable(await libvirt.virsh('list', '--all'));
+    } catch (error) {
+      throw libvirt.failure('powerStates', error);
+    }
+    if (table.some(({ name }) => !known.has(name))) {
+      const ours = new Map((await listDomains(libvirt)).map((vm) => [vm.name, vm]));
+      for (const { name } of table) known.set(name, ours.get(name) ?? null);
+    }
+    const listed = new Set(table.map(({ name }) => name));
+    for (const name of known.keys()) if (!listed.has(name)) known.delete(name);
+    return table.flatMap(({ name, state }) => {
+      const vm = known.get(name);
+      return vm ? [{ ...vm, state: states[state] ?? 'unknown' }] : [];
+    });
+  };
+}
 
 export async function getDomain(libvirt: Libvirt, instanceId: string): Promise<InstanceObservation> {
   checkUuid('get', instanceId);

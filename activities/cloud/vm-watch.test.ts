@@ -1,0 +1,56 @@
+import pino from 'pino';
+import type { VmPower } from './provider';
+import { powerChanges, watchVmPower } from './vm-watch';
+
+const vm = (instanceId: string, state: VmPower['state'], pod = instanceId): VmPower => ({
+  instanceId,
+  podUid: `uid-${pod}`,
+  podNamespace: 'ns',
+  podName: pod,
+  state,
+});
+const byId = (vms: VmPower[]) => new Map(vms.map((v) => [v.instanceId, v]));
+const told = (changes: ReturnType<typeof powerChanges>) =>
+  changes.map((c) => `${c.pod.name} ${c.instanceId} ${c.state}`);
+
+describe("the worker's watch of the peer-pod VMs", () => {
+  it('tells each VM gone down, up again, or gone, once, with the pod it serves; a VM made or booting is no news', () => {
+    const before = byId([vm('a', 'pending'), vm('b', 'running'), vm('c', 'running'), vm('e', 'stopped')]);
+    const now = [vm('a', 'running'), vm('b', 'stopped'), vm('d', 'pending'), vm('e', 'running')];
+    expect(told(powerChanges(before, now))).toEqual(['b b stopped', 'e e running', 'c c gone']);
+    expect(powerChanges(byId(now), now)).toEqual([]);
+  });
+
+  it('on its first look tells only the VMs found down: a worker started after its host restarted sees them at once', () => {
+    expect(told(powerChanges(undefined, [vm('a', 'running'), vm('b', 'stopped'), vm('c', 'crashed')]))).toEqual([
+      'b b stopped',
+      'c c crashed',
+    ]);
+  });
+
+  it('tells nothing for a VM whose pod it cannot name (no namespace or name recorded)', () => {
+    const nameless = { ...vm('a', 'stopped'), podNamespace: undefined };
+    expect(powerChanges(undefined, [nameless])).toEqual([]);
+    expect(powerChanges(byId([nameless]), [])).toEqual([]);
+  });
+
+  it('compares with the last look it had when a look fails, and tells its workflow by id with a notice', async () => {
+    const looks: (VmPower[] | Error)[] = [[vm('a', 'running')], new Error('libvirt cut'), [vm('a', 'stopped')]];
+    const notices: string[] = [];
+    const watch = watchVmPower({
+      powerStates: () => {
+        const next = looks.shift() ?? [vm('a', 'stopped')];
+        return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+      },
+      tell: (pod, notice) => {
+        notices.push(`${pod.kind} ${pod.namespace}/${pod.name}: ${notice.by} [${notice.ids.join()}]`);
+        return Promise.resolve();
+      },
+      intervalMs: 10,
+      log: pino({ level: 'silent' }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    watch.stop();
+    expect(notices).toEqual(['PeerPod ns/a: the cloud: VM a stopped [a]']);
+  });
+});

@@ -1,0 +1,100 @@
+// The worker's watch of its peer-pod VMs' power states: a VM shut off by its host, crashed, or gone from the cloud is
+// seen within one look (default 5 s), not at its peer pod's next drift check (30 min). Each change is told to the
+// peer pod's workflow as a `backendChanged` notice; the workflow reads its VM itself and decides (its machine's
+// `checkingVm`), so a notice is only ever a hint and a lost or duplicated one costs nothing but a look.
+import type { Logger } from 'pino';
+import type { BackendChanged } from '../../model/messages';
+import type { ObjectRef } from '../../model/naming';
+import type { InstanceState, VmPower } from './provider';
+
+/** Power states in which a VM runs nothing: what a worker that starts finds and tells at once. */
+const DOWN: ReadonlySet<InstanceState> = new Set(['stopped', 'stopping', 'crashed', 'paused']);
+
+/** A VM whose state changed since the last look (`gone`: no longer in the cloud), with the pod it serves. */
+export interface PowerChange {
+  pod: ObjectRef<'PeerPod'>;
+  instanceId: string;
+  state: InstanceState | 'gone';
+}
+
+const podOf = (vm: VmPower): ObjectRef<'PeerPod'> | undefined =>
+  vm.podNamespace && vm.podName ? { kind: 'PeerPod', namespace: vm.podNamespace, name: vm.podName } : undefined;
+
+/**
+ * Pure: what changed from `before` (the last look, by instance ID) to `now` that a peer pod acts on: a VM gone, gone
+ * down, or up again. A VM new to the watch (just made, or the watch's first look: a worker started after its host
+ * restarted) counts only when down; a VM booting (pending to running) is no news, so a peer pod's usual life costs
+ * no notice.
+ */
+export function powerChanges(before: ReadonlyMap<string, VmPower> | undefined, now: VmPower[]): PowerChange[] {
+  const changes: PowerChange[] = [];
+  const seen = new Set<string>();
+  for (const vm of now) {
+    seen.add(vm.instanceId);
+    const was = before?.get(vm.instanceId);
+    const down = DOWN.has(vm.state);
+    const changed = was === undefined ? down : down !== DOWN.has(was.state);
+    const pod = podOf(vm);
+    if (changed && pod) changes.push({ pod, instanceId: vm.instanceId, state: vm.state });
+  }
+  for (const [instanceId, vm] of before ?? []) {
+    const pod = podOf(vm);
+    if (!seen.has(instanceId) && pod) changes.push({ pod, instanceId, state: 'gone' });
+  }
+  return changes;
+}
+
+export interface VmWatch {
+  stop(): void;
+}
+
+/**
+ * Looks every `intervalMs` (none while the previous look runs). A look that fails (the cloud out of reach) changes
+ * nothing: the next one compares with the last it had. `tell` failing is logged; the next change tells again.
+ */
+export function watchVmPower({
+  powerStates,
+  tell,
+  intervalMs,
+  log,
+}: {
+  powerStates: () => Promise<VmPower[]>;
+  tell: (pod: ObjectRef<'PeerPod'>, notice: BackendChanged) => Promise<void>;
+  intervalMs: number;
+  log: Logger;
+}): VmWatch {
+  let last: Map<string, VmPower> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const look = async () => {
+    try {
+      const now = await powerStates();
+      const changes = powerChanges(last, now);
+      last = new Map(now.map((vm) => [vm.instanceId, vm]));
+      for (const { pod, instanceId, state } of changes) {
+        log.info(
+          { pod: `${pod.namespace}/${pod.name}`, instanceId, state },
+          'peer-pod VM changed: telling its workflow',
+        );
+        await tell(pod, { by: `the cloud: VM ${instanceId} ${state}`, ids: [instanceId] }).catch((error: unknown) =>
+          log.warn({ err: error, instanceId }, 'could not tell a peer pod its VM changed'),
+        );
+      }
+    } catch (error) {
+      log.debug({ err: error }, 'could not read the VMs’ power states; looking again later');
+    }
+  };
+  const next = () => {
+    if (stopped) return;
+    timer = setTimeout(() => void look().finally(next), intervalMs);
+    timer.unref();
+  };
+  log.info({ intervalMs }, "watching the peer-pod VMs' power states");
+  void look().finally(next);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
