@@ -49,7 +49,8 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
           { summary: `record VM ${p.vm.instanceId} in PeerPod ${p.namespace}/${p.podName}` },
           [p],
         );
-        return { type: 'peerPodRecorded', name: recorded.name, uid: recorded.uid };
+        const { name, uid, deleting } = recorded;
+        return { type: 'peerPodRecorded', name, uid, ...(deleting ? { deleting } : {}) };
       },
       observeVm: async ({ vm }) => {
         const seen = await cloudCalls.cloudObserveRecordedVm.executeWithOptions(

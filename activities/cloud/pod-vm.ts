@@ -17,7 +17,7 @@ export type PodVmResult =
   | {
       outcome: 'created';
       vm: { provider: string; instanceId: string; cloud: string };
-      peerPod: { name: string; uid: string };
+      peerPod: { name: string; uid: string; deleting?: true };
     };
 
 export function createPodVmActivities({ cloud, kubernetes, heartbeatMs = 5_000 }: PodVmDeps) {
@@ -46,7 +46,8 @@ export function createPodVmActivities({ cloud, kubernetes, heartbeatMs = 5_000 }
           ...(replaces ? { replaces } : {}),
         }),
       );
-      return { outcome: 'created', vm, peerPod: { name: recorded.name, uid: recorded.uid } };
+      const { name, uid, deleting } = recorded;
+      return { outcome: 'created', vm, peerPod: { name, uid, ...(deleting ? { deleting } : {}) } };
     },
   };
 }

@@ -43,6 +43,11 @@ export interface RecordPeerPodResult {
   uid: string;
   /** False when the Pod was deleted meanwhile: the PeerPod is then the garbage collector's, and ours to release. */
   podFound: boolean;
+  /**
+   * The write found a PeerPod of this name being deleted and still held by our finalizer (an older incarnation's, its
+   * release not yet done, or deleted by hand) and wrote into it: this Pod must let it go and write a new one.
+   */
+  deleting?: true;
 }
 
 type RecordEvent = (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>;
@@ -157,7 +162,12 @@ function createPeerPodRecorder(
           : { type: 'Normal', reason: Reason.PodVmCreated, message: runs },
       );
     }
-    return { name: podName, uid: peerPod.metadata.uid, podFound: pod !== undefined };
+    return {
+      name: podName,
+      uid: peerPod.metadata.uid,
+      podFound: pod !== undefined,
+      ...(peerPod.metadata.deletionTimestamp ? { deleting: true as const } : {}),
+    };
   }
 
   /**

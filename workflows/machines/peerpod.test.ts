@@ -516,6 +516,34 @@ describe('peer-pod machine: scenarios', () => {
     expect([again.state, again.context.lostVm, again.context.vm?.instanceId]).toEqual(['tracking', undefined, 'vm-2']);
   });
 
+  it("a PeerPod written into while being deleted (an older incarnation's, never released) is let go like one deleted by hand, and another written: never tracked as live (chaos seed 10)", () => {
+    const intoDeleting: PeerPodEvent = {
+      type: 'vmCreated',
+      vm,
+      peerPod: { name: 'web', uid: 'pp-old', deleting: true },
+      at,
+    };
+    const asked = run(podSeen, intoDeleting);
+    expect([asked.state, asked.context.peerPod]).toEqual([
+      'checkingPod',
+      { uid: 'pp-old', name: 'web', held: true, deleting: true, gone: false },
+    ]);
+    const released = run(podSeen, intoDeleting, podLivesOn!, deleted!);
+    expect(released.actions).toEqual([
+      { type: 'release', params: { namespace: 'default', name: 'web', uid: 'pp-old', livePodUid: 'pod-u1' } },
+    ]);
+    // Written by the recording step alike.
+    const recordedInto: PeerPodEvent = { type: 'peerPodRecorded', name: 'web', uid: 'pp-old', deleting: true, at };
+    expect(run(podSeen, created!, recordedInto).state).toBe('checkingPod');
+    // An observation of another PeerPod of the name says nothing about the one written.
+    const older: PeerPodEvent = { type: 'observed', observation: peerPod({ uid: 'pp-older', gone: true }), at };
+    expect(run(podSeen, older, createdAndRecorded).context.peerPod).toMatchObject({
+      uid: 'pp-u1',
+      held: true,
+      gone: false,
+    });
+  });
+
   it('a PeerPod deleted (by the garbage collector) after its pod, whose deletion was not observed: the VM goes, nothing is made again', () => {
     const peerPodDeleted: PeerPodEvent = { type: 'observed', observation: peerPod({ deleting: true }), at };
     const ended = run(podSeen, createdAndRecorded, peerPodDeleted, podGoneUnseen!, deleted!, released!);

@@ -101,10 +101,10 @@ export interface PeerPodContext {
 export type PeerPodEvent = (
   | { type: 'observed'; observation: Observation }
   /** `peerPod`: the PeerPod recording it was written by the same call. */
-  | { type: 'vmCreated'; vm: VmRecord; peerPod?: { name: string; uid: string } }
+  | { type: 'vmCreated'; vm: VmRecord; peerPod?: RecordedPeerPod }
   | { type: 'vmMadeElsewhere'; peerPod: string }
   | { type: 'olderRetired' }
-  | { type: 'peerPodRecorded'; name: string; uid: string }
+  | ({ type: 'peerPodRecorded' } & RecordedPeerPod)
   /** `state`: the provider's power state (provider.ts `InstanceState`) of a VM that exists. */
   | { type: 'vmObserved'; exists: boolean; state?: string }
   /** `exists: false`: the VM to start was gone. */
@@ -159,10 +159,27 @@ const needsRetiring = (c: PeerPodContext) =>
 
 const isPod = (o: Observation) => (o.projection as PeerPodProjection | undefined)?.source === 'Pod';
 
+/** What writing the PeerPod answered: its name and UID, and whether it was being deleted (activities/kubernetes). */
+interface RecordedPeerPod {
+  name: string;
+  uid: string;
+  deleting?: true;
+}
+
 /** The PeerPod just written for the VM: held by our finalizer, unless an observation of it already said more. */
-const recordedIn = (context: PeerPodContext, { name, uid }: { name: string; uid: string }) => ({
+const recordedIn = (context: PeerPodContext, { name, uid, deleting }: RecordedPeerPod) => ({
   recorded: true,
-  peerPod: { uid, name, held: true, deleting: false, gone: false, ...context.peerPod },
+  peerPod: {
+    uid,
+    name,
+    held: true,
+    deleting: false,
+    gone: false,
+    // Only an observation of this very PeerPod says more (one of an older PeerPod of the name is not this one's).
+    ...(context.peerPod?.uid === uid ? context.peerPod : {}),
+    // Written into while being deleted (an older incarnation's, not yet released): let go, and another one written.
+    ...(deleting ? { deleting } : {}),
+  },
 });
 
 /** A live pod's VM lost: named, counted (the next one gets a name of its own), once per loss. */
