@@ -24,10 +24,7 @@ function applied(names: string[], terminating: string[] = [], stale: string[] = 
 function inActivityContext(deps: ObjectActivityDeps, context = new MockActivityEnvironment()) {
   const activities = createObjectActivities(deps);
   return Object.fromEntries(
-    Object.entries(activities).map(([name, fn]) => [
-      name,
-      (arg: never) => context.run(fn, arg),
-    ]),
+    Object.entries(activities).map(([name, fn]) => [name, (arg: never) => context.run(fn, arg)]),
   ) as typeof activities;
 }
 
