@@ -12,6 +12,12 @@ export const TRANSLATION_FINALIZER = 'midonet.org/deleter';
 export const VM_CLOUD_ANNOTATION = 'steward.dev/cloud';
 
 /**
+ * A VM's power states (the providers' `InstanceState`) in which it runs nothing: shut off, crashed, paused, or on its
+ * way down. The peer-pod machine starts such a VM; the workers' watch of the VMs tells its peer pod.
+ */
+export const VM_DOWN_STATES: ReadonlySet<string> = new Set(['stopped', 'stopping', 'crashed', 'paused']);
+
+/**
  * On a Translation or PeerPod Steward writes, when the worker knows the Temporal UI's address: the page of the
  * workflow that drives it (the owner's for an owned Translation).
  */

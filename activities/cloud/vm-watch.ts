@@ -5,10 +5,8 @@
 import type { Logger } from 'pino';
 import type { BackendChanged } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
+import { VM_DOWN_STATES } from '../../model/vocabulary';
 import type { InstanceState, VmPower } from './provider';
-
-/** Power states in which a VM runs nothing: what a worker that starts finds and tells at once. */
-const DOWN: ReadonlySet<InstanceState> = new Set(['stopped', 'stopping', 'crashed', 'paused']);
 
 /** A VM whose state changed since the last look (`gone`: no longer in the cloud), with the pod it serves. */
 export interface PowerChange {
@@ -32,8 +30,8 @@ export function powerChanges(before: ReadonlyMap<string, VmPower> | undefined, n
   for (const vm of now) {
     seen.add(vm.instanceId);
     const was = before?.get(vm.instanceId);
-    const down = DOWN.has(vm.state);
-    const changed = was === undefined ? down : down !== DOWN.has(was.state);
+    const down = VM_DOWN_STATES.has(vm.state);
+    const changed = was === undefined ? down : down !== VM_DOWN_STATES.has(was.state);
     const pod = podOf(vm);
     if (changed && pod) changes.push({ pod, instanceId: vm.instanceId, state: vm.state });
   }

@@ -21,7 +21,7 @@ import {
 import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
 import type { PeerPodProjection } from '../../model/peerpod-projection';
-import { PEERPOD_FINALIZER, Reason } from '../../model/vocabulary';
+import { PEERPOD_FINALIZER, Reason, VM_DOWN_STATES } from '../../model/vocabulary';
 import { vmName } from '../../model/vm-naming';
 
 /**
@@ -204,10 +204,9 @@ function vmMissingMessage(context: PeerPodContext): string {
   return `PeerPod ${context.peerPod?.name ?? context.ref.name} names VM ${id}, which the cloud does not have: nothing here makes it again (only a live Pod's own VM is made by Steward)`;
 }
 
-/** Power states in which a VM runs nothing: shut off, crashed, paused, or on its way down. */
-const DOWN_STATES = new Set(['stopped', 'stopping', 'crashed', 'paused']);
+/** The VM observed is down (model/vocabulary.ts `VM_DOWN_STATES`). */
 const isDown = (event: PeerPodEvent) =>
-  event.type === 'vmObserved' && event.exists && DOWN_STATES.has(event.state ?? '');
+  event.type === 'vmObserved' && event.exists && VM_DOWN_STATES.has(event.state ?? '');
 
 function vmShutOffMessage(context: PeerPodContext): string {
   const vm = `VM ${context.vm?.instanceId ?? ''} (${context.vmState ?? 'not running'})`;
