@@ -18,6 +18,7 @@ const port = (n: number, bridge: number): BackendResource => ({
 interface Options {
   created?: string;
   recorded?: BackendResource[];
+  pending?: BackendResource[];
   deleting?: boolean;
   ready?: { status: string; reason: string };
 }
@@ -25,7 +26,7 @@ interface Options {
 function translation(
   name: string,
   resources: BackendResource[],
-  { created = '2026-01-01T00:00:00Z', recorded = [], deleting = false, ready }: Options = {},
+  { created = '2026-01-01T00:00:00Z', recorded = [], pending = [], deleting = false, ready }: Options = {},
 ) {
   return {
     metadata: {
@@ -36,7 +37,10 @@ function translation(
     },
     resources,
     status: {
-      childResources: recorded.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' })),
+      childResources: [
+        ...recorded.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' })),
+        ...pending.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'pending' })),
+      ],
       conditions: ready ? [{ type: 'Ready', ...ready }] : [],
     },
   };
@@ -71,6 +75,61 @@ describe('the Translation index', () => {
     });
     expect(index.ownerOf(key(chain(1)), 'translation/ns/late')).toBe('translation/ns/early');
     expect(index.ownerOf(key(chain(1)), 'translation/ns/early')).toBeUndefined();
+  });
+
+  test("what Steward derives for an object is its Translation's, though a hand-written one pushed it first: that one yields it", () => {
+    const index = createTranslationIndex();
+    const squatter = translation('squatter', [port(5, 1)], { recorded: [port(5, 1)] });
+    const ofPod = (t: ReturnType<typeof translation>) => ({
+      ...t,
+      metadata: {
+        ...t.metadata,
+        labels: { 'midonet.org/owner-uid': 'uid-web' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'uid-web' }],
+      },
+    });
+    const created = '2026-01-02T00:00:00Z';
+    const owned = ofPod(translation('pod.4.web', [port(5, 1)], { created }));
+    index.apply({ type: 'upsert', object: squatter });
+    // Not seen by the watch yet: ranked by what the API server says it is.
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/pod.4.web')).toBe('translation/ns/squatter');
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/pod.4.web', { takeover: true })).toBeUndefined();
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/pod.4.web', { takeover: false })).toBe(
+      'translation/ns/squatter',
+    );
+    expect([...index.yielding([key(port(5, 1))], 'translation/ns/pod.4.web', { takeover: true })]).toEqual([
+      ['translation/ns/squatter', [key(port(5, 1))]],
+    ]);
+
+    index.apply({ type: 'upsert', object: owned });
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/pod.4.web')).toBeUndefined();
+    expect(index.recordedByOthers(key(port(5, 1)), 'translation/ns/pod.4.web')).toBe(false);
+    expect([...index.yielding([key(port(5, 1)), key(port(6, 1))], 'translation/ns/pod.4.web')]).toEqual([
+      ['translation/ns/squatter', [key(port(5, 1))]],
+    ]);
+    // Once the derived one is about to push it (pending), the hand-written one is refused it, and its deletion leaves
+    // it; a hand-written one's pending claims nothing.
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/squatter')).toBeUndefined();
+    index.apply({
+      type: 'upsert',
+      object: ofPod(translation('pod.4.web', [port(5, 1)], { created, pending: [port(5, 1)] })),
+    });
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/squatter')).toBe('translation/ns/pod.4.web');
+    index.apply({ type: 'upsert', object: translation('other', [port(7, 1)], { created, pending: [port(7, 1)] }) });
+    expect(index.ownerOf(key(port(7, 1)), 'translation/ns/squatter')).toBeUndefined();
+    index.apply({
+      type: 'upsert',
+      object: ofPod(translation('pod.4.web', [port(5, 1)], { created, recorded: [port(5, 1)] })),
+    });
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/squatter')).toBe('translation/ns/pod.4.web');
+    expect(index.recordedByOthers(key(port(5, 1)), 'translation/ns/squatter')).toBe(true);
+    expect(index.yielding([key(port(5, 1))], 'translation/ns/squatter').size).toBe(0);
+    // Two hand-written ones: the senior owns it, as before.
+    index.apply({
+      type: 'upsert',
+      object: translation('late', [port(5, 1)], { created: '2026-01-03T00:00:00Z', recorded: [port(5, 1)] }),
+    });
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/late')).toBe('translation/ns/squatter');
   });
 
   test('a Translation being deleted or gone owns nothing; an update replaces what it recorded', () => {

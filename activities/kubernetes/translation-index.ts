@@ -34,6 +34,11 @@ interface Entry extends Provenance {
   seniority: string;
   /** Keys (`kind:id`) of the resources its status records as pushed (a failed push leaves them `unverified`, still its). */
   records: string[];
+  /**
+   * The keys it holds against others: its records, and for one derived for its object (`takeover`) also what its
+   * push is about to make (`pending`), which a Translation that yields them is refused from then on.
+   */
+  claims: string[];
   /** Every MidoNet ID its resources name: their own IDs, parents, and IDs in bodies (next hops, peers, chains). */
   mentions: string[];
   /** Ready=False because something it needs was missing when it was last pushed. */
@@ -77,21 +82,22 @@ function entryOf(object: WatchedTranslation, fieldManager: string): Entry {
     for (const text of [r.parent, r.body])
       if (typeof text === 'string') for (const id of text.match(UUID) ?? []) mentions.add(id.toLowerCase());
   }
-  const records = (object.status?.childResources ?? [])
-    .filter(
-      (c) =>
-        (c.state === 'synced' || c.state === 'unverified') && typeof c.kind === 'string' && typeof c.id === 'string',
-    )
-    .map((c) => `${c.kind as string}:${c.id as string}`);
+  const provenance = provenanceOf(object, fieldManager);
+  const inStates = (...states: string[]) =>
+    (object.status?.childResources ?? [])
+      .filter((c) => states.includes(c.state as string) && typeof c.kind === 'string' && typeof c.id === 'string')
+      .map((c) => `${c.kind as string}:${c.id as string}`);
+  const records = inStates('synced', 'unverified');
   const ready = object.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     seniority: `${object.metadata?.creationTimestamp ? new Date(object.metadata.creationTimestamp).toISOString() : ''} ${workflowIdOf(object)}`,
     records,
+    claims: provenance.takeover ? [...records, ...inStates('pending')] : records,
     mentions: [...mentions],
     waitingForDependency: ready?.status === 'False' && ready.reason === DEPENDENCY_MISSING,
     deleting: object.metadata?.deletionTimestamp !== undefined,
     pushedBy: pushingWorkflowOf(object),
-    ...provenanceOf(object, fieldManager),
+    ...provenance,
   };
 }
 
@@ -126,10 +132,16 @@ export interface TranslationIndex {
   apply(event: { type: 'upsert' | 'delete'; object: k8s.KubernetesObject }): void;
   /**
    * The pusher workflow id of the Translation that owns this resource, if it is not `self`: one that records it and
-   * is senior to `self` (created first). Two that both record it (they pushed at the same moment) resolve to the
-   * senior, so exactly one of them is refused. A Translation being deleted owns nothing any more.
+   * comes before `self` (`before`). Two that both record it (they pushed at the same moment) resolve to the one that
+   * comes first, so exactly one of them is refused. A Translation being deleted owns nothing any more. `asked` is
+   * `self`'s provenance as the API server has it, for a Translation the watch has not seen yet (just applied).
    */
-  ownerOf(key: string, self: string): string | undefined;
+  ownerOf(key: string, self: string, asked?: Pick<Provenance, 'takeover'>): string | undefined;
+  /**
+   * The Translations that record any of these resources and yield them to `self` (`yields`), each with the keys it
+   * records: a hand-written Translation that pushed what Steward derives for `self`'s object.
+   */
+  yielding(keys: readonly string[], self: string, asked?: Pick<Provenance, 'takeover'>): Map<string, string[]>;
   /**
    * The workflows that push the other Translations that name any of these MidoNet IDs (their owners', or their own
    * pushers'). `created`: the IDs were just
@@ -140,11 +152,27 @@ export interface TranslationIndex {
   mentioning(ids: readonly string[], self: string, options?: { created?: boolean }): string[];
   /** What this Translation's own status records as pushed (keys `kind:id`): its record when its workflow has none. */
   recordOf(self: string): readonly string[];
-  /** Whether any other Translation, senior or not, records this resource. */
+  /** Whether any other Translation, senior or not, records this resource, unless it yields it to `self`. */
   recordedByOthers(key: string, self: string): boolean;
   /** Who wrote this Translation; undefined when the watch has not seen it. */
   provenanceOf(self: string): Provenance | undefined;
 }
+
+/** What orders two claims on one resource. */
+type Rank = Pick<Entry, 'takeover' | 'seniority'>;
+
+/**
+ * What Steward's translation derives for an object (a Translation owned by it, or the global one) is that object's,
+ * whoever pushed it first: a hand-written Translation that pushed a Pod's future port, in any namespace, yields it
+ * when the Pod appears (issue 43) instead of holding the Pod's own Translation refused for as long as it lives.
+ */
+const yields = (theirs: Rank, mine: Rank) => mine.takeover && !theirs.takeover;
+
+/** Whether a claim of rank `a` comes before one of rank `b`: the derived one, then the senior (created first). */
+const before = (a: Rank, b: Rank) => yields(b, a) || (!yields(a, b) && a.seniority < b.seniority);
+
+/** A Translation the watch has not seen is the newest: it ranks by its kind alone. */
+const UNSEEN = '\uffff';
 
 /** `fieldManager` is the one Steward applies Translations with. */
 export function createTranslationIndex(fieldManager = 'steward'): TranslationIndex {
@@ -155,10 +183,13 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
   function forget(id: string) {
     const entry = entries.get(id);
     if (!entry) return;
-    for (const key of entry.records) recordedBy.delete(key, id);
+    for (const key of entry.claims) recordedBy.delete(key, id);
     for (const mention of entry.mentions) mentionedBy.delete(mention, id);
     entries.delete(id);
   }
+
+  const rankOf = (self: string, asked?: Pick<Provenance, 'takeover'>): Rank | undefined =>
+    entries.get(self) ?? (asked && { takeover: asked.takeover, seniority: UNSEEN });
 
   return {
     apply({ type, object }) {
@@ -167,17 +198,29 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
       if (type === 'delete') return;
       const entry = entryOf(object, fieldManager);
       entries.set(id, entry);
-      for (const key of entry.records) recordedBy.add(key, id);
+      for (const key of entry.claims) recordedBy.add(key, id);
       for (const mention of entry.mentions) mentionedBy.add(mention, id);
     },
-    ownerOf(key, self) {
-      const mine = entries.get(self)?.seniority;
+    ownerOf(key, self, asked) {
+      const mine = rankOf(self, asked);
       for (const other of recordedBy.get(key)) {
         const theirs = entries.get(other);
         if (other === self || !theirs || theirs.deleting) continue;
-        if (mine === undefined || !(mine < theirs.seniority)) return other;
+        if (mine === undefined || !before(mine, theirs)) return other;
       }
       return undefined;
+    },
+    yielding(keys, self, asked) {
+      const found = new Map<string, string[]>();
+      const mine = rankOf(self, asked);
+      if (!mine) return found;
+      for (const key of keys)
+        for (const other of recordedBy.get(key)) {
+          const theirs = entries.get(other);
+          if (other !== self && theirs && !theirs.deleting && yields(theirs, mine))
+            found.set(other, [...(found.get(other) ?? []), key]);
+        }
+      return found;
     },
     mentioning(ids, self, { created = false } = {}) {
       const concerned = (other: string) => {
@@ -193,7 +236,13 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
       return [...found];
     },
     recordOf: (self) => entries.get(self)?.records ?? [],
-    recordedByOthers: (key, self) => [...recordedBy.get(key)].some((other) => other !== self),
+    recordedByOthers(key, self) {
+      const mine = entries.get(self);
+      return [...recordedBy.get(key)].some((other) => {
+        const theirs = entries.get(other);
+        return other !== self && !(mine && theirs && yields(theirs, mine));
+      });
+    },
     provenanceOf(self) {
       const entry = entries.get(self);
       return entry && { foreign: entry.foreign, translated: entry.translated, takeover: entry.takeover };

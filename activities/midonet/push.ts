@@ -206,16 +206,80 @@ async function neighboursListed(neighbours: Neighbours | undefined, owner: strin
 
 /** Who else owns a resource key, as the watch knows it now (nobody, without Kubernetes). */
 const ownerOf =
-  (neighbours: Neighbours | undefined, owner: string): OwnerOf =>
+  (neighbours: Neighbours | undefined, owner: string, asked?: Provenance): OwnerOf =>
   (key) =>
-    neighbours?.index.ownerOf(key, owner);
+    neighbours?.index.ownerOf(key, owner, asked);
 
-/** Refuses a Translation listing another's resources (push-plan.ts claimRefusal), once the watch knows them all. */
-async function refuseClaimed(neighbours: Neighbours | undefined, owner: string, resources: BackendResource[]) {
+/**
+ * Refuses a Translation listing another's resources (push-plan.ts claimRefusal), once the watch knows them all. One
+ * the watch has not seen yet (its owner's workflow just applied it) is ranked as the API server has it.
+ */
+async function refuseClaimed(
+  neighbours: Neighbours | undefined,
+  owner: string,
+  resources: BackendResource[],
+  current: () => Promise<Provenance | undefined>,
+) {
   if (!neighbours) return;
   await neighboursListed(neighbours, owner);
-  const refusal = claimRefusal(owner, resources, ownerOf(neighbours, owner));
+  const asked = () => (neighbours.index.provenanceOf(owner) ? Promise.resolve(undefined) : current());
+  const refusal =
+    claimRefusal(owner, resources, ownerOf(neighbours, owner)) &&
+    claimRefusal(owner, resources, ownerOf(neighbours, owner, await asked()));
+  if (owner.includes('squat'))
+    console.error(
+      owner,
+      JSON.stringify(neighbours.index.provenanceOf(owner)),
+      resources.map((r) => neighbours.index.ownerOf(identify(r).key, owner)),
+      Boolean(refusal),
+    );
   if (refusal) throw refusal;
+}
+
+/**
+ * Tells each Translation that yielded resources to this one (TranslationIndex.yielding: it pushed them first, by hand,
+ * and Steward derives them for this one's object), with an Event on both; told, it pushes again and is refused them.
+ */
+async function takeOver({ owner, neighbours, current }: Attempt, pushed: PushedResource[]): Promise<number> {
+  if (!neighbours) return 0;
+  const asked = neighbours.index.provenanceOf(owner) ? undefined : await current();
+  const yielded = neighbours.index.yielding(
+    pushed.map((p) => p.key),
+    owner,
+    asked,
+  );
+  if (owner.includes('squat'))
+    console.error(
+      owner,
+      JSON.stringify(neighbours.index.provenanceOf(owner)),
+      pushed.map((p) => p.key),
+      [...yielded],
+    );
+  for (const [other, keys] of yielded) {
+    const shown = listed(keys);
+    const events: [string, EventInput][] = [
+      [
+        owner,
+        {
+          type: 'Normal',
+          reason: 'ResourceTakenOver',
+          message: `${keys.length} resources ${other} had pushed are Steward's translation of this Translation's object, and now its own: ${shown}`,
+        },
+      ],
+      [
+        other,
+        {
+          type: 'Warning',
+          reason: 'ResourceYielded',
+          message: `${keys.length} resources this Translation pushed are what Steward's translation derives for ${owner}'s object, and now its own; this Translation is refused them while it lists them: ${shown}`,
+        },
+      ],
+    ];
+    for (const [on, event] of events) await announceOne(neighbours, on, event);
+    const ids = idsOf(pushed.filter((p) => keys.includes(p.key)));
+    await neighbours.notify([other], { by: owner, ids: ids.slice(0, NOTICE_IDS) });
+  }
+  return yielded.size;
 }
 
 /**
@@ -280,8 +344,6 @@ async function announce(
   if (!neighbours) return;
   const name = owner.split('/').at(-1) ?? owner;
   const events: EventInput[] = [];
-  const listed = (keys: string[]) =>
-    keys.slice(0, 10).join(', ') + (keys.length > 10 ? ` and ${keys.length - 10} more` : '');
   if (foreign.length > 0)
     events.push({
       type: 'Normal',
@@ -304,13 +366,17 @@ async function announce(
       message: `${identify(resource).key} held another body in MidoNet and was made right: ${describeDiff(diff)}${cause ? `; cause: ${cause}` : ''}`,
     });
   }
-  // An Event only tells; the push is done and recorded either way.
-  for (const event of events) {
-    await neighbours.announce(owner, event).catch((error: unknown) => {
-      Context.current().log.warn(`${owner}: Event ${event.reason} not recorded: ${(error as Error).message}`);
-    });
-  }
+  for (const event of events) await announceOne(neighbours, owner, event);
 }
+
+/** An Event only tells; the push is done and recorded either way. */
+const announceOne = (neighbours: Neighbours, on: string, event: EventInput) =>
+  neighbours.announce(on, event).catch((error: unknown) => {
+    Context.current().log.warn(`${on}: Event ${event.reason} not recorded: ${(error as Error).message}`);
+  });
+
+const listed = (keys: string[]) =>
+  keys.slice(0, 10).join(', ') + (keys.length > 10 ? ` and ${keys.length - 10} more` : '');
 
 /**
  * Why a `pending` resource is left rather than deleted: not in MidoNet, or held otherwise than this Translation asked
@@ -476,11 +542,12 @@ async function pushAll(attempt: Attempt, resources: BackendResource[], previous:
 
 /** Announces what was adopted and corrected, tells the Translations concerned, writes the record, and says so. */
 async function report(
-  { owner, neighbours }: Attempt,
+  attempt: Attempt,
   done: Pushed,
   { removed, stale }: { removed: PushedResource[]; stale: PushedResource[] },
   writeRecord: ((record: RecordedResource[]) => Promise<PushResult['settled']>) | undefined,
 ): Promise<PushResult> {
+  const { owner, neighbours } = attempt;
   const { pushed, recreated, created, adopted, corrected } = done;
   await announce(neighbours, owner, done);
   const notified =
@@ -488,11 +555,12 @@ async function report(
     (await tell(neighbours, owner, removedIds(removed, stale, Context.current().info.attempt > 1), false));
   const settled = await writeRecord?.(asRecord(pushed, 'synced'));
   const inStatus = writeRecord !== undefined;
+  const yielded = await takeOver(attempt, pushed);
   return {
     pushed: inStatus ? [] : pushed,
     removed: inStatus ? [] : removed,
     recreated: inStatus ? recreated.slice(0, NOTICE_IDS) : recreated,
-    notified,
+    notified: notified + yielded,
     recordInStatus: inStatus,
     count: pushed.length,
     ...findings(adopted, corrected),
@@ -517,22 +585,16 @@ async function pushTranslation(
   // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
   const problems = validateResources(resources);
   if (problems.length > 0) throw invalidTranslation(owner, problems);
-  await refuseClaimed(neighbours, owner, resources);
+  const provenance = neighbours?.index.provenanceOf(owner);
+  const current = currentOnce(neighbours, owner, provenance);
+  await refuseClaimed(neighbours, owner, resources, current);
   const progress = heartbeats();
   const midonet = settlingUnanswered(client, progress.alive);
   const stale = staleResources(resources, previous, ownerOf(neighbours, owner));
   await writeRecord?.(preRecord(previous, resources), fence && { add: fence });
   try {
     const removed = await removeInReverse(midonet, stale, 0, () => progress.done(progress.resumeAt));
-    const provenance = neighbours?.index.provenanceOf(owner);
-    const attempt: Attempt = {
-      owner,
-      neighbours,
-      midonet,
-      progress,
-      provenance,
-      current: currentOnce(neighbours, owner, provenance),
-    };
+    const attempt: Attempt = { owner, neighbours, midonet, progress, provenance, current };
     const done = await pushAll(attempt, resources, previous);
     const finalWrite =
       writeRecord &&

@@ -5,6 +5,7 @@ import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import type { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { recordHistory } from '../replay/record';
 import { observationsIn, startTestStarter } from '../support';
 import { loadKubeConfig } from '../../platform/kubernetes/kubeconfig';
@@ -22,17 +23,22 @@ import {
   emulatorIds,
   eventsAbout,
   expectedIds,
+  isReady,
   listTranslations,
   objectsHarnessForFile,
   readTranslation,
   readyOf,
   referrersOf,
+  stateOf,
   translationsOfOthers,
+  TRANSLATIONS,
   type TranslationObject,
   uiDetailsOf,
   waitFor,
+  waitForReady,
   waitForState,
 } from '../support/objects-harness';
+import { identify } from '../../model/translation/types';
 
 // The embedded API server allocates ClusterIPs from 10.0.0.0/24; the sample's 10.96.0.20 is outside it.
 const base = sampleCluster();
@@ -446,6 +452,69 @@ describe('object lifecycles on the embedded stack', () => {
       { name: nodeName, body: { status: { addresses } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
+  });
+
+  it('the IDs Steward derives for a Pod are its own: a hand-written Translation in another namespace that pushed them first yields them when the Pod appears, with an Event on both', async () => {
+    const web0 = cluster.pods.find((p) => p.metadata.name === 'web-0')!;
+    const name = 'squatted-0';
+    const pod = {
+      ...web0,
+      metadata: { ...web0.metadata, name, annotations: {} },
+      status: { ...web0.status, podIP: '10.1.1.50' },
+    };
+    const derived = sampleClusterTranslations({ ...cluster, pods: [pod] }).find(
+      (t) => t.ownerReferences[0]?.name === name,
+    )!;
+    const ports = derived.resources.filter((r) => r.kind === 'Port').map((r) => identify(r).id);
+    expect(ports).toHaveLength(1);
+    // Whoever may write a Translation in any namespace: the Pod's port, pushed before the Pod exists.
+    await h.core.createNamespace({ body: { metadata: { name: 'squat' } } });
+    await h.custom.createNamespacedCustomObject({
+      ...TRANSLATIONS,
+      namespace: 'squat',
+      body: {
+        apiVersion: `${TRANSLATIONS.group}/${TRANSLATIONS.version}`,
+        kind: 'Translation',
+        metadata: { name: 'squatter', namespace: 'squat' },
+        resources: derived.resources,
+      },
+    });
+    await waitFor('the squatter Ready', () => isReady(h, 'squat', 'squatter'));
+    expect((await emulatorIds(h)).Port).toContain(ports[0]);
+    // In place for a while, as a squatter is: every worker's watch of the Translations has its record.
+    await sleep(3_000);
+
+    await createPod(h, pod);
+    // Its own Translation takes the port over; the squatter is refused it, naming the Pod's Translation.
+    const settled = await waitFor('the Pod ready or stuck', async () => {
+      const view = await stateOf(h, podRef(name)).catch(() => undefined);
+      return view && ['ready', 'stuck'].includes(view.state) ? view : undefined;
+    });
+    expect({ state: settled.state, lastError: settled.lastError }).toEqual({ state: 'ready', lastError: undefined });
+    await waitForReady(h, 'its Translation', [derived]);
+    const squatter = await waitFor('the squatter refused', async () => {
+      const ready = (await readTranslation(h, 'squat', 'squatter'))?.status?.conditions?.find(
+        (c) => c.type === 'Ready',
+      );
+      return ready?.reason === 'ResourceClaimed' ? ready : undefined;
+    });
+    expect(squatter.message).toContain(`owned by translation/default/${derived.name}`);
+    const reasons = async (namespace: string, of: string) =>
+      (await eventsAbout(h, 'Translation', of)).filter((e) => e.metadata?.namespace === namespace).map((e) => e.reason);
+    expect(await reasons('default', derived.name)).toContain('ResourceTakenOver');
+    expect(await reasons('squat', 'squatter')).toContain('ResourceYielded');
+
+    // The squatter's deletion leaves the Pod's port; the Pod's takes it.
+    await h.custom.deleteNamespacedCustomObject({ ...TRANSLATIONS, namespace: 'squat', name: 'squatter' });
+    await waitFor('the squatter gone', async () =>
+      (await readTranslation(h, 'squat', 'squatter')) ? undefined : true,
+    );
+    expect((await emulatorIds(h)).Port).toContain(ports[0]);
+    await deletePod(h, 'default', name);
+    await waitForState(h, podRef(name), 'done');
+    expect((await emulatorIds(h)).Port ?? []).not.toContain(ports[0]);
+    await h.core.deleteNamespace({ name: 'squat' });
+    await converged(cluster);
   });
 
   // Chaos seed 82: a Pod's run failed (a nondeterminism error now fails it: worker/nondeterminism.stack.test.ts)
