@@ -226,13 +226,6 @@ async function refuseClaimed(
   const refusal =
     claimRefusal(owner, resources, ownerOf(neighbours, owner)) &&
     claimRefusal(owner, resources, ownerOf(neighbours, owner, await asked()));
-  if (owner.includes('squat'))
-    console.error(
-      owner,
-      JSON.stringify(neighbours.index.provenanceOf(owner)),
-      resources.map((r) => neighbours.index.ownerOf(identify(r).key, owner)),
-      Boolean(refusal),
-    );
   if (refusal) throw refusal;
 }
 
@@ -242,19 +235,12 @@ async function refuseClaimed(
  */
 async function takeOver({ owner, neighbours, current }: Attempt, pushed: PushedResource[]): Promise<number> {
   if (!neighbours) return 0;
-  const asked = neighbours.index.provenanceOf(owner) ? undefined : await current();
-  const yielded = neighbours.index.yielding(
-    pushed.map((p) => p.key),
-    owner,
-    asked,
-  );
-  if (owner.includes('squat'))
-    console.error(
-      owner,
-      JSON.stringify(neighbours.index.provenanceOf(owner)),
-      pushed.map((p) => p.key),
-      [...yielded],
-    );
+  const held = pushed.map((p) => p.key);
+  // Unseen by the watch yet, it is read from the API server, only when another records one of them (rarely).
+  const unseen = neighbours.index.provenanceOf(owner) === undefined;
+  const asked =
+    unseen && held.some((key) => neighbours.index.recordedByOthers(key, owner)) ? await current() : undefined;
+  const yielded = neighbours.index.yielding(held, owner, asked);
   for (const [other, keys] of yielded) {
     const shown = listed(keys);
     const events: [string, EventInput][] = [
