@@ -4,7 +4,7 @@
 // every object of the cluster and the pollers of the task queue, which other files' workers would share.
 import * as k8s from '@kubernetes/client-node';
 import { REFERRERS_ANNOTATION, REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../model/vocabulary';
-import { sampleCluster } from '../model/translation/sample-cluster';
+import { sampleCluster, sampleClusterTranslations } from '../model/translation/sample-cluster';
 import {
   createEndpoints,
   createNode,
@@ -12,7 +12,9 @@ import {
   createService,
   listTranslations,
   objectsHarnessForFile,
+  readyOf,
   referrersOf,
+  translationsOfOthers,
   waitFor,
 } from '../test/support/objects-harness';
 import { uninstall } from './uninstall';
@@ -56,6 +58,24 @@ beforeAll(async () => {
   await createEndpoints(h, base.endpoints);
   await waitFor('node1 to list its Pods', async () => (await referrersOf(h, 'node1')).length === 2, 120_000);
   await waitFor('the Service to list its Endpoints', async () => marksOf(await web()).annotation, 120_000);
+  // Every Translation written and pushed (the API server's own Service and Endpoints give some too): the back-references
+  // are there before the last of them.
+  const written =
+    sampleClusterTranslations({ ...base, service }).length +
+    (
+      await translationsOfOthers(h, [
+        { kind: 'Service', namespace: 'default', name: 'web' },
+        { kind: 'Endpoints', namespace: 'default', name: 'web' },
+      ])
+    ).length;
+  await waitFor(
+    `the ${written} Translations Ready`,
+    async () => {
+      const live = await listTranslations(h);
+      return live.length === written && live.every(readyOf);
+    },
+    120_000,
+  );
   translationsBefore = await asMidonetKubernetesReadsThem();
 }, 240_000);
 
