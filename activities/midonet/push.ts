@@ -222,12 +222,15 @@ async function refuseClaimed(
 ) {
   if (!neighbours) return;
   await neighboursListed(neighbours, owner);
-  const asked = () => (neighbours.index.provenanceOf(owner) ? Promise.resolve(undefined) : current());
   const refusal =
     claimRefusal(owner, resources, ownerOf(neighbours, owner)) &&
-    claimRefusal(owner, resources, ownerOf(neighbours, owner, await asked()));
+    claimRefusal(owner, resources, ownerOf(neighbours, owner, await unseenAs(neighbours, owner, current)));
   if (refusal) throw refusal;
 }
+
+/** A Translation the watch has not seen yet, as the API server has it, for its rank; nothing when the watch knows it. */
+const unseenAs = (neighbours: Neighbours, owner: string, current: () => Promise<Provenance | undefined>) =>
+  neighbours.index.provenanceOf(owner) ? Promise.resolve(undefined) : current();
 
 /**
  * Tells each Translation that yielded resources to this one (TranslationIndex.yielding: it pushed them first, by hand,
@@ -236,10 +239,10 @@ async function refuseClaimed(
 async function takeOver({ owner, neighbours, current }: Attempt, pushed: PushedResource[]): Promise<number> {
   if (!neighbours) return 0;
   const held = pushed.map((p) => p.key);
-  // Unseen by the watch yet, it is read from the API server, only when another records one of them (rarely).
-  const unseen = neighbours.index.provenanceOf(owner) === undefined;
-  const asked =
-    unseen && held.some((key) => neighbours.index.recordedByOthers(key, owner)) ? await current() : undefined;
+  // Read from the API server only when another records one of them (rarely).
+  const asked = held.some((key) => neighbours.index.recordedByOthers(key, owner))
+    ? await unseenAs(neighbours, owner, current)
+    : undefined;
   const yielded = neighbours.index.yielding(held, owner, asked);
   for (const [other, keys] of yielded) {
     const shown = listed(keys);
@@ -571,15 +574,16 @@ async function pushTranslation(
   // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
   const problems = validateResources(resources);
   if (problems.length > 0) throw invalidTranslation(owner, problems);
-  const provenance = neighbours?.index.provenanceOf(owner);
-  const current = currentOnce(neighbours, owner, provenance);
-  await refuseClaimed(neighbours, owner, resources, current);
+  await refuseClaimed(neighbours, owner, resources, currentOnce(neighbours, owner, undefined));
   const progress = heartbeats();
   const midonet = settlingUnanswered(client, progress.alive);
   const stale = staleResources(resources, previous, ownerOf(neighbours, owner));
   await writeRecord?.(preRecord(previous, resources), fence && { add: fence });
   try {
     const removed = await removeInReverse(midonet, stale, 0, () => progress.done(progress.resumeAt));
+    // As the watch knows it when the resources' turn comes (after the pre-record, so most often seen by then).
+    const provenance = neighbours?.index.provenanceOf(owner);
+    const current = currentOnce(neighbours, owner, provenance);
     const attempt: Attempt = { owner, neighbours, midonet, progress, provenance, current };
     const done = await pushAll(attempt, resources, previous);
     const finalWrite =
