@@ -102,6 +102,7 @@ function watchNeighbours(
   signal: (id: string, notice: BackendChanged) => Promise<void>,
   apiServer: BackendHealth,
   log: Logger,
+  report: Neighbours['report'],
 ): Neighbours & { stop(): Promise<void> } {
   const index = createTranslationIndex();
   const source = createSource({
@@ -132,6 +133,7 @@ function watchNeighbours(
       return translation && provenanceOf(translation);
     },
     synced: () => source.synced(),
+    report,
     notify: async (workflowIds, notice) => {
       for (let i = 0; i < workflowIds.length; i += 20)
         await Promise.all(workflowIds.slice(i, i + 20).map((id) => signal(id, notice)));
@@ -192,7 +194,7 @@ export function createActivities(
     const guard = createDeletionGuard({ ...crd, read: async () => (await readDeletionGuard(kubeConfig)).state });
     return {
       activities: api.activities,
-      neighbours: watchNeighbours(kubeConfig, tell, health, log),
+      neighbours: watchNeighbours(kubeConfig, tell, health, log, api.activities.recordTranslationStatus),
       guard: { ...guard, stop: () => crd.stop() },
     };
   };

@@ -3,17 +3,15 @@
 // (one local activity, one marker in the history); on its deletion, delete what each pushed and let each go. The
 // Translations keep their record of what is in MidoNet in `status.childResources`, written by the push itself: the
 // workflow carries only the names of the first few, for its UI page.
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyObjectInput, ApplyObjectResult } from '../model/apply-object';
 import type { WrittenTranslation } from '../model/kubernetes-calls';
 import type { ResourceRef } from '../model/messages';
 import { needsHosts } from '../model/translation/node-annotator';
-import { describeRef, parseObjectRef, workflowId, type ObjectRef } from '../model/naming';
+import { parseObjectRef, workflowId, type ObjectRef } from '../model/naming';
 import { Reason, TRANSLATION_FINALIZER } from '../model/vocabulary';
 import type { KubernetesActivities } from './kubernetes';
 import { rememberingWrites } from './kubernetes/objects';
-import type { RecordedResource } from './kubernetes/translation-record';
 import type { AnnotateNodeResult } from './kubernetes/node-annotations';
 import type { MidonetActivities } from './midonet';
 import type { PushActivities } from './midonet/push';
@@ -92,58 +90,18 @@ const byReference = (ref: ObjectRef, uid: string) => ({
 const waitsForSibling = (error: unknown) =>
   error instanceof ApplicationFailure && error.type === 'MidonetDependencyMissing';
 
-/**
- * Its workflow gave this attempt up (the local activity timed out, or its task went to another worker): the attempt
- * after it reports. A report of this one, landing later, would say what MidoNet no longer holds (chaos seed 10: a
- * failure written 20 s after the retry had pushed and said Ready, left there since the workflow rested).
- */
-const givenUp = () => Context.current().cancellationSignal.aborted;
-
-/** Pushes one Translation and writes its status: Ready and Synced, or why not (then rethrows); nothing once given up. */
+/** Pushes one Translation, which reports on it (activities/midonet/push.ts): Ready and Synced, or why not. */
 async function pushOne(
-  { kubernetes, midonet }: ObjectActivityDeps,
-  { key, uid, generation }: WrittenTranslation,
-): Promise<{ count: number; record: RecordedResource[] }> {
+  { midonet }: ObjectActivityDeps,
+  { key, uid }: WrittenTranslation,
+): Promise<{ count: number; named: ResourceRef[] }> {
   const ref = translationRef(key);
-  const what = describeRef(ref);
-  let settles: string | undefined;
-  try {
-    const pushed = await midonet.pushTranslation({
-      owner: workflowId(ref),
-      previous: [],
-      ...byReference(ref, uid),
-      settledByCaller: true,
-    });
-    const { count, settled } = pushed;
-    settles = settled?.fence;
-    // The generation of the resources the push read, which may be newer than the one applied.
-    const reported = pushed.generation ?? generation;
-    const message = `pushed ${count} MidoNet resources (generation ${reported})`;
-    const synced = { status: 'True' as const, reason: Reason.Synced, message };
-    Context.current().cancellationSignal.throwIfAborted();
-    // One status write: the record of what is in MidoNet, the attempt's fence lifted, Ready and Synced.
-    await kubernetes.recordTranslationStatus({
-      ref,
-      uid,
-      generation: reported,
-      ...(settled ? { childResources: settled.record } : {}),
-      ...(settles ? { settles } : {}),
-      ready: synced,
-      synced,
-      event: { type: 'Normal', reason: Reason.Synced, message },
-    });
-    return { count, record: settled?.record ?? [] };
-  } catch (error) {
-    const reason = error instanceof ApplicationFailure ? (error.type ?? Reason.Stuck) : Reason.Stuck;
-    const message = `${what}: ${(error as Error).message}`;
-    const failed = { status: 'False' as const, reason, message };
-    if (givenUp()) throw error;
-    // Status is informative: a failure to write it must not hide the push's own failure.
-    await kubernetes
-      .recordTranslationStatus({ ref, uid, generation, ready: failed, synced: failed, ...(settles ? { settles } : {}) })
-      .catch(() => undefined);
-    throw error;
-  }
+  const { count, named = [] } = await midonet.pushTranslation({
+    owner: workflowId(ref),
+    previous: [],
+    ...byReference(ref, uid),
+  });
+  return { count, named };
 }
 
 /**
@@ -161,10 +119,9 @@ async function pushAll(
     const failed: { translation: WrittenTranslation; error: unknown }[] = [];
     for (const translation of waiting) {
       try {
-        const { count, record } = await pushOne(deps, translation);
+        const { count, named } = await pushOne(deps, translation);
         pushed += count;
-        const named = record.slice(0, NAMED_RESOURCES - resources.length);
-        resources.push(...named.map(({ kind, id }) => ({ kind, id })));
+        resources.push(...named.slice(0, NAMED_RESOURCES - resources.length));
       } catch (error) {
         if (!waitsForSibling(error)) throw error;
         failed.push({ translation, error });
@@ -232,7 +189,6 @@ async function finalizeOne(
         owner: workflowId(ref),
         force: mode === 'force',
         ...byReference(ref, uid),
-        releasedByCaller: true,
       });
     } catch (error) {
       // Held: its finalizer stays, and the workflow waits in `stuck` for the operator's go-ahead.

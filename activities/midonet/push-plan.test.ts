@@ -146,6 +146,15 @@ describe('preRecord', () => {
       { kind: 'Rule', id: RULE(1), state: 'pending' },
     ]);
   });
+
+  it("keeps what was found made by someone else foreign: a push cut short must not make it this Translation's to delete", () => {
+    const previous = [pushed(chain, 'foreign'), pushed(rule(1), 'synced'), pushed(rule(2), 'pending')];
+    expect(preRecord(previous, [chain, rule(1), rule(2)])).toEqual([
+      { kind: 'Chain', id: CHAIN, state: 'foreign' },
+      { kind: 'Rule', id: RULE(1), state: 'unverified' },
+      { kind: 'Rule', id: RULE(2), state: 'pending' },
+    ]);
+  });
 });
 
 describe('recordedAs', () => {

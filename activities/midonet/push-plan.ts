@@ -123,11 +123,14 @@ export function staleResources(
   return previous.filter((p) => !wanted.has(p.key) && REMOVABLE.has(p.state) && ownerOf(keyOf(p)) === undefined);
 }
 
-/** The record written before anything is pushed: what was pushed is unverified, what may be created is pending. */
+/**
+ * The record written before anything is pushed: what was pushed is unverified, what may be created is pending; what
+ * was found made by someone else stays foreign (never deleted by this Translation, whatever becomes of the push).
+ */
 export function preRecord(previous: PushedResource[], resources: BackendResource[]): RecordedResource[] {
   const before = new Set(previous.map((p) => p.key));
   return [
-    ...asRecord(previous, 'unverified'),
+    ...previous.map(({ kind, id, state }) => ({ kind, id, state: state === 'synced' ? 'unverified' : state })),
     ...asRecord(
       resources.filter((r) => !before.has(identify(r).key)),
       'pending',

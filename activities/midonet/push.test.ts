@@ -164,6 +164,7 @@ describe('with the other Translations known (one owner per resource)', () => {
         notify: (to, notice) => Promise.resolve(void told.push({ ...notice, to })),
         announce: () => Promise.resolve(),
         provenance: () => Promise.resolve(undefined),
+        report: () => Promise.resolve(),
       },
     });
   }
@@ -272,6 +273,7 @@ describe('taking over what another controller left (issue 11)', () => {
         notify: () => Promise.resolve(),
         announce: (owner, e) => Promise.resolve(void announced.push({ owner, ...e })),
         provenance: () => Promise.resolve(undefined),
+        report: () => Promise.resolve(),
       },
     });
   }
@@ -435,10 +437,17 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
   const ref = { kind: 'Translation' as const, namespace: 'ns', name: 't' };
   const reference = { ref, uid: 'uid-t', readResources: true, readRecord: true };
   const local = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment({ isLocal: true }).run(fn);
-  /** Records in memory: the Translation's resources, its record, and its fence as `status.unsettledWrites` keeps it. */
-  function withRecords(resources: BackendResource[], fence: { attempt: string; until: string }[] = []) {
-    const writes: { record?: number; fence?: unknown }[] = [];
-    let record: { kind: string; id: string; state: string }[] = [];
+  /**
+   * Records in memory: the Translation's resources, its record, and its fence as `status.unsettledWrites` keeps it;
+   * a report (a status write) is a write too, with its conditions.
+   */
+  function withRecords(
+    resources: BackendResource[],
+    fence: { attempt: string; until: string }[] = [],
+    stored: { record: { kind: string; id: string; state: string }[] } = { record: [] },
+    onWrite = () => {},
+  ) {
+    const writes: { record?: number; fence?: unknown; ready?: string; generation?: number }[] = [];
     const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
     const pusher = createPushActivities({
       client,
@@ -449,7 +458,7 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
             Promise.resolve({
               generation: 7,
               resources,
-              record,
+              record: stored.record,
               ...(fence.length
                 ? {
                     unsettledUntil: fence
@@ -460,7 +469,8 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
                 : {}),
             }),
           write: (_ref, _uid, next, change) => {
-            if (next) record = next;
+            if (next) stored.record = next;
+            onWrite();
             writes.push({ ...(next ? { record: next.length } : {}), ...(change ? { fence: change } : {}) });
             return Promise.resolve();
           },
@@ -469,52 +479,98 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
         notify: () => Promise.resolve(),
         announce: () => Promise.resolve(),
         provenance: () => Promise.resolve(undefined),
+        report: ({ childResources, settles, ready, generation }) => {
+          if (childResources) stored.record = childResources;
+          writes.push({
+            ...(childResources ? { record: childResources.length } : {}),
+            ...(settles ? { fence: { remove: settles } } : {}),
+            ready: `${ready.status} ${ready.reason}`,
+            generation,
+          });
+          return Promise.resolve();
+        },
       },
     });
-    return { pusher, writes };
+    return { pusher, writes, stored };
   }
 
-  it('adds its entry with what may be created before its first write, and removes it with the final record', async () => {
+  it('adds its entry with what may be created before its first write, and reports with the final record, Ready and its removal in one write', async () => {
     const { pusher, writes } = withRecords([chain, rule(1)]);
     const before = Date.now();
-    await local(() => pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }));
+    const result = await local(() =>
+      pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }),
+    );
     const [first, last] = [writes[0] as { fence: { add: { attempt: string; until: string } } }, writes.at(-1)];
     expect(first).toMatchObject({ record: 2, fence: { add: { attempt: expect.any(String) as unknown } } });
     const until = Date.parse(first.fence.add.until);
     expect(until - before).toBeGreaterThanOrEqual(50_000);
-    expect(last).toEqual({ record: 2, fence: { remove: first.fence.add.attempt } });
+    // The generation of the resources read (7), which the report names: not the one an apply wrote before.
+    expect(last).toEqual({
+      record: 2,
+      fence: { remove: first.fence.add.attempt },
+      ready: 'True Synced',
+      generation: 7,
+    });
+    expect(writes).toHaveLength(2);
+    expect(result).toMatchObject({
+      generation: 7,
+      named: [
+        { kind: 'Chain', id: CHAIN },
+        { kind: 'Rule', id: RULE(1) },
+      ],
+    });
     expect(await ids('Rule')).toEqual([RULE(1)]);
   });
 
-  it("settled by its caller, it answers the final record, its entry and the generation it read instead of writing them (the caller's status write lifts it)", async () => {
-    const { pusher, writes } = withRecords([chain, rule(1)]);
-    const result = await local(() =>
-      pusher.pushTranslation({
+  it('records what it found made by someone else as foreign, through a failed push too, and its deletion leaves it', async () => {
+    await run(() => push.pushTranslation({ owner: 'translation/ns/tenant', resources: [chain], previous: [] }));
+    const hand = withRecords([chain, rule(1)]);
+    await local(() =>
+      hand.pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }),
+    );
+    expect(hand.stored.record.map((r) => r.state)).toEqual(['foreign', 'synced']);
+    // A change whose push fails at its second resource: the chain is still not this Translation's.
+    const missing = backendResource('Rule', 'f0000000-0000-4000-8000-000000000009', { id: RULE(2), type: 'accept' });
+    const failing = withRecords([chain, missing], [], hand.stored);
+    await expect(
+      local(() =>
+        failing.pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }),
+      ),
+    ).rejects.toThrow();
+    expect(hand.stored.record.map((r) => r.state)).toEqual(['foreign', 'unverified', 'pending']);
+    const deleter = withRecords([chain, rule(1)], [], hand.stored);
+    await local(() =>
+      deleter.pusher.deleteTranslation({
         owner: 'translation/ns/t',
         resources: [],
-        previous: [],
-        reference,
-        settledByCaller: true,
+        reference: { ...reference, readResources: false },
       }),
     );
-    const added = (writes[0] as { fence: { add: { attempt: string } } }).fence.add.attempt;
-    expect(writes).toHaveLength(1);
-    expect(result.settled).toEqual({
-      record: [expect.objectContaining({ state: 'synced' }), expect.objectContaining({ state: 'synced' })],
-      fence: added,
-    });
-    // The generation of the resources read, which the caller reports: not the one it applied before.
-    expect(result.generation).toBe(7);
+    expect(await ids('Chain')).toEqual([CHAIN]);
   });
 
-  it('a failed attempt removes its entry too: its writes were answered or waited out', async () => {
+  it('a failed attempt reports why and removes its entry in the same write: its writes were answered or waited out', async () => {
     const bad = backendResource('Rule', 'f0000000-0000-4000-8000-000000000009', { id: RULE(2), type: 'accept' });
     const { pusher, writes } = withRecords([chain, bad]);
     await expect(
       local(() => pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference })),
     ).rejects.toThrow();
     const added = (writes[0] as { fence: { add: { attempt: string } } }).fence.add.attempt;
-    expect(writes.at(-1)).toEqual({ fence: { remove: added } });
+    expect(writes.slice(1)).toEqual([
+      { fence: { remove: added }, ready: 'False MidonetDependencyMissing', generation: 7 },
+    ]);
+  });
+
+  it('an attempt its workflow gave up reports nothing: only its entry goes (the attempt after it reports)', async () => {
+    const env = new MockActivityEnvironment({ isLocal: true });
+    const bad = backendResource('Rule', 'f0000000-0000-4000-8000-000000000009', { id: RULE(2), type: 'accept' });
+    // Given up while it pushes (its local activity timed out): its failure comes after.
+    const { pusher, writes } = withRecords([chain, bad], [], { record: [] }, () => env.cancel('TIMED_OUT'));
+    await expect(
+      env.run(() => pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference })),
+    ).rejects.toThrow();
+    const added = (writes[0] as { fence: { add: { attempt: string } } }).fence.add.attempt;
+    expect(writes.slice(1)).toEqual([{ fence: { remove: added } }]);
   });
 
   it("a regular attempt (a pusher workflow's) writes no fence: its workflow waits for its fate", async () => {
@@ -539,31 +595,22 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
     ).rejects.toMatchObject({ type: 'WritesUnsettled', message: expect.stringContaining(later) as unknown });
   });
 
-  it('a deletion writes what it removed, unless its caller lets the Translation go at once (no write for it)', async () => {
+  it('a deletion writes no record: its caller lets the Translation go right after, and a retry deletes again', async () => {
     const recorded = withRecords([chain, rule(1)]);
     await local(() =>
       recorded.pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }),
     );
-    const pushedWrites = recorded.writes.length;
-    await local(() => recorded.pusher.deleteTranslation({ owner: 'translation/ns/t', resources: [], reference }));
-    expect(recorded.writes.slice(pushedWrites)).toEqual([{ record: 2 }]);
-
-    const released = withRecords([chain, rule(1)]);
-    await local(() =>
-      released.pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }),
-    );
-    const before = released.writes.length;
+    const before = recorded.writes.length;
     const { count } = await local(() =>
-      released.pusher.deleteTranslation({
-        owner: 'translation/ns/t',
-        resources: [],
-        reference,
-        releasedByCaller: true,
-      }),
+      recorded.pusher.deleteTranslation({ owner: 'translation/ns/t', resources: [], reference }),
     );
     expect(count).toBe(2);
-    expect(released.writes.slice(before)).toEqual([]);
+    expect(recorded.writes.slice(before)).toEqual([]);
     expect(await ids('Rule')).toEqual([]);
     expect(await ids('Chain')).toEqual([]);
+    const again = await local(() =>
+      recorded.pusher.deleteTranslation({ owner: 'translation/ns/t', resources: [], reference }),
+    );
+    expect(again.removed.length + again.count).toBe(2);
   });
 });

@@ -11,15 +11,16 @@ import type { Provenance, TranslationIndex } from '../kubernetes/translation-ind
 import type { RecordedResource, TranslationRecords } from '../kubernetes/translation-record';
 import { openFence, settlesLater, type FenceChange, type UnsettledWrite } from '../../model/fence';
 import type { TranslationReference } from '../../model/translation/model';
-import type { BackendChanged } from '../../model/messages';
+import type { BackendChanged, ResourceRef } from '../../model/messages';
+import { Reason } from '../../model/vocabulary';
 import { ANNOTATIONS, type BackendResource, type PushedResource } from '../../model/translation/types';
 import type { EventInput } from '../kubernetes/events';
+import type { RecordTranslationStatusInput } from '../kubernetes/translations';
 import { describeDiff, knownCause } from './adoption';
 import { identify, settlingUnanswered, type MidonetClient } from './client';
 import type { FieldDiff } from './compare';
 import { midonetFailure, type MidonetFailureDetails } from './errors';
 import {
-  asRecord,
   byIdOnly,
   claimRefusal,
   conflictRefusal,
@@ -50,13 +51,13 @@ export interface PushInput {
   resources: BackendResource[];
   /** What this Translation pushed before (its workflow's record). */
   previous: PushedResource[];
-  /** Read the resources, or the record, from the API server (a large Translation's). */
-  reference?: TranslationReference;
   /**
-   * With a reference: the final record and the removal of the attempt's fence are not written but answered
-   * (`settled`), for the caller to write with the Translation's conditions in one status write (an object's sync).
+   * The Translation pushed: the push reports on it (its record, Ready and Synced, the attempt's fence: one status
+   * write), and reads from the API server what it says (a large Translation's resources, or its record).
    */
-  settledByCaller?: boolean;
+  reference?: TranslationReference;
+  /** The generation of `resources` when they are given (one read by reference is the one read). */
+  generation?: number;
 }
 
 export interface PushResult {
@@ -77,8 +78,8 @@ export interface PushResult {
   adopted?: number;
   /** Resources it found in MidoNet with another body and made right (keys). */
   corrected?: string[];
-  /** With `settledByCaller`: the record to write, and the fence attempt to remove from the status with it. */
-  settled?: { record: RecordedResource[]; fence?: string };
+  /** With the record in status: the first `NOTICE_IDS` resources in MidoNet, for a workflow's view. */
+  named?: ResourceRef[];
 }
 
 export interface DeleteInput {
@@ -87,13 +88,12 @@ export interface DeleteInput {
   resources: PushedResource[];
   /** An operator's `cleanup --mode force`: a resource MidoNet refuses to delete is recorded as failed and skipped. */
   force?: boolean;
-  reference?: TranslationReference;
   /**
-   * The caller lets the Translation go and deletes it right after (an object's finalization): the record of what was
-   * removed is not written, as it would go with the Translation. A failure before the release leaves the record as
-   * it was, and the retry deletes it all again (a resource already gone counts as removed).
+   * Its record is read from here too. What was removed is not written back: every caller lets the Translation go
+   * right after (its finalizer), and the record goes with it; a failure before that leaves the record as it was, and
+   * the retry deletes it all again (a resource already gone counts as removed).
    */
-  releasedByCaller?: boolean;
+  reference?: TranslationReference;
 }
 
 /**
@@ -153,6 +153,8 @@ export interface Neighbours {
   announce(owner: string, event: EventInput): Promise<void>;
   /** Who wrote that Translation, read from the API server now (the watch may not have seen Steward's latest apply yet). */
   provenance(owner: string): Promise<Provenance | undefined>;
+  /** Writes a Translation's status (activities/kubernetes/translations.ts): how a push reports. */
+  report(status: RecordTranslationStatusInput): Promise<unknown>;
 }
 
 export interface PushDeps {
@@ -529,12 +531,67 @@ async function pushAll(attempt: Attempt, resources: BackendResource[], previous:
   return done;
 }
 
-/** Announces what was adopted and corrected, tells the Translations concerned, writes the record, and says so. */
+/**
+ * How a push reports on its Translation (with a reference): in one status write, its record, Ready and Synced, and
+ * the removal of the attempt's fence. Nothing without Kubernetes (nobody to tell).
+ */
+interface Reporter {
+  /** The record of what is in MidoNet, with Ready and Synced naming the generation pushed, and a Synced Event. */
+  pushed(record: RecordedResource[], count: number): Promise<void>;
+  /** Ready and Synced False with the reason; `touched`: what was recorded synced is no longer claimed so. */
+  failed(error: unknown, touched: boolean): Promise<void>;
+}
+
+function reporterOf(
+  neighbours: Neighbours | undefined,
+  reference: TranslationReference | undefined,
+  generation: number,
+  fence: UnsettledWrite | undefined,
+): Reporter | undefined {
+  if (!neighbours || !reference) return undefined;
+  const { ref, uid } = reference;
+  const settles = fence ? { settles: fence.attempt } : {};
+  return {
+    async pushed(record, count) {
+      const message = `pushed ${count} MidoNet resources (generation ${generation})`;
+      const synced = { status: 'True' as const, reason: Reason.Synced, message };
+      await neighbours.report({
+        ref,
+        uid,
+        generation,
+        childResources: record,
+        ...settles,
+        ready: synced,
+        synced,
+        event: { type: 'Normal', reason: Reason.Synced, message },
+      });
+    },
+    async failed(error, touched) {
+      const reason = error instanceof ApplicationFailure ? (error.type ?? Reason.Stuck) : Reason.Stuck;
+      const failed = { status: 'False' as const, reason, message: (error as Error).message };
+      await neighbours.report({
+        ref,
+        uid,
+        generation,
+        ...settles,
+        ...(touched ? { unverified: true } : {}),
+        ready: failed,
+        synced: failed,
+      });
+    },
+  };
+}
+
+/** The record a status keeps: each resource's state as the push left it (a foreign one stays foreign). */
+const recordOf = (pushed: PushedResource[]): RecordedResource[] =>
+  pushed.map(({ kind, id, state }) => ({ kind, id, state }));
+
+/** Announces what was adopted and corrected, tells the Translations concerned, reports, and says so. */
 async function report(
   attempt: Attempt,
   done: Pushed,
   { removed, stale }: { removed: PushedResource[]; stale: PushedResource[] },
-  writeRecord: ((record: RecordedResource[]) => Promise<PushResult['settled']>) | undefined,
+  { reporter, inStatus }: { reporter: Reporter | undefined; inStatus: boolean },
 ): Promise<PushResult> {
   const { owner, neighbours } = attempt;
   const { pushed, recreated, created, adopted, corrected } = done;
@@ -542,8 +599,9 @@ async function report(
   const notified =
     (await tell(neighbours, owner, idsOf(created), true)) +
     (await tell(neighbours, owner, removedIds(removed, stale, Context.current().info.attempt > 1), false));
-  const settled = await writeRecord?.(asRecord(pushed, 'synced'));
-  const inStatus = writeRecord !== undefined;
+  // Given up, it says nothing: the attempt after it reports, and this report, landing later, could name an older push.
+  Context.current().cancellationSignal.throwIfAborted();
+  await reporter?.pushed(recordOf(pushed), pushed.length);
   const yielded = await takeOver(attempt, pushed);
   return {
     pushed: inStatus ? [] : pushed,
@@ -553,53 +611,61 @@ async function report(
     recordInStatus: inStatus,
     count: pushed.length,
     ...findings(adopted, corrected),
-    ...(settled ? { settled } : {}),
+    ...(inStatus ? { named: pushed.slice(0, NOTICE_IDS).map(({ kind, id }) => ({ kind, id })) } : {}),
   };
 }
 
+/**
+ * Its workflow gave this attempt up (a deletion called it off, the local activity timed out, or its task went to
+ * another worker): the attempt after it reports. A report of this one, landing later, would say what MidoNet no longer
+ * holds (chaos seed 10: a failure written 20 s after the retry had pushed and said Ready, left there since).
+ */
+const givenUp = () => Context.current().cancellationSignal.aborted;
+
 async function pushTranslation(
   { client, neighbours }: PushDeps,
-  { owner, resources: given, previous: carried, reference, settledByCaller }: PushInput,
+  { owner, resources: given, previous: carried, reference, generation }: PushInput,
 ): Promise<PushResult> {
-  const fromApi = reference ? await stored(neighbours, owner, reference) : undefined;
+  const reads = reference && (reference.readResources || reference.readRecord);
+  const fromApi = reads ? await stored(neighbours, owner, reference) : undefined;
   const resources = fromApi?.resources ?? given;
   const previous = previousRecord(carried, fromApi?.record, () => neighbours?.index.recordOf(owner) ?? []);
   // A Translation sent by reference keeps its record in its status: written before anything is pushed (what may
   // be created is pending), and again once all of it is; with the attempt's fence when it runs as a local activity.
-  const fence = reference?.readResources ? fenceOf(Context.current().info.isLocal) : undefined;
-  const writeRecord = reference?.readResources
-    ? (record: RecordedResource[] | undefined, change?: FenceChange) =>
-        neighbours!.records.write(reference.ref, reference.uid, record, change)
-    : undefined;
-  // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
-  const problems = validateResources(resources);
-  if (problems.length > 0) throw invalidTranslation(owner, problems);
-  await refuseClaimed(neighbours, owner, resources, currentOnce(neighbours, owner, undefined));
-  const progress = heartbeats();
-  const midonet = settlingUnanswered(client, progress.alive);
-  const stale = staleResources(resources, previous, ownerOf(neighbours, owner));
-  await writeRecord?.(preRecord(previous, resources), fence && { add: fence });
+  const inStatus = reference?.readResources === true;
+  const fence = inStatus ? fenceOf(Context.current().info.isLocal) : undefined;
+  const writeRecord = (record: RecordedResource[] | undefined, change: FenceChange | undefined) =>
+    neighbours!.records.write(reference!.ref, reference!.uid, record, change);
+  // The generation comes from the same read as the resources: the report names what was pushed, not what came since.
+  const pushedGeneration = fromApi?.generation ?? generation;
+  const reporter = reporterOf(neighbours, reference, pushedGeneration ?? 0, fence);
+  let touched = false;
   try {
+    // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
+    const problems = validateResources(resources);
+    if (problems.length > 0) throw invalidTranslation(owner, problems);
+    await refuseClaimed(neighbours, owner, resources, currentOnce(neighbours, owner, undefined));
+    const progress = heartbeats();
+    const midonet = settlingUnanswered(client, progress.alive);
+    const stale = staleResources(resources, previous, ownerOf(neighbours, owner));
+    touched = true;
+    if (inStatus) await writeRecord(preRecord(previous, resources), fence && { add: fence });
     const removed = await removeInReverse(midonet, stale, 0, () => progress.done(progress.resumeAt));
     // As the watch knows it when the resources' turn comes (after the pre-record, so most often seen by then).
     const provenance = neighbours?.index.provenanceOf(owner);
     const current = currentOnce(neighbours, owner, provenance);
     const attempt: Attempt = { owner, neighbours, midonet, progress, provenance, current };
     const done = await pushAll(attempt, resources, previous);
-    const finalWrite =
-      writeRecord &&
-      (settledByCaller
-        ? (record: RecordedResource[]) => Promise.resolve({ record, ...(fence ? { fence: fence.attempt } : {}) })
-        : async (record: RecordedResource[]) => {
-            await writeRecord(record, fence && { remove: fence.attempt });
-            return undefined;
-          });
-    const result = await report(attempt, done, { removed, stale }, finalWrite);
-    // The generation comes from the same read as the resources: the report names what was pushed, not what came since.
-    return fromApi?.generation === undefined ? result : { ...result, generation: fromApi.generation };
+    const result = await report(attempt, done, { removed, stale }, { reporter, inStatus });
+    return pushedGeneration === undefined ? result : { ...result, generation: pushedGeneration };
   } catch (error) {
-    // Its writes have all been answered or waited out (settlingUnanswered): nothing of it can land any more.
-    if (fence) await writeRecord?.(undefined, { remove: fence.attempt }).catch(() => undefined);
+    // Its writes have all been answered or waited out (settlingUnanswered): nothing of it can land any more, and its
+    // fence goes, with the failure unless the attempt was given up (the one after it reports).
+    const told =
+      reporter && !givenUp()
+        ? reporter.failed(error, touched)
+        : fence && writeRecord(undefined, { remove: fence.attempt });
+    await told?.catch(() => undefined);
     throw error;
   }
 }
@@ -615,7 +681,7 @@ function fenceOf(local: boolean): UnsettledWrite | undefined {
 /** Deletes in reverse order what the Translation recorded (push-plan.ts toDelete says what). */
 async function deleteTranslation(
   { client, neighbours, guard }: PushDeps,
-  { owner, resources: given, force, reference: sent, releasedByCaller }: DeleteInput,
+  { owner, resources: given, force, reference: sent }: DeleteInput,
 ): Promise<{ removed: PushedResource[]; notified: number; count: number }> {
   // Every deletion of a Translation's resources comes here (its owner's finalization, its pusher's, `force`).
   await guard?.check(owner);
@@ -623,7 +689,7 @@ async function deleteTranslation(
   // A push by reference writes its record in the status from its start (what it may create is pending), also when
   // it never reported: that record is what is deleted.
   const reference = sent && { ...sent, readRecord: sent.readRecord || sent.readResources };
-  const fromApi = reference ? await stored(neighbours, owner, reference) : undefined;
+  const fromApi = reference?.readRecord ? await stored(neighbours, owner, reference) : undefined;
   await settled(owner, fromApi?.unsettledUntil, progress.alive);
   await neighboursListed(neighbours, owner);
   const deletable = toDelete(given, fromApi, ownerOf(neighbours, owner));
@@ -634,12 +700,6 @@ async function deleteTranslation(
     progress.done,
     force,
   );
-  if (reference?.readRecord && !releasedByCaller)
-    await neighbours!.records.write(
-      reference.ref,
-      reference.uid,
-      removed.map(({ kind, id, state }) => ({ kind, id, state })),
-    );
   // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
   const notified = await tell(
     neighbours,

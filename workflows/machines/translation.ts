@@ -124,7 +124,14 @@ export interface PusherInput {
 
 /** Parameters of the actions the interpreter executes, shared with the workflow's executors. */
 export interface TranslationActionParams {
-  push: { owner: string; resources: BackendResource[]; previous: PushedResource[]; reference?: TranslationReference };
+  /** The push reports on the Translation itself (record, Ready and Synced in one status write: activities/midonet/push.ts). */
+  push: {
+    owner: string;
+    resources: BackendResource[];
+    previous: PushedResource[];
+    reference?: TranslationReference;
+    generation: number;
+  };
   /** `resources`: the record, never what is only asked for (an invalid or refused Translation pushed nothing of it). */
   deleteBackend: { owner: string; resources: PushedResource[]; force: boolean; reference?: TranslationReference };
   releaseFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
@@ -173,6 +180,24 @@ const failureStatus = (
     eventMessage: warning(context).message,
   }),
 });
+
+/** Paused, on the Translation: Ready as long as MidoNet holds the generation observed and nothing waits. */
+const pausedStatus = [
+  'claimIfReadyWhilePaused' as const,
+  {
+    type: 'recordStatus' as const,
+    params: ({ context }: { context: TranslationMachineContext }): TranslationActionParams['recordStatus'] => ({
+      ref: context.ref,
+      generation: context.generation,
+      state: 'paused' as const,
+      readyWhilePaused: readyWhilePaused(context),
+      resources: context.pushed,
+      ...keptRecord(context),
+      eventReason: Reason.Paused,
+      eventMessage: pausedMessage(context.actions),
+    }),
+  },
+];
 
 export const translationMachine = setup({
   types: { context: {} as TranslationMachineContext, events: {} as TranslationMachineEvent, input: {} as PusherInput },
@@ -380,6 +405,7 @@ export const translationMachine = setup({
             resources: context.desired,
             previous: context.pushed,
             ...referenceOf(context),
+            generation: context.generation,
           }),
         },
       ],
@@ -393,7 +419,9 @@ export const translationMachine = setup({
           },
           { actions: 'observe' },
         ],
-        pushed: { target: 'reporting', actions: 'recordPushed' },
+        // The push said Ready for what it pushed (the generation it pushed): claimed from here on. Back through
+        // deciding: a change or a deletion observed during the push is acted on now.
+        pushed: { target: 'deciding', actions: ['recordPushed', 'claimPushed'] },
         // Through deciding: a deletion observed during the push is acted on rather than shown as invalid.
         actionFailed: [
           { guard: 'isInvalidTranslation', target: 'deciding', actions: ['recordFailure', 'recordInvalid'] },
@@ -408,7 +436,7 @@ export const translationMachine = setup({
     abandoningPush: {
       on: {
         abandoned: 'deciding',
-        pushed: { target: 'deciding', actions: 'recordPushed' },
+        pushed: { target: 'deciding', actions: ['recordPushed', 'claimPushed'] },
         actionFailed: { target: 'deciding', actions: 'recordFailure' },
       },
     },
@@ -428,31 +456,6 @@ export const translationMachine = setup({
         refresh: { target: 'deciding', actions: ['recordAction', 'forgetInvalid'] },
         eventRecorded: {},
         actionFailed: {},
-      },
-    },
-    /** Status, conditions and the Event after a push: one activity, so they never disagree. */
-    reporting: {
-      // The generation pushed, not the newest observed: a change observed meanwhile is not in MidoNet yet.
-      entry: [
-        'claimPushed',
-        {
-          type: 'recordStatus',
-          params: ({ context }) => ({
-            ref: context.ref,
-            generation: context.pushedGeneration,
-            state: 'synced',
-            resources: context.pushed,
-            ...keptRecord(context),
-            eventReason: Reason.Synced,
-            eventMessage: `pushed ${context.pushedCount ?? context.pushed.length} MidoNet resources (generation ${context.pushedGeneration})`,
-          }),
-        },
-      ],
-      // Back through deciding: a change or a deletion observed during the push is acted on now.
-      on: {
-        eventRecorded: 'deciding',
-        // Status is informative: failing to write it must not stop the lifecycle.
-        actionFailed: { target: 'deciding', actions: 'recordFailure' },
       },
     },
     synced: restingState('synced', driftCheckTimer, {
@@ -529,28 +532,14 @@ export const translationMachine = setup({
     },
     paused: pausedState(
       {
-        pushed: { guard: 'resumesPushing', actions: 'recordPushed' },
+        // The push reported Synced on the Translation: it is said paused again, over that report.
+        pushed: { guard: 'resumesPushing', actions: ['recordPushed', 'claimPushed', ...pausedStatus] },
         backendDeleted: { guard: 'resumesDeleting', actions: ['recordDeleted', 'resumeToReleasing'] },
         released: { guard: 'resumesReleasing', target: 'done' },
         finalizerAdded: { actions: 'recordFinalizer' },
         eventRecorded: {},
       },
-      [
-        'claimIfReadyWhilePaused',
-        {
-          type: 'recordStatus',
-          params: ({ context }) => ({
-            ref: context.ref,
-            generation: context.generation,
-            state: 'paused' as const,
-            readyWhilePaused: readyWhilePaused(context),
-            resources: context.pushed,
-            ...keptRecord(context),
-            eventReason: Reason.Paused,
-            eventMessage: pausedMessage(context.actions),
-          }),
-        },
-      ],
+      pausedStatus,
     ),
     done: { type: 'final' },
   },
@@ -564,13 +553,19 @@ export const translationLifecycleMachine = versioned<
   TranslationActionParams
 >(translationMachine, [renameStates({ pending: 'observing' })]);
 
-/** Where the activities find what the workflow does not carry: the Translation's resources, or its record. */
-function referenceOf(context: TranslationMachineContext): { reference?: TranslationReference } {
-  const readResources = context.byReference === true;
-  const readRecord = context.recordInStatus === true;
-  return readResources || readRecord
-    ? { reference: { ref: context.ref, uid: context.uid ?? '', readResources, readRecord } }
-    : {};
+/**
+ * The Translation the activities report on, and where they find what the workflow does not carry: its resources, or
+ * its record.
+ */
+function referenceOf(context: TranslationMachineContext): { reference: TranslationReference } {
+  return {
+    reference: {
+      ref: context.ref,
+      uid: context.uid ?? '',
+      readResources: context.byReference === true,
+      readRecord: context.recordInStatus === true,
+    },
+  };
 }
 
 const keptRecord = (context: TranslationMachineContext): { keepChildResources?: true } =>
