@@ -117,7 +117,7 @@ describe('who owns a MidoNet resource', () => {
 });
 
 // Issue 43, item 3: a chain made directly in MidoNet (another tenant's, an operator's) that a hand-written
-// Translation names is never deleted by that Translation's deletion, whatever the Translation is; and the deletion
+// Translation names is never deleted by that Translation's deletion, whatever the Translation is (of any size); and the deletion
 // of one that pushed nothing sends MidoNet no request.
 describe('what a Translation did not push is not its to delete', () => {
   const theirs = e2e.chainsAndRules({ chain: 'e2ef', rule: 'e2ed' }, 'theirs');
@@ -153,6 +153,24 @@ describe('what a Translation did not push is not its to delete', () => {
     expect(await deletesOf(theirs.chainId(2))).toBe(0);
     expect(reasons).toContain('FoundForeign');
     expect(reasons).not.toContain('Adopted');
+  });
+
+  it('one naming it exactly as it is, large enough to travel by reference: its record in status says foreign, and its deletion leaves it', async () => {
+    await madeElsewhere(4, 'theirs-4');
+    // Over 64 KiB of resources: pushed by reference, its record kept in its status (not in its workflow).
+    const mine = e2e.chainsAndRules({ chain: 'e2f1', rule: 'e2f2' }, 'mine');
+    const rules = Array.from({ length: 800 }, (_, i) => mine.rule(1, i + 1));
+    await e2e.createTranslation(h, translation('large-identical', [theirs.chain(4), mine.chain(1), ...rules]));
+    await e2e.waitForState(h, 'large-identical', 'synced');
+    const record = (await e2e.readTranslation(h, 'large-identical'))?.status?.childResources ?? [];
+    expect(record).toHaveLength(802);
+    expect(record.find((c) => c.id === theirs.chainId(4))?.state).toBe('foreign');
+    await e2e.deleteTranslation(h, 'large-identical');
+    await e2e.expectGone(h, 'large-identical');
+    const chains = (await e2e.emulatorIds(h)).Chain;
+    expect(chains).toContain(theirs.chainId(4));
+    expect(chains).not.toContain(mine.chainId(1));
+    expect(await deletesOf(theirs.chainId(4))).toBe(0);
   });
 
   it('one naming it with another body: refused as ResourceConflict, and its deletion leaves it and is not held', async () => {
