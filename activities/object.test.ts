@@ -3,7 +3,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ApplyObjectResult } from '../model/apply-object';
 import type { WrittenTranslation } from '../model/kubernetes-calls';
 import type { ObjectRef } from '../model/naming';
-import { createObjectActivities, NAMED_RESOURCES, type ObjectActivityDeps } from './object';
+import { NAMED_RESOURCES } from './midonet/push';
+import { createObjectActivities, type ObjectActivityDeps } from './object';
 import type { RecordObjectEventInput } from './kubernetes/activities';
 
 const pod: ObjectRef = { kind: 'Pod', namespace: 'ns', name: 'web' };

@@ -14,15 +14,8 @@ import type { KubernetesActivities } from './kubernetes';
 import { rememberingWrites } from './kubernetes/objects';
 import type { AnnotateNodeResult } from './kubernetes/node-annotations';
 import type { MidonetActivities } from './midonet';
-import type { PushActivities } from './midonet/push';
+import { NAMED_RESOURCES, type PushActivities } from './midonet/push';
 import { settlesLater } from '../model/fence';
-
-/**
- * At most this many of an object's MidoNet resources are named in its workflow (its Temporal UI page and `steward
- * status`); the rest are counted. A Node's or a Pod's are all named; a large Service's are listed whole in its
- * Translations' status, which the workflow does not carry.
- */
-export const NAMED_RESOURCES = 20;
 
 /**
  * The apply's result, how many resources are in MidoNet after the push (absent: nothing was pushed) and the first

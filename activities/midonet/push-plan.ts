@@ -52,6 +52,10 @@ function union<T extends BackendResource>(first: T[], second: T[]): T[] {
 export const asRecord = (resources: BackendResource[], state: string): RecordedResource[] =>
   resources.map((r) => ({ kind: r.kind, id: idOf(r), state }));
 
+/** The record a status keeps: each resource's state as the push left it (a foreign one stays foreign). */
+export const recordOf = (pushed: PushedResource[]): RecordedResource[] =>
+  pushed.map(({ kind, id, state }) => ({ kind, id, state }));
+
 export const record = (resource: BackendResource, state: PushedResource['state']): PushedResource => ({
   kind: resource.kind,
   parent: resource.parent ?? '',

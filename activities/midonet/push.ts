@@ -35,6 +35,7 @@ import {
   pushedEntry,
   record,
   recordedAs,
+  recordOf,
   removedIds,
   staleResources,
   stillFound,
@@ -78,7 +79,7 @@ export interface PushResult {
   adopted?: number;
   /** Resources it found in MidoNet with another body and made right (keys). */
   corrected?: string[];
-  /** With the record in status: the first `NOTICE_IDS` resources in MidoNet, for a workflow's view. */
+  /** With the record in status: the first `NAMED_RESOURCES` resources in MidoNet, for a workflow's view. */
   named?: ResourceRef[];
 }
 
@@ -166,6 +167,13 @@ export interface PushDeps {
 }
 
 const NOTICE_IDS = 20;
+
+/**
+ * At most this many of an object's MidoNet resources are named in its workflow (its Temporal UI page and `steward
+ * status`); the rest are counted. A Node's or a Pod's are all named; a large Service's are listed whole in its
+ * Translations' status, which the workflow does not carry. A push names its first ones (`named`).
+ */
+export const NAMED_RESOURCES = 20;
 const SYNC_WAIT_MS = 10_000;
 
 /**
@@ -582,10 +590,6 @@ function reporterOf(
   };
 }
 
-/** The record a status keeps: each resource's state as the push left it (a foreign one stays foreign). */
-const recordOf = (pushed: PushedResource[]): RecordedResource[] =>
-  pushed.map(({ kind, id, state }) => ({ kind, id, state }));
-
 /** Announces what was adopted and corrected, tells the Translations concerned, reports, and says so. */
 async function report(
   attempt: Attempt,
@@ -611,7 +615,7 @@ async function report(
     recordInStatus: inStatus,
     count: pushed.length,
     ...findings(adopted, corrected),
-    ...(inStatus ? { named: pushed.slice(0, NOTICE_IDS).map(({ kind, id }) => ({ kind, id })) } : {}),
+    ...(inStatus ? { named: pushed.slice(0, NAMED_RESOURCES).map(({ kind, id }) => ({ kind, id })) } : {}),
   };
 }
 

@@ -75,7 +75,7 @@ export interface ObjectContext {
   translations: string[];
   /** Resources in MidoNet after the last push, over all its Translations. */
   pushedCount?: number;
-  /** The first of them by name (activities/object.ts `NAMED_RESOURCES`), for the UI page; absent in older histories. */
+  /** The first of them by name (activities/midonet/push.ts `NAMED_RESOURCES`), for the UI page; absent in older histories. */
   pushedResources?: ResourceRef[];
   /** MidoNet changed under what its Translations name since the push in flight started: pushed again after it. */
   backendChanged?: boolean;
