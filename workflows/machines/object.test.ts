@@ -387,6 +387,17 @@ describe('object machine: waiting for a dependency', () => {
     expect(context.dependency).toEqual(node);
   });
 
+  it("looks again at once when its dependency's word came while the apply found it not ready (not at the drift check)", () => {
+    expect(run(observed, dependencyChanged!, notifiedWait)).toMatchObject({ state: 'translating', actions: ['apply'] });
+  });
+
+  it.each([
+    ['while the apply ran', [observed, dependencyChanged!, applied!, notified!]],
+    ['while it told its own referrers', [observed, applied!, dependencyChanged!, notified!]],
+  ] as const)('applies again when its dependency changed %s', (_, sequence) => {
+    expect(run(...(sequence as unknown as ObjectEvent[]))).toMatchObject({ state: 'translating', actions: ['apply'] });
+  });
+
   it('gives the next apply what it waited for, so the same wait is not told in another Event', () => {
     const { actions } = scenarioRunner(objectMachine, { ref }, (a) => a)(observed, notifiedWait, dependencyChanged!);
     expect(actions.find((a) => a.type === 'apply')?.params).toMatchObject({ waitingFor: 'waiting for Node node-1' });

@@ -77,8 +77,13 @@ export interface ObjectContext {
   pushedCount?: number;
   /** The first of them by name (activities/midonet/push.ts `NAMED_RESOURCES`), for the UI page; absent in older histories. */
   pushedResources?: ResourceRef[];
-  /** MidoNet changed under what its Translations name since the push in flight started: pushed again after it. */
-  backendChanged?: boolean;
+  /**
+   * Since the apply in flight started, MidoNet changed under what its Translations name, or its dependency told it of
+   * a change (its Translations pushed): applied again after it. Unheeded, the word of a dependency landing while the
+   * apply found it not yet pushed was lost, and the object waited for its drift check (chaos seed 10: a Pod 30 min
+   * without its port).
+   */
+  changedInFlight?: boolean;
   /** The dependency this object registered itself on as a referrer (to be removed when it goes). */
   dependency?: ObjectRef;
   /** What the translation left out that an Event on the object has told (e.g. IPv6 addresses): told once per change. */
@@ -228,9 +233,9 @@ export const objectMachine = setup({
     ),
     startApply: assign(({ context }) => ({
       inFlightProjection: JSON.stringify(context.projection),
-      backendChanged: false,
+      changedInFlight: false,
     })),
-    recordBackendChange: assign({ backendChanged: true }),
+    recordChangeInFlight: assign({ changedInFlight: true }),
     recordWait: assign(({ context, event }) =>
       event.type === 'mustWait'
         ? {
@@ -283,9 +288,9 @@ export const objectMachine = setup({
       typeof context.projection === 'object' && context.projection !== null && 'invalid' in context.projection,
     /** Only a change of what the translation reads is worth telling the referrers about. */
     changedSinceApplied: ({ context }) => context.appliedProjection !== context.inFlightProjection,
-    /** The object changed while its apply ran (a burst of Endpoints changes): the result is of an older projection. */
+    /** The object, MidoNet or its dependency changed while its apply ran: the result is of an older world. */
     observedSinceApply: ({ context }) =>
-      context.backendChanged === true || JSON.stringify(context.projection) !== context.inFlightProjection,
+      context.changedInFlight === true || JSON.stringify(context.projection) !== context.inFlightProjection,
     isUnobserved: ({ context }) => context.uid === undefined,
     /** A Node without a midonet.org annotation its translation reads: the node annotator's turn first. */
     needsAnnotation: ({ context }) => {
@@ -406,7 +411,8 @@ export const objectMachine = setup({
           { guard: 'isRefusedRequest', target: 'invalid', actions: 'recordFailure' },
           { target: 'stuck', actions: 'recordFailure' },
         ],
-        backendChanged: { actions: 'recordBackendChange' },
+        backendChanged: { actions: 'recordChangeInFlight' },
+        dependencyChanged: { actions: 'recordChangeInFlight' },
       },
     },
     /** A dependency (Node, Service) tells its referrers (Pods, Endpoints) to repair their resources. */
@@ -424,6 +430,8 @@ export const objectMachine = setup({
           { guard: 'observedSinceApply', target: 'deciding', actions: 'recordFailure' },
           { target: 'ready', actions: 'recordFailure' },
         ],
+        backendChanged: { actions: 'recordChangeInFlight' },
+        dependencyChanged: { actions: 'recordChangeInFlight' },
       },
     },
     ready: restingState('ready', driftCheckTimer, { ...translateAgain, driftCheck: 'deciding' }),
