@@ -43,6 +43,14 @@ describe('listing', () => {
   });
 });
 
+describe('colorState', () => {
+  it("colours a nested state (the peer-pod machine's) by its innermost name", () => {
+    expect(colorState('own.tracking')).toBe('\u001b[32mown.tracking\u001b[0m');
+    expect(colorState('tracked.tracking')).toBe('\u001b[32mtracked.tracking\u001b[0m');
+    expect(colorState('own.creatingVm')).toBe('own.creatingVm');
+  });
+});
+
 describe('serialize', () => {
   it('writes JSON and YAML, and nothing for the text formats', () => {
     expect(serialize({ items: [{ kind: 'Pod' }] }, 'json')).toBe(

@@ -34,7 +34,8 @@ const [bold, red, green, yellow] = [ansi(1), ansi(31), ansi(32), ansi(33)];
 
 /** A state's colour: green when done well, red when a person is needed, yellow when a person stopped it. */
 export function colorState(state: string): string {
-  if (['ready', 'synced', 'tracking'].includes(state)) return green(state);
+  // A nested state (the peer-pod machine's `own.tracking`) is coloured by its innermost name.
+  if (['ready', 'synced', 'tracking'].includes(state.split('.').at(-1) ?? state)) return green(state);
   if (['stuck', 'givingUp', 'invalid'].includes(state)) return red(state);
   if (state === 'paused') return yellow(state);
   return state;

@@ -212,7 +212,7 @@ describe('a peer-pods-only installation (STEWARD_BACKENDS=peerpods), as `steward
           .getHandle(peerPodId)
           .query(stateQuery)
           .catch(() => undefined);
-        return view?.state === 'tracking';
+        return view?.state === 'tracked.tracking';
       });
       await core.deleteNamespacedPod({ namespace: 'default', name: 'caa-pp' });
       await waitFor(

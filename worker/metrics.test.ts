@@ -62,7 +62,7 @@ describe('objects per lifecycle state', () => {
     );
     expect(lifecycleStates('Pod')).toEqual(expect.arrayContaining(['translating', 'ready', 'finalizing', 'stuck']));
     expect(lifecycleStates('PeerPod')).toEqual(
-      expect.arrayContaining(['creatingVm', 'tracking', 'deletingVm', 'stuck']),
+      expect.arrayContaining(['own.creatingVm', 'own.tracking', 'tracked.tracking', 'deletingVm', 'stuck']),
     );
   });
 

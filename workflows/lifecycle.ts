@@ -14,7 +14,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import type { z } from 'zod';
 import { kubernetes } from './activities';
 import { Interpreter, type Executors, type PersistedMachine, type Unstamped } from './interpreter';
-import { claimHolds, goneClaim, type RecordEventParams, type VersionedMachine } from './machines/common';
+import { claimHolds, goneClaim, stateName, type RecordEventParams, type VersionedMachine } from './machines/common';
 import {
   cleanupRequest,
   cleanupSignal,
@@ -53,8 +53,6 @@ type LifecycleEvent =
   | { type: 'observed'; observation: Observation }
   | { type: 'cleanup'; request: z.infer<typeof cleanupRequest> }
   | { type: 'pause' | 'resume' | 'refresh'; request: z.infer<typeof operatorRequestSchema> };
-
-const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
 const sameObject = (a: ObjectRef, b: { kind: string; namespace?: string; name: string }) =>
   a.kind === b.kind && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;

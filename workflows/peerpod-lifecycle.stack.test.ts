@@ -80,7 +80,7 @@ describe('a peer pod whose Pod is replaced while the API server does not answer'
       workflowId: `peerpod/${ref.namespace}/${ref.name}-a`,
       args: [{ ref, observation: pod('pod-a'), patches: KNOWN_PATCHES }],
     });
-    await until('tracking pod-a', async () => (await handle.query(stateQuery)).state === 'tracking', 20_000);
+    await until('tracking pod-a', async () => (await handle.query(stateQuery)).state === 'own.tracking', 20_000);
 
     await handle.signal(observedSignal, pod('pod-b'));
     // Five failed reads back off 1 + 2 + 4 + 8 + 16 s before the sixth answers.
@@ -103,7 +103,7 @@ describe('a peer pod whose Pod is replaced while the API server does not answer'
       workflowId: `peerpod/${ref.namespace}/${ref.name}-b`,
       args: [{ ref, observation: pod('pod-c'), patches: KNOWN_PATCHES }],
     });
-    await until('tracking pod-c', async () => (await handle.query(stateQuery)).state === 'tracking', 20_000);
+    await until('tracking pod-c', async () => (await handle.query(stateQuery)).state === 'own.tracking', 20_000);
     await handle.signal(observedSignal, pod('pod-d'));
     await until(
       'the read asked',
@@ -112,7 +112,7 @@ describe('a peer pod whose Pod is replaced while the API server does not answer'
     );
     const { status } = await handle.describe();
     expect(status.name).toBe('RUNNING');
-    expect(await handle.query(stateQuery)).toMatchObject({ state: 'tracking', uid: 'pod-c' });
+    expect(await handle.query(stateQuery)).toMatchObject({ state: 'own.tracking', uid: 'pod-c' });
     expect(deleted).not.toContain('vm-of-pod-c');
     await handle.terminate('checked');
   }, 60_000);

@@ -87,8 +87,7 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
           );
         return { type: 'released' };
       },
-      retireOlderPeerPods: async ({ skip, ...p }) => {
-        if (skip) return;
+      retireOlderPeerPods: async (p) => {
         await kubernetes.retireOlderPeerPods.executeWithOptions(
           { summary: `delete the PeerPods of the same Pod older than ${p.namespace}/${p.name}` },
           [p],

@@ -91,7 +91,7 @@ const writeAsCloudApiAdaptor = (
 const tracked = (name: string) =>
   waitFor(
     `${name} tracked`,
-    async () => ((await stateOf(name).catch(() => undefined))?.state === 'tracking' ? true : undefined),
+    async () => ((await stateOf(name).catch(() => undefined))?.state === 'tracked.tracking' ? true : undefined),
     60_000,
   );
 
@@ -376,7 +376,7 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
       async () => (await eventsOn(name, Reason.PodVmTracked)).length > 0,
       60_000,
     );
-    expect((await stateOf(name)).state).toBe('tracking');
+    expect((await stateOf(name)).state).toBe('own.madeElsewhere');
     expect(await backend.countForPod(uid)).toBe(0);
     expect(await peerPods.readPeerPod(h, name)).toBeUndefined();
     expect(await alive(backend, instanceId)).toBe(true);
@@ -438,7 +438,7 @@ describe.each(['libvirt', 'aws'] as const)('beside cloud-api-adaptor on %s', (pr
       'the refresh looked again',
       async () => {
         const view = await stateOf(peerPod);
-        return view.state === 'tracking' && view.actions.some((a) => a.action === 'refresh') ? view : undefined;
+        return view.state === 'tracked.tracking' && view.actions.some((a) => a.action === 'refresh') ? view : undefined;
       },
       30_000,
     );

@@ -135,7 +135,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     );
     const pod = await h.core.readNamespacedPod({ namespace, name });
     expect(pod.metadata?.annotations?.['steward.dev/podvm-instance']).toBe(`${provider}/${instanceId}`);
-    expect((await stateOf(name)).state).toBe('tracking');
+    expect((await stateOf(name)).state).toBe('own.tracking');
 
     await h.core.deleteNamespacedPod({ namespace, name });
     await peerPodGone(name);
@@ -155,7 +155,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     await h.custom.deleteNamespacedCustomObject({ ...PEERPOD_API, namespace, name });
 
     await expectVmMadeAgain(name, uid, lost, `its PeerPod ${name} was deleted, and the VM with it`);
-    expect((await stateOf(name)).state).toBe('tracking');
+    expect((await stateOf(name)).state).toBe('own.tracking');
 
     await h.core.deleteNamespacedPod({ namespace, name });
     await peerPodGone(name);
@@ -193,7 +193,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
       'tracking, no error',
       async () => {
         const view = await stateOf(name);
-        return view.state === 'tracking' && !view.lastError;
+        return view.state === 'own.tracking' && !view.lastError;
       },
       30_000,
     );
@@ -215,7 +215,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     const name = `forged-${provider}-${serial++}`;
     const uid = await createPeerPodPod(name);
     const vm = (await recordedPeerPod(name)).spec.instanceID!;
-    await waitFor('tracking', async () => (await stateOf(name)).state === 'tracking' || undefined, 30_000);
+    await waitFor('tracking', async () => (await stateOf(name)).state === 'own.tracking' || undefined, 30_000);
     const handle = h.client.workflow.getHandle(workflowId({ kind: 'PeerPod', namespace, name }));
     // Local activities run, by their markers' payloads.
     const reads = async () =>
@@ -246,7 +246,7 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
       },
     });
     await waitFor('the claim checked', async () => ((await reads()) > readsBefore ? true : undefined), 30_000);
-    await waitFor('tracking again', async () => (await stateOf(name)).state === 'tracking' || undefined, 30_000);
+    await waitFor('tracking again', async () => (await stateOf(name)).state === 'own.tracking' || undefined, 30_000);
     expect((await peerPods.readPeerPod(h, name))?.spec.instanceID).toBe(vm);
     expect(await backend.countForPod(uid)).toBe(1);
     expect((await backend.provider.get({ instanceId: vm })).exists).toBe(true);
@@ -287,7 +287,8 @@ describe.each(['libvirt', 'aws'] as const)('peer pods on %s', (provider) => {
     );
     await waitFor(
       'the PeerPod tracked',
-      async () => ((await stateOf(peerPodName).catch(() => undefined))?.state === 'tracking' ? true : undefined),
+      async () =>
+        (await stateOf(peerPodName).catch(() => undefined))?.state === 'tracked.tracking' ? true : undefined,
       30_000,
     );
     expect((await backend.provider.get({ instanceId })).exists).toBe(true);

@@ -1,4 +1,4 @@
-import type { AnyStateMachine } from 'xstate';
+import type { AnyStateMachine, StateValue } from 'xstate';
 import { builtInActions, type PersistedMachine } from '../interpreter';
 import type { ActionRecord, CleanupRequest, LifecycleError, Observation, OperatorRequest } from '../../model/messages';
 import type { ObjectRef } from '../../model/naming';
@@ -91,6 +91,16 @@ export function failureOf(
     at: string;
   };
   return { lastError: { reason, message: `${action}: ${message}`, at, failures: (previous?.failures ?? 0) + 1 } };
+}
+
+/**
+ * A state value as one name, as the `state` query, the UI and the `LifecycleState` search attribute show it: `ready`,
+ * or the path of a nested one, `own.tracking` (the peer-pod machine's states by whose VM it is).
+ */
+export function stateName(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const [parent, child] = Object.entries(value as Exclude<StateValue, string>)[0] ?? ['', undefined];
+  return child === undefined ? parent : `${parent}.${stateName(child)}`;
 }
 
 /**

@@ -14,6 +14,11 @@ const lifecycleMachines: Record<LifecycleKind, AnyStateMachine> = {
   PeerPod: peerPodMachine,
 };
 
-/** A kind's top-level states, one count query each. A state not listed still shows, summed as `other`. */
-export const lifecycleStates = (kind: LifecycleKind): readonly string[] =>
-  Object.keys(lifecycleMachines[kind].root.states);
+/** A state node's states that are not nested further, as `stateName` says them (`own.tracking`). */
+const leafStates = (node: AnyStateMachine['root']): string[] =>
+  Object.entries(node.states).flatMap(([name, child]) =>
+    Object.keys(child.states).length === 0 ? [name] : leafStates(child).map((leaf) => `${name}.${leaf}`),
+  );
+
+/** A kind's states, one count query each. A state not listed still shows, summed as `other`. */
+export const lifecycleStates = (kind: LifecycleKind): readonly string[] => leafStates(lifecycleMachines[kind].root);

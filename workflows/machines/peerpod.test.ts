@@ -9,6 +9,8 @@ import {
 } from './testing/lifecycle-machine';
 import { PEERPOD_FINALIZER } from '../../model/vocabulary';
 import { peerPodLifecycleMachine, peerPodMachine, type PeerPodEvent } from './peerpod';
+import { stateName } from './common';
+import { lifecycleStates } from '.';
 import { vmName } from '../../model/vm-naming';
 
 const ref = { kind: 'PeerPod' as const, namespace: 'default', name: 'web' };
@@ -94,14 +96,12 @@ const key = (s: Snapshot) => {
     !!c.nextIncarnation,
     !!c.lastError,
     c.trackedBy,
-    c.olderRetired,
     c.owner,
-    c.ownerRead,
     c.vmState,
   ]);
 };
 const edges = machineEdges(peerPodMachine, { ref }, events, key);
-const value = (s: Snapshot) => String(s.value);
+const value = (s: Snapshot) => stateName(s.value);
 /** The VM may exist: created, recorded by a PeerPod, or asked for with the reply still out. */
 const mayHaveVm = (s: Snapshot) => s.context.vm !== undefined || s.context.intent !== undefined;
 /** Someone else (cloud-api-adaptor) removed the finalizer of a PeerPod we never served: its VM is theirs. */
@@ -112,10 +112,10 @@ const ending = (s: Snapshot) =>
   (s.context.pod?.gone ?? false) || (s.context.peerPod?.deleting ?? false) || (s.context.peerPod?.gone ?? false);
 
 describe('peer-pod machine: every transition', () => {
-  it('reaches every state it declares (deciding, ending and resuming are passed through)', () => {
+  it('reaches every state it declares (the deciding ones, ending and resuming are passed through)', () => {
     const reached = new Set(edges.map((e) => value(e.to)));
-    const declared = Object.keys(peerPodMachine.root.states).filter(
-      (s) => !['deciding', 'ending', 'resuming'].includes(s),
+    const declared = lifecycleStates('PeerPod').filter(
+      (s) => !['deciding', 'ending', 'resuming'].includes(s.split('.').at(-1)!),
     );
     expect([...reached].sort()).toEqual(declared.sort());
     expect(edges.length).toBeGreaterThan(200);
@@ -148,8 +148,8 @@ describe('peer-pod machine: every transition', () => {
       (e) =>
         e.event.type === 'vmObserved' &&
         e.event.state === 'stopped' &&
-        value(e.from) === 'checkingVm' &&
-        !e.to.context.pod &&
+        value(e.from) === 'tracked.checkingVm' &&
+        value(e.to) === 'tracked.tracking' &&
         !ending(e.to),
     );
     expect(saidOnly.length).toBeGreaterThan(0);
@@ -182,7 +182,7 @@ describe('peer-pod machine: every transition', () => {
   });
 
   it('once the pod goes, it deletes the VM after the step in flight', () => {
-    const idle = edges.filter((e) => ending(e.to) && mayHaveVm(e.to) && value(e.to) === 'tracking');
+    const idle = edges.filter((e) => ending(e.to) && mayHaveVm(e.to) && value(e.to).endsWith('tracking'));
     expect(idle.map((e) => `${value(e.from)} --${e.event.type}--> ${value(e.to)}`)).toEqual([]);
   });
 
@@ -230,14 +230,9 @@ const createdAndRecorded: PeerPodEvent = { type: 'vmCreated', vm, peerPod: { nam
 
 describe('peer-pod machine: scenarios', () => {
   it.each([
-    ['a peer pod gets a VM under the name recorded first', [podSeen], 'creatingVm', ['createVm']],
-    ['then its PeerPod', [podSeen, created!], 'recordingPeerPod', ['recordPeerPod']],
-    [
-      'then it is tracked, with a drift timer',
-      [podSeen, created!, recorded!],
-      'tracking',
-      ['startTimer', 'retireOlderPeerPods'],
-    ],
+    ['a peer pod gets a VM under the name recorded first', [podSeen], 'own.creatingVm', ['createVm']],
+    ['then its PeerPod', [podSeen, created!], 'own.recordingPeerPod', ['recordPeerPod']],
+    ['then it is tracked, with a drift timer', [podSeen, created!, recorded!], 'own.tracking', ['startTimer']],
     [
       'the pod going deletes the VM',
       [podSeen, created!, recorded!, podDeleting!],
@@ -259,89 +254,90 @@ describe('peer-pod machine: scenarios', () => {
       ['recordEvent', 'startTimer'],
     ],
     [
-      "a PeerPod alone (cloud-api-adaptor's) has the VM it names looked for first",
+      "a PeerPod alone (cloud-api-adaptor's) first has the older PeerPods of its Pod deleted (upstream #1510)",
       [peerPodSeen!],
-      'checkingVm',
-      ['observeVm'],
+      'tracked.retiringOlder',
+      ['retireOlderPeerPods'],
     ],
+    ['then the VM it names is looked for', [peerPodSeen!, olderRetired], 'tracked.checkingVm', ['observeVm']],
     [
-      'then it is tracked, never given a VM, and the older PeerPods of its Pod are deleted (upstream #1510)',
-      [peerPodSeen!, vmFound!],
-      'tracking',
-      ['startTimer', 'retireOlderPeerPods'],
+      'then it is tracked, never given a VM',
+      [peerPodSeen!, olderRetired, vmFound!],
+      'tracked.tracking',
+      ['startTimer'],
     ],
     [
       'a PeerPod alone naming a VM the cloud does not have says so (Warning Event, last error) and makes none',
-      [peerPodSeen!, vmMissing!],
-      'tracking',
-      ['recordEvent', 'startTimer', 'retireOlderPeerPods'],
+      [peerPodSeen!, olderRetired, vmMissing!],
+      'tracked.tracking',
+      ['recordEvent', 'startTimer'],
     ],
     [
       'its deletion with the finalizer still there deletes the VM it names (the failure path)',
-      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!],
+      [peerPodSeen!, olderRetired, vmFound!, peerPodDeleting!],
       'deletingVm',
       ['cancelTimer', 'deleteVm'],
     ],
     [
       'a PeerPod released by someone else needs nothing',
-      [peerPodSeen!, vmFound!, olderRetired, peerPodReleasedByOthers!],
+      [peerPodSeen!, olderRetired, vmFound!, peerPodReleasedByOthers!],
       'done',
       ['cancelTimer'],
     ],
     [
       'a failed VM deletion is stuck, shown by a Warning Event, retried by a timer',
-      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!],
+      [peerPodSeen!, olderRetired, vmFound!, peerPodDeleting!, failed!],
       'stuck',
       ['recordEvent', 'startTimer'],
     ],
     [
       'the stuck timer retries the deletion',
-      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, retry!],
+      [peerPodSeen!, olderRetired, vmFound!, peerPodDeleting!, failed!, retry!],
       'deletingVm',
       ['cancelTimer', 'deleteVm'],
     ],
     [
       'the cloud answering again retries now',
-      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, cloudBack!],
+      [peerPodSeen!, olderRetired, vmFound!, peerPodDeleting!, failed!, cloudBack!],
       'deletingVm',
       ['cancelTimer', 'deleteVm'],
     ],
     [
       'cleanup retry retries now',
-      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, cleanup('retry')],
+      [peerPodSeen!, olderRetired, vmFound!, peerPodDeleting!, failed!, cleanup('retry')],
       'deletingVm',
       ['cancelTimer', 'deleteVm'],
     ],
     [
       'cleanup orphan leaves the VM to the sweeper, says so, and releases',
-      [peerPodSeen!, vmFound!, olderRetired, peerPodDeleting!, failed!, cleanup('orphan')],
+      [peerPodSeen!, olderRetired, vmFound!, peerPodDeleting!, failed!, cleanup('orphan')],
       'givingUp',
       ['cancelTimer', 'recordEvent'],
     ],
     [
       'a drift check looks at the VM',
       [podSeen, created!, recorded!, driftCheck!],
-      'checkingVm',
+      'own.checkingVm',
       ['cancelTimer', 'observeVm'],
     ],
     [
       'a Pod whose VM cloud-api-adaptor made (its PeerPod exists) is tracked, told in an Event, and gets no VM',
       [podSeen, madeElsewhere],
-      'tracking',
-      ['recordEvent', 'startTimer', 'retireOlderPeerPods'],
+      'own.madeElsewhere',
+      ['recordEvent'],
     ],
-    ['and its deletion leaves that VM to its PeerPod', [podSeen, madeElsewhere, podDeleting!], 'done', ['cancelTimer']],
+    ['and its deletion leaves that VM to its PeerPod', [podSeen, madeElsewhere, podDeleting!], 'done', []],
     [
       'a VM gone from the cloud under a live pod is made again',
       [podSeen, created!, recorded!, driftCheck!, vmMissing!],
-      'creatingVm',
+      'own.creatingVm',
       ['recordEvent', 'createVm'],
     ],
     [
       'a create that wrote its PeerPod too goes straight to tracking',
       [podSeen, createdAndRecorded],
-      'tracking',
-      ['startTimer', 'retireOlderPeerPods'],
+      'own.tracking',
+      ['startTimer'],
     ],
     [
       'and its pod going deletes the VM, then releases that PeerPod',
@@ -379,18 +375,21 @@ describe('peer-pod machine: scenarios', () => {
       };
     };
     const own = told(podSeen, created!, recorded!, driftCheck!, vmMissing!);
-    expect(own.state).toBe('creatingVm');
+    expect(own.state).toBe('own.creatingVm');
     expect(own.event).toMatchObject({
       reason: 'VmMissing',
       message: `the VM of this peer pod (${vm.instanceId}) is gone from the cloud; creating it again`,
     });
-    const alone = told(peerPodSeen!, vmMissing!);
-    expect(alone.state).toBe('tracking');
+    const alone = told(peerPodSeen!, olderRetired, vmMissing!);
+    expect(alone.state).toBe('tracked.tracking');
     const message = `PeerPod web names VM ${vm.instanceId}, which the cloud does not have: nothing here makes it again (only a live Pod's own VM is made by Steward)`;
     expect(alone.event).toMatchObject({ type: 'Warning', reason: 'VmMissing', message });
     expect(alone.lastError).toMatchObject({ reason: 'VmMissing', message });
     // Looked for once: a later observation of the same PeerPod does not bring the VM back, nor look again.
-    expect(run(peerPodSeen!, vmMissing!, peerPodSeen!).state).toBe('tracking');
+    expect(run(peerPodSeen!, olderRetired, vmMissing!, peerPodSeen!)).toMatchObject({
+      state: 'tracked.tracking',
+      actions: [],
+    });
   });
 
   it("a VM found shut off is started again, and said so, only for a live Pod whose VM is Steward's; otherwise said", () => {
@@ -401,12 +400,12 @@ describe('peer-pod machine: scenarios', () => {
 
     // Its host restarted: a refresh (or the drift check) finds it shut off, says so while it starts it.
     const starting = run(podSeen, createdAndRecorded, refresh, shutOff);
-    expect(starting.state).toBe('startingVm');
+    expect(starting.state).toBe('own.startingVm');
     expect(types(starting).slice(-1)).toEqual(['startVm']);
     expect(starting.context.lastError).toMatchObject({ reason: 'VmShutOff' });
     expect(starting.context.vmState).toBe('stopped');
     const back = run(podSeen, createdAndRecorded, refresh, shutOff, started);
-    expect(back.state).toBe('tracking');
+    expect(back.state).toBe('own.tracking');
     expect(back.context.lastError).toBeUndefined();
     expect(back.context.vmState).toBe('running');
     expect(back.actions.find((a) => a.type === 'recordEvent')?.params).toMatchObject({
@@ -416,26 +415,26 @@ describe('peer-pod machine: scenarios', () => {
     });
     // Seen within seconds, by the worker's watch of the VMs (a backendChanged notice), as by a refresh.
     const seen: PeerPodEvent = { type: 'backendChanged', notice: { by: 'the cloud: VM i stopped', ids: [] }, at };
-    expect(run(podSeen, createdAndRecorded, seen).state).toBe('checkingVm');
-    expect(run(podSeen, createdAndRecorded, seen, shutOff).state).toBe('startingVm');
+    expect(run(podSeen, createdAndRecorded, seen).state).toBe('own.checkingVm');
+    expect(run(podSeen, createdAndRecorded, seen, shutOff).state).toBe('own.startingVm');
     // Gone before it could be started: made again, as a VM found missing is.
-    expect(run(podSeen, createdAndRecorded, refresh, shutOff, goneBeforeStart).state).toBe('creatingVm');
+    expect(run(podSeen, createdAndRecorded, refresh, shutOff, goneBeforeStart).state).toBe('own.creatingVm');
     // A start that fails leaves the shut-off said, counted; the next check or refresh tries again.
     const failedStart = run(podSeen, createdAndRecorded, refresh, shutOff, {
       ...failed!,
       action: 'startVm',
     } as PeerPodEvent);
-    expect(failedStart.state).toBe('tracking');
+    expect(failedStart.state).toBe('own.tracking');
     expect(failedStart.context.lastError).toMatchObject({ failures: 1 });
 
     // A PeerPod alone (its VM not made here): said, never started.
-    const alone = run(peerPodSeen!, shutOff);
-    expect(alone.state).toBe('tracking');
+    const alone = run(peerPodSeen!, olderRetired, shutOff);
+    expect(alone.state).toBe('tracked.tracking');
     expect(types(alone)).not.toContain('startVm');
     expect(alone.context.lastError).toMatchObject({ reason: 'VmShutOff' });
     expect(alone.actions.find((a) => a.type === 'recordEvent')?.params).toMatchObject({ reason: 'VmShutOff' });
     // Running again (started by whoever made it): no longer said.
-    expect(run(peerPodSeen!, shutOff, refresh, vmFound!).context.lastError).toBeUndefined();
+    expect(run(peerPodSeen!, olderRetired, shutOff, refresh, olderRetired, vmFound!).context.lastError).toBeUndefined();
   });
 
   it("cloud-api-adaptor's PeerPod (no cloud in it, an owner named): a lost VM is told on the owner Pod, never made", () => {
@@ -451,15 +450,15 @@ describe('peer-pod machine: scenarios', () => {
     const onPod = { ref: { kind: 'Pod', namespace: 'default', name: 'web' }, uid: 'pod-u1', type: 'Warning' };
 
     // Gone from the cloud: a Warning on the Pod, no VM made.
-    const missing = run(theirs(), vmMissing!);
-    expect(missing.state).toBe('tracking');
+    const missing = run(theirs(), olderRetired, vmMissing!);
+    expect(missing.state).toBe('tracked.tracking');
     const missingEvent = missing.actions.find((a) => a.type === 'recordEvent')?.params as { message: string };
     expect(missingEvent).toMatchObject({ ...onPod, reason: 'PodVmLost' });
     expect(missingEvent.message).toContain(`${lostVm} (it is gone from the cloud); it was made by cloud-api-adaptor`);
     expect(missing.actions.map((a) => a.type)).not.toContain('createVm');
 
     // Deleted by hand: the owner is read; a live one is told, then the VM goes with its PeerPod.
-    const deleting = [theirs(), vmFound!, olderRetired, theirs({ deleting: true })];
+    const deleting = [theirs(), olderRetired, vmFound!, theirs({ deleting: true })];
     expect(run(...deleting).actions.at(-1)).toEqual({
       type: 'readPod',
       params: { namespace: 'default', name: 'web' },
@@ -472,6 +471,9 @@ describe('peer-pod machine: scenarios', () => {
     expect(run(...deleting, podLivesOn!, { type: 'eventRecorded', at }).actions).toEqual([
       expect.objectContaining({ type: 'deleteVm' }),
     ]);
+    // Tracked for good: its Pod, observed too (a PeerPod of the Pod's own name), makes no VM of Steward's.
+    const podToo = run(theirs(), olderRetired, vmFound!, podSeen);
+    expect([podToo.state, types(podToo)]).toEqual(['tracked.tracking', []]);
     // Its Pod gone (the garbage collector deleted the PeerPod): nothing to tell.
     expect(run(...deleting, podGoneUnseen!).actions.map((a) => a.type)).toEqual(['deleteVm']);
   });
@@ -480,7 +482,7 @@ describe('peer-pod machine: scenarios', () => {
     const peerPodDeleted: PeerPodEvent = { type: 'observed', observation: peerPod({ deleting: true }), at };
     const asked = run(podSeen, createdAndRecorded, peerPodDeleted);
     expect([asked.state, asked.actions.at(-1)]).toEqual([
-      'checkingPod',
+      'own.checkingPod',
       { type: 'readPod', params: { namespace: 'default', name: 'web' } },
     ]);
     const lived = [podSeen, createdAndRecorded, peerPodDeleted, podLivesOn!];
@@ -491,7 +493,7 @@ describe('peer-pod machine: scenarios', () => {
       { type: 'release', params: { namespace: 'default', name: 'web', uid: 'pp-u1', livePodUid: 'pod-u1' } },
     ]);
     const remade = run(...lived, deleted!, released!);
-    expect(remade.state).toBe('creatingVm');
+    expect(remade.state).toBe('own.creatingVm');
     expect(remade.actions).toEqual([
       {
         type: 'createVm',
@@ -506,14 +508,18 @@ describe('peer-pod machine: scenarios', () => {
     ]);
     // The released PeerPod's last observations change nothing; the new VM's record ends the loss.
     const gone: PeerPodEvent = { type: 'observed', observation: peerPod({ gone: true, finalizers: [] }), at };
-    expect(run(...lived, deleted!, released!, gone).state).toBe('creatingVm');
+    expect(run(...lived, deleted!, released!, gone).state).toBe('own.creatingVm');
     const again = run(...lived, deleted!, released!, gone, {
       type: 'vmCreated',
       vm: { ...vm, instanceId: 'vm-2' },
       peerPod: { name: 'web', uid: 'pp-u2' },
       at,
     });
-    expect([again.state, again.context.lostVm, again.context.vm?.instanceId]).toEqual(['tracking', undefined, 'vm-2']);
+    expect([again.state, again.context.lostVm, again.context.vm?.instanceId]).toEqual([
+      'own.tracking',
+      undefined,
+      'vm-2',
+    ]);
   });
 
   it("a PeerPod written into while being deleted (an older incarnation's, never released) is let go like one deleted by hand, and another written: never tracked as live (chaos seed 10)", () => {
@@ -525,7 +531,7 @@ describe('peer-pod machine: scenarios', () => {
     };
     const asked = run(podSeen, intoDeleting);
     expect([asked.state, asked.context.peerPod]).toEqual([
-      'checkingPod',
+      'own.checkingPod',
       { uid: 'pp-old', name: 'web', held: true, deleting: true, gone: false },
     ]);
     const released = run(podSeen, intoDeleting, podLivesOn!, deleted!);
@@ -534,7 +540,7 @@ describe('peer-pod machine: scenarios', () => {
     ]);
     // Written by the recording step alike.
     const recordedInto: PeerPodEvent = { type: 'peerPodRecorded', name: 'web', uid: 'pp-old', deleting: true, at };
-    expect(run(podSeen, created!, recordedInto).state).toBe('checkingPod');
+    expect(run(podSeen, created!, recordedInto).state).toBe('own.checkingPod');
     // An observation of another PeerPod of the name says nothing about the one written.
     const older: PeerPodEvent = { type: 'observed', observation: peerPod({ uid: 'pp-older', gone: true }), at };
     expect(run(podSeen, older, createdAndRecorded).context.peerPod).toMatchObject({
@@ -550,27 +556,20 @@ describe('peer-pod machine: scenarios', () => {
     expect([ended.state, ended.context.lostVm, ended.context.pod?.gone]).toEqual(['done', undefined, true]);
   });
 
-  it('looks for older PeerPods of the Pod only from a live PeerPod someone else wrote, and only until it has', () => {
-    const params = (r: ReturnType<typeof run>) => r.actions.find((a) => a.type === 'retireOlderPeerPods')?.params;
-    expect(params(run(peerPodSeen!, vmFound!))).toEqual({
-      namespace: 'default',
-      name: 'web',
-      uid: 'pp-u1',
-      skip: false,
-    });
-    expect(
-      params(run(peerPodSeen!, vmFound!, olderRetired, driftCheck!, { type: 'vmObserved', exists: true, at })),
-    ).toMatchObject({ skip: true });
-    expect(
-      params(
-        run(peerPodSeen!, vmFound!, { ...failed!, action: 'retireOlderPeerPods' } as PeerPodEvent, driftCheck!, {
-          type: 'vmObserved',
-          exists: true,
-          at,
-        }),
-      ),
-    ).toMatchObject({ skip: false });
-    expect(params(run(podSeen, created!, recorded!))).toMatchObject({ skip: true });
+  it('looks for older PeerPods of the Pod only from a PeerPod alone, once on entering, and again on a refresh', () => {
+    const retires = (r: ReturnType<typeof run>) => r.actions.filter((a) => a.type === 'retireOlderPeerPods');
+    expect(retires(run(peerPodSeen!))).toEqual([
+      { type: 'retireOlderPeerPods', params: { namespace: 'default', name: 'web', uid: 'pp-u1' } },
+    ]);
+    const tracked = [peerPodSeen!, olderRetired, vmFound!];
+    expect(retires(run(...tracked, driftCheck!))).toEqual([]);
+    expect(retires(run(...tracked, peerPodSeen!))).toEqual([]);
+    expect(retires(run(...tracked, { type: 'refresh', request, at }))).toHaveLength(1);
+    // A failure is said, and tracking goes on: the VM is looked at all the same.
+    const failedRetire = run(peerPodSeen!, { ...failed!, action: 'retireOlderPeerPods' } as PeerPodEvent);
+    expect([failedRetire.state, types(failedRetire)]).toEqual(['tracked.checkingVm', ['observeVm']]);
+    // A Pod's own lifecycle never looks.
+    expect(edges.filter((e) => e.actions.includes('retireOlderPeerPods') && e.to.context.pod)).toEqual([]);
   });
 
   it('deletes the recorded VM by its id', () => {
@@ -601,7 +600,7 @@ describe('peer-pod machine: scenarios', () => {
       deleting: false,
       gone: false,
     });
-    expect(observedFirst.state).toBe('tracking');
+    expect(observedFirst.state).toBe('own.tracking');
   });
 
   it('keeps a new Pod with the same name for after this one is finished', () => {

@@ -10,7 +10,7 @@ import {
   type SnapshotFrom,
 } from 'xstate';
 import type { ActionRecord, CleanupRequest, OperatorRequest } from '../../../model/messages';
-import type { CommonLifecycleEvent } from '../common';
+import { stateName, type CommonLifecycleEvent } from '../common';
 import { exploreTransitions } from './explore';
 
 /**
@@ -76,7 +76,7 @@ export function scenarioRunner<TMachine extends AnyStateMachine, TAction>(
     for (const event of sequence) [snapshot, actions] = transition(machine, snapshot, event);
     const last = snapshot as AnyMachineSnapshot;
     return {
-      state: String(last.value),
+      state: stateName(last.value),
       context: last.context as ContextFrom<TMachine>,
       actions: actions.map(describe),
     };
