@@ -127,6 +127,22 @@ describe('deleteTranslation', () => {
     expect(deletes).not.toContain(RULE(3));
   });
 
+  it('deletes a pending resource that MidoNet holds as a later push asked it (a failed push wrote it), only that', async () => {
+    // A first push created the chain and failed for good; a second, asking another name, wrote it and failed too.
+    const renamed = backendResource('Chain', '', { id: CHAIN, name: 'KUBE-RENAMED', tenantId: 'midonetkube' });
+    const client = createMidonetClient({ baseUrl: emulator.emulator.url, username: 'admin', password: 'secret' });
+    await client.ensure(renamed);
+    const pending = { ...recordOf(chain, 'pending'), alsoAsked: [renamed.body] };
+    const { removed } = await run(() => push.deleteTranslation({ owner: 'translation/ns/t', resources: [pending] }));
+    expect(removed.map((r) => [r.id, r.state])).toEqual([[CHAIN, 'deleted']]);
+    // Held as neither: someone else's, left.
+    const other = backendResource('Chain', '', { id: CHAIN, name: 'SOMEONE-ELSE', tenantId: 'midonetkube' });
+    await client.ensure(other);
+    const again = await run(() => push.deleteTranslation({ owner: 'translation/ns/t', resources: [pending] }));
+    expect(again.removed.map((r) => [r.id, r.state])).toEqual([[CHAIN, 'foreign']]);
+    expect(await ids('Chain')).toEqual([CHAIN]);
+  });
+
   it('stops at a refused delete; with force it records it as failed and deletes the rest', async () => {
     await run(() =>
       push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1), rule(2)], previous: [] }),

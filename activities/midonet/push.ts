@@ -378,15 +378,19 @@ const listed = (keys: string[]) =>
   keys.slice(0, 10).join(', ') + (keys.length > 10 ? ` and ${keys.length - 10} more` : '');
 
 /**
- * Why a `pending` resource is left rather than deleted: not in MidoNet, or held otherwise than this Translation asked
- * (not what a push cut short would have made: someone else's); undefined when it is there as asked. One known by its
- * ID alone cannot be compared, and is left.
+ * Why a `pending` resource is left rather than deleted: not in MidoNet, or held otherwise than any push of this
+ * Translation asked while it was pending (not what a push cut short would have made: someone else's); undefined when
+ * it is there as one of them. One known by its ID alone cannot be compared, and is left.
  */
 async function leftAs(midonet: MidonetClient, resource: BackendResource): Promise<'absent' | 'foreign' | undefined> {
   if (byIdOnly(resource)) return 'foreign';
-  const seen = await midonet.observe(resource);
-  if (!seen.exists) return 'absent';
-  return seen.upToDate ? undefined : 'foreign';
+  const candidates = [resource.body, ...((resource as Partial<PushedResource>).alsoAsked ?? [])];
+  for (const body of candidates) {
+    const seen = await midonet.observe({ ...resource, body });
+    if (!seen.exists) return 'absent';
+    if (seen.upToDate) return undefined;
+  }
+  return 'foreign';
 }
 
 async function removeInReverse(

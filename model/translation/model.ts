@@ -66,7 +66,15 @@ export interface PushedResource extends BackendResource {
   state: 'synced' | 'pending' | 'unverified' | 'foreign' | 'deleted' | 'absent' | 'failed';
   /** Found in MidoNet exactly as asked and taken over, not pushed by Steward (left by midonet-kubernetes). */
   adopted?: true;
+  /**
+   * `pending` only: the other bodies pushes were asked to write while it stayed pending (a failed push may have left
+   * any of them in MidoNet), oldest first, at most {@link MAX_PENDING_BODIES} with `body`.
+   */
+  alsoAsked?: string[];
 }
+
+/** How many bodies a pending resource remembers: a deletion finding another one in MidoNet leaves it as foreign. */
+export const MAX_PENDING_BODIES = 4;
 
 /** A resource's identity: its kind and ID, or for kinds without an ID (links, bindings, table entries) its parent and body. */
 export function identify(resource: BackendResource): { key: string; id: string } {

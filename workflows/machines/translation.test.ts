@@ -484,6 +484,23 @@ describe('Translation machine: scenarios', () => {
     expect(run(observed, invalidFailed!).context.pushed).toEqual([]);
   });
 
+  it('a resource still pending when a push asks another body of it remembers both: the failed push may have written either', () => {
+    const renamed = { ...resource, body: '{"id":"b1","name":"n2"}' };
+    const renaming: TranslationMachineEvent = {
+      type: 'observed',
+      observation: observation({ generation: 2, projection: { resources: [renamed] } }),
+      at,
+    };
+    const { context } = run(observed, failed!, renaming, retry!, failed!);
+    expect(context.pushed.map((r) => [r.id, r.state, r.body, r.alsoAsked])).toEqual([
+      ['b1', 'pending', resource.body, [renamed.body]],
+    ]);
+    // Pushed at last: what MidoNet holds is vouched for, the candidates go.
+    expect(run(observed, failed!, renaming, retry!, pushed!).context.pushed.map((r) => [r.state, r.alsoAsked])).toEqual(
+      [['synced', undefined]],
+    );
+  });
+
   it('a Translation stuck on a failed push no longer says its resources are synced in its status: they are unverified', () => {
     let [snapshot] = initialTransition(translationMachine, { ref });
     for (const event of [observed, pushed!, driftCheck!]) [snapshot] = transition(translationMachine, snapshot, event);

@@ -24,6 +24,7 @@ import type { ActionRecord, BackendChanged, LifecycleError, Observation } from '
 import type { ObjectRef } from '../../model/naming';
 import {
   identifyIfJson,
+  MAX_PENDING_BODIES,
   type BackendResource,
   type PushedResource,
   type TranslationReference,
@@ -572,12 +573,24 @@ const keptRecord = (context: TranslationMachineContext): { keepChildResources?: 
   context.recordInStatus ? { keepChildResources: true } : {};
 
 function withPending(pushed: PushedResource[], desired: BackendResource[]): PushedResource[] {
-  const known = new Set(pushed.map((p) => p.key));
-  const pending = desired.flatMap((resource): PushedResource[] => {
+  const asked = new Map<string, { resource: BackendResource; identity: { key: string; id: string } }>();
+  for (const resource of desired) {
     const identity = identifyIfJson(resource);
-    if (!identity || known.has(identity.key)) return [];
-    known.add(identity.key);
-    return [{ kind: resource.kind, parent: resource.parent ?? '', body: resource.body, ...identity, state: 'pending' }];
+    if (identity && !asked.has(identity.key)) asked.set(identity.key, { resource, identity });
+  }
+  // A push asking another body of what is still pending may write it before failing: each body is a candidate.
+  const kept = pushed.map((entry) => {
+    const body = asked.get(entry.key)?.resource.body;
+    if (entry.state !== 'pending' || body === undefined || [entry.body, ...(entry.alsoAsked ?? [])].includes(body))
+      return entry;
+    const alsoAsked = [...(entry.alsoAsked ?? []), body].slice(1 - MAX_PENDING_BODIES);
+    return { ...entry, alsoAsked };
   });
-  return pending.length > 0 ? [...pushed, ...pending] : pushed;
+  const known = new Set(pushed.map((p) => p.key));
+  const pending = [...asked.values()].flatMap(({ resource, identity }): PushedResource[] =>
+    known.has(identity.key)
+      ? []
+      : [{ kind: resource.kind, parent: resource.parent ?? '', body: resource.body, ...identity, state: 'pending' }],
+  );
+  return [...kept, ...pending];
 }
