@@ -192,9 +192,15 @@ function sendOutcomes(
   counters: Counters,
   metrics: StarterMetrics,
   deliveries: { table: DeliveryTable },
+  log: Logger,
 ): Pick<HandlerOptions, 'onSent' | 'onFailure'> {
   return {
     onSent(obs, seconds, runId) {
+      // What each workflow was told, for an operator asking why one never heard of a change.
+      log.debug(
+        { workflowId: workflowId(obs.ref), uid: obs.uid, deleting: obs.deleting, gone: obs.gone, runId },
+        'delivered',
+      );
       counters.signalsSent++;
       metrics.sendDone('sent', seconds);
       recordDelivery(deliveries.table, obs, Date.now(), runId);
@@ -260,13 +266,19 @@ function createFeed(pieces: {
   queue: Pick<WorkQueue, 'offer' | 'tell'>;
   deliveries: { table: DeliveryTable };
   counters: Pick<Counters, 'suppressed'>;
+  log: Logger;
 }) {
-  const { source, observationsOf, queue, deliveries, counters } = pieces;
+  const { source, observationsOf, queue, deliveries, counters, log } = pieces;
   const tell = (obs: Observation) => queue.tell(workflowId(obs.ref), obs);
   return {
     tell,
     offer(event: SourceEvent, count = true) {
-      for (const obs of observationsOf(event)) {
+      const observations = observationsOf(event);
+      log.trace(
+        { kind: event.kind, key: objectKey(event), type: event.type, uid: event.object.metadata?.uid },
+        `event: ${observations.length} observations`,
+      );
+      for (const obs of observations) {
         if (!isNews(deliveries.table, obs)) {
           if (count) counters.suppressed++;
         } else if (event.type === 'delete') tell(obs);
@@ -319,7 +331,7 @@ export function createStarter(options: StarterOptions): Starter {
   });
   const handler = createSignalHandler(options, log, callTimeoutMs, {
     isLeader,
-    ...sendOutcomes(counters, metrics, deliveries),
+    ...sendOutcomes(counters, metrics, deliveries, log),
   });
   const queue = createWorkQueue({
     debounceMs: options.debounceMs ?? 200,
@@ -341,7 +353,7 @@ export function createStarter(options: StarterOptions): Starter {
   const requests = createOperatorRequests({ ...options, client: options.temporalClient, isLeader, logger: log });
   const served = createServedClouds(options.peerPodClouds, log, metrics);
   const observationsOf = observer(lifecycles, options.peerPodRuntimeClasses, translationOwnerOf, source, served);
-  const feed = createFeed({ source, observationsOf, queue, deliveries, counters });
+  const feed = createFeed({ source, observationsOf, queue, deliveries, counters, log });
   function onEvent(event: SourceEvent) {
     counters.events++;
     guard?.observe(event);

@@ -192,12 +192,17 @@ export class ChaosStack {
       // Any free port: another run on this machine may hold the default one.
       STEWARD_STARTER_HTTP_HOST: '127.0.0.1',
       STEWARD_STARTER_HTTP_PORT: '0',
+      // Every event and delivery, to trace an observation a workflow never got (logs/starter.log).
+      STEWARD_LOG_LEVEL: 'trace',
     };
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), 'starter'], {
       env,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stderr?.pipe(createWriteStream(join(this.info.stateDir, 'logs', 'starter.log'), { flags: 'a' }));
+    const log = createWriteStream(join(this.info.stateDir, 'logs', 'starter.log'), { flags: 'a' });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    child.once('close', () => log.end());
     this.follow('starter', child);
     const coordination = (() => {
       const kc = new k8s.KubeConfig();

@@ -73,18 +73,17 @@ async function observedInRun(handle: WorkflowHandle): Promise<string> {
   for (const event of history.events ?? []) {
     const signal = event.workflowExecutionSignaledEventAttributes;
     if (signal?.signalName !== 'observed') continue;
-    const [observations] = (signal.input?.payloads ?? []).map((p) =>
-      defaultPayloadConverter.fromPayload<
-        {
-          ref: { kind: string; name: string };
-          uid: string;
-          deleting: boolean;
-          gone: boolean;
-          projection?: { source?: string };
-        }[]
-      >(p),
+    // The signal's arguments are the Observations, one payload each.
+    const observations = (signal.input?.payloads ?? []).map((p) =>
+      defaultPayloadConverter.fromPayload<{
+        ref: { kind: string; name: string };
+        uid: string;
+        deleting: boolean;
+        gone: boolean;
+        projection?: { source?: string };
+      }>(p),
     );
-    for (const o of observations ?? [])
+    for (const o of observations)
       seen.push(
         `${o.projection?.source ?? o.ref.kind}/${o.ref.name} ${o.uid.slice(0, 8)}${o.gone ? ' gone' : o.deleting ? ' deleting' : ''}`,
       );
