@@ -129,6 +129,27 @@ describe('the image', () => {
     },
   );
 
+  it('installs exactly the packages its files import: every production dependency is used, none is only a development one', () => {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const imported = new Set(
+      files
+        .filter((file) => /\.(ts|cjs)$/.test(file))
+        .flatMap((file) => [
+          ...readFileSync(join(repoRoot, file), 'utf8').matchAll(
+            /(?:from\s+|require\(|import\()'((?:@[\w.-]+\/)?[\w.-]+)[^']*'/g,
+          ),
+        ])
+        .map(([, name]) => name!)
+        .filter((name) => !name.startsWith('.') && !name.startsWith('node:')),
+    );
+    // tsx runs a checkout's sources (bin/steward.cjs); the image runs compiled JavaScript and never loads it.
+    imported.delete('tsx');
+    expect(Object.keys(manifest.dependencies).filter((name) => !imported.has(name))).toEqual([]);
+    expect([...imported].filter((name) => !(name in manifest.dependencies)).sort()).toEqual([]);
+  });
+
   describe('assembled from those files alone', () => {
     const root = join(work, 'opt-steward');
     beforeAll(() => {
