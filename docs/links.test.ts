@@ -66,6 +66,32 @@ function brokenLinks(
     .map(({ text, target }) => `${page}: [${text}](${target})`);
 }
 
+/** The repository's top-level folders: a code span starting with one names a file of the repository. */
+const topLevel = new Set(
+  readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name !== 'node_modules' && !entry.name.startsWith('.'))
+    .map((entry) => entry.name),
+);
+
+/**
+ * Code spans of `page` that name a repository file that is not there: a path under one of its top-level folders, or
+ * any Markdown page (relative to the root or to the page; a module may be named without its `.ts`). Patterns and
+ * placeholders (`*`, `<…>`, `{…}`) and what follows `:` or `#` (a line, a symbol) are not read.
+ */
+function missingFiles(page: string, markdown: string, exists: (path: string) => boolean = existsSync): string[] {
+  return [...withoutCode(markdown).matchAll(/`([^`\n]+)`/g)]
+    .map(([, span]) => span!.trim())
+    .filter((span) => !/[\s*<>{}]/.test(span))
+    .map((span) => span.split(/[:#]/)[0]!)
+    .filter((path) => topLevel.has(path.split('/')[0]!) || path.endsWith('.md'))
+    .filter((path) =>
+      [resolve(root, path), resolve(root, dirname(page), path)].every(
+        (candidate) => !exists(candidate) && !exists(`${candidate}.ts`),
+      ),
+    )
+    .map((path) => `${page}: \`${path}\``);
+}
+
 describe('links in the README and the docs', () => {
   it('finds relative links, and only those', () => {
     const sample = [
@@ -125,6 +151,20 @@ describe('links in the README and the docs', () => {
     const markdown = readFileSync(file, 'utf8');
     if (page === 'README.md' || page === 'docs/README.md') expect(relativeLinks(markdown).length).toBeGreaterThan(5);
     expect(brokenLinks(page, markdown)).toEqual([]);
+  });
+
+  it('finds code spans naming a repository file that is not there, and only those', () => {
+    const there = new Set(['docs/a.md', 'docs/b.md', 'cli/worker.ts'].map((path) => resolve(root, path)));
+    const check = (markdown: string) => missingFiles('docs/x.md', markdown, (path) => there.has(path));
+    expect(check('`docs/a.md` `b.md` `cli/worker` `cli/worker.ts:12` `stack.json` `docs/*.md` `npm test`')).toEqual([]);
+    expect(check('see `ref/performance.md` and `cli/gone.ts#main`\n```\n`docs/fenced.md`\n```')).toEqual([
+      'docs/x.md: `ref/performance.md`',
+      'docs/x.md: `cli/gone.ts`',
+    ]);
+  });
+
+  it.each(pages)('%s names no repository file that is not there', (page) => {
+    expect(missingFiles(page, readFileSync(join(root, page), 'utf8'))).toEqual([]);
   });
 
   it('keeps README.md at 200 lines at most', () => {
