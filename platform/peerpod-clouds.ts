@@ -21,8 +21,6 @@ export const cloudProviderSetting = {
   alias: 'CLOUD_PROVIDER',
   aliasOf: "cloud-api-adaptor's",
   arg: 'name',
-  // Applies only to a caller that asks for a cloud anyway; the worker asks only when the setting is given.
-  default: 'libvirt',
   description: 'where peer-pod VMs are created: libvirt or aws',
   whenUnset: 'the worker runs no cloud activities (no peer-pod VMs)',
 } satisfies Setting;
@@ -51,9 +49,5 @@ export const servedClouds = (listed: StewardCloud[] | undefined, provider: Stewa
 
 /** The cloud provider as given, checked as the worker checks it; undefined when not given. */
 export const loadCloudProvider = (flags: Flags, env: NodeJS.ProcessEnv): StewardCloud | undefined =>
-  parseSettings(
-    { cloudProvider: { ...cloudProviderSetting, default: undefined } },
-    z.object({ cloudProvider: cloudName.optional() }),
-    flags,
-    env,
-  ).cloudProvider;
+  parseSettings({ cloudProvider: cloudProviderSetting }, z.object({ cloudProvider: cloudName.optional() }), flags, env)
+    .cloudProvider;

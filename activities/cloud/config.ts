@@ -177,8 +177,10 @@ const schema = z
       });
   });
 
+/** The cloud's settings; libvirt when none is named (the worker asks only when one is: activities/config.ts). */
 export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): CloudConfig {
-  const v = parseSettings(cloudSettings, schema, flags, env);
+  const settings = { ...cloudSettings, cloudProvider: { ...cloudSettings.cloudProvider, default: 'libvirt' } };
+  const v = parseSettings(settings, schema, flags, env);
   if (v.cloudProvider === 'aws') {
     return {
       provider: 'aws',
