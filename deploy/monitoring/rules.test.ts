@@ -43,8 +43,8 @@ describe('the alert rules', () => {
     try {
       const file = join(dir, 'broken.yml');
       const broken = readFileSync(RULE_FILE, 'utf8').replace(
-        'max by (kind) (steward_objects{state="stuck"}) > 0',
-        'max by (kind) (steward_objects{state="stuck"} > 0',
+        'max by (namespace, cluster, kind) (steward_objects{state="stuck"}) > 0',
+        'max by (namespace, cluster, kind) (steward_objects{state="stuck"} > 0',
       );
       writeFileSync(file, plainRulesFile(broken));
       expect(() => execFileSync('promtool', ['check', 'rules', file], { stdio: 'pipe' })).toThrow(/FAILED|parse/);
@@ -123,6 +123,47 @@ describe('the alert rules', () => {
             { series: caaRuns('w2'), values: '1+1x90' },
           ],
           alert_rule_test: [alert('80m', 'StewardCloudApiAdaptorVmsLeaked', [])],
+        },
+        {
+          interval: '1m',
+          // Two installations side by side, in namespaces a and b: each alert names the one that fails, and the
+          // busy healthy one neither hides the other's failures nor shares its alert.
+          input_series: [
+            // a's MidoNet calls half fail; b makes ten times as many, all answered (both: 4.5 % of all calls).
+            {
+              series: 'steward_backend_call_errors_total{namespace="a",backend="midonet",instance="a1"}',
+              values: '0+30x30',
+            },
+            {
+              series: 'steward_backend_call_duration_seconds_count{namespace="a",backend="midonet",instance="a1"}',
+              values: '0+60x30',
+            },
+            {
+              series: 'steward_backend_call_errors_total{namespace="b",backend="midonet",instance="b1"}',
+              values: '0x30',
+            },
+            {
+              series: 'steward_backend_call_duration_seconds_count{namespace="b",backend="midonet",instance="b1"}',
+              values: '0+600x30',
+            },
+            // a's starter leads; b's does not.
+            { series: 'steward_starter_leader{namespace="a",instance="a2"}', values: '1x30' },
+            { series: 'steward_starter_leader{namespace="b",instance="b2"}', values: '0x30' },
+            // A Pod stuck in b; a's are fine.
+            { series: 'steward_objects{namespace="a",kind="Pod",state="stuck",instance="a1"}', values: '0x30' },
+            { series: 'steward_objects{namespace="b",kind="Pod",state="stuck",instance="b1"}', values: '1x30' },
+            // a's guard holds.
+            { series: 'steward_mass_deletion_held{namespace="a",instance="a2"}', values: '1x30' },
+            { series: 'steward_mass_deletion_held{namespace="b",instance="b2"}', values: '0x30' },
+          ],
+          alert_rule_test: [
+            alert('20m', 'StewardBackendErrorRateHigh', [
+              { exp_labels: { severity: 'warning', namespace: 'a', backend: 'midonet' } },
+            ]),
+            alert('5m', 'StewardStarterNoLeader', [{ exp_labels: { severity: 'critical', namespace: 'b' } }]),
+            alert('20m', 'StewardObjectsStuck', [{ exp_labels: { severity: 'warning', namespace: 'b', kind: 'Pod' } }]),
+            alert('5m', 'StewardMassDeletionHeld', [{ exp_labels: { severity: 'critical', namespace: 'a' } }]),
+          ],
         },
         {
           interval: '1m',
