@@ -136,11 +136,11 @@ describe('worker and starter on a task queue other than the default', () => {
     };
     expect(value('steward_starter_leader')).toBe(1);
     expect(value('steward_starter_queue_depth')).toBeGreaterThanOrEqual(0);
-    // The Node's Observation at least; every attempt timed.
-    const sent = value('steward_starter_sends_total{result="sent"}');
+    // The Node's Observation at least, counted as the Node workflow's; every attempt timed.
+    const sent = value('steward_starter_sends_total{kind="Node",result="sent"}');
     expect(sent).toBeGreaterThanOrEqual(1);
-    expect(value('steward_starter_send_duration_seconds_count{result="sent"}')).toBe(sent);
-    expect(value('steward_starter_sends_total{result="permanent_error"}')).toBe(0);
+    expect(value('steward_starter_send_duration_seconds_count{kind="Node",result="sent"}')).toBe(sent);
+    expect(value('steward_starter_sends_total{kind="Node",result="permanent_error"}')).toBe(0);
     expect(value('steward_starter_informer_restarts_total{kind="Pod"}')).toBe(0);
     const relist = value('steward_starter_last_relist_timestamp_seconds');
     expect(relist).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000));

@@ -36,26 +36,28 @@ describe("the starter's metrics", () => {
     expect(await samples(registry, 'steward_starter_queue_depth')).toEqual(['steward_starter_queue_depth{} 42']);
   });
 
-  it('counts sends by result, zero from the start, and times each', async () => {
+  it("counts sends by the workflow's kind and result, zero from the start, and times each", async () => {
     const { registry, metrics } = setup();
-    expect(await samples(registry, 'steward_starter_sends_total')).toEqual([
-      'steward_starter_sends_total{"result":"sent"} 0',
-      'steward_starter_sends_total{"result":"transient_error"} 0',
-      'steward_starter_sends_total{"result":"permanent_error"} 0',
-    ]);
-    metrics.sendDone('sent', 0.02);
-    metrics.sendDone('sent', 0.3);
-    metrics.sendDone('transient_error', 10);
-    expect(await samples(registry, 'steward_starter_sends_total')).toEqual([
-      'steward_starter_sends_total{"result":"sent"} 2',
-      'steward_starter_sends_total{"result":"transient_error"} 1',
-      'steward_starter_sends_total{"result":"permanent_error"} 0',
-    ]);
+    const counts = (node: number[], pod: number[]) =>
+      ['Node', 'Pod'].flatMap((kind, k) =>
+        ['sent', 'transient_error', 'permanent_error'].map(
+          (result, r) => `steward_starter_sends_total{"kind":"${kind}","result":"${result}"} ${[node, pod][k]![r]}`,
+        ),
+      );
+    expect(await samples(registry, 'steward_starter_sends_total')).toEqual(counts([0, 0, 0], [0, 0, 0]));
+    metrics.sendDone('Pod', 'sent', 0.02);
+    metrics.sendDone('Pod', 'sent', 0.3);
+    metrics.sendDone('Node', 'transient_error', 10);
+    expect(await samples(registry, 'steward_starter_sends_total')).toEqual(counts([0, 1, 0], [2, 0, 0]));
     const latency = await samples(registry, 'steward_starter_send_duration_seconds');
-    expect(latency).toContain('steward_starter_send_duration_seconds_count{"result":"sent"} 2');
-    expect(latency).toContain('steward_starter_send_duration_seconds_sum{"result":"sent"} 0.32');
-    expect(latency).toContain('steward_starter_send_duration_seconds_bucket{"le":0.025,"result":"sent"} 1');
-    expect(latency).toContain('steward_starter_send_duration_seconds_bucket{"le":10,"result":"transient_error"} 1');
+    expect(latency).toContain('steward_starter_send_duration_seconds_count{"kind":"Pod","result":"sent"} 2');
+    expect(latency).toContain('steward_starter_send_duration_seconds_sum{"kind":"Pod","result":"sent"} 0.32');
+    expect(latency).toContain(
+      'steward_starter_send_duration_seconds_bucket{"le":0.025,"kind":"Pod","result":"sent"} 1',
+    );
+    expect(latency).toContain(
+      'steward_starter_send_duration_seconds_bucket{"le":10,"kind":"Node","result":"transient_error"} 1',
+    );
   });
 
   it('counts informer restarts by kind, every watched kind at zero from the start', async () => {

@@ -20,7 +20,8 @@ export interface StarterReadings {
 }
 
 export interface StarterMetrics {
-  sendDone: (result: SendResult, seconds: number) => void;
+  /** One attempt to deliver an Observation to a workflow of `kind` (the Observation's: PeerPod for a peer pod's Pod). */
+  sendDone: (kind: WatchedKind, result: SendResult, seconds: number) => void;
   informerRestarted: (kind: WatchedKind) => void;
   listed: (kind: WatchedKind) => void;
   /** A PeerPod of a cloud not served here, left to its own controller (once per PeerPod). */
@@ -60,14 +61,14 @@ export function createStarterMetrics(
   });
   const sends = new Counter({
     name: 'steward_starter_sends_total',
-    help: "Attempts to deliver an Observation to its object's workflow, by result (sent, transient_error, permanent_error)",
-    labelNames: ['result'],
+    help: "Attempts to deliver an Observation to its object's workflow, by the workflow's kind and result (sent, transient_error, permanent_error)",
+    labelNames: ['kind', 'result'],
     registers,
   });
   const sendSeconds = new Histogram({
     name: 'steward_starter_send_duration_seconds',
-    help: 'Duration of each attempt to deliver an Observation (one start or signal-with-start call), by result',
-    labelNames: ['result'],
+    help: "Duration of each attempt to deliver an Observation (one start or signal-with-start call), by the workflow's kind and result",
+    labelNames: ['kind', 'result'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
@@ -84,12 +85,14 @@ export function createStarterMetrics(
     registers,
   });
   // Every series from the start, so that rate() and absence alerts see a zero rather than nothing.
-  for (const result of SEND_RESULTS) sends.inc({ result }, 0);
-  for (const kind of kinds) restarts.inc({ kind }, 0);
+  for (const kind of kinds) {
+    for (const result of SEND_RESULTS) sends.inc({ kind, result }, 0);
+    restarts.inc({ kind }, 0);
+  }
   return {
-    sendDone: (result, seconds) => {
-      sends.inc({ result });
-      sendSeconds.observe({ result }, seconds);
+    sendDone: (kind, result, seconds) => {
+      sends.inc({ kind, result });
+      sendSeconds.observe({ kind, result }, seconds);
     },
     informerRestarted: (kind) => restarts.inc({ kind }),
     listed: (kind) => void listedAt.set(kind, now()),

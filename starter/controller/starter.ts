@@ -202,12 +202,12 @@ function sendOutcomes(
         'delivered',
       );
       counters.signalsSent++;
-      metrics.sendDone('sent', seconds);
+      metrics.sendDone(obs.ref.kind, 'sent', seconds);
       recordDelivery(deliveries.table, obs, Date.now(), runId);
     },
-    onFailure(_obs, _error, permanent, seconds) {
+    onFailure(obs, _error, permanent, seconds) {
       counters.errors++;
-      metrics.sendDone(permanent ? 'permanent_error' : 'transient_error', seconds);
+      metrics.sendDone(obs.ref.kind, permanent ? 'permanent_error' : 'transient_error', seconds);
     },
   };
 }
