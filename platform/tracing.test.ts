@@ -1,5 +1,6 @@
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { acquireTracing, activeTracing, tracesUrl } from './tracing';
+import { acquireTracing, activeTracing, resourceAttributes, tracesUrl } from './tracing';
+import { stewardVersion } from './version';
 
 jest.mock('@opentelemetry/exporter-trace-otlp-http', () => ({
   OTLPTraceExporter: jest.fn(() => ({
@@ -46,6 +47,25 @@ describe('tracing', () => {
     });
     expect(lease.tracing?.serviceName).toBe('s');
     await lease.release();
+  });
+});
+
+describe('resourceAttributes', () => {
+  it("names the service and Steward's version, and takes OTEL_RESOURCE_ATTRIBUTES over them", () => {
+    expect(resourceAttributes('steward-worker', {})).toEqual({
+      'service.name': 'steward-worker',
+      'service.version': stewardVersion(),
+    });
+    const env = {
+      OTEL_RESOURCE_ATTRIBUTES:
+        'k8s.cluster.name=prod%2Ceu, deployment.environment=staging,service.version=1.2.3,bad,=x',
+    };
+    expect(resourceAttributes('steward-starter', env)).toEqual({
+      'service.name': 'steward-starter',
+      'service.version': '1.2.3',
+      'k8s.cluster.name': 'prod,eu',
+      'deployment.environment': 'staging',
+    });
   });
 });
 

@@ -14,6 +14,7 @@ import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
 import type { ClientInterceptors } from '@temporalio/client';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
 import { objectOfWorkflowId } from '../model/naming';
+import { stewardVersion } from './version';
 
 /** What Temporal's clients and workers add when tracing is on. */
 export interface Tracing {
@@ -43,6 +44,25 @@ export function tracesUrl(env: NodeJS.ProcessEnv = process.env): string | undefi
   if (traces) return traces;
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   return base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined;
+}
+
+/**
+ * The resource every span carries: the service's name and Steward's version, then OTEL_RESOURCE_ATTRIBUTES (key=value
+ * pairs, comma-separated, percent-encoded, as the specification has them), which may add to or override them. Read
+ * here from the settings' environment: the SDK's own detector reads only process.env.
+ */
+export function resourceAttributes(serviceName: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const given = (env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',').flatMap((pair): [string, string][] => {
+    const at = pair.indexOf('=');
+    const key = at > 0 ? pair.slice(0, at).trim() : '';
+    if (!key) return [];
+    try {
+      return [[decodeURIComponent(key), decodeURIComponent(pair.slice(at + 1).trim())]];
+    } catch {
+      return []; // not percent-decodable: left out, as the SDK leaves out what it cannot parse
+    }
+  });
+  return { 'service.name': serviceName, 'service.version': stewardVersion(), ...Object.fromEntries(given) };
 }
 
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on: off, it costs nothing */
@@ -91,9 +111,9 @@ interface Active {
 
 let active: Active | undefined;
 
-function start(serviceName: string, url: string): Active {
+function start(serviceName: string, url: string, env: NodeJS.ProcessEnv): Active {
   const { api, asyncHooks, exporter, resources, sdk, temporal } = load();
-  const resource = new resources.Resource({ 'service.name': serviceName });
+  const resource = new resources.Resource(resourceAttributes(serviceName, env));
   const processor = withObjectAttributes(new sdk.BatchSpanProcessor(new exporter.OTLPTraceExporter({ url })));
   const provider = new sdk.BasicTracerProvider({ resource, spanProcessors: [processor] });
   // Spans follow async calls (a client's StartWorkflow around its gRPC call); W3C trace context in Temporal's headers.
@@ -130,7 +150,7 @@ export function acquireTracing(defaultServiceName: string, env: NodeJS.ProcessEn
   if (!active) {
     const url = tracesUrl(env);
     if (!url) return { tracing: undefined, release: () => Promise.resolve() };
-    active = start(env.OTEL_SERVICE_NAME?.trim() || defaultServiceName, url);
+    active = start(env.OTEL_SERVICE_NAME?.trim() || defaultServiceName, url, env);
   }
   const lease = active;
   lease.users++;
