@@ -51,6 +51,18 @@ const everyOption = {
   starter: { replicas: 1, lease: { namespace: 'steward', name: 'steward-leader' } },
   serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'prometheus' } },
   prometheusRule: { enabled: true, labels: { release: 'prometheus' } },
+  serviceAccount: { annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::1:role/steward' } },
+  podLabels: { team: 'network' },
+  podAnnotations: { 'example.com/owner': 'network' },
+  nodeSelector: { pool: 'system' },
+  affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } },
+  topologySpreadConstraints: [
+    { maxSkew: 2, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' },
+  ],
+  priorityClassName: 'platform-high',
+  extraEnv: [{ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/corp-ca/ca.crt' }],
+  extraVolumes: [{ name: 'corp-ca', configMap: { name: 'corp-ca' } }],
+  extraVolumeMounts: [{ name: 'corp-ca', mountPath: '/etc/corp-ca', readOnly: true }],
 };
 
 let helm: string;
@@ -255,10 +267,52 @@ describe('every option on', () => {
       expect(container.env?.find((variable) => variable.name === 'TEMPORAL_API_KEY')?.valueFrom).toEqual({
         secretKeyRef: { name: 'steward-temporal', key: 'api-key' },
       });
-      expect(pod.volumes?.map((volume) => volume.name)).toEqual(['tmp', 'temporal-tls']);
+      expect(pod.volumes?.map((volume) => volume.name)).toEqual(['tmp', 'temporal-tls', 'corp-ca']);
     }
     const worker = get<k8s.V1Deployment>('Deployment steward/steward-worker').spec!.template.spec!.containers[0]!;
     expect(worker.resources).toEqual({ requests: { cpu: '1', memory: '2Gi' }, limits: { memory: '2560Mi' } });
+  });
+
+  it("puts the values' service account annotations, pod labels and annotations, scheduling, env and volumes on both", () => {
+    const account = get<k8s.V1ServiceAccount>('ServiceAccount steward/steward');
+    expect(account.metadata?.annotations).toEqual(everyOption.serviceAccount.annotations);
+    for (const name of ['steward-worker', 'steward-starter']) {
+      const template = get<k8s.V1Deployment>(`Deployment steward/${name}`).spec!.template;
+      const pod = template.spec!;
+      const container = pod.containers[0]!;
+      expect(template.metadata?.labels).toMatchObject({ team: 'network', 'app.kubernetes.io/name': 'steward' });
+      expect(template.metadata?.annotations).toMatchObject({ 'example.com/owner': 'network' });
+      expect({
+        name,
+        nodeSelector: pod.nodeSelector,
+        affinity: pod.affinity,
+        spread: pod.topologySpreadConstraints,
+        priority: pod.priorityClassName,
+        // The MidoNet profile's: every taint tolerated whatever the values say.
+        tolerations: pod.tolerations,
+      }).toEqual({
+        name,
+        nodeSelector: everyOption.nodeSelector,
+        affinity: everyOption.affinity,
+        spread: everyOption.topologySpreadConstraints,
+        priority: 'platform-high',
+        tolerations: [{ operator: 'Exists' }],
+      });
+      expect(container.env?.at(-1)).toEqual(everyOption.extraEnv[0]);
+      expect(container.volumeMounts?.at(-1)).toEqual(everyOption.extraVolumeMounts[0]);
+      expect(pod.volumes?.at(-1)).toEqual(everyOption.extraVolumes[0]);
+    }
+  });
+
+  it('gives a peer-pods-only installation the tolerations and priority the values name, none of its own', async () => {
+    const tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'platform', effect: 'NoSchedule' }];
+    const pods = (await helmTemplate(helm, { midonet: { enabled: false }, tolerations, priorityClassName: 'p' }))
+      .filter((o): o is k8s.V1Deployment => o.kind === 'Deployment')
+      .map((d) => d.spec!.template.spec!);
+    expect(pods.map((pod) => [pod.tolerations, pod.priorityClassName])).toEqual([
+      [tolerations, 'p'],
+      [tolerations, 'p'],
+    ]);
   });
 
   it("grants the starter's own Lease, in its namespace", () => {

@@ -44,13 +44,16 @@ imagePullPolicy: {{ . }}
 {{- end }}
 args: [{{ .component }}]
 {{- $apiKey := .root.Values.temporal.apiKey }}
-{{- if or $apiKey.secretName .env }}
+{{- if or $apiKey.secretName .env .root.Values.extraEnv }}
 env:
   {{- if $apiKey.secretName }}
   - name: TEMPORAL_API_KEY
     valueFrom: { secretKeyRef: { name: {{ $apiKey.secretName }}, key: {{ $apiKey.key }} } }
   {{- end }}
   {{- with .env }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  {{- with .root.Values.extraEnv }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
 {{- end }}
@@ -102,28 +105,50 @@ securityContext:
 
 {{/*
 The pods' common spec: the MidoNet profile's host network, priority and tolerations (deploy/manifests/steward.yaml
-says why; none without MidoNet), the ServiceAccount, image pull Secrets, spread over nodes where it can be.
+says why; none without MidoNet), the ServiceAccount, image pull Secrets, the values' scheduling, spread over nodes
+where it can be unless the values say how.
 */}}
 {{- define "steward.podCommon" -}}
-{{- if .root.Values.midonet.enabled }}
+{{- $v := .root.Values }}
+{{- if $v.midonet.enabled }}
 hostNetwork: true
 dnsPolicy: Default
-priorityClassName: system-cluster-critical
+priorityClassName: {{ $v.priorityClassName | default "system-cluster-critical" }}
 tolerations: [{ operator: Exists }]
+{{- else }}
+{{- with $v.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with $v.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}
 serviceAccountName: {{ include "steward.fullname" .root }}
 automountServiceAccountToken: true
-{{- with .root.Values.image.pullSecrets }}
+{{- with $v.image.pullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- with $v.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 topologySpreadConstraints:
+{{- if $v.topologySpreadConstraints }}
+  {{- toYaml $v.topologySpreadConstraints | nindent 2 }}
+{{- else }}
   - maxSkew: 1
     topologyKey: kubernetes.io/hostname
     whenUnsatisfiable: ScheduleAnyway
     labelSelector:
       matchLabels:
         {{- include "steward.selectorLabels" . | nindent 8 }}
+{{- end }}
 {{- end -}}
 
 {{/* A component's PodDisruptionBudget, metrics Service and the ingress half of its NetworkPolicy's spec. */}}
