@@ -2,11 +2,14 @@
 // attributes the starter and the workflows keep, in a Kubernetes namespace of this file's own, so that whatever else
 // runs on the stack does not show here.
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { stackInfo } from '../deploy/local/jest/stack-info';
+import { ensureKubectl } from '../deploy/testing/kubectl';
 import type { LifecycleStateView } from '../model/messages';
 import { workflowId, type ObjectRef } from '../model/naming';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, LifecycleState } from '../model/search-attributes';
@@ -99,6 +102,26 @@ describe('steward list against stand-in lifecycle workflows', () => {
     ]);
     expect(rows[0]).toMatch(/\t\d+s$/);
   });
+
+  it(
+    'runs as a kubectl plugin: `kubectl steward list` once npm install -g put kubectl-steward on the PATH',
+    async () => {
+      const kubectl = await ensureKubectl();
+      // What `npm install -g` makes of package.json's bin: a kubectl-steward link to bin/steward.cjs on the PATH.
+      const globalBin = mkdtempSync(join(tmpdir(), 'steward-global-bin-'));
+      symlinkSync(bin, join(globalBin, 'kubectl-steward'));
+      const env = { ...process.env, NO_COLOR: '1', PATH: [globalBin, dirname(process.execPath)].join(':') };
+      const { stdout } = await promisify(execFile)(
+        kubectl,
+        ['steward', 'list', '-n', ns, '-o', 'name', '--address', address],
+        {
+          env,
+        },
+      );
+      expect(stdout).toBe(`pod/${ns}/db\npod/${ns}/web\nservice/${ns}/web\n`);
+    },
+    15 * 60_000,
+  );
 
   it('filters by --state and --kind; a Node is listed when asked for by kind', async () => {
     expect((await steward('get', '-n', ns, '--state', 'stuck', '-o', 'name')).stdout).toBe(`pod/${ns}/web\n`);
