@@ -12,6 +12,7 @@ import { registerStarterCommand } from './starter';
 import { registerSweepCommand } from './sweep';
 import { registerUninstallCommand } from './uninstall';
 import { registerUpCommand } from './up';
+import { registerVersionCommand } from './version';
 import { registerWorkerCommand } from './worker';
 
 /** Commands that run a worker or a starter: those trace as steward-worker and steward-starter (platform/tracing.ts). */
@@ -47,6 +48,7 @@ export function stewardProgram(): Command {
   registerAdoptCommand(program);
   registerBundleCommand(program);
   registerUninstallCommand(program);
+  registerVersionCommand(program);
   registerCompletionCommand(program);
   return program;
 }

@@ -60,6 +60,8 @@ export interface RunningWorker {
   client: Client;
   /** Where /healthz, /readyz and /metrics answer (useful with port 0). */
   httpPort: number;
+  /** The build ID its workflow code is versioned by, as its pollers report it (`steward version`). */
+  buildId: string;
   /** Resolves once the worker stopped and every connection and server is closed; rejects if the worker failed. */
   done: Promise<void>;
   /** Graceful stop, as on SIGTERM. */
@@ -292,6 +294,7 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
     return {
       client,
       httpPort: http.port,
+      buildId,
       done,
       shutdown: async () => {
         stopOthers();

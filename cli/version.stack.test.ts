@@ -1,0 +1,61 @@
+// `steward version` as a process against the shared stack's Temporal: its own version, and the build ID of a worker
+// polling a task queue of this file's own, as Temporal reports it.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { stackInfo } from '../deploy/local/jest/stack-info';
+import { stewardVersion } from '../platform/version';
+import { runProbeWorker, waitFor } from '../test/support';
+import type { RunningWorker } from '../worker';
+import type { WorkerBuild } from './version';
+
+const { address } = stackInfo().temporal;
+const bin = join(__dirname, '..', 'bin', 'steward.cjs');
+const taskQueue = `version-test-${Date.now()}`;
+
+const steward = (...args: string[]) =>
+  promisify(execFile)(process.execPath, [bin, 'version', ...args, '--address', address, '--task-queue', taskQueue], {
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+
+describe('steward version', () => {
+  let running: RunningWorker;
+  beforeAll(async () => {
+    running = await runProbeWorker(taskQueue);
+  });
+  afterAll(() => running?.shutdown());
+
+  it("prints its version and the build ID of the workers polling Steward's task queues", async () => {
+    const workers = await waitFor(
+      'the worker among the pollers',
+      async () => {
+        const { stdout } = await steward('-o', 'json');
+        const report = JSON.parse(stdout) as { client: { version: string }; workers: WorkerBuild[] };
+        expect(report.client.version).toBe(stewardVersion());
+        return report.workers.length === 2 ? report.workers : undefined;
+      },
+      30_000,
+    );
+    expect(workers.map((w) => [w.taskQueue, w.buildId, w.workers])).toEqual([
+      [taskQueue, running.buildId, 1],
+      [`${taskQueue}-peerpods`, running.buildId, 1],
+    ]);
+    const { stdout } = await steward();
+    expect(stdout.split('\n').slice(0, 3)).toEqual([
+      `Client Version: ${stewardVersion()}`,
+      'TASK QUEUE\tBUILD ID\tWORKERS\tLAST SEEN',
+      expect.stringMatching(new RegExp(`^${taskQueue}\t${running.buildId.replace(/[+.]/g, '\\$&')}\t1\t\\d+s$`)),
+    ]);
+  });
+
+  it('--client asks no Temporal', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      bin,
+      'version',
+      '--client',
+      '--address',
+      'nowhere:1',
+    ]);
+    expect(stdout).toBe(`Client Version: ${stewardVersion()}\n`);
+  });
+});
