@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { RULE_FILE } from '../monitoring/rules';
+import { DASHBOARD_FILE, RULE_FILE } from '../monitoring/rules';
 import { ensureHelm, CHART_DIR, helmTemplate, runHelm, valuesFile } from '../testing/helm';
 import { ensureKustomize, kustomizeBuild } from '../testing/kustomize';
 import { MIDONET_PROFILE, PEERPODS_ONLY, profileOf } from '../testing/profiles';
@@ -51,6 +51,7 @@ const everyOption = {
   starter: { replicas: 1, lease: { namespace: 'steward', name: 'steward-leader' } },
   serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'prometheus' } },
   prometheusRule: { enabled: true, labels: { release: 'prometheus' } },
+  grafanaDashboard: { enabled: true, namespace: 'monitoring', labels: { grafana_dashboard: '1' } },
   serviceAccount: { annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::1:role/steward' } },
   podLabels: { team: 'network' },
   podAnnotations: { 'example.com/owner': 'network' },
@@ -330,6 +331,12 @@ describe('every option on', () => {
     expect(rule.metadata?.labels).toMatchObject({ release: 'prometheus', 'app.kubernetes.io/instance': 'steward' });
     const monitor = get<Labelled & { spec: { endpoints: { interval: string }[] } }>('ServiceMonitor steward/steward');
     expect([monitor.metadata?.labels?.release, monitor.spec.endpoints[0]?.interval]).toEqual(['prometheus', '15s']);
+  });
+
+  it("ships the dashboard from its one file as a ConfigMap for Grafana's sidecar, where the values say", () => {
+    const dashboard = get<k8s.V1ConfigMap>('ConfigMap monitoring/steward-dashboard');
+    expect(dashboard.metadata?.labels).toMatchObject({ grafana_dashboard: '1' });
+    expect(dashboard.data).toEqual({ 'steward.json': readFileSync(DASHBOARD_FILE, 'utf8') });
   });
 
   it('leaves the NetworkPolicies out of a peer-pods-only installation when networkPolicy.enabled is false', async () => {

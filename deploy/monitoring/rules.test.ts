@@ -293,6 +293,30 @@ describe('the Grafana dashboard', () => {
     expect(panels.filter((p) => p.type !== 'row').length).toBeGreaterThanOrEqual(12);
   });
 
+  it('shows one installation at a time: every query selects the namespace and cluster variables', () => {
+    interface Panel {
+      targets?: { expr?: string }[];
+      panels?: Panel[];
+    }
+    const dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as {
+      templating: { list: { name: string }[] };
+      panels: Panel[];
+    };
+    expect(dashboard.templating.list.map((v) => v.name)).toEqual(['datasource', 'namespace', 'cluster']);
+    const exprs = dashboard.panels
+      .flatMap((p) => [p, ...(p.panels ?? [])])
+      .flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
+    expect(exprs.length).toBeGreaterThan(15);
+    // Every selector of every metric a query names carries both matchers.
+    const unscoped = exprs.flatMap((expr) =>
+      metricNames(expr).filter((metric) => {
+        const named = expr.split(new RegExp(`(?<![\\w:])${metric}(?![\\w:])`)).length - 1;
+        return expr.split(`${metric}{namespace=~"$namespace", cluster=~"$cluster"`).length - 1 !== named;
+      }),
+    );
+    expect(unscoped).toEqual([]);
+  });
+
   it('shows lifecycles, backend calls, the starter, schedule-to-start latencies and worker memory', () => {
     const metrics = new Set(dashboardMetricUses().map((use) => use.metric));
     expect([...metrics]).toEqual(

@@ -7,7 +7,7 @@ import { dumpYaml, loadYaml } from '@kubernetes/client-node';
 
 /** In the Helm chart, which renders it when prometheusRule.enabled (Helm reads only files inside its chart). */
 export const RULE_FILE = join(__dirname, '..', 'helm', 'steward', 'files', 'prometheus-rule.yaml');
-export const DASHBOARD_FILE = join(__dirname, 'grafana-dashboard.json');
+export const DASHBOARD_FILE = join(__dirname, '..', 'helm', 'steward', 'files', 'grafana-dashboard.json');
 
 export interface Rule {
   alert?: string;
@@ -85,7 +85,7 @@ export function dashboardMetricUses(text = readFileSync(DASHBOARD_FILE, 'utf8'))
   const visit = (panel: Panel): MetricUse[] => [
     ...(panel.targets ?? []).flatMap((target) =>
       metricNames(target.expr ?? '').map((metric) => ({
-        file: 'deploy/monitoring/grafana-dashboard.json',
+        file: 'deploy/helm/steward/files/grafana-dashboard.json',
         where: `panel "${panel.title}", query ${target.refId}`,
         metric,
       })),
