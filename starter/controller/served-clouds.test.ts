@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { Writable } from 'node:stream';
 import type { SourceEvent } from '../../platform/kubernetes/informer';
 import { createStarterMetrics } from './metrics';
+import { MANAGED_BY_LABEL, MANAGED_BY_STEWARD } from '../../model/vocabulary';
 import { createServedClouds } from './served-clouds';
 
 const peerPod = (uid: string, cloudProvider?: string, type: SourceEvent['type'] = 'upsert'): SourceEvent =>
@@ -51,6 +52,20 @@ describe('PeerPods of clouds this installation does not serve', () => {
     expect(clouds.leftAlone(peerPod('a', 'azure', 'delete'))).toBe(true);
     expect(clouds.leftAlone(peerPod('a', 'azure', 'upsert'))).toBe(true);
     expect(lines).toHaveLength(3);
+  });
+
+  it('never include one Steward wrote: its workflow holds the finalizer, whatever clouds this starter was told', () => {
+    const { lines, clouds } = setup([]);
+    const stewards = (type: SourceEvent['type']) => {
+      const event = peerPod('s', 'libvirt', type);
+      event.object.metadata!.labels = { [MANAGED_BY_LABEL]: MANAGED_BY_STEWARD };
+      return event;
+    };
+    expect(clouds.leftAlone(stewards('upsert'))).toBe(false);
+    expect(clouds.leftAlone(stewards('delete'))).toBe(false);
+    // cloud-api-adaptor's of the same cloud is left alone.
+    expect(clouds.leftAlone(peerPod('c', 'libvirt'))).toBe(true);
+    expect(lines.map((l) => l.name)).toEqual(['web-c-resource-abcde']);
   });
 
   it('are served when their cloud is listed, when they name none, and by a starter given no list', () => {

@@ -186,6 +186,8 @@ export class ChaosStack {
       STEWARD_DEBOUNCE_MS: '50',
       STEWARD_RESYNC_SECONDS: String(this.options.resyncSeconds),
       STEWARD_PEERPOD_RUNTIME_CLASSES: PEER_POD_RUNTIME_CLASS,
+      // No cloud named, unlike the worker: the PeerPods Steward writes are its own to serve whatever the starter was
+      // told (served-clouds.ts), and a run checks it.
       // A run deletes much of its small cluster at once now and then, and has no operator to give the guard against
       // mass deletion its go-ahead: its wave trigger is off (a share of 1 is never exceeded), the CRD's stays.
       STEWARD_MASS_DELETION_SHARE: '1',
