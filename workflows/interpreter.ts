@@ -163,6 +163,11 @@ export class Interpreter<TContext, TEvent extends EventObject, TParams> {
     return this.snapshot.status === 'done';
   }
 
+  /** The events sent and not yet stepped: once the machine is done, what came after its end. */
+  get unprocessed(): readonly TEvent[] {
+    return [...this.queue];
+  }
+
   persisted(version: number): PersistedMachine {
     return { version, value: this.snapshot.value as StateValue, context: this.snapshot.context as unknown };
   }

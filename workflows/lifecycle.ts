@@ -327,12 +327,31 @@ export interface LifecycleInput<TContext, TTimings> {
 }
 
 /** What the lifecycle machines' contexts have in common. */
-interface LifecycleContext {
+export interface LifecycleContext {
   ref: ObjectRef;
   uid?: string;
   lastError?: LifecycleError;
   actions: ActionRecord[];
   nextIncarnation?: Observation;
+}
+
+/**
+ * The incarnation a finished lifecycle hands to its next run: the newest one observed, the machine's own or one that
+ * came after its end (the starter, sending in order, may have told of several meanwhile: a new one, its deletion,
+ * another). A `gone` one too: the next run proves it with the API server, as every gone, and ends.
+ */
+export function nextIncarnation<TContext extends LifecycleContext>(
+  interpreter: { context: TContext; unprocessed: readonly { type: string }[] },
+  isIncarnation: (observation: Observation) => boolean = () => true,
+): Observation | undefined {
+  const { uid } = interpreter.context;
+  let newest = interpreter.context.nextIncarnation;
+  for (const event of interpreter.unprocessed) {
+    const observation = (event as { observation?: Observation }).observation;
+    if (event.type === 'observed' && observation && observation.uid !== uid && isIncarnation(observation))
+      newest = observation;
+  }
+  return newest;
 }
 
 /**
@@ -366,6 +385,8 @@ export async function runLifecycle<
     supersedes?: (observation: Observation, before: TContext, after: TContext) => string | undefined;
     /** The object whose deletion a `gone` observation claims, when not the one it names (a peer pod's Pod). */
     subjectOf?: (observation: Observation) => ObjectRef;
+    /** Whether an observation is of the object whose incarnations the lifecycle serves (not a peer pod's PeerPod). */
+    isIncarnation?: (observation: Observation) => boolean;
     /** Its machine proves a deletion with the API server before it acts on it (the object's finalization reads it). */
     provesDeletion?: true;
   }>,
@@ -418,10 +439,12 @@ export async function runLifecycle<
   });
   // The next run is started by this code, so with its patches.
   const nextRun = { ...settings, patches: KNOWN_PATCHES };
+  if (interpreter.done) await condition(allHandlersFinished);
+  const incarnation = interpreter.done ? nextIncarnation(interpreter, options.isIncarnation) : undefined;
   const next: LifecycleInput<TContext, TTimings> | undefined = !interpreter.done
     ? { ...nextRun, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
-    : interpreter.context.nextIncarnation
-      ? { ...nextRun, observation: interpreter.context.nextIncarnation }
+    : incarnation
+      ? { ...nextRun, observation: incarnation }
       : undefined;
   if (next) {
     await condition(allHandlersFinished);

@@ -32,6 +32,8 @@ export async function peerPodLifecycle(input: PeerPodLifecycleInput): Promise<vo
       observation.uid !== before.peerPod.uid
         ? before.peerPod.uid
         : undefined,
+    // Its incarnations are its Pod's: a PeerPod is a record of one.
+    isIncarnation: ({ projection }) => (projection as PeerPodProjection).source === 'Pod',
     // A peer pod's Pod observed gone is the Pod, under the peer pod's name.
     subjectOf: ({ ref, projection }) =>
       (projection as PeerPodProjection).source === 'Pod'
