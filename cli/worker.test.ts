@@ -92,13 +92,31 @@ describe('worker configuration', () => {
   });
 
   it('builds mTLS from a certificate, its key and a CA, with the server name', () => {
-    const config = loadWorkerConfig({ tlsCert: cert, tlsKey: key, tlsCa: ca, tlsServerName: 'temporal.example' }, {});
+    const config = loadWorkerConfig(
+      { tlsCertPath: cert, tlsKeyPath: key, tlsCaPath: ca, tlsServerName: 'temporal.example' },
+      {},
+    );
     expect(config.temporal.tls).toEqual({
       clientCertFile: cert,
       clientKeyFile: key,
       caFile: ca,
       serverName: 'temporal.example',
     });
+  });
+
+  it("reads mTLS files under Temporal's own variable names, and Steward's former ones, never two different at once", () => {
+    const temporalNames = {
+      TEMPORAL_TLS_CLIENT_CERT_PATH: cert,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: key,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: ca,
+    };
+    const expected = { clientCertFile: cert, clientKeyFile: key, caFile: ca };
+    expect(loadWorkerConfig({}, temporalNames).temporal.tls).toEqual(expected);
+    const former = { TEMPORAL_TLS_CERT: cert, TEMPORAL_TLS_KEY: key, TEMPORAL_TLS_CA: ca };
+    expect(loadWorkerConfig({}, former).temporal.tls).toEqual(expected);
+    expect(() => loadWorkerConfig({}, { ...temporalNames, TEMPORAL_TLS_CA: cert })).toThrow(
+      "TEMPORAL_TLS_SERVER_CA_CERT_PATH and TEMPORAL_TLS_CA (Steward's former name for it) are both set",
+    );
   });
 
   it('turns TLS on when an API key is given, with no TLS file', () => {
@@ -281,21 +299,21 @@ describe('worker configuration', () => {
   it.each<[string, Flags, NodeJS.ProcessEnv, RegExp]>([
     [
       'a client certificate without its key names the key setting',
-      { tlsCert: cert },
+      { tlsCertPath: cert },
       {},
-      /^--tls-key \/ TEMPORAL_TLS_KEY: is required with a client certificate \(--tls-cert \/ TEMPORAL_TLS_CERT\)$/,
+      /^--tls-key-path \/ TEMPORAL_TLS_CLIENT_KEY_PATH: is required with a client certificate \(--tls-cert-path \/ TEMPORAL_TLS_CLIENT_CERT_PATH\)$/,
     ],
     [
       'a client key without its certificate names the certificate setting',
       {},
       { TEMPORAL_TLS_KEY: key },
-      /^--tls-cert \/ TEMPORAL_TLS_CERT: is required/,
+      /^--tls-cert-path \/ TEMPORAL_TLS_CLIENT_CERT_PATH: is required/,
     ],
     [
       'a certificate file that cannot be read is named with its path',
-      { tlsCert: join(dir, 'missing.pem'), tlsKey: key },
+      { tlsCertPath: join(dir, 'missing.pem'), tlsKeyPath: key },
       {},
-      /^--tls-cert \/ TEMPORAL_TLS_CERT: cannot read file ".*missing\.pem"$/,
+      /^--tls-cert-path \/ TEMPORAL_TLS_CLIENT_CERT_PATH: cannot read file ".*missing\.pem"$/,
     ],
     [
       'a port that is not a number is rejected with what was given',

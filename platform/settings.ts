@@ -31,7 +31,7 @@ export interface Setting {
    */
   alias?: string;
   /** Whose name `alias` is, as the conflict's message says it; midonet-kubernetes' when absent. */
-  aliasOf?: "cloud-api-adaptor's";
+  aliasOf?: "cloud-api-adaptor's" | "Steward's former";
   /** A variable refused, never read, with why: a name that means another thing upstream. */
   refuses?: { env: string; because: string };
 }

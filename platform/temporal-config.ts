@@ -23,14 +23,28 @@ export const temporalSettings = {
     formerFlag: 'namespace',
   },
   tls: { env: 'TEMPORAL_TLS', description: 'connect with TLS (implied by a TLS file or an API key)' },
-  tlsCert: { env: 'TEMPORAL_TLS_CERT', arg: 'file', description: 'client certificate (PEM) for mTLS; needs the key' },
-  tlsKey: {
-    env: 'TEMPORAL_TLS_KEY',
+  // Named as Temporal's clients and CLI name them (its environment configuration); Steward's first names still read.
+  tlsCertPath: {
+    env: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+    alias: 'TEMPORAL_TLS_CERT',
+    aliasOf: "Steward's former",
+    formerFlag: 'tls-cert',
+    arg: 'file',
+    description: 'client certificate (PEM) for mTLS; needs the key',
+  },
+  tlsKeyPath: {
+    env: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+    alias: 'TEMPORAL_TLS_KEY',
+    aliasOf: "Steward's former",
+    formerFlag: 'tls-key',
     arg: 'file',
     description: 'client private key (PEM) for mTLS; needs the certificate',
   },
-  tlsCa: {
-    env: 'TEMPORAL_TLS_CA',
+  tlsCaPath: {
+    env: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+    alias: 'TEMPORAL_TLS_CA',
+    aliasOf: "Steward's former",
+    formerFlag: 'tls-ca',
     arg: 'file',
     description: 'CA certificate (PEM) of the server, when the system does not trust it',
   },
@@ -98,9 +112,9 @@ export const temporalShape = {
     .regex(/^[^\s:/]+:\d{1,5}$/, { error: (issue) => `must be host:port, got "${String(issue.input)}"` }),
   temporalNamespace: z.string().min(1, 'must not be empty'),
   tls: flag.optional(),
-  tlsCert: readableFile.optional(),
-  tlsKey: readableFile.optional(),
-  tlsCa: readableFile.optional(),
+  tlsCertPath: readableFile.optional(),
+  tlsKeyPath: readableFile.optional(),
+  tlsCaPath: readableFile.optional(),
   tlsServerName: z.string().min(1).optional(),
   apiKey: z.string().min(1, 'must not be empty').optional(),
   taskQueue: z.string().min(1, 'must not be empty'),
@@ -117,22 +131,22 @@ export type TemporalValues = z.infer<z.ZodObject<typeof temporalShape>>;
 export function tlsRules(v: TemporalValues, ctx: z.RefinementCtx) {
   const missing = (path: keyof typeof temporalSettings, because: string) =>
     ctx.addIssue({ code: 'custom', path: [path], message: `is required ${because}` });
-  if (v.tlsCert && !v.tlsKey)
-    missing('tlsKey', `with a client certificate (${settingLabel('tlsCert', temporalSettings.tlsCert)})`);
-  if (v.tlsKey && !v.tlsCert)
-    missing('tlsCert', `with a client key (${settingLabel('tlsKey', temporalSettings.tlsKey)})`);
-  if (v.tls === false && (v.apiKey || v.tlsCert || v.tlsCa)) {
+  if (v.tlsCertPath && !v.tlsKeyPath)
+    missing('tlsKeyPath', `with a client certificate (${settingLabel('tlsCertPath', temporalSettings.tlsCertPath)})`);
+  if (v.tlsKeyPath && !v.tlsCertPath)
+    missing('tlsCertPath', `with a client key (${settingLabel('tlsKeyPath', temporalSettings.tlsKeyPath)})`);
+  if (v.tls === false && (v.apiKey || v.tlsCertPath || v.tlsCaPath)) {
     ctx.addIssue({ code: 'custom', path: ['tls'], message: 'cannot be false with an API key or TLS files' });
   }
 }
 
 export function temporalConfig(v: TemporalValues): TemporalConfig {
-  const useTls = v.tls ?? Boolean(v.apiKey || v.tlsCert || v.tlsCa || v.tlsServerName);
+  const useTls = v.tls ?? Boolean(v.apiKey || v.tlsCertPath || v.tlsCaPath || v.tlsServerName);
   return {
     address: v.address,
     namespace: v.temporalNamespace,
     tls: useTls
-      ? { clientCertFile: v.tlsCert, clientKeyFile: v.tlsKey, caFile: v.tlsCa, serverName: v.tlsServerName }
+      ? { clientCertFile: v.tlsCertPath, clientKeyFile: v.tlsKeyPath, caFile: v.tlsCaPath, serverName: v.tlsServerName }
       : undefined,
     apiKey: v.apiKey,
     taskQueue: inCluster(v.taskQueue, v.clusterId),

@@ -221,9 +221,9 @@ describe('every option on', () => {
     expect(configMap.data).toEqual({
       TEMPORAL_ADDRESS: 'temporal.example.com:7233',
       TEMPORAL_NAMESPACE: 'prod',
-      TEMPORAL_TLS_CERT: '/etc/steward/temporal-tls/tls.crt',
-      TEMPORAL_TLS_KEY: '/etc/steward/temporal-tls/tls.key',
-      TEMPORAL_TLS_CA: '/etc/steward/temporal-tls/ca.crt',
+      TEMPORAL_TLS_CLIENT_CERT_PATH: '/etc/steward/temporal-tls/tls.crt',
+      TEMPORAL_TLS_CLIENT_KEY_PATH: '/etc/steward/temporal-tls/tls.key',
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: '/etc/steward/temporal-tls/ca.crt',
       TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
       KUBERNETES_SERVICE_HOST: '10.0.0.9',
       KUBERNETES_SERVICE_PORT: '16443',
