@@ -42,7 +42,7 @@ const settings = {
 };
 const settingsSchema = z.object({
   kubeconfig: kubeconfigFiles.optional(),
-  leaseNamespace: z.string().min(1, 'must not be empty'),
+  leaseNamespace: z.string().min(1, 'must not be empty').optional(),
   leaseName: z.string().min(1, 'must not be empty'),
 });
 const uninstallFlags = z.object({
@@ -127,17 +127,30 @@ async function pollersOf(config: TemporalConfig): Promise<Poller[]> {
   }
 }
 
-async function leaseOf(api: k8s.CoordinationV1Api, namespace: string, name: string): Promise<LeaseView | undefined> {
-  const lease = await unlessGone(() => api.readNamespacedLease({ namespace, name }));
-  if (!lease) return undefined;
+function leaseView(lease: k8s.V1Lease): LeaseView {
   const { holderIdentity, renewTime, leaseDurationSeconds } = lease.spec ?? {};
   return {
-    namespace,
-    name,
+    namespace: lease.metadata?.namespace ?? '',
+    name: lease.metadata?.name ?? '',
     ...(holderIdentity ? { holder: holderIdentity } : {}),
     ...(renewTime ? { renewMs: new Date(renewTime).getTime() } : {}),
     ...(leaseDurationSeconds !== undefined ? { durationSeconds: leaseDurationSeconds } : {}),
   };
+}
+
+/**
+ * The starter's Lease: in the namespace named, else the one of that name renewed last in any namespace (a starter
+ * keeps it in its own namespace, which a command run from outside the cluster cannot know).
+ */
+async function leaseOf(api: k8s.CoordinationV1Api, lease: { namespace?: string; name: string }) {
+  const { namespace, name } = lease;
+  if (namespace) {
+    const found = await unlessGone(() => api.readNamespacedLease({ namespace, name }));
+    return found && leaseView(found);
+  }
+  const { items } = await api.listLeaseForAllNamespaces({ fieldSelector: `metadata.name=${name}` });
+  const renewed = (view: LeaseView) => view.renewMs ?? 0;
+  return items.map(leaseView).sort((a, b) => renewed(b) - renewed(a))[0];
 }
 
 const header = ({ kind, namespace, name }: Change) => ({
@@ -167,20 +180,25 @@ async function apply(objects: k8s.KubernetesObjectApi, change: Change): Promise<
 /** What was checked, in words, and what Steward's processes were seen doing. */
 async function observeLiveness(
   kubeConfig: k8s.KubeConfig,
-  lease: { namespace: string; name: string },
+  lease: { namespace?: string; name: string },
   temporalConfig: TemporalConfig | undefined,
 ): Promise<{ liveness: Liveness; lease?: LeaseView; checked: string[] }> {
-  const seen = await leaseOf(kubeConfig.makeApiClient(k8s.CoordinationV1Api), lease.namespace, lease.name);
+  const seen = await leaseOf(kubeConfig.makeApiClient(k8s.CoordinationV1Api), lease);
   const pollers = temporalConfig && (await pollersOf(temporalConfig));
   const queues = temporalConfig && `${temporalConfig.taskQueue}, ${peerPodTaskQueue(temporalConfig.taskQueue)}`;
   return {
-    liveness: { lease: seen ?? { ...lease }, ...(pollers ? { pollers } : {}) },
+    liveness: {
+      lease: seen ?? { namespace: lease.namespace ?? '', name: lease.name },
+      ...(pollers ? { pollers } : {}),
+    },
     ...(seen ? { lease: seen } : {}),
     checked: [
       temporalConfig
         ? `the pollers of task queues ${queues} (workflow and activity) in Temporal ${temporalConfig.address}, namespace ${temporalConfig.namespace}`
         : 'not Temporal (--without-temporal): only the Lease says whether Steward runs',
-      `the starter's Lease ${lease.namespace}/${lease.name}${seen ? '' : ' (there is none)'}`,
+      lease.namespace
+        ? `the starter's Lease ${lease.namespace}/${lease.name}${seen ? '' : ' (there is none)'}`
+        : `the starter's Lease ${lease.name} in every namespace${seen ? `: ${seen.namespace}/${seen.name}` : ' (there is none)'}`,
     ],
   };
 }
@@ -203,7 +221,12 @@ export async function uninstall(options: Flags, now = Date.now): Promise<Uninsta
     const api = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
     for (let i = 0; i < changes.length; i += PARALLEL)
       await Promise.all(changes.slice(i, i + PARALLEL).map((change) => apply(api, change)));
-    if (lease) await unlessGone(() => kubeConfig.makeApiClient(k8s.CoordinationV1Api).deleteNamespacedLease(leaseRef));
+    if (lease)
+      await unlessGone(() =>
+        kubeConfig
+          .makeApiClient(k8s.CoordinationV1Api)
+          .deleteNamespacedLease({ namespace: lease.namespace, name: lease.name }),
+      );
   }
   const count = (kind: UninstallKind) => objects.filter((o) => o.kind === kind).length;
   return {

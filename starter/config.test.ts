@@ -1,5 +1,8 @@
 import { hostname } from 'node:os';
-import { loadStarterConfig } from './config';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadStarterConfig, ownNamespace } from './config';
 
 describe('starter configuration', () => {
   it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for, no PeerPods served (no cloud provider), probes and metrics on port 9465', () => {
@@ -98,6 +101,22 @@ describe('starter configuration', () => {
     },
   ])('refuses to serve a cloud it cannot delete VMs in: $env', ({ env, issue }) => {
     expect(() => loadStarterConfig({}, env)).toThrow(issue);
+  });
+
+  it("keeps the Lease in the starter's own namespace in a cluster, kube-system outside one, or where it is told", () => {
+    expect(loadStarterConfig({}, {}, 'steward-prod').lease).toEqual({
+      namespace: 'steward-prod',
+      name: 'steward-starter',
+    });
+    expect(loadStarterConfig({}, {}, undefined).lease.namespace).toBe('kube-system');
+    expect(loadStarterConfig({}, { STEWARD_LEASE_NAMESPACE: 'kube-system' }, 'steward-prod').lease.namespace).toBe(
+      'kube-system',
+    );
+    // The namespace Kubernetes mounts beside the service account's token.
+    const file = join(mkdtempSync(join(tmpdir(), 'steward-sa-')), 'namespace');
+    writeFileSync(file, 'steward-prod');
+    expect(ownNamespace(file)).toBe('steward-prod');
+    expect(ownNamespace(join(tmpdir(), 'no-such-dir', 'namespace'))).toBeUndefined();
   });
 
   it('takes a flag over its variable, and the variable over the default', () => {

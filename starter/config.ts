@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadTemporalConfig, type TemporalConfig } from '../platform/temporal-config';
@@ -37,8 +38,8 @@ export const starterSettings = {
   leaseNamespace: {
     env: 'STEWARD_LEASE_NAMESPACE',
     arg: 'name',
-    default: DEFAULT_LEASE.namespace,
     description: 'namespace of the leader-election Lease',
+    whenUnset: `the starter's own namespace in a cluster (its service account's), else ${DEFAULT_LEASE.namespace}`,
   },
   leaseName: {
     env: 'STEWARD_LEASE_NAME',
@@ -161,7 +162,7 @@ const starterSchema = z
     kubeconfig: kubeconfigFiles.optional(),
     backends: backendsSchema.optional(),
     watchNamespace: objectName.optional(),
-    leaseNamespace: objectName,
+    leaseNamespace: objectName.optional(),
     leaseName: objectName,
     resyncSeconds: whole(1),
     debounceMs: whole(0),
@@ -186,8 +187,24 @@ const starterSchema = z
       ctx.addIssue({ code: 'custom', path: ['sweepBackends'], message });
   });
 
+/**
+ * The namespace a pod runs in, as Kubernetes mounts it with the service account's token; undefined outside a cluster.
+ * The Lease lives beside the starters, so the installation's RBAC stays in its own namespace.
+ */
+export function ownNamespace(file = '/var/run/secrets/kubernetes.io/serviceaccount/namespace'): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Flag, else environment variable, else default; every problem (Temporal's too) named by its flag and variable. */
-export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): StarterConfig {
+export function loadStarterConfig(
+  flags: Flags = {},
+  env: NodeJS.ProcessEnv = process.env,
+  inNamespace: string | undefined = ownNamespace(),
+): StarterConfig {
   const [temporal, v, cloudProvider] = loadAll(
     () => loadTemporalConfig(flags, env),
     () => parseSettings(starterSettings, starterSchema, flags, env),
@@ -198,7 +215,7 @@ export function loadStarterConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = pr
     kubeconfig: v.kubeconfig,
     backends: [...installation(v.backends).backends],
     watchNamespace: v.watchNamespace,
-    lease: { namespace: v.leaseNamespace, name: v.leaseName },
+    lease: { namespace: v.leaseNamespace ?? inNamespace ?? DEFAULT_LEASE.namespace, name: v.leaseName },
     resyncMs: v.resyncSeconds * 1000,
     debounceMs: v.debounceMs,
     identity: v.identity ?? `${hostname()}-${process.pid}`,

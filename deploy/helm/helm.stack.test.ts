@@ -88,8 +88,8 @@ it('installs (helm install) into a namespace that enforces PodSecurity "privileg
     `Deployment ${namespace}/${release}-worker`,
     `PodDisruptionBudget ${namespace}/${release}-starter`,
     `PodDisruptionBudget ${namespace}/${release}-worker`,
-    `Role kube-system/${release}-starter-lease`,
-    `RoleBinding kube-system/${release}-starter-lease`,
+    `Role ${namespace}/${release}-starter-lease`,
+    `RoleBinding ${namespace}/${release}-starter-lease`,
     `Service ${namespace}/${release}-starter`,
     `Service ${namespace}/${release}-worker`,
     `ServiceAccount ${namespace}/${release}`,
@@ -145,12 +145,12 @@ it('has, with values-peerpods.yaml (the peer-pods-only profile), Pods the PodSec
 it.each<[string, k8s.V1ResourceAttributes, boolean]>([
   ['patch Translations', { group: 'midonet.org', resource: 'translations', verb: 'patch', namespace: 'default' }, true],
   [
-    'renew its Lease',
+    'renew its Lease, in the release namespace',
     {
       group: 'coordination.k8s.io',
       resource: 'leases',
       verb: 'update',
-      namespace: 'kube-system',
+      namespace,
       name: 'steward-starter',
     },
     true,
