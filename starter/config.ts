@@ -1,10 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { loadTemporalConfig, type TemporalConfig } from '../platform/temporal-config';
 import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
-import { kubeconfigFiles, kubeconfigSetting } from '../platform/kubernetes/kubeconfig';
+import {
+  kubeconfigFiles,
+  kubeconfigSetting,
+  POD_ROOT_VARIABLE,
+  SERVICE_ACCOUNT_DIR,
+} from '../platform/kubernetes/kubeconfig';
 import { listOrNone, loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
 import { loadCloudProvider, peerPodCloudList, peerPodCloudsSetting, servedClouds } from '../platform/peerpod-clouds';
 import { CAA_LEAK_MODES, type CaaLeakMode, type SweepBackend } from '../model/sweep-report';
@@ -188,10 +194,13 @@ const starterSchema = z
   });
 
 /**
- * The namespace a pod runs in, as Kubernetes mounts it with the service account's token; undefined outside a cluster.
- * The Lease lives beside the starters, so the installation's RBAC stays in its own namespace.
+ * The namespace a pod runs in, as Kubernetes mounts it with the service account's token (under the pod's root when
+ * the process runs outside it, as client-node reads the rest); undefined outside a cluster. The Lease lives beside
+ * the starters, so the installation's RBAC stays in its own namespace.
  */
-export function ownNamespace(file = '/var/run/secrets/kubernetes.io/serviceaccount/namespace'): string | undefined {
+export function ownNamespace(
+  file = join(process.env[POD_ROOT_VARIABLE] ?? '', SERVICE_ACCOUNT_DIR, 'namespace'),
+): string | undefined {
   try {
     return readFileSync(file, 'utf8').trim() || undefined;
   } catch {

@@ -83,7 +83,10 @@ export async function startStewardProcesses({
   // No Deployment controller runs here: these processes are the Deployments' pods.
   const apply = serverSideApply(admin);
   await step(report, 'apply deploy/rbac/ and deploy/manifests/steward.yaml (but its Deployments)', async () => {
-    for (const object of [...rbac, ...manifest].filter((o) => o.kind !== 'Deployment')) await apply(object);
+    // The Namespace first: the RBAC's Lease Role lives in it.
+    const objects = [...rbac, ...manifest].filter((o) => o.kind !== 'Deployment');
+    for (const object of objects.sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace')))
+      await apply(object);
   });
 
   const configMap = manifest.find((o): o is k8s.V1ConfigMap & Manifest => o.kind === 'ConfigMap');
@@ -106,22 +109,22 @@ export async function startStewardProcesses({
     const name = `steward-${role}-${index + 1}`;
     const deployment = deploymentOf(manifest, role);
     const container = deployment.spec?.template.spec?.containers[0];
+    const namespace = deployment.metadata?.namespace ?? 'default';
+    // A pod finds its namespace where its service account is mounted (inCluster); with a kubeconfig, it is told.
+    const ownNamespace: Record<string, string> = inCluster ? {} : { STEWARD_LEASE_NAMESPACE: namespace };
     return {
       name,
-      serviceAccount: {
-        namespace: deployment.metadata?.namespace ?? 'default',
-        name: deployment.spec?.template.spec?.serviceAccountName ?? 'default',
-      },
-      env: { ...configMap?.data, ...containerEnv(container, name), ...stackEnv, ...overrides },
+      serviceAccount: { namespace, name: deployment.spec?.template.spec?.serviceAccountName ?? 'default' },
+      env: { ...configMap?.data, ...containerEnv(container, name), ...stackEnv, ...ownNamespace, ...overrides },
     };
   };
   // As the starters will see it: a process inherits this one's environment below its own.
   const starterEnv: NodeJS.ProcessEnv = { ...process.env, ...pod('starter', 0).env };
+  const first = pod('starter', 0).serviceAccount;
   const lease = {
-    namespace: starterEnv.STEWARD_LEASE_NAMESPACE ?? DEFAULT_LEASE.namespace,
+    namespace: starterEnv.STEWARD_LEASE_NAMESPACE ?? first.namespace,
     name: starterEnv.STEWARD_LEASE_NAME ?? DEFAULT_LEASE.name,
   };
-  const first = pod('starter', 0).serviceAccount;
   await step(report, `RBAC of ServiceAccount ${first.namespace}/${first.name} in force`, () =>
     rbacInForce(admin, first, lease),
   );
