@@ -417,6 +417,14 @@ describe('peer-pod machine: scenarios', () => {
     const seen: PeerPodEvent = { type: 'backendChanged', notice: { by: 'the cloud: VM i stopped', ids: [] }, at };
     expect(run(podSeen, createdAndRecorded, seen).state).toBe('own.checkingVm');
     expect(run(podSeen, createdAndRecorded, seen, shutOff).state).toBe('own.startingVm');
+    // Told while the VM was still being made or recorded (the watch says a change once): looked at once that ends.
+    const vmCreated = events.find((e) => e.type === 'vmCreated')!;
+    const peerPodRecorded = events.find((e) => e.type === 'peerPodRecorded')!;
+    expect(run(podSeen, seen, vmCreated, peerPodRecorded).state).toBe('own.checkingVm');
+    expect(run(podSeen, vmCreated, seen, peerPodRecorded).state).toBe('own.checkingVm');
+    expect(run(podSeen, vmCreated, seen, peerPodRecorded, shutOff).state).toBe('own.startingVm');
+    // Once looked at, it is forgotten: the next rest is an ordinary one.
+    expect(run(podSeen, vmCreated, seen, peerPodRecorded, vmFound!).context.vmChangedInFlight).toBeUndefined();
     // Gone before it could be started: made again, as a VM found missing is.
     expect(run(podSeen, createdAndRecorded, refresh, shutOff, goneBeforeStart).state).toBe('own.creatingVm');
     // A start that fails leaves the shut-off said, counted; the next check or refresh tries again.

@@ -96,6 +96,8 @@ export interface PeerPodContext {
    */
   owner?: string;
   resumeTo: 'creating' | 'deleting';
+  /** The worker's VM watch told of a change while the VM was being made or recorded: it is looked at once that ends. */
+  vmChangedInFlight?: true;
   lastError?: LifecycleError;
   actions: ActionRecord[];
   nextIncarnation?: Observation;
@@ -428,6 +430,8 @@ export const peerPodMachine = setup({
     recordMadeElsewhere: assign(({ event }) =>
       event.type === 'vmMadeElsewhere' ? { trackedBy: event.peerPod, intent: undefined, lastError: undefined } : {},
     ),
+    recordVmChange: assign({ vmChangedInFlight: true as const }),
+    forgetVmChange: assign({ vmChangedInFlight: undefined }),
     rememberPeerPod: assign(({ context, event }) =>
       event.type === 'peerPodRecorded' ? { ...recordedIn(context, event), lastError: undefined } : {},
     ),
@@ -471,6 +475,7 @@ export const peerPodMachine = setup({
     ...stuckGuards(isEnding),
     ...cleanupGuards(isEnding),
     knowsVm: ({ context }) => context.vm !== undefined,
+    vmChangedInFlight: ({ context }) => context.vmChangedInFlight === true,
     podLives: ({ context }) => podLives(context),
     /** The pod lives on and lost its VM with its PeerPod (proven by a read): another VM and PeerPod follow. */
     replacesLostVm: ({ context }) => podLives(context) && context.lostVm !== undefined,
@@ -519,6 +524,7 @@ export const peerPodMachine = setup({
             { guard: 'madeElsewhere', target: 'madeElsewhere' },
             { guard: 'needsVm', target: 'creatingVm' },
             { guard: 'needsRecord', target: 'recordingPeerPod' },
+            { guard: 'vmChangedInFlight', target: 'checkingVm', actions: 'forgetVmChange' },
             { target: 'tracking' },
           ],
         },
@@ -539,6 +545,8 @@ export const peerPodMachine = setup({
           ],
           on: {
             vmCreated: { target: 'deciding', actions: 'recordVm' },
+            // The VM just made may be shut off or lost before this step ends: the watch says so once, now.
+            backendChanged: { actions: 'recordVmChange' },
             eventRecorded: {},
             vmMadeElsewhere: [
               { guard: 'stillOwn', target: 'madeElsewhere', actions: 'recordMadeElsewhere' },
@@ -560,6 +568,7 @@ export const peerPodMachine = setup({
           },
           on: {
             peerPodRecorded: { target: 'deciding', actions: 'rememberPeerPod' },
+            backendChanged: { actions: 'recordVmChange' },
             actionFailed: { target: '#peerpod.stuck', actions: 'recordFailure' },
           },
         },
