@@ -9,14 +9,8 @@ import {
 } from '../model/vocabulary';
 import { podVmAnnotations } from '../activities/kubernetes/peerpods';
 import { table } from './operator';
-import {
-  changePatch,
-  formatUninstall,
-  planUninstall,
-  POLLER_WINDOW_MS,
-  refusals,
-  type ListedObject,
-} from './uninstall-plan';
+import { POLLER_WINDOW_MS } from './pollers';
+import { changePatch, formatUninstall, planUninstall, refusals, type ListedObject } from './uninstall-plan';
 
 const object = (o: Partial<ListedObject> & Pick<ListedObject, 'kind' | 'name'>): ListedObject => ({
   annotations: {},

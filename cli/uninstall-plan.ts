@@ -1,4 +1,5 @@
 import { LEGACY_REFERRERS, TEMPORAL_UI_ANNOTATION } from '../model/vocabulary';
+import { POLLER_WINDOW_MS, type Poller } from './pollers';
 
 /**
  * `steward uninstall`'s decisions, pure: what Steward added to each object (plan), whether Steward still runs
@@ -79,14 +80,6 @@ export const changePatch = (change: Change) => ({
   },
 });
 
-/** A poller of one of Steward's task queues, as Temporal's DescribeTaskQueue lists it. */
-export interface Poller {
-  taskQueue: string;
-  type: 'workflow' | 'activity';
-  identity: string;
-  lastAccessMs: number;
-}
-
 /** The starter's leader-election Lease, if there is one. */
 export interface LeaseView {
   namespace: string;
@@ -101,12 +94,6 @@ export interface Liveness {
   pollers?: Poller[];
   lease: LeaseView;
 }
-
-/**
- * Temporal lists a poller for minutes after its last poll, and a live worker's long poll is renewed at least every
- * 70 s (the SDK's poll timeout): one seen within 90 s may still be running.
- */
-export const POLLER_WINDOW_MS = 90_000;
 
 const ago = (then: number, now: number) => `${Math.max(0, Math.round((now - then) / 1000))} s ago`;
 

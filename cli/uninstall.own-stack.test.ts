@@ -18,7 +18,8 @@ import {
   waitFor,
 } from '../test/support/objects-harness';
 import { uninstall } from './uninstall';
-import { POLLER_WINDOW_MS, type UninstallReport } from './uninstall-plan';
+import { POLLER_WINDOW_MS } from './pollers';
+import type { UninstallReport } from './uninstall-plan';
 
 const base = sampleCluster();
 // The embedded API server allocates ClusterIPs from 10.0.0.0/24.

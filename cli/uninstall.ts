@@ -1,12 +1,10 @@
 import * as k8s from '@kubernetes/client-node';
-import { temporal } from '@temporalio/proto';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { kubeconfigFiles, kubeconfigSetting, loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { addSettingFlags, parseSettings, type Flags } from '../platform/settings';
 import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../platform/temporal-config';
-import { connectClient } from '../platform/temporal-connection';
-import { API_VERSIONS, PEERPOD_API, peerPodTaskQueue, TRANSLATION_API } from '../model/naming';
+import { API_VERSIONS, PEERPOD_API, TRANSLATION_API } from '../model/naming';
 import { starterSettings } from '../starter/config';
 import { checkFlags, outputFormat } from './object-flags';
 import { table } from './operator';
@@ -23,10 +21,10 @@ import {
   type LeaseView,
   type ListedObject,
   type Liveness,
-  type Poller,
   type UninstallKind,
   type UninstallReport,
 } from './uninstall-plan';
+import { pollersOf, stewardTaskQueues } from './pollers';
 
 /**
  * `steward uninstall [--dry-run]`: takes back what Steward added to objects it does not own (the referrers annotation
@@ -95,38 +93,6 @@ async function listObjects(kubeConfig: k8s.KubeConfig): Promise<ListedObject[]> 
   return (await Promise.all(lists.map(async ([kind, items]) => (await items).map((o) => listed(kind, o))))).flat();
 }
 
-const POLLER_TYPES = [
-  ['workflow', temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW],
-  ['activity', temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY],
-] as const;
-
-/** The pollers of Steward's task queues (its own and the peer pods'), workflow and activity alike. */
-async function pollersOf(config: TemporalConfig): Promise<Poller[]> {
-  const client = await connectClient(config);
-  try {
-    const queues = [config.taskQueue, peerPodTaskQueue(config.taskQueue)];
-    const asked = queues.flatMap((name) =>
-      POLLER_TYPES.map(async ([type, taskQueueType]) => {
-        const { pollers } = await client.workflowService.describeTaskQueue({
-          namespace: config.namespace,
-          taskQueue: { name },
-          taskQueueType,
-        });
-        return (pollers ?? []).map((p) => ({
-          taskQueue: name,
-          type,
-          identity: p.identity ?? '?',
-          lastAccessMs:
-            Number(p.lastAccessTime?.seconds ?? 0) * 1000 + Math.floor((p.lastAccessTime?.nanos ?? 0) / 1e6),
-        }));
-      }),
-    );
-    return (await Promise.all(asked)).flat();
-  } finally {
-    await client.connection.close();
-  }
-}
-
 function leaseView(lease: k8s.V1Lease): LeaseView {
   const { holderIdentity, renewTime, leaseDurationSeconds } = lease.spec ?? {};
   return {
@@ -185,7 +151,7 @@ async function observeLiveness(
 ): Promise<{ liveness: Liveness; lease?: LeaseView; checked: string[] }> {
   const seen = await leaseOf(kubeConfig.makeApiClient(k8s.CoordinationV1Api), lease);
   const pollers = temporalConfig && (await pollersOf(temporalConfig));
-  const queues = temporalConfig && `${temporalConfig.taskQueue}, ${peerPodTaskQueue(temporalConfig.taskQueue)}`;
+  const queues = temporalConfig && stewardTaskQueues(temporalConfig).join(', ');
   return {
     liveness: {
       lease: seen ?? { namespace: lease.namespace ?? '', name: lease.name },

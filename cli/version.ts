@@ -1,80 +1,42 @@
-import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { peerPodTaskQueue } from '../model/naming';
 import { loadTemporalConfig, temporalSettings } from '../platform/temporal-config';
-import { connectClient } from '../platform/temporal-connection';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { stewardVersion } from '../platform/version';
 import { age, listing, serialize, terminalOf, type OutputFormat } from './output';
+import { pollersOf, POLLER_WINDOW_MS, stewardTaskQueues, type Poller } from './pollers';
 
 /**
  * `steward version`, as `kubectl version` has it: this command line's version, then the build IDs of the workers
  * Temporal saw polling Steward's task queues (every worker reports the build ID its workflow code is versioned by).
  */
 
-/** One poller as Temporal reports it: its identity, build ID and last poll. */
-export interface Poller {
-  identity: string;
-  buildId?: string;
-  lastSeen?: Date;
-}
-
 /** The workers of one build on one task queue. */
 export interface WorkerBuild {
   taskQueue: string;
   buildId: string;
-  /**
-   * Distinct worker identities that polled within LIVE_MS: Temporal lists a stopped worker's pollers for some
-   * minutes, and a live one polls again at least every minute or so (a long poll).
-   */
+  /** Distinct worker identities that polled within POLLER_WINDOW_MS: Temporal lists stopped ones for some minutes. */
   workers: number;
   lastSeen?: string;
 }
 
-export const LIVE_MS = 2 * 60_000;
-
 /** Pollers of workflow and activity tasks per task queue, grouped by build; the newest last poll of each. */
-export function workerBuilds(pollers: ReadonlyMap<string, readonly Poller[]>, now = new Date()): WorkerBuild[] {
-  const builds: WorkerBuild[] = [];
-  for (const [taskQueue, seen] of pollers) {
-    const byBuild = new Map<string, { identities: Set<string>; lastSeen?: Date }>();
-    for (const { identity, buildId = '(none)', lastSeen } of seen) {
-      const build = byBuild.get(buildId) ?? { identities: new Set<string>() };
-      if (lastSeen && now.getTime() - lastSeen.getTime() <= LIVE_MS) build.identities.add(identity);
-      if (lastSeen && (!build.lastSeen || lastSeen > build.lastSeen)) build.lastSeen = lastSeen;
-      byBuild.set(buildId, build);
-    }
-    for (const [buildId, { identities, lastSeen }] of [...byBuild].sort(([a], [b]) => a.localeCompare(b)))
-      builds.push({
-        taskQueue,
-        buildId,
-        workers: identities.size,
-        ...(lastSeen ? { lastSeen: lastSeen.toISOString() } : {}),
-      });
+export function workerBuilds(pollers: readonly Poller[], now = Date.now()): WorkerBuild[] {
+  const byBuild = new Map<string, { taskQueue: string; buildId: string; identities: Set<string>; lastMs: number }>();
+  for (const { taskQueue, identity, buildId = '(none)', lastAccessMs } of pollers) {
+    const key = `${taskQueue}\n${buildId}`;
+    const build = byBuild.get(key) ?? { taskQueue, buildId, identities: new Set<string>(), lastMs: 0 };
+    if (now - lastAccessMs <= POLLER_WINDOW_MS) build.identities.add(identity);
+    build.lastMs = Math.max(build.lastMs, lastAccessMs);
+    byBuild.set(key, build);
   }
-  return builds;
-}
-
-const toDate = (time: { seconds?: { toString(): string } | null; nanos?: number | null } | null | undefined) =>
-  time?.seconds ? new Date(Number(time.seconds.toString()) * 1000 + Math.floor((time.nanos ?? 0) / 1e6)) : undefined;
-
-/** Who polls each task queue, for workflow and for activity tasks. */
-async function pollersOf(client: Client, namespace: string, taskQueues: string[]): Promise<Map<string, Poller[]>> {
-  const pollers = new Map<string, Poller[]>();
-  for (const name of taskQueues) {
-    const seen: Poller[] = [];
-    for (const taskQueueType of [1, 2]) {
-      const answer = await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType });
-      for (const p of answer.pollers ?? [])
-        seen.push({
-          identity: p.identity ?? '',
-          buildId: p.deploymentOptions?.buildId || p.workerVersionCapabilities?.buildId || undefined,
-          lastSeen: toDate(p.lastAccessTime),
-        });
-    }
-    pollers.set(name, seen);
-  }
-  return pollers;
+  return [...byBuild.values()]
+    .sort((a, b) => a.taskQueue.localeCompare(b.taskQueue) || a.buildId.localeCompare(b.buildId))
+    .map(({ taskQueue, buildId, identities, lastMs }) => ({
+      taskQueue,
+      buildId,
+      workers: identities.size,
+      ...(lastMs ? { lastSeen: new Date(lastMs).toISOString() } : {}),
+    }));
 }
 
 const OUTPUTS: OutputFormat[] = ['json', 'yaml'];
@@ -95,18 +57,11 @@ export function registerVersionCommand(program: Command): void {
       return;
     }
     const temporal = loadTemporalConfig(options);
-    const taskQueues = [temporal.taskQueue, peerPodTaskQueue(temporal.taskQueue)];
     if (!format) process.stdout.write(`Client Version: ${client.version}\n`);
-    const connected = await connectClient(temporal);
-    let workers: WorkerBuild[];
-    try {
-      workers = workerBuilds(await pollersOf(connected, temporal.namespace, taskQueues));
-    } finally {
-      await connected.connection.close();
-    }
+    const workers = workerBuilds(await pollersOf(temporal));
     const structured = serialize({ client, workers }, format);
     if (structured) process.stdout.write(structured);
-    else if (!workers.length) process.stdout.write(`No worker polls ${taskQueues.join(' or ')}.\n`);
+    else if (!workers.length) process.stdout.write(`No worker polls ${stewardTaskQueues(temporal).join(' or ')}.\n`);
     else
       process.stdout.write(
         listing(

@@ -439,7 +439,8 @@ export async function runLifecycle<
   });
   // The next run is started by this code, so with its patches.
   const nextRun = { ...settings, patches: KNOWN_PATCHES };
-  if (interpreter.done) await condition(allHandlersFinished);
+  // Handlers run synchronously; once they are done, nothing more is queued behind the machine's end.
+  await condition(allHandlersFinished);
   const incarnation = interpreter.done ? nextIncarnation(interpreter, options.isIncarnation) : undefined;
   const next: LifecycleInput<TContext, TTimings> | undefined = !interpreter.done
     ? { ...nextRun, persisted: interpreter.persisted(version) as PersistedMachine<TContext> }
@@ -447,7 +448,6 @@ export async function runLifecycle<
       ? { ...nextRun, observation: incarnation }
       : undefined;
   if (next) {
-    await condition(allHandlersFinished);
     // Same workflow type and id: a Pod's lifecycle stays `podLifecycle` across runs.
     await continueAsNew<(input: LifecycleInput<TContext, TTimings>) => Promise<void>>(next);
   }

@@ -15,7 +15,7 @@ import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { repoRoot } from '../../deploy/local/paths';
 import { ensureHelm, helmEnv } from '../../deploy/testing/helm';
-import { POLLER_WINDOW_MS } from '../../cli/uninstall-plan';
+import { POLLER_WINDOW_MS } from '../../cli/pollers';
 import { loadStarterConfig } from '../../starter/config';
 import { KATA_REMOTE } from '../../starter/controller';
 import { cleanupUpdate, refreshUpdate } from '../../model/messages';

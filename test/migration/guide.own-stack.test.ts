@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { repoRoot } from '../../deploy/local/paths';
-import { POLLER_WINDOW_MS } from '../../cli/uninstall-plan';
+import { POLLER_WINDOW_MS } from '../../cli/pollers';
 import { sampleCluster } from '../../model/translation/sample-cluster';
 import { REFERRERS_FINALIZER, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { MIDONET_USER } from '../support';

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { repoRoot } from '../../deploy/local/paths';
 import { ensureKubectl } from '../../deploy/testing/kubectl';
 import { uninstall } from '../../cli/uninstall';
-import { POLLER_WINDOW_MS } from '../../cli/uninstall-plan';
+import { POLLER_WINDOW_MS } from '../../cli/pollers';
 import { waitFor } from '.';
 
 const run = promisify(execFile);
