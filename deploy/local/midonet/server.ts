@@ -82,9 +82,10 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
     if (!isApi(req.url)) return;
     const path = req.url.slice(API_PREFIX.length).split('?')[0] || '/';
     const outcome = faults.decide(req.method, path);
+    const receivedAt = Date.now();
     if (isWrite(req.method) && path !== '/login') {
       pending.set(req, {
-        receivedAt: Date.now(),
+        receivedAt,
         method: req.method,
         path: req.url.slice(API_PREFIX.length),
         ...(outcome.delayMs > 0 ? { delayMs: outcome.delayMs } : {}),
@@ -92,7 +93,8 @@ export function buildServer(store: Store, overrides: Partial<EmulatorConfig> = {
     }
     if (outcome.delayMs > 0) {
       counters.fault('delayed');
-      await sleep(outcome.delayMs);
+      // By the journal's clock: a timer may fire a millisecond before Date.now() has moved on by its delay.
+      for (let left = outcome.delayMs; left > 0; left = receivedAt + outcome.delayMs - Date.now()) await sleep(left);
     }
     if (outcome.kind === 'drop') {
       counters.fault('drops');
