@@ -302,11 +302,9 @@ export function registerOperatorCommands(program: Command): void {
     refreshUpdate,
     operatorRequestSchema,
   );
-
-  registerStatusCommand(program);
 }
 
-function registerStatusCommand(program: Command): void {
+export function registerStatusCommand(program: Command): void {
   const command = program
     .command('status [target] [name]')
     .description(

@@ -6,7 +6,7 @@ import { registerBundleCommand } from './bundle';
 import { registerCompletionCommand } from './completion';
 import { registerDemoCommand } from './demo';
 import { registerListCommand } from './list';
-import { registerOperatorCommands } from './operator';
+import { registerOperatorCommands, registerStatusCommand } from './operator';
 import { registerSetupCommand } from './setup';
 import { registerStarterCommand } from './starter';
 import { registerSweepCommand } from './sweep';
@@ -28,6 +28,37 @@ function traceClientCommands(program: Command): void {
 }
 
 /**
+ * The commands under four headings, by what a person comes to do: run and act on Steward (operate), look at it
+ * (inspect), move a cluster onto it or off it (migrate), or work on Steward itself (develop). `setup` is an
+ * installation step (deploy/README.md), so it is operated, though `steward up` runs it too.
+ */
+const COMMAND_GROUPS: [heading: string, register: ((program: Command) => void)[]][] = [
+  [
+    'Operate:',
+    [
+      registerWorkerCommand,
+      registerStarterCommand,
+      registerSetupCommand,
+      registerOperatorCommands,
+      registerSweepCommand,
+    ],
+  ],
+  [
+    'Inspect:',
+    [
+      registerListCommand,
+      registerStatusCommand,
+      registerVersionCommand,
+      registerCompletionCommand,
+      // `help` among the commands that only tell, not under whichever heading comes last.
+      (program) => program.helpCommand(true),
+    ],
+  ],
+  ['Migrate:', [registerAdoptCommand, registerUninstallCommand]],
+  ['Develop:', [registerUpCommand, registerDemoCommand, registerBundleCommand]],
+];
+
+/**
  * The `steward` command line, one module per command; apart from main.ts so that tests (completion) see every
  * command as registered. `up` and `demo` load the embedded development stack only when they run, so the other
  * commands work where it is absent (the image).
@@ -37,18 +68,9 @@ export function stewardProgram(): Command {
     .description('Drive Kubernetes object lifecycles into backends, durably.')
     .version(stewardVersion(), '--version', 'print the version');
   traceClientCommands(program);
-  registerUpCommand(program);
-  registerWorkerCommand(program);
-  registerListCommand(program);
-  registerOperatorCommands(program);
-  registerSetupCommand(program);
-  registerStarterCommand(program);
-  registerDemoCommand(program);
-  registerSweepCommand(program);
-  registerAdoptCommand(program);
-  registerBundleCommand(program);
-  registerUninstallCommand(program);
-  registerVersionCommand(program);
-  registerCompletionCommand(program);
+  for (const [heading, registers] of COMMAND_GROUPS) {
+    program.commandsGroup(heading);
+    for (const register of registers) register(program);
+  }
   return program;
 }
