@@ -4,6 +4,7 @@ import { temporalSettings } from '../platform/temporal-config';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { loadStarterConfig, starterSettings } from '../starter/config';
 import { runStarter, untilStopSignal } from '../starter/run';
+import { lifecycleStates } from '../workflows/machines';
 
 /** `steward starter`: the watcher alone (in a cluster, next to `steward worker`), until SIGINT or SIGTERM. */
 export function registerStarterCommand(program: Command): void {
@@ -15,7 +16,7 @@ export function registerStarterCommand(program: Command): void {
   addSettingFlags(addSettingFlags(command, temporalSettings), starterSettings).action(async (options: Flags) => {
     const config = loadStarterConfig(options);
     const log = createLogger(config.logLevel);
-    const running = await runStarter(config, log);
+    const running = await runStarter(config, log, { lifecycleStates });
     const signal = await untilStopSignal();
     log.info({ signal }, 'stopping the starter');
     await running.stop();

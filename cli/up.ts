@@ -16,6 +16,7 @@ import { loadStarterConfig, starterSettings } from '../starter/config';
 import { KATA_REMOTE } from '../starter/controller';
 import { runStarter, untilStopSignal, type RunningStarter } from '../starter/run';
 import { loadDevStack } from './dev-stack';
+import { lifecycleStates } from '../workflows/machines';
 
 /**
  * `steward up` (`npm start`): the embedded stack, and the worker and the starter in this process against it, until
@@ -117,7 +118,7 @@ async function runOnStack(
   const worker: RunningWorker = await runWorker(workerConfig, { log });
   let starter: RunningStarter;
   try {
-    starter = await runStarter(starterConfig, log);
+    starter = await runStarter(starterConfig, log, { lifecycleStates });
   } catch (error) {
     await worker.shutdown();
     throw error;

@@ -13,12 +13,11 @@ import { addSettingFlags, loadAll, type Flags } from '../platform/settings';
 import { StoppedWaitingError } from '../platform/temporal-connection';
 import { loadWorkerProcessConfig, redactedProcess, startWorker, workerProcessSettings } from '../worker';
 import type { RunningWorker, WorkerProcessConfig } from '../worker';
-import { lifecycleStates } from '../workflows/machines';
 
 /**
  * `steward worker`: polls Temporal, runs the workflows and activities, serves /healthz, /readyz and /metrics. The
  * command line composes the rooms: the worker process (worker/), the activities its configuration asks for
- * (activities/compose.ts) and the machines' states its metrics count (workflows/machines).
+ * (activities/compose.ts).
  */
 
 /** Every setting of `steward worker` but the cloud's, which it takes too (cloudSettings). */
@@ -46,8 +45,6 @@ export interface RunWorkerOptions {
   /** The workflow module; defaults to workflows/index.ts, the project's only one. Tests give their own. */
   workflowsPath?: string;
   log?: Logger;
-  /** Period of the objects-per-state count; 30 s by default. */
-  objectCountIntervalMs?: number;
 }
 
 export function runWorker(
@@ -59,7 +56,6 @@ export function runWorker(
     ...options,
     // Its Kubernetes activities need the cluster: a worker that cannot reach it is not ready either.
     checks: kubeConfig ? [kubernetesCheck(kubeConfig)] : [],
-    lifecycleStates,
     activities: (temporal, log) => {
       log.info({ activities: redactedActivities(config) }, 'activities from the configuration');
       if (config.ignored.length > 0)

@@ -23,6 +23,7 @@ import { translate, translateGlobals } from '../model/translation';
 import { sampleCluster } from '../model/translation/sample-cluster';
 import { loadStarterConfig } from './config';
 import { runStarter, type RunningStarter } from './run';
+import { lifecycleStates } from '../workflows/machines';
 
 const taskQueue = `steward-elsewhere-${Date.now().toString(36)}`;
 const log = pino({ level: process.env.STEWARD_E2E_LOG ?? 'error' });
@@ -57,7 +58,7 @@ beforeAll(async () => {
   await createMidonetClient(workerConfig.midonet!).ensure(clusterRouter());
   worker = await runWorker(workerConfig, { log });
   client = worker.client;
-  starter = await runStarter(loadStarterConfig({}, env), log);
+  starter = await runStarter(loadStarterConfig({}, env), log, { lifecycleStates, objectCountIntervalMs: 500 });
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
   core = kubeConfig.makeApiClient(k8s.CoreV1Api);
@@ -146,6 +147,11 @@ describe('worker and starter on a task queue other than the default', () => {
     expect(relist).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000));
     expect(relist).toBeLessThanOrEqual(Date.now() / 1000);
     expect(value('process_resident_memory_bytes')).toBeGreaterThan(0);
+    // The leader counts the running lifecycle workflows in Temporal's visibility store: the Node's among them.
+    await waitFor('steward_objects for the Node', async () => {
+      const page = await (await fetch(url('/metrics'))).text();
+      return /^steward_objects\{kind="Node",state="[\w.]+"\} [1-9]/m.test(page) || undefined;
+    });
   });
 });
 
@@ -178,7 +184,7 @@ describe('a peer-pods-only installation (STEWARD_BACKENDS=peerpods), as `steward
       STEWARD_LOG_LEVEL: 'error',
     };
     const ppWorker = await runWorker(loadWorkerConfig({}, env), { log });
-    const ppStarter = await runStarter(loadStarterConfig({}, env), log);
+    const ppStarter = await runStarter(loadStarterConfig({}, env), log, { lifecycleStates });
     try {
       const [plainPod] = cluster.pods;
       await createNode({ core }, cluster.nodes[1]!);

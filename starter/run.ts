@@ -12,6 +12,8 @@ import type { StarterConfig } from './config';
 import { createStarter, type Starter } from './controller';
 import { starterLiveness, starterReadiness } from './probes';
 import { ensureSweepSchedule } from './sweep-schedule';
+import { countObjectsByState } from './object-counts';
+import type { LifecycleKind } from '../model/naming';
 
 /**
  * The starter as a process runs it (`steward starter`, `steward up`): /healthz, /readyz and /metrics served, Temporal
@@ -32,6 +34,14 @@ async function ensureGlobalSetup(client: Client, { tenant, temporal }: StarterCo
     { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, tenant },
     'global setup workflow running',
   );
+}
+
+/** What the command line composes into the starter from the other rooms. */
+export interface StarterOptions {
+  /** A kind's top-level machine states (workflows/machines), one `steward_objects` count each. */
+  lifecycleStates: (kind: LifecycleKind) => readonly string[];
+  /** Period of the objects-per-state count; 30 s by default. */
+  objectCountIntervalMs?: number;
 }
 
 export interface RunningStarter {
@@ -112,7 +122,7 @@ async function startController(
  * Serves the probes and metrics at once, waits for Temporal (with backoff, each attempt logged: a starter started
  * during an outage waits rather than exits), then runs the controller.
  */
-export async function runStarter(config: StarterConfig, log: Logger): Promise<RunningStarter> {
+export async function runStarter(config: StarterConfig, log: Logger, options: StarterOptions): Promise<RunningStarter> {
   const kubeConfig = loadKubeConfig(config.kubeconfig);
   if (!kubeConfig)
     throw new Error('no Kubernetes cluster: give --kubeconfig / KUBECONFIG, or run the starter in a cluster');
@@ -135,6 +145,16 @@ export async function runStarter(config: StarterConfig, log: Logger): Promise<Ru
     closing.push(() => client.connection.close());
     const starter = await startController(client, kubeConfig, registry, config, log);
     live.controller = { starter, startedAt: Date.now() };
+    const counter = countObjectsByState({
+      client,
+      registry,
+      log,
+      isLeader: () => starter.stats().isLeader,
+      clusterId: config.temporal.clusterId,
+      intervalMs: options.objectCountIntervalMs,
+      states: options.lifecycleStates,
+    });
+    closing.push(() => Promise.resolve(counter.stop()));
     log.info({ httpPort: http.port }, 'starter running');
     return {
       starter,

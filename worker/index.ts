@@ -11,7 +11,7 @@ import type { UntypedActivities } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker, type State, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { setFlagsFromString } from 'node:v8';
-import { peerPodTaskQueue, type LifecycleKind } from '../model/naming';
+import { peerPodTaskQueue } from '../model/naming';
 import { createLogger } from '../platform/log';
 import { stewardVersion } from '../platform/version';
 import { heapSnapshotsOnSignal } from '../platform/heap-snapshots';
@@ -26,13 +26,7 @@ import {
 } from '../platform/temporal-connection';
 import { redactedProcess, type WorkerProcessConfig } from './config';
 import { livenessProblems, readinessProblems } from './probes';
-import {
-  activityMetricsInterceptor,
-  countObjectsByState,
-  createMetrics,
-  metricsText,
-  type WorkerMetrics,
-} from './metrics';
+import { activityMetricsInterceptor, createMetrics, metricsText, type WorkerMetrics } from './metrics';
 import { installRuntime } from './runtime';
 import { bundleWorkflows } from './bundle';
 import { defaultBuildId, STEWARD_DEPLOYMENT } from './build-id';
@@ -45,13 +39,9 @@ export type ActivityGroups = Record<string, UntypedActivities | undefined>;
 export interface StartWorkerOptions {
   /** Builds the activities once the Temporal client is connected; stopped with the worker. */
   activities: (temporal: Client, log: Logger) => { groups: ActivityGroups; stop(): Promise<void> };
-  /** A kind's top-level machine states, one `steward_objects` count each. */
-  lifecycleStates: (kind: LifecycleKind) => readonly string[];
   /** The workflow module; defaults to workflows/index.ts, the project's only one. Tests give their own. */
   workflowsPath?: string;
   log?: Logger;
-  /** Period of the objects-per-state count; 30 s by default. */
-  objectCountIntervalMs?: number;
   /** Readiness checks beside Temporal's: what else the activities reach (the cluster). */
   checks?: Check[];
 }
@@ -264,15 +254,6 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
     );
     live.workers = workers;
     metrics.buildInfo.set({ build_id: buildId, version: stewardVersion() }, 1);
-    const counter = countObjectsByState({
-      client,
-      clusterId: config.temporal.clusterId,
-      metrics,
-      log,
-      intervalMs: options.objectCountIntervalMs,
-      states: options.lifecycleStates,
-    });
-    closing.push(() => Promise.resolve(counter.stop()));
     log.info(
       {
         taskQueues: workers.map((w) => w.options.taskQueue),
@@ -282,7 +263,6 @@ export async function startWorker(config: WorkerProcessConfig, options: StartWor
       },
       'worker running',
     );
-    void counter.refresh();
     // One stopping (a shutdown, a fatal error) stops the other: the process serves both queues or none.
     const stopOthers = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
     const done = Promise.allSettled(workers.map((w) => w.run().finally(stopOthers))).then(async (runs) => {

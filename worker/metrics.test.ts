@@ -1,11 +1,6 @@
 import type { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import pino from 'pino';
-import { activityMetricsInterceptor, countObjectsByState, createMetrics, snakeCaseLabels } from './metrics';
-import { lifecycleStates } from '../workflows/machines';
-
-const log = pino({ level: 'silent' });
+import { activityMetricsInterceptor, createMetrics, snakeCaseLabels } from './metrics';
 
 interface Sample {
   /** Histograms name each sample (`…_count`, `…_bucket`). */
@@ -52,73 +47,6 @@ describe('the activity metrics interceptor', () => {
       v.metricName?.endsWith('_count'),
     );
     expect(counts[0]?.value).toBe(1);
-  });
-});
-
-describe('objects per lifecycle state', () => {
-  it('counts the states of the lifecycle machines, taken from the machines themselves', () => {
-    expect(lifecycleStates('Translation')).toEqual(
-      expect.arrayContaining(['observing', 'pushing', 'synced', 'stuck', 'paused', 'done']),
-    );
-    expect(lifecycleStates('Pod')).toEqual(expect.arrayContaining(['translating', 'ready', 'finalizing', 'stuck']));
-    expect(lifecycleStates('PeerPod')).toEqual(
-      expect.arrayContaining(['own.creatingVm', 'own.tracking', 'tracked.tracking', 'deletingVm', 'stuck']),
-    );
-  });
-
-  /** A partial fake: only `workflow.count`, answering from a table of query → count. */
-  const fakeClient = (counts: Record<string, number>, calls: string[] = []) =>
-    ({
-      workflow: {
-        count: (query: string) => {
-          calls.push(query);
-          return Promise.resolve({ count: counts[query] ?? 0, groups: [] });
-        },
-      },
-    }) as unknown as Client;
-
-  it('sets a value per kind and state, sums unlisted states as other, and skips the states of kinds without objects', async () => {
-    const metrics = createMetrics();
-    const calls: string[] = [];
-    const running = 'ExecutionStatus="Running" AND ';
-    const client = fakeClient(
-      {
-        [`${running}K8sKind="Pod"`]: 5,
-        [`${running}K8sKind="Pod" AND LifecycleState="synced"`]: 3,
-        [`${running}K8sKind="Pod" AND LifecycleState="stuck"`]: 1,
-      },
-      calls,
-    );
-    const counter = countObjectsByState({ client, metrics, log, states: () => ['synced', 'stuck'] });
-    await counter.refresh();
-    counter.stop();
-    expect((await valuesOf(metrics, 'steward_objects')).map(({ labels, value }) => ({ ...labels, value }))).toEqual([
-      { kind: 'Pod', state: 'synced', value: 3 },
-      { kind: 'Pod', state: 'stuck', value: 1 },
-      { kind: 'Pod', state: 'other', value: 1 },
-    ]);
-    // One query per kind (6) and one per state for the only kind with objects (2).
-    expect(calls).toHaveLength(8);
-  });
-
-  it('keeps the last values and warns once while the server cannot count', async () => {
-    const metrics = createMetrics();
-    metrics.objects.set({ kind: 'Pod', state: 'synced' }, 7);
-    const warn = jest.fn();
-    const client = {
-      workflow: { count: () => Promise.reject(new Error('operation is not supported')) },
-    } as unknown as Client;
-    const counter = countObjectsByState({
-      client,
-      metrics,
-      log: { warn, info: jest.fn() } as unknown as pino.Logger,
-      states: lifecycleStates,
-    });
-    await counter.refresh();
-    await counter.refresh();
-    counter.stop();
-    expect(warn).toHaveBeenCalledTimes(1);
-    expect((await valuesOf(metrics, 'steward_objects'))[0]?.value).toBe(7);
   });
 });
 

@@ -1,14 +1,11 @@
-import type { Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { clusterFilter, LIFECYCLE_KINDS, type LifecycleKind } from '../model/naming';
-import { K8sKind, LifecycleState } from '../model/search-attributes';
 
 /**
  * The worker's Prometheus metrics: backend call latency and errors (every activity, timed by an interceptor),
- * objects per lifecycle state (counted in Temporal's visibility store), process metrics, and the SDK's own
+ * process metrics, and the SDK's own
  * `temporal_*` metrics, which Rust core serves on a loopback port and `/metrics` appends (one scrape target).
  */
 export interface WorkerMetrics {
@@ -16,7 +13,6 @@ export interface WorkerMetrics {
   backendCallSeconds: Histogram<'backend' | 'operation'>;
   backendCallErrors: Counter<'backend' | 'operation' | 'type'>;
   buildInfo: Gauge<'build_id' | 'version'>;
-  objects: Gauge<'kind' | 'state'>;
 }
 
 export function createMetrics(): WorkerMetrics {
@@ -41,12 +37,6 @@ export function createMetrics(): WorkerMetrics {
       name: 'steward_worker_build_info',
       help: 'Always 1: the build ID this worker reports to Temporal, and its Steward version',
       labelNames: ['build_id', 'version'],
-      registers: [registry],
-    }),
-    objects: new Gauge({
-      name: 'steward_objects',
-      help: 'Kubernetes objects with a running lifecycle workflow, by kind and machine state (LifecycleState search attribute)',
-      labelNames: ['kind', 'state'],
       registers: [registry],
     }),
   };
@@ -83,70 +73,6 @@ export function activityMetricsInterceptor(
       },
     };
   };
-}
-
-export interface ObjectCountOptions {
-  client: Client;
-  metrics: WorkerMetrics;
-  log: Logger;
-  intervalMs?: number;
-  /** Counts only this cluster's workflows (`clusterFilter`). */
-  clusterId?: string;
-  /** A kind's top-level states, one count query each (the machines': workflows/machines). */
-  states: (kind: LifecycleKind) => readonly string[];
-}
-
-/**
- * Feeds `steward_objects` from visibility count queries, every 30 s by default. Temporal groups counts only by
- * ExecutionStatus, so it is one query per kind, then one per state for kinds that have objects. A server without
- * count support (or unreachable) leaves the last values and is logged once until it answers again.
- */
-export function countObjectsByState({
-  client,
-  clusterId,
-  metrics,
-  log,
-  intervalMs = 30_000,
-  states,
-}: ObjectCountOptions) {
-  let failing = false;
-  const inThisCluster = ['ExecutionStatus="Running"', clusterFilter(clusterId) ?? []].flat();
-  const count = async (...conditions: string[]) =>
-    (await client.workflow.count([...inThisCluster, ...conditions].join(' AND '))).count;
-
-  async function refresh(): Promise<void> {
-    try {
-      const values: { kind: string; state: string; value: number }[] = [];
-      for (const kind of LIFECYCLE_KINDS) {
-        const byKind = `${K8sKind.name}="${kind}"`;
-        const total = await count(byKind);
-        if (total === 0) continue;
-        let known = 0;
-        for (const state of states(kind)) {
-          const value = await count(byKind, `${LifecycleState.name}="${state}"`);
-          known += value;
-          if (value > 0) values.push({ kind, state, value });
-        }
-        if (total > known) values.push({ kind, state: 'other', value: total - known });
-      }
-      // Swapped in one synchronous step, so a scrape never sees half a refresh.
-      metrics.objects.reset();
-      for (const { kind, state, value } of values) metrics.objects.set({ kind, state }, value);
-      if (failing) log.info('counting objects per lifecycle state works again');
-      failing = false;
-    } catch (error) {
-      if (!failing)
-        log.warn(
-          { err: error },
-          'cannot count objects per lifecycle state in Temporal visibility; keeping the last values',
-        );
-      failing = true;
-    }
-  }
-
-  const timer = setInterval(() => void refresh(), intervalMs);
-  timer.unref();
-  return { refresh, stop: () => clearInterval(timer) };
 }
 
 const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

@@ -8,7 +8,6 @@ import { temporal } from '@temporalio/proto';
 import pino from 'pino';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { freePort } from './ports';
-import { LifecycleState, K8sKind } from '../model/search-attributes';
 import { writeWorkflowBundle } from './bundle';
 import { loadWorkerConfig } from '../cli/worker';
 import { checkTemporal } from '../platform/temporal-connection';
@@ -16,7 +15,7 @@ import { stewardVersion } from '../platform/version';
 import { type RunningWorker } from '.';
 import { runWorker } from '../cli/worker';
 import { testActivities } from '../test/support/probe-activities';
-import { echoOnce, failOnce, finish, operatorStandIn } from '../test/support/probe-workflows';
+import { echoOnce, failOnce } from '../test/support/probe-workflows';
 import { runProbeWorker } from '../test/support';
 
 const log = pino({ level: 'error' });
@@ -38,7 +37,7 @@ describe('the worker on the embedded stack', () => {
   const url = (path: string) => `http://127.0.0.1:${running.httpPort}${path}`;
 
   beforeAll(async () => {
-    running = await runProbeWorker(taskQueue, { log, objectCountIntervalMs: 500 });
+    running = await runProbeWorker(taskQueue, { log });
   });
 
   afterAll(async () => {
@@ -75,26 +74,6 @@ describe('the worker on the embedded stack', () => {
       new RegExp(`^temporal_activity_execution_failed_total\\{.*task_queue="${taskQueue}".*\\} 1$`, 'm'),
     );
     expect(metrics).toMatch(/^process_resident_memory_bytes \d+/m);
-  });
-
-  it('counts running lifecycle workflows by kind and LifecycleState', async () => {
-    const handle = await running.client.workflow.start(operatorStandIn, {
-      taskQueue,
-      workflowId: `pod/${taskQueue}/counted`,
-      args: [{ kind: 'Pod', namespace: taskQueue, name: 'counted' }],
-      typedSearchAttributes: [
-        { key: K8sKind, value: 'Pod' },
-        { key: LifecycleState, value: 'stuck' },
-      ],
-    });
-    try {
-      await waitFor('steward_objects for the stuck Pod', async () => {
-        const metrics = await (await fetch(url('/metrics'))).text();
-        return /^steward_objects\{kind="Pod",state="stuck"\} [1-9]/m.test(metrics) || undefined;
-      });
-    } finally {
-      await handle.signal(finish);
-    }
   });
 
   it('fails the health check with the address and namespace when Temporal does not serve the namespace', async () => {

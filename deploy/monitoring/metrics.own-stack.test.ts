@@ -20,6 +20,7 @@ import { loadStarterConfig } from '../../starter/config';
 import { runStarter, type RunningStarter } from '../../starter/run';
 import { SWEEP_SCHEDULE_ID } from '../../model/naming';
 import { dashboardMetricUses, exportedNames, missingMetrics, ruleMetricUses } from './rules';
+import { lifecycleStates } from '../../workflows/machines';
 
 const taskQueue = `steward-monitoring-${Date.now().toString(36)}`;
 const log = pino({ level: 'error' });
@@ -42,7 +43,7 @@ beforeAll(async () => {
     STEWARD_LOG_LEVEL: 'error',
   };
   worker = await runWorker(loadWorkerConfig({}, env), { log });
-  starter = await runStarter(loadStarterConfig({}, env), log);
+  starter = await runStarter(loadStarterConfig({}, env), log, { lifecycleStates });
 });
 
 afterAll(async () => {

@@ -79,10 +79,7 @@ export function runStackWorker(
  * The real worker in the test process on the stack's Temporal and cluster, polling `taskQueue`, with the probe
  * workflows and activities (test/support/probe-*) in place of Steward's.
  */
-export function runProbeWorker(
-  taskQueue: string,
-  options: Pick<RunWorkerOptions, 'log' | 'objectCountIntervalMs'> = {},
-): Promise<RunningWorker> {
+export function runProbeWorker(taskQueue: string, options: Pick<RunWorkerOptions, 'log'> = {}): Promise<RunningWorker> {
   const { temporal, kubernetes } = stackInfo();
   // The stack's cluster too: the worker is ready only when the cluster of its Kubernetes activities answers.
   const config = loadWorkerConfig(
