@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { headingAnchors, withoutCode } from './markdown';
 
 /**
  * The README and the docs link to each other and into the repository: every relative link must reach a file that
@@ -29,23 +30,6 @@ function relativeLinks(markdown: string): { text: string; target: string }[] {
   return links
     .map((match) => ({ text: match[1] ?? '', target: match[2] ?? '' }))
     .filter(({ target }) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
-}
-
-const withoutCode = (markdown: string) => markdown.replace(/^ *(```|~~~)[^\n]*\n[\s\S]*?^ *\1 *$/gm, '');
-
-/** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
-export function headingAnchors(markdown: string): Set<string> {
-  const anchors = new Set<string>();
-  for (const [, text = ''] of withoutCode(markdown).matchAll(/^#{1,6} +(.+?) *#* *$/gm)) {
-    const base = text
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/ /g, '-');
-    let anchor = base;
-    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
-    anchors.add(anchor);
-  }
-  return anchors;
 }
 
 /** The links of `page` (a path from the repository root) whose target file does not exist, relative to the page. */

@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dumpYaml } from '@kubernetes/client-node';
+import { dumpYaml, loadYaml } from '@kubernetes/client-node';
 import { join } from 'node:path';
+import { headingAnchors } from '../../docs/markdown';
 import {
   dashboardMetricUses,
   DASHBOARD_FILE,
@@ -202,12 +203,28 @@ describe('the alert rules', () => {
     ]);
   });
 
-  it('each tell operators what happened and what to do: summary, description and runbook', () => {
+  it('each tell operators what happened and where to read what to do: summary, description and runbook_url', () => {
     for (const rule of ruleGroups().flatMap((g) => g.rules)) {
       const annotations = rule.annotations ?? {};
-      const missing = ['summary', 'description', 'runbook'].filter((key) => !annotations[key]?.trim());
+      const missing = ['summary', 'description', 'runbook_url'].filter((key) => !annotations[key]?.trim());
       expect({ alert: rule.alert, missing }).toEqual({ alert: rule.alert, missing: [] });
     }
+  });
+
+  it("each link their own section of docs/alerts.md, at the chart's home, and that page has the heading", () => {
+    const { home } = loadYaml<{ home: string }>(
+      readFileSync(join(__dirname, '..', 'helm', 'steward', 'Chart.yaml'), 'utf8'),
+    );
+    const page = `${home}/blob/main/docs/alerts.md`;
+    const anchors = headingAnchors(readFileSync(join(__dirname, '..', '..', 'docs', 'alerts.md'), 'utf8'));
+    const links = ruleGroups()
+      .flatMap((g) => g.rules)
+      .map((rule) => {
+        const url = rule.annotations?.runbook_url ?? '';
+        const anchor = url.slice(url.indexOf('#') + 1);
+        return { alert: rule.alert, url, heading: anchors.has(anchor) };
+      });
+    expect(links).toEqual(links.map(({ alert }) => ({ alert, url: `${page}#${alert?.toLowerCase()}`, heading: true })));
   });
 
   it('read the PrometheusRule and nothing else: a manifest of another kind is refused', () => {
