@@ -6,7 +6,7 @@ import { redactedActivities } from '../activities/config';
 import { redactedProcess } from '../worker/config';
 import { loadTemporalConfig } from '../platform/temporal-config';
 import { loadWorkerConfig, redacted, workerSettings } from './worker';
-import { ConfigError, flagOf, type Flags, type Setting } from '../platform/settings';
+import { ConfigError, flagOf, hasFlag, type Flags, type Setting } from '../platform/settings';
 
 const dir = mkdtempSync(join(tmpdir(), 'steward-config-'));
 const pem = (name: string) => {
@@ -439,8 +439,9 @@ describe('worker configuration', () => {
     expect(JSON.stringify(redactedPart(loadWorkerConfig({}, env)))).not.toMatch(/key-123|pw-456/);
   });
 
-  it('never takes a secret from a flag, since a command line shows in ps', () => {
-    expect(loadWorkerConfig({ apiKey: 'from-flag' }, {}).temporal.apiKey).toBeUndefined();
+  it('never takes a secret from a flag, since a command line shows in ps, but the API key as temporal --api-key', () => {
+    expect(loadWorkerConfig({ midonetPassword: 'from-flag' }, midonetEnv).midonet?.password).toBe('pw-456');
+    expect(loadWorkerConfig({ apiKey: 'from-flag' }, {}).temporal.apiKey).toBe('from-flag');
   });
 });
 
@@ -448,7 +449,7 @@ describe('the README configuration table', () => {
   it('lists every setting with its flag and variable, so neither drifts from config.ts', () => {
     const readme = readFileSync(join(__dirname, '..', 'worker', 'README.md'), 'utf8');
     for (const [key, setting] of Object.entries({ ...workerSettings, ...cloudSettings }) as [string, Setting][]) {
-      const flag = setting.secret ? '—' : `\`${flagOf(key, setting)}\``;
+      const flag = hasFlag(setting) ? `\`${flagOf(key, setting)}\`` : '—';
       expect(readme).toContain(
         `| ${flag} | \`${setting.env}\` | ${setting.default === undefined ? '' : `\`${setting.default}\``} |`,
       );

@@ -13,6 +13,8 @@ const settings = {
     whenUnset: 'no cloud',
   },
   midonetProject: { env: 'MIDONET_PROJECT', alias: 'MIDONETKUBE_MIDONET_PROJECT', arg: 'name', description: 'project' },
+  midonetPassword: { env: 'MIDONET_PASSWORD', secret: true, arg: 'password', description: 'password' },
+  apiKey: temporalSettings.apiKey,
 } satisfies Record<string, Setting>;
 
 /** Parses `args` with the settings' flags (after `before`'s own options); what the action got and what went to stderr. */
@@ -63,6 +65,13 @@ describe('addSettingFlags', () => {
     const { help } = await run([]);
     expect(help).toMatch(/--cloud-provider <name> +cloud \[STEWARD_CLOUD_PROVIDER, unset: no cloud\]/);
     expect(help).toMatch(/--temporal-namespace <name> +Temporal namespace \[TEMPORAL_NAMESPACE, default\s+default\]/);
+  });
+
+  it('gives a secret no flag, unless the upstream tool has one (temporal --api-key), and then says to prefer the variable', async () => {
+    const { got, help } = await run(['--api-key', 'k']);
+    expect(got.apiKey).toBe('k');
+    expect(help).not.toContain('--midonet-password');
+    expect(help).toMatch(/--api-key <key> +API key .*prefer\s+TEMPORAL_API_KEY\)/s);
   });
 
   it("names midonet-kubernetes' variable beside the setting's own in the help", async () => {

@@ -11,7 +11,7 @@ import { z } from 'zod';
 /**
  * One setting, as a flag and as an environment variable. The CLI registers its flags from these tables and the
  * README's configuration table lists them, so a setting is named in exactly one place. The flag is `--<kebab key>`.
- * Secrets have no flag: a command line shows in `ps` and in shell history.
+ * Secrets have no flag (a command line shows in `ps` and in shell history), unless `secretFlag` says otherwise.
  */
 export interface Setting {
   env: string;
@@ -19,7 +19,13 @@ export interface Setting {
   /** Placeholder of the flag's value (`--address <host:port>`); absent for a boolean switch. */
   arg?: string;
   default?: string;
+  /** Never shown: not in a log line, a printed configuration or a message. */
   secret?: boolean;
+  /**
+   * A secret that has a flag all the same, because the upstream tool has one (`temporal --api-key`) and one command
+   * line should serve both; its help says to prefer the variable.
+   */
+  secretFlag?: boolean;
   /** What happens when the setting is given neither way, where that is not its default (a cloud provider). */
   whenUnset?: string;
   /** A former flag name, still taken with a deprecation warning where no other option of the command has it. */
@@ -42,9 +48,20 @@ export type Flags = Record<string, string | boolean | undefined>;
 export const flagOf = (key: string, setting: Setting) =>
   `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}${setting.arg ? ` <${setting.arg}>` : ''}`;
 
-/** How a setting is named in error messages: both ways of giving it. */
+export const hasFlag = (setting: Setting) => !setting.secret || setting.secretFlag === true;
+
+/** How a setting is named in error messages: both ways of giving it (a secret without a flag: its variable). */
 export const settingLabel = (key: string, setting: Setting) =>
-  setting.secret ? setting.env : `${flagOf(key, setting).split(' ')[0]} / ${setting.env}`;
+  hasFlag(setting) ? `${flagOf(key, setting).split(' ')[0]} / ${setting.env}` : setting.env;
+
+/**
+ * Values from another source (a profile of Temporal's configuration file), taken where neither the flag nor the
+ * variable gives one, before the default; `from` says where they came from when one is refused.
+ */
+export interface SettingsLayer {
+  from: string;
+  values: Record<string, string | undefined>;
+}
 
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
@@ -106,22 +123,27 @@ function fromEnv(setting: Setting, env: NodeJS.ProcessEnv, issues: string[]): st
 }
 
 /**
- * Flag, else environment variable (or its upstream alias), else default, validated by `schema`; every
- * problem named by its flag and variable.
+ * Flag, else environment variable (or its upstream alias), else the layer's value, else default, validated by
+ * `schema`; every problem named by its flag and variable, and by the layer when the value came from there.
  */
 export function parseSettings<S extends Record<string, Setting>, T>(
   settings: S,
   schema: z.ZodType<T>,
   flags: Flags,
   env: NodeJS.ProcessEnv,
+  layer?: SettingsLayer,
 ): T {
   const issues: string[] = [];
+  const fromLayer = new Set<string>();
   const raw = Object.fromEntries(
     Object.entries(settings).map(([key, setting]) => {
-      const fromFlag = setting.secret ? undefined : flags[key];
+      const fromFlag = hasFlag(setting) ? flags[key] : undefined;
       const fromVariable = fromEnv(setting, env, issues);
-      const value = typeof fromFlag === 'boolean' ? String(fromFlag) : (fromFlag ?? fromVariable ?? setting.default);
-      return [key, value];
+      const given = typeof fromFlag === 'boolean' ? String(fromFlag) : (fromFlag ?? fromVariable);
+      if (given !== undefined) return [key, given];
+      const layered = layer?.values[key];
+      if (layered !== undefined) fromLayer.add(key);
+      return [key, layered ?? setting.default];
     }),
   );
   const result = schema.safeParse(raw);
@@ -131,7 +153,9 @@ export function parseSettings<S extends Record<string, Setting>, T>(
     ...(result.error?.issues ?? []).map((issue) => {
       const key = String(issue.path[0]);
       const setting = (settings as Record<string, Setting | undefined>)[key];
-      return setting ? `${settingLabel(key, setting)}: ${issue.message}` : issue.message;
+      if (!setting) return issue.message;
+      const source = fromLayer.has(key) ? ` (from ${layer!.from})` : '';
+      return `${settingLabel(key, setting)}${source}: ${issue.message}`;
     }),
   ]);
 }
@@ -142,16 +166,20 @@ const camel = (kebab: string) => kebab.replace(/-([a-z])/g, (_, c: string) => c.
 const helpSuffix = (setting: Setting) =>
   `[${setting.env}${setting.alias ? ` or ${setting.alias}` : ''}${setting.whenUnset ? `, unset: ${setting.whenUnset}` : setting.default ? `, default ${setting.default}` : ''}]`;
 
+/** A secret's flag says why its variable is the better way. */
+const secretNote = (setting: Setting) =>
+  setting.secret ? ` (a command line shows in ps and shell history: prefer ${setting.env})` : '';
+
 /**
  * Flags without defaults: a given flag wins over the variable, and the loader applies the defaults. Secrets have no
- * flag. A former flag name is registered too, unless the command already has an option of that name (then its meaning
- * wins): given, it warns on stderr and stands for the new flag.
+ * flag unless `secretFlag`. A former flag name is registered too, unless the command already has an option of that
+ * name (then its meaning wins): given, it warns on stderr and stands for the new flag.
  */
 export function addSettingFlags(command: Command, settings: Record<string, Setting>): Command {
   for (const [key, setting] of Object.entries(settings)) {
-    if (setting.secret) continue;
+    if (!hasFlag(setting)) continue;
     const newFlag = flagOf(key, setting).split(' ')[0]!;
-    command.option(flagOf(key, setting), `${setting.description} ${helpSuffix(setting)}`);
+    command.option(flagOf(key, setting), `${setting.description}${secretNote(setting)} ${helpSuffix(setting)}`);
     const former = setting.formerFlag;
     if (!former || command.options.some((o) => o.long === `--${former}`)) continue;
     command.option(`--${former}${setting.arg ? ` <${setting.arg}>` : ''}`, `deprecated: use ${newFlag}`);

@@ -1,11 +1,41 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { loadClientConfig, type ConfigDataSource } from '@temporalio/envconfig';
 import { z } from 'zod';
 import { CLUSTER_ID, inCluster, TASK_QUEUE } from '../model/naming';
-import { flag, parseSettings, readableFile, settingLabel, type Flags, type Setting } from './settings';
+import {
+  ConfigError,
+  flag,
+  parseSettings,
+  readableFile,
+  settingLabel,
+  type Flags,
+  type Setting,
+  type SettingsLayer,
+} from './settings';
 
 /**
- * Where Temporal is and how to reach it, as every Steward process and command reads it (flags and environment):
- * the worker, the starter and the operator commands alike. The connection factory is temporal-connection.ts.
+ * Where Temporal is and how to reach it, as every Steward process and command reads it (flags, environment, and a
+ * profile of Temporal's client configuration file, as Temporal's CLI and SDKs read them): the worker, the starter and
+ * the operator commands alike. The connection factory is temporal-connection.ts.
  */
+
+/** Which profile of which file, read before the other settings: the profile's values sit under theirs. */
+const profileSettings = {
+  profile: {
+    env: 'TEMPORAL_PROFILE',
+    arg: 'name',
+    description:
+      "profile of Temporal's client configuration file to take the settings above from, where neither their flag nor their variable is given",
+    whenUnset: 'the profile "default", if the file has one',
+  },
+  configFile: {
+    env: 'TEMPORAL_CONFIG_FILE',
+    arg: 'file',
+    description: "Temporal's client configuration file (TOML), as the temporal CLI and Temporal's SDKs read it",
+    whenUnset: '$XDG_CONFIG_HOME or ~/.config, then temporalio/temporal.toml, if there',
+  },
+} satisfies Record<string, Setting>;
 
 export const temporalSettings = {
   address: {
@@ -53,7 +83,15 @@ export const temporalSettings = {
     arg: 'name',
     description: 'server name to verify (SNI) when it differs from the address host',
   },
-  apiKey: { env: 'TEMPORAL_API_KEY', secret: true, description: 'API key (Temporal Cloud); implies TLS' },
+  apiKey: {
+    env: 'TEMPORAL_API_KEY',
+    arg: 'key',
+    secret: true,
+    // temporal --api-key: one command line serves both tools.
+    secretFlag: true,
+    description: 'API key (Temporal Cloud); implies TLS',
+  },
+  ...profileSettings,
   // Here rather than with the worker's: the starter, the Schedule and `steward sweep` start work on it.
   taskQueue: {
     env: 'STEWARD_TASK_QUEUE',
@@ -83,10 +121,14 @@ export const temporalUiUrlSetting = {
 
 export const temporalUiUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
-export interface TlsFiles {
+/** Each PEM as a file, or (from a profile's `*_data`) written out. */
+export interface TemporalTls {
   clientCertFile?: string;
   clientKeyFile?: string;
   caFile?: string;
+  clientCertPem?: string;
+  clientKeyPem?: string;
+  caPem?: string;
   serverName?: string;
 }
 
@@ -95,8 +137,10 @@ export interface TemporalConnectionConfig {
   address: string;
   namespace: string;
   /** Absent: plaintext. */
-  tls?: TlsFiles;
+  tls?: TemporalTls;
   apiKey?: string;
+  /** gRPC headers on every call (a profile's `grpc_meta`). */
+  metadata?: Record<string, string>;
 }
 
 export interface TemporalConfig extends TemporalConnectionConfig {
@@ -117,6 +161,8 @@ export const temporalShape = {
   tlsCaPath: readableFile.optional(),
   tlsServerName: z.string().min(1).optional(),
   apiKey: z.string().min(1, 'must not be empty').optional(),
+  profile: z.string().min(1, 'must not be empty').optional(),
+  configFile: readableFile.optional(),
   taskQueue: z.string().min(1, 'must not be empty'),
   clusterId: z
     .string()
@@ -128,34 +174,141 @@ export const temporalShape = {
 
 export type TemporalValues = z.infer<z.ZodObject<typeof temporalShape>>;
 
-export function tlsRules(v: TemporalValues, ctx: z.RefinementCtx) {
-  const missing = (path: keyof typeof temporalSettings, because: string) =>
-    ctx.addIssue({ code: 'custom', path: [path], message: `is required ${because}` });
-  if (v.tlsCertPath && !v.tlsKeyPath)
-    missing('tlsKeyPath', `with a client certificate (${settingLabel('tlsCertPath', temporalSettings.tlsCertPath)})`);
-  if (v.tlsKeyPath && !v.tlsCertPath)
-    missing('tlsCertPath', `with a client key (${settingLabel('tlsKeyPath', temporalSettings.tlsKeyPath)})`);
-  if (v.tls === false && (v.apiKey || v.tlsCertPath || v.tlsCaPath)) {
-    ctx.addIssue({ code: 'custom', path: ['tls'], message: 'cannot be false with an API key or TLS files' });
-  }
+/** What a profile gives: values of the settings above, and what no setting holds. */
+export interface TemporalProfile {
+  /** Absent: no profile read (no file, and none named). */
+  layer?: SettingsLayer;
+  /** PEM written in the file itself (`*_data`); each gives way to a file named for it by flag or variable. */
+  pem: { clientCert?: string; clientKey?: string; ca?: string };
+  grpcMeta?: Record<string, string>;
 }
 
-export function temporalConfig(v: TemporalValues): TemporalConfig {
-  const useTls = v.tls ?? Boolean(v.apiKey || v.tlsCertPath || v.tlsCaPath || v.tlsServerName);
+/**
+ * Where Temporal's CLI and SDKs look when TEMPORAL_CONFIG_FILE is unset: @temporalio/envconfig's rule, which it does
+ * not export (a test holds the two together). Steward names the file it read in its messages, so it finds it itself.
+ */
+export function defaultConfigFile(env: NodeJS.ProcessEnv, platform = process.platform): string | undefined {
+  const { APPDATA, HOME, XDG_CONFIG_HOME } = env;
+  let dir: string | undefined;
+  if (platform === 'win32') dir = APPDATA;
+  else if (platform === 'darwin') dir = HOME && join(HOME, 'Library', 'Application Support');
+  else if (XDG_CONFIG_HOME) dir = isAbsolute(XDG_CONFIG_HOME) ? XDG_CONFIG_HOME : undefined;
+  else dir = HOME && join(HOME, '.config');
+  return dir ? join(dir, 'temporalio', 'temporal.toml') : undefined;
+}
+
+const pathOf = (source?: ConfigDataSource) => (source && 'path' in source ? source.path : undefined);
+const pemOf = (source?: ConfigDataSource) =>
+  source && 'data' in source ? Buffer.from(source.data).toString('utf8') : undefined;
+
+/**
+ * The profile of Temporal's client configuration file that the flags and environment name (`--profile`, else
+ * TEMPORAL_PROFILE, else "default" if the file has it), read with @temporalio/envconfig. A file named but missing, a
+ * file it cannot read, or a profile named but not in it: a ConfigError naming the file and the profile. No file and
+ * no profile named: nothing, as for Temporal's CLI.
+ */
+export function loadTemporalProfile(flags: Flags, env: NodeJS.ProcessEnv): TemporalProfile {
+  const schema = z.object({ profile: temporalShape.profile, configFile: temporalShape.configFile });
+  const named = parseSettings(profileSettings, schema, flags, env);
+  const file = named.configFile ?? defaultConfigFile(env);
+  const profileLabel = settingLabel('profile', profileSettings.profile);
+  if (!file) {
+    if (!named.profile) return { pem: {} };
+    throw new ConfigError([
+      `${profileLabel}: no configuration file to read profile "${named.profile}" from (TEMPORAL_CONFIG_FILE unset, and no home directory in the environment)`,
+    ]);
+  }
+  const name = named.profile ?? 'default';
+  let profiles;
+  try {
+    // Not strict: the file is shared with Temporal's CLI and SDKs, whose newer keys must not stop Steward.
+    ({ profiles } = loadClientConfig({ configSource: { path: file } }));
+  } catch (error) {
+    throw new ConfigError([`${file} (profile "${name}"): ${error instanceof Error ? error.message : String(error)}`]);
+  }
+  const profile = profiles[name];
+  if (!profile) {
+    if (!named.profile) return { pem: {} };
+    const known = Object.keys(profiles);
+    const has = known.length > 0 ? `it has ${known.join(', ')}` : existsSync(file) ? 'it has none' : 'no such file';
+    throw new ConfigError([`${profileLabel}: no profile "${name}" in ${file} (${has})`]);
+  }
+  const { tls } = profile;
+  return {
+    layer: {
+      from: `profile "${name}" of ${file}`,
+      values: {
+        address: profile.address,
+        temporalNamespace: profile.namespace,
+        apiKey: profile.apiKey,
+        // As envconfig: a [tls] table turns TLS on unless it says disabled.
+        tls: tls && String(!tls.disabled),
+        tlsCertPath: pathOf(tls?.clientCert),
+        tlsKeyPath: pathOf(tls?.clientKey),
+        tlsCaPath: pathOf(tls?.serverCACert),
+        tlsServerName: tls?.serverName,
+      } satisfies Partial<Record<keyof typeof temporalSettings, string>>,
+    },
+    pem: { clientCert: pemOf(tls?.clientCert), clientKey: pemOf(tls?.clientKey), ca: pemOf(tls?.serverCACert) },
+    ...(profile.grpcMeta && Object.keys(profile.grpcMeta).length ? { grpcMeta: profile.grpcMeta } : {}),
+  };
+}
+
+/** The certificate, key and CA as files, else as the profile's PEM: a file named by flag or variable wins. */
+const tlsSources = (v: TemporalValues, { pem }: TemporalProfile) => ({
+  clientCertFile: v.tlsCertPath,
+  clientKeyFile: v.tlsKeyPath,
+  caFile: v.tlsCaPath,
+  clientCertPem: v.tlsCertPath ? undefined : pem.clientCert,
+  clientKeyPem: v.tlsKeyPath ? undefined : pem.clientKey,
+  caPem: v.tlsCaPath ? undefined : pem.ca,
+});
+
+export const tlsRules = (profile: TemporalProfile) => (v: TemporalValues, ctx: z.RefinementCtx) => {
+  const missing = (path: keyof typeof temporalSettings, because: string) =>
+    ctx.addIssue({ code: 'custom', path: [path], message: `is required ${because}` });
+  const s = tlsSources(v, profile);
+  const cert = s.clientCertFile ?? s.clientCertPem;
+  const key = s.clientKeyFile ?? s.clientKeyPem;
+  if (cert && !key)
+    missing('tlsKeyPath', `with a client certificate (${settingLabel('tlsCertPath', temporalSettings.tlsCertPath)})`);
+  if (key && !cert)
+    missing('tlsCertPath', `with a client key (${settingLabel('tlsKeyPath', temporalSettings.tlsKeyPath)})`);
+  if (v.tls === false && (v.apiKey || cert || s.caFile || s.caPem)) {
+    ctx.addIssue({ code: 'custom', path: ['tls'], message: 'cannot be false with an API key or TLS files' });
+  }
+};
+
+export function temporalConfig(v: TemporalValues, profile: TemporalProfile): TemporalConfig {
+  const sources = tlsSources(v, profile);
+  const useTls = v.tls ?? Boolean(v.apiKey || v.tlsServerName || Object.values(sources).some(Boolean));
   return {
     address: v.address,
     namespace: v.temporalNamespace,
-    tls: useTls
-      ? { clientCertFile: v.tlsCertPath, clientKeyFile: v.tlsKeyPath, caFile: v.tlsCaPath, serverName: v.tlsServerName }
-      : undefined,
+    tls: useTls ? { ...sources, serverName: v.tlsServerName } : undefined,
     apiKey: v.apiKey,
+    ...(profile.grpcMeta ? { metadata: profile.grpcMeta } : {}),
     taskQueue: inCluster(v.taskQueue, v.clusterId),
     ...(v.clusterId ? { clusterId: v.clusterId } : {}),
   };
 }
 
+/** The configuration as it may be logged or printed: the API key, the client key's PEM and the headers' values hidden. */
+export function redactedTemporal(config: TemporalConfig): TemporalConfig {
+  const hidden = (value?: string) => value && '[redacted]';
+  return {
+    ...config,
+    apiKey: hidden(config.apiKey),
+    ...(config.tls ? { tls: { ...config.tls, clientKeyPem: hidden(config.tls.clientKeyPem) } } : {}),
+    ...(config.metadata
+      ? { metadata: Object.fromEntries(Object.keys(config.metadata).map((k) => [k, '[redacted]'])) }
+      : {}),
+  };
+}
+
 /** The Temporal settings alone (connection and task queue), as the starter and the operator commands take them. */
 export function loadTemporalConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
-  const schema = z.object(temporalShape).superRefine(tlsRules);
-  return temporalConfig(parseSettings(temporalSettings, schema, flags, env));
+  const profile = loadTemporalProfile(flags, env);
+  const schema = z.object(temporalShape).superRefine(tlsRules(profile));
+  return temporalConfig(parseSettings(temporalSettings, schema, flags, env, profile.layer), profile);
 }

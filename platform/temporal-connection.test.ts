@@ -1,14 +1,37 @@
 import pino from 'pino';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { freePort } from '../worker/ports';
 import {
   connectClient,
   connectClientWhenReachable,
+  connectionOptions,
   StoppedWaitingError,
   TemporalUnreachableError,
 } from './temporal-connection';
 
 describe('the Temporal connection factory', () => {
+  it("reads each PEM from its file, else from the profile's PEM, and sends the profile's headers", async () => {
+    const caFile = join(mkdtempSync(join(tmpdir(), 'steward-tls-')), 'ca.pem');
+    writeFileSync(caFile, 'CA FROM FILE');
+    const options = await connectionOptions({
+      address: 'temporal:7233',
+      namespace: 'default',
+      tls: { caFile, clientCertPem: 'CERT', clientKeyPem: 'KEY', serverName: 'temporal.prod' },
+      metadata: { 'x-tenant': 't' },
+    });
+    expect(options).toMatchObject({
+      tls: {
+        serverNameOverride: 'temporal.prod',
+        serverRootCACertificate: Buffer.from('CA FROM FILE'),
+        clientCertPair: { crt: Buffer.from('CERT'), key: Buffer.from('KEY') },
+      },
+      metadata: { 'x-tenant': 't' },
+    });
+  });
+
   it('fails with the address and namespace when nothing listens there, instead of hanging', async () => {
     const address = `127.0.0.1:${await freePort()}`;
     const failure = connectClient({ address, namespace: 'steward' });

@@ -4,7 +4,7 @@ import { requireSearchAttributes } from './search-attributes';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { backoffDelay, sleep, type Backoff } from './backoff';
-import type { TemporalConnectionConfig, TlsFiles } from './temporal-config';
+import type { TemporalConnectionConfig, TemporalTls } from './temporal-config';
 import { activeTracing } from './tracing';
 
 /**
@@ -33,22 +33,30 @@ export class StoppedWaitingError extends Error {
   }
 }
 
-async function tlsOptions(tls: TlsFiles | undefined): Promise<TLSConfig | undefined> {
+/** A PEM from its file, else as the profile wrote it. */
+const pem = async (file?: string, written?: string) =>
+  file ? await readFile(file) : written === undefined ? undefined : Buffer.from(written);
+
+async function tlsOptions(tls: TemporalTls | undefined): Promise<TLSConfig | undefined> {
   if (!tls) return undefined;
-  const { clientCertFile, clientKeyFile, caFile, serverName } = tls;
+  const crt = await pem(tls.clientCertFile, tls.clientCertPem);
+  const key = await pem(tls.clientKeyFile, tls.clientKeyPem);
   return {
-    serverNameOverride: serverName,
-    serverRootCACertificate: caFile ? await readFile(caFile) : undefined,
-    clientCertPair:
-      clientCertFile && clientKeyFile
-        ? { crt: await readFile(clientCertFile), key: await readFile(clientKeyFile) }
-        : undefined,
+    serverNameOverride: tls.serverName,
+    serverRootCACertificate: await pem(tls.caFile, tls.caPem),
+    clientCertPair: crt && key ? { crt, key } : undefined,
   };
 }
 
-async function connectionOptions(config: TemporalConnectionConfig) {
+/** The options both connections (client and worker) take. Exported for its test. */
+export async function connectionOptions(config: TemporalConnectionConfig) {
   // An empty TLSConfig means "TLS with the system's roots", which is what an API key alone needs.
-  return { address: config.address, tls: await tlsOptions(config.tls), apiKey: config.apiKey };
+  return {
+    address: config.address,
+    tls: await tlsOptions(config.tls),
+    apiKey: config.apiKey,
+    metadata: config.metadata,
+  };
 }
 
 const checkTimeoutMs = 5_000;

@@ -3,6 +3,8 @@ import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
 import { parseSettings, readableFile, whole, type Flags, type Setting } from '../platform/settings';
 import {
+  loadTemporalProfile,
+  redactedTemporal,
   temporalConfig,
   temporalSettings,
   temporalShape,
@@ -123,9 +125,11 @@ const workerShape = {
 };
 
 export function loadWorkerProcessConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): WorkerProcessConfig {
-  const v = parseSettings(workerProcessSettings, z.object(workerShape).superRefine(tlsRules), flags, env);
+  const profile = loadTemporalProfile(flags, env);
+  const schema = z.object(workerShape).superRefine(tlsRules(profile));
+  const v = parseSettings(workerProcessSettings, schema, flags, env, profile.layer);
   return {
-    temporal: temporalConfig(v),
+    temporal: temporalConfig(v, profile),
     concurrency: {
       maxConcurrentWorkflowTaskExecutions: v.maxConcurrentWorkflowTasks,
       maxConcurrentActivityTaskExecutions: v.maxConcurrentActivities,
@@ -144,7 +148,7 @@ export function loadWorkerProcessConfig(flags: Flags = {}, env: NodeJS.ProcessEn
 
 /**
  * The configuration as it may be logged: its own fields alone (the command line may hand the worker a configuration
- * with more in it, e.g. the activities' credentials), and the API key never reaches a log line.
+ * with more in it, e.g. the activities' credentials), and Temporal's secrets never reach a log line.
  */
 export function redactedProcess({
   temporal,
@@ -157,7 +161,7 @@ export function redactedProcess({
   logLevel,
 }: WorkerProcessConfig): WorkerProcessConfig {
   return {
-    temporal: { ...temporal, apiKey: temporal.apiKey && '[redacted]' },
+    temporal: redactedTemporal(temporal),
     concurrency,
     rateLimits,
     workflowBundle,
