@@ -21,6 +21,8 @@ import { dependencyOf, translateWithDependency } from '../model/translation/depe
 import { DEFAULT_TENANT, translateGlobals } from '../model/translation';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../model/translation/types';
 import { duration } from '../starter/sweep-schedule';
+import { UsageError } from './errors';
+import { checkFlags } from './object-flags';
 import { table } from './operator';
 
 /**
@@ -232,8 +234,7 @@ export function formatSurvey(surveys: TranslationSurvey[], dryRun: boolean): str
 }
 
 /** Taking over cannot finish: a conflict or an invalid Translation needs an operator. */
-export const blocked = (surveys: TranslationSurvey[]) =>
-  surveys.some((s) => s.invalid || s.findings.some((r) => r.finding === 'conflict'));
+const blocks = (s: TranslationSurvey) => s.invalid || s.findings.some((r) => r.finding === 'conflict');
 
 /**
  * Polls until every Translation is Ready at its generation (the workflows took it over) or `timeoutMs` passed;
@@ -303,25 +304,21 @@ export function registerAdoptCommand(program: Command): void {
     .option('--context <name>', "kubeconfig context of the cluster (default: the kubeconfig's current context)");
   addSettingFlags(command, adoptSettings).action(
     async (options: Flags & { dryRun?: boolean; timeout?: string }, self: Command) => {
-      const flags = adoptFlags.safeParse(options);
-      if (!flags.success)
-        throw new Error(
-          `adopt: ${flags.error.issues.map((i) => `--${String(i.path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`).join('; ')}`,
-        );
+      const flags = checkFlags(adoptFlags, options);
       const config = loadWorkerConfig(options);
       if (!config.midonet)
-        throw new Error(
-          `adopt: MidoNet is needed: --midonet-url / ${workerSettings.midonetUrl.env}, with a user and ${workerSettings.midonetPassword.env}`,
+        throw new UsageError(
+          `MidoNet is needed: --midonet-url / ${workerSettings.midonetUrl.env}, with a user and ${workerSettings.midonetPassword.env}`,
         );
-      const kubeConfig = loadKubeConfig(config.kubeconfig, flags.data.context);
-      if (!kubeConfig) throw new Error('adopt: no cluster: give --kubeconfig / KUBECONFIG');
+      const kubeConfig = loadKubeConfig(config.kubeconfig, flags.context);
+      if (!kubeConfig) throw new UsageError('no cluster: give --kubeconfig / KUBECONFIG');
       const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
       const list = async () =>
         ((await custom.listClusterCustomObject({ ...TRANSLATION_API })) as { items: ListedTranslation[] }).items;
       const out = (text: string) => self.configureOutput().writeOut?.(text);
 
       const translations = await list();
-      const desired = await desiredTranslations(kubeConfig.makeApiClient(k8s.CoreV1Api), flags.data.tenant);
+      const desired = await desiredTranslations(kubeConfig.makeApiClient(k8s.CoreV1Api), flags.tenant);
       const surveying = progressBar(process.stderr, 'surveying', translations.length);
       const surveys = await surveyTranslations(
         translations,
@@ -329,23 +326,24 @@ export function registerAdoptCommand(program: Command): void {
         createMidonetClient(config.midonet),
         surveying.update,
       ).finally(surveying.stop);
-      out(formatSurvey(surveys, flags.data.dryRun));
+      out(formatSurvey(surveys, flags.dryRun));
       if (desired.untranslatable.length)
         out(`\nobjects Steward does not translate (yet):\n${desired.untranslatable.map((u) => `  ${u}`).join('\n')}\n`);
-      if (flags.data.dryRun) {
-        process.exitCode = blocked(surveys) ? 1 : 0;
+      if (flags.dryRun) {
+        const blocking = surveys.filter(blocks).length;
+        if (blocking) throw new Error(`${blocking} Translations cannot be taken over as they are (above)`);
         return;
       }
 
       const waiting = progressBar(process.stderr, 'Ready', translations.length);
-      const { live, notReady } = await untilReady(list, flags.data.timeout, waiting.update).finally(waiting.stop);
+      const { live, notReady } = await untilReady(list, flags.timeout, waiting.update).finally(waiting.stop);
       if (notReady.length === 0) {
         out(`all ${live.length} Translations Ready: taken over\n`);
         return;
       }
       const ready = (t: ListedTranslation) => t.status?.conditions?.find((c) => c.type === 'Ready');
       out(
-        `${notReady.length} of ${live.length} Translations not Ready after ${flags.data.timeout / 1000}s\n${table(
+        `${notReady.length} of ${live.length} Translations not Ready after ${flags.timeout / 1000}s\n${table(
           ['TRANSLATION', 'REASON', 'MESSAGE'],
           notReady.map((t) => [
             `${t.metadata.namespace}/${t.metadata.name}`,
@@ -354,7 +352,7 @@ export function registerAdoptCommand(program: Command): void {
           ]),
         )}\n`,
       );
-      process.exitCode = 1;
+      throw new Error(`${notReady.length} of ${live.length} Translations not Ready after ${flags.timeout / 1000}s`);
     },
   );
 }

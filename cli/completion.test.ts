@@ -72,6 +72,6 @@ describe('steward completion', () => {
       write.mockRestore();
     }
     expect(written.join('')).toContain('_steward()');
-    await expect(run('tcsh')).rejects.toThrow('completion: <shell> must be one of bash, zsh, fish, got "tcsh"');
+    await expect(run('tcsh')).rejects.toThrow('<shell> must be one of bash, zsh, fish, got "tcsh"');
   });
 });

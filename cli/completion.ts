@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { LIFECYCLE_KINDS } from '../model/naming';
+import { UsageError } from './errors';
 import { OUTPUT_FORMATS } from './output';
 
 /**
@@ -136,7 +137,7 @@ export function registerCompletionCommand(program: Command): void {
     .description(`print a completion script for ${SHELLS.join(', ')}: source <(steward completion bash)`)
     .action((shell: string, _: unknown, self: Command) => {
       const known = SHELLS.find((s) => s === shell);
-      if (!known) throw new Error(`completion: <shell> must be one of ${SHELLS.join(', ')}, got "${shell}"`);
+      if (!known) throw new UsageError(`<shell> must be one of ${SHELLS.join(', ')}, got "${shell}"`);
       self.configureOutput().writeOut?.(completionScript(known, program));
     });
 }

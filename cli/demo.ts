@@ -20,6 +20,7 @@ import { translate, type NodeProjection, type ServiceProjection } from '../model
 import { sampleCluster, type SampleCluster } from '../model/translation/sample-cluster';
 import { KATA_REMOTE, project } from '../starter/controller';
 import { loadDevStack } from './dev-stack';
+import { UsageError } from './errors';
 import { confirmMassDeletion, guardStatus } from './mass-deletion';
 
 const execFileAsync = promisify(execFile);
@@ -55,7 +56,7 @@ const stackSchema = z.looseObject({
 
 /** Where `steward up` wrote its stack.json when given no --state-dir. */
 function defaultStackFile(): string {
-  const { stackFile, defaultStateDir } = loadDevStack('demo');
+  const { stackFile, defaultStateDir } = loadDevStack();
   return stackFile(defaultStateDir);
 }
 
@@ -69,7 +70,7 @@ export function parseDemoOptions(flags: {
   const file = flags.stack ?? defaultStackFile();
   const timeout = flags.timeout ?? '180';
   if (!/^\d+$/.test(timeout) || Number(timeout) < 1)
-    throw new Error(`--timeout: must be a whole number of seconds, at least 1 (got "${timeout}")`);
+    throw new UsageError(`--timeout: must be a whole number of seconds, at least 1 (got "${timeout}")`);
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
@@ -256,7 +257,7 @@ class Demo {
     this.node = kubeConfig.makeApiClient(k8s.NodeV1Api);
     this.withMidonet = stack.midonet !== undefined;
     const adminUrl = stack.midonet?.adminUrl;
-    this.admin = adminUrl ? new (loadDevStack('demo').EmulatorAdmin)(adminUrl) : undefined;
+    this.admin = adminUrl ? new (loadDevStack().EmulatorAdmin)(adminUrl) : undefined;
   }
 
   /** The sample's Pods, and the peer pod when asked for. */

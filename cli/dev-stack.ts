@@ -5,7 +5,7 @@ import type * as DevStack from '../deploy/local';
  * `steward demo` runs, so every other command works without it: the container image leaves it out. A require rather
  * than `import()`: tsx's CommonJS hook, which bin/steward.cjs installs, compiles what `require` loads, not `import()`.
  */
-export function loadDevStack(command: string): typeof DevStack {
+export function loadDevStack(): typeof DevStack {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on use; see above
     return require('../deploy/local') as typeof DevStack;
@@ -16,7 +16,7 @@ export function loadDevStack(command: string): typeof DevStack {
       (error as Error).message.startsWith("Cannot find module '../deploy/local'")
     ) {
       throw new Error(
-        `steward ${command} needs the embedded development stack (deploy/local), which this installation does not have (the container image leaves it out): run it from a checkout of the repository`,
+        'the embedded development stack (deploy/local) is not in this installation (the container image leaves it out): run this command from a checkout of the repository',
       );
     }
     throw error;

@@ -161,6 +161,6 @@ describe('steward list against stand-in lifecycle workflows', () => {
     expect((await steward('list', '-n', `${ns}-empty`, '-o', 'json')).stdout).toBe('{\n  "items": []\n}\n');
     const missing = await steward('get', 'pod/missing', '-n', ns);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain(`no running workflow pod/${ns}/missing`);
+    expect(missing.stderr).toContain(`error: list: no running workflow pod/${ns}/missing\n`);
   });
 });

@@ -85,14 +85,14 @@ describe('listRequest', () => {
       [],
       { kind: 'pod,deployment' },
       flags(),
-      'list: --kind: unknown kind "deployment": expected one of Node, Pod',
+      '--kind: unknown kind "deployment": expected one of Node, Pod',
     ],
     [
       'an unknown state, with the states',
       [],
       { state: 'broken' },
       flags(),
-      'list: --state: unknown state "broken": expected one of observing',
+      '--state: unknown state "broken": expected one of observing',
     ],
     [
       '-A with -n',
@@ -209,9 +209,9 @@ describe('steward list flags, checked before any call to Temporal', () => {
     [
       'an unknown output format',
       ['list', '-o', 'table'],
-      'list: -o/--output: must be one of wide, json, yaml, name, got "table"',
+      '-o/--output: must be one of wide, json, yaml, name, got "table"',
     ],
-    ['a namespace that is no namespace name', ['get', '-n', 'Web_1'], 'list: -n/--namespace: must be a namespace name'],
+    ['a namespace that is no namespace name', ['get', '-n', 'Web_1'], '-n/--namespace: must be a namespace name'],
     [
       'an unreadable kubeconfig, named by flag and variable',
       ['list', '--kubeconfig', '/nonexistent'],
@@ -232,8 +232,6 @@ describe('steward list flags, checked before any call to Temporal', () => {
   });
 
   it('has no --namespace meaning Temporal: -n is the Kubernetes namespace', async () => {
-    await expect(run('list', '--namespace', 'Not_A_Name')).rejects.toThrow(
-      'list: -n/--namespace: must be a namespace name',
-    );
+    await expect(run('list', '--namespace', 'Not_A_Name')).rejects.toThrow('-n/--namespace: must be a namespace name');
   });
 });

@@ -15,6 +15,7 @@ import {
 } from '../model/naming';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, LifecycleState } from '../model/search-attributes';
 import { lifecycleStates } from '../workflows/machines';
+import { UsageError } from './errors';
 import { addObjectFlags, checkFlags, readObjectFlags, type ObjectFlags } from './object-flags';
 import { age, colorState, listing, serialize, terminalOf, type OutputFormat, type Terminal } from './output';
 
@@ -208,14 +209,14 @@ export function listRequest(
   flags: ObjectFlags,
   { clusterId }: Pick<TemporalConfig, 'clusterId'> = {},
 ): ListRequest {
-  const { allNamespaces, kind = [], state = [] } = checkFlags('list', listFlags, options);
-  if (allNamespaces && flags.namespace) throw new Error('list: give -n/--namespace or -A/--all-namespaces, not both');
+  const { allNamespaces, kind = [], state = [] } = checkFlags(listFlags, options);
+  if (allNamespaces && flags.namespace) throw new UsageError('give -n/--namespace or -A/--all-namespaces, not both');
   const namespace = allNamespaces ? undefined : (flags.namespace ?? flags.defaultNamespace());
   const named = words.filter((w) => w.includes('/'));
   const kindWords = words.filter((w) => !w.includes('/'));
   if (kindWords.length > 1 || (kindWords.length && named.length))
-    throw new Error(`list: give kinds (pods,nodes) or objects (pod/nginx …), not both ("${words.join(' ')}")`);
-  const positional = kindWords.length ? (checkFlags('list', listFlags, { kind: kindWords[0] }).kind ?? []) : [];
+    throw new UsageError(`give kinds (pods,nodes) or objects (pod/nginx …), not both ("${words.join(' ')}")`);
+  const positional = kindWords.length ? (checkFlags(listFlags, { kind: kindWords[0] }).kind ?? []) : [];
   const kinds = [...new Set([...kind, ...positional])];
   const everyKind = allNamespaces ? LIFECYCLE_KINDS : LIFECYCLE_KINDS.filter((k) => k !== 'Node');
   return {
@@ -244,7 +245,7 @@ export function registerListCommand(program: Command): void {
     .option('--state <states>', 'comma-separated LifecycleState values, e.g. stuck,paused');
   addSettingFlags(addObjectFlags(command, ['wide', 'json', 'yaml', 'name']), temporalSettings).action(
     async (words: string[], options: Flags, self: Command) => {
-      const flags = readObjectFlags('list', options, ['wide', 'json', 'yaml', 'name']);
+      const flags = readObjectFlags(options, ['wide', 'json', 'yaml', 'name']);
       const temporal = loadTemporalConfig(options);
       const { filter, named } = listRequest(words, options, flags, temporal);
       const client = await connectClient(temporal);
@@ -267,7 +268,7 @@ export function registerListCommand(program: Command): void {
         self.configureOutput().writeOut?.(formatList(objects, flags.output, terminalOf(process.stdout)));
       else if (!missing.length)
         process.stderr.write(`No resources found${filter.namespace ? ` in ${filter.namespace} namespace` : ''}.\n`);
-      if (missing.length) throw new Error(missing.map((id) => `no running workflow ${id}`).join('\n'));
+      if (missing.length) throw new Error(`no running workflow ${missing.join(', ')}`);
     },
   );
 }

@@ -1,12 +1,12 @@
 import { flushTracing } from '../platform/tracing';
+import { runCommandLine } from './errors';
 import { stewardProgram } from './program';
 
-/** `steward` (bin/steward.cjs runs this file): the commands of program.ts, an error as one line on stderr, exit 1. */
-stewardProgram()
-  .parseAsync(process.argv)
-  .catch(async (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    // The failed command's spans too: exiting skips its release.
-    await flushTracing().catch(() => undefined);
-    process.exit(1);
-  });
+/** `steward` (bin/steward.cjs runs this file): the commands of program.ts, a failure as errors.ts writes it. */
+void runCommandLine(stewardProgram(), process.argv).then(async (exitCode) => {
+  process.exitCode = exitCode;
+  if (exitCode === 0) return;
+  // The failed command's spans too: exiting skips its release. Exiting, since a failed command may hold connections.
+  await flushTracing().catch(() => undefined);
+  process.exit(exitCode);
+});

@@ -22,23 +22,23 @@ describe('readObjectFlags', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("takes the kubeconfig context's namespace as the default of -n, --context's when given, else default", () => {
-    expect(readObjectFlags('list', { kubeconfig }).defaultNamespace()).toBe('web');
-    expect(readObjectFlags('list', { kubeconfig, context: 'bare' }).defaultNamespace()).toBe('default');
-    expect(() => readObjectFlags('list', { kubeconfig, context: 'gone' }).defaultNamespace()).toThrow(
+    expect(readObjectFlags({ kubeconfig }).defaultNamespace()).toBe('web');
+    expect(readObjectFlags({ kubeconfig, context: 'bare' }).defaultNamespace()).toBe('default');
+    expect(() => readObjectFlags({ kubeconfig, context: 'gone' }).defaultNamespace()).toThrow(
       'no context "gone" in the kubeconfig (web, bare)',
     );
   });
 
   it('links to the Temporal UI only when its address is set', () => {
-    expect(readObjectFlags('status', { temporalUiUrl: 'http://ui:8233' }).link('default', 'pod/web/x')).toBe(
+    expect(readObjectFlags({ temporalUiUrl: 'http://ui:8233' }).link('default', 'pod/web/x')).toBe(
       'http://ui:8233/namespaces/default/workflows/pod%2Fweb%2Fx',
     );
-    expect(readObjectFlags('status', {}).link('default', 'pod/web/x')).toBeUndefined();
+    expect(readObjectFlags({}).link('default', 'pod/web/x')).toBeUndefined();
   });
 
-  it('names every wrong flag at once, with the command', () => {
-    expect(() => readObjectFlags('status', { namespace: 'A', output: 'wide', context: '' }, ['json', 'yaml'])).toThrow(
-      /^status: -n\/--namespace: must be a namespace name .*; -o\/--output: must be one of json, yaml, got "wide"; --context: must not be empty$/,
+  it('names every wrong flag at once', () => {
+    expect(() => readObjectFlags({ namespace: 'A', output: 'wide', context: '' }, ['json', 'yaml'])).toThrow(
+      /^-n\/--namespace: must be a namespace name .*; -o\/--output: must be one of json, yaml, got "wide"; --context: must not be empty$/,
     );
   });
 });

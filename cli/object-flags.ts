@@ -4,6 +4,7 @@ import { kubeconfigFiles, kubeconfigSetting, loadKubeConfig } from '../platform/
 import { addSettingFlags, parseSettings, type Flags, type Setting } from '../platform/settings';
 import { temporalUiUrl, temporalUiUrlSetting } from '../platform/temporal-config';
 import { temporalUiLink } from '../model/naming';
+import { UsageError } from './errors';
 import { OUTPUT_FORMATS, type OutputFormat } from './output';
 
 /**
@@ -49,7 +50,7 @@ const flagLabels: Record<string, string> = {
 };
 
 /** `schema`'s reading of the options; else an error naming each flag that is wrong and why. */
-export function checkFlags<T>(command: string, schema: z.ZodType<T>, options: Flags): T {
+export function checkFlags<T>(schema: z.ZodType<T>, options: Flags): T {
   const result = schema.safeParse(options);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
@@ -57,7 +58,7 @@ export function checkFlags<T>(command: string, schema: z.ZodType<T>, options: Fl
     const label = flagLabels[key] ?? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
     return `${label}: ${issue.message}`;
   });
-  throw new Error(`${command}: ${problems.join('; ')}`);
+  throw new UsageError(problems.join('; '));
 }
 
 /** `-n`, `-o`, `--kubeconfig`, `--context` and the UI's address; before the Temporal flags, so `-n` keeps its name. */
@@ -83,13 +84,8 @@ export interface ObjectFlags {
   kubeConfig?: () => ReturnType<typeof loadKubeConfig>;
 }
 
-export function readObjectFlags(
-  command: string,
-  options: Flags,
-  formats: readonly OutputFormat[] = OUTPUT_FORMATS,
-): ObjectFlags {
+export function readObjectFlags(options: Flags, formats: readonly OutputFormat[] = OUTPUT_FORMATS): ObjectFlags {
   const own = checkFlags(
-    command,
     z.object({
       namespace: kubernetesNamespace.optional(),
       output: outputFormat(formats).optional(),

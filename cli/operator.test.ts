@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { LifecycleStateView } from '../model/messages';
-import { formatStatus, registerOperatorCommands } from './operator';
+import { formatStatus, registerOperatorCommands, registerStatusCommand } from './operator';
 import { registerWorkerCommand } from './worker';
 import { startWorker } from '../worker';
 import { connectClient } from '../platform/temporal-connection';
@@ -13,6 +13,7 @@ jest.mock('../worker', () => ({ ...jest.requireActual<object>('../worker'), star
 function steward(...args: string[]): Promise<unknown> {
   const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
   registerOperatorCommands(program);
+  registerStatusCommand(program);
   registerWorkerCommand(program);
   return program.parseAsync(args, { from: 'user' });
 }
@@ -43,17 +44,17 @@ describe('operator command arguments, checked before any call to Temporal', () =
     [
       'an unknown cleanup mode lists the modes',
       ['cleanup', 'pod', 'default/web', '--mode', 'nuke', '--reason', 'r'],
-      'cleanup pod/default/web: --mode: mode must be one of retry, orphan, force',
+      'pod/default/web: --mode: mode must be one of retry, orphan, force',
     ],
     [
       'a cleanup without a reason is refused',
       ['cleanup', 'pod', 'default/web', '--mode', 'orphan'],
-      'cleanup pod/default/web: --reason: a reason is required',
+      'pod/default/web: --reason: a reason is required',
     ],
     [
       'a blank reason counts as none',
       ['pause', 'service', 'default/web', '--reason', '   '],
-      'pause service/default/web: --reason: a reason is required',
+      'service/default/web: --reason: a reason is required',
     ],
     [
       'both problems are reported at once',
@@ -63,18 +64,14 @@ describe('operator command arguments, checked before any call to Temporal', () =
     [
       'an empty requester is refused',
       ['resume', 'pod', 'default/web', '--reason', 'r', '--via', 'temporal', '--by', ''],
-      'resume pod/default/web: --by: requestedBy is required',
+      'pod/default/web: --by: requestedBy is required',
     ],
     [
       'a requester is named only on the administrator path: through Kubernetes it is the authenticated user',
       ['pause', 'pod', 'default/web', '--reason', 'r', '--by', 'cluster-admin@prod'],
-      'pause: --by is for --via temporal; through Kubernetes, who asks is the user the API server authenticates',
+      '--by is for --via temporal; through Kubernetes, who asks is the user the API server authenticates',
     ],
-    [
-      'an unknown path is named',
-      ['refresh', 'pod', 'default/web', '--via', 'ssh'],
-      'refresh: --via: kubernetes or temporal',
-    ],
+    ['an unknown path is named', ['refresh', 'pod', 'default/web', '--via', 'ssh'], '--via: kubernetes or temporal'],
     [
       'through Kubernetes, a kubeconfig is needed',
       ['pause', 'pod', 'default/web', '--reason', 'r', '--kubeconfig', '/nonexistent/kubeconfig'],
@@ -100,10 +97,10 @@ describe('operator command arguments, checked before any call to Temporal', () =
 });
 
 describe('the operator commands', () => {
-  it('are the actions and status alone: the worker is a command of its own', () => {
+  it('are the actions alone: status (which only tells) and the worker are commands of their own', () => {
     const program = new Command('steward');
     registerOperatorCommands(program);
-    expect(program.commands.map((c) => c.name())).toEqual(['cleanup', 'pause', 'resume', 'refresh', 'status']);
+    expect(program.commands.map((c) => c.name())).toEqual(['cleanup', 'pause', 'resume', 'refresh']);
   });
 });
 

@@ -25,6 +25,7 @@ import {
 } from '../model/messages';
 import { parseTarget, workflowId, type ObjectRef } from '../model/naming';
 import type { OperatorAction } from '../model/operator-request';
+import { UsageError } from './errors';
 import { requestThroughKubernetes } from './operator-request';
 import { addObjectFlags, readObjectFlags, type ObjectFlags } from './object-flags';
 import { colorState, serialize, terminalOf } from './output';
@@ -78,10 +79,10 @@ const kubeConfigOf = (flags: ObjectFlags, why = 'the guard is on its CRD') => {
 
 /** `steward cleanup --confirm-mass-deletion --reason`: the go-ahead for the hold in force (cli/mass-deletion.ts). */
 async function confirmMassDeletionCommand(options: ActionOptions, self: Command) {
-  const flags = readObjectFlags('cleanup', options, ['json', 'yaml']);
+  const flags = readObjectFlags(options, ['json', 'yaml']);
   const temporal = loadTemporalConfig(options);
   const reason = (options.reason ?? '').trim();
-  if (!reason) throw new Error('cleanup --confirm-mass-deletion: --reason: a reason is required (it is recorded)');
+  if (!reason) throw new UsageError('--confirm-mass-deletion: --reason: a reason is required (it is recorded)');
   const client = await connectClient(temporal);
   try {
     const result = await confirmMassDeletion({
@@ -148,18 +149,18 @@ function registerAction<R>(
   addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
     async (target: string | undefined, objectName: string | undefined, options: ActionOptions, self: Command) => {
       if (options.confirmMassDeletion) {
-        if (target) throw new Error('cleanup --confirm-mass-deletion takes no target: it is for the whole cluster');
+        if (target) throw new UsageError('--confirm-mass-deletion takes no target: it is for the whole cluster');
         return confirmMassDeletionCommand(options, self);
       }
-      if (!target) throw new Error(`${name}: a target is required; ${TARGET_HELP}`);
+      if (!target) throw new UsageError(`a target is required; ${TARGET_HELP}`);
       const via = options.via ?? 'kubernetes';
       if (!(PATHS as readonly string[]).includes(via))
-        throw new Error(`${name}: --via: ${PATHS.join(' or ')} (got "${via}")`);
+        throw new UsageError(`--via: ${PATHS.join(' or ')} (got "${via}")`);
       if (via === 'kubernetes' && options.by !== undefined)
-        throw new Error(
-          `${name}: --by is for --via temporal; through Kubernetes, who asks is the user the API server authenticates`,
+        throw new UsageError(
+          `--by is for --via temporal; through Kubernetes, who asks is the user the API server authenticates`,
         );
-      const flags = readObjectFlags(name, options, ['json', 'yaml']);
+      const flags = readObjectFlags(options, ['json', 'yaml']);
       const temporal = loadTemporalConfig(options);
       const ref = parseTarget([target, ...(objectName ? [objectName] : [])], flags.namespace, flags.defaultNamespace);
       const id = workflowId(ref, temporal.clusterId);
@@ -173,11 +174,11 @@ function registerAction<R>(
         const problems = request.error.issues.map(
           (issue) => `${requestFlags[String(issue.path[0])] ?? String(issue.path[0])}: ${issue.message}`,
         );
-        throw new Error(`${name} ${id}: ${problems.join('; ')}`);
+        throw new UsageError(`${id}: ${problems.join('; ')}`);
       }
       const result =
         via === 'temporal'
-          ? await viaTemporal(temporal, id, name, update, request.data)
+          ? await viaTemporal(temporal, id, update, request.data)
           : await viaKubernetes(kubeConfigOf(flags, 'the request is written on the object'), ref, id, name, options);
       self
         .configureOutput()
@@ -190,19 +191,13 @@ function registerAction<R>(
 }
 
 /** The administrator's path: the Update sent to the workflow, as whoever holds the Temporal namespace may. */
-function viaTemporal<R>(
-  temporal: TemporalConfig,
-  id: string,
-  name: string,
-  update: UpdateDefinition<ActionResult, [R]>,
-  args: R,
-) {
+function viaTemporal<R>(temporal: TemporalConfig, id: string, update: UpdateDefinition<ActionResult, [R]>, args: R) {
   return withWorkflow(temporal, id, async (client) => {
     try {
       return await executeUpdateWhenReady(client.workflow.getHandle(id), update, args);
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError)
-        throw new Error(`${name} ${id} rejected: ${error.cause?.message ?? error.message}`);
+        throw new Error(`${id} rejected: ${error.cause?.message ?? error.message}`);
       throw error;
     }
   });
@@ -223,7 +218,7 @@ async function viaKubernetes(
     ...(action === 'cleanup' ? { mode: (options.mode ?? 'retry') as CleanupMode } : {}),
     ...(options.evenIfLive ? { evenIfLive: true as const } : {}),
   });
-  if (!answer.accepted) throw new Error(`${action} ${id} rejected: ${answer.message}`);
+  if (!answer.accepted) throw new Error(`${id} rejected: ${answer.message}`);
   return { accepted: true as const, state: answer.state ?? '', message: answer.message, by: answer.by };
 }
 
@@ -319,11 +314,10 @@ export function registerStatusCommand(program: Command): void {
       self: Command,
     ) => {
       if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
-      const flags = readObjectFlags(
-        'status',
-        { ...options, output: options.output ?? (options.json ? 'json' : undefined) },
-        ['json', 'yaml'],
-      );
+      const flags = readObjectFlags({ ...options, output: options.output ?? (options.json ? 'json' : undefined) }, [
+        'json',
+        'yaml',
+      ]);
       if (!target) {
         const guard = await guardStatus(kubeConfigOf(flags));
         self

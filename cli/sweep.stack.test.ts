@@ -139,7 +139,7 @@ describe('steward sweep', () => {
     expect(failed?.stderr).toMatch(/^gc\/sweep\/manual-\S+ started\nlisting the backends 0\/3\n/);
     expect(failed?.stderr).toMatch(/\ndone\n/);
     expect(failed?.stderr).toMatch(
-      /incomplete: cloud: the worker has no cloud activities \(cloudListVms is not registered\)/,
+      /\nerror: sweep: gc\/sweep\/manual-\S+ incomplete: cloud: the worker has no cloud activities \(cloudListVms is not registered\)/,
     );
     expect(failed?.stderr).toMatch(
       /cloud-api-adaptor: the worker has no cloud activities \(cloudListUpstreamVms is not registered\)/,
@@ -154,7 +154,7 @@ describe('steward sweep', () => {
     const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
     registerSweepCommand(program);
     await expect(program.parseAsync(['sweep', '--grace', 'soon', ...flags], { from: 'user' })).rejects.toThrow(
-      'sweep: --grace: must be a duration such as 90s, 10m or 1h, got "soon"',
+      '--grace: must be a duration such as 90s, 10m or 1h, got "soon"',
     );
   });
 });

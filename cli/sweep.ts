@@ -20,6 +20,7 @@ import {
 } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { backendList, duration } from '../starter/sweep-schedule';
+import { UsageError } from './errors';
 import { checkFlags, outputFormat } from './object-flags';
 import { table } from './operator';
 import { serialize } from './output';
@@ -150,11 +151,11 @@ export function registerSweepCommand(program: Command): void {
     .option('--json', 'deprecated: use -o json');
   addSettingFlags(command, temporalSettings).action(async (options: Flags & { json?: boolean }, self: Command) => {
     if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
-    const { grace, backends, dryRun, tenant, caaLeaks, output } = checkFlags('sweep', sweepFlags, {
+    const { grace, backends, dryRun, tenant, caaLeaks, output } = checkFlags(sweepFlags, {
       ...options,
       output: options.output ?? (options.json ? 'json' : undefined),
     });
-    if (backends.length === 0) throw new Error('sweep: --backends: none leaves nothing to sweep');
+    if (backends.length === 0) throw new UsageError('--backends: none leaves nothing to sweep');
     const temporal = loadTemporalConfig(options);
     const client = await connectClient(temporal);
     try {
@@ -175,11 +176,9 @@ export function registerSweepCommand(program: Command): void {
         if (cause instanceof ApplicationFailure && cause.type === 'SweepIncomplete') {
           const report = cause.details?.[0] as SweepReport;
           out(serialize(report, output) ?? formatReport(id, report));
-          throw new Error(`sweep ${id} incomplete: ${cause.message}`);
+          throw new Error(`${id} incomplete: ${cause.message}`);
         }
-        throw new Error(
-          `sweep ${id} failed: ${cause?.message ?? (error instanceof Error ? error.message : String(error))}`,
-        );
+        throw new Error(`${id} failed: ${cause?.message ?? (error instanceof Error ? error.message : String(error))}`);
       }
     } finally {
       await client.connection.close();

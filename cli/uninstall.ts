@@ -172,14 +172,14 @@ async function observeLiveness(
 const PARALLEL = 8;
 
 export async function uninstall(options: Flags, now = Date.now): Promise<UninstallReport> {
-  const { dryRun, withoutTemporal } = checkFlags('uninstall', uninstallFlags, options);
+  const { dryRun, withoutTemporal } = checkFlags(uninstallFlags, options);
   const v = parseSettings(settings, settingsSchema, options, process.env);
   const kubeConfig = loadKubeConfig(v.kubeconfig)!;
   const leaseRef = { namespace: v.leaseNamespace, name: v.leaseName };
   const seen = await observeLiveness(kubeConfig, leaseRef, withoutTemporal ? undefined : loadTemporalConfig(options));
   const refused = refusals(seen.liveness, now());
   if (refused.length && !dryRun)
-    throw new Error(`uninstall refused, Steward still runs:\n  ${refused.join('\n  ')}\n${HOW_TO_STOP}`);
+    throw new Error(`refused, Steward still runs:\n  ${refused.join('\n  ')}\n${HOW_TO_STOP}`);
   const objects = await listObjects(kubeConfig);
   const changes = planUninstall(objects);
   const lease = seen.lease && !leaseHeld(seen.lease, now()) ? seen.lease : undefined;
@@ -217,7 +217,7 @@ export function registerUninstallCommand(program: Command): void {
   addSettingFlags(addSettingFlags(command, temporalSettings), settings).action(
     async (options: Flags, self: Command) => {
       const report = await uninstall(options);
-      const output = checkFlags('uninstall', uninstallFlags, options).output;
+      const output = checkFlags(uninstallFlags, options).output;
       self.configureOutput().writeOut?.(serialize(report, output) ?? formatUninstall(report, table));
     },
   );

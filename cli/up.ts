@@ -16,6 +16,7 @@ import { loadStarterConfig, starterSettings } from '../starter/config';
 import { KATA_REMOTE } from '../starter/controller';
 import { runStarter, untilStopSignal, type RunningStarter } from '../starter/run';
 import { loadDevStack } from './dev-stack';
+import { UsageError } from './errors';
 import { lifecycleStates } from '../workflows/machines';
 
 /**
@@ -143,7 +144,7 @@ async function runOnStack(
 }
 
 function tryIt(info: AnyStackInfo): string {
-  const { defaultStateDir, stackFile } = loadDevStack('up');
+  const { defaultStateDir, stackFile } = loadDevStack();
   return `  Try it:            npx steward demo${info.stateDir === defaultStateDir ? '' : ` --stack ${stackFile(info.stateDir)}`} (in a second terminal)`;
 }
 
@@ -157,7 +158,7 @@ async function runProcessesOnStack(
   options: { workers: number; starters: number; taskQueue?: string; backends?: readonly Backend[] },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<StewardOnStack> {
-  const { startStewardProcesses } = loadDevStack('up');
+  const { startStewardProcesses } = loadDevStack();
   // The emulator takes any credentials; a real MidoNet needs the user's.
   const secrets: Record<string, string> = !info.midonet
     ? {}
@@ -307,21 +308,21 @@ const supervisionReport = (write: (line: string) => void): SupervisionEvents => 
 });
 
 /** `--backends` / STEWARD_BACKENDS, checked before anything starts; absent: both. */
-function backendsOf(options: UpOptions, command: Command): Backend[] | undefined {
+function backendsOf(options: UpOptions): Backend[] | undefined {
   const given = options.backends ?? (process.env[backendsSetting.env] || undefined);
   if (given === undefined) return undefined;
   const parsed = backendsSchema.safeParse(given);
   if (!parsed.success)
-    command.error(`error: ${settingLabel('backends', backendsSetting)}: ${parsed.error.issues[0]?.message}`);
+    throw new UsageError(`${settingLabel('backends', backendsSetting)}: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }
 
 /** The stack, Steward beside it, until Ctrl-C or the end of the worker in this process (then with exit code 1). */
-async function up(options: UpOptions, command: Command): Promise<void> {
+async function up(options: UpOptions): Promise<void> {
   if (asDeployed(options) && !options.steward)
-    command.error('error: --workers and --starters run Steward, which --no-steward leaves out');
-  const backends = backendsOf(options, command);
-  const { startStack, stackFile } = loadDevStack('up');
+    throw new UsageError('--workers and --starters run Steward, which --no-steward leaves out');
+  const backends = backendsOf(options);
+  const { startStack, stackFile } = loadDevStack();
   const stack = await startStack({
     stateDir: options.stateDir,
     ports: options.freePorts ? 'free' : 'default',
@@ -346,7 +347,7 @@ async function up(options: UpOptions, command: Command): Promise<void> {
   process.stdout.write(`\n${why}: stopping ${steward ? `${steward.what} and ` : ''}the stack…\n`);
   await steward?.stop().catch((error: unknown) => process.stderr.write(`stopping Steward: ${String(error)}\n`));
   await stack.stop().catch((error: unknown) => process.stderr.write(`stopping the stack: ${String(error)}\n`));
-  if (!signalled) process.exitCode = 1;
+  if (!signalled) throw new Error(why);
 }
 
 export function registerUpCommand(program: Command): void {
@@ -381,6 +382,6 @@ export function registerUpCommand(program: Command): void {
   // The worker's and the starter's task queue and backends (peerpods: no MidoNet emulator): the stack's Temporal gives
   // the rest of the Temporal settings.
   addSettingFlags(command, { taskQueue: temporalSettings.taskQueue, backends: backendsSetting }).action(
-    (options: UpOptions) => up(options, command),
+    (options: UpOptions) => up(options),
   );
 }

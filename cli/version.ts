@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
+import { z } from 'zod';
 import { loadTemporalConfig, temporalSettings } from '../platform/temporal-config';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { stewardVersion } from '../platform/version';
+import { checkFlags, outputFormat } from './object-flags';
 import { age, listing, serialize, terminalOf, type OutputFormat } from './output';
 import { pollersOf, POLLER_WINDOW_MS, stewardTaskQueues, type Poller } from './pollers';
 
@@ -48,9 +50,7 @@ export function registerVersionCommand(program: Command): void {
     .option('--client', "this command line's version only: Temporal is not asked")
     .option('-o, --output <format>', `${OUTPUTS.join(' or ')}`);
   addSettingFlags(command, temporalSettings).action(async (options: Flags & { client?: boolean; output?: string }) => {
-    const format = options.output as OutputFormat | undefined;
-    if (format !== undefined && !OUTPUTS.includes(format))
-      throw new Error(`-o ${format}: must be ${OUTPUTS.join(' or ')}`);
+    const format = checkFlags(z.object({ output: outputFormat(OUTPUTS).optional() }), options).output;
     const client = { version: stewardVersion() };
     if (options.client) {
       process.stdout.write(serialize({ client }, format) ?? `Client Version: ${client.version}\n`);
