@@ -1,6 +1,6 @@
 // `npm run release` (deploy/release.ts): the chart's versions are package.json's, a release with any other is refused,
-// and the chart's package is the file the release names. The image's archive is built by the image's own tests' build
-// (deploy/image/image.stack.test.ts), not again here.
+// and the chart's package is the file the release names. The image is not built here: that takes minutes and Debian's
+// mirror, and deploy/image/image.stack.test.ts builds and runs it; the release adds only buildah's push to an archive.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
