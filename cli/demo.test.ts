@@ -42,14 +42,19 @@ describe('steward demo arguments, checked before anything is created', () => {
       /not a stack\.json written by `steward up`[^]*kubernetes/,
     ],
     [
-      'the timeout is whole seconds',
+      'the timeout is a duration',
       ['demo', '--timeout', '1.5', '--stack', stackJson(stack)],
-      '--timeout: must be a whole number of seconds, at least 1 (got "1.5")',
+      '--timeout: must be a duration of at least 1s, such as 90s or 5m (got "1.5")',
+    ],
+    [
+      'a timeout under a second could never succeed',
+      ['demo', '--cleanup', '--timeout', '500ms'],
+      '--timeout: must be a duration of at least 1s, such as 90s or 5m (got "500ms")',
     ],
     [
       'a timeout of 0 could never succeed',
       ['demo', '--cleanup', '--timeout', '0'],
-      '--timeout: must be a whole number of seconds, at least 1 (got "0")',
+      '--timeout: must be a duration of at least 1s, such as 90s or 5m (got "0")',
     ],
     ['unknown flags are refused', ['demo', '--namespace', 'x'], /unknown option '--namespace'/],
   ])('%s', async (_sentence, args, expected) => {
@@ -64,6 +69,14 @@ describe('steward demo arguments, checked before anything is created', () => {
       cleanup: false,
       stack: { temporal: { uiUrl: 'http://127.0.0.1:8233' } },
     });
+  });
+
+  it.each([
+    ['a duration, as adopt --timeout takes it', '5m', 300_000],
+    ['seconds', '90s', 90_000],
+    ['a bare number, still seconds as before', '45', 45_000],
+  ])('takes --timeout as %s', (_sentence, timeout, timeoutMs) => {
+    expect(parseDemoOptions({ stack: stackJson(stack), timeout }).timeoutMs).toBe(timeoutMs);
   });
 });
 

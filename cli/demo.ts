@@ -19,6 +19,7 @@ import {
 import { translate, type NodeProjection, type ServiceProjection } from '../model/translation';
 import { sampleCluster, type SampleCluster } from '../model/translation/sample-cluster';
 import { KATA_REMOTE, project } from '../starter/controller';
+import { duration } from '../starter/sweep-schedule';
 import { loadDevStack } from './dev-stack';
 import { UsageError } from './errors';
 import { confirmMassDeletion, guardStatus } from './mass-deletion';
@@ -68,9 +69,11 @@ export function parseDemoOptions(flags: {
   peerPod?: boolean;
 }): DemoOptions & { stack: StackInfo } {
   const file = flags.stack ?? defaultStackFile();
-  const timeout = flags.timeout ?? '180';
-  if (!/^\d+$/.test(timeout) || Number(timeout) < 1)
-    throw new UsageError(`--timeout: must be a whole number of seconds, at least 1 (got "${timeout}")`);
+  const timeout = flags.timeout ?? '3m';
+  // A duration as adopt takes it; a bare number is seconds, as this flag took before.
+  const timeoutMs = duration.safeParse(/^\d+$/.test(timeout) ? `${timeout}s` : timeout);
+  if (!timeoutMs.success || timeoutMs.data < 1000)
+    throw new UsageError(`--timeout: must be a duration of at least 1s, such as 90s or 5m (got "${timeout}")`);
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
@@ -94,7 +97,7 @@ export function parseDemoOptions(flags: {
     );
   return {
     stackFile: file,
-    timeoutMs: Number(timeout) * 1000,
+    timeoutMs: timeoutMs.data,
     cleanup: flags.cleanup ?? false,
     peerPod: flags.peerPod ?? true,
     stack: stack.data as unknown as StackInfo,
@@ -596,7 +599,10 @@ export function registerDemoCommand(program: Command): void {
       '--stack <file>',
       'stack.json of the running stack (default .steward/stack.json, where steward up writes it)',
     )
-    .option('--timeout <seconds>', 'how long to wait for the Translations (default 180)')
+    .option(
+      '--timeout <duration>',
+      'how long to wait for the Translations, e.g. 90s, 5m (default 3m; a bare number is seconds)',
+    )
     .option('--cleanup', 'delete what demo created and wait until their Translations are gone')
     .option('--no-peer-pod', 'leave out the peer pod (for a worker without cloud activities)')
     .action(

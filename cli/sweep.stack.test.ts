@@ -111,7 +111,7 @@ describe('steward sweep', () => {
       .exitOverride()
       .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
     registerSweepCommand(program);
-    await program.parseAsync(['sweep', '--dry-run', '--grace', '0', '--backends', 'midonet', ...flags], {
+    await program.parseAsync(['sweep', '--dry-run', '--grace', '0', '--sweep-backends', 'midonet', ...flags], {
       from: 'user',
     });
     expect(out).toMatch(/^gc\/sweep\/manual-\S+ \(dry run: nothing deleted\), grace period 0s\n/);

@@ -36,7 +36,7 @@ const POLL_MS = 500;
 const sweepFlags = z.object({
   dryRun: z.boolean().default(false),
   grace: duration.default(10 * 60_000),
-  backends: backendList.default([...SWEEP_BACKENDS]),
+  sweepBackends: backendList.default([...SWEEP_BACKENDS]),
   tenant: z.string().min(1, 'must not be empty').default(DEFAULT_TENANT),
   caaLeaks: z.enum(CAA_LEAK_MODES, { error: `must be one of ${CAA_LEAK_MODES.join(', ')}` }).default('report'),
   output: outputFormat(['json', 'yaml']).optional(),
@@ -141,7 +141,12 @@ export function registerSweepCommand(program: Command): void {
       '--grace <duration>',
       'how long a resource must stay unrecorded before it is deleted, e.g. 0, 90s, 10m (default 10m)',
     )
-    .option('--backends <list>', `comma-separated: ${SWEEP_BACKENDS.join(', ')} (default all)`)
+    .option(
+      '--sweep-backends <list>',
+      `what to sweep, comma-separated: ${SWEEP_BACKENDS.join(', ')} (default all), as the starter's --sweep-backends`,
+    )
+    // Not --backends: everywhere else that is what an installation drives (midonet, peerpods), another vocabulary.
+    .option('--backends <list>', 'deprecated: use --sweep-backends')
     .option('--tenant <name>', `Steward's MidoNet tenant (default ${DEFAULT_TENANT})`)
     .option(
       '--caa-leaks <mode>',
@@ -151,11 +156,20 @@ export function registerSweepCommand(program: Command): void {
     .option('--json', 'deprecated: use -o json');
   addSettingFlags(command, temporalSettings).action(async (options: Flags & { json?: boolean }, self: Command) => {
     if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
-    const { grace, backends, dryRun, tenant, caaLeaks, output } = checkFlags(sweepFlags, {
+    if (options.backends) process.stderr.write('warning: --backends is deprecated: use --sweep-backends\n');
+    const {
+      grace,
+      sweepBackends: backends,
+      dryRun,
+      tenant,
+      caaLeaks,
+      output,
+    } = checkFlags(sweepFlags, {
       ...options,
+      sweepBackends: options.sweepBackends ?? options.backends,
       output: options.output ?? (options.json ? 'json' : undefined),
     });
-    if (backends.length === 0) throw new UsageError('--backends: none leaves nothing to sweep');
+    if (backends.length === 0) throw new UsageError('--sweep-backends: none leaves nothing to sweep');
     const temporal = loadTemporalConfig(options);
     const client = await connectClient(temporal);
     try {

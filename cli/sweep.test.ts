@@ -1,0 +1,35 @@
+import { Command } from 'commander';
+import { connectClient } from '../platform/temporal-connection';
+import { registerSweepCommand } from './sweep';
+
+jest.mock('../platform/temporal-connection', () => ({
+  connectClient: jest.fn(() => Promise.reject(new Error('no server in unit tests'))),
+}));
+
+function steward(...args: string[]): Promise<unknown> {
+  const program = new Command('steward').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  registerSweepCommand(program);
+  return program.parseAsync(args, { from: 'user' });
+}
+
+describe('steward sweep flags, checked before any call to Temporal', () => {
+  afterEach(() => expect(connectClient).not.toHaveBeenCalled());
+
+  it('names what to sweep --sweep-backends, as the starter does: --backends is what an installation drives', async () => {
+    await expect(steward('sweep', '--sweep-backends', 'peerpods')).rejects.toThrow(/^--sweep-backends: /);
+    await expect(steward('sweep', '--sweep-backends', 'none')).rejects.toThrow(
+      '--sweep-backends: none leaves nothing to sweep',
+    );
+  });
+
+  it('still takes --backends, with a warning', async () => {
+    const warnings: string[] = [];
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation((s) => warnings.push(String(s)) > 0);
+    try {
+      await expect(steward('sweep', '--backends', 'none')).rejects.toThrow('--sweep-backends: none leaves nothing');
+    } finally {
+      write.mockRestore();
+    }
+    expect(warnings).toEqual(['warning: --backends is deprecated: use --sweep-backends\n']);
+  });
+});
