@@ -176,7 +176,7 @@ describe('the image', () => {
         expect(code).toBe(1);
         expect(stdout).toBe('');
         expect(stderr).toBe(
-          `steward ${command} needs the embedded development stack (deploy/local), which this installation does not have (the container image leaves it out): run it from a checkout of the repository\n`,
+          `error: ${command}: the embedded development stack (deploy/local) is not in this installation (the container image leaves it out): run this command from a checkout of the repository\n`,
         );
       },
     );
