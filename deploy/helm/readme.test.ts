@@ -1,6 +1,9 @@
 // The chart's README against its generator (deploy/helm/readme.ts): the committed page is what values.yaml gives now,
 // and the generator describes every value or refuses.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadYaml } from '@kubernetes/client-node';
+import { headingAnchors } from '../../docs/markdown';
 import { chartReadme, README_FILE, valuesSection } from './readme';
 
 const home = 'https://example.com/steward';
@@ -43,6 +46,22 @@ describe("the chart's README", () => {
       '| `a.secret` | string | `"s"` | The Secret, as `docs/x.md` says. |',
       '| `a.port` | integer, string | `80` | A port. |',
     ]);
+  });
+
+  it("links into the repository at the chart's home, each to a file there and a heading that page has", () => {
+    const { home: chartHome } = loadYaml<{ home: string }>(
+      readFileSync(join(__dirname, 'steward', 'Chart.yaml'), 'utf8'),
+    );
+    const root = join(__dirname, '..', '..');
+    const page = readFileSync(README_FILE, 'utf8');
+    const links = [...page.matchAll(/\]\((https:[^)\s]+)\)/g)].map(([, url]) => url!);
+    const broken = links.filter((url) => {
+      const [path = '', anchor] = url.replace(`${chartHome}/blob/main/`, '').split('#');
+      if (!url.startsWith(`${chartHome}/blob/main/`) || !existsSync(join(root, path))) return true;
+      return anchor !== undefined && !headingAnchors(readFileSync(join(root, path), 'utf8')).has(anchor);
+    });
+    expect(links.length).toBeGreaterThan(5);
+    expect(broken).toEqual([]);
   });
 
   it('refuses a value with no comment, a comment apart from its key, and a key the schema lacks', () => {
