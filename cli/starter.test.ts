@@ -21,7 +21,8 @@ describe('steward starter arguments, checked before any connection', () => {
     );
   });
 
-  it('has no flag for the API key (a secret) and rejects unknown flags', async () => {
-    await expect(steward('starter', '--api-key', 'k')).rejects.toThrow(/unknown option '--api-key'/);
+  it('takes the API key by --api-key, as the temporal CLI does, and rejects unknown flags', async () => {
+    await expect(steward('starter', '--api-key', 'k', '--debounce-ms', 'soon')).rejects.toThrow(/--debounce-ms/);
+    await expect(steward('starter', '--api-token', 'k')).rejects.toThrow(/unknown option '--api-token'/);
   });
 });
