@@ -1,19 +1,29 @@
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { acquireTracing, activeTracing, resourceAttributes, tracesUrl } from './tracing';
+import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { acquireTracing, activeTracing, resourceAttributes, tracesExport } from './tracing';
 import { stewardVersion } from './version';
 
-jest.mock('@opentelemetry/exporter-trace-otlp-http', () => ({
-  OTLPTraceExporter: jest.fn(() => ({
-    export: jest.fn((_spans, done: (result: { code: number }) => void) => done({ code: 0 })),
-    forceFlush: jest.fn(() => Promise.resolve()),
-    shutdown: jest.fn(() => Promise.resolve()),
-  })),
-}));
+// A declaration, hoisted with the mocks that use it.
+function mockExporterModule() {
+  return {
+    OTLPTraceExporter: jest.fn(() => ({
+      export: jest.fn((_spans, done: (result: { code: number }) => void) => done({ code: 0 })),
+      forceFlush: jest.fn(() => Promise.resolve()),
+      shutdown: jest.fn(() => Promise.resolve()),
+    })),
+  };
+}
+jest.mock('@opentelemetry/exporter-trace-otlp-proto', mockExporterModule);
+jest.mock('@opentelemetry/exporter-trace-otlp-grpc', mockExporterModule);
+jest.mock('@opentelemetry/exporter-trace-otlp-http', mockExporterModule);
 
 const exporterMock = jest.mocked(OTLPTraceExporter);
+const grpcMock = jest.mocked(GrpcExporter);
+const jsonMock = jest.mocked(JsonExporter);
 
 describe('tracing', () => {
-  beforeEach(() => exporterMock.mockClear());
+  beforeEach(() => [exporterMock, grpcMock, jsonMock].forEach((mock) => mock.mockClear()));
 
   it('is off without an OTLP endpoint: no exporter, no interceptors for the clients', async () => {
     const lease = acquireTracing('steward-cli', { OTEL_SERVICE_NAME: 'ignored' });
@@ -23,7 +33,7 @@ describe('tracing', () => {
     await lease.release();
   });
 
-  it('is on with one: an exporter to its /v1/traces, shared by the process until the last user releases it', async () => {
+  it('is on with one: an OTLP/HTTP protobuf exporter to its /v1/traces, shared by the process until the last user releases it', async () => {
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' };
     const worker = acquireTracing('steward-worker', env);
     const starter = acquireTracing('steward-starter', {});
@@ -38,6 +48,30 @@ describe('tracing', () => {
     await starter.release();
     expect(activeTracing()).toBeUndefined();
     expect(acquireTracing('steward-cli', {}).tracing).toBeUndefined();
+  });
+
+  it('exports over gRPC or HTTP/JSON when OTEL_EXPORTER_OTLP_PROTOCOL says so, and refuses another protocol', async () => {
+    const grpc = acquireTracing('steward-worker', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    });
+    expect(grpcMock).toHaveBeenCalledWith({ url: 'http://collector:4317' });
+    await grpc.release();
+    const json = acquireTracing('steward-worker', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    });
+    expect(jsonMock).toHaveBeenCalledWith({ url: 'http://collector:4318/v1/traces' });
+    await json.release();
+    expect(exporterMock).not.toHaveBeenCalled();
+    expect(() =>
+      acquireTracing('steward-worker', {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http',
+      }),
+    ).toThrow('OTEL_EXPORTER_OTLP_PROTOCOL: must be one of http/protobuf, grpc, http/json, got "http"');
+    expect(activeTracing()).toBeUndefined();
   });
 
   it('names the service after OTEL_SERVICE_NAME when given', async () => {
@@ -69,13 +103,26 @@ describe('resourceAttributes', () => {
   });
 });
 
-describe('tracesUrl', () => {
-  it('takes the traces endpoint as it is, else the general one with /v1/traces', () => {
-    expect(tracesUrl({})).toBeUndefined();
-    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' })).toBeUndefined();
-    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toBe('http://c:4318/v1/traces');
+describe('tracesExport', () => {
+  it('takes the traces endpoint as it is, else the general one with /v1/traces over HTTP and as it is over gRPC', () => {
+    const http = 'http/protobuf';
+    expect(tracesExport({})).toBeUndefined();
+    expect(tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' })).toBeUndefined();
+    expect(tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toEqual({
+      protocol: http,
+      url: 'http://c:4318/v1/traces',
+    });
     expect(
-      tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:1/x' }),
-    ).toBe('http://t:1/x');
+      tracesExport({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:1/x',
+      }),
+    ).toEqual({ protocol: http, url: 'http://t:1/x' });
+    expect(
+      tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317/', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
+    ).toEqual({
+      protocol: 'grpc',
+      url: 'http://c:4317/',
+    });
   });
 });

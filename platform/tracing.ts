@@ -1,13 +1,16 @@
 /**
  * Traces (OpenTelemetry), off unless OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT is set. Then
  * Temporal's interceptors trace the clients' calls (StartWorkflow, SignalWorkflow …), the workflow runs and the
- * activities, one trace from a client's call down, and the spans go there by OTLP over HTTP (JSON). Off, none of the
+ * activities, one trace from a client's call down, and the spans go there by OTLP (gRPC, HTTP/protobuf or HTTP/JSON, as
+ * OTEL_EXPORTER_OTLP_PROTOCOL says; HTTP/protobuf by default, as the specification has it). Off, none of the
  * OpenTelemetry packages is even loaded. One per process, as OpenTelemetry's global provider is: `steward up` runs
  * the worker and the starter in one process, and the first to start names the service.
  */
 import type * as Api from '@opentelemetry/api';
 import type * as ContextAsyncHooks from '@opentelemetry/context-async-hooks';
-import type * as Exporter from '@opentelemetry/exporter-trace-otlp-http';
+import type * as GrpcExporter from '@opentelemetry/exporter-trace-otlp-grpc';
+import type * as JsonExporter from '@opentelemetry/exporter-trace-otlp-http';
+import type * as ProtobufExporter from '@opentelemetry/exporter-trace-otlp-proto';
 import type * as Resources from '@opentelemetry/resources';
 import type * as SdkTraceBase from '@opentelemetry/sdk-trace-base';
 import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
@@ -38,12 +41,33 @@ export const OBJECT_ATTRIBUTES = {
   name: 'steward.object.name',
 } as const;
 
-/** Where spans go, as OTLP says: the traces endpoint as it is, else the general one's /v1/traces. */
-export function tracesUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export const OTLP_PROTOCOLS = ['http/protobuf', 'grpc', 'http/json'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+
+/** Where spans go, and how, as OTLP's variables say; undefined when no endpoint is set (tracing off). */
+export interface TracesExport {
+  protocol: OtlpProtocol;
+  url: string;
+}
+
+/**
+ * The traces endpoint as it is, else the general one: with its /v1/traces over HTTP, as it is over gRPC (a gRPC
+ * collector serves every signal at one address). The protocol is the traces' own, else the general one, else
+ * HTTP/protobuf; any other value is refused with the variable named, rather than spans silently sent nowhere.
+ */
+export function tracesExport(env: NodeJS.ProcessEnv = process.env): TracesExport | undefined {
+  const named = (['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const).find((name) =>
+    env[name]?.trim(),
+  );
+  const given = named && env[named]!.trim();
+  if (given !== undefined && !(OTLP_PROTOCOLS as readonly string[]).includes(given))
+    throw new Error(`${named}: must be one of ${OTLP_PROTOCOLS.join(', ')}, got "${given}"`);
+  const protocol = (given ?? 'http/protobuf') as OtlpProtocol;
   const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
-  if (traces) return traces;
+  if (traces) return { protocol, url: traces };
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  return base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined;
+  if (!base) return undefined;
+  return { protocol, url: protocol === 'grpc' ? base : `${base.replace(/\/+$/, '')}/v1/traces` };
 }
 
 /**
@@ -69,7 +93,11 @@ export function resourceAttributes(serviceName: string, env: NodeJS.ProcessEnv =
 const load = () => ({
   api: require('@opentelemetry/api') as typeof Api,
   asyncHooks: require('@opentelemetry/context-async-hooks') as typeof ContextAsyncHooks,
-  exporter: require('@opentelemetry/exporter-trace-otlp-http') as typeof Exporter,
+  exporters: {
+    'http/protobuf': () => require('@opentelemetry/exporter-trace-otlp-proto') as typeof ProtobufExporter,
+    grpc: () => require('@opentelemetry/exporter-trace-otlp-grpc') as typeof GrpcExporter,
+    'http/json': () => require('@opentelemetry/exporter-trace-otlp-http') as typeof JsonExporter,
+  },
   resources: require('@opentelemetry/resources') as typeof Resources,
   sdk: require('@opentelemetry/sdk-trace-base') as typeof SdkTraceBase,
   temporal: require('@temporalio/interceptors-opentelemetry') as typeof TemporalOtel,
@@ -111,10 +139,11 @@ interface Active {
 
 let active: Active | undefined;
 
-function start(serviceName: string, url: string, env: NodeJS.ProcessEnv): Active {
-  const { api, asyncHooks, exporter, resources, sdk, temporal } = load();
+function start(serviceName: string, { protocol, url }: TracesExport, env: NodeJS.ProcessEnv): Active {
+  const { api, asyncHooks, exporters, resources, sdk, temporal } = load();
   const resource = new resources.Resource(resourceAttributes(serviceName, env));
-  const processor = withObjectAttributes(new sdk.BatchSpanProcessor(new exporter.OTLPTraceExporter({ url })));
+  const exporter = new (exporters[protocol]().OTLPTraceExporter)({ url });
+  const processor = withObjectAttributes(new sdk.BatchSpanProcessor(exporter));
   const provider = new sdk.BasicTracerProvider({ resource, spanProcessors: [processor] });
   // Spans follow async calls (a client's StartWorkflow around its gRPC call); W3C trace context in Temporal's headers.
   provider.register({ contextManager: new asyncHooks.AsyncLocalStorageContextManager().enable() });
@@ -148,9 +177,9 @@ export interface TracingLease {
  */
 export function acquireTracing(defaultServiceName: string, env: NodeJS.ProcessEnv = process.env): TracingLease {
   if (!active) {
-    const url = tracesUrl(env);
-    if (!url) return { tracing: undefined, release: () => Promise.resolve() };
-    active = start(env.OTEL_SERVICE_NAME?.trim() || defaultServiceName, url, env);
+    const traces = tracesExport(env);
+    if (!traces) return { tracing: undefined, release: () => Promise.resolve() };
+    active = start(env.OTEL_SERVICE_NAME?.trim() || defaultServiceName, traces, env);
   }
   const lease = active;
   lease.users++;

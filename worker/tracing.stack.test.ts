@@ -34,9 +34,63 @@ interface Received {
   attribute(key: string): string | undefined;
 }
 
-/** An OTLP receiver (POST /v1/traces, JSON), keeping every span it is sent with its resource's service name. */
-function otlpReceiver(): Promise<{ server: Server; url: string; spans: Received[] }> {
+interface ProtoAttribute {
+  key: string;
+  value?: { stringValue?: string | null } | null;
+}
+interface ProtoRequest {
+  resourceSpans: {
+    resource?: { attributes: ProtoAttribute[] } | null;
+    scopeSpans: {
+      spans: {
+        traceId: Uint8Array;
+        spanId: Uint8Array;
+        parentSpanId?: Uint8Array | null;
+        name: string;
+        attributes: ProtoAttribute[];
+      }[];
+    }[];
+  }[];
+}
+/* eslint-disable @typescript-eslint/no-require-imports -- the static protobuf code the exporters encode with, typed only as a Root */
+const TraceRequest = (
+  require('@opentelemetry/otlp-transformer/build/src/generated/root') as {
+    opentelemetry: {
+      proto: { collector: { trace: { v1: { ExportTraceServiceRequest: { decode(b: Buffer): ProtoRequest } } } } };
+    };
+  }
+).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/** An OTLP/HTTP protobuf request in the shape of OTLP/HTTP JSON (ids in hex), so one reader serves both. */
+function fromProtobuf(body: Buffer): ExportRequest {
+  const hex = (bytes: Uint8Array | null | undefined) =>
+    bytes?.length ? Buffer.from(bytes).toString('hex') : undefined;
+  const attributes = (list: ProtoAttribute[]) =>
+    list.map(({ key, value }) => ({ key, value: { stringValue: value?.stringValue ?? undefined } }));
+  return {
+    resourceSpans: TraceRequest.decode(body).resourceSpans.map(({ resource, scopeSpans }) => ({
+      resource: { attributes: attributes(resource?.attributes ?? []) },
+      scopeSpans: scopeSpans.map(({ spans }) => ({
+        spans: spans.map((span) => ({
+          traceId: hex(span.traceId)!,
+          spanId: hex(span.spanId)!,
+          parentSpanId: hex(span.parentSpanId),
+          name: span.name,
+          attributes: attributes(span.attributes),
+        })),
+      })),
+    })),
+  };
+}
+
+/**
+ * An OTLP receiver (POST /v1/traces, protobuf or JSON, as the exporter's content type says), keeping every span it is
+ * sent with its resource's service name and the protocols it was sent by.
+ */
+function otlpReceiver(): Promise<{ server: Server; url: string; spans: Received[]; contentTypes: Set<string> }> {
   const spans: Received[] = [];
+  const contentTypes = new Set<string>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -47,7 +101,12 @@ function otlpReceiver(): Promise<{ server: Server; url: string; spans: Received[
         res.writeHead(404).end();
         return;
       }
-      const request = JSON.parse(body.toString('utf8')) as ExportRequest;
+      const contentType = req.headers['content-type'] ?? '';
+      contentTypes.add(contentType);
+      const request =
+        contentType === 'application/x-protobuf'
+          ? fromProtobuf(body)
+          : (JSON.parse(body.toString('utf8')) as ExportRequest);
       for (const { resource, scopeSpans } of request.resourceSpans) {
         const service = resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
         for (const span of scopeSpans.flatMap((s) => s.spans))
@@ -62,7 +121,7 @@ function otlpReceiver(): Promise<{ server: Server; url: string; spans: Received[
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans }),
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, contentTypes }),
     ),
   );
 }
@@ -89,9 +148,11 @@ describe('traces of a worker given an OTLP endpoint', () => {
     await new Promise((resolve) => receiver?.server.close(resolve));
   });
 
-  it("links the client's StartWorkflow, the workflow run and its activity in one trace, each with the object", async () => {
+  it("links the client's StartWorkflow, the workflow run and its activity in one trace, each with the object, sent by OTLP's default protocol (HTTP/protobuf)", async () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
     delete process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
+    delete process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL;
     delete process.env.OTEL_SERVICE_NAME;
     const running = await runProbeWorker(taskQueue, { log: pino({ level: 'error' }) });
     try {
@@ -124,9 +185,12 @@ describe('traces of a worker given an OTLP endpoint', () => {
       expect({ span: s.span.name, service: s.service }).toEqual({ span: s.span.name, service: 'steward-worker' });
       expect(objectOf(s)).toEqual({ span: s.span.name, kind: 'Pod', namespace: taskQueue, name: 'traced' });
     }
+    expect([...receiver.contentTypes]).toEqual(['application/x-protobuf']);
   });
-  it("traces a steward command's call as steward-cli, in one trace with the worker's handling of it", async () => {
+  it("traces a steward command's call as steward-cli, in one trace with the worker's handling of it, by OTLP/HTTP JSON when asked", async () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+    receiver.contentTypes.clear();
     const cliQueue = `${taskQueue}-cli`;
     const ref = { kind: 'Pod' as const, namespace: cliQueue, name: 'paused' };
     const running = await runProbeWorker(cliQueue, { log: pino({ level: 'error' }) });
@@ -164,6 +228,8 @@ describe('traces of a worker given an OTLP endpoint', () => {
     );
     expect(handled.map((s) => s.service)).toEqual(['steward-worker']);
     for (const s of [update!, handled[0]!]) expect(objectOf(s)).toEqual({ span: s.span.name, ...ref });
+    expect([...receiver.contentTypes]).toEqual(['application/json']);
+    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
   });
   it("traces the starter's start of an object's workflow as steward-starter, in one trace with the worker's run", async () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
