@@ -31,8 +31,27 @@ describe('completion scripts, from the registered commands', () => {
     for (const command of program.commands)
       expect(script).toContain(`    ${[command.name(), ...command.aliases()].join('|')}) opts="`);
     expect(script).toMatch(/list\|get\) opts="[^"]*--all-namespaces -A [^"]*--output -o /);
-    expect(script).toContain('-o|--output) COMPREPLY=($(compgen -W "json yaml name wide"');
+    expect(script).toContain(
+      'list:--output|list:-o|get:--output|get:-o) COMPREPLY=($(compgen -W "wide json yaml name"',
+    );
     expect(script).toContain('complete -o default -F _steward steward');
+  });
+
+  it('offers each command only the -o formats it takes, and the values of any option with choices', () => {
+    const script = completionScript('bash', program);
+    const offered = (name: string) =>
+      new RegExp(`\\b${name}:-o\\b[^)]*\\) COMPREPLY=\\(\\$\\(compgen -W "([^"]*)"`).exec(script)?.[1]?.split(' ');
+    expect(offered('status')).toEqual(['json', 'yaml']);
+    expect(offered('version')).toEqual(['json', 'yaml']);
+    expect(offered('list')).toEqual(['wide', 'json', 'yaml', 'name']);
+    for (const command of program.commands) {
+      const output = command.options.find((o) => o.long === '--output');
+      if (!output) continue;
+      expect([command.name(), offered(command.name())]).toEqual([command.name(), output.argChoices]);
+      // What is not offered is refused: the offer and the check read one list.
+      expect(() => output.parseArg?.('table', undefined)).toThrow('Allowed choices are');
+    }
+    expect(script).toContain('up:--temporal) COMPREPLY=($(compgen -W "dev cluster"');
   });
 
   it('offers the new spelling, not the deprecated one', () => {
@@ -53,7 +72,10 @@ describe('completion scripts, from the registered commands', () => {
     for (const name of commands.flatMap((c) => c.names))
       expect(script).toContain(`complete -c steward -n __fish_use_subcommand -a ${name} -d `);
     expect(script).toContain(
-      "complete -c steward -n '__fish_seen_subcommand_from list get' -l output -s o -x -a 'json yaml name wide'",
+      "complete -c steward -n '__fish_seen_subcommand_from list get' -l output -s o -x -a 'wide json yaml name'",
+    );
+    expect(script).toContain(
+      "complete -c steward -n '__fish_seen_subcommand_from status' -l output -s o -x -a 'json yaml'",
     );
   });
 });

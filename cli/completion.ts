@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { LIFECYCLE_KINDS } from '../model/naming';
 import { UsageError } from './errors';
-import { OUTPUT_FORMATS } from './output';
 
 /**
  * `steward completion bash|zsh|fish`: a completion script written from the registered commands and their options, so
  * a new command or flag completes without an edit here. Small templates, not a completion framework: commands,
- * their flags, and the values of -o and --kind.
+ * their flags, the values each command's options take (its own -o formats, read from the option) and --kind's.
  */
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
@@ -15,7 +14,7 @@ type Shell = (typeof SHELLS)[number];
 interface CommandWords {
   names: string[];
   summary: string;
-  flags: { long?: string; short?: string; summary: string }[];
+  flags: { long?: string; short?: string; summary: string; values?: readonly string[] }[];
 }
 
 const summaryOf = (text: string) => text.split(/[:;(]/)[0]!.trim().slice(0, 70);
@@ -28,13 +27,29 @@ export function commandWords(program: Command): CommandWords[] {
     flags: [
       ...c.options
         .filter((o) => !o.description.startsWith('deprecated'))
-        .map((o) => ({ long: o.long, short: o.short, summary: summaryOf(o.description) })),
+        .map((o) => ({ long: o.long, short: o.short, summary: summaryOf(o.description), values: o.argChoices })),
       { long: '--help', short: '-h', summary: 'help' },
     ],
   }));
 }
 
-const valueWords = { output: OUTPUT_FORMATS.join(' '), kind: LIFECYCLE_KINDS.map((k) => k.toLowerCase()).join(' ') };
+// Comma-separated, so no choices commander could check: listed here.
+const kindWords = LIFECYCLE_KINDS.map((k) => k.toLowerCase()).join(' ');
+
+/** Each option of a command that takes one of a few values: `<command>:<flag>` patterns, one per spelling, and the values. */
+const valuedFlags = (commands: CommandWords[]) =>
+  commands.flatMap((c) =>
+    c.flags.flatMap((f) =>
+      f.values
+        ? [
+            {
+              patterns: c.names.flatMap((n) => [f.long, f.short].filter(Boolean).map((flag) => `${n}:${flag!}`)),
+              values: f.values.join(' '),
+            },
+          ]
+        : [],
+    ),
+  );
 
 function bash(commands: CommandWords[]): string {
   const cases = commands.map(
@@ -51,9 +66,13 @@ _steward() {
     COMPREPLY=($(compgen -W "${commands.flatMap((c) => c.names).join(' ')} --version --help" -- "$cur"))
     return
   fi
+  case "\${COMP_WORDS[1]}:$prev" in
+${valuedFlags(commands)
+  .map((v) => `    ${v.patterns.join('|')}) COMPREPLY=($(compgen -W "${v.values}" -- "$cur")); return ;;`)
+  .join('\n')}
+  esac
   case "$prev" in
-    -o|--output) COMPREPLY=($(compgen -W "${valueWords.output}" -- "$cur")); return ;;
-    --kind) COMPREPLY=($(compgen -W "${valueWords.kind}" -- "$cur")); return ;;
+    --kind) COMPREPLY=($(compgen -W "${kindWords}" -- "$cur")); return ;;
   esac
   case "\${COMP_WORDS[1]}" in
 ${cases.join('\n')}
@@ -85,9 +104,13 @@ _steward() {
 ${described.join('\n')}
   )
   if (( CURRENT == 2 )); then _describe command commands; return; fi
+  case $words[2]:$words[CURRENT-1] in
+${valuedFlags(commands)
+  .map((v) => `    (${v.patterns.join('|')}) compadd -- ${v.values}; return ;;`)
+  .join('\n')}
+  esac
   case $words[CURRENT-1] in
-    (-o|--output) compadd -- ${valueWords.output}; return ;;
-    (--kind) compadd -- ${valueWords.kind}; return ;;
+    (--kind) compadd -- ${kindWords}; return ;;
   esac
   case $words[2] in
 ${cases.join('\n')}
@@ -110,8 +133,8 @@ function fish(commands: CommandWords[]): string {
           `complete -c steward -n ${seen}`,
           f.long && `-l ${f.long.slice(2)}`,
           f.short && `-s ${f.short.slice(1)}`,
-          f.long === '--output' && `-x -a ${fishQuoted(valueWords.output)}`,
-          f.long === '--kind' && `-x -a ${fishQuoted(valueWords.kind)}`,
+          f.values && `-x -a ${fishQuoted(f.values.join(' '))}`,
+          f.long === '--kind' && `-x -a ${fishQuoted(kindWords)}`,
           `-d ${fishQuoted(f.summary)}`,
         ]
           .filter(Boolean)

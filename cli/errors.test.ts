@@ -13,9 +13,9 @@ async function steward(...args: string[]): Promise<{ stderr: string; code: numbe
 describe('a failure, whatever the command: "error: <command>: <why>" on stderr', () => {
   it.each<[string, string[], RegExp, number]>([
     [
-      'a bad flag value checked by the command is a usage error',
+      'a bad flag value is a usage error',
       ['list', '-o', 'table'],
-      /^error: list: -o\/--output: must be one of .*, got "table"\n$/,
+      /^error: list: option '-o, --output <format>' argument 'table' is invalid\. Allowed choices are wide, json, yaml, name\.\n$/,
       2,
     ],
     [

@@ -209,7 +209,7 @@ describe('steward list flags, checked before any call to Temporal', () => {
     [
       'an unknown output format',
       ['list', '-o', 'table'],
-      '-o/--output: must be one of wide, json, yaml, name, got "table"',
+      "argument 'table' is invalid. Allowed choices are wide, json, yaml, name.",
     ],
     ['a namespace that is no namespace name', ['get', '-n', 'Web_1'], '-n/--namespace: must be a namespace name'],
     [

@@ -245,7 +245,7 @@ export function registerListCommand(program: Command): void {
     .option('--state <states>', 'comma-separated LifecycleState values, e.g. stuck,paused');
   addSettingFlags(addObjectFlags(command, ['wide', 'json', 'yaml', 'name']), temporalSettings).action(
     async (words: string[], options: Flags, self: Command) => {
-      const flags = readObjectFlags(options, ['wide', 'json', 'yaml', 'name']);
+      const flags = readObjectFlags(options);
       const temporal = loadTemporalConfig(options);
       const { filter, named } = listRequest(words, options, flags, temporal);
       const client = await connectClient(temporal);

@@ -5,7 +5,7 @@ import { addSettingFlags, parseSettings, type Flags, type Setting } from '../pla
 import { temporalUiUrl, temporalUiUrlSetting } from '../platform/temporal-config';
 import { temporalUiLink } from '../model/naming';
 import { UsageError } from './errors';
-import { OUTPUT_FORMATS, type OutputFormat } from './output';
+import { outputOf, outputOption, type OutputFormat } from './output';
 
 /**
  * The flags of the commands about Kubernetes objects (list, status, the operator actions), as kubectl spells them:
@@ -37,11 +37,6 @@ export const kubernetesNamespace = z
     error: (issue) => `must be a namespace name (lowercase letters, digits and '-'), got "${String(issue.input)}"`,
   });
 
-export const outputFormat = (formats: readonly OutputFormat[]) =>
-  z.enum(formats as [OutputFormat, ...OutputFormat[]], {
-    error: (issue) => `must be one of ${formats.join(', ')}, got "${String(issue.input)}"`,
-  });
-
 const flagLabels: Record<string, string> = {
   namespace: '-n/--namespace',
   allNamespaces: '-A/--all-namespaces',
@@ -68,7 +63,7 @@ export function addObjectFlags(command: Command, formats: readonly OutputFormat[
       '-n, --namespace <namespace>',
       "Kubernetes namespace (not Temporal's: that is --temporal-namespace); default the kubeconfig context's, else default",
     )
-    .option('-o, --output <format>', `output format: ${formats.join(', ')} (default: text for a person)`)
+    .addOption(outputOption(formats))
     .option('--context <name>', 'kubeconfig context whose namespace is the default of -n');
   return addSettingFlags(command, objectSettings);
 }
@@ -84,11 +79,10 @@ export interface ObjectFlags {
   kubeConfig?: () => ReturnType<typeof loadKubeConfig>;
 }
 
-export function readObjectFlags(options: Flags, formats: readonly OutputFormat[] = OUTPUT_FORMATS): ObjectFlags {
+export function readObjectFlags(options: Flags): ObjectFlags {
   const own = checkFlags(
     z.object({
       namespace: kubernetesNamespace.optional(),
-      output: outputFormat(formats).optional(),
       context: z.string().min(1, 'must not be empty').optional(),
     }),
     options,
@@ -96,6 +90,7 @@ export function readObjectFlags(options: Flags, formats: readonly OutputFormat[]
   const { kubeconfig, temporalUiUrl } = parseSettings(objectSettings, settingsSchema, options, process.env);
   return {
     ...own,
+    output: outputOf(options),
     defaultNamespace: () => {
       const kubeConfig = loadKubeConfig(kubeconfig, own.context);
       return kubeConfig?.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? 'default';

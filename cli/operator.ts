@@ -79,7 +79,7 @@ const kubeConfigOf = (flags: ObjectFlags, why = 'the guard is on its CRD') => {
 
 /** `steward cleanup --confirm-mass-deletion --reason`: the go-ahead for the hold in force (cli/mass-deletion.ts). */
 async function confirmMassDeletionCommand(options: ActionOptions, self: Command) {
-  const flags = readObjectFlags(options, ['json', 'yaml']);
+  const flags = readObjectFlags(options);
   const temporal = loadTemporalConfig(options);
   const reason = (options.reason ?? '').trim();
   if (!reason) throw new UsageError('--confirm-mass-deletion: --reason: a reason is required (it is recorded)');
@@ -160,7 +160,7 @@ function registerAction<R>(
         throw new UsageError(
           `--by is for --via temporal; through Kubernetes, who asks is the user the API server authenticates`,
         );
-      const flags = readObjectFlags(options, ['json', 'yaml']);
+      const flags = readObjectFlags(options);
       const temporal = loadTemporalConfig(options);
       const ref = parseTarget([target, ...(objectName ? [objectName] : [])], flags.namespace, flags.defaultNamespace);
       const id = workflowId(ref, temporal.clusterId);
@@ -314,10 +314,7 @@ export function registerStatusCommand(program: Command): void {
       self: Command,
     ) => {
       if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
-      const flags = readObjectFlags({ ...options, output: options.output ?? (options.json ? 'json' : undefined) }, [
-        'json',
-        'yaml',
-      ]);
+      const flags = readObjectFlags({ ...options, output: options.output ?? (options.json ? 'json' : undefined) });
       if (!target) {
         const guard = await guardStatus(kubeConfigOf(flags));
         self

@@ -1,4 +1,5 @@
 import { dumpYaml } from '@kubernetes/client-node';
+import { Option } from 'commander';
 
 /**
  * How the commands print, as kubectl does: `-o json|yaml` for scripts on every command that prints, `-o name` and
@@ -9,6 +10,17 @@ import { dumpYaml } from '@kubernetes/client-node';
 
 export const OUTPUT_FORMATS = ['json', 'yaml', 'name', 'wide'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/**
+ * `-o/--output` of a command that prints in `formats`: commander refuses any other (a usage error), and help and
+ * completion offer these, read from the option, so what is offered is what the command takes.
+ */
+export function outputOption(formats: readonly OutputFormat[], description = 'output format'): Option {
+  return new Option('-o, --output <format>', `${description} (default: text for a person)`).choices(formats);
+}
+
+/** The `-o` commander took: one of the command's formats (outputOption). */
+export const outputOf = (options: Record<string, unknown>) => options.output as OutputFormat | undefined;
 
 /** `-o json` or `-o yaml`; undefined for the command's own text. */
 export function serialize(value: unknown, format: OutputFormat | undefined): string | undefined {

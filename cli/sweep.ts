@@ -21,9 +21,9 @@ import {
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { backendList, duration } from '../starter/sweep-schedule';
 import { UsageError } from './errors';
-import { checkFlags, outputFormat } from './object-flags';
+import { checkFlags } from './object-flags';
 import { table } from './operator';
-import { serialize } from './output';
+import { outputOf, outputOption, serialize } from './output';
 
 /**
  * `steward sweep`: runs the orphan sweeper now (`gc/sweep/manual-<time>`, the Schedule's workflow), draws its
@@ -39,7 +39,6 @@ const sweepFlags = z.object({
   sweepBackends: backendList.default([...SWEEP_BACKENDS]),
   tenant: z.string().min(1, 'must not be empty').default(DEFAULT_TENANT),
   caaLeaks: z.enum(CAA_LEAK_MODES, { error: `must be one of ${CAA_LEAK_MODES.join(', ')}` }).default('report'),
-  output: outputFormat(['json', 'yaml']).optional(),
 });
 
 const phaseText: Record<SweepProgress['phase'], string> = {
@@ -152,7 +151,7 @@ export function registerSweepCommand(program: Command): void {
       '--caa-leaks <mode>',
       "cloud-api-adaptor's VMs no PeerPod or Pod records (with the cloud backend): report, delete or off (default report)",
     )
-    .option('-o, --output <format>', 'json or yaml: print the report so (default: text for a person)')
+    .addOption(outputOption(['json', 'yaml'], 'the report as'))
     .option('--json', 'deprecated: use -o json');
   addSettingFlags(command, temporalSettings).action(async (options: Flags & { json?: boolean }, self: Command) => {
     if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
@@ -163,12 +162,8 @@ export function registerSweepCommand(program: Command): void {
       dryRun,
       tenant,
       caaLeaks,
-      output,
-    } = checkFlags(sweepFlags, {
-      ...options,
-      sweepBackends: options.sweepBackends ?? options.backends,
-      output: options.output ?? (options.json ? 'json' : undefined),
-    });
+    } = checkFlags(sweepFlags, { ...options, sweepBackends: options.sweepBackends ?? options.backends });
+    const output = outputOf(options) ?? (options.json ? 'json' : undefined);
     if (backends.length === 0) throw new UsageError('--sweep-backends: none leaves nothing to sweep');
     const temporal = loadTemporalConfig(options);
     const client = await connectClient(temporal);

@@ -6,9 +6,9 @@ import { addSettingFlags, parseSettings, type Flags } from '../platform/settings
 import { loadTemporalConfig, temporalSettings, type TemporalConfig } from '../platform/temporal-config';
 import { API_VERSIONS, PEERPOD_API, TRANSLATION_API } from '../model/naming';
 import { starterSettings } from '../starter/config';
-import { checkFlags, outputFormat } from './object-flags';
+import { checkFlags } from './object-flags';
 import { table } from './operator';
-import { serialize } from './output';
+import { outputOf, outputOption, serialize } from './output';
 import {
   changePatch,
   formatUninstall,
@@ -46,7 +46,6 @@ const settingsSchema = z.object({
 const uninstallFlags = z.object({
   dryRun: z.boolean().default(false),
   withoutTemporal: z.boolean().default(false),
-  output: outputFormat(['json', 'yaml']).optional(),
 });
 
 const FIELD_MANAGER = 'steward-uninstall';
@@ -213,12 +212,11 @@ export function registerUninstallCommand(program: Command): void {
     )
     .option('--dry-run', 'list what would change, change nothing')
     .option('--without-temporal', 'Temporal is gone: do not ask it for workers, check only the Lease')
-    .option('-o, --output <format>', 'json or yaml: print the report so (default: text for a person)');
+    .addOption(outputOption(['json', 'yaml'], 'the report as'));
   addSettingFlags(addSettingFlags(command, temporalSettings), settings).action(
     async (options: Flags, self: Command) => {
       const report = await uninstall(options);
-      const output = checkFlags(uninstallFlags, options).output;
-      self.configureOutput().writeOut?.(serialize(report, output) ?? formatUninstall(report, table));
+      self.configureOutput().writeOut?.(serialize(report, outputOf(options)) ?? formatUninstall(report, table));
     },
   );
 }

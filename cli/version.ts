@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
 import { loadTemporalConfig, temporalSettings } from '../platform/temporal-config';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { stewardVersion } from '../platform/version';
-import { checkFlags, outputFormat } from './object-flags';
-import { age, listing, serialize, terminalOf, type OutputFormat } from './output';
+import { age, listing, outputOf, outputOption, serialize, terminalOf } from './output';
 import { pollersOf, POLLER_WINDOW_MS, stewardTaskQueues, type Poller } from './pollers';
 
 /**
@@ -41,16 +39,14 @@ export function workerBuilds(pollers: readonly Poller[], now = Date.now()): Work
     }));
 }
 
-const OUTPUTS: OutputFormat[] = ['json', 'yaml'];
-
 export function registerVersionCommand(program: Command): void {
   const command = program
     .command('version')
     .description("this command line's version and the build IDs of the workers polling Steward's task queues")
     .option('--client', "this command line's version only: Temporal is not asked")
-    .option('-o, --output <format>', `${OUTPUTS.join(' or ')}`);
-  addSettingFlags(command, temporalSettings).action(async (options: Flags & { client?: boolean; output?: string }) => {
-    const format = checkFlags(z.object({ output: outputFormat(OUTPUTS).optional() }), options).output;
+    .addOption(outputOption(['json', 'yaml']));
+  addSettingFlags(command, temporalSettings).action(async (options: Flags & { client?: boolean }) => {
+    const format = outputOf(options);
     const client = { version: stewardVersion() };
     if (options.client) {
       process.stdout.write(serialize({ client }, format) ?? `Client Version: ${client.version}\n`);
