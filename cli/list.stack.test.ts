@@ -90,17 +90,20 @@ describe('steward list against stand-in lifecycle workflows', () => {
     await running?.shutdown();
   });
 
-  it("lists the namespace's objects (not the Node) with kind, namespace, name, state and age, tab-separated when piped", async () => {
+  it("lists the namespace's objects (not the Node) with kind, namespace, name, state and age, in aligned columns when piped", async () => {
     const { code, stdout } = await steward('list', '-n', ns);
     expect(code).toBe(0);
     const [header, ...rows] = stdout.trimEnd().split('\n');
-    expect(header).toBe('KIND\tNAMESPACE\tNAME\tSTATE\tAGE');
-    expect(rows.map((row) => row.split('\t').slice(0, 4))).toEqual([
+    expect(header?.split(/ {3,}/)).toEqual(['KIND', 'NAMESPACE', 'NAME', 'STATE', 'AGE']);
+    expect(rows.map((row) => row.split(/ {3,}/).slice(0, 4))).toEqual([
       ['Pod', ns, 'db', 'ready'],
       ['Pod', ns, 'web', 'stuck'],
       ['Service', ns, 'web', 'ready'],
     ]);
-    expect(rows[0]).toMatch(/\t\d+s$/);
+    expect(rows[0]).toMatch(/ {3}\d+s$/);
+    expect(rows.map((row) => row.indexOf(ns))).toEqual(rows.map(() => header?.indexOf('NAMESPACE')));
+    const [first] = (await steward('list', '-n', ns, '--no-headers')).stdout.split('\n');
+    expect(first?.split(/ {3,}/).slice(0, 4)).toEqual(['Pod', ns, 'db', 'ready']);
   });
 
   it(
@@ -141,8 +144,8 @@ describe('steward list against stand-in lifecycle workflows', () => {
       const { code, stdout } = await steward('get', ...args, '-o', 'wide');
       expect(code).toBe(0);
       const [header, row] = stdout.trimEnd().split('\n');
-      expect(header).toBe('KIND\tNAMESPACE\tNAME\tSTATE\tAGE\tREASON\tTEMPORAL UI');
-      expect(row?.split('\t')).toEqual([
+      expect(header?.split(/ {3,}/)).toEqual(['KIND', 'NAMESPACE', 'NAME', 'STATE', 'AGE', 'REASON', 'TEMPORAL UI']);
+      expect(row?.split(/ {3,}/)).toEqual([
         'Pod',
         ns,
         'web',

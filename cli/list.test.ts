@@ -173,18 +173,30 @@ describe('formatList', () => {
       ui: 'http://ui/x',
     },
   ];
-  const plain = { tty: false, color: false };
+  const plain = { color: false };
 
-  it('prints kind, namespace, name, state and age', () => {
+  it('prints kind, namespace, name, state and age in aligned columns', () => {
     expect(formatList(objects, undefined, plain, now)).toBe(
-      'KIND\tNAMESPACE\tNAME\tSTATE\tAGE\nNode\t\tn1\tready\t60m\nPod\tweb\tnginx\tstuck\t30s\n',
+      [
+        'KIND   NAMESPACE   NAME    STATE   AGE',
+        'Node               n1      ready   60m',
+        'Pod    web         nginx   stuck   30s',
+        '',
+      ].join('\n'),
     );
+    expect(formatList(objects, undefined, { ...plain, headers: false }, now).split('\n')[0]).toMatch(/^Node /);
   });
 
   it('-o wide adds the reason and, where known, the Temporal UI link', () => {
-    expect(formatList(objects, 'wide', plain, now).split('\n')[2]).toBe(
-      'Pod\tweb\tnginx\tstuck\t30s\tMidonetUnavailable\thttp://ui/x',
-    );
+    expect(formatList(objects, 'wide', plain, now).split('\n')[2]?.split(/ {3,}/)).toEqual([
+      'Pod',
+      'web',
+      'nginx',
+      'stuck',
+      '30s',
+      'MidonetUnavailable',
+      'http://ui/x',
+    ]);
   });
 
   it('-o name prints the workflow ids, which status takes back', () => {

@@ -17,7 +17,16 @@ import { K8sKind, K8sName, K8sNamespace, K8sUID, LifecycleState } from '../model
 import { lifecycleStates } from '../workflows/machines';
 import { UsageError } from './errors';
 import { addObjectFlags, checkFlags, readObjectFlags, type ObjectFlags } from './object-flags';
-import { age, colorState, listing, serialize, terminalOf, type OutputFormat, type Terminal } from './output';
+import {
+  addNoHeaders,
+  age,
+  colorState,
+  listing,
+  serialize,
+  terminalOf,
+  type OutputFormat,
+  type Terminal,
+} from './output';
 
 /**
  * `steward list` (alias `get`): the objects Steward manages, as Temporal visibility lists their running lifecycle
@@ -243,7 +252,7 @@ export function registerListCommand(program: Command): void {
       `comma-separated: ${LIFECYCLE_KINDS.join(', ')} (any case, plural or short: po, svc, ep, no)`,
     )
     .option('--state <states>', 'comma-separated LifecycleState values, e.g. stuck,paused');
-  addSettingFlags(addObjectFlags(command, ['wide', 'json', 'yaml', 'name']), temporalSettings).action(
+  addSettingFlags(addObjectFlags(addNoHeaders(command), ['wide', 'json', 'yaml', 'name']), temporalSettings).action(
     async (words: string[], options: Flags, self: Command) => {
       const flags = readObjectFlags(options);
       const temporal = loadTemporalConfig(options);
@@ -265,7 +274,11 @@ export function registerListCommand(program: Command): void {
       }
       objects.sort(byName);
       if (objects.length || ['json', 'yaml'].includes(flags.output ?? ''))
-        self.configureOutput().writeOut?.(formatList(objects, flags.output, terminalOf(process.stdout)));
+        self
+          .configureOutput()
+          .writeOut?.(
+            formatList(objects, flags.output, { ...terminalOf(process.stdout), headers: options.headers !== false }),
+          );
       else if (!missing.length)
         process.stderr.write(`No resources found${filter.namespace ? ` in ${filter.namespace} namespace` : ''}.\n`);
       if (missing.length) throw new Error(`no running workflow ${missing.join(', ')}`);

@@ -127,6 +127,13 @@ describe('status output', () => {
     );
   });
 
+  it("leaves the tables' header rows out with --no-headers", () => {
+    const resources = [{ kind: 'Router', id: 'r-1', state: 'ready' }] as LifecycleStateView['resources'];
+    const out = (headers: boolean) => formatStatus('node/node-1', { ...view, resources }, { headers });
+    expect(out(true)).toContain('resources\n  KIND    ID   STATE  SINCE\n  Router  r-1  ready\n');
+    expect(out(false)).toContain('resources\n  Router  r-1  ready\n');
+  });
+
   it('shows when an error happened, and a lasting condition (waiting for a dependency) without an empty time', () => {
     const failed = formatStatus('pod/ns/web', {
       ...view,

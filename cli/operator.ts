@@ -28,7 +28,7 @@ import type { OperatorAction } from '../model/operator-request';
 import { UsageError } from './errors';
 import { requestThroughKubernetes } from './operator-request';
 import { addObjectFlags, readObjectFlags, type ObjectFlags } from './object-flags';
-import { colorState, serialize, terminalOf } from './output';
+import { addNoHeaders, colorState, serialize, terminalOf } from './output';
 import { confirmMassDeletion, describeGuard, guardStatus } from './mass-deletion';
 
 /**
@@ -222,9 +222,9 @@ async function viaKubernetes(
   return { accepted: true as const, state: answer.state ?? '', message: answer.message, by: answer.by };
 }
 
-export function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][], headers = true): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  return [header, ...rows]
+  return [...(headers ? [header] : []), ...rows]
     .map(
       (row) =>
         `  ${row
@@ -245,7 +245,7 @@ const describeError = (e: LifecycleError) => `${e.reason}: ${e.message}${e.at ? 
 export function formatStatus(
   id: string,
   view: LifecycleStateView,
-  { ui, color = false }: { ui?: string; color?: boolean } = {},
+  { ui, color = false, headers = true }: { ui?: string; color?: boolean; headers?: boolean } = {},
 ): string {
   const { state, resources } = view;
   // A lasting condition (what an object waits for) has no time of its own: no empty "()" for it.
@@ -261,6 +261,7 @@ export function formatStatus(
       ? `resources\n${table(
           ['KIND', 'ID', 'STATE', 'SINCE'],
           resources.map((r) => [r.kind, r.id, r.state, r.lastTransitionTime ?? '']),
+          headers,
         )}`
       : 'resources: none',
     '',
@@ -274,6 +275,7 @@ export function formatStatus(
             a.requestedBy,
             a.reason,
           ]),
+          headers,
         )}`
       : 'recent operator actions: none',
     '',
@@ -306,7 +308,7 @@ export function registerStatusCommand(program: Command): void {
       `show an object's lifecycle state, resources, last error and recent operator actions; ${TARGET_HELP}; with no target, whether the guard against mass deletion holds`,
     )
     .option('--json', 'deprecated: use -o json');
-  addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
+  addSettingFlags(addObjectFlags(addNoHeaders(command), ['json', 'yaml']), temporalSettings).action(
     async (
       target: string | undefined,
       objectName: string | undefined,
@@ -330,7 +332,8 @@ export function registerStatusCommand(program: Command): void {
       self
         .configureOutput()
         .writeOut?.(
-          serialize(data, flags.output) ?? formatStatus(id, view, { ui, color: terminalOf(process.stdout).color }),
+          serialize(data, flags.output) ??
+            formatStatus(id, view, { ui, ...terminalOf(process.stdout), headers: options.headers !== false }),
         );
     },
   );

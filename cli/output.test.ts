@@ -1,11 +1,11 @@
 import { age, colorState, listing, serialize, terminalOf } from './output';
 
 describe('terminalOf', () => {
-  it.each<[string, boolean | undefined, NodeJS.ProcessEnv, { tty: boolean; color: boolean }]>([
-    ['a terminal: tables and colour', true, {}, { tty: true, color: true }],
-    ['a terminal with NO_COLOR: tables, no colour', true, { NO_COLOR: '1' }, { tty: true, color: false }],
-    ['an empty NO_COLOR does not count (no-color.org)', true, { NO_COLOR: '' }, { tty: true, color: true }],
-    ['a pipe: plain', undefined, {}, { tty: false, color: false }],
+  it.each<[string, boolean | undefined, NodeJS.ProcessEnv, { color: boolean }]>([
+    ['a terminal: colour', true, {}, { color: true }],
+    ['a terminal with NO_COLOR: no colour', true, { NO_COLOR: '1' }, { color: false }],
+    ['an empty NO_COLOR does not count (no-color.org)', true, { NO_COLOR: '' }, { color: true }],
+    ['a pipe: plain', undefined, {}, { color: false }],
   ])('%s', (_, isTTY, env, expected) => expect(terminalOf({ isTTY }, env)).toEqual(expected));
 });
 
@@ -16,14 +16,8 @@ describe('listing', () => {
     ['Pod', 'default', 'nginx', 'stuck'],
   ];
 
-  it('is tab-separated plain text when piped, an empty cell kept as one', () => {
-    expect(listing(header, rows, { tty: false, color: false })).toBe(
-      'KIND\tNAMESPACE\tNAME\tSTATE\nNode\t\tnode-1\tready\nPod\tdefault\tnginx\tstuck\n',
-    );
-  });
-
-  it('is aligned columns on a terminal, without escape codes under NO_COLOR', () => {
-    expect(listing(header, rows, { tty: true, color: false })).toBe(
+  it('is aligned columns without colour, piped or under NO_COLOR, as kubectl prints', () => {
+    expect(listing(header, rows, terminalOf({ isTTY: undefined }, {}))).toBe(
       [
         'KIND   NAMESPACE   NAME     STATE',
         'Node               node-1   ready',
@@ -33,13 +27,19 @@ describe('listing', () => {
     );
   });
 
+  it('leaves the header row out with --no-headers', () => {
+    expect(listing(header, rows, { color: false, headers: false })).toBe(
+      ['Node               node-1   ready', 'Pod    default     nginx    stuck', ''].join('\n'),
+    );
+  });
+
   it('colours the header and the styled column without shifting the columns', () => {
-    const out = listing(header, rows, { tty: true, color: true }, { 3: colorState });
+    const out = listing(header, rows, { color: true }, { 3: colorState });
     expect(out).toContain('\u001b[1mKIND\u001b[0m   ');
     expect(out).toContain('node-1   \u001b[32mready\u001b[0m');
     expect(out).toContain('nginx    \u001b[31mstuck\u001b[0m');
     // eslint-disable-next-line no-control-regex
-    expect(out.replace(/\u001b\[\d+m/g, '')).toBe(listing(header, rows, { tty: true, color: false }));
+    expect(out.replace(/\u001b\[\d+m/g, '')).toBe(listing(header, rows, { color: false }));
   });
 });
 

@@ -1,11 +1,10 @@
 import { dumpYaml } from '@kubernetes/client-node';
-import { Option } from 'commander';
+import { Option, type Command } from 'commander';
 
 /**
  * How the commands print, as kubectl does: `-o json|yaml` for scripts on every command that prints, `-o name` and
- * `-o wide` where there is a list. Colour, bold headers and aligned columns only for a person at a terminal
- * (NO_COLOR honoured); piped, a list is tab-separated plain text, so `cut` and `awk -F'\t'` read it whatever a cell
- * holds (a Node's empty namespace among them).
+ * `-o wide` where there is a list, `--no-headers` where there is a table. Tables are aligned columns whether a person
+ * or a pipe reads them, as kubectl's; colour and bold headers only at a terminal (NO_COLOR honoured).
  */
 
 export const OUTPUT_FORMATS = ['json', 'yaml', 'name', 'wide'] as const;
@@ -30,16 +29,19 @@ export function serialize(value: unknown, format: OutputFormat | undefined): str
 }
 
 export interface Terminal {
-  /** Aligned columns and styles: a person reads it. */
-  tty: boolean;
-  /** ANSI colour as well: a terminal, and NO_COLOR unset (https://no-color.org: any non-empty value). */
+  /** ANSI colour and styles: a terminal, and NO_COLOR unset (https://no-color.org: any non-empty value). */
   color: boolean;
+  /** The header row of a table; `--no-headers` leaves it out. */
+  headers?: boolean;
 }
 
 export function terminalOf(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Terminal {
-  const tty = stream.isTTY === true;
-  return { tty, color: tty && !env.NO_COLOR };
+  return { color: stream.isTTY === true && !env.NO_COLOR };
 }
+
+/** `--no-headers`, as kubectl spells it, for a command that prints a table. */
+export const addNoHeaders = (command: Command) =>
+  command.option('--no-headers', 'print tables without their header row');
 
 const ansi = (code: number) => (text: string) => `\u001b[${code}m${text}\u001b[0m`;
 const [bold, red, green, yellow] = [ansi(1), ansi(31), ansi(32), ansi(33)];
@@ -54,8 +56,8 @@ export function colorState(state: string): string {
 }
 
 /**
- * Rows under a header: aligned (the header bold when coloured) on a terminal, tab-separated otherwise. `styles` colours
- * a column's cells; widths are counted before styling, so colour does not shift the columns.
+ * Rows under a header, aligned (the header bold when coloured). `styles` colours a column's cells; widths are counted
+ * before styling, so colour does not shift the columns.
  */
 export function listing(
   header: string[],
@@ -63,7 +65,6 @@ export function listing(
   terminal: Terminal,
   styles: Record<number, (cell: string) => string> = {},
 ): string {
-  if (!terminal.tty) return [header, ...rows].map((row) => `${row.join('\t')}\n`).join('');
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (row: string[], style: (cell: string, i: number) => string) =>
     `${row
@@ -73,7 +74,7 @@ export function listing(
       .join('   ')}\n`;
   const plain = (cell: string) => cell;
   return (
-    line(header, (cell) => (terminal.color ? bold(cell) : cell)) +
+    (terminal.headers === false ? '' : line(header, (cell) => (terminal.color ? bold(cell) : cell))) +
     rows.map((row) => line(row, (cell, i) => (terminal.color ? (styles[i] ?? plain)(cell) : cell))).join('')
   );
 }

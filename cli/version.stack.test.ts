@@ -41,11 +41,10 @@ describe('steward version', () => {
       [`${taskQueue}-peerpods`, running.buildId, 1],
     ]);
     const { stdout } = await steward();
-    expect(stdout.split('\n').slice(0, 3)).toEqual([
-      `Client Version: ${stewardVersion()}`,
-      'TASK QUEUE\tBUILD ID\tWORKERS\tLAST SEEN',
-      expect.stringMatching(new RegExp(`^${taskQueue}\t${running.buildId.replace(/[+.]/g, '\\$&')}\t1\t\\d+s$`)),
-    ]);
+    const [version, header, row] = stdout.split('\n');
+    expect(version).toBe(`Client Version: ${stewardVersion()}`);
+    expect(header?.split(/ {3,}/)).toEqual(['TASK QUEUE', 'BUILD ID', 'WORKERS', 'LAST SEEN']);
+    expect(row?.split(/ {3,}/)).toEqual([taskQueue, running.buildId, '1', expect.stringMatching(/^\d+s$/)]);
   });
 
   it('--client asks no Temporal', async () => {

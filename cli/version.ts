@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadTemporalConfig, temporalSettings } from '../platform/temporal-config';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { stewardVersion } from '../platform/version';
-import { age, listing, outputOf, outputOption, serialize, terminalOf } from './output';
+import { addNoHeaders, age, listing, outputOf, outputOption, serialize, terminalOf } from './output';
 import { pollersOf, POLLER_WINDOW_MS, stewardTaskQueues, type Poller } from './pollers';
 
 /**
@@ -45,7 +45,7 @@ export function registerVersionCommand(program: Command): void {
     .description("this command line's version and the build IDs of the workers polling Steward's task queues")
     .option('--client', "this command line's version only: Temporal is not asked")
     .addOption(outputOption(['json', 'yaml']));
-  addSettingFlags(command, temporalSettings).action(async (options: Flags & { client?: boolean }) => {
+  addSettingFlags(addNoHeaders(command), temporalSettings).action(async (options: Flags & { client?: boolean }) => {
     const format = outputOf(options);
     const client = { version: stewardVersion() };
     if (options.client) {
@@ -63,7 +63,7 @@ export function registerVersionCommand(program: Command): void {
         listing(
           ['TASK QUEUE', 'BUILD ID', 'WORKERS', 'LAST SEEN'],
           workers.map((w) => [w.taskQueue, w.buildId, String(w.workers), w.lastSeen ? age(new Date(w.lastSeen)) : '']),
-          terminalOf(process.stdout),
+          { ...terminalOf(process.stdout), headers: options.headers !== false },
         ),
       );
   });
