@@ -1,6 +1,7 @@
 /**
- * `npm test`: every test. First the unit tests, two files at a time: they only compute, and beside a stack they would
- * starve it (and it them). Then two lanes at once: the files that share one embedded stack (and failover, to balance
+ * `npm test`: every test. First the unit tests, two files at a time, on the Node the image runs (image-node.ts), while
+ * the stack lanes run on this machine's, the checkout's (package.json `engines`): both Nodes pass. The unit tests only
+ * compute, and beside a stack they would starve it (and it them). Then two lanes at once: the files that share one embedded stack (and failover, to balance
  * the lanes), and the other own-stack files (`*.own-stack.test.ts`: chaos, the benchmarks' smoke, peer pods, the
  * migration, `steward up`), each starting a stack of its own. Each lane is one jest run, one file at a time; the two keep both cores busy, since a stack test mostly
  * waits (for Temporal, the API server, a VM) and the own-stack files take about as long as the rest together.
@@ -16,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot } from '../paths';
 import { stderrReporter } from '../progress';
+import { ensureImageNode } from '../image-node';
 import { ensureStackTools } from './tools';
 
 interface Lane {
@@ -25,6 +27,8 @@ interface Lane {
   workers: number;
   /** Files of its projects it leaves to another lane (regular expressions on the path). */
   leaves?: string[];
+  /** Runs on the image's Node rather than this process's. */
+  imageNode?: boolean;
 }
 
 /**
@@ -35,7 +39,7 @@ const SHARED_LANE_TAKES = ['test/failover/failover\\.own-stack\\.test\\.ts$'];
 
 /** Run one after the other; the lanes of a phase at once. */
 export const PHASES: Lane[][] = [
-  [{ name: 'unit', projects: ['unit'], workers: 2 }],
+  [{ name: 'unit', projects: ['unit'], workers: 2, imageNode: true }],
   [
     {
       name: 'shared',
@@ -97,7 +101,7 @@ export function parseArgs(args: readonly string[]): { outputFile?: string; jestA
 }
 
 /** One lane's jest run, its output prefixed with the lane's name; resolves with its exit code. */
-function runLane(lane: Lane, jestArgs: string[], resultFile: string): Promise<number> {
+function runLane(lane: Lane, node: string, jestArgs: string[], resultFile: string): Promise<number> {
   const args = [
     require.resolve('jest/bin/jest'),
     '--selectProjects',
@@ -109,7 +113,7 @@ function runLane(lane: Lane, jestArgs: string[], resultFile: string): Promise<nu
     `--outputFile=${resultFile}`,
     ...jestArgs,
   ];
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(node, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   for (const stream of [child.stdout, child.stderr])
     createInterface({ input: stream }).on('line', (line) => process.stderr.write(`[${lane.name}] ${line}\n`));
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
@@ -119,11 +123,13 @@ async function main(): Promise<number> {
   const { outputFile, jestArgs } = parseArgs(process.argv.slice(2));
   const stateDir = mkdtempSync(join(tmpdir(), 'steward-lanes-'));
   await ensureStackTools(stderrReporter);
+  const imageNode = await ensureImageNode(stderrReporter);
   const resultFile = (lane: Lane) => join(stateDir, `${lane.name}.json`);
   const lanes = PHASES.flat();
   const codes: number[] = [];
   for (const phase of PHASES) {
-    const run = (lane: Lane) => runLane(lane, jestArgs, resultFile(lane));
+    const run = (lane: Lane) =>
+      runLane(lane, lane.imageNode ? imageNode : process.execPath, jestArgs, resultFile(lane));
     codes.push(...(await Promise.all(phase.map(run))));
   }
   const results = lanes.map((lane, i) => readResult(lane, resultFile(lane), codes[i]!));
