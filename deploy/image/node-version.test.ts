@@ -1,12 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PHASES } from './jest/lanes';
-import { dockerfileNodeMajors, IMAGE_NODE_VERSION } from './image-node';
-import { repoRoot } from './paths';
+import { PHASES } from '../local/jest/lanes';
+import { repoRoot } from '../local/paths';
+import { IMAGE_NODE_VERSION } from './build';
 
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
 const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
 const imageMajor = Number(IMAGE_NODE_VERSION.split('.')[0]);
+/** The majors the Dockerfile's stages start from. */
+const dockerfileNodeMajors = () =>
+  [...read('deploy/image/Dockerfile').matchAll(/^FROM\s+node:(\d+)\b/gm)].map((m) => Number(m[1]));
 
 /** The Markdown files a reader meets: the READMEs of the top and of each room, and docs/. */
 const markdown = [
@@ -24,7 +27,7 @@ const markdown = [
 ];
 
 describe('the Node versions', () => {
-  it("are the image's for the unit tests: the Dockerfile's every stage, the unit lane of npm test", () => {
+  it("are the image's for the unit tests: npm run image's, the Dockerfile's every stage, the unit lane of npm test", () => {
     expect(dockerfileNodeMajors()).toEqual([imageMajor, imageMajor]);
     expect(
       PHASES.flat()
