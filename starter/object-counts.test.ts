@@ -56,7 +56,7 @@ describe('objects per lifecycle state, counted by the leading starter', () => {
       states: () => ['synced', 'stuck'],
     });
     await counter.refresh();
-    counter.stop();
+    await counter.stop();
     expect(await objectsOf(registry)).toEqual([
       { kind: 'Pod', state: 'synced', value: 3 },
       { kind: 'Pod', state: 'stuck', value: 1 },
@@ -80,7 +80,7 @@ describe('objects per lifecycle state, counted by the leading starter', () => {
     expect((await objectsOf(registry)).length).toBeGreaterThan(0);
     leading = false;
     await counter.refresh();
-    counter.stop();
+    await counter.stop();
     expect(await objectsOf(registry)).toEqual([]);
   });
 
@@ -99,7 +99,7 @@ describe('objects per lifecycle state, counted by the leading starter', () => {
     state.down = true;
     await counter.refresh();
     await counter.refresh();
-    counter.stop();
+    await counter.stop();
     expect(warn).toHaveBeenCalledTimes(1);
     expect((await objectsOf(registry))[0]).toEqual({ kind: 'Pod', state: 'synced', value: 3 });
   });

@@ -77,7 +77,17 @@ export function countObjectsByState({
     }
   }
 
-  const timer = setInterval(() => void refresh(), intervalMs);
+  // One refresh at a time, and the last one awaited at stop: a count still retrying once the connection is closed
+  // throws from the SDK's retry timer, out of reach of any catch.
+  let running: Promise<void> | undefined;
+  const once = () => (running ??= refresh().finally(() => (running = undefined)));
+  const timer = setInterval(() => void once(), intervalMs);
   timer.unref();
-  return { refresh, stop: () => clearInterval(timer) };
+  return {
+    refresh: once,
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

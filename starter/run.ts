@@ -154,7 +154,7 @@ export async function runStarter(config: StarterConfig, log: Logger, options: St
       intervalMs: options.objectCountIntervalMs,
       states: options.lifecycleStates,
     });
-    closing.push(() => Promise.resolve(counter.stop()));
+    closing.push(() => counter.stop());
     log.info({ httpPort: http.port }, 'starter running');
     return {
       starter,
