@@ -32,7 +32,7 @@ describe('completion scripts, from the registered commands', () => {
       expect(script).toContain(`    ${[command.name(), ...command.aliases()].join('|')}) opts="`);
     expect(script).toMatch(/list\|get\) opts="[^"]*--all-namespaces -A [^"]*--output -o /);
     expect(script).toContain(
-      'list:--output|list:-o|get:--output|get:-o) COMPREPLY=($(compgen -W "wide json yaml name"',
+      'list:--output|list:-o|get:--output|get:-o) COMPREPLY=($(compgen -W "wide json yaml name jsonpath="',
     );
     expect(script).toContain('complete -o default -F _steward steward');
   });
@@ -41,9 +41,9 @@ describe('completion scripts, from the registered commands', () => {
     const script = completionScript('bash', program);
     const offered = (name: string) =>
       new RegExp(`\\b${name}:-o\\b[^)]*\\) COMPREPLY=\\(\\$\\(compgen -W "([^"]*)"`).exec(script)?.[1]?.split(' ');
-    expect(offered('status')).toEqual(['json', 'yaml']);
-    expect(offered('version')).toEqual(['json', 'yaml']);
-    expect(offered('list')).toEqual(['wide', 'json', 'yaml', 'name']);
+    expect(offered('status')).toEqual(['json', 'yaml', 'jsonpath=']);
+    expect(offered('version')).toEqual(['json', 'yaml', 'jsonpath=']);
+    expect(offered('list')).toEqual(['wide', 'json', 'yaml', 'name', 'jsonpath=']);
     for (const command of program.commands) {
       const output = command.options.find((o) => o.long === '--output');
       if (!output) continue;
@@ -72,10 +72,10 @@ describe('completion scripts, from the registered commands', () => {
     for (const name of commands.flatMap((c) => c.names))
       expect(script).toContain(`complete -c steward -n __fish_use_subcommand -a ${name} -d `);
     expect(script).toContain(
-      "complete -c steward -n '__fish_seen_subcommand_from list get' -l output -s o -x -a 'wide json yaml name'",
+      "complete -c steward -n '__fish_seen_subcommand_from list get' -l output -s o -x -a 'wide json yaml name jsonpath='",
     );
     expect(script).toContain(
-      "complete -c steward -n '__fish_seen_subcommand_from status' -l output -s o -x -a 'json yaml'",
+      "complete -c steward -n '__fish_seen_subcommand_from status' -l output -s o -x -a 'json yaml jsonpath='",
     );
   });
 });

@@ -199,6 +199,11 @@ describe('formatList', () => {
     ]);
   });
 
+  it('-o jsonpath= reads the list as -o json prints it, with no newline added, as kubectl', () => {
+    expect(formatList(objects, 'jsonpath={.items[*].name}', plain, now)).toBe('n1 nginx');
+    expect(formatList([], 'jsonpath={range .items[*]}{.name}{"\\n"}{end}', plain, now)).toBe('');
+  });
+
   it('-o name prints the workflow ids, which status takes back', () => {
     expect(formatList(objects, 'name', plain, now)).toBe('node/n1\npod/web/nginx\n');
   });
@@ -221,7 +226,7 @@ describe('steward list flags, checked before any call to Temporal', () => {
     [
       'an unknown output format',
       ['list', '-o', 'table'],
-      "argument 'table' is invalid. Allowed choices are wide, json, yaml, name.",
+      "argument 'table' is invalid. Allowed choices are wide, json, yaml, name, jsonpath=<template>.",
     ],
     ['a namespace that is no namespace name', ['get', '-n', 'Web_1'], '-n/--namespace: must be a namespace name'],
     [

@@ -252,36 +252,38 @@ export function registerListCommand(program: Command): void {
       `comma-separated: ${LIFECYCLE_KINDS.join(', ')} (any case, plural or short: po, svc, ep, no)`,
     )
     .option('--state <states>', 'comma-separated LifecycleState values, e.g. stuck,paused');
-  addSettingFlags(addObjectFlags(addNoHeaders(command), ['wide', 'json', 'yaml', 'name']), temporalSettings).action(
-    async (words: string[], options: Flags, self: Command) => {
-      const flags = readObjectFlags(options);
-      const temporal = loadTemporalConfig(options);
-      const { filter, named } = listRequest(words, options, flags, temporal);
-      const client = await connectClient(temporal);
-      let missing: string[] = [];
-      let objects: ListedObject[];
-      try {
-        if (named.length) ({ found: objects, missing } = await describeNamed(client, named));
-        else {
-          objects = [];
-          for await (const info of client.workflow.list({ query: visibilityQuery(filter, temporal.clusterId) }))
-            objects.push(listedObject(info));
-        }
-        objects = objects.filter((o) => !filter.states.length || filter.states.includes(o.state ?? ''));
-        if (flags.output === 'wide') await widen(client, objects, flags, temporal);
-      } finally {
-        await client.connection.close();
+  addSettingFlags(
+    addObjectFlags(addNoHeaders(command), ['wide', 'json', 'yaml', 'name', 'jsonpath']),
+    temporalSettings,
+  ).action(async (words: string[], options: Flags, self: Command) => {
+    const flags = readObjectFlags(options);
+    const temporal = loadTemporalConfig(options);
+    const { filter, named } = listRequest(words, options, flags, temporal);
+    const client = await connectClient(temporal);
+    let missing: string[] = [];
+    let objects: ListedObject[];
+    try {
+      if (named.length) ({ found: objects, missing } = await describeNamed(client, named));
+      else {
+        objects = [];
+        for await (const info of client.workflow.list({ query: visibilityQuery(filter, temporal.clusterId) }))
+          objects.push(listedObject(info));
       }
-      objects.sort(byName);
-      if (objects.length || ['json', 'yaml'].includes(flags.output ?? ''))
-        self
-          .configureOutput()
-          .writeOut?.(
-            formatList(objects, flags.output, { ...terminalOf(process.stdout), headers: options.headers !== false }),
-          );
-      else if (!missing.length)
-        process.stderr.write(`No resources found${filter.namespace ? ` in ${filter.namespace} namespace` : ''}.\n`);
-      if (missing.length) throw new Error(`no running workflow ${missing.join(', ')}`);
-    },
-  );
+      objects = objects.filter((o) => !filter.states.length || filter.states.includes(o.state ?? ''));
+      if (flags.output === 'wide') await widen(client, objects, flags, temporal);
+    } finally {
+      await client.connection.close();
+    }
+    objects.sort(byName);
+    // Data formats print even an empty list ({ items: [] }); a table says there is nothing.
+    if (objects.length || serialize({ items: objects }, flags.output) !== undefined)
+      self
+        .configureOutput()
+        .writeOut?.(
+          formatList(objects, flags.output, { ...terminalOf(process.stdout), headers: options.headers !== false }),
+        );
+    else if (!missing.length)
+      process.stderr.write(`No resources found${filter.namespace ? ` in ${filter.namespace} namespace` : ''}.\n`);
+    if (missing.length) throw new Error(`no running workflow ${missing.join(', ')}`);
+  });
 }

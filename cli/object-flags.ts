@@ -5,7 +5,7 @@ import { addSettingFlags, parseSettings, type Flags, type Setting } from '../pla
 import { temporalUiUrl, temporalUiUrlSetting } from '../platform/temporal-config';
 import { temporalUiLink } from '../model/naming';
 import { UsageError } from './errors';
-import { outputOf, outputOption, type OutputFormat } from './output';
+import { outputOf, outputOption, type OutputFormat, type OutputWord } from './output';
 
 /**
  * The flags of the commands about Kubernetes objects (list, status, the operator actions), as kubectl spells them:
@@ -57,7 +57,7 @@ export function checkFlags<T>(schema: z.ZodType<T>, options: Flags): T {
 }
 
 /** `-n`, `-o`, `--kubeconfig`, `--context` and the UI's address; before the Temporal flags, so `-n` keeps its name. */
-export function addObjectFlags(command: Command, formats: readonly OutputFormat[]): Command {
+export function addObjectFlags(command: Command, formats: readonly OutputWord[]): Command {
   command
     .option(
       '-n, --namespace <namespace>',

@@ -146,7 +146,7 @@ function registerAction<R>(
         '--confirm-mass-deletion',
         'no target: let MidoNet deletions held by the guard against mass deletion go on (recorded on the Translation CRD with who and why), and retry the lifecycles held meanwhile',
       );
-  addSettingFlags(addObjectFlags(command, ['json', 'yaml']), temporalSettings).action(
+  addSettingFlags(addObjectFlags(command, ['json', 'yaml', 'jsonpath']), temporalSettings).action(
     async (target: string | undefined, objectName: string | undefined, options: ActionOptions, self: Command) => {
       if (options.confirmMassDeletion) {
         if (target) throw new UsageError('--confirm-mass-deletion takes no target: it is for the whole cluster');
@@ -308,7 +308,7 @@ export function registerStatusCommand(program: Command): void {
       `show an object's lifecycle state, resources, last error and recent operator actions; ${TARGET_HELP}; with no target, whether the guard against mass deletion holds`,
     )
     .option('--json', 'deprecated: use -o json');
-  addSettingFlags(addObjectFlags(addNoHeaders(command), ['json', 'yaml']), temporalSettings).action(
+  addSettingFlags(addObjectFlags(addNoHeaders(command), ['json', 'yaml', 'jsonpath']), temporalSettings).action(
     async (
       target: string | undefined,
       objectName: string | undefined,

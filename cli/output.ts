@@ -1,30 +1,54 @@
 import { dumpYaml } from '@kubernetes/client-node';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { jsonPath } from './jsonpath';
 
 /**
- * How the commands print, as kubectl does: `-o json|yaml` for scripts on every command that prints, `-o name` and
+ * How the commands print, as kubectl does: `-o json|yaml|jsonpath=<template>` for scripts on every command that
+ * prints, `-o name` and
  * `-o wide` where there is a list, `--no-headers` where there is a table. Tables are aligned columns whether a person
  * or a pipe reads them, as kubectl's; colour and bold headers only at a terminal (NO_COLOR honoured).
  */
 
-export const OUTPUT_FORMATS = ['json', 'yaml', 'name', 'wide'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+/** A format a command may print in; `jsonpath` is given with its template, `jsonpath=<template>`. */
+export type OutputWord = 'json' | 'yaml' | 'name' | 'wide' | 'jsonpath';
+export type OutputFormat = Exclude<OutputWord, 'jsonpath'> | `jsonpath=${string}`;
+
+const JSONPATH = 'jsonpath=';
 
 /**
- * `-o/--output` of a command that prints in `formats`: commander refuses any other (a usage error), and help and
- * completion offer these, read from the option, so what is offered is what the command takes.
+ * `-o/--output` of a command that prints in `formats`: commander refuses any other, and a jsonpath template that does
+ * not parse, before the command does anything (a usage error); help and completion offer the option's choices, so what
+ * is offered is what the command takes.
  */
-export function outputOption(formats: readonly OutputFormat[], description = 'output format'): Option {
-  return new Option('-o, --output <format>', `${description} (default: text for a person)`).choices(formats);
+export function outputOption(formats: readonly OutputWord[], description = 'output format'): Option {
+  const choices: string[] = formats.map((f) => (f === 'jsonpath' ? JSONPATH : f));
+  // Not commander's own check of the choices: a jsonpath template follows its word.
+  return new Option('-o, --output <format>', `${description} (default: text for a person)`)
+    .choices(choices)
+    .argParser((value) => {
+      if (choices.includes(JSONPATH) && value.startsWith(JSONPATH) && value.length > JSONPATH.length) {
+        try {
+          jsonPath(value.slice(JSONPATH.length));
+        } catch (error) {
+          throw new InvalidArgumentError(`jsonpath: ${(error as Error).message}.`);
+        }
+        return value;
+      }
+      if (value !== JSONPATH && choices.includes(value)) return value;
+      const shown = choices.map((c) => (c === JSONPATH ? `${JSONPATH}<template>` : c));
+      throw new InvalidArgumentError(`Allowed choices are ${shown.join(', ')}.`);
+    });
 }
 
 /** The `-o` commander took: one of the command's formats (outputOption). */
 export const outputOf = (options: Record<string, unknown>) => options.output as OutputFormat | undefined;
 
-/** `-o json` or `-o yaml`; undefined for the command's own text. */
+/** `-o json`, `-o yaml` or `-o jsonpath=<template>`; undefined for the command's own text. */
 export function serialize(value: unknown, format: OutputFormat | undefined): string | undefined {
   if (format === 'json') return `${JSON.stringify(value, null, 2)}\n`;
   if (format === 'yaml') return dumpYaml(value);
+  // No newline added, as kubectl adds none: the template says where lines end.
+  if (format?.startsWith(JSONPATH)) return jsonPath(format.slice(JSONPATH.length))(value);
   return undefined;
 }
 

@@ -151,7 +151,7 @@ export function registerSweepCommand(program: Command): void {
       '--caa-leaks <mode>',
       "cloud-api-adaptor's VMs no PeerPod or Pod records (with the cloud backend): report, delete or off (default report)",
     )
-    .addOption(outputOption(['json', 'yaml'], 'the report as'))
+    .addOption(outputOption(['json', 'yaml', 'jsonpath'], 'the report as'))
     .option('--json', 'deprecated: use -o json');
   addSettingFlags(command, temporalSettings).action(async (options: Flags & { json?: boolean }, self: Command) => {
     if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');

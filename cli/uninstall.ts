@@ -212,7 +212,7 @@ export function registerUninstallCommand(program: Command): void {
     )
     .option('--dry-run', 'list what would change, change nothing')
     .option('--without-temporal', 'Temporal is gone: do not ask it for workers, check only the Lease')
-    .addOption(outputOption(['json', 'yaml'], 'the report as'));
+    .addOption(outputOption(['json', 'yaml', 'jsonpath'], 'the report as'));
   addSettingFlags(addSettingFlags(command, temporalSettings), settings).action(
     async (options: Flags, self: Command) => {
       const report = await uninstall(options);

@@ -44,7 +44,7 @@ export function registerVersionCommand(program: Command): void {
     .command('version')
     .description("this command line's version and the build IDs of the workers polling Steward's task queues")
     .option('--client', "this command line's version only: Temporal is not asked")
-    .addOption(outputOption(['json', 'yaml']));
+    .addOption(outputOption(['json', 'yaml', 'jsonpath']));
   addSettingFlags(addNoHeaders(command), temporalSettings).action(async (options: Flags & { client?: boolean }) => {
     const format = outputOf(options);
     const client = { version: stewardVersion() };
