@@ -57,7 +57,7 @@ function parse(template: string): Node[] {
     else if (expression.startsWith('range ')) stack.push({ range: parsePath(expression.slice(6).trim()), nodes: [] });
     else if (expression === 'end') {
       const done = stack.pop()!;
-      if (!done.range || stack.length === 0) throw new Error('{end} with no {range}');
+      if (!done.range) throw new Error('{end} with no {range}');
       stack.at(-1)!.nodes.push({ range: done.range, body: done.nodes });
     } else top.nodes.push({ path: parsePath(expression) });
   }
