@@ -18,11 +18,12 @@ import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { addSettingFlags, type Flags } from '../platform/settings';
 import { TRANSLATION_API, workflowId } from '../model/naming';
 import { dependencyOf, translateWithDependency } from '../model/translation/dependency';
-import { DEFAULT_TENANT, translateGlobals } from '../model/translation';
+import { translateGlobals } from '../model/translation';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type BackendResource, type Translation } from '../model/translation/types';
 import { duration } from '../starter/sweep-schedule';
 import { UsageError } from './errors';
 import { checkFlags } from './object-flags';
+import { readTenant, tenantSettings } from './tenant';
 import { table } from './operator';
 
 /**
@@ -288,7 +289,6 @@ const adoptSettings = {
 const adoptFlags = z.object({
   dryRun: z.boolean().default(false),
   timeout: duration.default(10 * 60_000),
-  tenant: z.string().min(1, 'must not be empty').default(DEFAULT_TENANT),
   context: z.string().min(1, 'must not be empty').optional(),
 });
 
@@ -300,9 +300,8 @@ export function registerAdoptCommand(program: Command): void {
     )
     .option('--dry-run', 'only report; change nothing and do not wait')
     .option('--timeout <duration>', 'how long to wait for every Translation to be Ready, e.g. 90s, 10m (default 10m)')
-    .option('--tenant <name>', `the cluster's MidoNet tenant (MIDONETKUBE_TENANT; default ${DEFAULT_TENANT})`)
     .option('--context <name>', "kubeconfig context of the cluster (default: the kubeconfig's current context)");
-  addSettingFlags(command, adoptSettings).action(
+  addSettingFlags(addSettingFlags(command, adoptSettings), tenantSettings).action(
     async (options: Flags & { dryRun?: boolean; timeout?: string }, self: Command) => {
       const flags = checkFlags(adoptFlags, options);
       const config = loadWorkerConfig(options);
@@ -318,7 +317,7 @@ export function registerAdoptCommand(program: Command): void {
       const out = (text: string) => self.configureOutput().writeOut?.(text);
 
       const translations = await list();
-      const desired = await desiredTranslations(kubeConfig.makeApiClient(k8s.CoreV1Api), flags.tenant);
+      const desired = await desiredTranslations(kubeConfig.makeApiClient(k8s.CoreV1Api), readTenant(options));
       const surveying = progressBar(process.stderr, 'surveying', translations.length);
       const surveys = await surveyTranslations(
         translations,

@@ -33,3 +33,28 @@ describe('steward sweep flags, checked before any call to Temporal', () => {
     expect(warnings).toEqual(['warning: --backends is deprecated: use --sweep-backends\n']);
   });
 });
+
+describe('steward sweep tenant', () => {
+  const env = process.env.MIDONETKUBE_TENANT;
+  afterEach(() => {
+    if (env === undefined) delete process.env.MIDONETKUBE_TENANT;
+    else process.env.MIDONETKUBE_TENANT = env;
+  });
+
+  /** The sweep's input as the workflow would be started with it; the start then fails, ending the command. */
+  async function sweepInput(...args: string[]): Promise<unknown> {
+    const start = jest.fn((..._: unknown[]) => Promise.reject(new Error('started')));
+    jest.mocked(connectClient).mockResolvedValueOnce({
+      workflow: { start },
+      connection: { close: () => Promise.resolve() },
+    } as never);
+    await expect(steward('sweep', ...args)).rejects.toThrow('started');
+    return (start.mock.calls[0]?.[1] as { args: unknown[] }).args[0];
+  }
+
+  it("is the starter's, MIDONETKUBE_TENANT, unless --tenant says otherwise", async () => {
+    process.env.MIDONETKUBE_TENANT = 'cluster-a';
+    expect(await sweepInput()).toMatchObject({ tenant: 'cluster-a' });
+    expect(await sweepInput('--tenant', 'cluster-b')).toMatchObject({ tenant: 'cluster-b' });
+  });
+});

@@ -18,10 +18,10 @@ import {
   type SweepProgress,
   type SweepReport,
 } from '../model/sweep-report';
-import { DEFAULT_TENANT } from '../model/translation/ids';
 import { backendList, duration } from '../starter/sweep-schedule';
 import { UsageError } from './errors';
 import { checkFlags } from './object-flags';
+import { readTenant, tenantSettings } from './tenant';
 import { table } from './operator';
 import { outputOf, outputOption, serialize } from './output';
 
@@ -37,7 +37,6 @@ const sweepFlags = z.object({
   dryRun: z.boolean().default(false),
   grace: duration.default(10 * 60_000),
   sweepBackends: backendList.default([...SWEEP_BACKENDS]),
-  tenant: z.string().min(1, 'must not be empty').default(DEFAULT_TENANT),
   caaLeaks: z.enum(CAA_LEAK_MODES, { error: `must be one of ${CAA_LEAK_MODES.join(', ')}` }).default('report'),
 });
 
@@ -146,51 +145,54 @@ export function registerSweepCommand(program: Command): void {
     )
     // Not --backends: everywhere else that is what an installation drives (midonet, peerpods), another vocabulary.
     .option('--backends <list>', 'deprecated: use --sweep-backends')
-    .option('--tenant <name>', `Steward's MidoNet tenant (default ${DEFAULT_TENANT})`)
     .option(
       '--caa-leaks <mode>',
       "cloud-api-adaptor's VMs no PeerPod or Pod records (with the cloud backend): report, delete or off (default report)",
     )
     .addOption(outputOption(['json', 'yaml', 'jsonpath'], 'the report as'))
     .option('--json', 'deprecated: use -o json');
-  addSettingFlags(command, temporalSettings).action(async (options: Flags & { json?: boolean }, self: Command) => {
-    if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
-    if (options.backends) process.stderr.write('warning: --backends is deprecated: use --sweep-backends\n');
-    const {
-      grace,
-      sweepBackends: backends,
-      dryRun,
-      tenant,
-      caaLeaks,
-    } = checkFlags(sweepFlags, { ...options, sweepBackends: options.sweepBackends ?? options.backends });
-    const output = outputOf(options) ?? (options.json ? 'json' : undefined);
-    if (backends.length === 0) throw new UsageError('--sweep-backends: none leaves nothing to sweep');
-    const temporal = loadTemporalConfig(options);
-    const client = await connectClient(temporal);
-    try {
-      const id = inCluster(manualSweepId(new Date()), temporal.clusterId);
-      const handle = await client.workflow.start<typeof sweep>('sweep', {
-        workflowId: id,
-        taskQueue: temporal.taskQueue,
-        args: [{ graceMs: grace, dryRun, backends, tenant, caaLeaks }],
-        staticSummary: `Orphan sweep (manual${dryRun ? ', dry run' : ''})`,
-      });
-      process.stderr.write(`${id} started\n`);
-      const out = (text: string) => self.configureOutput().writeOut?.(text);
+  addSettingFlags(addSettingFlags(command, tenantSettings), temporalSettings).action(
+    async (options: Flags & { json?: boolean }, self: Command) => {
+      if (options.json) process.stderr.write('warning: --json is deprecated: use -o json\n');
+      if (options.backends) process.stderr.write('warning: --backends is deprecated: use --sweep-backends\n');
+      const {
+        grace,
+        sweepBackends: backends,
+        dryRun,
+        caaLeaks,
+      } = checkFlags(sweepFlags, { ...options, sweepBackends: options.sweepBackends ?? options.backends });
+      const tenant = readTenant(options);
+      const output = outputOf(options) ?? (options.json ? 'json' : undefined);
+      if (backends.length === 0) throw new UsageError('--sweep-backends: none leaves nothing to sweep');
+      const temporal = loadTemporalConfig(options);
+      const client = await connectClient(temporal);
       try {
-        const report = await follow(handle, progressDisplay(process.stderr));
-        out(serialize(report, output) ?? formatReport(id, report));
-      } catch (error) {
-        const cause = error instanceof WorkflowFailedError ? error.cause : undefined;
-        if (cause instanceof ApplicationFailure && cause.type === 'SweepIncomplete') {
-          const report = cause.details?.[0] as SweepReport;
+        const id = inCluster(manualSweepId(new Date()), temporal.clusterId);
+        const handle = await client.workflow.start<typeof sweep>('sweep', {
+          workflowId: id,
+          taskQueue: temporal.taskQueue,
+          args: [{ graceMs: grace, dryRun, backends, tenant, caaLeaks }],
+          staticSummary: `Orphan sweep (manual${dryRun ? ', dry run' : ''})`,
+        });
+        process.stderr.write(`${id} started\n`);
+        const out = (text: string) => self.configureOutput().writeOut?.(text);
+        try {
+          const report = await follow(handle, progressDisplay(process.stderr));
           out(serialize(report, output) ?? formatReport(id, report));
-          throw new Error(`${id} incomplete: ${cause.message}`);
+        } catch (error) {
+          const cause = error instanceof WorkflowFailedError ? error.cause : undefined;
+          if (cause instanceof ApplicationFailure && cause.type === 'SweepIncomplete') {
+            const report = cause.details?.[0] as SweepReport;
+            out(serialize(report, output) ?? formatReport(id, report));
+            throw new Error(`${id} incomplete: ${cause.message}`);
+          }
+          throw new Error(
+            `${id} failed: ${cause?.message ?? (error instanceof Error ? error.message : String(error))}`,
+          );
         }
-        throw new Error(`${id} failed: ${cause?.message ?? (error instanceof Error ? error.message : String(error))}`);
+      } finally {
+        await client.connection.close();
       }
-    } finally {
-      await client.connection.close();
-    }
-  });
+    },
+  );
 }
