@@ -26,7 +26,7 @@ export interface StewardProcessOptions {
   name?: string;
   /** Its environment as a ConfigMap gives it (variables of either role: each reads its own). */
   env?: Record<string, string>;
-  /** Settings that have no flag (MIDONET_PASSWORD, TEMPORAL_API_KEY), by variable. */
+  /** Secrets, by variable (MIDONET_PASSWORD, TEMPORAL_API_KEY): given as a Secret gives them, never as flags. */
   secrets?: Record<string, string>;
   logFile: string;
   readyTimeoutMs?: number;
