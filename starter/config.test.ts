@@ -17,6 +17,7 @@ describe('starter configuration', () => {
       kubeconfig: undefined,
       backends: ['midonet', 'peerpods'],
       watchNamespace: undefined,
+      endpointsFrom: 'Endpoints',
       lease: { namespace: 'kube-system', name: 'steward-starter' },
       resyncMs: 600_000,
       debounceMs: 200,

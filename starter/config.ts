@@ -11,6 +11,7 @@ import {
   POD_ROOT_VARIABLE,
   SERVICE_ACCOUNT_DIR,
 } from '../platform/kubernetes/kubeconfig';
+import { ENDPOINTS_SOURCES, type EndpointsSource } from '../platform/kubernetes/kinds';
 import { listOrNone, loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
 import { loadCloudProvider, peerPodCloudList, peerPodCloudsSetting, servedClouds } from '../platform/peerpod-clouds';
 import { CAA_LEAK_MODES, type CaaLeakMode, type SweepBackend } from '../model/sweep-report';
@@ -40,6 +41,13 @@ export const starterSettings = {
     arg: 'name',
     description:
       'namespace whose Pods, Services, Endpoints and Translations are watched (Nodes always are); all namespaces when unset',
+  },
+  endpointsFrom: {
+    env: 'STEWARD_ENDPOINTS_FROM',
+    arg: 'source',
+    default: 'Endpoints',
+    description:
+      "where Services' endpoints are read: Endpoints (v1, deprecated since Kubernetes 1.33) or EndpointSlices (discovery.k8s.io/v1, the same Translations)",
   },
   leaseNamespace: {
     env: 'STEWARD_LEASE_NAMESPACE',
@@ -143,6 +151,7 @@ export interface StarterConfig {
   backends: Backend[];
   /** Absent: all namespaces. */
   watchNamespace?: string;
+  endpointsFrom: EndpointsSource;
   lease: { namespace: string; name: string };
   resyncMs: number;
   debounceMs: number;
@@ -168,6 +177,7 @@ const starterSchema = z
     kubeconfig: kubeconfigFiles.optional(),
     backends: backendsSchema.optional(),
     watchNamespace: objectName.optional(),
+    endpointsFrom: z.enum(ENDPOINTS_SOURCES, { error: `must be one of ${ENDPOINTS_SOURCES.join(', ')}` }),
     leaseNamespace: objectName.optional(),
     leaseName: objectName,
     resyncSeconds: whole(1),
@@ -224,6 +234,7 @@ export function loadStarterConfig(
     kubeconfig: v.kubeconfig,
     backends: [...installation(v.backends).backends],
     watchNamespace: v.watchNamespace,
+    endpointsFrom: v.endpointsFrom,
     lease: { namespace: v.leaseNamespace ?? inNamespace ?? DEFAULT_LEASE.namespace, name: v.leaseName },
     resyncMs: v.resyncSeconds * 1000,
     debounceMs: v.debounceMs,

@@ -102,6 +102,7 @@ async function startController(
     taskQueue,
     clusterId,
     namespace: config.watchNamespace,
+    endpointsFrom: config.endpointsFrom,
     identity: config.identity,
     resyncMs: config.resyncMs,
     debounceMs: config.debounceMs,

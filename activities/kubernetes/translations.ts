@@ -5,6 +5,7 @@ import * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type Translation } from '../../model/translation/types';
+import { ownsTranslation } from '../../model/translation/model';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 import { nextFence, unsettledUntil, type UnsettledWrite } from '../../model/fence';
 import type { EventInput } from './events';
@@ -183,7 +184,7 @@ async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promis
     })) as { items: KubeObject[] };
     for (const item of listed.items)
       remember({ kind: 'Translation', namespace: item.metadata.namespace, name: item.metadata.name }, item);
-    return listed.items;
+    return listed.items.filter((item) => ownsTranslation(owner.kind, item.metadata.name));
   } catch (error) {
     throw toFailure(error, `list Translations of ${ownerName(owner)}`);
   }

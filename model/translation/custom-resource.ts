@@ -32,7 +32,8 @@ export function owned(owner: KubernetesProjection, parts: Part[]): Translation[]
       name: translationName(part.kind, part.name),
       namespace,
       labels: { [OWNER_UID_LABEL]: uid },
-      ownerReferences: [{ apiVersion: 'v1', kind: owner.kind, name, uid }],
+      // The object the UID is of: the garbage collector deletes what names a kind whose object has another UID.
+      ownerReferences: [{ apiVersion: 'v1', kind: ('ownerKind' in owner && owner.ownerKind) || owner.kind, name, uid }],
       finalizers: [TRANSLATION_FINALIZER],
       resources: part.resources,
     }));

@@ -112,7 +112,22 @@ export interface TranslationReference {
 /** The kinds whose workflows push the Translations they own themselves (one workflow per object, DESIGN.md §2). */
 export const TRANSLATING_KINDS = ['Node', 'Pod', 'Service', 'Endpoints'] as const;
 
+/**
+ * The Translations of an Endpoints object are its `Endpoints-Port` ones, by name (translationName). Read from
+ * EndpointSlices, they carry the Service's UID as their owner, as the Service's own do: only the name tells whose
+ * workflow pushes each, and whose stale one each is.
+ */
+const ENDPOINTS_TRANSLATION_PREFIX = 'endpoints-port.';
+export const isEndpointsTranslation = (name: string) => name.startsWith(ENDPOINTS_TRANSLATION_PREFIX);
+
+/** Whether the Translation of that name is one the owner's kind pushes, among those its UID owns. */
+export function ownsTranslation(ownerKind: string, name: string): boolean {
+  if (ownerKind === 'Endpoints') return isEndpointsTranslation(name);
+  return ownerKind !== 'Service' || !isEndpointsTranslation(name);
+}
+
 interface OwnedMetadata {
+  name?: string;
   namespace?: string;
   labels?: Record<string, string>;
   ownerReferences?: readonly { apiVersion?: string; kind?: string; name?: string; uid?: string }[];
@@ -129,7 +144,9 @@ export function translationOwner(metadata: OwnedMetadata | undefined): (ObjectRe
     (o) => o.apiVersion === 'v1' && o.uid === label && (TRANSLATING_KINDS as readonly unknown[]).includes(o.kind),
   );
   if (!owner?.name || !owner.uid) return undefined;
-  const kind = owner.kind as (typeof TRANSLATING_KINDS)[number];
+  const named = owner.kind as (typeof TRANSLATING_KINDS)[number];
+  // An Endpoints' Translation read from EndpointSlices is owned by the Service: it is the Endpoints' workflow's.
+  const kind = named === 'Service' && isEndpointsTranslation(metadata?.name ?? '') ? 'Endpoints' : named;
   return kind === 'Node'
     ? { kind, name: owner.name, uid: owner.uid }
     : { kind, namespace: metadata?.namespace ?? '', name: owner.name, uid: owner.uid };

@@ -63,6 +63,9 @@ const serviceProjection = z.object({
 const endpointsProjection = z.object({
   kind: z.literal('Endpoints'),
   metadata: z.object(namespacedMeta),
+  // Read from EndpointSlices the endpointslice controller manages (model/translation/endpoint-slices.ts): the Service
+  // owns them, so it owns their Translations too, and `metadata.uid` is the Service's.
+  ownerKind: z.literal('Service').optional(),
   // notReadyAddresses are not projected: midonet-kubernetes never sends traffic to them.
   subsets: z
     .array(

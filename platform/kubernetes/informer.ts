@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backoffDelay, type Backoff } from '../backoff';
-import { listWatchSpec, type ListWatchSpec, type WatchedKind } from './kinds';
+import { listWatchSpec, type EndpointsSource, type ListWatchSpec, type WatchedKind } from './kinds';
 
 export interface SourceEvent<K extends string = WatchedKind> {
   type: 'upsert' | 'delete';
@@ -50,8 +50,9 @@ export const informerFactory =
       ? new k8s.ListWatch(spec.path, new k8s.Watch(kubeConfig), spec.list, false, undefined, spec.fieldSelector)
       : k8s.makeInformer(kubeConfig, spec.path, spec.list);
 
-export const kubernetesListWatch = (kubeConfig: k8s.KubeConfig, namespace?: string) => (kind: WatchedKind) =>
-  listWatchSpec(kubeConfig, kind, namespace);
+export const kubernetesListWatch =
+  (kubeConfig: k8s.KubeConfig, namespace?: string, endpointsFrom?: EndpointsSource) => (kind: WatchedKind) =>
+    listWatchSpec(kubeConfig, kind, namespace, endpointsFrom);
 
 const keyOf = (object: k8s.KubernetesObject) => `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 

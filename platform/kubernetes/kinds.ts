@@ -12,6 +12,13 @@ export const WATCHED_KINDS = [
 ] as const satisfies readonly LifecycleKind[];
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
+/**
+ * Where an installation reads Endpoints from: v1 Endpoints, or the discovery.k8s.io/v1 EndpointSlices that stand for
+ * them (model/translation/endpoint-slices.ts; the starter makes the Endpoints of each Service's slices).
+ */
+export const ENDPOINTS_SOURCES = ['Endpoints', 'EndpointSlices'] as const;
+export type EndpointsSource = (typeof ENDPOINTS_SOURCES)[number];
+
 /** What an informer needs for one kind: the watch path and the matching list call. */
 export interface ListWatchSpec {
   path: string;
@@ -24,7 +31,12 @@ export interface ListWatchSpec {
  * The list/watch pair of a kind, across all namespaces or, for namespaced kinds, only `namespace`. Nodes are
  * cluster-scoped and always watched whole.
  */
-export function listWatchSpec(kubeConfig: k8s.KubeConfig, kind: WatchedKind, namespace?: string): ListWatchSpec {
+export function listWatchSpec(
+  kubeConfig: k8s.KubeConfig,
+  kind: WatchedKind,
+  namespace?: string,
+  endpointsFrom: EndpointsSource = 'Endpoints',
+): ListWatchSpec {
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const prefix = namespace ? `/namespaces/${namespace}` : '';
   switch (kind) {
@@ -40,11 +52,22 @@ export function listWatchSpec(kubeConfig: k8s.KubeConfig, kind: WatchedKind, nam
         path: `/api/v1${prefix}/services`,
         list: () => (namespace ? core.listNamespacedService({ namespace }) : core.listServiceForAllNamespaces()),
       };
-    case 'Endpoints':
+    case 'Endpoints': {
+      if (endpointsFrom === 'EndpointSlices') {
+        const discovery = kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
+        return {
+          path: `/apis/discovery.k8s.io/v1${prefix}/endpointslices`,
+          list: () =>
+            namespace
+              ? discovery.listNamespacedEndpointSlice({ namespace })
+              : discovery.listEndpointSliceForAllNamespaces(),
+        };
+      }
       return {
         path: `/api/v1${prefix}/endpoints`,
         list: () => (namespace ? core.listNamespacedEndpoints({ namespace }) : core.listEndpointsForAllNamespaces()),
       };
+    }
     case 'Translation':
     case 'PeerPod': {
       const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);

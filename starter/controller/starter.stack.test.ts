@@ -43,7 +43,7 @@ function starter(
   namespace: string,
   identity: string,
   leaseName: string,
-  options: Pick<StarterOptions, 'kinds' | 'debounceMs'> = {},
+  options: Pick<StarterOptions, 'kinds' | 'debounceMs' | 'endpointsFrom'> = {},
 ): Starter {
   const s = createStarter({
     debounceMs: 100,
@@ -189,6 +189,52 @@ describe('starter controller on the embedded stack', () => {
     await core.deleteNode({ name: nodeName });
     await waitFor('the Node deletion to be handled', () => s.stats().signalsSent > sentBefore);
     expect((await client.workflow.getHandle(ids.node).describe()).status.name).toBe('TERMINATED');
+    expect(s.stats().errors).toBe(0);
+  });
+
+  it("reads a Service's Endpoints from its EndpointSlices when told to: one Observation per Service, with the Service's UID, gone with its last slice", async () => {
+    const ns = await namespace(`starter-${suffix}-slices`);
+    const s = starter(ns, `slices-${suffix}`, `steward-starter-${suffix}-slices`, { endpointsFrom: 'EndpointSlices' });
+    await waitFor('leadership', () => s.stats().isLeader);
+    const discovery = kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
+    const service = await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80 }] } },
+    });
+    const owner = { apiVersion: 'v1', kind: 'Service', name: 'web', uid: service.metadata!.uid!, controller: true };
+    // As the endpointslice controller writes them (the embedded stack runs none): two slices of one Service.
+    const sliceBody = (name: string, ip: string): k8s.V1EndpointSlice => ({
+      metadata: { name, labels: { 'kubernetes.io/service-name': 'web' }, ownerReferences: [owner] },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+      ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+    });
+    await discovery.createNamespacedEndpointSlice({ namespace: ns, body: sliceBody('web-a', '10.1.0.6') });
+    await discovery.createNamespacedEndpointSlice({ namespace: ns, body: sliceBody('web-b', '10.1.0.5') });
+    const id = `endpoints/${ns}/web`;
+    const last = await waitFor('both slices in the Endpoints', async () => {
+      const given = (await observed(id)).at(-1);
+      const subsets = (given?.projection as { subsets?: { addresses: { ip: string }[] }[] } | undefined)?.subsets;
+      return subsets?.[0]?.addresses.length === 2 ? given : undefined;
+    });
+    expect(last).toMatchObject({
+      uid: service.metadata!.uid,
+      gone: false,
+      projection: {
+        kind: 'Endpoints',
+        ownerKind: 'Service',
+        metadata: { namespace: ns, name: 'web', uid: service.metadata!.uid },
+        subsets: [
+          {
+            addresses: [{ ip: '10.1.0.5' }, { ip: '10.1.0.6' }],
+            ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+          },
+        ],
+      },
+    });
+    await discovery.deleteNamespacedEndpointSlice({ namespace: ns, name: 'web-a' });
+    await discovery.deleteNamespacedEndpointSlice({ namespace: ns, name: 'web-b' });
+    await waitFor('the Endpoints gone with the last slice', async () => (await observed(id)).at(-1)?.gone || undefined);
     expect(s.stats().errors).toBe(0);
   });
 

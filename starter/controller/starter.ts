@@ -6,7 +6,7 @@ import type { Observation } from '../../model/messages';
 import { TASK_QUEUE, workflowId } from '../../model/naming';
 import type { Backoff } from '../../platform/backoff';
 import { createHandler, type Handler, type HandlerOptions, type SignalClient } from './handler';
-import type { WatchedKind } from '../../platform/kubernetes/kinds';
+import type { EndpointsSource, WatchedKind } from '../../platform/kubernetes/kinds';
 import { installation, type Backend } from '../../platform/backends';
 import { defaultWorkflowTypes } from './workflow-types';
 import { createLeaderElector, type LeaderElector, type LeaseOptions, type LeaseRound } from './leader';
@@ -24,6 +24,7 @@ import { createWorkQueue, type WorkQueue } from './queue';
 import { createMassDeletionGuard, type MassDeletionGuard, type MassDeletionGuardOptions } from './deletion-guard';
 import type { WaveSettings } from '../../model/deletion-guard';
 import { createRepairs } from './repair';
+import { endpointsFromSlices } from './endpoint-slices';
 import { createServedClouds, type ServedClouds } from './served-clouds';
 import { createOperatorRequests, type OperatorRequests } from './operator-requests';
 import {
@@ -45,6 +46,8 @@ export interface StarterOptions {
   clusterId?: string;
   /** Kubernetes namespace whose namespaced objects are watched; all namespaces when absent. Nodes are always watched. */
   namespace?: string;
+  /** Where Endpoints are read from: v1 Endpoints (the default) or the EndpointSlices that stand for them. */
+  endpointsFrom?: EndpointsSource;
   /** Names this starter in the Lease and in logs; unique per process (e.g. the pod name). */
   identity: string;
   /** Full re-list period. Default 10 minutes. */
@@ -173,15 +176,19 @@ function createObjectSource(
   logger: Logger,
   hooks: Pick<SourceOptions, 'onEvent' | 'onError' | 'onListed' | 'onResync'>,
 ): Source {
-  return createSource({
+  const endpointsFrom = options.endpointsFrom ?? 'Endpoints';
+  const slices = endpointsFrom === 'EndpointSlices' ? endpointsFromSlices(hooks.onEvent, logger) : undefined;
+  const source = createSource({
     kinds,
-    listWatch: kubernetesListWatch(options.kubeConfig, options.namespace),
+    listWatch: kubernetesListWatch(options.kubeConfig, options.namespace, endpointsFrom),
     makeInformer: informerFactory(options.kubeConfig),
     resyncMs: options.resyncMs ?? 10 * 60_000,
     backoff: INFORMER_BACKOFF,
     logger,
     ...hooks,
+    onEvent: slices?.onEvent ?? hooks.onEvent,
   });
+  return slices?.over(source) ?? source;
 }
 
 /**

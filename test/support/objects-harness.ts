@@ -34,6 +34,7 @@ import {
   type Translation,
 } from '../../model/translation/types';
 import { toProjection } from '../../model/translation/to-projection';
+import type { EndpointsSource } from '../../platform/kubernetes/kinds';
 
 export const TRANSLATIONS = { group: 'midonet.org', version: 'v1', plural: 'translations' } as const;
 // The emulator accepts any well-formed credentials.
@@ -75,6 +76,8 @@ export interface HarnessOptions {
   lease?: Pick<LeaseOptions, 'leaseDurationSeconds' | 'renewSeconds'>;
   /** The starter's guard against mass deletion (its defaults when absent). */
   massDeletion?: WaveSettings;
+  /** Where the starter reads Endpoints from (STEWARD_ENDPOINTS_FROM); v1 Endpoints when absent. */
+  endpointsFrom?: EndpointsSource;
   /**
    * Run the worker as `count` `steward worker` processes (their CPU and memory then measurable), each logging to
    * `logFile(index)`, all loading the workflow code from `workflowBundle` when given (as the image's workers do).
@@ -145,6 +148,7 @@ export async function startObjectsHarness(
     debounceMs = 50,
     lease,
     massDeletion,
+    endpointsFrom,
     workerProcesses,
     startWorkers,
     maxCachedWorkflows,
@@ -202,6 +206,7 @@ export async function startObjectsHarness(
     ...(resyncMs ? { resyncMs } : {}),
     ...(lease ? { lease } : {}),
     ...(massDeletion ? { massDeletion } : {}),
+    ...(endpointsFrom ? { endpointsFrom } : {}),
     debounceMs,
     logger: log,
   });
