@@ -167,25 +167,31 @@ describe('operator actions', () => {
     {
       why: 'an unknown mode is refused before any call',
       args: ['--mode', 'sweep', '--reason', 'try'],
-      message: `cleanup ${'<id>'}: --mode: mode must be one of retry, orphan, force`,
+      message: `${'<id>'}: --mode: mode must be one of retry, orphan, force`,
+      code: 2,
     },
     {
       why: 'a cleanup without a reason is refused before any call',
       args: ['--mode', 'retry'],
-      message: `cleanup ${'<id>'}: --reason: a reason is required`,
+      message: `${'<id>'}: --reason: a reason is required`,
+      code: 2,
     },
     {
       why: 'a cleanup on a synced lifecycle is rejected by the validator, naming the state',
       args: ['--mode', 'retry', '--reason', 'just because'],
-      message: `cleanup ${'<id>'} rejected: cleanup is not possible while the lifecycle is synced`,
+      message: `${'<id>'} rejected: cleanup is not possible while the lifecycle is synced`,
+      code: 1,
     },
-  ])('the CLI: $why', async ({ args, message }) => {
+  ])('the CLI: $why', async ({ args, message, code }) => {
     await expect(steward(h, 'cleanup', 'translation', target(), '--via', 'temporal', ...args)).rejects.toThrow(
       message.replace('<id>', id()),
     );
-    // The same as a process: exit 1 and the message on stderr.
+    // The same as a process: the message on stderr in the one error format, exit 2 for a usage error, else 1.
     const run = await stewardProcess(h, 'cleanup', 'translation', target(), '--via', 'temporal', ...args);
-    expect([run.code, run.stderr]).toEqual([1, expect.stringContaining(message.replace('<id>', id()))]);
+    expect([run.code, run.stderr]).toEqual([
+      code,
+      expect.stringContaining(`error: cleanup: ${message.replace('<id>', id())}`),
+    ]);
   });
 
   it.each([
@@ -283,7 +289,7 @@ describe('operator actions', () => {
     await expect(
       steward(h, 'resume', 'translation', target(), '--via', 'temporal', '--reason', 'twice'),
     ).rejects.toThrow(
-      `resume ${id()} rejected: resume is not possible while the lifecycle is synced (only a paused lifecycle resumes)`,
+      `${id()} rejected: resume is not possible while the lifecycle is synced (only a paused lifecycle resumes)`,
     );
   });
 
@@ -294,7 +300,7 @@ describe('operator actions', () => {
     for (const mode of ['force', 'orphan'])
       await expect(
         steward(h, 'cleanup', 'translation', target(), '--via', 'temporal', '--mode', mode, '--reason', 'r'),
-      ).rejects.toThrow(`cleanup ${id()} rejected: cleanup --mode ${mode} ${refusal}`);
+      ).rejects.toThrow(`${id()} rejected: cleanup --mode ${mode} ${refusal}`);
     const rejected = await handleOf(h, name)
       .executeUpdate(cleanupUpdate, { args: [{ mode: 'force', reason: 'r', requestedBy: 'e2e' }] })
       .catch((e: unknown) => e);

@@ -23,7 +23,7 @@ import {
 } from './index';
 import type { StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
-import { registerOperatorCommands } from '../../cli/operator';
+import { registerOperatorCommands, registerStatusCommand } from '../../cli/operator';
 import { type RunningWorker } from '../../worker';
 import { loadWorkerConfig, runWorker } from '../../cli/worker';
 import { cleanupUpdate, stateQuery, type LifecycleStateView } from '../../model/messages';
@@ -424,6 +424,7 @@ export async function runOperatorCommand(args: string[]): Promise<string> {
     .exitOverride()
     .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
   registerOperatorCommands(program);
+  registerStatusCommand(program);
   await program.parseAsync(args, { from: 'user' });
   return out;
 }
