@@ -76,6 +76,27 @@ function missingFiles(page: string, markdown: string, exists: (path: string) => 
     .map((path) => `${page}: \`${path}\``);
 }
 
+/** The manifests whose comments name repository files (the kustomize base and the chart's values, read by users). */
+const commentedYaml = [
+  ...readdirSync(join(root, 'deploy/manifests'))
+    .filter((name) => name.endsWith('.yaml'))
+    .map((name) => `deploy/manifests/${name}`),
+  'deploy/helm/steward/values.yaml',
+];
+
+/**
+ * Paths in the `#` comments of a YAML file that name a repository file that is not there: a path under one of its
+ * top-level folders (`deploy/README.md`, `bench/results/….md`, `deploy/overlays/`), relative to the root; a module may
+ * be named without its `.ts`. What follows `:` or `#` (a line, a symbol) is not read.
+ */
+function missingFilesInComments(yaml: string, exists: (path: string) => boolean = existsSync): string[] {
+  return [...yaml.matchAll(/(?:^|\s)#(.*)$/gm)]
+    .flatMap(([, comment]) => [...comment!.matchAll(/(?<![\w./-])([\w-]+(?:\/[\w.-]+)+\/?)/g)])
+    .map(([, path]) => path!.replace(/[.]+$/, '').split(/[:#]/)[0]!)
+    .filter((path) => topLevel.has(path.split('/')[0]!))
+    .filter((path) => !exists(resolve(root, path)) && !exists(`${resolve(root, path)}.ts`));
+}
+
 describe('links in the README and the docs', () => {
   it('finds relative links, and only those', () => {
     const sample = [
@@ -149,6 +170,24 @@ describe('links in the README and the docs', () => {
 
   it.each(pages)('%s names no repository file that is not there', (page) => {
     expect(missingFiles(page, readFileSync(join(root, page), 'utf8'))).toEqual([]);
+  });
+
+  it('finds paths in YAML comments naming a repository file that is not there, and only those', () => {
+    const there = new Set(
+      ['deploy/README.md', 'bench/results/burst-1.md', 'deploy/overlays'].map((p) => resolve(root, p)),
+    );
+    const check = (yaml: string) => missingFilesInComments(yaml, (path) => there.has(path));
+    const yaml = [
+      '# Measured (bench/results/burst-1.md); deploy/README.md, "How many workers". Overlays in deploy/overlays/.',
+      'kind: Deployment # the guide: deploy/GUIDE.md',
+      'image: registry.example.com/steward:0.1.0',
+      '  # bench/results/burst-0.md, midonet.org/host-id, kubernetes.endpoint.host/port',
+    ].join('\n');
+    expect(check(yaml)).toEqual(['deploy/GUIDE.md', 'bench/results/burst-0.md']);
+  });
+
+  it.each(commentedYaml)('%s names in its comments no repository file that is not there', (file) => {
+    expect(missingFilesInComments(readFileSync(join(root, file), 'utf8'))).toEqual([]);
   });
 
   it('keeps README.md at 200 lines at most', () => {
