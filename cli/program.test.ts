@@ -16,7 +16,7 @@ describe('steward --help', () => {
     expect(groups).toEqual({
       'Options:': ['--version', '-h,'],
       'Operate:': ['worker', 'starter', 'setup', 'cleanup', 'pause', 'resume', 'refresh', 'sweep'],
-      'Inspect:': ['list', 'status', 'version', 'completion', 'help'],
+      'Inspect:': ['list', 'status', 'version', 'check', 'completion', 'help'],
       'Migrate:': ['adopt', 'uninstall'],
       'Develop:': ['up', 'demo', 'bundle'],
     });

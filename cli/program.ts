@@ -3,6 +3,7 @@ import { stewardVersion } from '../platform/version';
 import { acquireTracing, type TracingLease } from '../platform/tracing';
 import { registerAdoptCommand } from './adopt';
 import { registerBundleCommand } from './bundle';
+import { registerCheckCommand } from './check';
 import { registerCompletionCommand } from './completion';
 import { registerDemoCommand } from './demo';
 import { registerListCommand } from './list';
@@ -49,6 +50,7 @@ const COMMAND_GROUPS: [heading: string, register: ((program: Command) => void)[]
       registerListCommand,
       registerStatusCommand,
       registerVersionCommand,
+      registerCheckCommand,
       registerCompletionCommand,
       // `help` among the commands that only tell, not under whichever heading comes last.
       (program) => program.helpCommand(true),
