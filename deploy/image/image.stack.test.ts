@@ -23,6 +23,7 @@ import { freePort } from '../../worker/ports';
 import type { WorkerSettingValues } from '../local/worker-process';
 import { ManagedProcess, waitUntil } from '../local/process';
 import { stderrReporter } from '../local/progress';
+import { ensureKubectl } from '../testing/kubectl';
 import { buildImage } from './build';
 
 const work = mkdtempSync(join(tmpdir(), 'steward-image-'));
@@ -57,7 +58,7 @@ it('runs worker --help under the Deployments’ restrictions', async () => {
   expect((await podman([...asDeployed, image, 'worker', '--help'])).stdout).toMatch(/^Usage: steward worker/);
 });
 
-it('runs compiled JavaScript on Node 24 as the user node, with no tsx and nothing writable but /tmp', async () => {
+it('runs compiled JavaScript on Node 24 as the user node, with no tsx, nothing writable but /tmp, and steward and kubectl-steward on the PATH', async () => {
   const script = [
     'id -un',
     'echo $HOME',
@@ -66,6 +67,10 @@ it('runs compiled JavaScript on Node 24 as the user node, with no tsx and nothin
     'ls node_modules/tsx 2>/dev/null || echo no tsx',
     'touch /opt/steward/x 2>/dev/null || echo read-only',
     'touch /tmp/x && echo /tmp writable',
+    // On the PATH as `npm install -g` puts them: kubectl finds the plugin by the name kubectl-steward.
+    'command -v steward',
+    'command -v kubectl-steward',
+    'kubectl-steward --version',
   ].join('; ');
   const { stdout } = await podman([...asDeployed, '--entrypoint', 'sh', image, '-c', script]);
   expect(stdout.split('\n')).toEqual([
@@ -78,6 +83,9 @@ it('runs compiled JavaScript on Node 24 as the user node, with no tsx and nothin
     'no tsx',
     'read-only',
     '/tmp writable',
+    '/usr/local/bin/steward',
+    '/usr/local/bin/kubectl-steward',
+    version,
     '',
   ]);
 });
@@ -145,5 +153,36 @@ describe('a worker from the image', () => {
         if (id) expect([resource.kind, pushed[resource.kind]]).toEqual([resource.kind, expect.arrayContaining([id])]);
       }
     }
+  });
+
+  it('answers `kubectl steward list -A` run inside the image with the image’s own PATH: the Pod and its Node', async () => {
+    const node = cluster.nodes[0]!;
+    const pod = cluster.pods.find((p) => p.spec.nodeName === node.metadata.name)!;
+    // kubectl (a static binary) mounted in; the plugin is the image's own /usr/local/bin/kubectl-steward.
+    const kubeconfig = join(work, 'kubectl-kubeconfig');
+    copyFileSync(h.info.kubernetes.kubeconfig, kubeconfig);
+    chmodSync(kubeconfig, 0o644);
+    const { stdout } = await podman([
+      ...asDeployed,
+      '--network',
+      'host',
+      '-v',
+      `${await ensureKubectl()}:/usr/bin/kubectl:ro`,
+      '-v',
+      `${kubeconfig}:/etc/steward/kubeconfig:ro`,
+      '--env',
+      'KUBECONFIG=/etc/steward/kubeconfig',
+      '--env',
+      `TEMPORAL_ADDRESS=${h.info.temporal.address}`,
+      '--env',
+      `TEMPORAL_NAMESPACE=${h.info.temporal.namespace}`,
+      '--entrypoint',
+      'kubectl',
+      image,
+      ...['steward', 'list', '-A', '-o', 'name'],
+    ]);
+    expect(stdout.split('\n')).toEqual(
+      expect.arrayContaining([`pod/${pod.metadata.namespace}/${pod.metadata.name}`, `node/${node.metadata.name}`]),
+    );
   });
 });

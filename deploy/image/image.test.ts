@@ -118,6 +118,19 @@ describe('the image', () => {
     );
   });
 
+  it('puts every command of package.json’s bin on the PATH, as npm install -g does: steward and kubectl-steward', () => {
+    const { bin } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    const dockerfile = readFileSync(join(repoRoot, 'deploy', 'image', 'Dockerfile'), 'utf8');
+    const links = [...dockerfile.matchAll(/ln -s (\S+) \/usr\/local\/bin\/(\S+)/g)].map(([, file, command]) => [
+      command,
+      file,
+    ]);
+    expect(Object.fromEntries(links)).toEqual(
+      Object.fromEntries(Object.entries(bin).map(([command, file]) => [command, `/opt/steward/${file}`])),
+    );
+    expect(Object.keys(bin)).toEqual(['steward', 'kubectl-steward']);
+  });
+
   it.each(productionCommands)(
     'steward %s loads nothing of deploy/local, and only files the image has',
     async (_name, args) => {
