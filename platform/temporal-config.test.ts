@@ -160,6 +160,47 @@ describe("Temporal's client configuration file (profiles)", () => {
     expect(logged).toContain('BEGIN CERTIFICATE');
   });
 
+  it("takes the PEM itself from TEMPORAL_TLS_*_DATA, as Temporal's CLI and SDKs do, and implies TLS", () => {
+    const env = {
+      TEMPORAL_TLS_CLIENT_CERT_DATA: '-----BEGIN CERTIFICATE-----\nenv',
+      TEMPORAL_TLS_CLIENT_KEY_DATA: '-----BEGIN PRIVATE KEY-----\nenv',
+      TEMPORAL_TLS_SERVER_CA_CERT_DATA: '-----BEGIN CERTIFICATE-----\nca',
+    };
+    expect(loadTemporalConfig({}, env).tls).toEqual({
+      clientCertPem: env.TEMPORAL_TLS_CLIENT_CERT_DATA,
+      clientKeyPem: env.TEMPORAL_TLS_CLIENT_KEY_DATA,
+      caPem: env.TEMPORAL_TLS_SERVER_CA_CERT_DATA,
+    });
+    const flags = { tlsCertData: '-----BEGIN CERTIFICATE-----\nflag', tlsKeyData: '-----BEGIN PRIVATE KEY-----\nflag' };
+    expect(loadTemporalConfig(flags, env).tls).toMatchObject({ clientCertPem: flags.tlsCertData });
+  });
+
+  it.each([
+    [
+      "a variable's PEM replaces the profile's",
+      { TEMPORAL_TLS_CLIENT_CERT_DATA: '-----BEGIN CERTIFICATE-----\nenv' },
+      { clientCertPem: '-----BEGIN CERTIFICATE-----\nenv', clientKeyPem: '-----BEGIN PRIVATE KEY-----' },
+    ],
+    [
+      "a variable's file replaces the profile's PEM",
+      { TEMPORAL_TLS_CLIENT_CERT_PATH: envCert },
+      { clientCertFile: envCert, clientKeyPem: '-----BEGIN PRIVATE KEY-----' },
+    ],
+  ])('with a profile: %s, each file on its own', (_sentence, vars, tls) => {
+    const config = loadTemporalConfig({ profile: 'prod' }, { ...inFile, ...vars });
+    expect(config.tls).toEqual({ ...tls, serverName: 'temporal.prod' });
+  });
+
+  it('refuses a file given both as a path and as PEM, as the temporal CLI does, and PEM that is a path', () => {
+    const env = { TEMPORAL_TLS_CLIENT_CERT_PATH: envCert, TEMPORAL_TLS_CLIENT_KEY_PATH: envKey };
+    expect(issues(() => loadTemporalConfig({ tlsCertData: '-----BEGIN CERTIFICATE-----' }, env))).toEqual([
+      '--tls-cert-data / TEMPORAL_TLS_CLIENT_CERT_DATA: cannot be used with --tls-cert-path / TEMPORAL_TLS_CLIENT_CERT_PATH: give the file one way',
+    ]);
+    expect(issues(() => loadTemporalConfig({}, { TEMPORAL_TLS_SERVER_CA_CERT_DATA: '/etc/tls/ca.crt' }))).toEqual([
+      '--tls-ca-data / TEMPORAL_TLS_SERVER_CA_CERT_DATA: must be PEM text (-----BEGIN …); a file goes in the *-path setting',
+    ]);
+  });
+
   it.each([
     ['XDG_CONFIG_HOME', (root: string) => ({ XDG_CONFIG_HOME: root }), (root: string) => root],
     ['HOME without XDG_CONFIG_HOME', (root: string) => ({ HOME: root }), (root: string) => join(root, '.config')],

@@ -78,6 +78,26 @@ export const temporalSettings = {
     arg: 'file',
     description: 'CA certificate (PEM) of the server, when the system does not trust it',
   },
+  // The PEM itself, as the temporal CLI's --tls-*-data and envconfig's *_DATA take it (e.g. a Secret's key as a
+  // variable). One of the two ways per file: both refused, as the temporal CLI refuses them.
+  tlsCertData: {
+    env: 'TEMPORAL_TLS_CLIENT_CERT_DATA',
+    arg: 'pem',
+    description: 'client certificate as PEM text, in place of --tls-cert-path',
+  },
+  tlsKeyData: {
+    env: 'TEMPORAL_TLS_CLIENT_KEY_DATA',
+    arg: 'pem',
+    secret: true,
+    // temporal --tls-key-data: one command line serves both tools.
+    secretFlag: true,
+    description: 'client private key as PEM text, in place of --tls-key-path',
+  },
+  tlsCaData: {
+    env: 'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
+    arg: 'pem',
+    description: "server's CA certificate as PEM text, in place of --tls-ca-path",
+  },
   tlsServerName: {
     env: 'TEMPORAL_TLS_SERVER_NAME',
     arg: 'name',
@@ -121,7 +141,7 @@ export const temporalUiUrlSetting = {
 
 export const temporalUiUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
-/** Each PEM as a file, or (from a profile's `*_data`) written out. */
+/** Each PEM as a file, or written out (a `*_DATA` variable, a `--tls-*-data` flag, a profile's `*_data`). */
 export interface TemporalTls {
   clientCertFile?: string;
   clientKeyFile?: string;
@@ -150,6 +170,18 @@ export interface TemporalConfig extends TemporalConnectionConfig {
   clusterId?: string;
 }
 
+/** PEM text; a path given in its place is refused (without showing it: the key's is a secret). */
+const pemText = z.string().refine((text) => text.includes('-----BEGIN '), {
+  error: 'must be PEM text (-----BEGIN …); a file goes in the *-path setting',
+});
+
+/** Each TLS file, given as a path or as its PEM: the settings of both, and the profile's PEM for it. */
+const tlsPairs = [
+  { path: 'tlsCertPath', data: 'tlsCertData', pem: 'clientCert' },
+  { path: 'tlsKeyPath', data: 'tlsKeyData', pem: 'clientKey' },
+  { path: 'tlsCaPath', data: 'tlsCaData', pem: 'ca' },
+] as const;
+
 export const temporalShape = {
   address: z
     .string()
@@ -159,6 +191,9 @@ export const temporalShape = {
   tlsCertPath: readableFile.optional(),
   tlsKeyPath: readableFile.optional(),
   tlsCaPath: readableFile.optional(),
+  tlsCertData: pemText.optional(),
+  tlsKeyData: pemText.optional(),
+  tlsCaData: pemText.optional(),
   tlsServerName: z.string().min(1).optional(),
   apiKey: z.string().min(1, 'must not be empty').optional(),
   profile: z.string().min(1, 'must not be empty').optional(),
@@ -195,6 +230,12 @@ export function defaultConfigFile(env: NodeJS.ProcessEnv, platform = process.pla
   else if (XDG_CONFIG_HOME) dir = isAbsolute(XDG_CONFIG_HOME) ? XDG_CONFIG_HOME : undefined;
   else dir = HOME && join(HOME, '.config');
   return dir ? join(dir, 'temporalio', 'temporal.toml') : undefined;
+}
+
+/** Whether the flag or the variable (or its alias) of a Temporal setting gives it a value. */
+function givenOutsideProfile(key: keyof typeof temporalSettings, flags: Flags, env: NodeJS.ProcessEnv): boolean {
+  const setting: Setting = temporalSettings[key];
+  return flags[key] !== undefined || Boolean(env[setting.env]) || Boolean(setting.alias && env[setting.alias]);
 }
 
 const pathOf = (source?: ConfigDataSource) => (source && 'path' in source ? source.path : undefined);
@@ -234,39 +275,56 @@ export function loadTemporalProfile(flags: Flags, env: NodeJS.ProcessEnv): Tempo
     throw new ConfigError([`${profileLabel}: no profile "${name}" in ${file} (${has})`]);
   }
   const { tls } = profile;
+  const pem: TemporalProfile['pem'] = {
+    clientCert: pemOf(tls?.clientCert),
+    clientKey: pemOf(tls?.clientKey),
+    ca: pemOf(tls?.serverCACert),
+  };
+  const values: Partial<Record<keyof typeof temporalSettings, string>> = {
+    address: profile.address,
+    temporalNamespace: profile.namespace,
+    apiKey: profile.apiKey,
+    // As envconfig: a [tls] table turns TLS on unless it says disabled.
+    tls: tls && String(!tls.disabled),
+    tlsCertPath: pathOf(tls?.clientCert),
+    tlsKeyPath: pathOf(tls?.clientKey),
+    tlsCaPath: pathOf(tls?.serverCACert),
+    tlsServerName: tls?.serverName,
+  };
+  // A file given by flag or variable, as a path or as PEM, replaces the profile's, in whichever form it has it.
+  for (const pair of tlsPairs) {
+    if (!givenOutsideProfile(pair.path, flags, env) && !givenOutsideProfile(pair.data, flags, env)) continue;
+    delete values[pair.path];
+    delete pem[pair.pem];
+  }
   return {
-    layer: {
-      from: `profile "${name}" of ${file}`,
-      values: {
-        address: profile.address,
-        temporalNamespace: profile.namespace,
-        apiKey: profile.apiKey,
-        // As envconfig: a [tls] table turns TLS on unless it says disabled.
-        tls: tls && String(!tls.disabled),
-        tlsCertPath: pathOf(tls?.clientCert),
-        tlsKeyPath: pathOf(tls?.clientKey),
-        tlsCaPath: pathOf(tls?.serverCACert),
-        tlsServerName: tls?.serverName,
-      } satisfies Partial<Record<keyof typeof temporalSettings, string>>,
-    },
-    pem: { clientCert: pemOf(tls?.clientCert), clientKey: pemOf(tls?.clientKey), ca: pemOf(tls?.serverCACert) },
+    layer: { from: `profile "${name}" of ${file}`, values },
+    pem,
     ...(profile.grpcMeta && Object.keys(profile.grpcMeta).length ? { grpcMeta: profile.grpcMeta } : {}),
   };
 }
 
-/** The certificate, key and CA as files, else as the profile's PEM: a file named by flag or variable wins. */
+/**
+ * The certificate, key and CA as files, else as PEM given by flag or variable, else as the profile's PEM (which
+ * loadTemporalProfile drops where a flag or variable gives the file either way).
+ */
 const tlsSources = (v: TemporalValues, { pem }: TemporalProfile) => ({
   clientCertFile: v.tlsCertPath,
   clientKeyFile: v.tlsKeyPath,
   caFile: v.tlsCaPath,
-  clientCertPem: v.tlsCertPath ? undefined : pem.clientCert,
-  clientKeyPem: v.tlsKeyPath ? undefined : pem.clientKey,
-  caPem: v.tlsCaPath ? undefined : pem.ca,
+  clientCertPem: v.tlsCertPath ? undefined : (v.tlsCertData ?? pem.clientCert),
+  clientKeyPem: v.tlsKeyPath ? undefined : (v.tlsKeyData ?? pem.clientKey),
+  caPem: v.tlsCaPath ? undefined : (v.tlsCaData ?? pem.ca),
 });
 
 export const tlsRules = (profile: TemporalProfile) => (v: TemporalValues, ctx: z.RefinementCtx) => {
   const missing = (path: keyof typeof temporalSettings, because: string) =>
     ctx.addIssue({ code: 'custom', path: [path], message: `is required ${because}` });
+  for (const { path, data } of tlsPairs) {
+    if (v[path] === undefined || v[data] === undefined) continue;
+    const message = `cannot be used with ${settingLabel(path, temporalSettings[path])}: give the file one way`;
+    ctx.addIssue({ code: 'custom', path: [data], message });
+  }
   const s = tlsSources(v, profile);
   const cert = s.clientCertFile ?? s.clientCertPem;
   const key = s.clientKeyFile ?? s.clientKeyPem;
