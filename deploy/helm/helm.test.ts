@@ -121,10 +121,13 @@ type Labelled = { metadata?: { labels?: Record<string, string>; annotations?: Re
  * - helm's labels: `helm.sh/chart` added, `app.kubernetes.io/managed-by: Helm` for kustomize;
  * - CRDs as they are in crds/ (helm applies that folder untemplated), without the base's labels;
  * - a `checksum/config` annotation on the pod templates, so a changed ConfigMap rolls the pods;
- * - the ServiceMonitor carries the release's labels besides the component's `app.kubernetes.io/name`.
+ * - the ServiceMonitor carries the release's labels besides the component's `app.kubernetes.io/name`;
+ * - helm's hooks (the `helm test` Pod), which kustomize has no counterpart of: `helm template` renders them.
  */
+const isHook = (o: k8s.KubernetesObject) => o.metadata?.annotations?.['helm.sh/hook'] !== undefined;
+
 function normalize(rendered: k8s.KubernetesObject[], tool: 'helm' | 'kustomize'): k8s.KubernetesObject[] {
-  const objects = structuredClone(rendered).filter((o) => o.kind !== 'Namespace');
+  const objects = structuredClone(rendered).filter((o) => o.kind !== 'Namespace' && !isHook(o));
   const relabel = (o: Labelled | undefined) => {
     const labels = o?.metadata?.labels;
     if (!labels) return;
@@ -346,6 +349,68 @@ describe('every option on', () => {
     const kinds = (await render(false)).map((o) => o.kind);
     expect(kinds).not.toContain('NetworkPolicy');
     expect(kinds).toContain('Deployment');
+  });
+});
+
+describe('the helm test Pod', () => {
+  const render = async (values: object) => {
+    const objects = await helmTemplate(helm, values);
+    const pod = objects.find((o): o is k8s.V1Pod => o.kind === 'Pod' && isHook(o));
+    const worker = objects.find(
+      (o): o is k8s.V1Deployment => o.kind === 'Deployment' && /worker$/.test(o.metadata!.name!),
+    );
+    return { pod, worker: worker!.spec!.template };
+  };
+
+  it.each([
+    ['the default values', {}],
+    ['every option on', everyOption],
+    ['values-peerpods.yaml', peerpodsValues],
+  ])(
+    'with %s: runs `steward check` from the worker’s image, ServiceAccount, network, environment and mounts',
+    async (_, values) => {
+      const { pod, worker } = await render(values);
+      expect(pod?.metadata?.annotations).toEqual({
+        'helm.sh/hook': 'test',
+        'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+      });
+      const [spec, workerSpec] = [pod!.spec!, worker.spec!];
+      const [check, workerContainer] = [spec.containers[0]!, workerSpec.containers[0]!];
+      expect(spec.containers).toHaveLength(1);
+      // The image's entrypoint (node bin/steward.cjs), as for the worker, with the command's name.
+      expect([check.command, check.args, workerContainer.command]).toEqual([undefined, ['check'], undefined]);
+      expect(spec.restartPolicy).toBe('Never');
+      const same = <T extends object>(o: T, keys: (keyof T)[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));
+      const podKeys: (keyof k8s.V1PodSpec)[] = [
+        'serviceAccountName',
+        'automountServiceAccountToken',
+        'hostNetwork',
+        'dnsPolicy',
+        'priorityClassName',
+        'tolerations',
+        'nodeSelector',
+        'affinity',
+        'imagePullSecrets',
+        'securityContext',
+        'volumes',
+      ];
+      expect(same(spec, podKeys)).toEqual(same(workerSpec, podKeys));
+      const containerKeys: (keyof k8s.V1Container)[] = [
+        'image',
+        'imagePullPolicy',
+        'env',
+        'envFrom',
+        'volumeMounts',
+        'securityContext',
+      ];
+      expect(same(check, containerKeys)).toEqual(same(workerContainer, containerKeys));
+      // Not taken for a worker by its Service, PodDisruptionBudget or NetworkPolicy.
+      expect(pod!.metadata!.labels!['app.kubernetes.io/component']).toBe('check');
+    },
+  );
+
+  it('is left out with tests.enabled false', async () => {
+    expect((await render({ tests: { enabled: false } })).pod).toBeUndefined();
   });
 });
 

@@ -38,11 +38,30 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* A container's image, environment and probes, the same for the worker and the starter but for the port. */}}
 {{- define "steward.container" -}}
+{{ include "steward.image" . }}
+args: [{{ .component }}]
+{{- include "steward.containerEnv" . | trim | nindent 0 }}
+ports:
+  - { name: http, containerPort: {{ .port }} }
+livenessProbe:
+  httpGet: { path: /healthz, port: http }
+  periodSeconds: 20
+readinessProbe:
+  httpGet: { path: /readyz, port: http }
+  periodSeconds: 5
+  timeoutSeconds: 3
+{{ include "steward.containerSecurityContext" . }}
+{{- end -}}
+
+{{- define "steward.image" -}}
 image: {{ printf "%s:%s" .root.Values.image.repository (include "steward.version" .root) | quote }}
 {{- with .root.Values.image.pullPolicy }}
 imagePullPolicy: {{ . }}
 {{- end }}
-args: [{{ .component }}]
+{{- end -}}
+
+{{/* A component's environment: the API key's Secret, its own `env`, the values' extraEnv, then what it reads whole. */}}
+{{- define "steward.containerEnv" -}}
 {{- $apiKey := .root.Values.temporal.apiKey }}
 {{- if or $apiKey.secretName .env .root.Values.extraEnv }}
 env:
@@ -71,22 +90,52 @@ envFrom:
   {{- with .root.Values.secretName }}
   - secretRef: { name: {{ . }}, optional: true }
   {{- end }}
-ports:
-  - { name: http, containerPort: {{ .port }} }
-livenessProbe:
-  httpGet: { path: /healthz, port: http }
-  periodSeconds: 20
-readinessProbe:
-  httpGet: { path: /readyz, port: http }
-  periodSeconds: 5
-  timeoutSeconds: 3
-{{- /* The restricted profile (deploy/manifests/steward.yaml says why each). */}}
+{{- end -}}
+
+{{/* The restricted profile (deploy/manifests/steward.yaml says why each). */}}
+{{- define "steward.containerSecurityContext" -}}
 securityContext:
   runAsNonRoot: true
   allowPrivilegeEscalation: false
   readOnlyRootFilesystem: true
   capabilities: { drop: [ALL] }
   seccompProfile: { type: RuntimeDefault }
+{{- end -}}
+
+{{/*
+The worker pod's security context, mounts and volumes: its Deployment's, and the chart test's (tests/check.yaml), so
+that `helm test` checks with what the workers have.
+*/}}
+{{- define "steward.workerPodSecurityContext" -}}
+securityContext:
+  runAsNonRoot: true
+  runAsUser: 1000
+  runAsGroup: 1000
+  # The SSH key's group, so the node user reads it at mode 0440.
+  fsGroup: 1000
+  seccompProfile: { type: RuntimeDefault }
+{{- end -}}
+
+{{- define "steward.workerVolumeMounts" -}}
+volumeMounts:
+  - { name: tmp, mountPath: /tmp }
+  {{- if and .Values.peerpods.enabled .Values.cloud.sshKeySecret }}
+  - { name: ssh-key, mountPath: /home/node/.ssh, readOnly: true }
+  {{- end }}
+  {{- with include "steward.temporalTlsMount" . }}{{ . | nindent 2 }}{{ end }}
+  {{- with .Values.extraVolumeMounts }}{{ toYaml . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "steward.workerVolumes" -}}
+volumes:
+  - name: tmp
+    emptyDir: { sizeLimit: 256Mi }
+  {{- if and .Values.peerpods.enabled .Values.cloud.sshKeySecret }}
+  - name: ssh-key
+    secret: { secretName: {{ .Values.cloud.sshKeySecret }}, optional: true, defaultMode: 288 } # 0440
+  {{- end }}
+  {{- with include "steward.temporalTlsVolume" . }}{{ . | nindent 2 }}{{ end }}
+  {{- with .Values.extraVolumes }}{{ toYaml . | nindent 2 }}{{ end }}
 {{- end -}}
 
 {{/* Temporal's mTLS Secret (temporal.tls), mounted where the ConfigMap's TEMPORAL_TLS_* files are; empty without. */}}
