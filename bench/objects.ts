@@ -15,6 +15,7 @@ import { repoRoot } from '../deploy/local/paths';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { DEFAULT_LEASE } from '../starter/controller';
 import { starterSettings } from '../starter/config';
+import { duration } from '../starter/sweep-schedule';
 import { workerSettings } from '../cli/worker';
 import { writeWorkflowBundle } from '../worker/bundle';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
@@ -527,7 +528,7 @@ export async function runObjectsScenario(
     ...(heap && { heapSnapshotDir: heap.dir }),
     hosts,
     identity: `bench-${scenario.name}`,
-    debounceMs: Number(starterSettings.debounceMs.default),
+    debounceMs: duration.parse(starterSettings.debounceWindow.default),
     lease: { leaseDurationSeconds, renewSeconds },
     // The burst deletes every Pod at once, the wave Steward's guard against mass deletion holds for an operator's
     // go-ahead (docs/operations.md): measured with the wave trigger off (a share of 1 is never exceeded).

@@ -16,13 +16,15 @@ describe('steward starter arguments, checked before any connection', () => {
   afterEach(() => expect(connectClientWhenReachable).not.toHaveBeenCalled());
 
   it('stops on a bad setting, named by its flag and variable', async () => {
-    await expect(steward('starter', '--debounce-ms', 'soon')).rejects.toThrow(
-      /--debounce-ms \/ STEWARD_DEBOUNCE_MS: must be a whole number, got "soon"/,
+    await expect(steward('starter', '--debounce-window', 'soon')).rejects.toThrow(
+      /--debounce-window \/ STEWARD_DEBOUNCE_WINDOW: must be a duration such as 90s, 10m or 1h, got "soon"/,
     );
   });
 
   it('takes the API key by --api-key, as the temporal CLI does, and rejects unknown flags', async () => {
-    await expect(steward('starter', '--api-key', 'k', '--debounce-ms', 'soon')).rejects.toThrow(/--debounce-ms/);
+    await expect(steward('starter', '--api-key', 'k', '--debounce-window', 'soon')).rejects.toThrow(
+      /--debounce-window/,
+    );
     await expect(steward('starter', '--api-token', 'k')).rejects.toThrow(/unknown option '--api-token'/);
   });
 });

@@ -30,6 +30,13 @@ export interface Setting {
   whenUnset?: string;
   /** A former flag name, still taken with a deprecation warning where no other option of the command has it. */
   formerFlag?: string;
+  /** A former variable, still read with a deprecation warning when neither the variable nor its alias is set. */
+  formerEnv?: string;
+  /**
+   * The unit the former flag and variable counted in, where the setting is now a duration (`--resync-seconds 30`
+   * stands for `--resync-interval 30s`): appended to a bare number given the former way.
+   */
+  formerUnit?: 's' | 'ms';
   /**
    * midonet-kubernetes' (or cloud-api-adaptor's) variable for the same setting, read as it is, so that its Deployment's
    * environment or ConfigMap moves over unchanged. Given beside the setting's own variable with another value, both
@@ -106,8 +113,12 @@ export const flag = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1');
 
+/** A value given the former way, in the setting's unit now: a bare number gets the unit it counted in. */
+const inFormerUnit = (setting: Setting, value: string) =>
+  setting.formerUnit && /^\d+$/.test(value.trim()) ? `${value.trim()}${setting.formerUnit}` : value;
+
 /**
- * The setting's variable, else its alias; `issues` gets a refused variable that is set, and an alias set beside the
+ * The setting's variable, else its alias, else its former variable (with a warning on stderr); `issues` gets a refused variable that is set, and an alias set beside the
  * variable to another value (named, never shown: either may be a secret).
  */
 function fromEnv(setting: Setting, env: NodeJS.ProcessEnv, issues: string[]): string | undefined {
@@ -119,7 +130,10 @@ function fromEnv(setting: Setting, env: NodeJS.ProcessEnv, issues: string[]): st
     issues.push(
       `${setting.env} and ${alias} (${aliasOf} name for it) are both set, to different values: set one of them`,
     );
-  return own ?? aliased;
+  const former = setting.formerEnv ? env[setting.formerEnv] || undefined : undefined;
+  if (own !== undefined || aliased !== undefined || former === undefined) return own ?? aliased;
+  process.stderr.write(`warning: ${setting.formerEnv} is deprecated: use ${setting.env}\n`);
+  return inFormerUnit(setting, former);
 }
 
 /**
@@ -182,12 +196,14 @@ export function addSettingFlags(command: Command, settings: Record<string, Setti
     command.option(flagOf(key, setting), `${setting.description}${secretNote(setting)} ${helpSuffix(setting)}`);
     const former = setting.formerFlag;
     if (!former || command.options.some((o) => o.long === `--${former}`)) continue;
-    command.option(`--${former}${setting.arg ? ` <${setting.arg}>` : ''}`, `deprecated: use ${newFlag}`);
+    const arg = setting.formerUnit ? { s: 'seconds', ms: 'ms' }[setting.formerUnit] : setting.arg;
+    command.option(`--${former}${arg ? ` <${arg}>` : ''}`, `deprecated: use ${newFlag}`);
     command.hook('preAction', (_, action) => {
       const value: unknown = action.getOptionValue(camel(former));
       if (value === undefined) return;
       process.stderr.write(`warning: --${former} is deprecated: use ${newFlag}\n`);
-      if (action.getOptionValue(key) === undefined) action.setOptionValue(key, value);
+      if (action.getOptionValue(key) !== undefined) return;
+      action.setOptionValue(key, typeof value === 'string' ? inFormerUnit(setting, value) : value);
     });
   }
   return command;

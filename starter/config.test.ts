@@ -2,7 +2,21 @@ import { hostname } from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadStarterConfig, ownNamespace } from './config';
+import { Command } from 'commander';
+import { addSettingFlags } from '../platform/settings';
+import { withStderr } from '../test/support/stderr';
+import { loadStarterConfig, ownNamespace, starterSettings } from './config';
+
+/** What `steward starter <args>` gives the loader as flags, and what it writes to stderr (deprecation warnings). */
+async function starterFlags(args: string[]) {
+  let flags: Record<string, string | boolean | undefined> = {};
+  const program = new Command('steward').exitOverride();
+  addSettingFlags(program.command('starter'), starterSettings).action(
+    (options: typeof flags) => void (flags = options),
+  );
+  const { writes } = await withStderr(() => program.parseAsync(['starter', ...args], { from: 'user' }));
+  return { flags, warnings: writes };
+}
 
 describe('starter configuration', () => {
   it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for, no PeerPods served (no cloud provider), probes and metrics on port 9465', () => {
@@ -120,13 +134,46 @@ describe('starter configuration', () => {
     expect(ownNamespace(join(tmpdir(), 'no-such-dir', 'namespace'))).toBeUndefined();
   });
 
+  it('takes the re-list period and the debounce window as durations, as every other duration is written', async () => {
+    const { flags, warnings } = await starterFlags(['--resync-interval', '5m', '--debounce-window', '1s']);
+    expect(warnings).toEqual([]);
+    expect(loadStarterConfig(flags, {})).toMatchObject({ resyncMs: 300_000, debounceMs: 1_000 });
+    const env = { STEWARD_RESYNC_INTERVAL: '90s', STEWARD_DEBOUNCE_WINDOW: '50ms' };
+    expect(loadStarterConfig({}, env)).toMatchObject({ resyncMs: 90_000, debounceMs: 50 });
+  });
+
+  it('still takes the former --resync-seconds and --debounce-ms in their units, with a deprecation warning', async () => {
+    const { flags, warnings } = await starterFlags(['--resync-seconds', '30', '--debounce-ms', '50']);
+    expect(warnings).toEqual([
+      'warning: --resync-seconds is deprecated: use --resync-interval\n',
+      'warning: --debounce-ms is deprecated: use --debounce-window\n',
+    ]);
+    expect(loadStarterConfig(flags, {})).toMatchObject({ resyncMs: 30_000, debounceMs: 50 });
+    expect((await starterFlags(['--debounce-ms', '50', '--debounce-window', '1s'])).flags.debounceWindow).toBe('1s');
+  });
+
+  it('still reads the former STEWARD_RESYNC_SECONDS and STEWARD_DEBOUNCE_MS in their units, with a warning, unless the new ones are set', async () => {
+    const load = (env: NodeJS.ProcessEnv) => withStderr(() => loadStarterConfig({}, env));
+    const former = await load({ STEWARD_RESYNC_SECONDS: '30', STEWARD_DEBOUNCE_MS: '50' });
+    expect(former.result).toMatchObject({ resyncMs: 30_000, debounceMs: 50 });
+    expect(former.writes).toEqual([
+      'warning: STEWARD_RESYNC_SECONDS is deprecated: use STEWARD_RESYNC_INTERVAL\n',
+      'warning: STEWARD_DEBOUNCE_MS is deprecated: use STEWARD_DEBOUNCE_WINDOW\n',
+    ]);
+    const both = await load({ STEWARD_DEBOUNCE_MS: '50', STEWARD_DEBOUNCE_WINDOW: '1s' });
+    expect(both).toMatchObject({ result: { debounceMs: 1_000 }, writes: [] });
+    expect(() => loadStarterConfig({}, { STEWARD_DEBOUNCE_MS: '0.5' })).toThrow(
+      '--debounce-window / STEWARD_DEBOUNCE_WINDOW: must be a duration such as 90s, 10m or 1h, got "0.5"',
+    );
+  });
+
   it('takes a flag over its variable, and the variable over the default', () => {
     const config = loadStarterConfig(
       { leaseName: 'from-flag', watchNamespace: 'team-a' },
       {
         STEWARD_LEASE_NAME: 'from-env',
         STEWARD_LEASE_NAMESPACE: 'steward',
-        STEWARD_RESYNC_SECONDS: '30',
+        STEWARD_RESYNC_INTERVAL: '30s',
         TEMPORAL_ADDRESS: 'temporal:7233',
         STEWARD_IDENTITY: 'pod-1',
       },
@@ -148,13 +195,13 @@ describe('starter configuration', () => {
     ],
     [
       'a resync of 0 would re-list in a loop',
-      { resyncSeconds: '0' },
-      '--resync-seconds / STEWARD_RESYNC_SECONDS: must be at least 1',
+      { resyncInterval: '0' },
+      '--resync-interval / STEWARD_RESYNC_INTERVAL: must be at least 1s',
     ],
     [
-      'the debounce is whole milliseconds',
-      { debounceMs: '0.5' },
-      '--debounce-ms / STEWARD_DEBOUNCE_MS: must be a whole number, got "0.5"',
+      'the debounce is a duration with its unit',
+      { debounceWindow: '0.5s' },
+      '--debounce-window / STEWARD_DEBOUNCE_WINDOW: must be a duration such as 90s, 10m or 1h, got "0.5s"',
     ],
     [
       'a Lease name must be a Kubernetes name',
@@ -237,8 +284,8 @@ describe('starter configuration', () => {
   );
 
   it('reports every problem at once, Temporal and starter alike', () => {
-    expect(() => loadStarterConfig({ address: 'nowhere', resyncSeconds: 'often' }, {})).toThrow(
-      /--address \/ TEMPORAL_ADDRESS[^]*--resync-seconds \/ STEWARD_RESYNC_SECONDS/,
+    expect(() => loadStarterConfig({ address: 'nowhere', resyncInterval: 'often' }, {})).toThrow(
+      /--address \/ TEMPORAL_ADDRESS[^]*--resync-interval \/ STEWARD_RESYNC_INTERVAL/,
     );
   });
 });

@@ -250,7 +250,7 @@ describe('traces of a worker given an OTLP endpoint', () => {
       STEWARD_WATCH_NAMESPACE: namespace,
       STEWARD_LEASE_NAME: `steward-${cluster}`,
       STEWARD_IDENTITY: cluster,
-      STEWARD_DEBOUNCE_MS: '50',
+      STEWARD_DEBOUNCE_WINDOW: '50ms',
       STEWARD_SWEEP_BACKENDS: 'none',
       STEWARD_STARTER_HTTP_HOST: '127.0.0.1',
       STEWARD_STARTER_HTTP_PORT: '0',

@@ -183,8 +183,8 @@ export class ChaosStack {
       ...workerEnv(this.info),
       STEWARD_LEASE_NAME: LEASE,
       STEWARD_IDENTITY: identity,
-      STEWARD_DEBOUNCE_MS: '50',
-      STEWARD_RESYNC_SECONDS: String(this.options.resyncSeconds),
+      STEWARD_DEBOUNCE_WINDOW: '50ms',
+      STEWARD_RESYNC_INTERVAL: `${this.options.resyncSeconds}s`,
       STEWARD_PEERPOD_RUNTIME_CLASSES: PEER_POD_RUNTIME_CLASS,
       // No cloud named, unlike the worker: the PeerPods Steward writes are its own to serve whatever the starter was
       // told (served-clouds.ts), and a run checks it.

@@ -114,7 +114,7 @@ beforeAll(async () => {
     ...stackEnv(info),
     STEWARD_WORKFLOW_BUNDLE: bundle,
     STEWARD_LEASE_NAME: 'outage-starter',
-    STEWARD_DEBOUNCE_MS: '50',
+    STEWARD_DEBOUNCE_WINDOW: '50ms',
     STEWARD_LOG_LEVEL: 'info',
   };
   const kubeConfig = new k8s.KubeConfig();
