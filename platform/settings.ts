@@ -30,6 +30,8 @@ export interface Setting {
   whenUnset?: string;
   /** A former flag name, still taken with a deprecation warning where no other option of the command has it. */
   formerFlag?: string;
+  /** A flag given any number of times (`--grpc-meta a=1 --grpc-meta b=2`): its values reach the loader one a line. */
+  repeatable?: boolean;
   /** A former variable, still read with a deprecation warning when neither the variable nor its alias is set. */
   formerEnv?: string;
   /**
@@ -193,7 +195,12 @@ export function addSettingFlags(command: Command, settings: Record<string, Setti
   for (const [key, setting] of Object.entries(settings)) {
     if (!hasFlag(setting)) continue;
     const newFlag = flagOf(key, setting).split(' ')[0]!;
-    command.option(flagOf(key, setting), `${setting.description}${secretNote(setting)} ${helpSuffix(setting)}`);
+    const help = `${setting.description}${secretNote(setting)} ${helpSuffix(setting)}`;
+    if (setting.repeatable)
+      command.option(flagOf(key, setting), help, (value: string, given?: string) =>
+        given === undefined ? value : `${given}\n${value}`,
+      );
+    else command.option(flagOf(key, setting), help);
     const former = setting.formerFlag;
     if (!former || command.options.some((o) => o.long === `--${former}`)) continue;
     const arg = setting.formerUnit ? { s: 'seconds', ms: 'ms' }[setting.formerUnit] : setting.arg;

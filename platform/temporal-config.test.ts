@@ -2,8 +2,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadClientConfigProfile } from '@temporalio/envconfig';
-import { ConfigError } from './settings';
-import { defaultConfigFile, loadTemporalConfig, redactedTemporal } from './temporal-config';
+import { Command } from 'commander';
+import { addSettingFlags, ConfigError, type Flags } from './settings';
+import { defaultConfigFile, loadTemporalConfig, redactedTemporal, temporalSettings } from './temporal-config';
 
 const dir = mkdtempSync(join(tmpdir(), 'steward-temporal-toml-'));
 const pemFile = (name: string) => {
@@ -198,6 +199,42 @@ describe("Temporal's client configuration file (profiles)", () => {
     ]);
     expect(issues(() => loadTemporalConfig({}, { TEMPORAL_TLS_SERVER_CA_CERT_DATA: '/etc/tls/ca.crt' }))).toEqual([
       '--tls-ca-data / TEMPORAL_TLS_SERVER_CA_CERT_DATA: must be PEM text (-----BEGIN …); a file goes in the *-path setting',
+    ]);
+  });
+
+  it('takes gRPC headers from TEMPORAL_GRPC_META_<KEY> over the profile, and --grpc-meta over both, as the temporal CLI', () => {
+    const env = {
+      ...inFile,
+      TEMPORAL_PROFILE: 'prod',
+      TEMPORAL_GRPC_META_X_TENANT: 'env-tenant',
+      TEMPORAL_GRPC_META_CF_ACCESS_CLIENT_ID: 'id',
+    };
+    expect(loadTemporalConfig({}, env).metadata).toEqual({ 'x-tenant': 'env-tenant', 'cf-access-client-id': 'id' });
+    const flags = { grpcMeta: 'X-Tenant=flag-tenant\nx-trace=a=b' };
+    expect(loadTemporalConfig(flags, env).metadata).toEqual({
+      'x-tenant': 'flag-tenant',
+      'cf-access-client-id': 'id',
+      'x-trace': 'a=b',
+    });
+    expect(loadTemporalConfig({}, { TEMPORAL_GRPC_META_X_ONLY: 'v' }).metadata).toEqual({ 'x-only': 'v' });
+  });
+
+  it('takes --grpc-meta any number of times, as the temporal CLI does', async () => {
+    let flags: Flags = {};
+    const program = new Command('steward').exitOverride();
+    addSettingFlags(program.command('x'), temporalSettings).action((options: Flags) => void (flags = options));
+    await program.parseAsync(['x', '--grpc-meta', 'x-a=1', '--grpc-meta', 'x-b=2'], { from: 'user' });
+    expect(loadTemporalConfig(flags, {}).metadata).toEqual({ 'x-a': '1', 'x-b': '2' });
+  });
+
+  it("removes the profile's header with an empty TEMPORAL_GRPC_META_<KEY>, as envconfig does", () => {
+    const env = { ...inFile, TEMPORAL_PROFILE: 'prod', TEMPORAL_GRPC_META_X_TENANT: '' };
+    expect(loadTemporalConfig({}, env).metadata).toBeUndefined();
+  });
+
+  it('refuses a --grpc-meta without a key, without showing it (it may be a token)', () => {
+    expect(issues(() => loadTemporalConfig({ grpcMeta: 'x-a=1\nsecret-token' }, {}))).toEqual([
+      '--grpc-meta / TEMPORAL_GRPC_META_<KEY>: must be key=value, with a key before the =',
     ]);
   });
 

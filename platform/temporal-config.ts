@@ -111,6 +111,15 @@ export const temporalSettings = {
     secretFlag: true,
     description: 'API key (Temporal Cloud); implies TLS',
   },
+  // temporal --grpc-meta, as its CLI spells it; TEMPORAL_GRPC_META_<KEY> are read as envconfig reads them
+  // (loadTemporalProfile), so the variable named here is a pattern, never read as it is.
+  grpcMeta: {
+    env: 'TEMPORAL_GRPC_META_<KEY>',
+    arg: 'key=value',
+    repeatable: true,
+    description:
+      "gRPC header on every call to Temporal, repeated for more (e.g. a proxy's token); TEMPORAL_GRPC_META_X_TENANT=a sets x-tenant; never logged",
+  },
   ...profileSettings,
   // Here rather than with the worker's: the starter, the Schedule and `steward sweep` start work on it.
   taskQueue: {
@@ -175,6 +184,43 @@ const pemText = z.string().refine((text) => text.includes('-----BEGIN '), {
   error: 'must be PEM text (-----BEGIN …); a file goes in the *-path setting',
 });
 
+/**
+ * `key=value` a line, as the repeated --grpc-meta gives them; keys lower case, as gRPC sends them. A line without
+ * `=` is refused without being shown (it may be a token given without its key).
+ */
+const grpcMetaLines = z.string().transform((lines, ctx) => {
+  const headers: Record<string, string> = {};
+  for (const line of lines.split('\n')) {
+    const at = line.indexOf('=');
+    if (at <= 0) {
+      ctx.addIssue({ code: 'custom', message: 'must be key=value, with a key before the =' });
+      return z.NEVER;
+    }
+    headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1);
+  }
+  return headers;
+});
+
+const GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
+
+/**
+ * The profile's gRPC headers with TEMPORAL_GRPC_META_<KEY> over them, as envconfig and the temporal CLI read them:
+ * the key lower case with `_` as `-` (TEMPORAL_GRPC_META_X_TENANT is x-tenant), an empty variable removing the header.
+ */
+function withGrpcMetaFromEnv(
+  profile: Record<string, string> | undefined,
+  env: NodeJS.ProcessEnv,
+): Record<string, string> | undefined {
+  const headers = { ...profile };
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(GRPC_META_PREFIX) || name === GRPC_META_PREFIX) continue;
+    const key = name.slice(GRPC_META_PREFIX.length).toLowerCase().replaceAll('_', '-');
+    if (value) headers[key] = value;
+    else delete headers[key];
+  }
+  return Object.keys(headers).length > 0 ? headers : undefined;
+}
+
 /** Each TLS file, given as a path or as its PEM: the settings of both, and the profile's PEM for it. */
 const tlsPairs = [
   { path: 'tlsCertPath', data: 'tlsCertData', pem: 'clientCert' },
@@ -195,6 +241,7 @@ export const temporalShape = {
   tlsKeyData: pemText.optional(),
   tlsCaData: pemText.optional(),
   tlsServerName: z.string().min(1).optional(),
+  grpcMeta: grpcMetaLines.optional(),
   apiKey: z.string().min(1, 'must not be empty').optional(),
   profile: z.string().min(1, 'must not be empty').optional(),
   configFile: readableFile.optional(),
@@ -215,6 +262,7 @@ export interface TemporalProfile {
   layer?: SettingsLayer;
   /** PEM written in the file itself (`*_data`); each gives way to a file named for it by flag or variable. */
   pem: { clientCert?: string; clientKey?: string; ca?: string };
+  /** The profile's `grpc_meta`, with the TEMPORAL_GRPC_META_* variables over it; --grpc-meta goes over both. */
   grpcMeta?: Record<string, string>;
 }
 
@@ -249,6 +297,13 @@ const pemOf = (source?: ConfigDataSource) =>
  * no profile named: nothing, as for Temporal's CLI.
  */
 export function loadTemporalProfile(flags: Flags, env: NodeJS.ProcessEnv): TemporalProfile {
+  const { grpcMeta, ...profile } = readTemporalProfile(flags, env);
+  const headers = withGrpcMetaFromEnv(grpcMeta, env);
+  return { ...profile, ...(headers ? { grpcMeta: headers } : {}) };
+}
+
+/** The profile as loadTemporalProfile says, without the TEMPORAL_GRPC_META_* variables. */
+function readTemporalProfile(flags: Flags, env: NodeJS.ProcessEnv): TemporalProfile {
   const schema = z.object({ profile: temporalShape.profile, configFile: temporalShape.configFile });
   const named = parseSettings(profileSettings, schema, flags, env);
   const file = named.configFile ?? defaultConfigFile(env);
@@ -345,7 +400,7 @@ export function temporalConfig(v: TemporalValues, profile: TemporalProfile): Tem
     namespace: v.temporalNamespace,
     tls: useTls ? { ...sources, serverName: v.tlsServerName } : undefined,
     apiKey: v.apiKey,
-    ...(profile.grpcMeta ? { metadata: profile.grpcMeta } : {}),
+    ...(profile.grpcMeta || v.grpcMeta ? { metadata: { ...profile.grpcMeta, ...v.grpcMeta } } : {}),
     taskQueue: inCluster(v.taskQueue, v.clusterId),
     ...(v.clusterId ? { clusterId: v.clusterId } : {}),
   };
