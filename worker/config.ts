@@ -52,7 +52,7 @@ export const workerProcessSettings = {
     env: 'STEWARD_WORKFLOW_BUNDLE',
     arg: 'file',
     description:
-      'the workflow code as `steward bundle` wrote it from these same sources; the worker then skips bundling at start (about 130 MB and 20 s of CPU less per worker)',
+      'the workflow code as `steward bundle` wrote it from these same sources; the worker then skips bundling at start (its CPU and memory)',
   },
   buildId: {
     env: 'STEWARD_BUILD_ID',
