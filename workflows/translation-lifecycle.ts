@@ -1,14 +1,18 @@
 import { kubernetes, midonet } from './activities';
+import { actionFailed, type Unstamped } from './interpreter';
 import { forwardSignal, runLifecycle, type LifecycleInput } from './lifecycle';
 import { backendChangedSchema, backendChangedSignal } from '../model/messages';
 import {
   translationLifecycleMachine,
   type TranslationActionParams,
+  type TranslationMachineEvent,
   type TranslationMachineContext,
   type TranslationTimings,
 } from './machines/translation';
 import { describeRef } from '../model/naming';
-import { translationProjection, type PushedResource } from '../model/translation/types';
+import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
+import { translationProjection, type BackendResource, type PushedResource } from '../model/translation/types';
+import { outcomeOf, progressIn, pushProgressSchema } from '../model/translation/push-progress';
 import { Reason } from '../model/vocabulary';
 
 /**
@@ -44,13 +48,7 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
         notice,
       })),
     executors: {
-      push: async (p) => ({
-        type: 'pushed',
-        ...(await midonet.pushTranslation.executeWithOptions(
-          { summary: `push ${p.resources.length} MidoNet resources of ${what}` },
-          [p],
-        )),
-      }),
+      push: (p) => push(p, what),
       deleteBackend: async (p) => ({
         type: 'backendDeleted',
         ...(await midonet.deleteTranslation.executeWithOptions(
@@ -98,7 +96,37 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
   });
 }
 
+/** A failed push says how far it got: the machine records what it made, found, or may have written. */
+async function push(p: TranslationActionParams['push'], what: string): Promise<Unstamped<TranslationMachineEvent>> {
+  try {
+    return {
+      type: 'pushed',
+      ...(await midonet.pushTranslation.executeWithOptions(
+        { summary: `push ${p.resources.length} MidoNet resources of ${what}` },
+        [p],
+      )),
+    };
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    return { ...actionFailed('push', error), action: 'push', outcome: pushOutcome(p.resources, error) };
+  }
+}
+
 const asView = (r: PushedResource) => ({ kind: r.kind, id: r.id, state: r.state });
+
+/**
+ * How far a failed push got: from its failure's details when it failed itself, from its last heartbeat when it was
+ * lost (timed out); nothing known is taken as lost from the start.
+ */
+function pushOutcome(resources: BackendResource[], error: unknown) {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof TimeoutFailure) {
+    const progress = pushProgressSchema.safeParse(cause.lastHeartbeatDetails);
+    return outcomeOf(resources, progress.success ? progress.data : undefined, true);
+  }
+  const progress = cause instanceof ApplicationFailure ? progressIn(cause.details ?? undefined) : undefined;
+  return outcomeOf(resources, progress, progress === undefined);
+}
 
 /** Ready and Synced as the state says; paused, Ready still says what MidoNet holds (true while nothing waits). */
 function conditionsOf(p: TranslationActionParams['recordStatus']) {

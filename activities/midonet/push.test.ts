@@ -8,6 +8,7 @@ import { startHarness, type Harness } from '../../deploy/local/midonet/testing/c
 import { identify, type BackendResource, type PushedResource } from '../../model/translation/types';
 import { createTranslationIndex } from '../kubernetes/translation-index';
 import { OWNER_UID_LABEL } from '../../model/translation/model';
+import { afterFailedPush, outcomeOf, progressIn } from '../../model/translation/push-progress';
 import { backendResource, createMidonetClient } from './client';
 import { createPushActivities } from './push';
 
@@ -26,7 +27,8 @@ const recordOf = (r: BackendResource, state: PushedResource['state'] = 'synced')
   ...identify(r),
   state,
 });
-const run = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment().run(fn);
+const run = <T>(fn: () => Promise<T>, info?: ConstructorParameters<typeof MockActivityEnvironment>[0]): Promise<T> =>
+  new MockActivityEnvironment(info).run(fn);
 const ids = async (kind: keyof StateDump) => ((await emulator.admin.dump())[kind] ?? []).map((r) => r.id as string);
 
 beforeAll(async () => (emulator = await startHarness()));
@@ -89,7 +91,7 @@ describe('pushTranslation', () => {
 describe('an attempt the server gave up on', () => {
   it('stops writing at its next heartbeat once it learns it (its replacement is running)', async () => {
     const env = new MockActivityEnvironment();
-    env.on('heartbeat', (done: unknown) => {
+    env.on('heartbeat', ({ done }: { done: number }) => {
       if (done === 1) env.cancel('TIMED_OUT');
     });
     const failure = await env
@@ -215,7 +217,10 @@ describe('with the other Translations known (one owner per resource)', () => {
     await run(() => push.pushTranslation({ owner: 'translation/ns/first', resources: [chain], previous: [] }));
     await run(() => push.deleteTranslation({ owner: 'translation/ns/first', resources: [recordOf(chain)] }));
     told.length = 0;
-    const retried = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: 1 });
+    const retried = new MockActivityEnvironment({
+      attempt: 2,
+      heartbeatDetails: { done: 1, foreign: [], writing: false },
+    });
     await retried.run(() => pusher.deleteTranslation({ owner: 'translation/ns/first', resources: [recordOf(chain)] }));
     expect(told).toEqual([{ by: 'translation/ns/first', ids: [CHAIN], to: ['translation/ns/listing'] }]);
   });
@@ -231,6 +236,59 @@ describe('with the other Translations known (one owner per resource)', () => {
     expect(failure).toMatchObject({ type: 'MidonetDependencyMissing' });
     expect(await ids('Chain')).toEqual([CHAIN]);
     expect(told).toEqual([{ by: 'translation/ns/parent', ids: [CHAIN], to: ['translation/ns/dependent'] }]);
+  });
+
+  // Chaos seed 108: a hand-written Translation's push made its bridge and chains, then failed; its machine pushed again
+  // after a timer, in a new activity, which took them for someone else's, and its deletion left them in MidoNet.
+  it('what a failed push made is its own to the next push (a new activity) and its deletion deletes it; what it found made by someone else stays so', async () => {
+    const pusher = withNeighbours();
+    const name = 'translation/ns/hand';
+    const foreignChain = backendResource('Chain', '', { id: RULE(9), name: 'OTHERS', tenantId: 'other' });
+    await run(() => push.pushTranslation({ owner: 'translation/ns/other', resources: [foreignChain], previous: [] }));
+    const parentless = backendResource('Port', 'b0000000-0000-4000-8000-00000000dead', { id: PORT, type: 'Bridge' });
+    const first = [foreignChain, chain, parentless];
+    const asked = first.map((r) => recordOf(r, 'pending'));
+    const failure = (await run(() => pusher.pushTranslation({ owner: name, resources: first, previous: asked })).catch(
+      (e: unknown) => e,
+    )) as { details?: unknown[] };
+    expect(failure).toMatchObject({ type: 'MidonetDependencyMissing' });
+    const outcome = outcomeOf(first, progressIn(failure.details), false);
+    expect(outcome).toEqual({ made: [`Chain:${CHAIN}`], foreign: [`Chain:${RULE(9)}`], maybe: [`Port:${PORT}`] });
+    const record = afterFailedPush(asked, outcome);
+    expect(record.map((r) => [r.id, r.state, r.tried])).toEqual([
+      [RULE(9), 'foreign', undefined],
+      [CHAIN, 'unverified', undefined],
+      [PORT, 'pending', true],
+    ]);
+
+    // The port is no longer asked for; the next push, a new activity's first attempt, finds the chain as its own.
+    const { pushed } = await run(() =>
+      pusher.pushTranslation({ owner: name, resources: [foreignChain, chain], previous: record }),
+    );
+    expect(pushed.map((r) => [r.id, r.state])).toEqual([
+      [RULE(9), 'foreign'],
+      [CHAIN, 'synced'],
+    ]);
+    await run(() => pusher.deleteTranslation({ owner: name, resources: pushed }));
+    expect(await ids('Chain')).toEqual([RULE(9)]);
+  });
+
+  it('a retry resuming after a resource an earlier attempt found made by someone else keeps it so', async () => {
+    await run(() => push.pushTranslation({ owner: 'translation/ns/other', resources: [chain], previous: [] }));
+    const resources = [chain, rule(1)];
+    const { pushed } = await run(
+      () =>
+        withNeighbours().pushTranslation({
+          owner: 'translation/ns/hand',
+          resources,
+          previous: resources.map((r) => recordOf(r, 'pending')),
+        }),
+      { attempt: 2, heartbeatDetails: { done: 1, foreign: [0], writing: true } },
+    );
+    expect(pushed.map((r) => [r.id, r.state])).toEqual([
+      [CHAIN, 'foreign'],
+      [RULE(1), 'synced'],
+    ]);
   });
 
   it('a resource recorded as pending (a push cut short) and no longer wanted is removed by the next push', async () => {

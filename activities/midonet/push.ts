@@ -44,6 +44,7 @@ import {
   type OwnerOf,
 } from './push-plan';
 import { invalidTranslation, validateResources } from './validate';
+import { PUSH_PROGRESS, pushProgressSchema, type PushProgress } from '../../model/translation/push-progress';
 import type { DeletionGuard } from '../deletion-guard';
 
 export interface PushInput {
@@ -177,28 +178,61 @@ export const NAMED_RESOURCES = 20;
 const SYNC_WAIT_MS = 10_000;
 
 /**
- * The activity's progress as its heartbeat: `resumeAt`, where an earlier attempt stopped; `done(n)` after each
- * resource; `alive()` while one is waited for (a retry resumes at the last `done`). An attempt the server gave up on
- * (its heartbeat timed out while it ran on), or its workflow called off (a deletion), learns it from a heartbeat and
- * stops at the next resource: writing on, it would race what replaced it. A write it is waiting on is waited out
- * first (`alive` does not stop it), so that nothing of it lands after it has stopped.
+ * The activity's progress as its heartbeat (model/translation/push-progress.ts): `resumeAt`, where an earlier attempt
+ * stopped, and which resources before it were found someone else's; `done(n, foreign)` after each resource; `alive()`
+ * while one is waited for (a retry resumes at the last `done`); `writing()` once resources are pushed. An attempt the
+ * server gave up on (its heartbeat timed out while it ran on), or its workflow called off (a deletion), learns it from
+ * a heartbeat and stops at the next resource: writing on, it would race what replaced it. A write it is waiting on is
+ * waited out first (`alive` does not stop it), so that nothing of it lands after it has stopped. A failure carries the
+ * progress too (`failed`): the workflow records what the push made, found, or may have written.
  */
 function heartbeats() {
   const ctx = Context.current();
-  const resumeAt = (ctx.info.heartbeatDetails as number | undefined) ?? 0;
-  let at = resumeAt;
+  const earlier = pushProgressSchema.safeParse(ctx.info.heartbeatDetails);
+  const progress: PushProgress = earlier.success
+    ? { ...earlier.data, writing: false }
+    : { done: 0, foreign: [], writing: false };
+  const resumeAt = progress.done;
+  const foundForeign = new Set(progress.foreign);
   // A local activity (an object's own push) has no heartbeat: its retry starts over, which every step allows.
   const alive = () => {
-    if (!ctx.info.isLocal) ctx.heartbeat(at);
+    if (!ctx.info.isLocal) ctx.heartbeat({ ...progress });
   };
   return {
     resumeAt,
-    done: (n: number) => {
-      at = n;
+    /** An earlier attempt found the resource at this index made by someone else. */
+    foundForeign: (index: number) => foundForeign.has(index),
+    writing: () => {
+      progress.writing = true;
+    },
+    done: (n: number, foreign = false) => {
+      if (foreign) progress.foreign.push(n - 1);
+      progress.done = n;
       ctx.cancellationSignal.throwIfAborted();
       alive();
     },
     alive,
+    /** The error, with how far this push got among its details (an ApplicationFailure as the SDK would make it). */
+    failed: (error: unknown): unknown => {
+      // The final heartbeat is sent however throttled (the SDK flushes it with the failure): a retry resumes here.
+      alive();
+      if (error instanceof ApplicationFailure)
+        return ApplicationFailure.create({
+          type: error.type ?? undefined,
+          message: error.message,
+          nonRetryable: error.nonRetryable ?? undefined,
+          category: error.category ?? undefined,
+          details: [...(error.details ?? []), { [PUSH_PROGRESS]: progress }],
+          cause: error.cause,
+        });
+      if (!(error instanceof Error) || ctx.cancellationSignal.aborted) return error;
+      return ApplicationFailure.create({
+        type: error.name,
+        message: error.message,
+        details: [{ [PUSH_PROGRESS]: progress }],
+        cause: error,
+      });
+    },
   };
 }
 
@@ -453,11 +487,19 @@ function currentOnce(neighbours: Neighbours | undefined, owner: string, provenan
  * Whose a resource found as asked with no record of it is (push-plan.ts FoundAsAsked): on a retry, what this push
  * recorded as pending may be what an earlier attempt made. Without Kubernetes, nobody else's is known.
  */
-async function whoseFound(attempt: Attempt, pending: boolean): Promise<FoundAsAsked> {
+async function whoseFound(attempt: Attempt, maybeOurs: boolean): Promise<FoundAsAsked> {
   const current = attempt.neighbours && (await attempt.current());
   if (!attempt.neighbours || current?.translated || current?.takeover) return 'adoptable';
-  return pending && Context.current().info.attempt > 1 ? 'ours' : 'others';
+  return maybeOurs ? 'ours' : 'others';
 }
+
+/**
+ * A resource this Translation asked for, not recorded as pushed, that a push of it may have made: one a failed push
+ * was writing (`tried`), or, on a retry, any still pending (the heartbeat an attempt resumes from may lag behind what
+ * the attempt before it wrote).
+ */
+const maybeOurs = (entry: PushedResource | undefined) =>
+  entry?.state === 'pending' && (entry.tried === true || Context.current().info.attempt > 1);
 
 /** What pushing the resources did and found, for the report. */
 interface Pushed {
@@ -493,7 +535,7 @@ async function replaceOrRefuse(
 async function pushOne(
   attempt: Attempt,
   resource: BackendResource,
-  { mine, pending }: { mine: PushedResource | undefined; pending: boolean },
+  { mine, maybeOurs }: { mine: PushedResource | undefined; maybeOurs: boolean },
   done: Pushed,
 ): Promise<'adopted' | 'foreign' | undefined> {
   const { midonet } = attempt;
@@ -509,7 +551,7 @@ async function pushOne(
     done.created.push(resource);
   }
   if (result.outcome === 'created') done.created.push(resource);
-  const found = result.outcome === 'unchanged' && !mine ? await whoseFound(attempt, pending) : undefined;
+  const found = result.outcome === 'unchanged' && !mine ? await whoseFound(attempt, maybeOurs) : undefined;
   const { adopted, foreign, correction } = findingOf(result, mine, resource, found);
   if (adopted) done.adopted.push(key);
   if (foreign) done.foreign.push(key);
@@ -522,14 +564,16 @@ async function pushAll(attempt: Attempt, resources: BackendResource[], previous:
   const mineOf = recordedAs(previous);
   const entries = new Map(previous.map((p) => [p.key, p]));
   const done: Pushed = { pushed: [], recreated: [], created: [], adopted: [], foreign: [], corrected: [] };
+  const { progress } = attempt;
+  progress.writing();
   try {
     for (const [index, resource] of resources.entries()) {
       const entry = entries.get(identify(resource).key);
       let found: 'adopted' | 'foreign' | undefined;
-      if (index >= attempt.progress.resumeAt) {
-        found = await pushOne(attempt, resource, { mine: mineOf(resource), pending: entry?.state === 'pending' }, done);
-        attempt.progress.done(index + 1);
-      } else found = stillFound(entry, resource);
+      if (index >= progress.resumeAt) {
+        found = await pushOne(attempt, resource, { mine: mineOf(resource), maybeOurs: maybeOurs(entry) }, done);
+        progress.done(index + 1, found === 'foreign');
+      } else found = progress.foundForeign(index) ? 'foreign' : stillFound(entry, resource);
       done.pushed.push(pushedEntry(resource, found));
     }
   } catch (error) {
@@ -647,13 +691,13 @@ async function pushTranslation(
   // The generation comes from the same read as the resources: the report names what was pushed, not what came since.
   const pushedGeneration = fromApi?.generation ?? generation;
   const reporter = reporterOf(neighbours, reference, pushedGeneration ?? 0, fence);
+  const progress = heartbeats();
   let touched = false;
   try {
     // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
     const problems = validateResources(resources);
     if (problems.length > 0) throw invalidTranslation(owner, problems);
     await refuseClaimed(neighbours, owner, resources, currentOnce(neighbours, owner, undefined));
-    const progress = heartbeats();
     const midonet = settlingUnanswered(client, progress.alive);
     const stale = staleResources(resources, previous, ownerOf(neighbours, owner));
     touched = true;
@@ -674,7 +718,7 @@ async function pushTranslation(
         ? reporter.failed(error, touched)
         : fence && writeRecord(undefined, { remove: fence.attempt });
     await told?.catch(() => undefined);
-    throw error;
+    throw progress.failed(error);
   }
 }
 

@@ -71,6 +71,11 @@ export interface PushedResource extends BackendResource {
    * any of them in MidoNet), oldest first, at most {@link MAX_PENDING_BODIES} with `body`.
    */
   alsoAsked?: string[];
+  /**
+   * `pending` only: a push that failed was writing it (push-progress.ts), so it may be this Translation's; found as
+   * asked, a later push takes it as its own. Without it, a pending resource is only asked for.
+   */
+  tried?: true;
 }
 
 /** How many bodies a pending resource remembers: a deletion finding another one in MidoNet leaves it as foreign. */

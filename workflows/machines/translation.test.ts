@@ -63,7 +63,15 @@ const events: TranslationMachineEvent[] = [
   { type: 'actionFailed', action: 'push', reason: 'MidonetUnavailable', message: 'down', at },
   { type: 'abandoned', action: 'push', at },
   ...timerAndOperatorEvents(at, request, ['retry', 'orphan', 'force']),
-  { type: 'backendChanged', notice: { by: 'translation/default/node.4.n1', ids: ['b0'] }, at },
+  { type: 'backendChanged', notice: { by: 'translation/default/node.4.n1', ids: ['b0'] }, at }, // A failed push that says how far it got.
+  {
+    type: 'actionFailed',
+    action: 'push',
+    reason: 'MidonetUnavailable',
+    message: 'down',
+    outcome: { made: ['Bridge:b1'], foreign: [], maybe: [] },
+    at,
+  },
 ];
 
 type Snapshot = ReturnType<typeof initialTransition<typeof translationMachine>>[0];
@@ -226,7 +234,7 @@ const cleanup = (mode: 'retry' | 'orphan' | 'force', evenIfLive?: true): Transla
   at,
 });
 const pause: TranslationMachineEvent = { type: 'pause', request, at };
-const backendChanged = events.at(-1)!;
+const backendChanged = events.find((e) => e.type === 'backendChanged')!;
 const abandoned = events.find((e) => e.type === 'abandoned')!;
 const resume: TranslationMachineEvent = { type: 'resume', request, at };
 
@@ -482,6 +490,40 @@ describe('Translation machine: scenarios', () => {
     expect(run(observed, pushed!).context.pushed.map((r) => [r.id, r.state])).toEqual([['b1', 'synced']]);
     // Refused whole before anything was pushed: nothing is pending.
     expect(run(observed, invalidFailed!).context.pushed).toEqual([]);
+  });
+
+  it('a failed push leaves in the record what it made (unverified), found made by someone else (foreign) and was writing (pending, tried); what it never reached is only asked for again', () => {
+    const four = ['b1', 'b2', 'b3', 'b4'].map((id) => ({ ...resource, body: JSON.stringify({ id }) }));
+    const asked: TranslationMachineEvent = {
+      type: 'observed',
+      observation: observation({ projection: { resources: four } }),
+      at,
+    };
+    const failedAt3: TranslationMachineEvent = {
+      type: 'actionFailed',
+      action: 'push',
+      reason: 'MidonetDependencyMissing',
+      message: 'no parent',
+      outcome: { made: ['Bridge:b1'], foreign: ['Bridge:b2'], maybe: ['Bridge:b3'] },
+      at,
+    };
+    const states = (events: TranslationMachineEvent[]) =>
+      run(...events).context.pushed.map((r) => [r.id, r.state, r.tried]);
+    expect(states([asked, failedAt3])).toEqual([
+      ['b1', 'unverified', undefined],
+      ['b2', 'foreign', undefined],
+      ['b3', 'pending', true],
+    ]);
+    // Pushed again: what may be created is pending once more; what was tried stays so until a push reports.
+    expect(states([asked, failedAt3, retry!])).toEqual([
+      ['b1', 'unverified', undefined],
+      ['b2', 'foreign', undefined],
+      ['b3', 'pending', true],
+      ['b4', 'pending', undefined],
+    ]);
+    // Its deletion is asked to delete what it made and may have made, never what it found someone else's.
+    const deleting = run(asked, failedAt3, deletingObserved!);
+    expect(deleting.context.pushed.filter((r) => r.state !== 'foreign').map((r) => r.id)).toEqual(['b1', 'b3']);
   });
 
   it('a resource still pending when a push asks another body of it remembers both: the failed push may have written either', () => {

@@ -31,6 +31,7 @@ import {
 } from '../../model/translation/model';
 import { Reason, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import type { TranslationProjection } from '../../model/translation/types';
+import { afterFailedPush, type PushOutcome } from '../../model/translation/push-progress';
 
 /**
  * The pusher (seed 000): one machine per Translation resource. It pushes the Translation's backend resources in
@@ -107,6 +108,8 @@ export type TranslationMachineEvent = (
       /** The generation the push read its resources at (sent by reference); else the one it was given. */
       generation?: number;
     }
+  /** A push failed: how far it got (workflows/translation-lifecycle.ts), beside the reason. */
+  | { type: 'actionFailed'; action: 'push'; reason: string; message: string; outcome?: PushOutcome }
   | { type: 'backendDeleted'; removed: PushedResource[] }
   | { type: 'released' }
   | { type: 'backendChanged'; notice: BackendChanged }
@@ -258,6 +261,12 @@ export const translationMachine = setup({
         : {},
     ),
     recordFailure: assign(({ context, event }) => failureOf(event, context.lastError)),
+    // What a failed push made, found someone else's or may have written, as far as it got (push-progress.ts).
+    recordPushFailure: assign(({ context, event }) =>
+      event.type === 'actionFailed' && 'outcome' in event && event.outcome
+        ? { pushed: afterFailedPush(context.pushed, event.outcome) }
+        : {},
+    ),
     // Refused whole before anything was pushed: what this push recorded as pending was never created.
     recordInvalid: assign(({ context }) => ({
       invalidGeneration: context.inFlightGeneration,
@@ -426,7 +435,7 @@ export const translationMachine = setup({
         // Through deciding: a deletion observed during the push is acted on rather than shown as invalid.
         actionFailed: [
           { guard: 'isInvalidTranslation', target: 'deciding', actions: ['recordFailure', 'recordInvalid'] },
-          { target: 'stuck', actions: 'recordFailure' },
+          { target: 'stuck', actions: ['recordFailure', 'recordPushFailure'] },
         ],
       },
     },
@@ -438,7 +447,7 @@ export const translationMachine = setup({
       on: {
         abandoned: 'deciding',
         pushed: { target: 'deciding', actions: ['recordPushed', 'claimPushed'] },
-        actionFailed: { target: 'deciding', actions: 'recordFailure' },
+        actionFailed: { target: 'deciding', actions: ['recordFailure', 'recordPushFailure'] },
       },
     },
     /**
