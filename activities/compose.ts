@@ -145,14 +145,14 @@ function watchNeighbours(
 /** The worker's watch of the peer-pod VMs (vm-watch.ts): a change is told to the peer pod's workflow. */
 const watchPeerPodVms = (
   provider: Pick<CloudProvider, 'powerStates'>,
-  seconds: number,
+  intervalMs: number,
   tell: (id: string, notice: BackendChanged) => Promise<void>,
   log: Logger,
 ) =>
   watchVmPower({
     powerStates: () => provider.powerStates(),
     tell: (pod, notice) => tell(workflowId(pod), notice),
-    intervalMs: seconds * 1000,
+    intervalMs,
     log: log.child({ component: 'vm-watch' }),
   });
 
@@ -214,8 +214,7 @@ export function createActivities(
     const health = watch('the cloud', CLOUD_LIFECYCLES, () => cloud.probe());
     const cloud = reportingAvailability(createCloudProvider(config.cloud), (answered) => health.observe(answered));
     groups.cloud = createCloudActivities({ provider: cloud.provider });
-    if (config.cloud.watchSeconds > 0)
-      watches.push(watchPeerPodVms(cloud.provider, config.cloud.watchSeconds, tell, log));
+    if (config.cloud.watchMs > 0) watches.push(watchPeerPodVms(cloud.provider, config.cloud.watchMs, tell, log));
     for (const warning of cloudWarnings(config.cloud)) log.warn(warning);
   } else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER or CLOUD_PROVIDER');
   if (kubernetes) groups.kubernetes = kubernetes.activities;

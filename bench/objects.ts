@@ -15,7 +15,7 @@ import { repoRoot } from '../deploy/local/paths';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { DEFAULT_LEASE } from '../starter/controller';
 import { starterSettings } from '../starter/config';
-import { duration } from '../starter/sweep-schedule';
+import { duration } from '../platform/settings';
 import { workerSettings } from '../cli/worker';
 import { writeWorkflowBundle } from '../worker/bundle';
 import type { EmulatorAdmin } from '../deploy/local/midonet';

@@ -19,7 +19,7 @@ import {
 import { translate, type NodeProjection, type ServiceProjection } from '../model/translation';
 import { sampleCluster, type SampleCluster } from '../model/translation/sample-cluster';
 import { KATA_REMOTE, project } from '../starter/controller';
-import { duration } from '../starter/sweep-schedule';
+import { duration } from '../platform/settings';
 import { loadDevStack } from './dev-stack';
 import { UsageError } from './errors';
 import { confirmMassDeletion, guardStatus } from './mass-deletion';

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { loadTemporalConfig, temporalSettings } from '../platform/temporal-config';
 import { connectClient } from '../platform/temporal-connection';
-import { addSettingFlags, type Flags } from '../platform/settings';
+import { addSettingFlags, duration, type Flags } from '../platform/settings';
 import { sweepProgressQuery } from '../model/messages';
 import { inCluster, manualSweepId } from '../model/naming';
 import type { sweep } from '../workflows/sweep';
@@ -18,7 +18,7 @@ import {
   type SweepProgress,
   type SweepReport,
 } from '../model/sweep-report';
-import { backendList, duration } from '../starter/sweep-schedule';
+import { backendList } from '../starter/sweep-schedule';
 import { UsageError } from './errors';
 import { checkFlags } from './object-flags';
 import { readTenant, tenantSettings } from './tenant';

@@ -96,6 +96,16 @@ export const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .regex(/^\d+$/, { error: (issue) => `must be a whole number, got "${String(issue.input)}"` })
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+/** `90s`, `10m`, `1h`, `500ms`, or `0`, in ms: how every duration is written on the command line and in variables. */
+export const duration = z.string().transform((text, ctx) => {
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match?.[2] ?? (match?.[1] === '0' ? 'ms' : '')];
+  if (!match || unit === undefined) {
+    ctx.addIssue({ code: 'custom', message: `must be a duration such as 90s, 10m or 1h, got "${text}"` });
+    return z.NEVER;
+  }
+  return Number(match[1]) * unit;
+});
 /** A comma-separated list, or `none` for the empty one (an empty value would read as "unset"). */
 export const listOrNone = z.string().transform((list) =>
   list.trim() === 'none'

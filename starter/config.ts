@@ -12,13 +12,13 @@ import {
   SERVICE_ACCOUNT_DIR,
 } from '../platform/kubernetes/kubeconfig';
 import { ENDPOINTS_SOURCES, type EndpointsSource } from '../platform/kubernetes/kinds';
-import { listOrNone, loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
+import { duration, listOrNone, loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
 import { loadCloudProvider, peerPodCloudList, peerPodCloudsSetting, servedClouds } from '../platform/peerpod-clouds';
 import { CAA_LEAK_MODES, type CaaLeakMode, type SweepBackend } from '../model/sweep-report';
 import { DEFAULT_TENANT } from '../model/translation/ids';
 import { DEFAULT_WAVE, waveSettingsSchema, type WaveSettings } from '../model/deletion-guard';
 import { DEFAULT_LEASE, DEFAULT_PEERPOD_RUNTIME_CLASSES } from './controller';
-import { backendList, duration } from './sweep-schedule';
+import { backendList } from './sweep-schedule';
 import {
   backendsSetting,
   backendsSchema,

@@ -25,17 +25,6 @@ export interface SweepScheduleOptions {
   clusterId?: string;
 }
 
-/** `90s`, `10m`, `1h`, `500ms`, or `0`: how the sweep's durations are written on the command line and in variables. */
-export const duration = z.string().transform((text, ctx) => {
-  const match = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match?.[2] ?? (match?.[1] === '0' ? 'ms' : '')];
-  if (!match || unit === undefined) {
-    ctx.addIssue({ code: 'custom', message: `must be a duration such as 90s, 10m or 1h, got "${text}"` });
-    return z.NEVER;
-  }
-  return Number(match[1]) * unit;
-});
-
 /** `cloud,midonet`, one of them, or `none`. */
 export const backendList = z.string().transform((text, ctx) => {
   const names = text

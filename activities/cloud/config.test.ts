@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { ConfigError } from '../../platform/settings';
+import { withStderr } from '../../test/support/stderr';
 import { cloudWarnings, createCloudProvider, LIBVIRT_DEFAULT_URI, loadCloudConfig } from './config';
 import { createInstance } from './aws/create';
 import type { ApplicationFailure } from '@temporalio/common';
@@ -109,6 +110,19 @@ describe('cloud configuration', () => {
     ).toEqual([expect.stringMatching(/TAGS: must be key=value pairs/)]);
   });
 
+  it('looks at the VMs every STEWARD_VM_WATCH_INTERVAL, a duration; the former STEWARD_VM_WATCH_SECONDS still read, with a warning', async () => {
+    expect(loadCloudConfig({}, { STEWARD_VM_WATCH_INTERVAL: '1m' }).watchMs).toBe(60_000);
+    expect(loadCloudConfig({}, { STEWARD_VM_WATCH_INTERVAL: '0' }).watchMs).toBe(0);
+    const former = await withStderr(() => loadCloudConfig({}, { STEWARD_VM_WATCH_SECONDS: '10' }));
+    expect(former).toEqual({
+      result: expect.objectContaining({ watchMs: 10_000 }) as unknown,
+      writes: ['warning: STEWARD_VM_WATCH_SECONDS is deprecated: use STEWARD_VM_WATCH_INTERVAL\n'],
+    });
+    expect(() => loadCloudConfig({}, { STEWARD_VM_WATCH_INTERVAL: '500ms' })).toThrow(
+      '--vm-watch-interval / STEWARD_VM_WATCH_INTERVAL: must be 0 or from 1s to 1h',
+    );
+  });
+
   it('aws settings carry no credentials, even when the environment has them', () => {
     const config = loadCloudConfig(
       {},
@@ -124,7 +138,7 @@ describe('cloud configuration', () => {
     );
     expect(config).toEqual({
       provider: 'aws',
-      watchSeconds: 5,
+      watchMs: 5_000,
       aws: {
         region: 'eu-west-1',
         endpoint: undefined,
@@ -236,7 +250,7 @@ describe("cloud-api-adaptor's configuration, as its chart writes it", () => {
     const config = loadCloudConfig({}, { ...awsConfigMap, ...secret });
     expect(config).toEqual({
       provider: 'aws',
-      watchSeconds: 5,
+      watchMs: 5_000,
       aws: {
         region: 'eu-central-1',
         endpoint: undefined,

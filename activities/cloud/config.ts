@@ -3,7 +3,7 @@
 // cloud-api-adaptor's keys (peer-pods-cm, peer-pods-secret) are read under their own names, as a setting's variable or
 // its alias; the flags, variables and defaults are those of src/cloud-providers/{libvirt,aws}/manager.go there.
 import { z } from 'zod';
-import { parseSettings, settingLabel, whole, type Flags, type Setting } from '../../platform/settings';
+import { duration, parseSettings, settingLabel, whole, type Flags, type Setting } from '../../platform/settings';
 import { cloudName, cloudProviderSetting } from '../../platform/peerpod-clouds';
 import type { AwsSettings } from './aws';
 import { createLibvirtProvider, type LibvirtSettings } from './libvirt';
@@ -21,12 +21,16 @@ export const cloudSettings = {
     description:
       "value of the steward.dev/managed-by tag on this installation's VMs; the sweeper touches only VMs with it",
   },
-  vmWatchSeconds: {
-    env: 'STEWARD_VM_WATCH_SECONDS',
-    arg: 'seconds',
-    default: '5',
+  // A duration as every other one is written; the former name, in seconds, is still read with a warning.
+  vmWatchInterval: {
+    env: 'STEWARD_VM_WATCH_INTERVAL',
+    arg: 'duration',
+    default: '5s',
     description:
-      "how often the worker looks at its peer-pod VMs' power states, so that a VM shut off, crashed or gone is seen within that time (0: only at each peer pod's drift check)",
+      "how often the worker looks at its peer-pod VMs' power states, so that a VM shut off, crashed or gone is seen within that time, e.g. 5s (0: only at each peer pod's drift check)",
+    formerFlag: 'vm-watch-seconds',
+    formerEnv: 'STEWARD_VM_WATCH_SECONDS',
+    formerUnit: 's',
   },
   libvirtUri: {
     env: 'LIBVIRT_URI',
@@ -129,14 +133,16 @@ export type CloudConfig = (
   | { provider: 'libvirt'; libvirt: LibvirtSettings }
   | { provider: 'aws'; aws: AwsSettings }
 ) & {
-  /** How often the worker looks at the VMs' power states (vm-watch.ts); 0: never. */
-  watchSeconds: number;
+  /** How often the worker looks at the VMs' power states (vm-watch.ts), in ms; 0: never. */
+  watchMs: number;
 };
 
 const schema = z
   .object({
     cloudProvider: cloudName,
-    vmWatchSeconds: whole(0, 3600),
+    vmWatchInterval: duration.pipe(
+      z.number().refine((ms) => ms === 0 || (ms >= 1_000 && ms <= 3_600_000), 'must be 0 or from 1s to 1h'),
+    ),
     cloudMarker: z.string().regex(/^[A-Za-z0-9_.:/=+@-]{1,63}$/, 'must be 1 to 63 letters, digits or _ . : / = + @ -'),
     libvirtUri: z.string().regex(/^[a-z0-9+]+:\/\//, {
       error: (issue) => `must be a libvirt URI such as qemu:///system, got "${String(issue.input)}"`,
@@ -184,7 +190,7 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
   if (v.cloudProvider === 'aws') {
     return {
       provider: 'aws',
-      watchSeconds: v.vmWatchSeconds,
+      watchMs: v.vmWatchInterval,
       aws: {
         region: v.awsRegion!,
         endpoint: v.awsEndpointUrl,
@@ -207,7 +213,7 @@ export function loadCloudConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = proc
   }
   return {
     provider: 'libvirt',
-    watchSeconds: v.vmWatchSeconds,
+    watchMs: v.vmWatchInterval,
     libvirt: {
       uri: v.libvirtUri,
       domainType: v.libvirtDomainType,
