@@ -84,8 +84,7 @@ async function runOnStack(
 ): Promise<StewardOnStack> {
   const stackEnv: NodeJS.ProcessEnv = {
     ...env,
-    TEMPORAL_ADDRESS: info.temporal.address,
-    TEMPORAL_NAMESPACE: info.temporal.namespace,
+    ...loadDevStack().temporalEnv(info.temporal, env),
     KUBECONFIG: info.kubernetes.kubeconfig,
     ...midonetEnv(info, env),
     // Peer-pod VMs go to the stack's libvirt unless another cloud is configured.

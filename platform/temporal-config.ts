@@ -204,6 +204,24 @@ const grpcMetaLines = z.string().transform((lines, ctx) => {
 const GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
 
 /**
+ * Every variable of `env` that gives Temporal's client a setting beside its address and namespace: the profile, the
+ * configuration file, TLS, the API key, gRPC headers, under their names and aliases. What a process reaching a
+ * Temporal of its own (the embedded stack's) must not inherit from a shell set up for another one.
+ */
+export function temporalClientVariables(env: NodeJS.ProcessEnv): string[] {
+  const settings: Setting[] = [
+    ...Object.values(profileSettings),
+    ...Object.entries(temporalSettings)
+      .filter(([key]) => key !== 'address' && key !== 'temporalNamespace')
+      .map(([, setting]) => setting as Setting),
+  ];
+  const named = settings
+    .flatMap((s) => [s.env, s.alias, s.formerEnv])
+    .filter((v): v is string => v !== undefined && !v.includes('<'));
+  return [...named, ...Object.keys(env).filter((name) => name.startsWith(GRPC_META_PREFIX))];
+}
+
+/**
  * The profile's gRPC headers with TEMPORAL_GRPC_META_<KEY> over them, as envconfig and the temporal CLI read them:
  * the key lower case with `_` as `-` (TEMPORAL_GRPC_META_X_TENANT is x-tenant), an empty variable removing the header.
  */

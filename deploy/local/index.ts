@@ -7,6 +7,7 @@
 export {
   startStack,
   stackFile,
+  temporalEnv,
   type AnyStackInfo,
   type Stack,
   type StackInfo,

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { temporalClientVariables } from '../../platform/temporal-config';
 import { EC2_REGION, ec2Answers, startEc2 } from './ec2';
 import { installCrds, kubernetesReachable, startKubernetes } from './kubernetes';
 import { stackLibvirt } from './libvirt';
@@ -48,6 +49,11 @@ export interface StackInfo {
     uiUrl?: string;
     external: boolean;
     profile: TemporalProfile;
+    /**
+     * The stack's own Temporal client configuration file, empty (not when the Temporal is the user's): what processes
+     * started against the stack read instead of the developer's (temporalEnv).
+     */
+    configFile?: string;
     /** The cluster profile's server processes as started (a failover test replaces them: see `Stack.temporalCluster`). */
     hosts?: { name: string; services: readonly TemporalService[]; pid: number }[];
   };
@@ -98,6 +104,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack<AnyS
   mkdirSync(stateDir, { recursive: true });
 
   const profile = options.temporal ?? 'dev';
+  // The stack's Temporal as a client configuration file, its one profile plaintext (temporalEnv).
+  const clientConfig = (address: string, namespace: string) => {
+    const file = join(stateDir, 'temporal-client.toml');
+    const toml = `# The embedded stack's Temporal (deploy/local/stack.ts temporalEnv)\n[profile.default]\naddress = "${address}"\nnamespace = "${namespace}"\n`;
+    writeFileSync(file, toml);
+    return file;
+  };
   let temporalCluster: TemporalCluster | undefined;
   const temporal = async (): Promise<Part<StackInfo['temporal']>> => {
     const address = process.env.TEMPORAL_ADDRESS;
@@ -128,7 +141,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack<AnyS
       const { address: a, namespace, uiUrl } = cluster;
       const hosts = cluster.hosts().map(({ name, services, pid }) => ({ name, services, pid }));
       return {
-        value: { address: a, namespace, uiUrl, external: false, profile, hosts },
+        value: {
+          address: a,
+          namespace,
+          uiUrl,
+          external: false,
+          profile,
+          hosts,
+          configFile: clientConfig(a, namespace),
+        },
         processes: cluster.processes(),
         stop: () => cluster.stop(),
       };
@@ -138,7 +159,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack<AnyS
     );
     const { address: a, namespace, uiUrl } = server;
     return {
-      value: { address: a, namespace, uiUrl, external: false, profile },
+      value: { address: a, namespace, uiUrl, external: false, profile, configFile: clientConfig(a, namespace) },
       processes: [server.process],
       stop: stopAll([server.process]),
     };
@@ -245,3 +266,23 @@ export async function startStack(options: StackOptions = {}): Promise<Stack<AnyS
 }
 
 export const stackFile = (stateDir: string) => join(stateDir, 'stack.json');
+
+/**
+ * The variables a process started against the stack reaches its Temporal with. The stack's own Temporal is plaintext
+ * and has no profile, so a developer's client configuration (~/.config/temporalio/temporal.toml, TEMPORAL_PROFILE,
+ * TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_GRPC_META_*) must not reach it: those are blanked (an empty variable is
+ * unset to Steward) and the configuration file is the stack's empty one. A Temporal the user points at
+ * (TEMPORAL_ADDRESS) is reached with the user's settings.
+ */
+export function temporalEnv(
+  temporal: StackInfo['temporal'],
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const own = temporal.configFile
+    ? {
+        ...Object.fromEntries(temporalClientVariables(env).map((name) => [name, ''])),
+        TEMPORAL_CONFIG_FILE: temporal.configFile,
+      }
+    : {};
+  return { ...own, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace };
+}

@@ -9,7 +9,7 @@ import { serverSideApply, serviceAccountFiles, serviceAccountKubeconfig } from '
 import { repoRoot } from './paths';
 import { waitUntil } from './process';
 import { stderrReporter, step, type Reporter } from './progress';
-import type { AnyStackInfo } from './stack';
+import { temporalEnv, type AnyStackInfo } from './stack';
 import {
   startAll,
   startStewardProcess,
@@ -100,8 +100,7 @@ export async function startStewardProcesses({
     : {};
   const stackEnv: Record<string, string> = {
     ...apiServerEnv,
-    TEMPORAL_ADDRESS: info.temporal.address,
-    TEMPORAL_NAMESPACE: info.temporal.namespace,
+    ...temporalEnv(info.temporal),
     ...(info.midonet ? { MIDONET_API_URL: info.midonet.url } : {}),
     LIBVIRT_URI: info.libvirt.uri,
   };

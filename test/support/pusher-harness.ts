@@ -21,7 +21,7 @@ import {
   waitFor as waitUntilValue,
   workerSettingsOn,
 } from './index';
-import type { StackInfo } from '../../deploy/local/stack';
+import { temporalEnv, type StackInfo } from '../../deploy/local/stack';
 import type { Starter } from '../../starter/controller';
 import { registerOperatorCommands, registerStatusCommand } from '../../cli/operator';
 import { type RunningWorker } from '../../worker';
@@ -441,7 +441,7 @@ export async function stewardProcess(
   const run = promisify(execFile);
   try {
     const { stdout, stderr } = await run(process.execPath, [join(repoRoot, 'bin', 'steward.cjs'), ...args], {
-      env: { ...process.env, TEMPORAL_ADDRESS: h.info.temporal.address, TEMPORAL_NAMESPACE: h.info.temporal.namespace },
+      env: { ...process.env, ...temporalEnv(h.info.temporal) },
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
