@@ -1,6 +1,6 @@
 // A developer's Temporal client configuration (a profile file, TLS, an API key, gRPC headers in the shell) must not
 // reach the embedded stack's plaintext Temporal through the processes and commands started against it.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTemporalConfig } from '../../platform/temporal-config';
@@ -34,6 +34,8 @@ const stackTemporal = (external: boolean): StackInfo['temporal'] => ({
   profile: 'dev',
   ...(external ? {} : { configFile: stackConfigFile }),
 });
+
+afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 describe('temporalEnv', () => {
   it("reaches the stack's own Temporal in plaintext whatever the developer's profile and shell say", () => {
