@@ -12,7 +12,7 @@ import {
 import { describeRef } from '../model/naming';
 import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
 import { translationProjection, type BackendResource, type PushedResource } from '../model/translation/types';
-import { outcomeOf, progressIn, pushProgressSchema } from '../model/translation/push-progress';
+import { outcomeOf, parseProgress, progressIn } from '../model/translation/push-progress';
 import { Reason } from '../model/vocabulary';
 
 /**
@@ -121,8 +121,7 @@ const asView = (r: PushedResource) => ({ kind: r.kind, id: r.id, state: r.state 
 function pushOutcome(resources: BackendResource[], error: unknown) {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof TimeoutFailure) {
-    const progress = pushProgressSchema.safeParse(cause.lastHeartbeatDetails);
-    return outcomeOf(resources, progress.success ? progress.data : undefined, true);
+    return outcomeOf(resources, parseProgress(cause.lastHeartbeatDetails), true);
   }
   const progress = cause instanceof ApplicationFailure ? progressIn(cause.details ?? undefined) : undefined;
   return outcomeOf(resources, progress, progress === undefined);

@@ -44,7 +44,7 @@ import {
   type OwnerOf,
 } from './push-plan';
 import { invalidTranslation, validateResources } from './validate';
-import { PUSH_PROGRESS, pushProgressSchema, type PushProgress } from '../../model/translation/push-progress';
+import { PUSH_PROGRESS, parseProgress, type PushProgress } from '../../model/translation/push-progress';
 import type { DeletionGuard } from '../deletion-guard';
 
 export interface PushInput {
@@ -188,10 +188,8 @@ const SYNC_WAIT_MS = 10_000;
  */
 function heartbeats() {
   const ctx = Context.current();
-  const earlier = pushProgressSchema.safeParse(ctx.info.heartbeatDetails);
-  const progress: PushProgress = earlier.success
-    ? { ...earlier.data, writing: false }
-    : { done: 0, foreign: [], writing: false };
+  const earlier = parseProgress(ctx.info.heartbeatDetails);
+  const progress: PushProgress = earlier ? { ...earlier, writing: false } : { done: 0, foreign: [], writing: false };
   const resumeAt = progress.done;
   const foundForeign = new Set(progress.foreign);
   // A local activity (an object's own push) has no heartbeat: its retry starts over, which every step allows.

@@ -6,8 +6,12 @@
 import { z } from 'zod';
 import { identifyIfJson, type BackendResource, type PushedResource } from './model';
 
-/** Indices into the resources the push was given. */
-export const pushProgressSchema = z.object({
+/**
+ * Indices into the resources the push was given. Not exported: the SDK deep-freezes what the workflows' preloaded
+ * modules export (this one comes with machines/translation.ts), and a zod schema writes into itself when first used
+ * (model/message-schemas.ts); parseProgress hands it out.
+ */
+const pushProgressSchema = z.object({
   /** Resources before this index were pushed: made, updated, adopted, or found made by someone else. */
   done: z.number().int().nonnegative(),
   /** Of those, the ones found in MidoNet as asked and made by someone else. */
@@ -20,11 +24,17 @@ export type PushProgress = z.infer<typeof pushProgressSchema>;
 /** A failure's details carry the progress under this key, beside the backend's own details. */
 export const PUSH_PROGRESS = 'pushProgress';
 
+/** A heartbeat's details as a push's progress, or undefined when they are not one. */
+export function parseProgress(value: unknown): PushProgress | undefined {
+  const parsed = pushProgressSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
 /** The progress among a failure's details, or undefined. */
 export function progressIn(details: readonly unknown[] | undefined): PushProgress | undefined {
   for (const detail of details ?? []) {
-    const parsed = pushProgressSchema.safeParse((detail as Record<string, unknown> | null)?.[PUSH_PROGRESS]);
-    if (parsed.success) return parsed.data;
+    const progress = parseProgress((detail as Record<string, unknown> | null)?.[PUSH_PROGRESS]);
+    if (progress) return progress;
   }
   return undefined;
 }
