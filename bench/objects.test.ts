@@ -1,5 +1,5 @@
 import type { NodeProjection } from '../model/translation/types';
-import { Model } from './objects';
+import { Model, perEvent } from './objects';
 import { podAt } from './scenarios/burst';
 
 const node: NodeProjection = {
@@ -86,5 +86,21 @@ describe('the bench model', () => {
     expect(model.ledger.translationsDeleted - before.translationsDeleted).toBe(
       [...liveBefore].filter((t) => !liveAfter.has(t)).length,
     );
+  });
+});
+
+describe('perEvent', () => {
+  it("gives the server's CPU in ms per history event of every workflow, and nothing without events", () => {
+    expect(
+      perEvent(
+        39,
+        new Map([
+          ['pod', 12_000],
+          ['node', 3_600],
+        ]),
+      ),
+    ).toBeCloseTo(2.5, 5);
+    expect(perEvent(39, new Map())).toBeUndefined();
+    expect(perEvent(undefined, new Map([['pod', 1]]))).toBeUndefined();
   });
 });

@@ -565,6 +565,12 @@ const perRequestKind = (requests: Map<string, number>, count: number) =>
     .map(([kind, each]) => `${kind} ${each.toFixed(1)}`)
     .join(', ');
 
+/** Milliseconds of `cpuSeconds` per history event of the side's workflows; undefined without events. */
+export function perEvent(cpuSeconds: number | undefined, events: Map<string, number> | undefined): number | undefined {
+  const total = events ? sumValues(events.values()) : 0;
+  return cpuSeconds === undefined || total === 0 ? undefined : (cpuSeconds * 1000) / total;
+}
+
 function objectsReport(
   info: StackInfo,
   scenario: ObjectsScenario,
@@ -630,6 +636,9 @@ function objectsReport(
         METRIC.sideCpu,
       ),
       both(`worker process${plural} CPU s`, (s) => s.costs.usage.worker?.cpuSeconds, undefined, METRIC.workerCpu),
+      both(`worker process${plural} CPU ms per ${unit}`, (s) =>
+        per(s.costs.usage.worker && s.costs.usage.worker.cpuSeconds * 1000, s),
+      ),
       both(`worker process${plural} peak RSS MB`, (s) => s.costs.usage.worker?.peakRssMb, 0, METRIC.workerPeakRss),
       both(`worker process${plural} RSS growth in the window MB`, (s) => s.costs.usage.worker?.rssGrowthMb, 0),
       both('bench process peak RSS MB (starter or reconciler, and the driver)', (s) => s.costs.usage.peakRssMb, 0),
@@ -638,6 +647,11 @@ function objectsReport(
         (s) => s.costs.usage.temporalCpuSeconds,
         undefined,
         METRIC.temporalCpu,
+      ),
+      both(
+        `Temporal server CPU ms per history event${cluster ? ' (the 3 hosts)' : ''}`,
+        (s) => perEvent(s.costs.usage.temporalCpuSeconds, s.costs.events),
+        2,
       ),
       ...(cluster
         ? [
