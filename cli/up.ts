@@ -85,6 +85,7 @@ async function runOnStack(
   const stackEnv: NodeJS.ProcessEnv = {
     ...env,
     ...loadDevStack().temporalEnv(info.temporal, env),
+    ...loadDevStack().STACK_STEWARD_SETTINGS,
     KUBECONFIG: info.kubernetes.kubeconfig,
     ...midonetEnv(info, env),
     // Peer-pod VMs go to the stack's libvirt unless another cloud is configured.

@@ -1,6 +1,6 @@
 /**
  * The embedded stack used by `npm start`, the tests and the benchmarks: a Temporal dev server with its UI, a
- * Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager with the garbage collector), and libvirt
+ * Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager with the garbage collector and the EndpointSlice controllers), and libvirt
  * with QEMU, the MidoNet API emulator, and an EC2-compatible test server (moto). Each part is provisioned once (cached outside the repository), started, waited on until it answers,
  * and stopped with the stack; a part the user already runs is reused.
  */
@@ -8,6 +8,7 @@ export {
   startStack,
   stackFile,
   temporalEnv,
+  STACK_STEWARD_SETTINGS,
   type AnyStackInfo,
   type Stack,
   type StackInfo,

@@ -11,7 +11,9 @@ import { MissingPrerequisite, type Reporter, step } from './progress';
 
 /**
  * A container-free Kubernetes control plane: etcd, kube-apiserver (RBAC on) and kube-controller-manager running only
- * the garbage-collector and namespace controllers, started the way envtest starts them. The binaries are built once
+ * the garbage-collector, namespace and EndpointSlice controllers (the endpointslice controller's slices and the
+ * mirroring controller's of hand-written Endpoints, which `STEWARD_ENDPOINTS_FROM=auto` reads in a cluster), started
+ * the way envtest starts them. No endpoints controller: the tests write v1 Endpoints by hand (STACK_STEWARD_SETTINGS). The binaries are built once
  * from Go modules at one pinned release (wrapper module in ./toolchain/kubernetes) and cached by version.
  */
 export const KUBERNETES_VERSION = 'v1.34.4';
@@ -196,7 +198,7 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
         join(binDir, 'kube-controller-manager'),
         [
           `--kubeconfig=${kcmKubeconfig}`,
-          '--controllers=garbage-collector-controller,namespace-controller',
+          '--controllers=garbage-collector-controller,namespace-controller,endpointslice-controller,endpointslice-mirroring-controller',
           '--leader-elect=false',
           '--use-service-account-credentials=true',
           '--bind-address=127.0.0.1',

@@ -268,6 +268,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack<AnyS
 export const stackFile = (stateDir: string) => join(stateDir, 'stack.json');
 
 /**
+ * The Steward settings every process started against the stack gets, whatever its installation's: the stack has no
+ * kubelet, so Pods never turn Ready and the endpointslice controller finds no endpoint for a Service with a selector.
+ * The demo and the tests write those Services' v1 Endpoints by hand, as the endpoints controller would, and Steward
+ * reads them there (`auto` would read the EndpointSlices, which the mirroring controller fills only for Services
+ * without a selector).
+ */
+export const STACK_STEWARD_SETTINGS: Readonly<Record<string, string>> = { STEWARD_ENDPOINTS_FROM: 'Endpoints' };
+
+/**
  * The variables a process started against the stack reaches its Temporal with. The stack's own Temporal is plaintext
  * and has no profile, so a developer's client configuration (~/.config/temporalio/temporal.toml, TEMPORAL_PROFILE,
  * TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_GRPC_META_*) must not reach it: those are blanked (an empty variable is

@@ -9,7 +9,7 @@ import { serverSideApply, serviceAccountFiles, serviceAccountKubeconfig } from '
 import { repoRoot } from './paths';
 import { waitUntil } from './process';
 import { stderrReporter, step, type Reporter } from './progress';
-import { temporalEnv, type AnyStackInfo } from './stack';
+import { STACK_STEWARD_SETTINGS, temporalEnv, type AnyStackInfo } from './stack';
 import {
   startAll,
   startStewardProcess,
@@ -101,6 +101,7 @@ export async function startStewardProcesses({
   const stackEnv: Record<string, string> = {
     ...apiServerEnv,
     ...temporalEnv(info.temporal),
+    ...STACK_STEWARD_SETTINGS,
     ...(info.midonet ? { MIDONET_API_URL: info.midonet.url } : {}),
     LIBVIRT_URI: info.libvirt.uri,
   };

@@ -11,7 +11,7 @@ import type { ActivityGroups } from '../../activities/compose';
 import { loadWorkerConfig, runWorker, type RunWorkerOptions } from '../../cli/worker';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
-import { temporalEnv, type StackInfo } from '../../deploy/local/stack';
+import { STACK_STEWARD_SETTINGS, temporalEnv, type StackInfo } from '../../deploy/local/stack';
 import type { WorkerSettingValues } from '../../deploy/local/worker-process';
 import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
 import type { Observation } from '../../model/messages';
@@ -97,6 +97,7 @@ export function runProbeWorker(taskQueue: string, options: Pick<RunWorkerOptions
 /** The stack's Temporal and Kubernetes, as `steward worker` and `steward starter` read them from the environment. */
 const clusterEnv = (info: StackInfo) => ({
   ...temporalEnv(info.temporal),
+  ...STACK_STEWARD_SETTINGS,
   KUBECONFIG: info.kubernetes.kubeconfig,
 });
 
