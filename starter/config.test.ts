@@ -19,7 +19,7 @@ async function starterFlags(args: string[]) {
 }
 
 describe('starter configuration', () => {
-  it('defaults: all namespaces, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for, no PeerPods served (no cloud provider), probes and metrics on port 9465', () => {
+  it('defaults: all namespaces, endpoints from EndpointSlices where served, the default Lease, 10 min resync, 200 ms debounce, identity <hostname>-<pid>, no peer pods Steward makes VMs for, no PeerPods served (no cloud provider), probes and metrics on port 9465', () => {
     expect(loadStarterConfig({}, {})).toEqual({
       temporal: {
         address: '127.0.0.1:7233',
@@ -31,7 +31,7 @@ describe('starter configuration', () => {
       kubeconfig: undefined,
       backends: ['midonet', 'peerpods'],
       watchNamespace: undefined,
-      endpointsFrom: 'Endpoints',
+      endpointsFrom: 'auto',
       lease: { namespace: 'kube-system', name: 'steward-starter' },
       resyncMs: 600_000,
       debounceMs: 200,
@@ -50,6 +50,14 @@ describe('starter configuration', () => {
       http: { host: '0.0.0.0', port: 9465 },
       logLevel: 'info',
     });
+  });
+
+  it('reads endpoints from the source named, and refuses another, naming the setting', () => {
+    expect(loadStarterConfig({}, { STEWARD_ENDPOINTS_FROM: 'Endpoints' }).endpointsFrom).toBe('Endpoints');
+    expect(loadStarterConfig({ endpointsFrom: 'EndpointSlices' }, {}).endpointsFrom).toBe('EndpointSlices');
+    expect(() => loadStarterConfig({}, { STEWARD_ENDPOINTS_FROM: 'slices' })).toThrow(
+      '--endpoints-from / STEWARD_ENDPOINTS_FROM: must be one of auto, Endpoints, EndpointSlices',
+    );
   });
 
   it("has a port of its own, apart from the worker's (steward up runs both in one process)", () => {

@@ -11,7 +11,7 @@ import {
   POD_ROOT_VARIABLE,
   SERVICE_ACCOUNT_DIR,
 } from '../platform/kubernetes/kubeconfig';
-import { ENDPOINTS_SOURCES, type EndpointsSource } from '../platform/kubernetes/kinds';
+import { ENDPOINTS_SETTINGS, type EndpointsSetting } from '../platform/kubernetes/kinds';
 import { duration, listOrNone, loadAll, parseSettings, whole, type Flags, type Setting } from '../platform/settings';
 import { loadCloudProvider, peerPodCloudList, peerPodCloudsSetting, servedClouds } from '../platform/peerpod-clouds';
 import { CAA_LEAK_MODES, type CaaLeakMode, type SweepBackend } from '../model/sweep-report';
@@ -45,9 +45,9 @@ export const starterSettings = {
   endpointsFrom: {
     env: 'STEWARD_ENDPOINTS_FROM',
     arg: 'source',
-    default: 'Endpoints',
+    default: 'auto',
     description:
-      "where Services' endpoints are read: Endpoints (v1, deprecated since Kubernetes 1.33) or EndpointSlices (discovery.k8s.io/v1, the same Translations)",
+      "where Services' endpoints are read: auto (EndpointSlices where the API server serves them, else Endpoints), EndpointSlices (discovery.k8s.io/v1, the same Translations) or Endpoints (v1, deprecated since Kubernetes 1.33)",
   },
   leaseNamespace: {
     env: 'STEWARD_LEASE_NAMESPACE',
@@ -159,7 +159,8 @@ export interface StarterConfig {
   backends: Backend[];
   /** Absent: all namespaces. */
   watchNamespace?: string;
-  endpointsFrom: EndpointsSource;
+  /** `auto` is resolved when the starter starts (platform/kubernetes/kinds.ts endpointsSourceServed). */
+  endpointsFrom: EndpointsSetting;
   lease: { namespace: string; name: string };
   resyncMs: number;
   debounceMs: number;
@@ -185,7 +186,7 @@ const starterSchema = z
     kubeconfig: kubeconfigFiles.optional(),
     backends: backendsSchema.optional(),
     watchNamespace: objectName.optional(),
-    endpointsFrom: z.enum(ENDPOINTS_SOURCES, { error: `must be one of ${ENDPOINTS_SOURCES.join(', ')}` }),
+    endpointsFrom: z.enum(ENDPOINTS_SETTINGS, { error: `must be one of ${ENDPOINTS_SETTINGS.join(', ')}` }),
     leaseNamespace: objectName.optional(),
     leaseName: objectName,
     resyncInterval: duration.pipe(z.number().min(1_000, 'must be at least 1s')),

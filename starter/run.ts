@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { failedChecks, startHttpServer, type HttpServer } from '../platform/http';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
+import { endpointsSourceServed } from '../platform/kubernetes/kinds';
 import { connectClientWhenReachable, temporalReadiness, type TemporalReach } from '../platform/temporal-connection';
 import { acquireTracing } from '../platform/tracing';
 import { GLOBAL_MIDONET_WORKFLOW_ID, inCluster } from '../model/naming';
@@ -96,13 +97,15 @@ async function startController(
     input: { graceMs, backends, dryRun, tenant: config.tenant, caaLeaks },
   });
   log.info({ schedule, intervalMs, graceMs, backends, dryRun, caaLeaks, taskQueue }, 'orphan sweeper Schedule');
+  const endpointsFrom = await endpointsSourceServed(kubeConfig, config.endpointsFrom);
+  log.info({ endpointsFrom, setting: config.endpointsFrom }, `Services' endpoints read from ${endpointsFrom}`);
   const starter = createStarter({
     kubeConfig,
     temporalClient: client,
     taskQueue,
     clusterId,
     namespace: config.watchNamespace,
-    endpointsFrom: config.endpointsFrom,
+    endpointsFrom,
     identity: config.identity,
     resyncMs: config.resyncMs,
     debounceMs: config.debounceMs,

@@ -19,6 +19,37 @@ export type WatchedKind = (typeof WATCHED_KINDS)[number];
 export const ENDPOINTS_SOURCES = ['Endpoints', 'EndpointSlices'] as const;
 export type EndpointsSource = (typeof ENDPOINTS_SOURCES)[number];
 
+/** The setting: one source, or `auto`, EndpointSlices where the API server serves them (endpointsSourceServed). */
+export const ENDPOINTS_SETTINGS = ['auto', ...ENDPOINTS_SOURCES] as const;
+export type EndpointsSetting = (typeof ENDPOINTS_SETTINGS)[number];
+
+/**
+ * What `auto` reads, from the API server's `discovery.k8s.io/v1` resource list (undefined: that group version is not
+ * served): EndpointSlices when they can be listed and watched there (every cluster since Kubernetes 1.21), else v1
+ * Endpoints.
+ */
+export function endpointsSourceOf(served: Pick<k8s.V1APIResourceList, 'resources'> | undefined): EndpointsSource {
+  const slices = served?.resources.find((resource) => resource.name === 'endpointslices');
+  return slices && ['list', 'watch'].every((verb) => slices.verbs.includes(verb)) ? 'EndpointSlices' : 'Endpoints';
+}
+
+/** The source a setting stands for on this cluster: `auto` asks the API server's discovery (one request). */
+export async function endpointsSourceServed(
+  kubeConfig: k8s.KubeConfig,
+  setting: EndpointsSetting,
+): Promise<EndpointsSource> {
+  if (setting !== 'auto') return setting;
+  try {
+    return endpointsSourceOf(await kubeConfig.makeApiClient(k8s.DiscoveryV1Api).getAPIResources());
+  } catch (error) {
+    if (error instanceof k8s.ApiException && error.code === 404) return endpointsSourceOf(undefined);
+    throw new Error(
+      `cannot tell whether the API server serves EndpointSlices (endpoints-from auto): ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
 /** What an informer needs for one kind: the watch path and the matching list call. */
 export interface ListWatchSpec {
   path: string;
