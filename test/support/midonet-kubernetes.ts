@@ -999,13 +999,13 @@ export const migratedClusterAsWritten: WrittenTranslation[] = [
 /** midonet-kubernetes' controllers, as the API server names a client-go program's field manager. */
 export const MK_MANAGER = 'midonet-kube-controllers';
 
-async function uidOf(core: k8s.CoreV1Api, owner: string): Promise<string> {
+async function uidOf(core: k8s.CoreV1Api, owner: string, namespace: string): Promise<string> {
   const [kind, name] = owner.split('/') as [string, string];
   const read = {
     Node: () => core.readNode({ name }),
-    Pod: () => core.readNamespacedPod({ name, namespace: 'default' }),
-    Service: () => core.readNamespacedService({ name, namespace: 'default' }),
-    Endpoints: () => core.readNamespacedEndpoints({ name, namespace: 'default' }),
+    Pod: () => core.readNamespacedPod({ name, namespace }),
+    Service: () => core.readNamespacedService({ name, namespace }),
+    Endpoints: () => core.readNamespacedEndpoints({ name, namespace }),
   }[kind];
   if (!read) throw new Error(`no owner kind ${kind}`);
   return (await read()).metadata!.uid!;
@@ -1019,7 +1019,7 @@ export async function writeAsMidonetKubernetes(
   const owner = t.owner && {
     kind: t.owner.split('/')[0]!,
     name: t.owner.split('/')[1]!,
-    uid: await uidOf(core, t.owner),
+    uid: await uidOf(core, t.owner, t.namespace),
   };
   await custom.createNamespacedCustomObject({
     ...TRANSLATION_API,

@@ -261,6 +261,7 @@ export interface TranslationObject {
     namespace: string;
     uid: string;
     generation?: number;
+    labels?: Record<string, string>;
     ownerReferences?: { kind: string; name: string; uid: string }[];
     deletionTimestamp?: string;
   };
