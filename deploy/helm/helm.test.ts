@@ -412,6 +412,30 @@ describe('the helm test Pod', () => {
   it('is left out with tests.enabled false', async () => {
     expect((await render({ tests: { enabled: false } })).pod).toBeUndefined();
   });
+
+  it('takes its resources from tests.resources', async () => {
+    const resources = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } };
+    expect((await render({ tests: { resources } })).pod!.spec!.containers[0]!.resources).toEqual(resources);
+  });
+
+  it("reaches out only where the worker's NetworkPolicy lets a worker, by a policy of its own made before it", async () => {
+    const objects = await helmTemplate(helm, peerpodsValues);
+    const policies = objects.filter((o): o is k8s.V1NetworkPolicy => o.kind === 'NetworkPolicy');
+    const worker = policies.find((p) => !isHook(p) && /worker$/.test(p.metadata!.name!))!;
+    const check = policies.find(isHook)!;
+    const pod = objects.find((o): o is k8s.V1Pod => o.kind === 'Pod' && isHook(o))!;
+    expect(check.spec!.egress).toEqual(worker.spec!.egress);
+    expect(check.spec!.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(check.spec!.ingress).toEqual([]);
+    // It selects the test Pod, and no worker.
+    const selector = Object.entries(check.spec!.podSelector?.matchLabels ?? {});
+    expect(selector.length).toBeGreaterThan(0);
+    for (const [key, value] of selector) expect(pod.metadata!.labels![key]).toBe(value);
+    expect(selector).toContainEqual(['app.kubernetes.io/component', 'check']);
+    expect(check.metadata!.annotations).toMatchObject({ 'helm.sh/hook': 'test', 'helm.sh/hook-weight': '-1' });
+    // With MidoNet the pods are on the host network, where no NetworkPolicy applies: none.
+    expect((await helmTemplate(helm, {})).filter((o) => o.kind === 'NetworkPolicy')).toEqual([]);
+  });
 });
 
 describe('STEWARD_BACKENDS from midonet.enabled and peerpods.enabled', () => {

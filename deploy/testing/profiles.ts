@@ -43,8 +43,9 @@ export function profileOf(objects: k8s.KubernetesObject[]): Profile {
       .filter((key) => /^(MIDONET|KUBERNETES_SERVICE_|STEWARD_NODE_ANNOTATOR)/.test(key))
       .sort(),
     backends: data.STEWARD_BACKENDS,
+    // The installation's: not the helm test's own, made only while `helm test` runs.
     networkPolicies: objects
-      .filter((o) => o.kind === 'NetworkPolicy')
+      .filter((o) => o.kind === 'NetworkPolicy' && !o.metadata?.annotations?.['helm.sh/hook'])
       .map((o) => o.metadata!.name!)
       .sort(),
   };

@@ -228,22 +228,41 @@ spec:
     {{- include "steward.selectorLabels" . | nindent 4 }}
   ports:
     - { name: http, port: {{ .port }}, targetPort: http }
-{{- if and .root.Values.networkPolicy.enabled (not .root.Values.midonet.enabled) }}
+{{- with include "steward.networkPolicy" . }}
 ---
+{{ . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A component's NetworkPolicy, rendered without MidoNet only (host-network pods are not subject to one): in, only its
+`port` (none without); out, DNS, Temporal, the API server and its `egressPorts`. The helm test Pod gets the worker's
+egress, so that it reaches only what a worker may.
+*/}}
+{{- define "steward.networkPolicy" -}}
+{{- if and .root.Values.networkPolicy.enabled (not .root.Values.midonet.enabled) -}}
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata:
-  name: {{ $name }}
+  name: {{ include "steward.fullname" .root }}-{{ .component }}
   namespace: {{ .root.Release.Namespace }}
   labels:
     {{- include "steward.componentLabels" . | nindent 4 }}
+  {{- with .annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 spec:
   podSelector:
     matchLabels:
       {{- include "steward.selectorLabels" . | nindent 6 }}
   policyTypes: [Ingress, Egress]
+  {{- if .port }}
   ingress:
     - ports: [{ protocol: TCP, port: {{ .port }} }]
+  {{- else }}
+  ingress: []
+  {{- end }}
   egress:
     - to:
         - namespaceSelector: { matchLabels: { kubernetes.io/metadata.name: kube-system } }
@@ -256,4 +275,9 @@ spec:
     - ports: [{ protocol: TCP, port: {{ . }} }]
     {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* The worker's own backends beyond Temporal and HTTPS: libvirt over SSH. */}}
+{{- define "steward.workerEgressPorts" -}}
+[22]
 {{- end -}}
