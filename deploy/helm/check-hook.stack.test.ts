@@ -1,10 +1,11 @@
-// The chart's `helm test` Pod, as far as the embedded stack goes. It runs no kubelet, so no Pod ever runs there and
-// `helm test` itself cannot: instead the release is installed (`helm install`), its test hook read back as Helm stored
-// it (`helm get hooks`), and the hook's container run as a local process, as the kubelet would start it: the image's
-// entrypoint (the Dockerfile's) with the container's args, the environment its `env` and `envFrom` resolve to from
-// the release's ConfigMap and Secrets on the API server, and its ServiceAccount's token, CA and namespace where the
-// kubelet mounts them (TELEPRESENCE_ROOT; no kubeconfig). The values point the release at the stack's Temporal and
-// API server (the MidoNet profile's KUBERNETES_SERVICE_HOST/_PORT).
+// The chart's `helm test`, on the embedded stack. The stack runs no kubelet (nor scheduler), so no Pod runs there by
+// itself: this file plays the kubelet's part for the test Pod and nothing else. The release is installed
+// (`helm install`), `helm test` runs as a user runs it, and when it has made the test Pod, its container is run as a
+// local process, as the kubelet would start it: the image's entrypoint (the Dockerfile's) with the container's args,
+// the environment its `env` and `envFrom` resolve to from the release's ConfigMap and Secrets on the API server, and
+// its ServiceAccount's token, CA and namespace where the kubelet mounts them (TELEPRESENCE_ROOT; no kubeconfig); its
+// exit code is written back as the Pod's phase, which `helm test` waits for and reports. The values point the release
+// at the stack's Temporal and API server (the MidoNet profile's KUBERNETES_SERVICE_HOST/_PORT).
 import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -78,20 +79,66 @@ interface Run {
 }
 
 let hook: k8s.V1Pod;
-let podEnv: Record<string, string>;
+/** The kubelet's part of the Pod's environment: the ServiceAccount's files, nothing of this machine's. */
+let kubeletEnv: Record<string, string>;
 
-/** The hook's container as a process: its command line and environment, with `change` over the environment. */
-async function runHook(change: Record<string, string> = {}): Promise<Run> {
-  const container = hook.spec!.containers[0]!;
+/** A Pod's container as a process: its command line and environment, with `change` over the environment. */
+async function runContainer(pod: k8s.V1Pod, change: Record<string, string> = {}): Promise<Run> {
+  const container = pod.spec!.containers[0]!;
   const [node, ...script] = entrypoint();
   expect([node, container.command]).toEqual(['node', undefined]);
-  return promisify(execFile)(process.execPath, [...script, ...container.args!], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH, ...podEnv, ...change },
-  }).then(
+  const env = { PATH: process.env.PATH, ...(await containerEnvironment(container)), ...kubeletEnv, ...change };
+  return promisify(execFile)(process.execPath, [...script, ...container.args!], { cwd: repoRoot, env }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: Run) => error,
   );
+}
+
+/** The hook's container as `helm get hooks` stores it, run as a process. */
+const runHook = (change?: Record<string, string>) => runContainer(hook, change);
+
+/**
+ * `helm test` with the kubelet's part played here: the test Pod it makes (a new incarnation) run as a process, its
+ * exit code written as the Pod's phase. Helm's exit status and output, and the process's run.
+ */
+async function helmTest(): Promise<{ passed: boolean; output: string; run: Run }> {
+  const name = hook.metadata!.name!;
+  const before = await core.readNamespacedPod({ namespace, name }).catch(absent(true));
+  const test = inCluster(['test', release, '--timeout', '3m']).then(
+    (output) => ({ passed: true, output }),
+    (error: Error) => ({ passed: false, output: error.message }),
+  );
+  let pod: k8s.V1Pod | undefined;
+  for (const deadline = Date.now() + 60_000; !pod; await new Promise((r) => setTimeout(r, 200))) {
+    if (Date.now() > deadline) throw new Error(`helm test made no Pod ${namespace}/${name}`);
+    const read = await core.readNamespacedPod({ namespace, name }).catch(absent(true));
+    if (read && read.metadata!.uid !== before?.metadata?.uid && !read.metadata!.deletionTimestamp) pod = read;
+  }
+  const run = await runContainer(pod);
+  const terminated = { exitCode: run.code, reason: run.code === 0 ? 'Completed' : 'Error' };
+  await core.patchNamespacedPodStatus(
+    {
+      namespace,
+      name,
+      body: {
+        status: {
+          phase: run.code === 0 ? 'Succeeded' : 'Failed',
+          containerStatuses: [
+            {
+              name: 'check',
+              image: pod.spec!.containers[0]!.image!,
+              imageID: '',
+              ready: false,
+              restartCount: 0,
+              state: { terminated },
+            },
+          ],
+        },
+      },
+    },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
+  return { ...(await test), run };
 }
 
 beforeAll(async () => {
@@ -112,12 +159,7 @@ beforeAll(async () => {
   const root = mkdtempSync(join(tmpdir(), 'steward-check-hook-'));
   await serviceAccountFiles(admin, namespace, hook.spec!.serviceAccountName!, root);
   mkdirSync(join(root, 'home'));
-  podEnv = {
-    ...(await containerEnvironment(hook.spec!.containers[0]!)),
-    [POD_ROOT_VARIABLE]: root,
-    HOME: join(root, 'home'),
-    KUBECONFIG: '',
-  };
+  kubeletEnv = { [POD_ROOT_VARIABLE]: root, HOME: join(root, 'home'), KUBECONFIG: '' };
 }, 15 * 60_000);
 
 afterAll(async () => {
@@ -144,4 +186,18 @@ it('exits 1 naming Temporal when the Temporal address is wrong, the API server s
   expect(code).toBe(1);
   expect(stderr).toMatch(/^error: check: Temporal at 127\.0\.0\.1:1 \(namespace [^)]*\) is not reachable: [^\n]*\n$/);
   expect(stdout).toMatch(/^Kubernetes API server at .*: reached as system:serviceaccount:/);
+});
+
+it('`helm test` passes with the release’s settings, and fails once the release points at a Temporal it cannot reach', async () => {
+  const passed = await helmTest();
+  expect(passed.run.code).toBe(0);
+  expect(passed.output).toMatch(/Phase:\s+Succeeded/);
+  expect(passed.passed).toBe(true);
+
+  await inCluster(['upgrade', release, CHART_DIR, '--reuse-values', '--set', 'temporal.address=127.0.0.1:1']);
+  const failed = await helmTest();
+  expect(failed.run.code).toBe(1);
+  expect(failed.run.stderr).toMatch(/^error: check: Temporal at 127\.0\.0\.1:1 /);
+  expect(failed.output).toMatch(/pod steward-check-hook-check failed/);
+  expect(failed.passed).toBe(false);
 });
