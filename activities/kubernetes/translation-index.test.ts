@@ -19,6 +19,8 @@ interface Options {
   created?: string;
   recorded?: BackendResource[];
   pending?: BackendResource[];
+  /** Pending and tried by a failed push (status state `tried`). */
+  tried?: BackendResource[];
   deleting?: boolean;
   ready?: { status: string; reason: string };
 }
@@ -26,7 +28,7 @@ interface Options {
 function translation(
   name: string,
   resources: BackendResource[],
-  { created = '2026-01-01T00:00:00Z', recorded = [], pending = [], deleting = false, ready }: Options = {},
+  { created = '2026-01-01T00:00:00Z', recorded = [], pending = [], tried = [], deleting = false, ready }: Options = {},
 ) {
   return {
     metadata: {
@@ -40,6 +42,7 @@ function translation(
       childResources: [
         ...recorded.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'synced' })),
         ...pending.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'pending' })),
+        ...tried.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'tried' })),
       ],
       conditions: ready ? [{ type: 'Ready', ...ready }] : [],
     },
@@ -109,6 +112,14 @@ describe('the Translation index', () => {
     ]);
     // Once the derived one is about to push it (pending), the hand-written one is refused it, and its deletion leaves
     // it; a hand-written one's pending claims nothing.
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/squatter')).toBeUndefined();
+    // Tried by a failed push of its own, it claims it as pending does.
+    index.apply({
+      type: 'upsert',
+      object: ofPod(translation('pod.4.web', [port(5, 1)], { created, tried: [port(5, 1)] })),
+    });
+    expect(index.ownerOf(key(port(5, 1)), 'translation/ns/squatter')).toBe('translation/ns/pod.4.web');
+    index.apply({ type: 'upsert', object: owned });
     expect(index.ownerOf(key(port(5, 1)), 'translation/ns/squatter')).toBeUndefined();
     index.apply({
       type: 'upsert',

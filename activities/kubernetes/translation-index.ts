@@ -3,7 +3,7 @@
 // without listing every Translation each time.
 import type * as k8s from '@kubernetes/client-node';
 import { workflowId } from '../../model/naming';
-import { GLOBAL_LABEL, GLOBAL_NAMESPACE, translationOwner } from '../../model/translation/model';
+import { GLOBAL_LABEL, GLOBAL_NAMESPACE, TRIED_RECORD_STATE, translationOwner } from '../../model/translation/model';
 import type { midonetFailures } from '../midonet/errors';
 
 /** A Translation as the watch delivers it: only the fields read here. */
@@ -92,7 +92,7 @@ function entryOf(object: WatchedTranslation, fieldManager: string): Entry {
   return {
     seniority: `${object.metadata?.creationTimestamp ? new Date(object.metadata.creationTimestamp).toISOString() : ''} ${workflowIdOf(object)}`,
     records,
-    claims: provenance.takeover ? [...records, ...inStates('pending')] : records,
+    claims: provenance.takeover ? [...records, ...inStates('pending', TRIED_RECORD_STATE)] : records,
     mentions: [...mentions],
     waitingForDependency: ready?.status === 'False' && ready.reason === DEPENDENCY_MISSING,
     deleting: object.metadata?.deletionTimestamp !== undefined,

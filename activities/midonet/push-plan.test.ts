@@ -5,11 +5,13 @@ import {
   claimRefusal,
   conflictRefusal,
   findingOf,
+  fromRecord,
   observeFirst,
   preRecord,
   previousRecord,
   pushedEntry,
   recordedAs,
+  recordOf,
   removedIds,
   staleResources,
   stillFound,
@@ -154,6 +156,16 @@ describe('preRecord', () => {
       { kind: 'Rule', id: RULE(1), state: 'unverified' },
       { kind: 'Rule', id: RULE(2), state: 'pending' },
     ]);
+  });
+
+  it('keeps what a failed push tried as tried, which a status reads back as pending and tried', () => {
+    const tried = { ...pushed(rule(2), 'pending'), tried: true as const };
+    const record = preRecord([tried], [rule(2)]);
+    expect(record).toEqual([{ kind: 'Rule', id: RULE(2), state: 'tried' }]);
+    expect(record.map(fromRecord)).toEqual([
+      expect.objectContaining({ key: `Rule:${RULE(2)}`, state: 'pending', tried: true }),
+    ]);
+    expect(recordOf(record.map(fromRecord))).toEqual(record);
   });
 });
 

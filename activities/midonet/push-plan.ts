@@ -4,6 +4,7 @@
 import type { ApplicationFailure } from '@temporalio/common';
 import type { RecordedResource } from '../kubernetes/translation-record';
 import { identify, identifyIfJson, type BackendResource, type PushedResource } from '../../model/translation/types';
+import { TRIED_RECORD_STATE } from '../../model/translation/model';
 import { classify, conflictReason, type Claim } from './adoption';
 import type { EnsureResult } from './client';
 import type { FieldDiff } from './compare';
@@ -26,9 +27,12 @@ export function fromRecord({ kind, id, state }: RecordedResource): PushedResourc
     body,
     id,
     key: `${kind}:${id}`,
-    state: state as PushedResource['state'],
+    ...(state === TRIED_RECORD_STATE ? { state: 'pending', tried: true } : { state: state as PushedResource['state'] }),
   };
 }
+/** A resource's state as a status records it: a `tried` pending one says so (fromRecord reads it back). */
+const recordedState = ({ state, tried }: PushedResource): string =>
+  state === 'pending' && tried ? TRIED_RECORD_STATE : state;
 /** A key of `status.childResources` as the worker's index holds it (`kind:id`). */
 function fromKey(key: string): PushedResource {
   const colon = key.indexOf(':');
@@ -54,7 +58,7 @@ export const asRecord = (resources: BackendResource[], state: string): RecordedR
 
 /** The record a status keeps: each resource's state as the push left it (a foreign one stays foreign). */
 export const recordOf = (pushed: PushedResource[]): RecordedResource[] =>
-  pushed.map(({ kind, id, state }) => ({ kind, id, state }));
+  pushed.map((p) => ({ kind: p.kind, id: p.id, state: recordedState(p) }));
 
 export const record = (resource: BackendResource, state: PushedResource['state']): PushedResource => ({
   kind: resource.kind,
@@ -134,7 +138,7 @@ export function staleResources(
 export function preRecord(previous: PushedResource[], resources: BackendResource[]): RecordedResource[] {
   const before = new Set(previous.map((p) => p.key));
   return [
-    ...previous.map(({ kind, id, state }) => ({ kind, id, state: state === 'synced' ? 'unverified' : state })),
+    ...previous.map((p) => ({ kind: p.kind, id: p.id, state: p.state === 'synced' ? 'unverified' : recordedState(p) })),
     ...asRecord(
       resources.filter((r) => !before.has(identify(r).key)),
       'pending',

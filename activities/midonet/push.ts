@@ -44,7 +44,13 @@ import {
   type OwnerOf,
 } from './push-plan';
 import { invalidTranslation, validateResources } from './validate';
-import { PUSH_PROGRESS, parseProgress, type PushProgress } from '../../model/translation/push-progress';
+import {
+  afterFailedPush,
+  outcomeOf,
+  PUSH_PROGRESS,
+  parseProgress,
+  type PushProgress,
+} from '../../model/translation/push-progress';
 import type { DeletionGuard } from '../deletion-guard';
 
 export interface PushInput {
@@ -198,6 +204,8 @@ function heartbeats() {
   };
   return {
     resumeAt,
+    /** How far this push got, as its heartbeat says. */
+    now: (): PushProgress => ({ ...progress, foreign: [...progress.foreign] }),
     /** An earlier attempt found the resource at this index made by someone else. */
     foundForeign: (index: number) => foundForeign.has(index),
     writing: () => {
@@ -592,8 +600,11 @@ async function pushAll(attempt: Attempt, resources: BackendResource[], previous:
 interface Reporter {
   /** The record of what is in MidoNet, with Ready and Synced naming the generation pushed, and a Synced Event. */
   pushed(record: RecordedResource[], count: number): Promise<void>;
-  /** Ready and Synced False with the reason; `touched`: what was recorded synced is no longer claimed so. */
-  failed(error: unknown, touched: boolean): Promise<void>;
+  /**
+   * Ready and Synced False with the reason; `touched`: what was recorded synced is no longer claimed so; `record`: the
+   * record the failed push leaves (afterFailedPush), when it keeps one in the status.
+   */
+  failed(error: unknown, touched: boolean, record?: RecordedResource[]): Promise<void>;
 }
 
 function reporterOf(
@@ -620,7 +631,7 @@ function reporterOf(
         event: { type: 'Normal', reason: Reason.Synced, message },
       });
     },
-    async failed(error, touched) {
+    async failed(error, touched, record) {
       const reason = error instanceof ApplicationFailure ? (error.type ?? Reason.Stuck) : Reason.Stuck;
       const failed = { status: 'False' as const, reason, message: (error as Error).message };
       await neighbours.report({
@@ -628,7 +639,7 @@ function reporterOf(
         uid,
         generation,
         ...settles,
-        ...(touched ? { unverified: true } : {}),
+        ...(record ? { childResources: record } : touched ? { unverified: true } : {}),
         ready: failed,
         synced: failed,
       });
@@ -691,6 +702,7 @@ async function pushTranslation(
   const reporter = reporterOf(neighbours, reference, pushedGeneration ?? 0, fence);
   const progress = heartbeats();
   let touched = false;
+  let preRecorded: RecordedResource[] | undefined;
   try {
     // The whole Translation is checked before any of it is pushed: nothing half-pushed for a bad resource.
     const problems = validateResources(resources);
@@ -699,7 +711,10 @@ async function pushTranslation(
     const midonet = settlingUnanswered(client, progress.alive);
     const stale = staleResources(resources, previous, ownerOf(neighbours, owner));
     touched = true;
-    if (inStatus) await writeRecord(preRecord(previous, resources), fence && { add: fence });
+    if (inStatus) {
+      preRecorded = preRecord(previous, resources);
+      await writeRecord(preRecorded, fence && { add: fence });
+    }
     const removed = await removeInReverse(midonet, stale, 0, () => progress.done(progress.resumeAt));
     // As the watch knows it when the resources' turn comes (after the pre-record, so most often seen by then).
     const provenance = neighbours?.index.provenanceOf(owner);
@@ -711,9 +726,14 @@ async function pushTranslation(
   } catch (error) {
     // Its writes have all been answered or waited out (settlingUnanswered): nothing of it can land any more, and its
     // fence goes, with the failure unless the attempt was given up (the one after it reports).
+    // A record kept in the status says what this push made, found and may have written, as a workflow's record does
+    // (push-progress.ts): the next push, a new activity, reads it from there.
+    const record =
+      preRecorded &&
+      recordOf(afterFailedPush(preRecorded.map(fromRecord), outcomeOf(resources, progress.now(), false)));
     const told =
       reporter && !givenUp()
-        ? reporter.failed(error, touched)
+        ? reporter.failed(error, touched, record)
         : fence && writeRecord(undefined, { remove: fence.attempt });
     await told?.catch(() => undefined);
     throw progress.failed(error);

@@ -78,6 +78,9 @@ export interface PushedResource extends BackendResource {
   tried?: true;
 }
 
+/** How `status.childResources` keeps a `pending` resource that is `tried` (its states are otherwise the record's). */
+export const TRIED_RECORD_STATE = 'tried';
+
 /** How many bodies a pending resource remembers: a deletion finding another one in MidoNet leaves it as foreign. */
 export const MAX_PENDING_BODIES = 4;
 
