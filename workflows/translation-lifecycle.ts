@@ -108,8 +108,20 @@ async function push(p: TranslationActionParams['push'], what: string): Promise<U
     };
   } catch (error) {
     if (isCancellation(error)) throw error;
-    return { ...actionFailed('push', error), action: 'push', outcome: pushOutcome(p.resources, error) };
+    const lost = p.reference?.readResources ? lostProgress(error) : undefined;
+    return {
+      ...actionFailed('push', error),
+      action: 'push',
+      outcome: pushOutcome(p.resources, error),
+      ...(lost ? { lostPush: lost } : {}),
+    };
   }
+}
+
+/** The last heartbeat of a push lost with its worker (timed out), which the next push reads its record by. */
+function lostProgress(error: unknown) {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof TimeoutFailure ? parseProgress(cause.lastHeartbeatDetails) : undefined;
 }
 
 const asView = (r: PushedResource) => ({ kind: r.kind, id: r.id, state: r.state });
@@ -120,9 +132,7 @@ const asView = (r: PushedResource) => ({ kind: r.kind, id: r.id, state: r.state 
  */
 function pushOutcome(resources: BackendResource[], error: unknown) {
   const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof TimeoutFailure) {
-    return outcomeOf(resources, parseProgress(cause.lastHeartbeatDetails), true);
-  }
+  if (cause instanceof TimeoutFailure) return outcomeOf(resources, lostProgress(error), true);
   const progress = cause instanceof ApplicationFailure ? progressIn(cause.details ?? undefined) : undefined;
   return outcomeOf(resources, progress, progress === undefined);
 }

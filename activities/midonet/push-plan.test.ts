@@ -181,9 +181,17 @@ describe('recordedAs', () => {
       previous: [pushed(rule(1), 'pending')],
     },
     {
-      says: 'a pending record with another body is a record: something was pushed there before',
+      says: 'nor does one with another body that no push tried',
       previous: [pushed(rule(1, 'drop'), 'pending')],
-      mine: pushed(rule(1, 'drop'), 'pending'),
+    },
+    {
+      says: 'nor does one read from a status (no body) that no push tried',
+      previous: [{ ...pushed(rule(1), 'pending'), body: '' }],
+    },
+    {
+      says: 'a pending record a failed push was writing is a record, whatever body it asked',
+      previous: [{ ...pushed(rule(1, 'drop'), 'pending'), tried: true }],
+      mine: { ...pushed(rule(1, 'drop'), 'pending'), tried: true },
     },
     { says: 'a resource never recorded has no record', previous: [pushed(chain, 'synced')] },
     {

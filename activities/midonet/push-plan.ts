@@ -147,16 +147,16 @@ export function preRecord(previous: PushedResource[], resources: BackendResource
 }
 
 /**
- * This Translation's record of a resource; its own pre-record (pending, with the body it asks for) tells nothing about
- * who made what MidoNet holds, nor does a resource it found made by someone else (`foreign`): neither is this one's
- * to correct.
+ * This Translation's record of a resource. A pre-record (pending) tells nothing about who made what MidoNet holds
+ * unless a push that failed was writing it (`tried`, whatever body it asked): the body a record read from a status
+ * lacks. Nor does a resource it found made by someone else (`foreign`): neither is this one's to correct.
  */
 export function recordedAs(previous: PushedResource[]): (resource: BackendResource) => PushedResource | undefined {
   const ours = new Map(previous.map((p) => [p.key, p]));
   return (resource) => {
     const known = ours.get(identify(resource).key);
     if (known?.state === 'foreign') return undefined;
-    return known?.state === 'pending' && known.body === resource.body ? undefined : known;
+    return known?.state === 'pending' && !known.tried ? undefined : known;
   };
 }
 

@@ -662,6 +662,58 @@ describe('a local attempt (an object pushing its own Translation) fences its wri
     expect(await ids('Chain')).toEqual([]);
   });
 
+  it('a push after one lost with its worker reads the record it left by its last heartbeat: what it made is its own, what it found made by someone else stays so', async () => {
+    const others = backendResource('Chain', '', { id: RULE(9), name: 'OTHERS', tenantId: 'other' });
+    // The lost push found the first chain made by someone else, made the second and was writing the rule.
+    await run(() => push.pushTranslation({ owner: 'translation/ns/other', resources: [others, chain], previous: [] }));
+    const resources = [others, chain, rule(1)];
+    const leftByLost = () => ({
+      record: resources.map((r) => ({ kind: r.kind, id: identify(r).id, state: 'pending' })),
+    });
+    const lostPush = { done: 2, foreign: [0], writing: true, generation: 7 };
+    const states = (stored: { record: { id: string; state: string }[] }) => stored.record.map((r) => [r.id, r.state]);
+
+    const told = withRecords(resources, [], leftByLost());
+    await run(() =>
+      told.pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference, lostPush }),
+    );
+    expect(states(told.stored)).toEqual([
+      [RULE(9), 'foreign'],
+      [CHAIN, 'synced'],
+      [RULE(1), 'synced'],
+    ]);
+    // Its heartbeat names another generation: its indices name other resources, nothing is read by them, and what is
+    // found as asked is taken for someone else's: left in MidoNet rather than maybe deleted from under another.
+    const stale = withRecords(resources, [], leftByLost());
+    await run(() =>
+      stale.pusher.pushTranslation({
+        owner: 'translation/ns/t',
+        resources: [],
+        previous: [],
+        reference,
+        lostPush: { ...lostPush, generation: 6 },
+      }),
+    );
+    expect(states(stale.stored)).toEqual([
+      [RULE(9), 'foreign'],
+      [CHAIN, 'foreign'],
+      [RULE(1), 'foreign'],
+    ]);
+  });
+
+  it("a retry whose earlier attempt read another generation starts over: that heartbeat's indices name other resources", async () => {
+    const { pusher, stored } = withRecords([chain, rule(1)]);
+    await run(() => pusher.pushTranslation({ owner: 'translation/ns/t', resources: [], previous: [], reference }), {
+      attempt: 2,
+      heartbeatDetails: { done: 1, foreign: [], writing: false, generation: 6 },
+    });
+    expect(stored.record.map((r) => [r.id, r.state])).toEqual([
+      [CHAIN, 'synced'],
+      [RULE(1), 'synced'],
+    ]);
+    expect(await ids('Chain')).toEqual([CHAIN]);
+  });
+
   it('an attempt its workflow gave up reports nothing: only its entry goes (the attempt after it reports)', async () => {
     const env = new MockActivityEnvironment({ isLocal: true });
     const bad = backendResource('Rule', 'f0000000-0000-4000-8000-000000000009', { id: RULE(2), type: 'accept' });

@@ -66,6 +66,11 @@ export interface PushInput {
   reference?: TranslationReference;
   /** The generation of `resources` when they are given (one read by reference is the one read). */
   generation?: number;
+  /**
+   * The last heartbeat of a push of this Translation that was lost (its worker went with its last attempt): for a
+   * record kept in the status, what it made, found made by someone else or may have written, at its generation.
+   */
+  lostPush?: PushProgress;
 }
 
 export interface PushResult {
@@ -192,10 +197,17 @@ const SYNC_WAIT_MS = 10_000;
  * waited out first (`alive` does not stop it), so that nothing of it lands after it has stopped. A failure carries the
  * progress too (`failed`): the workflow records what the push made, found, or may have written.
  */
-function heartbeats() {
+/**
+ * The push's progress, from where an earlier attempt's heartbeat left it when it pushed the same resources: those the
+ * workflow gave, or the same generation of those read by reference (another generation's indices name other ones).
+ */
+function heartbeats(generation?: number) {
   const ctx = Context.current();
-  const earlier = parseProgress(ctx.info.heartbeatDetails);
-  const progress: PushProgress = earlier ? { ...earlier, writing: false } : { done: 0, foreign: [], writing: false };
+  const heartbeat = parseProgress(ctx.info.heartbeatDetails);
+  const earlier = heartbeat?.generation === generation ? heartbeat : undefined;
+  const progress: PushProgress = earlier
+    ? { ...earlier, writing: false }
+    : { done: 0, foreign: [], writing: false, ...(generation === undefined ? {} : { generation }) };
   const resumeAt = progress.done;
   const foundForeign = new Set(progress.foreign);
   // A local activity (an object's own push) has no heartbeat: its retry starts over, which every step allows.
@@ -685,22 +697,28 @@ const givenUp = () => Context.current().cancellationSignal.aborted;
 
 async function pushTranslation(
   { client, neighbours }: PushDeps,
-  { owner, resources: given, previous: carried, reference, generation }: PushInput,
+  { owner, resources: given, previous: carried, reference, generation, lostPush }: PushInput,
 ): Promise<PushResult> {
   const reads = reference && (reference.readResources || reference.readRecord);
   const fromApi = reads ? await stored(neighbours, owner, reference) : undefined;
   const resources = fromApi?.resources ?? given;
-  const previous = previousRecord(carried, fromApi?.record, () => neighbours?.index.recordOf(owner) ?? []);
   // A Translation sent by reference keeps its record in its status: written before anything is pushed (what may
   // be created is pending), and again once all of it is; with the attempt's fence when it runs as a local activity.
   const inStatus = reference?.readResources === true;
+  const read = inStatus ? fromApi?.generation : undefined;
+  const recorded = previousRecord(carried, fromApi?.record, () => neighbours?.index.recordOf(owner) ?? []);
+  // A lost push left its pre-record: what it reached, by its last heartbeat, is told apart from what it never did.
+  const previous =
+    lostPush && read !== undefined && lostPush.generation === read
+      ? afterFailedPush(recorded, outcomeOf(resources, lostPush, true))
+      : recorded;
   const fence = inStatus ? fenceOf(Context.current().info.isLocal) : undefined;
   const writeRecord = (record: RecordedResource[] | undefined, change: FenceChange | undefined) =>
     neighbours!.records.write(reference!.ref, reference!.uid, record, change);
   // The generation comes from the same read as the resources: the report names what was pushed, not what came since.
   const pushedGeneration = fromApi?.generation ?? generation;
   const reporter = reporterOf(neighbours, reference, pushedGeneration ?? 0, fence);
-  const progress = heartbeats();
+  const progress = heartbeats(read);
   let touched = false;
   let preRecorded: RecordedResource[] | undefined;
   try {

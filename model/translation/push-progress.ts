@@ -18,6 +18,11 @@ const pushProgressSchema = z.object({
   foreign: z.array(z.number().int().nonnegative()),
   /** The push was writing the resource at `done` when it stopped: that one may be in MidoNet. */
   writing: z.boolean(),
+  /**
+   * The generation of the resources the push read (a Translation sent by reference): the indices name that
+   * generation's resources only. Absent for resources the workflow gave, which do not change between attempts.
+   */
+  generation: z.number().int().nonnegative().optional(),
 });
 export type PushProgress = z.infer<typeof pushProgressSchema>;
 

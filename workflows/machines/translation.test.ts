@@ -72,6 +72,15 @@ const events: TranslationMachineEvent[] = [
     outcome: { made: ['Bridge:b1'], foreign: [], maybe: [] },
     at,
   },
+  // A push by reference lost with its worker.
+  {
+    type: 'actionFailed',
+    action: 'push',
+    reason: 'TimeoutFailure',
+    message: 'heartbeat timeout',
+    lostPush: { done: 2, foreign: [1], writing: true, generation: 1 },
+    at,
+  },
 ];
 
 type Snapshot = ReturnType<typeof initialTransition<typeof translationMachine>>[0];
@@ -524,6 +533,29 @@ describe('Translation machine: scenarios', () => {
     // Its deletion is asked to delete what it made and may have made, never what it found someone else's.
     const deleting = run(asked, failedAt3, deletingObserved!);
     expect(deleting.context.pushed.filter((r) => r.state !== 'foreign').map((r) => r.id)).toEqual(['b1', 'b3']);
+  });
+
+  it('a push by reference lost with its worker hands its last heartbeat to the next push, which reads its record by it; one that ends otherwise forgets it', () => {
+    const withParams = scenarioRunner(translationMachine, { ref }, (a) => ({ type: a.type, params: a.params }));
+    const lostPush = { done: 2, foreign: [1], writing: true, generation: 1 };
+    const lost: TranslationMachineEvent = {
+      type: 'actionFailed',
+      action: 'push',
+      reason: 'TimeoutFailure',
+      message: 'heartbeat timeout',
+      lostPush,
+      at,
+    };
+    const pushes = (...sequence: TranslationMachineEvent[]) =>
+      withParams(...sequence)
+        .actions.filter((a) => a.type === 'push')
+        .map((a) => (a.params as { lostPush?: unknown }).lostPush);
+    // The actions of the last event.
+    expect(pushes(observed)).toEqual([undefined]);
+    expect(pushes(observed, lost, retry!)).toEqual([lostPush]);
+    // The push after it reported, or failed itself (its own failure report refines the record): forgotten.
+    expect(pushes(observed, lost, retry!, pushed!, changed!)).toEqual([undefined]);
+    expect(pushes(observed, lost, retry!, failed!, retry!)).toEqual([undefined]);
   });
 
   it('a resource still pending when a push asks another body of it remembers both: the failed push may have written either', () => {

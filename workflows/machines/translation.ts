@@ -31,7 +31,7 @@ import {
 } from '../../model/translation/model';
 import { Reason, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import type { TranslationProjection } from '../../model/translation/types';
-import { afterFailedPush, type PushOutcome } from '../../model/translation/push-progress';
+import { afterFailedPush, type PushOutcome, type PushProgress } from '../../model/translation/push-progress';
 
 /**
  * The pusher (seed 000): one machine per Translation resource. It pushes the Translation's backend resources in
@@ -74,6 +74,8 @@ export interface TranslationMachineContext {
   inFlightGeneration: number;
   /** What this workflow knows to be in MidoNet: its own record, which makes removals and re-creations safe. */
   pushed: PushedResource[];
+  /** The last heartbeat of a push by reference lost with its worker; the next push reads its record by it. */
+  lostPush?: PushProgress;
   /** Resources left in MidoNet on purpose by `cleanup --mode orphan`. */
   orphaned: PushedResource[];
   deleting: boolean;
@@ -109,7 +111,15 @@ export type TranslationMachineEvent = (
       generation?: number;
     }
   /** A push failed: how far it got (workflows/translation-lifecycle.ts), beside the reason. */
-  | { type: 'actionFailed'; action: 'push'; reason: string; message: string; outcome?: PushOutcome }
+  | {
+      type: 'actionFailed';
+      action: 'push';
+      reason: string;
+      message: string;
+      outcome?: PushOutcome;
+      /** A push by reference lost with its worker: its last heartbeat, for the next push to read its record by. */
+      lostPush?: PushProgress;
+    }
   | { type: 'backendDeleted'; removed: PushedResource[] }
   | { type: 'released' }
   | { type: 'backendChanged'; notice: BackendChanged }
@@ -135,6 +145,7 @@ export interface TranslationActionParams {
     previous: PushedResource[];
     reference?: TranslationReference;
     generation: number;
+    lostPush?: PushProgress;
   };
   /** `resources`: the record, never what is only asked for (an invalid or refused Translation pushed nothing of it). */
   deleteBackend: { owner: string; resources: PushedResource[]; force: boolean; reference?: TranslationReference };
@@ -236,6 +247,7 @@ export const translationMachine = setup({
             pushed: event.pushed,
             pushedGeneration: event.generation ?? context.inFlightGeneration,
             lastError: undefined,
+            lostPush: undefined,
             recordInStatus: event.recordInStatus ?? false,
             pushedCount: event.count ?? event.pushed.length,
           }
@@ -262,11 +274,14 @@ export const translationMachine = setup({
     ),
     recordFailure: assign(({ context, event }) => failureOf(event, context.lastError)),
     // What a failed push made, found someone else's or may have written, as far as it got (push-progress.ts).
-    recordPushFailure: assign(({ context, event }) =>
-      event.type === 'actionFailed' && 'outcome' in event && event.outcome
-        ? { pushed: afterFailedPush(context.pushed, event.outcome) }
-        : {},
-    ),
+    recordPushFailure: assign(({ context, event }) => {
+      if (event.type !== 'actionFailed' || event.action !== 'push') return {};
+      // A record in the status is refined by the push itself, or, for one lost with its worker, by the next push.
+      const lost = { lostPush: 'lostPush' in event ? event.lostPush : undefined };
+      return 'outcome' in event && event.outcome
+        ? { ...lost, pushed: afterFailedPush(context.pushed, event.outcome) }
+        : lost;
+    }),
     // Refused whole before anything was pushed: what this push recorded as pending was never created.
     recordInvalid: assign(({ context }) => ({
       invalidGeneration: context.inFlightGeneration,
@@ -416,6 +431,7 @@ export const translationMachine = setup({
             previous: context.pushed,
             ...referenceOf(context),
             generation: context.generation,
+            ...(context.lostPush ? { lostPush: context.lostPush } : {}),
           }),
         },
       ],
