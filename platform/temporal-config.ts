@@ -145,7 +145,8 @@ export const temporalSettings = {
 export const temporalUiUrlSetting = {
   env: 'STEWARD_TEMPORAL_UI_URL',
   arg: 'url',
-  description: "the Temporal UI's address, e.g. http://temporal-ui:8080: links to each object's workflow page",
+  description:
+    "the Temporal UI's address, e.g. http://temporal-web.temporal:8080 (Temporal's Helm chart, release temporal in namespace temporal): links to each object's workflow page",
 } satisfies Setting;
 
 export const temporalUiUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
