@@ -195,11 +195,9 @@ const SYNC_WAIT_MS = 10_000;
  * server gave up on (its heartbeat timed out while it ran on), or its workflow called off (a deletion), learns it from
  * a heartbeat and stops at the next resource: writing on, it would race what replaced it. A write it is waiting on is
  * waited out first (`alive` does not stop it), so that nothing of it lands after it has stopped. A failure carries the
- * progress too (`failed`): the workflow records what the push made, found, or may have written.
- */
-/**
- * The push's progress, from where an earlier attempt's heartbeat left it when it pushed the same resources: those the
- * workflow gave, or the same generation of those read by reference (another generation's indices name other ones).
+ * progress too (`failed`): the workflow records what the push made, found, or may have written. An earlier attempt's
+ * heartbeat is resumed only when it pushed the same resources: those the workflow gave, or the same `generation` of
+ * those read by reference (another generation's indices name other ones).
  */
 function heartbeats(generation?: number) {
   const ctx = Context.current();
