@@ -8,7 +8,7 @@ import type { UntypedActivities } from '@temporalio/common';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backendChangedSignal, type BackendChanged } from '../model/messages';
-import { inCluster, peerPodTaskQueue, temporalUiLink, workflowId, type ObjectRef } from '../model/naming';
+import { inCluster, temporalUiLink, workflowId, type ObjectRef } from '../model/naming';
 import { createSource, informerFactory, kubernetesListWatch } from '../platform/kubernetes/informer';
 import { readDeletionGuard, watchDeletionGuard } from '../platform/kubernetes/deletion-guard';
 import { createDeletionGuard, type DeletionGuard } from './deletion-guard';
@@ -65,7 +65,7 @@ export interface ActivityDeps {
   temporal: Client;
   /** The cluster's prefix of the workflow ids (`inCluster`) the activities signal, wake and link; none when absent. */
   clusterId?: string;
-  /** The worker's task queue: the stuck lifecycles it wakes are those on it and on its peer-pod queue. */
+  /** The worker's task queue, where every lifecycle runs: the stuck ones it wakes are those on it. */
   taskQueue: string;
   log: Logger;
   /** Replace or add groups (a test's fakes); the rest are built from the configuration. */
@@ -165,7 +165,7 @@ export function createActivities(
   const healths: BackendHealth[] = [];
   const watches: VmWatch[] = [];
   const tell = tellBackendChanged(temporal, clusterId, log);
-  const taskQueues = [taskQueue, peerPodTaskQueue(taskQueue)];
+  const taskQueues = [taskQueue];
   /** Watches a backend's answers; on its return the lifecycles stuck on it are woken. */
   const watch = (backend: string, workflowTypes: string[], probe: () => Promise<unknown>) => {
     const health = watchBackendHealth({

@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import { stackInfo } from '../deploy/local/jest/stack-info';
 import { stewardVersion } from '../platform/version';
 import { runProbeWorker, waitFor } from '../test/support';
+import { loadWorkerConfig } from './worker';
 import type { RunningWorker } from '../worker';
+import { pollersOf } from './pollers';
 import type { WorkerBuild } from './version';
 
 const { address } = stackInfo().temporal;
@@ -45,6 +47,13 @@ describe('steward version', () => {
     expect(version).toBe(`Client Version: ${stewardVersion()}`);
     expect(header?.split(/ {3,}/)).toEqual(['TASK QUEUE', 'BUILD ID', 'WORKERS', 'LAST SEEN']);
     expect(row?.split(/ {3,}/)).toEqual([taskQueue, running.buildId, '1', expect.stringMatching(/^\d+s$/)]);
+  });
+
+  it("polls the peer pods' queue for activities only: a worker process has one workflow thread", async () => {
+    const config = loadWorkerConfig({ address, taskQueue }, {}).temporal;
+    const kinds = async () => [...new Set((await pollersOf(config)).map((p) => `${p.taskQueue} ${p.type}`))].sort();
+    await waitFor('both queues polled', async () => ((await kinds()).length >= 3 ? true : undefined), 30_000);
+    expect(await kinds()).toEqual([`${taskQueue} activity`, `${taskQueue} workflow`, `${taskQueue}-peerpods activity`]);
   });
 
   it('--client asks no Temporal', async () => {

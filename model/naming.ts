@@ -5,14 +5,11 @@
 export const TASK_QUEUE = 'steward';
 
 /**
- * The task queue of peer pods' workflows and their VM calls, beside `taskQueue`: a burst of Pods (thousands of
- * workflow tasks, MidoNet's rate limit) never queues a VM's creation behind it. Every worker polls both.
+ * The task queue of peer pods' VM creations, beside `taskQueue` where every workflow runs: a burst of Pods (MidoNet's
+ * activities, held to their rate limit) never queues a VM's creation behind it. Its Worker runs activities only, so
+ * a worker process has one workflow thread, not two.
  */
 export const peerPodTaskQueue = (taskQueue: string) => `${taskQueue}-peerpods`;
-
-/** The task queue a kind's workflows run on. */
-export const taskQueueOf = (kind: LifecycleKind, taskQueue: string) =>
-  kind === 'PeerPod' ? peerPodTaskQueue(taskQueue) : taskQueue;
 
 export const LIFECYCLE_KINDS = ['Node', 'Pod', 'Service', 'Endpoints', 'Translation', 'PeerPod'] as const;
 export type LifecycleKind = (typeof LIFECYCLE_KINDS)[number];

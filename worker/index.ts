@@ -102,8 +102,9 @@ export const WORKFLOW_FAILURE_ERROR_TYPES = {
 } satisfies WorkerOptions['workflowFailureErrorTypes'];
 
 /**
- * The Workers of the process, on one connection and one bundle: Steward's task queue, and the peer pods' beside it
- * (`peerPodTaskQueue`), so a burst of Pods never queues a VM behind it.
+ * The Workers of the process, on one connection: Steward's task queue with every workflow (the one workflow thread and
+ * bundle), and the peer pods' VM creations beside it (`peerPodTaskQueue`), activities only, so a burst of Pods never
+ * queues a VM behind it.
  */
 async function createWorkers(
   config: WorkerProcessConfig,
@@ -115,27 +116,34 @@ async function createWorkers(
   const { taskQueue, namespace } = config.temporal;
   const bundle = await workflowBundle(config, options, tracing, log);
   const buildId = config.buildId ?? defaultBuildId(bundle);
+  // Sinks carry the workflows' tracing: the peer pods' Worker runs none.
+  const { sinks, ...forActivities } = shared;
   const common = {
-    ...shared,
+    ...forActivities,
     namespace,
-    workflowBundle: bundle,
     // Reported, not used for routing: every worker takes every task (workflows stay replay-compatible by patches).
     workerDeploymentOptions: { version: { deploymentName: STEWARD_DEPLOYMENT, buildId }, useWorkerVersioning: false },
-    ...config.concurrency,
     // Backend calls time out after 10 s; let in-flight ones finish rather than cancel and retry them.
     shutdownGraceTime: '10s',
-    workflowFailureErrorTypes: WORKFLOW_FAILURE_ERROR_TYPES,
   } satisfies Partial<WorkerOptions>;
   const workers = [
     await Worker.create({
       ...common,
+      ...config.concurrency,
       taskQueue,
+      workflowBundle: bundle,
+      sinks,
+      workflowFailureErrorTypes: WORKFLOW_FAILURE_ERROR_TYPES,
       // Server side, so the cap holds across every worker replica: the backend sees their sum. It limits the task
       // queue's regular activities, MidoNet's (Kubernetes calls are local activities, never limited; VMs are made on
       // the peer pods' queue, limited by the cloud activities themselves).
       maxTaskQueueActivitiesPerSecond: config.rateLimits.midonetActivitiesPerSecond,
     }),
-    await Worker.create({ ...common, taskQueue: peerPodTaskQueue(taskQueue) }),
+    await Worker.create({
+      ...common,
+      taskQueue: peerPodTaskQueue(taskQueue),
+      maxConcurrentActivityTaskExecutions: config.concurrency.maxConcurrentActivityTaskExecutions,
+    }),
   ];
   return { workers, buildId };
 }

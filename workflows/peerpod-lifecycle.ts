@@ -1,3 +1,4 @@
+import { workflowInfo } from '@temporalio/workflow';
 import { cloud, cloudCalls, kubernetes } from './activities';
 import type { Unstamped } from './interpreter';
 import { forwardSignal, recordObjectEvent, runLifecycle, type LifecycleInput } from './lifecycle';
@@ -9,7 +10,7 @@ import {
   type PeerPodEvent,
   type PeerPodTimings,
 } from './machines/peerpod';
-import { describeRef } from '../model/naming';
+import { describeRef, peerPodTaskQueue } from '../model/naming';
 import { peerPodProjection, type PeerPodProjection } from '../model/peerpod-projection';
 import { PEERPOD_FINALIZER } from '../model/vocabulary';
 
@@ -114,6 +115,7 @@ async function createVm({
 }: PeerPodActionParams['createVm']): Promise<Unstamped<PeerPodEvent>> {
   const made = await cloud.cloudCreateAndRecordPodVm.executeWithOptions(
     {
+      taskQueue: peerPodTaskQueue(workflowInfo().taskQueue),
       summary: `create VM ${name} for Pod ${namespace}/${podName} (or find the one an earlier attempt made) and record it in a PeerPod, unless someone else's PeerPod has it`,
     },
     [{ name, podUid, podNamespace: namespace, podName, ...(replaces ? { replaces } : {}) }],

@@ -9,7 +9,7 @@ import {
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { MAX_OBSERVATIONS_PER_SIGNAL, observedSignal, type Observation } from '../../model/messages';
-import { describeRef, taskQueueOf, workflowId, type ObjectRef } from '../../model/naming';
+import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
 import { KNOWN_PATCHES } from '../../model/patches';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../model/search-attributes';
 import { backoffDelay, sleep, type Backoff } from '../../platform/backoff';
@@ -99,7 +99,7 @@ function workflowOf(
   return {
     options: {
       workflowId: workflowId(obs.ref, clusterId),
-      taskQueue: taskQueueOf(obs.ref.kind, taskQueue),
+      taskQueue,
       staticSummary: describeRef(obs.ref),
       typedSearchAttributes: searchAttributes(obs.ref, obs.uid),
     },

@@ -9,7 +9,7 @@ import { startPrivateStack } from '../../deploy/local/jest/stack-info';
 import type { Stack } from '../../deploy/local';
 import { PEERPOD_FINALIZER, Reason } from '../../model/vocabulary';
 import { vmName } from '../../model/vm-naming';
-import { PEERPOD_API, peerPodTaskQueue, TASK_QUEUE, workflowId } from '../../model/naming';
+import { PEERPOD_API, TASK_QUEUE, workflowId } from '../../model/naming';
 import { spawnWorker, stewardProcess } from '../support/pusher-harness';
 import { recordHistory } from '../replay/record';
 import { waitFor } from '../support';
@@ -403,7 +403,7 @@ describe('VM deletion fails: libvirt unreachable', () => {
     // Started ahead of the starter with an hour-long stuck retry: only the operator or a wake moves it on here.
     await h.client.workflow.start('peerPodLifecycle', {
       workflowId: workflowId(ref),
-      taskQueue: peerPodTaskQueue(TASK_QUEUE),
+      taskQueue: TASK_QUEUE,
       args: [{ ref, timings: { stuckRetryMs: 60 * 60_000 } }],
     });
     const uid = await createPeerPodPod(name);
@@ -492,7 +492,7 @@ describe('VM deletion fails: libvirt unreachable', () => {
     // Started ahead of the starter with a short stuck retry (the starter's signal then finds it running).
     await h.client.workflow.start('peerPodLifecycle', {
       workflowId: workflowId(ref),
-      taskQueue: peerPodTaskQueue(TASK_QUEUE),
+      taskQueue: TASK_QUEUE,
       args: [{ ref, timings: { stuckRetryMs: 3_000 } }],
     });
     const uid = await createPeerPodPod(name);
@@ -513,7 +513,7 @@ describe('VM deletion fails: libvirt unreachable', () => {
     const ref = { kind: 'PeerPod' as const, namespace, name };
     await h.client.workflow.start('peerPodLifecycle', {
       workflowId: workflowId(ref),
-      taskQueue: peerPodTaskQueue(TASK_QUEUE),
+      taskQueue: TASK_QUEUE,
       args: [{ ref, timings: { stuckRetryMs: 60 * 60_000 } }],
     });
     const uid = await createPeerPodPod(name);

@@ -15,6 +15,7 @@ import { STACK_STEWARD_SETTINGS, temporalEnv, type StackInfo } from '../../deplo
 import type { WorkerSettingValues } from '../../deploy/local/worker-process';
 import { createStarter, type Starter, type StarterOptions } from '../../starter/controller';
 import type { Observation } from '../../model/messages';
+import { peerPodTaskQueue } from '../../model/naming';
 import type { RunningWorker } from '../../worker';
 import { testActivities } from './probe-activities';
 
@@ -176,12 +177,20 @@ export async function startInProcessWorker(
   // Connect first: a Worker against an unreachable server would keep jest alive.
   const nativeConnection = await NativeConnection.connect({ address });
   const connection = await Connection.connect({ address });
-  const worker = await Worker.create({ connection: nativeConnection, ...options });
-  const running = worker.run();
+  // As `steward worker` polls: the workflows' queue, and the peer pods' VM creations on theirs (activities only).
+  const workers = [
+    await Worker.create({ connection: nativeConnection, ...options }),
+    await Worker.create({
+      connection: nativeConnection,
+      taskQueue: peerPodTaskQueue(options.taskQueue),
+      activities: options.activities,
+    }),
+  ];
+  const running = Promise.all(workers.map((w) => w.run()));
   return {
     client: new Client({ connection }),
     async stop() {
-      worker.shutdown();
+      workers.forEach((w) => w.shutdown());
       await running;
       await connection.close();
       await nativeConnection.close();
