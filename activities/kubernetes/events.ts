@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ObjectRef } from '../../model/naming';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
-import { type KubeObject, type Objects, update } from './objects';
+import { type Decision, type KubeObject, type Objects, update } from './objects';
 
 export interface EventInput {
   type: 'Normal' | 'Warning';
@@ -26,86 +26,131 @@ export function eventName(object: KubeObject, event: EventInput): string {
   return `${object.metadata.name.slice(0, 200)}.${digest.slice(0, 16)}`;
 }
 
+/** How many Events a process remembers it wrote (their resourceVersion and count, some 200 bytes each). */
+const KNOWN_EVENTS = 4096;
+
+type Written = { resourceVersion: string; count: number };
+type Recorded = { name: string; count: number };
+type EventObject = KubeObject & { count?: number };
+const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as EventObject;
+
+/**
+ * The Events this process wrote last, by namespace and name: the same event again is one patch conditional on the
+ * resourceVersion written, not a create refused with 409 and a read. Another writer's bump since makes the patch a
+ * 409, and `update` reads the Event afresh. Oldest first, so the least recently written are forgotten first.
+ */
+function writtenEvents() {
+  const known = new Map<string, Written>();
+  return {
+    get: (key: string) => known.get(key),
+    keep(key: string, written: Written) {
+      known.delete(key);
+      known.set(key, written);
+      if (known.size > KNOWN_EVENTS) known.delete(known.keys().next().value!);
+    },
+    forget: (key: string) => known.delete(key),
+  };
+}
+
+/** An Event's read and merge patch; the first read answers with what this process wrote last, when it knows. */
+function eventAccessor(objects: Objects, namespace: string, name: string, known: ReturnType<typeof writtenEvents>) {
+  const key = `${namespace}/${name}`;
+  let remembered = known.get(key);
+  return {
+    what: `Event ${key}`,
+    read: async (): Promise<EventObject | undefined> => {
+      if (remembered) {
+        const { resourceVersion, count } = remembered;
+        remembered = undefined;
+        return { metadata: { name, namespace, uid: '', resourceVersion }, count };
+      }
+      try {
+        return plain(await objects.core.readNamespacedEvent({ name, namespace }));
+      } catch (error) {
+        if (statusOf(error) === 404) return undefined;
+        throw toFailure(error, `read Event ${key}`);
+      }
+    },
+    patch: async (body: unknown) => {
+      try {
+        const patched = plain(
+          await objects.core.patchNamespacedEvent(
+            { name, namespace, body },
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+          ),
+        );
+        known.keep(key, { resourceVersion: patched.metadata.resourceVersion, count: patched.count ?? 1 });
+        return patched;
+      } catch (error) {
+        known.forget(key);
+        throw error;
+      }
+    },
+  };
+}
+
 export function createEventRecorder(objects: Objects, clock: () => Date) {
   const instance = hostname().slice(0, 128);
+  const known = writtenEvents();
 
   /** Records `event` about `object` (as read), in its namespace; Events about cluster-scoped objects go to `default`. */
-  return async function recordEvent(
-    ref: ObjectRef,
-    object: KubeObject,
-    event: EventInput,
-  ): Promise<{ name: string; count: number }> {
+  return async function recordEvent(ref: ObjectRef, object: KubeObject, event: EventInput): Promise<Recorded> {
     const namespace = object.metadata.namespace ?? 'default';
     const name = eventName(object, event);
+    const key = `${namespace}/${name}`;
     const now = clock();
-    const message = event.message.slice(0, MAX_MESSAGE);
-    try {
-      await objects.core.createNamespacedEvent({
-        namespace,
-        body: {
-          metadata: { name, namespace },
-          involvedObject: {
-            ...objects.typeMeta(ref),
-            name: object.metadata.name,
-            namespace: object.metadata.namespace,
-            uid: object.metadata.uid,
-            resourceVersion: object.metadata.resourceVersion,
+    /** Creates the Event; undefined when one of that name is there already. */
+    const create = async (): Promise<Recorded | undefined> => {
+      try {
+        const created = await objects.core.createNamespacedEvent({
+          namespace,
+          body: {
+            metadata: { name, namespace },
+            involvedObject: {
+              ...objects.typeMeta(ref),
+              name: object.metadata.name,
+              namespace: object.metadata.namespace,
+              uid: object.metadata.uid,
+              resourceVersion: object.metadata.resourceVersion,
+            },
+            type: event.type,
+            reason: event.reason,
+            message: event.message.slice(0, MAX_MESSAGE),
+            count: 1,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            source: { component: EVENT_SOURCE },
+            reportingComponent: EVENT_SOURCE,
+            reportingInstance: instance,
           },
-          type: event.type,
-          reason: event.reason,
-          message,
-          count: 1,
-          firstTimestamp: now,
-          lastTimestamp: now,
-          source: { component: EVENT_SOURCE },
-          reportingComponent: EVENT_SOURCE,
-          reportingInstance: instance,
-        },
-      });
-      return { name, count: 1 };
-    } catch (error) {
-      if (statusOf(error) !== 409)
-        throw toFailure(error, `record event ${event.reason} on ${namespace}/${object.metadata.name}`);
-    }
-    const existing = {
-      what: `Event ${namespace}/${name}`,
-      read: async () => {
-        try {
-          return JSON.parse(
-            JSON.stringify(await objects.core.readNamespacedEvent({ name, namespace })),
-          ) as KubeObject & { count?: number };
-        } catch (error) {
-          if (statusOf(error) === 404) return undefined;
-          throw toFailure(error, `read Event ${namespace}/${name}`);
-        }
-      },
-      patch: async (body: unknown) =>
-        JSON.parse(
-          JSON.stringify(
-            await objects.core.patchNamespacedEvent(
-              { name, namespace, body },
-              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-            ),
-          ),
-        ) as KubeObject,
+        });
+        known.keep(key, { resourceVersion: created.metadata?.resourceVersion ?? '', count: 1 });
+        return { name, count: 1 };
+      } catch (error) {
+        if (statusOf(error) !== 409)
+          throw toFailure(error, `record event ${event.reason} on ${namespace}/${object.metadata.name}`);
+        known.forget(key);
+        return undefined;
+      }
     };
-    return update(existing, (current) => {
-      // Expired between our create and this read: the activity's next attempt creates it afresh.
-      if (!current)
-        throw kubernetesFailure(
-          'KubernetesConflict',
-          `Event ${namespace}/${name} expired while its count was being bumped`,
-        );
-      const count = ((current as { count?: number }).count ?? 1) + 1;
-      return {
-        patch: {
-          metadata: { resourceVersion: current.metadata.resourceVersion },
-          count,
-          lastTimestamp: now.toISOString(),
-        },
-        strategy: k8s.PatchStrategy.MergePatch,
-        then: () => ({ name, count }),
-      };
-    });
+    const bump = () =>
+      update(eventAccessor(objects, namespace, name, known), (current): Decision<Recorded | undefined> => {
+        // Expired (Events live an hour by default): made afresh below.
+        if (!current) return { done: undefined };
+        const count = ((current as EventObject).count ?? 1) + 1;
+        return {
+          patch: {
+            metadata: { resourceVersion: current.metadata.resourceVersion },
+            count,
+            lastTimestamp: now.toISOString(),
+          },
+          strategy: k8s.PatchStrategy.MergePatch,
+          then: () => ({ name, count }),
+        };
+      });
+    const recorded = (known.get(key) ? undefined : await create()) ?? (await bump()) ?? (await create());
+    if (recorded) return recorded;
+    // Made again by another writer between our read and our create: the activity's next attempt bumps it.
+    throw kubernetesFailure('KubernetesConflict', `Event ${key} was made by another writer while being recorded`);
   };
 }

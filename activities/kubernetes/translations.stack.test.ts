@@ -3,6 +3,8 @@ import { GLOBAL_LABEL, GLOBAL_NAMESPACE, type Translation } from '../../model/tr
 import { TEMPORAL_UI_ANNOTATION, TRANSLATION_FINALIZER } from '../../model/vocabulary';
 import { createKubernetesActivities } from './activities';
 import { createTranslationRecords } from './translation-record';
+import { createEventRecorder } from './events';
+import { createObjects } from './objects';
 import type { RecordTranslationStatusInput } from './translations';
 import {
   adminConfig,
@@ -262,6 +264,40 @@ describe('recordTranslationStatus', () => {
 
     await k.recordTranslationStatus({ ...input, event: { type: 'Normal', reason: 'Pushed', message: 'pushed' } });
     expect((await eventsOf(recorded.uid)).map((e) => e.reason).sort()).toEqual(['MidonetUnavailable', 'Pushed']);
+  });
+
+  it('records the same Event again with one patch (no refused create, no read), and stays right when another writer bumped or it expired', async () => {
+    const { t } = await serviceWithTranslation(namespace);
+    const read = await k.readObject({ ref: ref(t) });
+    if (!read.found) throw new Error('Translation not written');
+    const objects = createObjects(kc, 'steward');
+    const calls: string[] = [];
+    for (const verb of ['createNamespacedEvent', 'readNamespacedEvent', 'patchNamespacedEvent'] as const) {
+      const real = objects.core[verb].bind(objects.core) as (...args: unknown[]) => Promise<unknown>;
+      jest.spyOn(objects.core, verb).mockImplementation((...args: unknown[]) => {
+        calls.push(verb);
+        return real(...args) as never;
+      });
+    }
+    const record = createEventRecorder(objects, () => now);
+    const other = createEventRecorder(createObjects(kc, 'steward'), () => now);
+    const event = { type: 'Normal', reason: 'ProbeRepeated', message: 'again' } as const;
+    const count = async () => (await eventsOf(read.uid)).map((e) => e.count);
+
+    expect(await record(ref(t), read.object, event)).toMatchObject({ count: 1 });
+    expect(await record(ref(t), read.object, event)).toMatchObject({ count: 2 });
+    expect(calls).toEqual(['createNamespacedEvent', 'patchNamespacedEvent']);
+    // Another replica bumps it: this one's patch is refused (409), it reads and counts on from there.
+    expect(await other(ref(t), read.object, event)).toMatchObject({ count: 3 });
+    calls.length = 0;
+    expect(await record(ref(t), read.object, event)).toMatchObject({ count: 4 });
+    expect(calls).toEqual(['patchNamespacedEvent', 'readNamespacedEvent', 'patchNamespacedEvent']);
+    expect(await count()).toEqual([4]);
+    // Expired (deleted): made again with count 1.
+    const [expiring] = await eventsOf(read.uid);
+    await core.deleteNamespacedEvent({ namespace, name: expiring!.metadata.name! });
+    expect(await record(ref(t), read.object, event)).toMatchObject({ count: 1 });
+    expect(await count()).toEqual([1]);
   });
 
   it('emits Events on any object with recordObjectEvent', async () => {
