@@ -68,7 +68,8 @@ function fakes(
       },
       releaseFinalizer: ({ ref }: { ref: ObjectRef }) => {
         calls.push(`releaseFinalizer ${nameOf(ref)}`);
-        return Promise.resolve({ released: true as const });
+        const deleting = owned.find((t) => t.key === `ns/${nameOf(ref)}`)?.deleting;
+        return Promise.resolve({ released: true as const, ...(deleting ? { deleting } : {}) });
       },
       listOwnedTranslations: () => Promise.resolve(owned),
       readObject: () => Promise.resolve(held),
@@ -209,7 +210,6 @@ describe("an object's sync: apply, push, report", () => {
       'applyObject',
       'delete stale',
       'releaseFinalizer stale',
-      'removeTranslation stale',
       `event ${pod.name} pod-uid Normal WaitingForDependency: Node node-1 does not exist (yet)`,
     ]);
     expect(statuses).toEqual([{ name: 'live', ready: 'False', reason: 'WaitingForDependency', unverified: true }]);
@@ -232,6 +232,12 @@ describe("an object's finalization", () => {
       'removeTranslation a',
       'removeReferrer',
     ]);
+  });
+
+  it('sends no delete for a Translation being deleted already (the garbage collector, after its owner): the release let it go', async () => {
+    const { activities, calls } = fakes([], undefined, undefined, [{ ...written('a'), deleting: true }, written('b')]);
+    await activities.finalizeObject({ ref: pod, uid: 'pod-uid', mode: 'delete' });
+    expect(calls).toEqual(['delete b', 'releaseFinalizer b', 'removeTranslation b', 'delete a', 'releaseFinalizer a']);
   });
 
   it('orphan leaves the resources in MidoNet; force deletes skipping refusals; neither touches the dependency', async () => {

@@ -191,8 +191,10 @@ async function finalizeOne(
       if (!(error instanceof ApplicationFailure && error.type === 'TranslationGone')) throw error;
     }
   }
-  await kubernetes.releaseFinalizer({ ref, uid, finalizer: TRANSLATION_FINALIZER });
-  await kubernetes.removeTranslation({ ref, uid });
+  const release = await kubernetes.releaseFinalizer({ ref, uid, finalizer: TRANSLATION_FINALIZER });
+  // One being deleted already (by the garbage collector, its owner gone) went with the release: no delete to send.
+  if (release.released ? !release.deleting : release.reason === 'FinalizerAbsent')
+    await kubernetes.removeTranslation({ ref, uid });
 }
 
 export function createObjectActivities(deps: ObjectActivityDeps) {

@@ -33,8 +33,8 @@ export interface ReleaseFinalizerInput {
 }
 
 export type ReleaseFinalizerResult =
-  | { released: true }
-  | { released: false; reason: 'NotFound' | 'UidMismatch' | 'FinalizerAbsent' };
+  /** `deleting`: the object is being deleted, so this release let it go (or left it to its other finalizers). */
+  { released: true; deleting?: true } | { released: false; reason: 'NotFound' | 'UidMismatch' | 'FinalizerAbsent' };
 
 export type AddFinalizerResult = { added: true } | { added: false; reason: 'NotFound' | 'UidMismatch' | 'Deleting' };
 
@@ -117,7 +117,8 @@ function createFinalizerActivities(objects: Objects) {
           ]),
         ],
         strategy: k8s.PatchStrategy.JsonPatch,
-        then: () => ({ released: true }),
+        then: (patched) =>
+          patched.metadata.deletionTimestamp ? { released: true, deleting: true } : { released: true },
       };
     });
   }
