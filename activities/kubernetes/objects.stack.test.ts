@@ -146,6 +146,33 @@ describe('referrers', () => {
     expect(patches.length).toBeLessThanOrEqual(4);
   });
 
+  it("edits a dependency from what its own last write answered, with no read; someone else's change since is read again", async () => {
+    const counting = new CountingKubeConfig(kc);
+    const caller = createKubernetesActivities({ kubeConfig: counting });
+    const node = await createNode();
+    const sent = () => counting.requests.filter((r) => r.endsWith(`/nodes/${node.name}`)).map((r) => r.split(' ')[0]);
+    await caller.addReferrer({ dependency: node, referrer: pod('a') });
+    await caller.addReferrer({ dependency: node, referrer: pod('b') });
+    expect(await caller.removeReferrer({ dependency: node, referrer: pod('a') })).toEqual(answer([pod('b')], true));
+    expect(sent()).toEqual(['GET', 'PATCH', 'PATCH', 'PATCH']);
+
+    // Changed by another writer (another worker's edit, a label): the patch is refused (409), read again, and lands.
+    await k.addReferrer({ dependency: node, referrer: pod('c') });
+    counting.requests.length = 0;
+    expect(await caller.addReferrer({ dependency: node, referrer: pod('d') })).toEqual(
+      answer([pod('b'), pod('c'), pod('d')], true),
+    );
+    expect(sent()).toEqual(['PATCH', 'GET', 'PATCH']);
+    // What its last write says is there already is checked on a fresh read: another writer removed it since.
+    await k.removeReferrer({ dependency: node, referrer: pod('d') });
+    counting.requests.length = 0;
+    expect(await caller.addReferrer({ dependency: node, referrer: pod('d') })).toEqual(
+      answer([pod('b'), pod('c'), pod('d')], true),
+    );
+    expect(sent()).toEqual(['GET', 'PATCH']);
+    expect(await annotationOf(node.name)).toBe(JSON.stringify([pod('b'), pod('c'), pod('d')]));
+  });
+
   it('fails non-retryable to add to a missing dependency, and treats removal from one as done', async () => {
     const missing: ObjectRef = { kind: 'Node', name: uniqueName('gone') };
     await expect(k.addReferrer({ dependency: missing, referrer: pod('a') })).rejects.toMatchObject({

@@ -5,8 +5,8 @@ import * as k8s from '@kubernetes/client-node';
 import { z } from 'zod';
 import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../model/naming';
 import { finalizerNames, LEGACY_REFERRERS, REFERRERS_ANNOTATION, REFERRERS_FINALIZER } from '../../model/vocabulary';
-import { kubernetesFailure } from './errors';
-import { type KubeObject, type Objects, update } from './objects';
+import { kubernetesFailure, statusOf, toFailure } from './errors';
+import { type Accessor, type Decision, type KubeObject, type Objects, update } from './objects';
 import type { ReferrerInput } from '../../model/kubernetes-calls';
 
 export type { ReferrerInput };
@@ -90,68 +90,127 @@ type Outcome = { result: ReferrersResult } | { error: unknown };
 const sameRefs = (a: ObjectRef[], b: ObjectRef[]) =>
   a.length === b.length && a.every((ref, i) => key(ref) === key(b[i]!));
 
-/**
- * Rewrites the list with every edit of `batch`, in order, in one patch; the patch carries the resourceVersion it was
- * computed from, so no concurrent change is lost.
- */
-const writeEdits = (objects: Objects, dependency: ObjectRef, batch: Edit[]) =>
-  update<Outcome[]>(objects.accessor(dependency), (current) => {
-    if (!current)
-      return {
-        done: batch.map((edit): Outcome => {
-          try {
-            return { result: edit.missing() };
-          } catch (error) {
-            return { error };
-          }
-        }),
-      };
-    let refs = readReferrers(current);
-    const stepChanged = batch.map((edit) => {
-      const before = refs;
-      refs = normalizeReferrers(edit.change(refs));
-      return !sameRefs(before, refs);
-    });
-    const after = refs;
-    const text = after.length ? JSON.stringify(after) : undefined;
-    const finalizers = current.metadata.finalizers ?? [];
-    const deleting = Boolean(current.metadata.deletionTimestamp);
-    const held = finalizers.some(isReferrersFinalizer);
-    // No finalizer may be added to an object being deleted; one no longer needed goes with the last referrer.
-    const nextFinalizers = referrersFinalizers(finalizers, deleting, after.length > 0 && (held || !deleting));
-    const annotations = current.metadata.annotations ?? {};
-    const legacyAnnotation = annotations[LEGACY_REFERRERS] !== undefined;
-    const outcomes = (written: boolean) =>
-      // A write that only renames (the annotation, the finalizer) is every edit's.
-      stepChanged.map(
-        (own): Outcome => ({
-          result: { found: true, referrers: after, changed: written && (own || !stepChanged.includes(true)) },
-        }),
-      );
-    if (!legacyAnnotation && annotations[REFERRERS_ANNOTATION] === text && !nextFinalizers)
-      return { done: outcomes(false) };
+/** The list after every edit of `batch`, in order, as one patch carrying the resourceVersion it was computed from. */
+function decideEdits(current: KubeObject | undefined, batch: Edit[]): Decision<Outcome[]> {
+  if (!current)
     return {
-      patch: {
-        metadata: {
-          resourceVersion: current.metadata.resourceVersion,
-          // An empty list removes the annotation (null deletes a key in a merge patch), and the old name goes.
-          annotations: {
-            [REFERRERS_ANNOTATION]: text ?? null,
-            ...(legacyAnnotation ? { [LEGACY_REFERRERS]: null } : {}),
-          },
-          finalizers: nextFinalizers ?? finalizers,
-        },
-      },
-      strategy: k8s.PatchStrategy.MergePatch,
-      then: () => outcomes(true),
+      done: batch.map((edit): Outcome => {
+        try {
+          return { result: edit.missing() };
+        } catch (error) {
+          return { error };
+        }
+      }),
     };
+  let refs = readReferrers(current);
+  const stepChanged = batch.map((edit) => {
+    const before = refs;
+    refs = normalizeReferrers(edit.change(refs));
+    return !sameRefs(before, refs);
   });
+  const after = refs;
+  const text = after.length ? JSON.stringify(after) : undefined;
+  const finalizers = current.metadata.finalizers ?? [];
+  const deleting = Boolean(current.metadata.deletionTimestamp);
+  const held = finalizers.some(isReferrersFinalizer);
+  // No finalizer may be added to an object being deleted; one no longer needed goes with the last referrer.
+  const nextFinalizers = referrersFinalizers(finalizers, deleting, after.length > 0 && (held || !deleting));
+  const annotations = current.metadata.annotations ?? {};
+  const legacyAnnotation = annotations[LEGACY_REFERRERS] !== undefined;
+  const outcomes = (written: boolean) =>
+    // A write that only renames (the annotation, the finalizer) is every edit's.
+    stepChanged.map(
+      (own): Outcome => ({
+        result: { found: true, referrers: after, changed: written && (own || !stepChanged.includes(true)) },
+      }),
+    );
+  if (!legacyAnnotation && annotations[REFERRERS_ANNOTATION] === text && !nextFinalizers)
+    return { done: outcomes(false) };
+  return {
+    patch: {
+      metadata: {
+        resourceVersion: current.metadata.resourceVersion,
+        // An empty list removes the annotation (null deletes a key in a merge patch), and the old name goes.
+        annotations: {
+          [REFERRERS_ANNOTATION]: text ?? null,
+          ...(legacyAnnotation ? { [LEGACY_REFERRERS]: null } : {}),
+        },
+        finalizers: nextFinalizers ?? finalizers,
+      },
+    },
+    strategy: k8s.PatchStrategy.MergePatch,
+    then: () => outcomes(true),
+  };
+}
+
+/** How many dependencies a process remembers its last write of (their referrers and finalizers only). */
+const KNOWN_DEPENDENCIES = 2048;
+
+/**
+ * Each dependency as this process's last write of it left it, reduced to what `decideEdits` reads: the next edit
+ * (a Pod's deletion after its creation, the next Pod on that Node) patches from it without a read. The patch is
+ * conditional on its resourceVersion, so a change by anyone else since is a 409 and a fresh read; and an edit it
+ * says is done already is checked on a fresh read, since only a write proves the object has not changed.
+ */
+function lastWrites() {
+  const known = new Map<string, KubeObject>();
+  return {
+    take(dependency: ObjectRef): KubeObject | undefined {
+      const object = known.get(key(dependency));
+      known.delete(key(dependency));
+      return object;
+    },
+    keep(dependency: ObjectRef, { metadata }: KubeObject): void {
+      const { name, uid, resourceVersion, deletionTimestamp, finalizers, annotations = {} } = metadata;
+      const kept = [REFERRERS_ANNOTATION, LEGACY_REFERRERS].filter((a) => annotations[a] !== undefined);
+      known.set(key(dependency), {
+        metadata: {
+          name,
+          uid,
+          resourceVersion,
+          ...(deletionTimestamp ? { deletionTimestamp } : {}),
+          ...(finalizers ? { finalizers } : {}),
+          annotations: Object.fromEntries(kept.map((a) => [a, annotations[a]!])),
+        },
+      });
+      if (known.size > KNOWN_DEPENDENCIES) known.delete(known.keys().next().value!);
+    },
+  };
+}
+
+/** Rewrites the list with every edit of `batch` in one patch: from this process's last write when it has one. */
+async function writeEdits(
+  objects: Objects,
+  written: ReturnType<typeof lastWrites>,
+  dependency: ObjectRef,
+  batch: Edit[],
+): Promise<Outcome[]> {
+  const accessor = objects.accessor(dependency);
+  const writing: Accessor = {
+    ...accessor,
+    patch: async (body, strategy) => {
+      const patched = await accessor.patch(body, strategy);
+      written.keep(dependency, patched);
+      return patched;
+    },
+  };
+  const known = written.take(dependency);
+  const fromKnown = known && decideEdits(known, batch);
+  if (fromKnown && 'patch' in fromKnown) {
+    try {
+      return fromKnown.then(await writing.patch(fromKnown.patch, fromKnown.strategy));
+    } catch (error) {
+      // Changed or deleted since: decided again below from a fresh read.
+      if (statusOf(error) !== 409 && statusOf(error) !== 404) throw toFailure(error, `patch ${accessor.what}`);
+    }
+  }
+  return update(writing, (current) => decideEdits(current, batch));
+}
 
 /**
  * Edits of one dependency that arrive while its list is being written wait, and then go together in the next write:
  * a burst of Pods on one Node makes a patch per round, not one each (and most of them a conflict, a fresh read and a
- * retry). Later rounds run in the first caller's scope, whose memory holds the object as the last write left it, so
- * they need no read either (a writer elsewhere is caught by the resourceVersion, as always).
+ * retry). Later rounds, like the next caller's edit, start from the object as the last write left it (`lastWrites`).
  */
 function coalescedEdits(write: (dependency: ObjectRef, batch: Edit[]) => Promise<Outcome[]>) {
   const waiting = new Map<string, Edit[]>();
@@ -186,7 +245,8 @@ function coalescedEdits(write: (dependency: ObjectRef, batch: Edit[]) => Promise
 }
 
 export function createReferrerActivities(objects: Objects) {
-  const edit = coalescedEdits((dependency, batch) => writeEdits(objects, dependency, batch));
+  const written = lastWrites();
+  const edit = coalescedEdits((dependency, batch) => writeEdits(objects, written, dependency, batch));
   return {
     addReferrer: ({ dependency, referrer }: ReferrerInput): Promise<ReferrersResult> =>
       edit(
