@@ -177,15 +177,17 @@ export async function startInProcessWorker(
   // Connect first: a Worker against an unreachable server would keep jest alive.
   const nativeConnection = await NativeConnection.connect({ address });
   const connection = await Connection.connect({ address });
-  // As `steward worker` polls: the workflows' queue, and the peer pods' VM creations on theirs (activities only).
-  const workers = [
-    await Worker.create({ connection: nativeConnection, ...options }),
-    await Worker.create({
-      connection: nativeConnection,
-      taskQueue: peerPodTaskQueue(options.taskQueue),
-      activities: options.activities,
-    }),
-  ];
+  // As `steward worker` polls: the workflows' queue, and the peer pods' VM creations on theirs (activities only; a
+  // Worker with none at all is refused).
+  const workers = [await Worker.create({ connection: nativeConnection, ...options })];
+  if (Object.keys(options.activities).length > 0)
+    workers.push(
+      await Worker.create({
+        connection: nativeConnection,
+        taskQueue: peerPodTaskQueue(options.taskQueue),
+        activities: options.activities,
+      }),
+    );
   const running = Promise.all(workers.map((w) => w.run()));
   return {
     client: new Client({ connection }),
