@@ -26,7 +26,7 @@ import { createKubernetesActivities, type KubernetesActivities } from './kuberne
 import { reportingKubernetes } from './kubernetes/availability';
 import { createEventRecorder } from './kubernetes/events';
 import { createObjects } from './kubernetes/objects';
-import { createTranslationIndex, provenanceOf } from './kubernetes/translation-index';
+import { createTranslationIndex, provenanceOf, type TranslationIndex } from './kubernetes/translation-index';
 import { createTranslationRecords } from './kubernetes/translation-record';
 import { createMidonetActivities, createMidonetClient, type MidonetActivities } from './midonet';
 import {
@@ -98,13 +98,13 @@ const tellBackendChanged =
  * the signal that tells one that resources it names changed. Stopped with the worker.
  */
 function watchNeighbours(
+  index: TranslationIndex,
   kubeConfig: k8s.KubeConfig,
   signal: (id: string, notice: BackendChanged) => Promise<void>,
   apiServer: BackendHealth,
   log: Logger,
   report: Neighbours['report'],
 ): Neighbours & { stop(): Promise<void> } {
-  const index = createTranslationIndex();
   const source = createSource({
     kinds: ['Translation'],
     listWatch: kubernetesListWatch(kubeConfig),
@@ -187,14 +187,17 @@ export function createActivities(
    */
   const connectKubernetes = (kubeConfig: k8s.KubeConfig) => {
     const health = watch('the Kubernetes API', [...MIDONET_LIFECYCLES, ...CLOUD_LIFECYCLES], () => api.probe());
-    const api = reportingKubernetes(createKubernetesActivities({ kubeConfig, workflowPage }), kubeConfig, (answered) =>
-      health.observe(answered),
+    const index = createTranslationIndex();
+    const api = reportingKubernetes(
+      createKubernetesActivities({ kubeConfig, workflowPage, seenReady: (t) => index.seenReady(t) }),
+      kubeConfig,
+      (answered) => health.observe(answered),
     );
     const crd = watchDeletionGuard(kubeConfig, log);
     const guard = createDeletionGuard({ ...crd, read: async () => (await readDeletionGuard(kubeConfig)).state });
     return {
       activities: api.activities,
-      neighbours: watchNeighbours(kubeConfig, tell, health, log, api.activities.recordTranslationStatus),
+      neighbours: watchNeighbours(index, kubeConfig, tell, health, log, api.activities.recordTranslationStatus),
       guard: { ...guard, stop: () => crd.stop() },
     };
   };

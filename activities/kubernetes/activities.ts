@@ -23,6 +23,8 @@ export interface KubernetesActivityDeps {
   clock?: () => Date;
   /** Links the Translations and PeerPods it writes to their workflow's page (TEMPORAL_UI_ANNOTATION). */
   workflowPage?: WorkflowPage;
+  /** The Translations the worker's watch saw Ready last (translation-index.ts): not read again to be waited for. */
+  seenReady?: (translation: { namespace: string; name: string }) => boolean;
 }
 
 export interface ReleaseFinalizerInput {
@@ -47,7 +49,11 @@ export interface RecordObjectEventInput extends EventInput {
 type RecordEvent = ReturnType<typeof createEventRecorder>;
 
 /** Reading objects, and what is recorded about them: their Events and their Translations' readiness. */
-function createObjectReads(objects: Objects, recordEvent: RecordEvent) {
+function createObjectReads(
+  objects: Objects,
+  recordEvent: RecordEvent,
+  seenReady: KubernetesActivityDeps['seenReady'] = () => false,
+) {
   async function readObject({ ref }: { ref: ObjectRef }): Promise<ReadObjectResult> {
     const object = await objects.accessor(ref).read();
     if (!object) return { found: false };
@@ -81,7 +87,10 @@ function createObjectReads(objects: Objects, recordEvent: RecordEvent) {
     translations: { namespace: string; name: string }[];
   }): Promise<{ ready: boolean; notReady: string[] }> {
     const notReady: string[] = [];
-    for (const { namespace, name } of translations) {
+    // What the watch saw Ready is taken as Ready: a dependency's push that falls back meanwhile fails the push that
+    // needs it (a parent missing in MidoNet), as it would a moment after this read. The rest are read afresh, so a
+    // watch behind never holds a referrer waiting.
+    for (const { namespace, name } of translations.filter((t) => !seenReady(t))) {
       const object = await objects.accessor({ kind: 'Translation', namespace, name }).read();
       const status = object?.status as { conditions?: { type: string; status: string }[] } | undefined;
       const ready = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
@@ -156,10 +165,15 @@ export function createKubernetesActivities({
   fieldManager = 'steward',
   clock = () => new Date(),
   workflowPage,
+  seenReady,
 }: KubernetesActivityDeps) {
   const objects = createObjects(kubeConfig, fieldManager);
   const recordEvent = createEventRecorder(objects, clock);
-  const { readObject, readIncarnation, recordObjectEvent, translationsReady } = createObjectReads(objects, recordEvent);
+  const { readObject, readIncarnation, recordObjectEvent, translationsReady } = createObjectReads(
+    objects,
+    recordEvent,
+    seenReady,
+  );
   const translationActivities = createTranslationActivities(
     objects,
     { fieldManager, workflowPage },

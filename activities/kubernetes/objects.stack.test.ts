@@ -231,6 +231,27 @@ describe('releaseFinalizer', () => {
   });
 });
 
+describe('translationsReady', () => {
+  it('reads only the Translations the watch did not see Ready', async () => {
+    const counting = new CountingKubeConfig(kc);
+    const service = await createService(kc, namespace);
+    const [seen, unseen] = ['seen', 'unseen'].map((n) =>
+      translationOf(service, uniqueName(`service.4.${n}`), [bridgeId(1)]),
+    );
+    await k.applyTranslations({ owner: service, translations: [seen!, unseen!] });
+    const caller = createKubernetesActivities({ kubeConfig: counting, seenReady: ({ name }) => name === seen!.name });
+    const refs = [seen!, unseen!].map(({ namespace, name }) => ({ namespace, name }));
+    // Neither is Ready in the API server: the one seen Ready is taken as the watch saw it, the other is read.
+    expect(await caller.translationsReady({ translations: refs })).toEqual({
+      ready: false,
+      notReady: [`${namespace}/${unseen!.name}`],
+    });
+    expect(counting.requests).toEqual([
+      `GET /apis/midonet.org/v1/namespaces/${namespace}/translations/${unseen!.name}`,
+    ]);
+  });
+});
+
 describe('rememberingWrites', () => {
   const synced = { status: 'True' as const, reason: 'Synced', message: 'pushed' };
 

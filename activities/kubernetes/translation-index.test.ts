@@ -233,4 +233,26 @@ describe('the Translation index', () => {
     // The bridge went: each pushing workflow once, and not web's, which tells.
     expect(index.mentioning([id(1)], 'translation/ns/pod.4.web').sort()).toEqual(['pod/ns/db', 'translation/ns/hand']);
   });
+
+  test('is seen Ready while its last event says Ready=True and not being deleted', () => {
+    const index = createTranslationIndex();
+    const ref = (name: string) => ({ namespace: 'ns', name });
+    const ready = { status: 'True', reason: 'Pushed' };
+    index.apply({ type: 'upsert', object: translation('up', [chain(1)], { ready }) });
+    index.apply({ type: 'upsert', object: translation('down', [chain(2)], { ready: { ...ready, status: 'False' } }) });
+    index.apply({ type: 'upsert', object: translation('going', [chain(3)], { ready, deleting: true }) });
+    index.apply({ type: 'upsert', object: translation('silent', [chain(4)]) });
+    expect(['up', 'down', 'going', 'silent', 'unseen'].map((n) => index.seenReady(ref(n)))).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    index.apply({ type: 'upsert', object: translation('up', [chain(1)], { ready: { ...ready, status: 'False' } }) });
+    expect(index.seenReady(ref('up'))).toBe(false);
+    index.apply({ type: 'upsert', object: translation('down', [chain(2)], { ready }) });
+    index.apply({ type: 'delete', object: translation('down', [chain(2)], { ready }) });
+    expect(index.seenReady(ref('down'))).toBe(false);
+  });
 });

@@ -45,6 +45,8 @@ interface Entry extends Provenance {
   waitingForDependency: boolean;
   /** Being deleted: what it records is going away and owned by nobody (whoever lists it is told once it is gone). */
   deleting: boolean;
+  /** Ready=True, and not being deleted. */
+  ready: boolean;
   /** The workflow that pushes it: its owner's (a Pod's, a Node's…), or its own pusher's. */
   pushedBy: string;
 }
@@ -96,6 +98,7 @@ function entryOf(object: WatchedTranslation, fieldManager: string): Entry {
     mentions: [...mentions],
     waitingForDependency: ready?.status === 'False' && ready.reason === DEPENDENCY_MISSING,
     deleting: object.metadata?.deletionTimestamp !== undefined,
+    ready: ready?.status === 'True' && object.metadata?.deletionTimestamp === undefined,
     pushedBy: pushingWorkflowOf(object),
     ...provenance,
   };
@@ -156,6 +159,8 @@ export interface TranslationIndex {
   recordedByOthers(key: string, self: string): boolean;
   /** Who wrote this Translation; undefined when the watch has not seen it. */
   provenanceOf(self: string): Provenance | undefined;
+  /** The watch saw this Translation Ready and not being deleted last (false: not Ready, or not seen). */
+  seenReady(translation: { namespace: string; name: string }): boolean;
 }
 
 /** What orders two claims on one resource. */
@@ -247,5 +252,6 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
       const entry = entries.get(self);
       return entry && { foreign: entry.foreign, translated: entry.translated, takeover: entry.takeover };
     },
+    seenReady: ({ namespace, name }) => entries.get(workflowIdOf({ metadata: { namespace, name } }))?.ready === true,
   };
 }
