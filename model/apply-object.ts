@@ -89,11 +89,14 @@ export async function applyObjectSteps(
   if (translated.outcome === 'wait') return { ...translated, ...waiting };
   if (translated.dependencyTranslations.length > 0) {
     const { ready, notReady } = await calls.translationsReady({ translations: translated.dependencyTranslations });
+    // Not a notified wait: the dependency tells its referrers when it changes, and its Translations fall back from
+    // Ready without a change of it (a change in MidoNet has them pushed again). Chaos seed 10: two Pods that looked
+    // then waited for the drift check.
     if (!ready)
       return {
         outcome: 'wait',
         reason: `waiting for ${describeRef(dependency!)}'s Translations to be pushed: ${notReady.join(', ')}`,
-        ...waiting,
+        ...(dependency ? { dependency } : {}),
       };
   }
   const { kind, metadata } = translated.projection;
