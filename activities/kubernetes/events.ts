@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ObjectRef } from '../../model/naming';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
-import { type Decision, type KubeObject, type Objects, update } from './objects';
+import { type Decision, type KubeObject, type Objects, plain, update } from './objects';
 
 export interface EventInput {
   type: 'Normal' | 'Warning';
@@ -32,7 +32,6 @@ const KNOWN_EVENTS = 4096;
 type Written = { resourceVersion: string; count: number };
 type Recorded = { name: string; count: number };
 type EventObject = KubeObject & { count?: number };
-const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as EventObject;
 
 /**
  * The Events this process wrote last, by namespace and name: the same event again is one patch conditional on the
@@ -51,21 +50,15 @@ function writtenEvents() {
     forget: (key: string) => known.delete(key),
   };
 }
+type WrittenEvents = ReturnType<typeof writtenEvents>;
 
-/** An Event's read and merge patch; the first read answers with what this process wrote last, when it knows. */
-function eventAccessor(objects: Objects, namespace: string, name: string, known: ReturnType<typeof writtenEvents>) {
-  const key = `${namespace}/${name}`;
-  let remembered = known.get(key);
+/** An Event's read and merge patch; what the patch answers is remembered, a failed one forgets it. */
+function eventAccessor(objects: Objects, key: string, namespace: string, name: string, known: WrittenEvents) {
   return {
     what: `Event ${key}`,
     read: async (): Promise<EventObject | undefined> => {
-      if (remembered) {
-        const { resourceVersion, count } = remembered;
-        remembered = undefined;
-        return { metadata: { name, namespace, uid: '', resourceVersion }, count };
-      }
       try {
-        return plain(await objects.core.readNamespacedEvent({ name, namespace }));
+        return plain<EventObject>(await objects.core.readNamespacedEvent({ name, namespace }));
       } catch (error) {
         if (statusOf(error) === 404) return undefined;
         throw toFailure(error, `read Event ${key}`);
@@ -73,7 +66,7 @@ function eventAccessor(objects: Objects, namespace: string, name: string, known:
     },
     patch: async (body: unknown) => {
       try {
-        const patched = plain(
+        const patched = plain<EventObject>(
           await objects.core.patchNamespacedEvent(
             { name, namespace, body },
             k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
@@ -133,22 +126,30 @@ export function createEventRecorder(objects: Objects, clock: () => Date) {
         return undefined;
       }
     };
+    const written = known.get(key);
     const bump = () =>
-      update(eventAccessor(objects, namespace, name, known), (current): Decision<Recorded | undefined> => {
-        // Expired (Events live an hour by default): made afresh below.
-        if (!current) return { done: undefined };
-        const count = ((current as EventObject).count ?? 1) + 1;
-        return {
-          patch: {
-            metadata: { resourceVersion: current.metadata.resourceVersion },
-            count,
-            lastTimestamp: now.toISOString(),
-          },
-          strategy: k8s.PatchStrategy.MergePatch,
-          then: () => ({ name, count }),
-        };
-      });
-    const recorded = (known.get(key) ? undefined : await create()) ?? (await bump()) ?? (await create());
+      update(
+        eventAccessor(objects, key, namespace, name, known),
+        (current): Decision<Recorded | undefined> => {
+          // Expired (Events live an hour by default): made afresh below.
+          if (!current) return { done: undefined };
+          const count = ((current as EventObject).count ?? 1) + 1;
+          return {
+            patch: {
+              metadata: { resourceVersion: current.metadata.resourceVersion },
+              count,
+              lastTimestamp: now.toISOString(),
+            },
+            strategy: k8s.PatchStrategy.MergePatch,
+            then: () => ({ name, count }),
+          };
+        },
+        written && {
+          metadata: { name, namespace, uid: '', resourceVersion: written.resourceVersion },
+          count: written.count,
+        },
+      );
+    const recorded = (written ? undefined : await create()) ?? (await bump()) ?? (await create());
     if (recorded) return recorded;
     // Made again by another writer between our read and our create: the activity's next attempt bumps it.
     throw kubernetesFailure('KubernetesConflict', `Event ${key} was made by another writer while being recorded`);

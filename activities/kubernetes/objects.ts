@@ -52,7 +52,7 @@ type NamespacedPatch = (
 ) => Promise<unknown>;
 
 // The typed core API hands back class instances (Dates for timestamps); activities return plain JSON.
-const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as KubeObject;
+export const plain = <T extends KubeObject = KubeObject>(value: unknown) => JSON.parse(JSON.stringify(value)) as T;
 
 /**
  * Within `rememberingWrites`, what a read, a write or a list answered with stands for the next read of that object: one
@@ -199,14 +199,24 @@ const ATTEMPTS = 8;
 /**
  * Read → decide → patch, again from a fresh read when the object changed meanwhile: a 409 (the patch carried the
  * resourceVersion it was computed from), a 404 (gone since the read), or a failed JSON-patch `test` (422).
+ * `known`: the object as this process's last write of it left it, decided on first without a read. A patch decided
+ * from it is conditional like any other; a `done` decided from it is decided again from a fresh read, since only a
+ * write proves the object has not changed since.
  */
 export async function update<R>(
   object: Accessor,
   decide: (current: KubeObject | undefined) => Decision<R>,
+  known?: KubeObject,
 ): Promise<R> {
-  for (let attempt = 1; ; attempt++) {
-    const decision = decide(await object.read());
-    if ('done' in decision) return decision.done;
+  let unread = known;
+  for (let attempt = known ? 0 : 1; ; attempt++) {
+    const fromKnown = unread;
+    unread = undefined;
+    const decision = decide(fromKnown ?? (await object.read()));
+    if ('done' in decision) {
+      if (fromKnown) continue;
+      return decision.done;
+    }
     try {
       return decision.then(await object.patch(decision.patch, decision.strategy));
     } catch (error) {

@@ -5,7 +5,7 @@ import * as k8s from '@kubernetes/client-node';
 import { z } from 'zod';
 import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../model/naming';
 import { finalizerNames, LEGACY_REFERRERS, REFERRERS_ANNOTATION, REFERRERS_FINALIZER } from '../../model/vocabulary';
-import { kubernetesFailure, statusOf, toFailure } from './errors';
+import { kubernetesFailure } from './errors';
 import { type Accessor, type Decision, type KubeObject, type Objects, update } from './objects';
 import type { ReferrerInput } from '../../model/kubernetes-calls';
 
@@ -148,9 +148,7 @@ const KNOWN_DEPENDENCIES = 2048;
 
 /**
  * Each dependency as this process's last write of it left it, reduced to what `decideEdits` reads: the next edit
- * (a Pod's deletion after its creation, the next Pod on that Node) patches from it without a read. The patch is
- * conditional on its resourceVersion, so a change by anyone else since is a 409 and a fresh read; and an edit it
- * says is done already is checked on a fresh read, since only a write proves the object has not changed.
+ * (a Pod's deletion after its creation, the next Pod on that Node) starts from it, without a read (`update`'s known).
  */
 function lastWrites() {
   const known = new Map<string, KubeObject>();
@@ -194,17 +192,7 @@ async function writeEdits(
       return patched;
     },
   };
-  const known = written.take(dependency);
-  const fromKnown = known && decideEdits(known, batch);
-  if (fromKnown && 'patch' in fromKnown) {
-    try {
-      return fromKnown.then(await writing.patch(fromKnown.patch, fromKnown.strategy));
-    } catch (error) {
-      // Changed or deleted since: decided again below from a fresh read.
-      if (statusOf(error) !== 409 && statusOf(error) !== 404) throw toFailure(error, `patch ${accessor.what}`);
-    }
-  }
-  return update(writing, (current) => decideEdits(current, batch));
+  return update(writing, (current) => decideEdits(current, batch), written.take(dependency));
 }
 
 /**
