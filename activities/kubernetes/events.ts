@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ObjectRef } from '../../model/naming';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
-import { type Decision, type KubeObject, type Objects, plain, update } from './objects';
+import { pathOf } from '../../platform/kubernetes/rest';
+import { type Decision, type KubeObject, type Objects, update } from './objects';
 
 export interface EventInput {
   type: 'Normal' | 'Warning';
@@ -52,26 +53,18 @@ function writtenEvents() {
 }
 type WrittenEvents = ReturnType<typeof writtenEvents>;
 
+/** Where a namespace's Events are. */
+const eventsPath = (namespace: string) => `/api/v1${pathOf('namespaces', namespace, 'events')}`;
+
 /** An Event's read and merge patch; what the patch answers is remembered, a failed one forgets it. */
 function eventAccessor(objects: Objects, key: string, namespace: string, name: string, known: WrittenEvents) {
+  const path = `${eventsPath(namespace)}${pathOf(name)}`;
   return {
     what: `Event ${key}`,
-    read: async (): Promise<EventObject | undefined> => {
-      try {
-        return plain<EventObject>(await objects.core.readNamespacedEvent({ name, namespace }));
-      } catch (error) {
-        if (statusOf(error) === 404) return undefined;
-        throw toFailure(error, `read Event ${key}`);
-      }
-    },
+    read: () => objects.readPath(path, `Event ${key}`) as Promise<EventObject | undefined>,
     patch: async (body: unknown) => {
       try {
-        const patched = plain<EventObject>(
-          await objects.core.patchNamespacedEvent(
-            { name, namespace, body },
-            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-          ),
-        );
+        const patched = (await objects.patchPath(path, body, k8s.PatchStrategy.MergePatch)) as EventObject;
         known.keep(key, { resourceVersion: patched.metadata.resourceVersion, count: patched.count ?? 1 });
         return patched;
       } catch (error) {
@@ -95,8 +88,10 @@ export function createEventRecorder(objects: Objects, clock: () => Date) {
     /** Creates the Event; undefined when one of that name is there already. */
     const create = async (): Promise<Recorded | undefined> => {
       try {
-        const created = await objects.core.createNamespacedEvent({
-          namespace,
+        const created = await objects.rest<KubeObject>({
+          method: 'POST',
+          path: eventsPath(namespace),
+          query: { fieldManager: objects.fieldManager },
           body: {
             metadata: { name, namespace },
             involvedObject: {
@@ -117,7 +112,7 @@ export function createEventRecorder(objects: Objects, clock: () => Date) {
             reportingInstance: instance,
           },
         });
-        known.keep(key, { resourceVersion: created.metadata?.resourceVersion ?? '', count: 1 });
+        known.keep(key, { resourceVersion: created.metadata.resourceVersion, count: 1 });
         return { name, count: 1 };
       } catch (error) {
         if (statusOf(error) !== 409)

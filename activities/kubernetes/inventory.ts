@@ -2,9 +2,9 @@
 // only the unrecorded ids go back to the workflow, so its history grows with the orphans, not with the cluster.
 import { z } from 'zod';
 import { toFailure } from './errors';
-import { PEERPOD_API, TRANSLATION_API } from '../../model/naming';
+import type { LifecycleKind } from '../../model/naming';
 import { upstreamVmPodPart, vmNamePodPart } from '../../model/vm-naming';
-import type { Objects } from './objects';
+import { collectionPath, type Objects } from './objects';
 
 /**
  * A VM as the sweeper checks it: its id and the pod UID it is tagged with (Steward's), or its name (cloud-api-
@@ -90,18 +90,17 @@ const peerPod = z.looseObject({
   }),
   spec: z.looseObject({ instanceID: z.string().nullish() }).nullish(),
 });
-type CustomList = { items: unknown[]; metadata?: { continue?: string } };
+type KindList = { items: unknown[]; metadata?: { continue?: string } };
 
-export function createInventoryActivities({ core, custom }: Objects) {
-  const listCustom = (api: typeof PEERPOD_API | typeof TRANSLATION_API, what: string) =>
+export function createInventoryActivities({ rest }: Objects) {
+  /** Every object of `kind` in all namespaces, page by page. */
+  const listKind = (kind: LifecycleKind, what: string) =>
     listAll(what, async (token) => {
-      const list = (await custom.listCustomObjectForAllNamespaces({
-        group: api.group,
-        version: api.version,
-        resourcePlural: api.plural,
-        limit: PAGE,
-        _continue: token,
-      })) as CustomList;
+      const list = await rest<KindList>({
+        method: 'GET',
+        path: collectionPath(kind),
+        query: { limit: String(PAGE), continue: token },
+      });
       return { items: list.items, next: list.metadata?.continue };
     });
 
@@ -111,7 +110,7 @@ export function createInventoryActivities({ core, custom }: Objects) {
     vms: VmToCheck[];
   }): Promise<{ unrecorded: string[]; peerPods: number; pods: number }> {
     const [peerPods, pods] = await Promise.all([
-      listCustom(PEERPOD_API, 'PeerPods in all namespaces (is the PeerPod CRD installed?)').then((items) =>
+      listKind('PeerPod', 'PeerPods in all namespaces (is the PeerPod CRD installed?)').then((items) =>
         items.map((item) => {
           const parsed = peerPod.parse(item);
           const owners = parsed.metadata.ownerReferences ?? [];
@@ -122,11 +121,12 @@ export function createInventoryActivities({ core, custom }: Objects) {
           };
         }),
       ),
-      listAll('Pods in all namespaces', async (token) => {
-        const list = await core.listPodForAllNamespaces({ limit: PAGE, _continue: token });
-        const items = list.items.map((pod) => ({ uid: pod.metadata?.uid ?? '', name: pod.metadata?.name ?? '' }));
-        return { items, next: list.metadata?._continue };
-      }),
+      listKind('Pod', 'Pods in all namespaces').then((items) =>
+        (items as { metadata?: { uid?: string; name?: string } }[]).map((pod) => ({
+          uid: pod.metadata?.uid ?? '',
+          name: pod.metadata?.name ?? '',
+        })),
+      ),
     ]);
     return { unrecorded: unrecordedVms(vms, { peerPods, pods }), peerPods: peerPods.length, pods: pods.length };
   }
@@ -136,7 +136,7 @@ export function createInventoryActivities({ core, custom }: Objects) {
   }: {
     ids: string[];
   }): Promise<{ unrecorded: string[]; translations: number }> {
-    const translations = await listCustom(TRANSLATION_API, 'Translations in all namespaces');
+    const translations = await listKind('Translation', 'Translations in all namespaces');
     const recorded = recordedMidonetIds(translations);
     return { unrecorded: ids.filter((id) => !recorded.has(id)), translations: translations.length };
   }

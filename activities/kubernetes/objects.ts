@@ -3,7 +3,15 @@
 import * as k8s from '@kubernetes/client-node';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout } from 'node:timers/promises';
-import { describeRef, PEERPOD_API, TRANSLATION_API, type LifecycleKind, type ObjectRef } from '../../model/naming';
+import {
+  API_VERSIONS,
+  describeRef,
+  PEERPOD_API,
+  TRANSLATION_API,
+  type LifecycleKind,
+  type ObjectRef,
+} from '../../model/naming';
+import { createRest, pathOf, type Rest, type RestCall } from '../../platform/kubernetes/rest';
 import { TEMPORAL_UI_ANNOTATION } from '../../model/vocabulary';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 
@@ -37,23 +45,6 @@ export interface Accessor {
   patch(body: unknown, strategy: PatchStrategy): Promise<KubeObject>;
 }
 
-interface KindApi {
-  apiVersion: string;
-  namespaced: boolean;
-  read(name: string, namespace: string): Promise<unknown>;
-  patch(name: string, namespace: string, body: unknown, options: k8s.ConfigurationOptions): Promise<unknown>;
-}
-
-/** A namespaced core kind's typed read and patch. */
-type NamespacedRead = (param: { name: string; namespace: string }) => Promise<unknown>;
-type NamespacedPatch = (
-  param: { name: string; namespace: string; body: unknown; fieldManager: string },
-  options: k8s.ConfigurationOptions,
-) => Promise<unknown>;
-
-// The typed core API hands back class instances (Dates for timestamps); activities return plain JSON.
-export const plain = <T extends KubeObject = KubeObject>(value: unknown) => JSON.parse(JSON.stringify(value)) as T;
-
 /**
  * Within `rememberingWrites`, what a read, a write or a list answered with stands for the next read of that object: one
  * sync reads a Translation once (its apply answers with it), not again before each write to its status, and a Pod's
@@ -84,92 +75,81 @@ export async function remembering(ref: ObjectRef, write: () => Promise<unknown>)
   }
 }
 
-export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string) {
-  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-  const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
-  const customKind = (api: { group: string; version: string; plural: string }): KindApi => ({
-    apiVersion: `${api.group}/${api.version}`,
-    namespaced: true,
-    read: (name, namespace) => custom.getNamespacedCustomObject({ ...api, namespace, name }),
-    patch: (name, namespace, body, options) =>
-      custom.patchNamespacedCustomObject({ ...api, namespace, name, body, fieldManager }, options),
-  });
-  // The typed client's methods use `this`: they come bound.
-  const coreKind = (read: NamespacedRead, patch: NamespacedPatch): KindApi => ({
-    apiVersion: 'v1',
-    namespaced: true,
-    read: (name, namespace) => read({ name, namespace }),
-    patch: (name, namespace, body, options) => patch({ name, namespace, body, fieldManager }, options),
-  });
-  const kinds: Record<LifecycleKind, KindApi> = {
-    Node: {
-      apiVersion: 'v1',
-      namespaced: false,
-      read: (name) => core.readNode({ name }),
-      patch: (name, _namespace, body, options) => core.patchNode({ name, body, fieldManager }, options),
-    },
-    Pod: coreKind(core.readNamespacedPod.bind(core), core.patchNamespacedPod.bind(core)),
-    Service: coreKind(core.readNamespacedService.bind(core), core.patchNamespacedService.bind(core)),
-    Endpoints: coreKind(core.readNamespacedEndpoints.bind(core), core.patchNamespacedEndpoints.bind(core)),
-    Translation: customKind(TRANSLATION_API),
-    PeerPod: customKind(PEERPOD_API),
-  };
+/** Where each kind's objects are in the API: the group's root, the plural, and whether a namespace is in the path. */
+const KIND_PATHS: Record<LifecycleKind, { root: string; plural: string; namespaced: boolean }> = {
+  Node: { root: '/api/v1', plural: 'nodes', namespaced: false },
+  Pod: { root: '/api/v1', plural: 'pods', namespaced: true },
+  Service: { root: '/api/v1', plural: 'services', namespaced: true },
+  Endpoints: { root: '/api/v1', plural: 'endpoints', namespaced: true },
+  Translation: { root: `/apis/${API_VERSIONS.Translation}`, plural: TRANSLATION_API.plural, namespaced: true },
+  PeerPod: { root: `/apis/${API_VERSIONS.PeerPod}`, plural: PEERPOD_API.plural, namespaced: true },
+};
 
-  function kindOf(ref: ObjectRef): KindApi & { namespace: string } {
-    const api = kinds[ref.kind];
-    if (!api)
+/** The path of a kind's collection (in `namespace` when given) or of one object of it. */
+export const collectionPath = (kind: LifecycleKind, namespace?: string) => {
+  const { root, plural } = KIND_PATHS[kind];
+  return namespace === undefined ? `${root}${pathOf(plural)}` : `${root}${pathOf('namespaces', namespace, plural)}`;
+};
+
+/** Every call the activities make to the API server goes through `rest` (tests count them there). */
+export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string, rest: Rest = createRest(kubeConfig)) {
+  /** The path of the object `ref` names, refused when Steward does not handle its kind or it lacks a namespace. */
+  function pathOfRef(ref: ObjectRef): string {
+    const kind = KIND_PATHS[ref.kind];
+    if (!kind)
       throw kubernetesFailure(
         'KubernetesBadRequest',
         `${describeRef(ref)}: Steward does not handle kind ${String(ref.kind)}`,
       );
-    if (api.namespaced && !ref.namespace)
+    if (kind.namespaced && !ref.namespace)
       throw kubernetesFailure('KubernetesBadRequest', `${describeRef(ref)}: a ${ref.kind} needs a namespace`);
-    return { ...api, namespace: api.namespaced ? (ref.namespace ?? '') : '' };
+    return `${collectionPath(ref.kind, kind.namespaced ? ref.namespace : undefined)}${pathOf(ref.name)}`;
   }
 
+  /** A read of `path`; undefined for 404. */
+  async function readPath(path: string, what: string): Promise<KubeObject | undefined> {
+    try {
+      return await rest<KubeObject>({ method: 'GET', path });
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw toFailure(error, `read ${what}`);
+    }
+  }
+
+  /** A patch of `path` by `strategy`, as Steward's field manager; errors as the API server gave them. */
+  const patchPath = (path: string, body: unknown, strategy: PatchStrategy, query: RestCall['query'] = {}) =>
+    rest<KubeObject>({ method: 'PATCH', path, query: { ...query, fieldManager }, body, contentType: strategy });
+
   function accessor(ref: ObjectRef): Accessor {
-    const api = kindOf(ref);
+    const path = pathOfRef(ref);
     const what = describeRef(ref);
     return {
       what,
       read: async () => {
         const known = remembered.getStore()?.get(memoKey(ref));
         if (known) return known;
-        try {
-          const read = plain(await api.read(ref.name, api.namespace));
-          remember(ref, read);
-          return read;
-        } catch (error) {
-          if (statusOf(error) === 404) return undefined;
-          throw toFailure(error, `read ${what}`);
-        }
+        const read = await readPath(path, what);
+        if (read) remember(ref, read);
+        return read;
       },
-      patch: (body, strategy) =>
-        remembering(ref, async () =>
-          plain(await api.patch(ref.name, api.namespace, body, k8s.setHeaderOptions('Content-Type', strategy))),
-        ),
+      patch: (body, strategy) => remembering(ref, () => patchPath(path, body, strategy)),
     };
   }
 
   /** A Translation's status subresource: read with the object (or by `read`), patched on its own. */
   function translationStatus(ref: ObjectRef, read: Accessor['read'] = () => accessor(ref).read()): Accessor {
+    const path = `${pathOfRef(ref)}/status`;
     return {
       what: `${describeRef(ref)} status`,
       read,
-      patch: (body, strategy) =>
-        remembering(ref, () =>
-          custom.patchNamespacedCustomObjectStatus(
-            { ...TRANSLATION_API, namespace: ref.namespace ?? '', name: ref.name, body, fieldManager },
-            k8s.setHeaderOptions('Content-Type', strategy),
-          ),
-        ),
+      patch: (body, strategy) => remembering(ref, () => patchPath(path, body, strategy)),
     };
   }
 
   /** What an Event or an ownerReference says about the object. */
-  const typeMeta = (ref: ObjectRef) => ({ apiVersion: kindOf(ref).apiVersion, kind: ref.kind });
+  const typeMeta = (ref: ObjectRef) => ({ apiVersion: API_VERSIONS[ref.kind], kind: ref.kind });
 
-  return { core, custom, accessor, translationStatus, typeMeta };
+  return { rest, fieldManager, pathOfRef, readPath, patchPath, accessor, translationStatus, typeMeta };
 }
 
 export type Objects = ReturnType<typeof createObjects>;

@@ -14,6 +14,7 @@ import { statusOf, toFailure } from './errors';
 import type { EventInput } from './events';
 import {
   annotationsField,
+  collectionPath,
   workflowPageAnnotation,
   type KubeObject,
   type Objects,
@@ -59,14 +60,14 @@ export function createPeerPodActivities(objects: Objects, write: WriteOptions, r
   };
 }
 
-/** The applied object as plain JSON; `undefined` for the statuses in `absentOn`; any other failure typed, naming `what`. */
+/** The applied object; `undefined` for the statuses in `absentOn`; any other failure typed, naming `what`. */
 async function apply(
   what: string,
-  call: () => Promise<unknown>,
+  call: () => Promise<KubeObject>,
   absentOn: number[] = [],
 ): Promise<KubeObject | undefined> {
   try {
-    return JSON.parse(JSON.stringify(await call())) as KubeObject;
+    return await call();
   } catch (error) {
     if (absentOn.includes(statusOf(error) ?? 0)) return undefined;
     throw toFailure(error, what);
@@ -113,12 +114,10 @@ function podVmBody({ namespace, podName, podUid, vm, vmName }: RecordPeerPodInpu
   };
 }
 
-function createPeerPodRecorder(
-  objects: Objects,
-  { fieldManager, workflowPage }: WriteOptions,
-  recordEvent: RecordEvent,
-) {
-  const applyOptions = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
+function createPeerPodRecorder(objects: Objects, { workflowPage }: WriteOptions, recordEvent: RecordEvent) {
+  /** Server-side apply of `body` to the object `ref` names, Steward's fields taken over from anyone else's. */
+  const applyTo = (ref: ObjectRef, body: unknown) =>
+    objects.patchPath(objects.pathOfRef(ref), body, k8s.PatchStrategy.ServerSideApply, { force: true });
 
   /**
    * Server-side apply of the PeerPod (owner: the Pod, as a controller reference, with `blockOwnerDeletion` as
@@ -128,23 +127,15 @@ function createPeerPodRecorder(
    */
   async function recordPeerPod(input: RecordPeerPodInput): Promise<RecordPeerPodResult> {
     const { namespace, podName, vm, vmName } = input;
-    const { custom, core } = objects;
     const body = peerPodBody(input, workflowPage);
     // No absent statuses: the API server answers with the object or with a failure.
     const peerPod = (await apply(`apply PeerPod ${namespace}/${podName}`, () =>
-      custom.patchNamespacedCustomObject(
-        { ...PEERPOD_API, namespace, name: podName, body, fieldManager, force: true },
-        applyOptions,
-      ),
+      applyTo({ kind: 'PeerPod', namespace, name: podName }, body),
     ))!;
     // The Pod's apply carries its UID as a precondition: this incarnation gone is a 404, another one a 409.
     const pod = await apply(
       `annotate Pod ${namespace}/${podName}`,
-      () =>
-        core.patchNamespacedPod(
-          { namespace, name: podName, fieldManager, force: true, body: podVmBody(input) },
-          applyOptions,
-        ),
+      () => applyTo({ kind: 'Pod', namespace, name: podName }, podVmBody(input)),
       [404, 409],
     );
     if (pod) {
@@ -182,8 +173,7 @@ function createPeerPodRecorder(
     const body = { apiVersion: 'v1', kind: 'Pod', metadata: { name: podName, namespace, uid: podUid } };
     await apply(
       `take the VM annotations off Pod ${namespace}/${podName}`,
-      () =>
-        objects.core.patchNamespacedPod({ namespace, name: podName, fieldManager, force: true, body }, applyOptions),
+      () => applyTo({ kind: 'Pod', namespace, name: podName }, body),
       [404, 409],
     );
   }
@@ -196,7 +186,7 @@ function createDuplicatePeerPodActivities(objects: Objects, recordEvent: RecordE
   async function listPeerPods(namespace: string): Promise<KubeObject[]> {
     try {
       return (
-        ((await objects.custom.listNamespacedCustomObject({ ...PEERPOD_API, namespace })) as { items?: KubeObject[] })
+        (await objects.rest<{ items?: KubeObject[] }>({ method: 'GET', path: collectionPath('PeerPod', namespace) }))
           .items ?? []
       );
     } catch (error) {
@@ -280,10 +270,9 @@ function olderPeerPods(
 
 async function deleteOlderPeerPod(objects: Objects, namespace: string, o: KubeObject): Promise<void> {
   try {
-    await objects.custom.deleteNamespacedCustomObject({
-      ...PEERPOD_API,
-      namespace,
-      name: o.metadata.name,
+    await objects.rest({
+      method: 'DELETE',
+      path: objects.pathOfRef({ kind: 'PeerPod', namespace, name: o.metadata.name }),
       body: { preconditions: { uid: o.metadata.uid } },
     });
   } catch (error) {

@@ -5,6 +5,7 @@ import { createKubernetesActivities } from './activities';
 import { createTranslationRecords } from './translation-record';
 import { createEventRecorder } from './events';
 import { createObjects } from './objects';
+import { createRest } from '../../platform/kubernetes/rest';
 import type { RecordTranslationStatusInput } from './translations';
 import {
   adminConfig,
@@ -272,15 +273,13 @@ describe('recordTranslationStatus', () => {
     const { t } = await serviceWithTranslation(namespace);
     const read = await k.readObject({ ref: ref(t) });
     if (!read.found) throw new Error('Translation not written');
-    const objects = createObjects(kc, 'steward');
     const calls: string[] = [];
-    for (const verb of ['createNamespacedEvent', 'readNamespacedEvent', 'patchNamespacedEvent'] as const) {
-      const real = objects.core[verb].bind(objects.core) as (...args: unknown[]) => Promise<unknown>;
-      jest.spyOn(objects.core, verb).mockImplementation((...args: unknown[]) => {
-        calls.push(verb);
-        return real(...args) as never;
-      });
-    }
+    // Each Event call as its verb: a create, a read or a patch.
+    const rest = createRest(kc);
+    const objects = createObjects(kc, 'steward', (call) => {
+      if (call.path.includes('/events')) calls.push(`${call.method} events`);
+      return rest(call);
+    });
     const record = createEventRecorder(objects, () => now);
     const other = createEventRecorder(createObjects(kc, 'steward'), () => now);
     const event = { type: 'Normal', reason: 'ProbeRepeated', message: 'again' } as const;
@@ -288,12 +287,12 @@ describe('recordTranslationStatus', () => {
 
     expect(await record(ref(t), read.object, event)).toMatchObject({ count: 1 });
     expect(await record(ref(t), read.object, event)).toMatchObject({ count: 2 });
-    expect(calls).toEqual(['createNamespacedEvent', 'patchNamespacedEvent']);
+    expect(calls).toEqual(['POST events', 'PATCH events']);
     // Another replica bumps it: this one's patch is refused (409), it reads and counts on from there.
     expect(await other(ref(t), read.object, event)).toMatchObject({ count: 3 });
     calls.length = 0;
     expect(await record(ref(t), read.object, event)).toMatchObject({ count: 4 });
-    expect(calls).toEqual(['patchNamespacedEvent', 'readNamespacedEvent', 'patchNamespacedEvent']);
+    expect(calls).toEqual(['PATCH events', 'GET events', 'PATCH events']);
     expect(await count()).toEqual([4]);
     // Expired (deleted): made again with count 1.
     const [expiring] = await eventsOf(read.uid);

@@ -9,8 +9,9 @@ import { ownsTranslation } from '../../model/translation/model';
 import { kubernetesFailure, statusOf, toFailure } from './errors';
 import { nextFence, unsettledUntil, type UnsettledWrite } from '../../model/fence';
 import type { EventInput } from './events';
-import { TRANSLATION_API } from '../../model/naming';
+import { API_VERSIONS } from '../../model/naming';
 import {
+  collectionPath,
   type Decision,
   type KubeObject,
   type Objects,
@@ -71,7 +72,6 @@ function checkOwnership(owner: TranslationOwner, translation: Translation): void
 }
 
 type RecordEvent = (ref: ObjectRef, object: KubeObject, event: EventInput) => Promise<unknown>;
-type CustomObjects = Objects['custom'];
 
 export function createTranslationActivities(
   objects: Objects,
@@ -89,34 +89,30 @@ export function createTranslationActivities(
 const pusherOf = (owner: TranslationOwner, { namespace, name }: Translation) =>
   workflowId(owner.kind === 'Global' ? { kind: 'Translation', namespace, name } : owner);
 
-function createTranslationApplier({ custom }: Objects, { fieldManager, workflowPage }: WriteOptions) {
+function createTranslationApplier(objects: Objects, { workflowPage }: WriteOptions) {
   async function apply(owner: TranslationOwner, translation: Translation): Promise<KubeObject> {
     const { name, namespace } = translation;
+    const ref = { kind: 'Translation', namespace, name } as const;
     const annotations = workflowPageAnnotation(workflowPage, pusherOf(owner, translation));
     try {
-      return await remembering({ kind: 'Translation', namespace, name }, () =>
-        custom.patchNamespacedCustomObject(
+      return await remembering(ref, () =>
+        objects.patchPath(
+          objects.pathOfRef(ref),
           {
-            ...TRANSLATION_API,
-            namespace,
-            name,
-            fieldManager,
-            force: true,
-            body: {
-              apiVersion: `${TRANSLATION_API.group}/${TRANSLATION_API.version}`,
-              kind: 'Translation',
-              metadata: {
-                name,
-                namespace,
-                labels: translation.labels,
-                ...annotationsField(annotations),
-                ownerReferences: translation.ownerReferences,
-                finalizers: translation.finalizers,
-              },
-              resources: translation.resources,
+            apiVersion: API_VERSIONS.Translation,
+            kind: 'Translation',
+            metadata: {
+              name,
+              namespace,
+              labels: translation.labels,
+              ...annotationsField(annotations),
+              ownerReferences: translation.ownerReferences,
+              finalizers: translation.finalizers,
             },
+            resources: translation.resources,
           },
-          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
+          k8s.PatchStrategy.ServerSideApply,
+          { force: true },
         ),
       );
     } catch (error) {
@@ -127,13 +123,13 @@ function createTranslationApplier({ custom }: Objects, { fieldManager, workflowP
   async function applyTranslations({ owner, translations }: ApplyTranslationsInput): Promise<ApplyTranslationsResult> {
     translations.forEach((translation) => checkOwnership(owner, translation));
     const applied = await Promise.all(translations.map((translation) => apply(owner, translation)));
-    const listed = await listOwned(custom, owner);
+    const listed = await listOwned(objects, owner);
     const current = new Set(translations.map((t) => keyOf(t.namespace, t.name)));
     const stale = listed.filter((item) => !current.has(keyOf(item.metadata.namespace, item.metadata.name)));
     await Promise.all(
       stale
         .filter((item) => !item.metadata.deletionTimestamp)
-        .map((item) => deleteIncarnation(custom, item.metadata, 'stale')),
+        .map((item) => deleteIncarnation(objects, item.metadata, 'stale')),
     );
     const names = (items: KubeObject[]) => items.map((item) => keyOf(item.metadata.namespace, item.metadata.name));
     return {
@@ -147,12 +143,12 @@ function createTranslationApplier({ custom }: Objects, { fieldManager, workflowP
 
   /** The Translations of `owner` (by its UID label), in all namespaces: what its deletion finalizes. */
   async function listOwnedTranslations({ owner }: { owner: TranslationOwner }): Promise<WrittenTranslation[]> {
-    return (await listOwned(custom, owner)).map((item) => writtenOf(item));
+    return (await listOwned(objects, owner)).map((item) => writtenOf(item));
   }
 
   /** Deletes that incarnation of a Translation (gone already, or another incarnation: nothing to do). */
   async function removeTranslation({ ref, uid }: { ref: ObjectRef; uid: string }): Promise<void> {
-    await deleteIncarnation(custom, { name: ref.name, namespace: ref.namespace ?? '', uid }, 'finalized');
+    await deleteIncarnation(objects, { name: ref.name, namespace: ref.namespace ?? '', uid }, 'finalized');
   }
 
   return { applyTranslations, listOwnedTranslations, removeTranslation };
@@ -173,15 +169,14 @@ function writtenOf(item: KubeObject, now = new Date()): WrittenTranslation {
 }
 
 /** Every Translation of `owner`, in all namespaces, found by its label. */
-async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promise<KubeObject[]> {
+async function listOwned(objects: Objects, owner: TranslationOwner): Promise<KubeObject[]> {
   const labelSelector = owner.kind === 'Global' ? GLOBAL_LABEL : `${OWNER_UID_LABEL}=${owner.uid}`;
   try {
-    const listed = (await custom.listCustomObjectForAllNamespaces({
-      group: TRANSLATION_API.group,
-      version: TRANSLATION_API.version,
-      resourcePlural: TRANSLATION_API.plural,
-      labelSelector,
-    })) as { items: KubeObject[] };
+    const listed = await objects.rest<{ items: KubeObject[] }>({
+      method: 'GET',
+      path: collectionPath('Translation'),
+      query: { labelSelector },
+    });
     for (const item of listed.items)
       remember({ kind: 'Translation', namespace: item.metadata.namespace, name: item.metadata.name }, item);
     return listed.items.filter((item) => ownsTranslation(owner.kind, item.metadata.name));
@@ -191,19 +186,15 @@ async function listOwned(custom: CustomObjects, owner: TranslationOwner): Promis
 }
 
 async function deleteIncarnation(
-  custom: CustomObjects,
+  objects: Objects,
   { name, namespace = '', uid }: { name: string; namespace?: string; uid: string },
   what: string,
 ): Promise<void> {
-  remember({ kind: 'Translation', namespace, name }, undefined);
+  const ref = { kind: 'Translation', namespace, name } as const;
+  remember(ref, undefined);
   try {
     // The UID precondition spares a Translation of the same name created since the list.
-    await custom.deleteNamespacedCustomObject({
-      ...TRANSLATION_API,
-      namespace,
-      name,
-      body: { preconditions: { uid } },
-    });
+    await objects.rest({ method: 'DELETE', path: objects.pathOfRef(ref), body: { preconditions: { uid } } });
   } catch (error) {
     if (statusOf(error) === 404 || statusOf(error) === 409) return;
     throw toFailure(error, `delete ${what} Translation ${namespace}/${name}`);
