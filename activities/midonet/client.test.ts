@@ -2,6 +2,7 @@
 // token, and how every failure is classified for Temporal.
 import { createServer, type AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
+import { request } from 'undici';
 import { EmulatorAdmin, startMidonetEmulator, type MidonetEmulator } from '../../deploy/local/midonet';
 import { createMidonetActivities } from './activities';
 import { backendResource, createMidonetClient, settlingUnanswered, type MidonetClient } from './client';
@@ -295,12 +296,12 @@ describe('failures', () => {
       // Logged in, then MidoNet's port closes: the DELETE never left.
       const closed = await closedPort();
       const api = new URL(emulator.url);
-      const hrefOf = (url: string | URL | Request) =>
-        typeof url === 'string' ? url : url instanceof URL ? url.href : url.url;
       const away = connect({
         ...late,
-        fetch: (url, init) =>
-          fetch(hrefOf(url).endsWith('/login') ? url : hrefOf(url).replace(api.host, `127.0.0.1:${closed}`), init),
+        request: (url, options) => {
+          const href = url as string;
+          return request(href.endsWith('/login') ? href : href.replace(api.host, `127.0.0.1:${closed}`), options);
+        },
       });
       await away.listHosts().catch(() => undefined);
       const refused = await failureOf(away.remove(bridge()));

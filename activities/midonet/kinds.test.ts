@@ -128,7 +128,7 @@ describe('resource input', () => {
     baseUrl: 'http://127.0.0.1:1/midonet-api',
     username: 'u',
     password: 'p',
-    fetch: () => Promise.reject(new Error('no network in this test')),
+    request: () => Promise.reject(new Error('no network in this test')),
   });
   const cases: Array<[string, { kind: string; parent?: string; body: string }, RegExp]> = [
     ['an unknown kind is named', { kind: 'Vtep', body: '{}' }, /unknown kind/],
