@@ -235,6 +235,8 @@ export interface ObjectsScenario {
 interface PhaseCosts {
   usage: Usage;
   activities: number;
+  /** Activities by operation (the workers' backend calls, the reconciler's calls). */
+  activitiesBy: Map<string, number>;
   /** The workers' sticky caches: runs evicted to make room, and workflow tasks that found theirs evicted. */
   cache?: { evictions: number; misses: number };
   /** History events in the window, by group (historyEvents). */
@@ -295,7 +297,8 @@ const sumValues = (values: Iterable<number>) => [...values].reduce((a, b) => a +
 interface SideRunner {
   /** The worker processes, when the worker runs in processes of its own. */
   workerPids?: number[];
-  activities(): Promise<number>;
+  /** Activities so far, by operation. */
+  activities(): Promise<Map<string, number>>;
   cache?(): Promise<{ evictions: number; misses: number }>;
   events?(): Promise<Map<string, number>>;
   atPeak?(): Promise<void>;
@@ -379,9 +382,11 @@ async function runPhase(
     if (sideRunner.events) await new Promise((resolve) => setTimeout(resolve, 3_000));
     const eventsAfter = await sideRunner.events?.();
     const cacheAfter = await sideRunner.cache?.();
+    const activitiesBy = difference(await sideRunner.activities(), activities);
     costs = {
       usage,
-      activities: (await sideRunner.activities()) - activities,
+      activities: sumValues(activitiesBy.values()),
+      activitiesBy,
       ...(cache && cacheAfter
         ? {
             cache: { evictions: cacheAfter.evictions - cache.evictions, misses: cacheAfter.misses - cache.misses },
@@ -445,10 +450,13 @@ const stewardSide =
           heap.peaks.push(...(await snapshotWorkers(workerPids, heap.dir)));
         },
       }),
-      activities: async () =>
-        sumValues(
-          await Promise.all(h.workers.map(async (w) => sumValues((await workerActivities(w.httpPort)).values()))),
-        ),
+      activities: async () => {
+        const all = new Map<string, number>();
+        for (const w of h.workers)
+          for (const [operation, n] of await workerActivities(w.httpPort))
+            all.set(operation, (all.get(operation) ?? 0) + n);
+        return all;
+      },
       cache: async () => {
         const each = await Promise.all(h.workers.map((w) => workerCache(w.httpPort)));
         return { evictions: sumValues(each.map((c) => c.evictions)), misses: sumValues(each.map((c) => c.misses)) };
@@ -478,7 +486,7 @@ const directSide =
       logger: pino({ level: 'error' }),
     });
     return Promise.resolve({
-      activities: () => Promise.resolve(sumValues(Object.values(reconciler.stats().calls))),
+      activities: () => Promise.resolve(new Map(Object.entries(reconciler.stats().calls))),
       stop: () => reconciler.stop(),
     });
   };
@@ -557,7 +565,7 @@ export async function runObjectsScenario(
 }
 
 /** The kinds of request that make up at least a tenth of one per object, most first: `patch translations/status 2.0, …`. */
-const perRequestKind = (requests: Map<string, number>, count: number) =>
+const perKind = (requests: Map<string, number>, count: number) =>
   [...requests]
     .map(([kind, n]) => [kind, n / count] as const)
     .filter(([, each]) => each >= 0.1)
@@ -678,7 +686,8 @@ function objectsReport(
         .filter(([, n]) => n > 0)
         .map(([group, n]) => `${group} ${(n / count).toFixed(1)}`)
         .join(', ')}.`,
-      `API server requests per ${unit} by verb and resource, the bench's own included: Steward ${perRequestKind(steward.costs.usage.apiRequestsBy, count)}; direct ${perRequestKind(direct.costs.usage.apiRequestsBy, count)}.`,
+      `Activities per ${unit} by operation: Steward ${perKind(steward.costs.activitiesBy, count)}; direct ${perKind(direct.costs.activitiesBy, count)}.`,
+      `API server requests per ${unit} by verb and resource, the bench's own included: Steward ${perKind(steward.costs.usage.apiRequestsBy, count)}; direct ${perKind(direct.costs.usage.apiRequestsBy, count)}.`,
       ...(steward.result.notes ?? []).map((n) => `Steward: ${n}`),
       ...(direct.result.notes ?? []).map((n) => `direct: ${n}`),
     ],

@@ -1,11 +1,20 @@
 // Peer pods: N peer pods at once on the stack's libvirt, Steward against virsh alone in the same run. Steward: the Pods
 // created (10 API calls in flight) until every PeerPod names its running VM, then deleted until every VM is gone. The
-// baseline: the same number of domains defined and started, then destroyed and undefined, with virsh, all at once, as
-// Steward's workflows call the cloud (one activity per peer pod, in parallel).
+// baseline: the same VMs made with virsh, all at once, as Steward's workflows call the cloud (one activity per peer
+// pod, in parallel): each one's root disk (backed by the pod-VM image) and cloud-init ISO made and filled, its domain
+// defined with both and started; then destroyed, undefined and its two volumes deleted. The XML is Steward's own, so
+// both sides make the same VM.
 import * as k8s from '@kubernetes/client-node';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { virsh } from '../../deploy/local/libvirt';
-import { plainDomainFile } from '../../test/support/cloud-backends';
+import { libvirtSettings } from '../../test/support/cloud-backends';
+import { domainXml } from '../../activities/cloud/libvirt/domain-xml';
+import { writeNoCloudIso } from '../../activities/cloud/libvirt/cloud-init-iso';
+import { parseVolume, podVmVolumes } from '../../activities/cloud/libvirt/volume-xml';
 import {
   createPeerPodPod,
   namespace,
@@ -19,6 +28,49 @@ import { EmulatorAdmin } from '../../deploy/local/midonet';
 import { counted, startMeter, temporalProcesses, workerActivities, type Usage } from '../measure';
 import type { Report, Row } from '../report';
 import { inParallel } from '../support';
+
+/**
+ * The baseline's VMs: each as the worker makes it (its settings' defaults: 64 MiB, a 10 GiB root disk, no NIC where
+ * the network is missing), its cloud-init ISO made in the clock as the worker makes it; the image is read once.
+ */
+async function virshVms(uri: string, marker: string, names: string[]) {
+  const settings = { ...libvirtSettings(uri, marker), rootDiskGiB: 10 };
+  const { pool } = settings;
+  const image = parseVolume(await virsh(uri, 'vol-dumpxml', '--pool', pool, settings.imageVolume));
+  if (!image) throw new Error(`the pod-VM image ${settings.imageVolume} names no path, format or capacity`);
+  const dir = await mkdtemp(join(tmpdir(), 'bench-virsh-'));
+  return names.map((name) => {
+    const input = { name: `${marker}-virsh-${name}`, podUid: randomUUID(), podNamespace: namespace, podName: name };
+    const volumes = podVmVolumes(settings, input, image);
+    return {
+      create: async () => {
+        const files = await mkdtemp(join(dir, 'vm-'));
+        const rootFile = join(files, 'root.xml');
+        await writeFile(rootFile, volumes.root.xml);
+        const iso = await writeNoCloudIso(files, volumes.cloudInit.files);
+        const { size } = await stat(iso);
+        await virsh(uri, 'vol-create', '--pool', pool, rootFile);
+        await virsh(uri, 'vol-create-as', pool, volumes.cloudInit.name, String(size), '--format', 'raw');
+        await virsh(uri, 'vol-upload', '--pool', pool, volumes.cloudInit.name, iso);
+        // The paths a script knows: the pool's directory, the image's.
+        const devices = {
+          rootDisk: join(dirname(image.path), volumes.root.name),
+          cloudInitIso: join(dirname(image.path), volumes.cloudInit.name),
+        };
+        const domainFile = join(files, 'domain.xml');
+        await writeFile(domainFile, domainXml(settings, input, randomUUID(), devices));
+        await virsh(uri, 'define', domainFile);
+        await virsh(uri, 'start', input.name);
+      },
+      delete: async () => {
+        await virsh(uri, 'destroy', input.name);
+        await virsh(uri, 'undefine', input.name);
+        await virsh(uri, 'vol-delete', '--pool', pool, volumes.root.name);
+        await virsh(uri, 'vol-delete', '--pool', pool, volumes.cloudInit.name);
+      },
+    };
+  });
+}
 
 const timed = async (call: () => Promise<unknown>): Promise<number> => {
   const start = Date.now();
@@ -87,22 +139,10 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
   }
 
   const { uri } = info.libvirt;
-  const domains = names.map((name) => `${h.marker}-virsh-${name}`);
   const m = await meter();
-  const virshCreate = await timed(() =>
-    inParallel(
-      domains,
-      pods,
-      async (domain) => (await virsh(uri, 'define', plainDomainFile(domain)), await virsh(uri, 'start', domain)),
-    ),
-  );
-  const virshDelete = await timed(() =>
-    inParallel(
-      domains,
-      pods,
-      async (domain) => (await virsh(uri, 'destroy', domain), await virsh(uri, 'undefine', domain)),
-    ),
-  );
+  const baseline = await virshVms(uri, h.marker, names);
+  const virshCreate = await timed(() => inParallel(baseline, pods, (vm) => vm.create()));
+  const virshDelete = await timed(() => inParallel(baseline, pods, (vm) => vm.delete()));
   const virshUsage = await m.stop();
 
   const row = (metric: string, s: number | undefined, v: number | undefined, digits?: number): Row => ({
@@ -113,12 +153,17 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
   });
   return {
     scenario: 'peerpods',
-    title: `peerpods: ${pods} peer pods at once on libvirt (qemu, 64 MiB diskless domains), Steward vs virsh`,
+    title: `peerpods: ${pods} peer pods at once on libvirt (qemu, 64 MiB, a root disk and a cloud-init ISO each), Steward vs virsh`,
     baseline: 'virsh',
     converged: { steward: true, baseline: true },
     rows: [
-      row('create → every PeerPod names a running VM (s) (virsh: define+start)', steward.create, virshCreate, 2),
-      row('delete → every VM gone (s) (virsh: destroy+undefine)', steward.delete, virshDelete, 2),
+      row(
+        'create → every PeerPod names a running VM (s) (virsh: volumes, define, start)',
+        steward.create,
+        virshCreate,
+        2,
+      ),
+      row('delete → every VM gone (s) (virsh: destroy, undefine, volumes)', steward.delete, virshDelete, 2),
       row('history events per peer pod (all workflows)', steward.events / pods, undefined),
       row(
         'activities per peer pod (minimum 4: create VM, record, delete VM, release)',
