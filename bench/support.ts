@@ -3,6 +3,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { startStack, type StackInfo, type TemporalProfile } from '../deploy/local';
 
@@ -65,6 +66,21 @@ export async function inParallel<T>(items: T[], width: number, work: (item: T) =
       while (next < items.length) await work(items[next++]!);
     }),
   );
+}
+
+/**
+ * Deletes every Pod of `namespace` at once. A delete of thousands on a busy API server may outlast its 60 s request
+ * timeout (504: it stopped partway, the burst of 5,000 on 2026-12-04); the same delete again takes the rest.
+ */
+export async function deleteAllPods(core: k8s.CoreV1Api, namespace: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+      return;
+    } catch (error) {
+      if (!(error instanceof k8s.ApiException && error.code === 504) || attempt === 5) throw error;
+    }
+  }
 }
 
 /** Runs a benchmark's `main`: a failure is printed and ends the process with a failing exit code. */

@@ -5,7 +5,7 @@ import * as k8s from '@kubernetes/client-node';
 import { createPod, createService } from '../../test/support/objects-harness';
 import type { PodProjection } from '../../model/translation/types';
 import { projected, type ObjectsScenario, type PhaseContext, type PhaseResult } from '../objects';
-import { inParallel } from '../support';
+import { deleteAllPods, inParallel } from '../support';
 
 /** Pod `i` on Node `i mod M`, addressed in that Node's /16. */
 export function podAt(
@@ -111,7 +111,7 @@ export function burst({ pods, nodes }: { pods: number; nodes: number }): Objects
         const ready = Date.now();
         await ctx.atPeak();
         const deleting = Date.now();
-        await ctx.core.deleteCollectionNamespacedPod({ namespace: ctx.namespace, gracePeriodSeconds: 0 });
+        await deleteAllPods(ctx.core, ctx.namespace);
         for (const pod of all) ctx.model.write(ctx.model.get('Pod', ctx.namespace, pod.metadata.name), undefined);
         await ctx.core.deleteNamespacedEndpoints({ name: 'web', namespace: ctx.namespace });
         ctx.model.write(ctx.model.get('Endpoints', ctx.namespace, 'web'), undefined);

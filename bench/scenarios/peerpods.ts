@@ -27,7 +27,7 @@ import type { StackInfo } from '../../deploy/local';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
 import { counted, startMeter, temporalProcesses, workerActivities, type Usage } from '../measure';
 import type { Report, Row } from '../report';
-import { inParallel } from '../support';
+import { deleteAllPods, inParallel } from '../support';
 
 /**
  * The baseline's VMs: each as the worker makes it (its settings' defaults: 64 MiB, a 10 GiB root disk, no NIC where
@@ -115,7 +115,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
       );
     });
     const deleted = await timed(async () => {
-      await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+      await deleteAllPods(core, namespace);
       await waitFor('every VM gone', async () => (await markedVms(h)) === 0, 600_000, 200);
     });
     await waitFor(
