@@ -146,10 +146,35 @@ export function createObjects(kubeConfig: k8s.KubeConfig, fieldManager: string, 
     };
   }
 
+  /**
+   * Deletes that incarnation of the object `ref` names: the UID precondition spares one of the same name made since.
+   * Gone already (404), or another incarnation holding the name (409): nothing of it is left to delete. `what` names
+   * it in a failure.
+   */
+  async function deleteIncarnation(ref: ObjectRef, uid: string, what: string): Promise<void> {
+    remember(ref, undefined);
+    try {
+      await rest({ method: 'DELETE', path: pathOfRef(ref), body: { preconditions: { uid } } });
+    } catch (error) {
+      if (statusOf(error) === 404 || statusOf(error) === 409) return;
+      throw toFailure(error, `delete ${what}`);
+    }
+  }
+
   /** What an Event or an ownerReference says about the object. */
   const typeMeta = (ref: ObjectRef) => ({ apiVersion: API_VERSIONS[ref.kind], kind: ref.kind });
 
-  return { rest, fieldManager, pathOfRef, readPath, patchPath, accessor, translationStatus, typeMeta };
+  return {
+    rest,
+    fieldManager,
+    pathOfRef,
+    readPath,
+    patchPath,
+    deleteIncarnation,
+    accessor,
+    translationStatus,
+    typeMeta,
+  };
 }
 
 export type Objects = ReturnType<typeof createObjects>;

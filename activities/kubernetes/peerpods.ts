@@ -227,7 +227,12 @@ function createDuplicatePeerPodActivities(objects: Objects, recordEvent: RecordE
   }): Promise<{ deleted: string[] }> {
     const plan = olderPeerPods(await listPeerPods(namespace), uid);
     if (!plan) return { deleted: [] };
-    for (const o of plan.older) await deleteOlderPeerPod(objects, namespace, o);
+    for (const o of plan.older)
+      await objects.deleteIncarnation(
+        { kind: 'PeerPod', namespace, name: o.metadata.name },
+        o.metadata.uid,
+        `older PeerPod ${namespace}/${o.metadata.name}`,
+      );
     const deleted = plan.older.map((o) => o.metadata.name);
     if (deleted.length) await reportRetired(namespace, name, plan.owner, plan.older);
     return { deleted };
@@ -266,20 +271,6 @@ function olderPeerPods(
       !o.metadata.deletionTimestamp,
   );
   return { owner, older };
-}
-
-async function deleteOlderPeerPod(objects: Objects, namespace: string, o: KubeObject): Promise<void> {
-  try {
-    await objects.rest({
-      method: 'DELETE',
-      path: objects.pathOfRef({ kind: 'PeerPod', namespace, name: o.metadata.name }),
-      body: { preconditions: { uid: o.metadata.uid } },
-    });
-  } catch (error) {
-    // Gone already, or another incarnation holds the name: nothing of this owner's left to delete.
-    if (statusOf(error) !== 404 && statusOf(error) !== 409)
-      throw toFailure(error, `delete older PeerPod ${namespace}/${o.metadata.name}`);
-  }
 }
 
 const ownerOf = (o: KubeObject) => peerPodOwner(o.metadata.ownerReferences);

@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describeRef, workflowId, type ObjectRef } from '../../model/naming';
 import { GLOBAL_LABEL, OWNER_UID_LABEL, type Translation } from '../../model/translation/types';
 import { ownsTranslation } from '../../model/translation/model';
-import { kubernetesFailure, statusOf, toFailure } from './errors';
+import { kubernetesFailure, toFailure } from './errors';
 import { nextFence, unsettledUntil, type UnsettledWrite } from '../../model/fence';
 import type { EventInput } from './events';
 import { API_VERSIONS } from '../../model/naming';
@@ -129,7 +129,7 @@ function createTranslationApplier(objects: Objects, { workflowPage }: WriteOptio
     await Promise.all(
       stale
         .filter((item) => !item.metadata.deletionTimestamp)
-        .map((item) => deleteIncarnation(objects, item.metadata, 'stale')),
+        .map((item) => deleteTranslation(objects, item.metadata, 'stale')),
     );
     const names = (items: KubeObject[]) => items.map((item) => keyOf(item.metadata.namespace, item.metadata.name));
     return {
@@ -148,7 +148,7 @@ function createTranslationApplier(objects: Objects, { workflowPage }: WriteOptio
 
   /** Deletes that incarnation of a Translation (gone already, or another incarnation: nothing to do). */
   async function removeTranslation({ ref, uid }: { ref: ObjectRef; uid: string }): Promise<void> {
-    await deleteIncarnation(objects, { name: ref.name, namespace: ref.namespace ?? '', uid }, 'finalized');
+    await deleteTranslation(objects, { name: ref.name, namespace: ref.namespace ?? '', uid }, 'finalized');
   }
 
   return { applyTranslations, listOwnedTranslations, removeTranslation };
@@ -185,21 +185,13 @@ async function listOwned(objects: Objects, owner: TranslationOwner): Promise<Kub
   }
 }
 
-async function deleteIncarnation(
+/** Deletes that incarnation of a Translation; the UID precondition spares one of the same name created since the list. */
+const deleteTranslation = (
   objects: Objects,
   { name, namespace = '', uid }: { name: string; namespace?: string; uid: string },
   what: string,
-): Promise<void> {
-  const ref = { kind: 'Translation', namespace, name } as const;
-  remember(ref, undefined);
-  try {
-    // The UID precondition spares a Translation of the same name created since the list.
-    await objects.rest({ method: 'DELETE', path: objects.pathOfRef(ref), body: { preconditions: { uid } } });
-  } catch (error) {
-    if (statusOf(error) === 404 || statusOf(error) === 409) return;
-    throw toFailure(error, `delete ${what} Translation ${namespace}/${name}`);
-  }
-}
+) =>
+  objects.deleteIncarnation({ kind: 'Translation', namespace, name }, uid, `${what} Translation ${namespace}/${name}`);
 
 /** What a status write decided, with the object an Event is then recorded about. */
 type StatusDecision = RecordTranslationStatusResult & { object?: KubeObject };
