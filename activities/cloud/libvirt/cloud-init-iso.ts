@@ -2,7 +2,7 @@
 // in memory with a Go library, cloudinit.go). Made here by xorriso (GNU, maintained, in Debian), run where the worker
 // runs: the image is then uploaded over the libvirt connection, so a remote libvirt host needs nothing of it. No npm
 // ISO 9660 writer is well kept enough to carry instead.
-import { execFile } from 'node:child_process';
+import { exec, ExecError } from '../../../platform/exec';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cloudFailure } from '../errors';
@@ -13,20 +13,17 @@ export async function writeNoCloudIso(dir: string, files: Record<string, string>
   for (const name of names) await writeFile(join(dir, name), files[name]!);
   const iso = join(dir, 'cidata.iso');
   const args = ['-as', 'mkisofs', '-quiet', '-output', iso, '-volid', 'cidata', '-joliet', '-rock', ...names];
-  await new Promise<void>((resolve, reject) =>
-    execFile('xorriso', args, { cwd: dir, timeout: 30_000 }, (error, _stdout, stderr) => {
-      if (!error) return resolve();
-      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-      const message = missing
-        ? 'xorriso is not installed where the worker runs (Debian: apt-get install xorriso); it makes the cloud-init ISO'
-        : `xorriso: ${stderr.trim() || error.message}`;
-      reject(
-        cloudFailure(missing ? 'CloudInvalidRequest' : 'CloudUnavailable', message, {
-          provider: 'libvirt',
-          operation: 'create',
-        }),
-      );
-    }),
-  );
+  try {
+    await exec('xorriso', args, { cwd: dir, timeoutMs: 30_000 });
+  } catch (error) {
+    const missing = error instanceof ExecError && error.code === 'ENOENT';
+    const message = missing
+      ? 'xorriso is not installed where the worker runs (Debian: apt-get install xorriso); it makes the cloud-init ISO'
+      : `xorriso: ${(error instanceof ExecError && error.stderr.trim()) || (error as Error).message}`;
+    throw cloudFailure(missing ? 'CloudInvalidRequest' : 'CloudUnavailable', message, {
+      provider: 'libvirt',
+      operation: 'create',
+    });
+  }
   return iso;
 }

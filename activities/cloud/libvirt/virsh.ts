@@ -1,6 +1,6 @@
 // `virsh` against the configured URI, and what its errors mean: libvirt's errors are recognisable only from stderr
 // (ref/peerpods.md §12).
-import { execFile } from 'node:child_process';
+import { exec, ExecError } from '../../../platform/exec';
 import { cloudFailure, type CloudFailureType } from '../errors';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -65,28 +65,23 @@ export const connectLibvirt = (settings: LibvirtSettings): Libvirt => ({
   failure: (operation, error, instanceId) => virshFailure(settings.uri, operation, error, instanceId),
 });
 
-function runVirsh(settings: LibvirtSettings, args: string[]) {
-  return new Promise<string>((resolve, reject) => {
-    execFile(
-      'virsh',
-      ['-c', settings.uri, ...args],
-      { timeout: settings.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (!error) return resolve(stdout);
-        const code = error.killed ? `timed out after ${settings.timeoutMs} ms` : String(error.code ?? error.signal);
-        reject(
-          new VirshError(
-            args,
-            stderr
-              .replace(/^error: /gm, '')
-              .trim()
-              .replace(/\n+/g, '; '),
-            code,
-          ),
-        );
-      },
+async function runVirsh(settings: LibvirtSettings, args: string[]) {
+  try {
+    return (
+      await exec('virsh', ['-c', settings.uri, ...args], { timeoutMs: settings.timeoutMs, maxBuffer: 16 * 1024 * 1024 })
+    ).stdout;
+  } catch (error) {
+    if (!(error instanceof ExecError)) throw error;
+    const code = error.killed ? `timed out after ${settings.timeoutMs} ms` : String(error.code ?? error.signal);
+    throw new VirshError(
+      args,
+      error.stderr
+        .replace(/^error: /gm, '')
+        .trim()
+        .replace(/\n+/g, '; '),
+      code,
     );
-  });
+  }
 }
 
 /** The failure for a virsh error no caller handled. */
