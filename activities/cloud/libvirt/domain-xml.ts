@@ -111,3 +111,4 @@ export function parseMetadata(xml: string): DomainMetadata | undefined {
 }
 
 export const domainName = (xml: string) => text(child(parseXml(xml), 'domain', 'name'));
+export const domainUuid = (xml: string) => text(child(parseXml(xml), 'domain', 'uuid'));

@@ -5,7 +5,7 @@ import { mapLimit } from '../limit';
 import type { InstanceObservation, InstanceState, MarkedInstance, UpstreamInstance, VmPower } from '../provider';
 import { UPSTREAM_VM_NAME } from '../../../model/vm-naming';
 import { planDeletion } from './deletion-plan';
-import { domainName, parseHostUuid, parseMetadata } from './domain-xml';
+import { domainName, domainUuid, parseHostUuid, parseMetadata } from './domain-xml';
 import { poolTargetDir } from './pools';
 import { checkUuid, type Libvirt, missing, virshSays } from './virsh';
 
@@ -41,12 +41,18 @@ async function eachDomain<T>(
   }
 }
 
+/** The domain as one of this installation's pod VMs; none when it has no marker of ours or no pod. */
+const markedInstance = (
+  { settings }: Libvirt,
+  uuid: string,
+  { name, meta }: NonNullable<Awaited<ReturnType<typeof readDomain>>>,
+): MarkedInstance[] =>
+  meta?.marker !== settings.marker || !meta.podUid
+    ? []
+    : [{ instanceId: uuid, name, podUid: meta.podUid, podNamespace: meta.podNamespace, podName: meta.podName }];
+
 export const listDomains = (libvirt: Libvirt): Promise<MarkedInstance[]> =>
-  eachDomain(libvirt, 'list', (uuid, { name, meta }) =>
-    meta?.marker !== libvirt.settings.marker || !meta.podUid
-      ? []
-      : [{ instanceId: uuid, name, podUid: meta.podUid, podNamespace: meta.podNamespace, podName: meta.podName }],
-  );
+  eachDomain(libvirt, 'list', (uuid, domain) => markedInstance(libvirt, uuid, domain));
 
 /**
  * Domains named as cloud-api-adaptor names them, with no Steward metadata (of any installation), and with a disk in
@@ -92,7 +98,8 @@ export function parseDomainTable(table: string): { name: string; state: string }
 
 /**
  * Steward's domains and their states from one `virsh list --all` a look: which domain is whose is read from its
- * metadata (a `dumpxml` each) only for names not seen before, and kept; a name gone from the table is forgotten.
+ * metadata (a `dumpxml` of each name not seen before: 100 VMs being made are not read again at every look), and kept;
+ * a name gone from the table is forgotten.
  */
 export function createPowerReader(libvirt: Libvirt): () => Promise<VmPower[]> {
   const known = new Map<string, MarkedInstance | null>();
@@ -100,12 +107,14 @@ export function createPowerReader(libvirt: Libvirt): () => Promise<VmPower[]> {
     let table: { name: string; state: string }[];
     try {
       table = parseDomainTable(await libvirt.virsh('list', '--all'));
+      const unseen = table.filter(({ name }) => !known.has(name));
+      await mapLimit(unseen, libvirt.settings.concurrency, async ({ name }) => {
+        const domain = await readDomain(libvirt, name);
+        const uuid = domain && domainUuid(domain.xml);
+        known.set(name, (domain && uuid && markedInstance(libvirt, uuid, domain)[0]) || null);
+      });
     } catch (error) {
       throw libvirt.failure('powerStates', error);
-    }
-    if (table.some(({ name }) => !known.has(name))) {
-      const ours = new Map((await listDomains(libvirt)).map((vm) => [vm.name, vm]));
-      for (const { name } of table) known.set(name, ours.get(name) ?? null);
     }
     const listed = new Set(table.map(({ name }) => name));
     for (const name of known.keys()) if (!listed.has(name)) known.delete(name);
