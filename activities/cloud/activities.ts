@@ -97,11 +97,11 @@ export function createCloudActivities({ provider, heartbeatMs = 5_000 }: CloudAc
 
   return {
     cloudCreateVm: (input: CreateInstanceInput): Promise<{ instanceId: string; provider: string; cloud: string }> =>
-      long(async () => ({
-        ...(await provider.create(input)),
-        provider: provider.name,
-        cloud: await provider.identity(),
-      })),
+      long(async () => {
+        // The cloud's identity (read once, then kept) beside the create: a worker's first VMs do not wait for it after.
+        const [made, cloud] = await Promise.all([provider.create(input), provider.identity()]);
+        return { ...made, provider: provider.name, cloud };
+      }),
     cloudDeleteVm: ({ instanceId }: InstanceInput): Promise<{ outcome: 'deleted' | 'absent' }> =>
       long(() => provider.delete({ instanceId })),
     cloudObserveRecordedVm: async (vm: RecordedVmInput): Promise<InstanceObservation> =>

@@ -4,7 +4,7 @@
 // One module per concern in libvirt/: virsh and its errors, the domain XML, lookups, create, delete, recorded IDs.
 import { keptOnceRead } from './limit';
 import type { CloudProvider } from './provider';
-import { createDomain } from './libvirt/create';
+import { domainCreator } from './libvirt/create';
 import { deleteDomain } from './libvirt/delete';
 import { createPowerReader, getDomain, listDomains, listUpstreamDomains, readHostIdentity } from './libvirt/lookup';
 import { resolveRecordedId } from './libvirt/recorded-id';
@@ -22,7 +22,7 @@ export function createLibvirtProvider(settings: LibvirtSettings): CloudProvider 
     name: 'libvirt',
     identity: keptOnceRead(() => readHostIdentity(libvirt)),
     resolveRecordedId: (input) => resolveRecordedId(libvirt, input),
-    create: (input) => createDomain(libvirt, input),
+    create: domainCreator(libvirt),
     delete: ({ instanceId }) => deleteDomain(libvirt, instanceId),
     get: ({ instanceId }) => getDomain(libvirt, instanceId),
     start: ({ instanceId }) => startDomain(libvirt, instanceId),

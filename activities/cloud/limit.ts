@@ -21,3 +21,12 @@ export function keptOnceRead<T>(read: () => Promise<T>): () => Promise<T> {
       throw error;
     }));
 }
+
+/**
+ * `read` shared by the callers that come while one is in flight (20 VMs made at once read the image's volume once, not
+ * 20 times); the first call after it settled reads anew, so nothing is kept.
+ */
+export function sharedWhileInFlight<T>(read: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => (inFlight ??= read().finally(() => (inFlight = undefined)));
+}

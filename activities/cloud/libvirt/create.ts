@@ -7,6 +7,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cloudFailure } from '../errors';
+import { sharedWhileInFlight } from '../limit';
 import type { CreateInstanceInput } from '../provider';
 import { writeNoCloudIso } from './cloud-init-iso';
 import { type DomainDevices, domainXml } from './domain-xml';
@@ -17,7 +18,19 @@ import { parseVolume, podVmVolumes, type VolumeInfo } from './volume-xml';
 // Upstream names are [a-z0-9-]; a leading letter or digit also keeps a name from reading as a virsh option.
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
-export async function createDomain(libvirt: Libvirt, input: CreateInstanceInput): Promise<{ instanceId: string }> {
+/** Creates pod VMs; the pod-VM image and the network are read once for the creates that run at the same time. */
+export function domainCreator(libvirt: Libvirt): (input: CreateInstanceInput) => Promise<{ instanceId: string }> {
+  const image = sharedWhileInFlight(() => readImage(libvirt));
+  const network = sharedWhileInFlight(() => networkIfPresent(libvirt));
+  return (input) => createDomain(libvirt, input, image, network);
+}
+
+async function createDomain(
+  libvirt: Libvirt,
+  input: CreateInstanceInput,
+  image: () => Promise<VolumeInfo>,
+  network: () => Promise<string | undefined>,
+): Promise<{ instanceId: string }> {
   if (!NAME.test(input.name)) {
     throw cloudFailure(
       'CloudInvalidRequest',
@@ -30,13 +43,9 @@ export async function createDomain(libvirt: Libvirt, input: CreateInstanceInput)
   }
   const dir = await mkdtemp(join(tmpdir(), 'steward-domain-'));
   try {
-    const [earlier, image, network] = await Promise.all([
-      domainNamed(libvirt, input.name),
-      readImage(libvirt),
-      networkIfPresent(libvirt),
-    ]);
+    const [earlier, podVmImage, vmNetwork] = await Promise.all([domainNamed(libvirt, input.name), image(), network()]);
     if (earlier !== undefined) return { instanceId: await adoptAndStart(libvirt, input, earlier) };
-    const devices = { ...(await makeVolumes(libvirt, input, image, dir)), network };
+    const devices = { ...(await makeVolumes(libvirt, input, podVmImage, dir)), network: vmNetwork };
     return { instanceId: await defineAndStart(libvirt, input, devices, dir) };
   } catch (error) {
     throw libvirt.failure('create', error);
@@ -134,11 +143,20 @@ async function makeVolumes(libvirt: Libvirt, input: CreateInstanceInput, image: 
   await libvirt.virsh('vol-create', '--pool', pool, rootFile).catch(exists);
   await libvirt.virsh('vol-create-as', pool, plan.cloudInit.name, String(size), '--format', 'raw').catch(exists);
   await libvirt.virsh('vol-upload', '--pool', pool, plan.cloudInit.name, iso);
-  const paths = await Promise.all(
-    [plan.root.name, plan.cloudInit.name].map(async (name) =>
-      (await libvirt.virsh('vol-path', '--pool', pool, name)).trim(),
-    ),
-  );
+  // Both paths from one virsh process, which runs both commands and exits with the last one's status: one path a
+  // line, so anything but two lines is a failure.
+  const volPath = (name: string) => `vol-path --pool ${virshWord(pool)} ${virshWord(name)}`;
+  const output = await libvirt.virsh(`${volPath(plan.root.name)} ; ${volPath(plan.cloudInit.name)}`);
+  const paths = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  if (paths.length !== 2)
+    throw new VirshError(
+      ['vol-path'],
+      `the paths of ${plan.root.name} and ${plan.cloudInit.name}: "${output.trim()}"`,
+      '0',
+    );
   return { rootDisk: paths[0]!, cloudInitIso: paths[1]! };
 }
 
