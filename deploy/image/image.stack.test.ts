@@ -90,6 +90,16 @@ it('runs compiled JavaScript on Node 24 as the user node, with no tsx, nothing w
   ]);
 });
 
+it("starts the worker's programs (virsh, xorriso) from its compiled program helper, as the user node", async () => {
+  // The helper is found beside exec.js by its compiled name: a wrong one would only show when the first VM is made.
+  const script = `require('./platform/exec').exec('sh', ['-c', 'echo $PPID; id -un'], { timeoutMs: 10000 }).then(({ stdout }) => console.log(process.pid + ' ' + stdout.replace(/\\n/g, ' ')))`;
+  const { stdout } = await podman([...asDeployed, '--entrypoint', 'node', image, '-e', script]);
+  const [worker, helper, user] = stdout.trim().split(' ');
+  expect(user).toBe('node');
+  expect(Number(helper)).toBeGreaterThan(0);
+  expect(helper).not.toBe(worker);
+});
+
 /** `steward worker` from the image on the host's network, configured by environment variables as in a pod. */
 async function startImageWorker(settings: WorkerSettingValues, secrets: Record<string, string>) {
   const httpPort = await freePort();
