@@ -109,6 +109,29 @@ function processCpuSeconds(pid: number): number {
 }
 
 /**
+ * CPU of the program helpers (platform/exec.ts) forked by `parent`, in seconds: a worker's virsh processes are started
+ * there, and that work was the worker's own before. The programs' CPU itself is counted on neither side, as virsh's.
+ */
+function helperCpuSeconds(parent: number): number {
+  let seconds = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const f = statFields(entry);
+      if (Number(f[1]) !== parent) continue;
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('exec-helper')) continue;
+      seconds += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // Ended while the folder was read.
+    }
+  }
+  return seconds;
+}
+
+/** A process's CPU with its program helper's. */
+const cpuWithHelper = (pid: number) => processCpuSeconds(pid) + helperCpuSeconds(pid);
+
+/**
  * CPU of a process and all its descendants, in seconds: each live one's utime + stime plus cutime + cstime (what its
  * children that ended used, once reaped). PostgreSQL serves each connection from a process of its own, started and
  * ended as Temporal's pools grow and shrink, so its server's own CPU alone would miss almost everything.
@@ -219,10 +242,11 @@ export async function startMeter({
 }: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
   const started = Date.now();
   const cpu = process.cpuUsage();
+  const ownHelperBefore = helperCpuSeconds(process.pid);
   const temporalCpu = () => sumOf(temporal.servers.map(processTreeCpuSeconds));
   const temporalBefore = temporal.servers.length ? temporalCpu() : undefined;
   const databaseBefore = temporal.database ? processTreeCpuSeconds(temporal.database) : undefined;
-  const workerCpuBefore = workerPids.map(processCpuSeconds);
+  const workerCpuBefore = workerPids.map(cpuWithHelper);
   const api = await apiServerRequests(kubeConfig);
   const driverBefore = driver.requests;
   const midonet = (await admin.counters()).total;
@@ -244,12 +268,12 @@ export async function startMeter({
       const requestsOfDriver = driver.requests - driverBefore;
       return {
         seconds,
-        processCpuSeconds: (used.user + used.system) / 1e6,
+        processCpuSeconds: (used.user + used.system) / 1e6 + helperCpuSeconds(process.pid) - ownHelperBefore,
         ...own.stop(),
         ...(workers
           ? {
               worker: workerUsage(
-                workerPids.map((pid, i) => processCpuSeconds(pid) - workerCpuBefore[i]!),
+                workerPids.map((pid, i) => cpuWithHelper(pid) - workerCpuBefore[i]!),
                 workers.stop(),
                 workerRss,
               ),

@@ -180,7 +180,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
         : [row("Temporal's PostgreSQL CPU s", steward.usage.databaseCpuSeconds, virshUsage.databaseCpuSeconds)]),
     ],
     notes: [
-      "virsh runs as child processes: its CPU is not in this process's; libvirtd and QEMU, shared by both sides, are counted on neither.",
+      "virsh runs as child processes (Steward's from the worker's program helper, whose own CPU is the worker's): its CPU is counted on neither side, nor libvirtd's and QEMU's, which both sides share.",
       "converged = every PeerPod names its VM (create), no VM of this run's marker is left (delete), as libvirt lists them.",
     ],
   };
