@@ -77,6 +77,7 @@ export async function translationLifecycle(input: TranslationLifecycleInput): Pr
           [
             {
               ref: p.ref,
+              ...(p.uid ? { uid: p.uid } : {}),
               generation: p.generation,
               ...(p.keepChildResources
                 ? {}

@@ -468,6 +468,21 @@ describe('Translation machine: scenarios', () => {
     expect(next.find((a) => a.type === 'recordStatus')?.params).toMatchObject({ state: 'pushing', generation: 1 });
   });
 
+  it('every status it writes names the incarnation it is about: one made since under the name is not written over', () => {
+    const withParams = scenarioRunner(translationMachine, { ref }, (a) => ({ type: a.type, params: a.params }));
+    const statuses = (...sequence: TranslationMachineEvent[]) =>
+      withParams(...sequence).actions.filter((a) => a.type === 'recordStatus');
+    for (const sequence of [
+      [observed, failed!],
+      [observed, pushed!, pause],
+      [observed, changed!, pushed!],
+    ]) {
+      const written = statuses(...sequence);
+      expect(written).not.toHaveLength(0);
+      for (const status of written) expect(status.params).toMatchObject({ uid: 'u1' });
+    }
+  });
+
   it('a stuck lifecycle retries after stuckRetryMs, doubled with each failure in a row up to 16 times it, jittered; a success starts over', () => {
     const withParams = scenarioRunner(translationMachine, { ref }, (a) => ({
       type: a.type,

@@ -153,6 +153,8 @@ export interface TranslationActionParams {
   addFinalizer: { ref: ObjectRef; uid: string; finalizer: string };
   recordStatus: {
     ref: ObjectRef;
+    /** The incarnation it is about: a Translation made since under the name is not written (its own workflow reports). */
+    uid?: string;
     generation: number;
     /** `pushing`: Ready and Synced withdrawn before a push of another generation than the one they name. */
     state: 'synced' | 'stuck' | 'invalid' | 'paused' | 'pushing';
@@ -182,6 +184,7 @@ const failureStatus = (
   type: 'recordStatus' as const,
   params: ({ context }: { context: TranslationMachineContext }): TranslationActionParams['recordStatus'] => ({
     ref: context.ref,
+    ...(context.uid ? { uid: context.uid } : {}),
     generation: context.generation,
     state,
     // A push that failed checked some resources and not others: none is claimed to be there any more.
@@ -203,6 +206,7 @@ const pausedStatus = [
     type: 'recordStatus' as const,
     params: ({ context }: { context: TranslationMachineContext }): TranslationActionParams['recordStatus'] => ({
       ref: context.ref,
+      ...(context.uid ? { uid: context.uid } : {}),
       generation: context.generation,
       state: 'paused' as const,
       readyWhilePaused: readyWhilePaused(context),
@@ -401,6 +405,7 @@ export const translationMachine = setup({
           type: 'recordStatus',
           params: ({ context }) => ({
             ref: context.ref,
+            ...(context.uid ? { uid: context.uid } : {}),
             generation: context.claimedGeneration ?? context.pushedGeneration,
             state: 'pushing' as const,
             resources: context.pushed,
