@@ -104,8 +104,21 @@ function statFields(pid: number | string): string[] {
 
 /** utime + stime of a process, in seconds (clock ticks of 1/100 s, as Linux reports them). */
 function processCpuSeconds(pid: number): number {
-  const fields = statFields(pid);
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return cpuSecondsOf(statFields(pid));
+}
+
+const cpuSecondsOf = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) / 100;
+
+/** Every live process's pid and stat fields (statFields); one that ends while /proc is read is left out. */
+function liveProcesses(): { pid: number; fields: string[] }[] {
+  return readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      return [{ pid: Number(entry), fields: statFields(entry) }];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /**
@@ -114,15 +127,12 @@ function processCpuSeconds(pid: number): number {
  */
 function helperCpuSeconds(parent: number): number {
   let seconds = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const { pid, fields } of liveProcesses()) {
+    if (Number(fields[1]) !== parent) continue;
     try {
-      const f = statFields(entry);
-      if (Number(f[1]) !== parent) continue;
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('exec-helper')) continue;
-      seconds += (Number(f[11]) + Number(f[12])) / 100;
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('exec-helper')) seconds += cpuSecondsOf(fields);
     } catch {
-      // Ended while the folder was read.
+      // Ended meanwhile.
     }
   }
   return seconds;
@@ -137,19 +147,12 @@ const cpuWithHelper = (pid: number) => processCpuSeconds(pid) + helperCpuSeconds
  * ended as Temporal's pools grow and shrink, so its server's own CPU alone would miss almost everything.
  */
 export function processTreeCpuSeconds(root: number): number {
-  const stats = new Map<number, { parent: number; ticks: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const f = statFields(entry);
-      stats.set(Number(entry), {
-        parent: Number(f[1]),
-        ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
-      });
-    } catch {
-      // Ended while the folder was read.
-    }
-  }
+  const stats = new Map(
+    liveProcesses().map(({ pid, fields: f }) => [
+      pid,
+      { parent: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) },
+    ]),
+  );
   const inTree = (pid: number): boolean => {
     for (let p = pid; p > 1; p = stats.get(p)?.parent ?? 0) if (p === root) return true;
     return false;

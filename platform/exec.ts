@@ -53,6 +53,10 @@ interface Pending {
 // Past the program's own timeout, the helper itself is taken as lost.
 const HELPER_GRACE_MS = 10_000;
 
+/** The helper failed a call itself (gone, or silent): no program output to carry. */
+const helperFailure = (message: string, code: string, killed = false) =>
+  new ExecError(message, code, undefined, killed, '', '');
+
 // From the sources (npm start, the tests, the bench) the helper is TypeScript, run by tsx as they are; the image runs
 // it compiled, with none of the worker's V8 flags either way.
 const tsxFor = (module: string) =>
@@ -91,14 +95,7 @@ export function createExec(helperModule = join(__dirname, `exec-helper${extname(
       if (helper === child) helper = undefined;
       for (const id of [...pending.keys()])
         settle(id)?.reject(
-          new ExecError(
-            `the program helper exited (${signal ?? code}) before it answered`,
-            'EHELPER',
-            undefined,
-            false,
-            '',
-            '',
-          ),
+          helperFailure(`the program helper exited (${signal ?? code}) before it answered`, 'EHELPER'),
         );
     });
     child.on('error', () => undefined); // 'exit' follows and fails what was pending
@@ -111,13 +108,10 @@ export function createExec(helperModule = join(__dirname, `exec-helper${extname(
       const child = (helper ??= start());
       const timer = setTimeout(() => {
         settle(id)?.reject(
-          new ExecError(
+          helperFailure(
             `${file}: the program helper did not answer within ${options.timeoutMs + HELPER_GRACE_MS} ms`,
             'ETIMEDOUT',
-            undefined,
             true,
-            '',
-            '',
           ),
         );
         child.kill();
@@ -135,9 +129,7 @@ export function createExec(helperModule = join(__dirname, `exec-helper${extname(
       };
       child.send(request, (error) => {
         if (error)
-          settle(id)?.reject(
-            new ExecError(`${file}: the program helper is gone: ${error.message}`, 'EHELPER', undefined, false, '', ''),
-          );
+          settle(id)?.reject(helperFailure(`${file}: the program helper is gone: ${error.message}`, 'EHELPER'));
       });
     });
 }
