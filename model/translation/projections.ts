@@ -38,12 +38,27 @@ const nodeProjection = z.object({
   status: z.object({ addresses: z.array(z.object({ type: z.string(), address: z.string() })).optional() }).default({}),
 });
 
-const podProjection = z.object({
-  kind: z.literal('Pod'),
-  metadata: z.object({ ...namespacedMeta, annotations: annotations(ANNOTATIONS.macAddress) }),
-  spec: z.object({ nodeName: z.string().optional(), hostNetwork: z.boolean().optional() }).default({}),
-  status: z.object({ phase: z.string().optional(), podIP: z.string().optional() }).default({}),
-});
+const TERMINATED_PHASES = ['Succeeded', 'Failed'];
+
+/**
+ * Of a Pod's status, what its translation reads (translation/pod.ts): whether it has terminated, and its IP once the
+ * CNI plugin's MAC annotation makes an ARP entry of it. Pending → Running, or an IP without a MAC, translates the
+ * same, so it is no news for the starter's change predicate and no second sync.
+ */
+const podProjection = z
+  .object({
+    kind: z.literal('Pod'),
+    metadata: z.object({ ...namespacedMeta, annotations: annotations(ANNOTATIONS.macAddress) }),
+    spec: z.object({ nodeName: z.string().optional(), hostNetwork: z.boolean().optional() }).default({}),
+    status: z.object({ phase: z.string().optional(), podIP: z.string().optional() }).default({}),
+  })
+  .transform(({ status: { phase, podIP }, ...pod }) => ({
+    ...pod,
+    status: {
+      ...(phase !== undefined && TERMINATED_PHASES.includes(phase) ? { phase } : {}),
+      ...(podIP !== undefined && pod.metadata.annotations[ANNOTATIONS.macAddress] !== undefined ? { podIP } : {}),
+    },
+  }));
 
 // `type` and `protocol` default as the API server defaults them, so a projection written by hand reads the same.
 const serviceProjection = z.object({

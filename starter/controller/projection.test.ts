@@ -42,9 +42,22 @@ describe('projection per kind', () => {
           annotations: { 'midonet.org/mac-address': '02:00:00:00:00:01' },
         },
         spec: { nodeName: 'node-1' },
-        status: { phase: 'Running', podIP: '10.0.0.5' },
+        status: { podIP: '10.0.0.5' },
       },
     });
+  });
+
+  it('Pod: a status its translation reads the same is no change (Pending → Running, an IP without the MAC)', () => {
+    const pod = (status: Record<string, unknown>, annotations: Record<string, string> = {}) => {
+      const object = { metadata: meta({ annotations }), spec: { nodeName: 'node-1' }, status };
+      return observe('Pod', object).projection;
+    };
+    const mac = { 'midonet.org/mac-address': '02:00:00:00:00:01' };
+    expect(pod({ phase: 'Running', podIP: '10.0.0.5' })).toEqual(pod({ phase: 'Pending' }));
+    expect(pod({ phase: 'Running', podIP: '10.0.0.5' }, mac)).not.toEqual(pod({ phase: 'Pending' }, mac));
+    expect(pod({ phase: 'Running', podIP: '10.0.0.5' }, mac)).toMatchObject({ status: { podIP: '10.0.0.5' } });
+    for (const phase of ['Succeeded', 'Failed'])
+      expect(pod({ phase, podIP: '10.0.0.5' })).toMatchObject({ status: { phase } });
   });
 
   it('Node: cluster-scoped ref, host annotations, podCIDR and addresses', () => {
