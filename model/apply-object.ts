@@ -1,7 +1,6 @@
 import type {
   ApplyTranslationsInput,
   ApplyTranslationsResult,
-  ReadObjectResult,
   ReferrerInput,
   WrittenTranslation,
 } from './kubernetes-calls';
@@ -11,8 +10,8 @@ import { dependencyOf, translateWithDependency } from './translation/dependency'
 import type { TranslationNote } from './translation/errors';
 
 /**
- * An object's apply, step by step: read its dependency, translate (pure), wait until the dependency's Translations are
- * pushed, apply its own, and register it on its dependency. The same steps run inside one local activity
+ * An object's apply, step by step: register it on its dependency (that write, or the read when it is there already,
+ * answers the dependency), translate (pure), wait until the dependency's Translations are pushed, apply its own. The same steps run inside one local activity
  * (`applyObject`, one marker in the history) or, for histories recorded before that, as one local activity each.
  */
 export interface ApplyObjectInput {
@@ -37,7 +36,12 @@ export type ApplyObjectResult =
       /** The dependency it registered on while waiting. */
       dependency?: ObjectRef;
     }
-  | { outcome: 'invalid'; error: Omit<LifecycleError, 'at'> }
+  | {
+      outcome: 'invalid';
+      error: Omit<LifecycleError, 'at'>;
+      /** The dependency it registered on before its translation failed (its back-reference goes when it does). */
+      dependency?: ObjectRef;
+    }
   | {
       outcome: 'applied';
       applied: string[];
@@ -53,14 +57,14 @@ export type ApplyObjectResult =
 
 /** The calls the steps make: the Kubernetes activities themselves, or local activities that run them. */
 export interface ApplyObjectCalls {
-  readObject(input: { ref: ObjectRef }): Promise<ReadObjectResult>;
   translationsReady(input: {
     translations: { namespace: string; name: string }[];
   }): Promise<{ ready: boolean; notReady: string[] }>;
   applyTranslations(
     input: ApplyTranslationsInput,
   ): Promise<Pick<ApplyTranslationsResult, 'applied' | 'written' | 'stale' | 'terminating'>>;
-  addReferrer(input: ReferrerInput): Promise<unknown>;
+  /** The dependency as the registration wrote or read it; not registered on one missing or being deleted. */
+  addReferrer(input: ReferrerInput): Promise<{ found: boolean; deleting?: true; object?: unknown }>;
   removeReferrer(input: ReferrerInput): Promise<unknown>;
 }
 
@@ -71,21 +75,22 @@ export async function applyObjectSteps(
   const dependency = dependencyOf(projection);
   let dependencyProjection: unknown;
   if (dependency) {
-    const read = await calls.readObject({ ref: dependency });
+    // Registered before it translates or waits: the dependency tells its referrers once it is translated and pushed
+    // (a Node annotated). The registration's write (or fresh read) is the read of the dependency, one request a sync.
+    const registered = await calls.addReferrer({ dependency, referrer: ref });
     // midonet-kubernetes ignores Endpoints without their Service; the Service, once there, tells them by name.
-    if (!read.found || read.deleting)
+    if (!registered.found || registered.deleting || !registered.object)
       return {
         outcome: 'wait',
         reason: `${describeRef(dependency)} does not exist (yet)`,
-        ...(dependency.kind === 'Service' && !read.found ? { notified: true } : {}),
+        ...(dependency.kind === 'Service' && !registered.found ? { notified: true } : {}),
       };
-    dependencyProjection = { ...read.object, kind: dependency.kind };
+    dependencyProjection = { ...registered.object, kind: dependency.kind };
   }
   const translated = translateWithDependency(projection, dependencyProjection, tenant);
-  if (translated.outcome === 'invalid') return translated;
-  // Registered before it waits: the dependency tells its referrers once it is translated and pushed (a Node annotated).
-  if (dependency) await calls.addReferrer({ dependency, referrer: ref });
-  const waiting = { notified: true, ...(dependency ? { dependency } : {}) };
+  const registeredOn = dependency ? { dependency } : {};
+  if (translated.outcome === 'invalid') return { ...translated, ...registeredOn };
+  const waiting = { notified: true, ...registeredOn };
   if (translated.outcome === 'wait') return { ...translated, ...waiting };
   if (translated.dependencyTranslations.length > 0) {
     const { ready, notReady } = await calls.translationsReady({ translations: translated.dependencyTranslations });

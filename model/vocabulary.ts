@@ -158,8 +158,6 @@ export const kubernetesFailures = {
   KubernetesNotFound: false,
   /** Any other 4xx. */
   KubernetesRejected: false,
-  /** addReferrer: the dependency does not exist, so there is nothing to hang the back-reference on. */
-  DependencyNotFound: false,
   /** applyTranslations: a Translation does not carry its owner's label or ownerReference, so it could never be found stale. */
   TranslationOwnerMismatch: false,
 } as const;

@@ -42,7 +42,6 @@ describe('a Node with IPv6 addresses', () => {
           applyObjectSteps(
             {
               applyTranslations,
-              readObject: unused,
               translationsReady: unused,
               addReferrer: unused,
               removeReferrer: unused,

@@ -152,7 +152,8 @@ async function apply({
     const { reason, notified, dependency } = result;
     return { type: 'mustWait', reason, ...(notified ? { notified } : {}), ...(dependency ? { dependency } : {}) };
   }
-  if (result.outcome === 'invalid') return { type: 'invalid', error: result.error };
+  if (result.outcome === 'invalid')
+    return { type: 'invalid', error: result.error, ...(result.dependency ? { dependency: result.dependency } : {}) };
   const { applied, terminating, dependency, pushed, resources } = result;
   // Another finalizer than ours holds a Translation being deleted: apply again once it is gone.
   if (terminating.length > 0)

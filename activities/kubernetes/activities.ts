@@ -185,7 +185,7 @@ export function createKubernetesActivities({
   /** An object's whole apply (model/apply-object.ts) in one call: one marker in its workflow's history. */
   const applyObject = (input: ApplyObjectInput): Promise<ApplyObjectResult> =>
     applyObjectSteps(
-      { readObject, translationsReady, applyTranslations: translationActivities.applyTranslations, ...referrers },
+      { translationsReady, applyTranslations: translationActivities.applyTranslations, ...referrers },
       input,
     );
 

@@ -99,8 +99,13 @@ class CountingKubeConfig extends k8s.KubeConfig {
 
 describe('referrers', () => {
   const pod = (name: string): ObjectRef => ({ kind: 'Pod', namespace, name });
-  /** What addReferrer and removeReferrer answer for a dependency that exists. */
-  const answer = (referrers: ObjectRef[], changed: boolean) => ({ found: true, referrers, changed });
+  /** What addReferrer and removeReferrer answer for a dependency that exists (with the dependency as it stands). */
+  const answer = (referrers: ObjectRef[], changed: boolean) => ({
+    found: true,
+    referrers,
+    changed,
+    object: expect.objectContaining({ kind: 'Node' }) as unknown,
+  });
   const annotationOf = async (name: string) =>
     (await core.readNode({ name })).metadata?.annotations?.[REFERRERS_ANNOTATION];
 
@@ -173,19 +178,31 @@ describe('referrers', () => {
     expect(await annotationOf(node.name)).toBe(JSON.stringify([pod('b'), pod('c'), pod('d')]));
   });
 
-  it('fails non-retryable to add to a missing dependency, and treats removal from one as done', async () => {
+  it('adds nothing to a missing dependency or one being deleted, and treats removal from a missing one as done', async () => {
     const missing: ObjectRef = { kind: 'Node', name: uniqueName('gone') };
-    await expect(k.addReferrer({ dependency: missing, referrer: pod('a') })).rejects.toMatchObject({
-      type: 'DependencyNotFound',
-      nonRetryable: true,
-      message: expect.stringContaining(missing.name) as unknown,
-    });
-    expect(await k.removeReferrer({ dependency: missing, referrer: pod('a') })).toEqual({
-      found: false,
-      referrers: [],
+    const none = { found: false, referrers: [], changed: false };
+    expect(await k.addReferrer({ dependency: missing, referrer: pod('a') })).toEqual(none);
+    expect(await k.removeReferrer({ dependency: missing, referrer: pod('a') })).toEqual(none);
+    expect(await k.listReferrers({ dependency: missing })).toEqual({ found: false, referrers: [] });
+
+    // Held by another finalizer while it is deleted: the referrer is told so, and the Node carries no new entry.
+    const hold = 'example.com/hold';
+    const going = await createNode();
+    await core.patchNode(
+      { name: going.name, body: { metadata: { finalizers: [hold] } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await core.deleteNode({ name: going.name });
+    expect(await k.addReferrer({ dependency: going, referrer: pod('a') })).toMatchObject({
+      found: true,
+      deleting: true,
       changed: false,
     });
-    expect(await k.listReferrers({ dependency: missing })).toEqual({ found: false, referrers: [] });
+    expect(await annotationOf(going.name)).toBeUndefined();
+    await core.patchNode(
+      { name: going.name, body: { metadata: { finalizers: null } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
   });
 });
 

@@ -3,9 +3,8 @@
 // duplicates, so adding twice is harmless and two writers produce the same text.
 import * as k8s from '@kubernetes/client-node';
 import { z } from 'zod';
-import { describeRef, LIFECYCLE_KINDS, type ObjectRef } from '../../model/naming';
+import { LIFECYCLE_KINDS, type ObjectRef } from '../../model/naming';
 import { finalizerNames, LEGACY_REFERRERS, REFERRERS_ANNOTATION, REFERRERS_FINALIZER } from '../../model/vocabulary';
-import { kubernetesFailure } from './errors';
 import { type Accessor, type Decision, type KubeObject, type Objects, update } from './objects';
 import type { ReferrerInput } from '../../model/kubernetes-calls';
 
@@ -26,6 +25,10 @@ export interface ReferrersResult {
   referrers: ObjectRef[];
   /** The annotation was written by this call. */
   changed: boolean;
+  /** The dependency is being deleted: nothing is added to it (no finalizer may be, and it is going). */
+  deleting?: true;
+  /** The dependency as this call's write answered or its fresh read found it: what a referrer translates with. */
+  object?: KubeObject;
 }
 
 const key = (ref: ObjectRef) => `${ref.kind}\u0000${ref.namespace ?? ''}\u0000${ref.name}`;
@@ -78,34 +81,26 @@ export function referrersFinalizers(finalizers: string[], deleting: boolean, hol
 
 /** One caller's change to a dependency's list, and how it learns the outcome. */
 interface Edit {
-  change: (refs: ObjectRef[]) => ObjectRef[];
-  /** The answer when the dependency does not exist (or a throw). */
-  missing: () => ReferrersResult;
+  change: (refs: ObjectRef[], dependency: KubeObject) => ObjectRef[];
   resolve: (result: ReferrersResult) => void;
   reject: (error: unknown) => void;
 }
 
 type Outcome = { result: ReferrersResult } | { error: unknown };
 
+/** Every edit's answer when the dependency does not exist: there is no list to add to or remove from. */
+const MISSING: ReferrersResult = { found: false, referrers: [], changed: false };
+
 const sameRefs = (a: ObjectRef[], b: ObjectRef[]) =>
   a.length === b.length && a.every((ref, i) => key(ref) === key(b[i]!));
 
 /** The list after every edit of `batch`, in order, as one patch carrying the resourceVersion it was computed from. */
 function decideEdits(current: KubeObject | undefined, batch: Edit[]): Decision<Outcome[]> {
-  if (!current)
-    return {
-      done: batch.map((edit): Outcome => {
-        try {
-          return { result: edit.missing() };
-        } catch (error) {
-          return { error };
-        }
-      }),
-    };
+  if (!current) return { done: batch.map((): Outcome => ({ result: MISSING })) };
   let refs = readReferrers(current);
   const stepChanged = batch.map((edit) => {
     const before = refs;
-    refs = normalizeReferrers(edit.change(refs));
+    refs = normalizeReferrers(edit.change(refs, current));
     return !sameRefs(before, refs);
   });
   const after = refs;
@@ -117,15 +112,21 @@ function decideEdits(current: KubeObject | undefined, batch: Edit[]): Decision<O
   const nextFinalizers = referrersFinalizers(finalizers, deleting, after.length > 0 && (held || !deleting));
   const annotations = current.metadata.annotations ?? {};
   const legacyAnnotation = annotations[LEGACY_REFERRERS] !== undefined;
-  const outcomes = (written: boolean) =>
+  const outcomes = (written: boolean, object: KubeObject) =>
     // A write that only renames (the annotation, the finalizer) is every edit's.
     stepChanged.map(
       (own): Outcome => ({
-        result: { found: true, referrers: after, changed: written && (own || !stepChanged.includes(true)) },
+        result: {
+          found: true,
+          referrers: after,
+          changed: written && (own || !stepChanged.includes(true)),
+          ...(deleting ? { deleting: true } : {}),
+          object,
+        },
       }),
     );
   if (!legacyAnnotation && annotations[REFERRERS_ANNOTATION] === text && !nextFinalizers)
-    return { done: outcomes(false) };
+    return { done: outcomes(false, current) };
   return {
     patch: {
       metadata: {
@@ -139,7 +140,7 @@ function decideEdits(current: KubeObject | undefined, batch: Edit[]): Decision<O
       },
     },
     strategy: k8s.PatchStrategy.MergePatch,
-    then: () => outcomes(true),
+    then: (patched) => outcomes(true, patched),
   };
 }
 
@@ -220,15 +221,15 @@ function coalescedEdits(write: (dependency: ObjectRef, batch: Edit[]) => Promise
     }
     waiting.delete(at);
   };
-  return (dependency: ObjectRef, change: Edit['change'], missing: Edit['missing']) =>
+  return (dependency: ObjectRef, change: Edit['change']) =>
     new Promise<ReferrersResult>((resolve, reject) => {
       const queued = waiting.get(key(dependency));
       if (queued) {
-        queued.push({ change, missing, resolve, reject });
+        queued.push({ change, resolve, reject });
         return;
       }
       waiting.set(key(dependency), []);
-      void writeRounds(dependency, [{ change, missing, resolve, reject }]);
+      void writeRounds(dependency, [{ change, resolve, reject }]);
     });
 }
 
@@ -236,23 +237,11 @@ export function createReferrerActivities(objects: Objects) {
   const written = lastWrites();
   const edit = coalescedEdits((dependency, batch) => writeEdits(objects, written, dependency, batch));
   return {
+    /** Registers `referrer` on its dependency, unless that is missing or being deleted; answers the dependency too. */
     addReferrer: ({ dependency, referrer }: ReferrerInput): Promise<ReferrersResult> =>
-      edit(
-        dependency,
-        (refs) => [...refs, referrer],
-        () => {
-          throw kubernetesFailure(
-            'DependencyNotFound',
-            `${describeRef(dependency)} does not exist, so ${describeRef(referrer)} cannot depend on it`,
-          );
-        },
-      ),
+      edit(dependency, (refs, current) => (current.metadata.deletionTimestamp ? refs : [...refs, referrer])),
     removeReferrer: ({ dependency, referrer }: ReferrerInput): Promise<ReferrersResult> =>
-      edit(
-        dependency,
-        (refs) => refs.filter((ref) => key(ref) !== key(referrer)),
-        () => ({ found: false, referrers: [], changed: false }),
-      ),
+      edit(dependency, (refs) => refs.filter((ref) => key(ref) !== key(referrer))),
     listReferrers: async ({
       dependency,
     }: {

@@ -311,6 +311,17 @@ describe('object machine: scenarios', () => {
     expect(run(observed, applied!).context.dependency).toEqual(node);
   });
 
+  it('remembers the dependency an invalid object registered on, and drops the back-reference when it goes', () => {
+    const invalidOn: ObjectEvent = {
+      type: 'invalid',
+      error: { reason: 'InvalidMacAddress', message: 'bad' },
+      dependency: node,
+      at,
+    };
+    const { actions } = scenarioRunner(objectMachine, { ref }, (a) => a)(observed, invalidOn, deleting!);
+    expect(actions.find((a) => a.type === 'finalize')?.params).toMatchObject({ dependency: node, mode: 'delete' });
+  });
+
   it('gives the next apply the notes an Event has told, so that only a change of them is told again', () => {
     const toldNotes = [{ reason: 'IPv6AddressSkipped' as const, message: 'InternalIP fd00::10' }];
     let [snapshot] = initialTransition(objectMachine, { ref });

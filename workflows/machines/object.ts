@@ -119,7 +119,8 @@ export type ObjectEvent = (
   | { type: 'mustWait'; reason: string; notified?: boolean; dependency?: ObjectRef }
   /** The node annotator filled these annotations (none: it is off, the Node is translated as it is). */
   | { type: 'annotated'; annotations?: Record<string, string> }
-  | { type: 'invalid'; error: Omit<LifecycleError, 'at'> }
+  /** `dependency`: the one it registered on before its translation failed. */
+  | { type: 'invalid'; error: Omit<LifecycleError, 'at'>; dependency?: ObjectRef }
   | { type: 'referrersNotified' }
   | { type: 'finalized' }
   /** Nothing was finalized: a lost push attempt's writes may land until `until` (its Translation's fence). */
@@ -259,8 +260,10 @@ export const objectMachine = setup({
         waitingFor: undefined,
       };
     }),
-    recordInvalid: assign(({ event }) =>
-      event.type === 'invalid' ? { lastError: { ...event.error, at: event.at } } : {},
+    recordInvalid: assign(({ context, event }) =>
+      event.type === 'invalid'
+        ? { lastError: { ...event.error, at: event.at }, dependency: event.dependency ?? context.dependency }
+        : {},
     ),
     recordFailure: assign(({ context, event }) => failureOf(event, context.lastError)),
     recordAction: assign(({ context, event }) => withOperatorAction(context.actions, event)),
