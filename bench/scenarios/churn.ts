@@ -57,19 +57,20 @@ export function churn({
       const random = prng(12);
       const live: string[] = [];
       let next = 0;
-      const newPod = () => podAt(ctx, `c-${String(next).padStart(5, '0')}`, next++);
+      // Each Pod's IP as written: a projection keeps it only with the MAC annotation (its ARP entry).
+      const ips = new Map<string, string>();
+      const newPod = () => {
+        const pod = podAt(ctx, `c-${String(next).padStart(5, '0')}`, next++);
+        ips.set(pod.metadata.name, pod.status.podIP!);
+        return pod;
+      };
+      const ipOf = (name: string) => ips.get(name)!;
       await createWebService(ctx);
       await inParallel(Array.from({ length: pods }, newPod), 10, async (pod) => {
         await writePod(ctx, pod);
         live.push(pod.metadata.name);
       });
-      await writeEndpoints(
-        ctx,
-        live
-          .slice(0, 4)
-          .map((name) => ctx.model.get('Pod', ctx.namespace, name)!)
-          .flatMap((p) => (p.kind === 'Pod' && p.status.podIP ? [p.status.podIP] : [])),
-      );
+      await writeEndpoints(ctx, live.slice(0, 4).map(ipOf));
       await ctx.converged('the initial Pods');
 
       const busy = new Set<string>();
@@ -79,10 +80,6 @@ export function churn({
       const pick = () => {
         const free = live.filter((name) => !busy.has(name));
         return free.length ? free[Math.floor(random() * free.length)] : undefined;
-      };
-      const ipOf = (name: string) => {
-        const pod = ctx.model.get('Pod', ctx.namespace, name);
-        return pod?.kind === 'Pod' ? (pod.status.podIP ?? '') : '';
       };
       /** One change: the write, then its expectation queued for the checker. */
       const change = async (
