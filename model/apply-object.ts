@@ -11,8 +11,9 @@ import type { TranslationNote } from './translation/errors';
 
 /**
  * An object's apply, step by step: register it on its dependency (that write, or the read when it is there already,
- * answers the dependency), translate (pure), wait until the dependency's Translations are pushed, apply its own. The same steps run inside one local activity
- * (`applyObject`, one marker in the history) or, for histories recorded before that, as one local activity each.
+ * answers the dependency), translate (pure), wait until the dependency's Translations are pushed, apply its own. The
+ * same steps run inside one local activity (`applyObject`, one marker in the history) or, for histories recorded
+ * before that, as one local activity each.
  */
 export interface ApplyObjectInput {
   ref: ObjectRef;
