@@ -10,6 +10,7 @@ import { startPrivateStack } from '../deploy/local/jest/stack-info';
 import type { Stack } from '../deploy/local';
 import { METRIC } from './objects';
 import { runProfiles, SUMMARY_HEADER } from './profiles';
+import { findChurnRate } from './rate-search';
 import { reportTable } from './report';
 import { DEFAULT_SIZES, runScenario, SCENARIOS, SMOKE_SIZES, type Sizes } from './scenarios';
 
@@ -35,6 +36,24 @@ describe('on the dev server', () => {
     },
     900_000,
   );
+
+  test("churn's rate search: probes the lower bound first, Steward alone, each probe in the table as it ends", async () => {
+    const { file, probes } = await findChurnRate(
+      stack.info,
+      { range: { lo: 2, hi: 4 }, pods: SMOKE_SIZES.churn.pods!, nodes: SMOKE_SIZES.churn.nodes!, duration: 3 },
+      {},
+      { out: join(tmpdir(), 'steward-bench-smoke'), command: 'bench/bench.own-stack.test.ts' },
+    );
+    expect(probes[0]?.rate).toBe(2);
+    // Every probe measured its changes and the worker's CPU (a run of Steward's own, not the baseline's).
+    for (const probe of probes) {
+      expect(probe.achieved).toBeGreaterThan(0);
+      expect(probe.workerMsPerChange).toBeGreaterThan(0);
+    }
+    const text = readFileSync(file, 'utf8');
+    expect(text).toMatch(/^\*\*(The highest rate sustained|At least|No rate sustained|Out of order)/m);
+    expect(text.match(/^\| \d+ \|/gm)).toHaveLength(probes.length);
+  }, 900_000);
 
   test('burst with heap snapshots: every thread of the worker snapshotted at the peak, and what holds its memory reported', async () => {
     const report = await runScenario(stack.info, 'burst', { ...SMOKE_SIZES.burst, heapSnapshot: true });

@@ -1,6 +1,7 @@
 // `npm run bench -- [scenario] [options]`: Steward against a baseline in the same run, on one stack.
 //   burst     N Pods on M Nodes created then deleted at once, with a Service (2 ports) and its Endpoints churned
-//   churn     R changes/s for D seconds (Pods created, deleted, re-annotated; Endpoints rewritten): write → backend latency
+//   churn     R changes/s for D seconds (Pods created, deleted, re-annotated; Endpoints rewritten): write → backend latency;
+//             with --find-rate lo:hi, the highest rate Steward sustains, by bisection (bench/rate-search.ts)
 //   peerpods  N peer pods at once against virsh alone
 //   profiles  the burst on each of --profiles (default: dev server, then the cluster profile with 1, 2, 3 workers),
 //             each on a fresh stack, summed up in one table
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TemporalProfile } from '../deploy/local';
 import { DEFAULT_PROFILES, parseProfiles, runProfiles, type ProfileRun } from './profiles';
+import { findChurnRate, rateRangeArgument, type RateRange } from './rate-search';
 import { printReport, writeReport } from './report';
 import { DEFAULT_SIZES, runScenario, SCENARIOS, SMOKE_SIZES, type ScenarioName, type Sizes } from './scenarios';
 import { benchStack, runBench } from './support';
@@ -36,6 +38,11 @@ async function main(): Promise<void> {
     .option('--nodes <m>', 'Nodes', countArgument)
     .option('--rate <r>', 'churn: changes per second', countArgument)
     .option('--duration <s>', 'churn: seconds of churn', countArgument)
+    .option(
+      '--find-rate <lo:hi>',
+      'churn: instead of one run against the baseline, the highest rate Steward sustains between lo and hi changes/s, by bisection (each probe --duration s)',
+      rateRangeArgument,
+    )
     .option(
       '--cache <n>',
       "burst, churn: each worker's sticky cache in workflows (STEWARD_MAX_CACHED_WORKFLOWS; default 200)",
@@ -79,6 +86,7 @@ async function main(): Promise<void> {
       smoke?: boolean;
       stack?: string;
       out: string;
+      findRate?: RateRange;
     }
   >();
   const scenario = program.args[0];
@@ -88,6 +96,8 @@ async function main(): Promise<void> {
     program.error('--temporal and --stack: a running stack has its profile already');
   if (opts.profiles && scenario !== 'profiles') program.error('--profiles goes with the scenario profiles');
   if (opts.heapSnapshot && scenario !== 'burst') program.error('--heap-snapshot goes with the scenario burst');
+  if (opts.findRate && (scenario !== 'churn' || opts.rate))
+    program.error('--find-rate goes with the scenario churn, and without --rate (it picks the rates)');
   if (scenario === 'profiles' && (opts.stack || opts.workers || program.getOptionValueSource('temporal') === 'cli'))
     program.error(
       'profiles starts a stack per run: give the runs with --profiles, not --stack, --temporal or --workers',
@@ -121,6 +131,17 @@ async function main(): Promise<void> {
     { ...(opts.stack ? { stackJson: opts.stack } : {}), temporal: opts.temporal },
   );
   try {
+    if (opts.findRate) {
+      const sizes = { ...DEFAULT_SIZES.churn, ...(opts.smoke ? SMOKE_SIZES.churn : {}), ...flags } as Sizes;
+      const { file } = await findChurnRate(
+        info,
+        { range: opts.findRate, pods: sizes.pods, nodes: sizes.nodes, duration: sizes.duration },
+        { maxCachedWorkflows: sizes.cache, workers: sizes.workers, heapGrowthPercent: sizes.heapGrowth },
+        { out, command },
+      );
+      console.log(`  written: ${file}`);
+      return;
+    }
     for (const name of names) {
       const report = await runScenario(info, name, { ...(opts.smoke ? SMOKE_SIZES[name] : {}), ...flags });
       printReport(report);

@@ -225,14 +225,14 @@ export interface PhaseResult {
   converged?: boolean;
 }
 
-export interface ObjectsScenario {
+export interface ObjectsScenario<R extends PhaseResult = PhaseResult> {
   name: string;
   title: string;
   nodes: number;
-  run(ctx: PhaseContext): Promise<PhaseResult>;
+  run(ctx: PhaseContext): Promise<R>;
 }
 
-interface PhaseCosts {
+export interface PhaseCosts {
   usage: Usage;
   activities: number;
   /** Activities by operation (the workers' backend calls, the reconciler's calls). */
@@ -305,13 +305,13 @@ interface SideRunner {
   stop(): Promise<void>;
 }
 
-async function runPhase(
+async function runPhase<R extends PhaseResult>(
   side: Side,
   h: ObjectsHarness,
   info: StackInfo,
-  scenario: ObjectsScenario,
+  scenario: ObjectsScenario<R>,
   runner: (ctx: { namespace: string; nodePrefix: string }) => Promise<SideRunner>,
-): Promise<{ result: PhaseResult; costs: PhaseCosts }> {
+): Promise<{ result: R; costs: PhaseCosts }> {
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
   const driver = { requests: 0 };
@@ -502,13 +502,20 @@ export interface ObjectsScenarioOptions {
   heapSnapshots?: boolean;
 }
 
-/** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
-export async function runObjectsScenario(
+/**
+ * Steward's workers and starter for a scenario's phases, with the stack's hosts for its Nodes (and the direct side's,
+ * when it runs after). What the report says of the run's settings comes back with it.
+ */
+async function startStewardHarness(
   info: StackInfo,
-  scenario: ObjectsScenario,
-  { maxCachedWorkflows, workers = 1, heapGrowthPercent, heapSnapshots = false }: ObjectsScenarioOptions = {},
-): Promise<Report> {
-  const hosts = [...sideHosts('steward', scenario.nodes), ...sideHosts('direct', scenario.nodes)];
+  scenario: Pick<ObjectsScenario, 'name' | 'nodes'>,
+  baseline: 'direct' | 'none',
+  { maxCachedWorkflows, workers = 1, heapGrowthPercent, heapSnapshots = false }: ObjectsScenarioOptions,
+) {
+  const hosts = [
+    ...sideHosts('steward', scenario.nodes),
+    ...(baseline === 'direct' ? sideHosts('direct', scenario.nodes) : []),
+  ];
   const cache = maxCachedWorkflows ?? Number(workerSettings.maxCachedWorkflows.default);
   const heapGrowth = heapGrowthPercent ?? Number(workerSettings.heapGrowthPercent.default);
   // The starter as deployed: its default coalescing window and Lease timings.
@@ -545,6 +552,16 @@ export async function runObjectsScenario(
     maxCachedWorkflows: cache,
     heapGrowthPercent: heapGrowth,
   });
+  return { h, heap, settings: { cache, workers, heapGrowth } };
+}
+
+/** Both sides of an object scenario on one stack, Steward first; the report has both columns and the ratio. */
+export async function runObjectsScenario(
+  info: StackInfo,
+  scenario: ObjectsScenario,
+  options: ObjectsScenarioOptions = {},
+): Promise<Report> {
+  const { h, heap, settings } = await startStewardHarness(info, scenario, 'direct', options);
   let steward: Awaited<ReturnType<typeof runPhase>>;
   try {
     steward = await runPhase('steward', h, info, scenario, stewardSide(h, heap));
@@ -560,8 +577,28 @@ export async function runObjectsScenario(
     scenario,
     directSide(loadKubeConfig(info.kubernetes.kubeconfig)!, h.midonet),
   );
-  const report = objectsReport(info, scenario, steward, direct, { cache, workers, heapGrowth });
+  const report = objectsReport(info, scenario, steward, direct, settings);
   return heap ? { ...report, sections: heapSection(heap.peaks) } : report;
+}
+
+/**
+ * Steward alone, for several phases on one harness started once (the churn's rate search, one probe a phase): each
+ * phase in a fresh namespace with fresh Nodes, as in a scenario's run, and no baseline.
+ */
+export async function withStewardPhases<T>(
+  info: StackInfo,
+  scenario: Pick<ObjectsScenario, 'name' | 'nodes'>,
+  options: ObjectsScenarioOptions,
+  body: (
+    phase: <R extends PhaseResult>(scenario: ObjectsScenario<R>) => Promise<{ result: R; costs: PhaseCosts }>,
+  ) => Promise<T>,
+): Promise<T> {
+  const { h } = await startStewardHarness(info, scenario, 'none', options);
+  try {
+    return await body((phaseScenario) => runPhase('steward', h, info, phaseScenario, stewardSide(h)));
+  } finally {
+    await h.stop();
+  }
 }
 
 /** The kinds of request that make up at least a tenth of one per object, most first: `patch translations/status 2.0, …`. */

@@ -21,7 +21,7 @@ const POLL_MS = 100;
  * as long as the last read took: the reads use at most a fifth of the time.
  */
 const POLL_BACKOFF = 4;
-/** How long after the last write a backlog is waited for before it is reported as such. */
+/** How long after the last write a backlog is waited for before it is reported as such, unless told. */
 const BACKLOG_WAIT_MS = 600_000;
 
 const percentile = (sorted: number[], q: number) =>
@@ -37,22 +37,40 @@ interface Pending extends LandingChange {
   absent: Set<string>;
 }
 
+/** What a churn measured, for a verdict on it (the rate search's). Times in seconds. */
+export interface ChurnOutcome {
+  rate: number;
+  /** Changes written a second, as the driver managed them. */
+  achieved: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  /** From the last write until every change had landed (or the backlog was given up on). */
+  drain: number;
+  /** Changes not landed when the wait after the last write ended. */
+  backlog: number;
+}
+
 export function churn({
   pods,
   nodes,
   rate,
   duration,
+  backlogWaitMs = BACKLOG_WAIT_MS,
 }: {
   pods: number;
   nodes: number;
   rate: number;
   duration: number;
-}): ObjectsScenario {
+  /** How long a backlog is waited for after the last write: a probe that only needs to know it fell behind waits less. */
+  backlogWaitMs?: number;
+}): ObjectsScenario<PhaseResult & { outcome: ChurnOutcome }> {
   return {
     name: 'churn',
     title: `churn: ${rate} changes/s for ${duration} s over ${pods} Pods on ${nodes} Nodes (create, delete, annotate Pods; rewrite Endpoints): Kubernetes write → MidoNet state`,
     nodes,
-    async run(ctx): Promise<PhaseResult> {
+    async run(ctx) {
       // Seeded (the emulator's mulberry32): both sides get the same sequence.
       const random = prng(12);
       const live: string[] = [];
@@ -155,7 +173,7 @@ export function churn({
               busy.delete(key);
             }
             // A side that cannot keep up (the rate is past its throughput) is reported with its backlog, not waited for.
-            if (writtenAt !== undefined && now - writtenAt > BACKLOG_WAIT_MS) return now;
+            if (writtenAt !== undefined && now - writtenAt > backlogWaitMs) return now;
             const readMs = Date.now() - reading;
             slowestPollMs = Math.max(slowestPollMs, readMs);
             await sleep(Math.max(POLL_MS, POLL_BACKOFF * readMs));
@@ -181,16 +199,28 @@ export function churn({
         return { start, written, end: Date.now(), backlog: pending.size, slowestPollMs, polled, latencies };
       });
       const sorted = [...result.latencies].sort((a, b) => a - b).map((ms) => ms / 1000);
+      const outcome: ChurnOutcome = {
+        rate,
+        achieved: total / ((result.written - result.start) / 1000),
+        p50: percentile(sorted, 0.5),
+        p95: percentile(sorted, 0.95),
+        p99: percentile(sorted, 0.99),
+        max: sorted.at(-1) ?? 0,
+        drain: (result.end - result.written) / 1000,
+        backlog: result.backlog,
+      };
+      const waited = `${backlogWaitMs / 1000} s`;
       return {
+        outcome,
         timings: [
           ['changes that reached MidoNet', sorted.length - result.backlog, 0],
-          [`changes not in MidoNet ${BACKLOG_WAIT_MS / 60_000} min after the last write`, result.backlog, 0],
-          ['writes (changes/s achieved)', total / ((result.written - result.start) / 1000), 1],
-          ['latency p50 (s)', percentile(sorted, 0.5)],
-          ['latency p95 (s)', percentile(sorted, 0.95)],
-          ['latency p99 (s)', percentile(sorted, 0.99)],
-          ['latency max (s)', sorted.at(-1) ?? 0],
-          ['last write → all converged (s)', (result.end - result.written) / 1000],
+          [`changes not in MidoNet ${waited} after the last write`, result.backlog, 0],
+          ['writes (changes/s achieved)', outcome.achieved, 1],
+          ['latency p50 (s)', outcome.p50],
+          ['latency p95 (s)', outcome.p95],
+          ['latency p99 (s)', outcome.p99],
+          ['latency max (s)', outcome.max],
+          ['last write → all converged (s)', outcome.drain],
         ],
         per: { count: total, unit: 'change' },
         converged: result.backlog === 0,
@@ -198,7 +228,7 @@ export function churn({
           `latency: from the Kubernetes write's return to the arrival of the last MidoNet write the change needed, from the emulator's write journal (${result.polled} of ${sorted.length - result.backlog} landed changes the journal could not place: the poll that saw them landed, every ${POLL_MS} ms or ${POLL_BACKOFF} times as long as the last read took, the slowest ${result.slowestPollMs} ms); ${total - sorted.length} changes made nothing to wait for.`,
           ...(result.backlog
             ? [
-                `saturated: ${result.backlog} changes had not landed ${BACKLOG_WAIT_MS / 60_000} min after the last write; they count with the time they waited, so the latencies are lower bounds.`,
+                `saturated: ${result.backlog} changes had not landed ${waited} after the last write; they count with the time they waited, so the latencies are lower bounds.`,
               ]
             : []),
         ],
