@@ -29,6 +29,12 @@ export interface Usage {
   temporalCpuSeconds?: number;
   /** The cluster profile's PostgreSQL (the server and its backends); undefined on the dev server. */
   databaseCpuSeconds?: number;
+  /**
+   * The stack's kube-apiserver and etcd, and its MidoNet emulator: what the side's requests and watches cost the
+   * servers both sides share (the bench's own driving included, the same on both); undefined without their pids.
+   */
+  apiServerCpuSeconds?: number;
+  emulatorCpuSeconds?: number;
   /** API server requests, the bench's own (creates, deletes, polls) left out. */
   apiRequests: number;
   /** API server requests by `verb resource[/subresource]`, the bench's own included (the same on both sides). */
@@ -229,10 +235,30 @@ export interface MeterOptions {
   kubeConfig: k8s.KubeConfig;
   admin: EmulatorAdmin;
   temporal: TemporalProcesses;
+  /** The stack's servers both sides share: kube-apiserver with etcd, and the MidoNet emulator. */
+  shared: SharedProcesses;
   /** The worker processes, when the worker does not run in this one. */
   workerPids?: number[];
   /** The bench's own API server requests so far. */
   driver: { requests: number };
+}
+
+export interface SharedProcesses {
+  apiServer: number[];
+  emulator: number[];
+}
+
+/** The stack's kube-apiserver and etcd, and its emulator, as far as the stack started them (pids it knows). */
+export function sharedProcesses(info: StackInfo): SharedProcesses {
+  const known = (...names: string[]) => names.flatMap((name) => (info.pids[name] ? [info.pids[name]] : []));
+  return { apiServer: known('kube-apiserver', 'etcd'), emulator: known('midonet-emulator') };
+}
+
+/** CPU since now of `pids` (each with its descendants), in seconds; undefined without pids. */
+function cpuSince(pids: number[]): () => number | undefined {
+  const cpu = () => sumOf(pids.map(processTreeCpuSeconds));
+  const before = pids.length ? cpu() : undefined;
+  return () => (before === undefined ? undefined : cpu() - before);
 }
 
 /** Starts measuring now; `stop()` gives what was used since. */
@@ -240,15 +266,17 @@ export async function startMeter({
   kubeConfig,
   admin,
   temporal,
+  shared,
   workerPids = [],
   driver,
 }: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
+  const apiServerCpu = cpuSince(shared.apiServer);
+  const emulatorCpu = cpuSince(shared.emulator);
   const started = Date.now();
   const cpu = process.cpuUsage();
   const ownHelperBefore = helperCpuSeconds(process.pid);
-  const temporalCpu = () => sumOf(temporal.servers.map(processTreeCpuSeconds));
-  const temporalBefore = temporal.servers.length ? temporalCpu() : undefined;
-  const databaseBefore = temporal.database ? processTreeCpuSeconds(temporal.database) : undefined;
+  const temporalCpu = cpuSince(temporal.servers);
+  const databaseCpu = cpuSince(temporal.database ? [temporal.database] : []);
   const workerCpuBefore = workerPids.map(cpuWithHelper);
   const api = await apiServerRequests(kubeConfig);
   const driverBefore = driver.requests;
@@ -282,10 +310,10 @@ export async function startMeter({
               ),
             }
           : {}),
-        ...(temporalBefore !== undefined ? { temporalCpuSeconds: temporalCpu() - temporalBefore } : {}),
-        ...(temporal.database && databaseBefore !== undefined
-          ? { databaseCpuSeconds: processTreeCpuSeconds(temporal.database) - databaseBefore }
-          : {}),
+        temporalCpuSeconds: temporalCpu(),
+        databaseCpuSeconds: databaseCpu(),
+        apiServerCpuSeconds: apiServerCpu(),
+        emulatorCpuSeconds: emulatorCpu(),
         apiRequests: sum(increase(api, apiNow)) - requestsOfDriver,
         apiRequestsBy: increase(api, apiNow),
         midonetRequests: (await admin.counters()).total - midonet,

@@ -34,7 +34,15 @@ import { translate } from '../model/translation';
 import { type KubernetesProjection, type NodeProjection, type Translation } from '../model/translation/types';
 import { toProjection } from '../model/translation/to-projection';
 import { startDirectReconciler, type DirectReconciler } from './direct/reconciler';
-import { counted, startMeter, temporalProcesses, workerActivities, workerCache, type Usage } from './measure';
+import {
+  counted,
+  sharedProcesses,
+  startMeter,
+  temporalProcesses,
+  workerActivities,
+  workerCache,
+  type Usage,
+} from './measure';
 import { heapSection, snapshotWorkers, type WorkerHeapAtPeak } from './heap-peak';
 import type { Report, Row } from './report';
 
@@ -367,6 +375,7 @@ async function runPhase<R extends PhaseResult>(
       kubeConfig,
       admin: h.admin,
       temporal: temporalProcesses(info),
+      shared: sharedProcesses(info),
       ...(sideRunner.workerPids ? { workerPids: sideRunner.workerPids } : {}),
       driver,
     });
@@ -698,6 +707,11 @@ function objectsReport(
         (s) => perEvent(s.costs.usage.temporalCpuSeconds, s.costs.events),
         2,
       ),
+      both(
+        "API server and etcd CPU s (the bench's own requests included, the same on both sides)",
+        (s) => s.costs.usage.apiServerCpuSeconds,
+      ),
+      both('MidoNet emulator CPU s', (s) => s.costs.usage.emulatorCpuSeconds),
       ...(cluster
         ? [
             both(

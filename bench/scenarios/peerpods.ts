@@ -25,7 +25,7 @@ import {
 import { waitFor } from '../../test/support';
 import type { StackInfo } from '../../deploy/local';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
-import { counted, startMeter, temporalProcesses, workerActivities, type Usage } from '../measure';
+import { counted, sharedProcesses, startMeter, temporalProcesses, workerActivities, type Usage } from '../measure';
 import type { Report, Row } from '../report';
 import { deleteAllPods, inParallel } from '../support';
 
@@ -93,7 +93,8 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
   const custom = counted(h.custom, driver);
   // The MidoNet counters are not used here; the meter reads them all the same.
   const admin = new EmulatorAdmin(info.midonet.adminUrl!);
-  const meter = () => startMeter({ kubeConfig, admin, temporal: temporalProcesses(info), driver });
+  const meter = () =>
+    startMeter({ kubeConfig, admin, temporal: temporalProcesses(info), shared: sharedProcesses(info), driver });
   const run = `${Date.now().toString(36)}`;
   const names = Array.from({ length: pods }, (_, i) => `bench-${run}-${String(i).padStart(3, '0')}`);
   let steward: { create: number; delete: number; usage: Usage; events: number; activities: number };
