@@ -33,6 +33,22 @@ describe('on the dev server', () => {
       // The first row is the scenario's time to converge: a value on both sides.
       expect(rows[0]?.[1]).not.toBe('—');
       expect(rows[0]?.[2]).not.toBe('—');
+      if (name !== 'burst') return;
+      // The create window's CPU by process: measured on both sides, the worker's on Steward's only.
+      const create = new Map(rows.filter((r) => r[0]?.startsWith('create → converged: ')).map((r) => [r[0], r]));
+      const row = (metric: string) => create.get(`create → converged: ${metric}`) ?? [];
+      for (const metric of [
+        'CPU of the side s',
+        'Temporal server CPU s',
+        'API server and etcd CPU s',
+        'MidoNet emulator CPU s',
+      ]) {
+        expect(Number(row(metric)[1])).toBeGreaterThan(0);
+        expect(Number(row(metric)[2])).toBeGreaterThanOrEqual(0);
+      }
+      expect(Number(row('worker process CPU s')[1])).toBeGreaterThan(0);
+      expect(row('worker process CPU s')[2]).toBe('—');
+      expect([...create.keys()].some((metric) => /share of the \d+ cores, busy %$/.test(metric ?? ''))).toBe(true);
     },
     900_000,
   );

@@ -35,11 +35,33 @@ export interface Usage {
    */
   apiServerCpuSeconds?: number;
   emulatorCpuSeconds?: number;
+  /** CPU by process from the start to each moment the scenario marked (the create's convergence), in mark order. */
+  marks: CpuMark[];
   /** API server requests, the bench's own (creates, deletes, polls) left out. */
   apiRequests: number;
   /** API server requests by `verb resource[/subresource]`, the bench's own included (the same on both sides). */
   apiRequestsBy: Map<string, number>;
   midonetRequests: number;
+}
+
+/**
+ * CPU seconds of each process group from the meter's start to a moment: the side (this process, and the workers),
+ * of which the workers, and the servers around it; undefined where the stack gave no pid.
+ */
+export interface CpuShares {
+  side: number;
+  worker?: number;
+  temporal?: number;
+  database?: number;
+  apiServer?: number;
+  emulator?: number;
+}
+
+export interface CpuMark {
+  label: string;
+  /** Seconds from the meter's start. */
+  seconds: number;
+  cpu: CpuShares;
 }
 
 /** One sample of the Prometheus text format's lines named `name`: labels (as written) → value. */
@@ -261,7 +283,10 @@ function cpuSince(pids: number[]): () => number | undefined {
   return () => (before === undefined ? undefined : cpu() - before);
 }
 
-/** Starts measuring now; `stop()` gives what was used since. */
+/**
+ * Starts measuring now; `mark(label)` takes the CPU of each process group so far (a window inside the measured one,
+ * as the create's), `stop()` gives what was used since the start.
+ */
 export async function startMeter({
   kubeConfig,
   admin,
@@ -269,7 +294,7 @@ export async function startMeter({
   shared,
   workerPids = [],
   driver,
-}: MeterOptions): Promise<{ stop(): Promise<Usage> }> {
+}: MeterOptions): Promise<{ mark(label: string): void; stop(): Promise<Usage> }> {
   const apiServerCpu = cpuSince(shared.apiServer);
   const emulatorCpu = cpuSince(shared.emulator);
   const started = Date.now();
@@ -291,29 +316,44 @@ export async function startMeter({
         return sumOf(now);
       })
     : undefined;
+  const ownCpu = () => {
+    const used = process.cpuUsage(cpu);
+    return (used.user + used.system) / 1e6 + helperCpuSeconds(process.pid) - ownHelperBefore;
+  };
+  const workersCpu = () => workerPids.map((pid, i) => cpuWithHelper(pid) - workerCpuBefore[i]!);
+  const shares = (own: number, worker: number[]): CpuShares => {
+    const workerSum = workers ? sumOf(worker) : undefined;
+    return {
+      side: own + (workerSum ?? 0),
+      worker: workerSum,
+      temporal: temporalCpu(),
+      database: databaseCpu(),
+      apiServer: apiServerCpu(),
+      emulator: emulatorCpu(),
+    };
+  };
+  const marks: CpuMark[] = [];
   return {
+    mark(label) {
+      marks.push({ label, seconds: (Date.now() - started) / 1000, cpu: shares(ownCpu(), workersCpu()) });
+    },
     async stop() {
       const seconds = (Date.now() - started) / 1000;
-      const used = process.cpuUsage(cpu);
+      const processCpuSeconds = ownCpu();
+      const workerCpu = workersCpu();
+      const total = shares(processCpuSeconds, workerCpu);
       const apiNow = await apiServerRequests(kubeConfig);
       const requestsOfDriver = driver.requests - driverBefore;
       return {
         seconds,
-        processCpuSeconds: (used.user + used.system) / 1e6 + helperCpuSeconds(process.pid) - ownHelperBefore,
+        processCpuSeconds,
         ...own.stop(),
-        ...(workers
-          ? {
-              worker: workerUsage(
-                workerPids.map((pid, i) => cpuWithHelper(pid) - workerCpuBefore[i]!),
-                workers.stop(),
-                workerRss,
-              ),
-            }
-          : {}),
-        temporalCpuSeconds: temporalCpu(),
-        databaseCpuSeconds: databaseCpu(),
-        apiServerCpuSeconds: apiServerCpu(),
-        emulatorCpuSeconds: emulatorCpu(),
+        ...(workers ? { worker: workerUsage(workerCpu, workers.stop(), workerRss) } : {}),
+        temporalCpuSeconds: total.temporal,
+        databaseCpuSeconds: total.database,
+        apiServerCpuSeconds: total.apiServer,
+        emulatorCpuSeconds: total.emulator,
+        marks,
         apiRequests: sum(increase(api, apiNow)) - requestsOfDriver,
         apiRequestsBy: increase(api, apiNow),
         midonetRequests: (await admin.counters()).total - midonet,

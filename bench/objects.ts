@@ -5,6 +5,7 @@
 // scenario's window and given per Pod (or per change).
 import { DEFAULT_WAVE } from '../model/deletion-guard';
 import { rmSync, symlinkSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
@@ -41,6 +42,7 @@ import {
   temporalProcesses,
   workerActivities,
   workerCache,
+  type CpuShares,
   type Usage,
 } from './measure';
 import { heapSection, snapshotWorkers, type WorkerHeapAtPeak } from './heap-peak';
@@ -215,8 +217,11 @@ export interface PhaseContext {
   custom: k8s.CustomObjectsApi;
   admin: EmulatorAdmin;
   model: Model;
-  /** Runs the part of the scenario whose costs are measured (once). */
-  measured<T>(run: () => Promise<T>): Promise<T>;
+  /**
+   * Runs the part of the scenario whose costs are measured (once); `mark(label)` takes each process's CPU so far, for
+   * a window inside it (the create's).
+   */
+  measured<T>(run: (mark: (label: string) => void) => Promise<T>): Promise<T>;
   /** Waits until the emulator holds exactly what the model says and every Translation of the namespace is Ready. */
   converged(what: string, timeoutMs?: number): Promise<void>;
   /** The scenario's peak (every object live and converged): a run with heap snapshots takes them here. */
@@ -370,7 +375,7 @@ async function runPhase<R extends PhaseResult>(
   await new Promise((resolve) => setTimeout(resolve, 2_000));
 
   let costs: PhaseCosts | undefined;
-  const measured = async <T>(run: () => Promise<T>): Promise<T> => {
+  const measured = async <T>(run: (mark: (label: string) => void) => Promise<T>): Promise<T> => {
     const meter = await startMeter({
       kubeConfig,
       admin: h.admin,
@@ -385,7 +390,7 @@ async function runPhase<R extends PhaseResult>(
       await sideRunner.cache?.(),
     ];
     const ledger = { ...model.ledger };
-    const value = await run();
+    const value = await run((label) => meter.mark(label));
     const usage = await meter.stop();
     // Visibility is eventually consistent: let closed runs' final history lengths land.
     if (sideRunner.events) await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -625,11 +630,52 @@ export function perEvent(cpuSeconds: number | undefined, events: Map<string, num
   return cpuSeconds === undefined || total === 0 ? undefined : (cpuSeconds * 1000) / total;
 }
 
+type MeasuredSide = { result: PhaseResult; costs: PhaseCosts };
+
+/**
+ * Per mark (the create's convergence), each process's CPU from the window's start to it, and the share of the
+ * machine's cores they kept busy: where the time of a window went, which the whole window's rows blur with the delete.
+ */
+function markRows(
+  steward: MeasuredSide,
+  direct: MeasuredSide,
+  {
+    plural,
+    cluster,
+    both,
+  }: {
+    plural: string;
+    cluster: boolean;
+    both: (metric: string, of: (side: MeasuredSide) => number | undefined, digits?: number) => Row;
+  },
+): Row[] {
+  const cores = availableParallelism();
+  return steward.costs.usage.marks.flatMap(({ label }) => {
+    const at = (side: MeasuredSide) => side.costs.usage.marks.find((m) => m.label === label);
+    const share = (key: keyof CpuShares) => (side: MeasuredSide) => at(side)?.cpu[key];
+    const busy = (side: MeasuredSide) => {
+      const mark = at(side);
+      if (!mark || mark.seconds === 0) return undefined;
+      const { side: own, temporal = 0, database = 0, apiServer = 0, emulator = 0 } = mark.cpu;
+      return (100 * (own + temporal + database + apiServer + emulator)) / (cores * mark.seconds);
+    };
+    return [
+      both(`${label}: CPU of the side s`, share('side')),
+      both(`${label}: worker process${plural} CPU s`, share('worker')),
+      both(`${label}: Temporal server CPU s`, share('temporal')),
+      ...(cluster ? [both(`${label}: Temporal's PostgreSQL CPU s`, share('database'))] : []),
+      both(`${label}: API server and etcd CPU s`, share('apiServer')),
+      both(`${label}: MidoNet emulator CPU s`, share('emulator')),
+      both(`${label}: these processes' share of the ${cores} cores, busy %`, busy, 0),
+    ];
+  });
+}
+
 function objectsReport(
   info: StackInfo,
   scenario: ObjectsScenario,
-  steward: { result: PhaseResult; costs: PhaseCosts },
-  direct: { result: PhaseResult; costs: PhaseCosts },
+  steward: MeasuredSide,
+  direct: MeasuredSide,
   { cache, workers, heapGrowth }: { cache: number; workers: number; heapGrowth: number },
 ): Report {
   const { count, unit } = steward.result.per;
@@ -637,7 +683,7 @@ function objectsReport(
     value === undefined ? undefined : value / side.result.per.count;
   const both = (
     metric: string,
-    of: (side: { result: PhaseResult; costs: PhaseCosts }) => number | undefined,
+    of: (side: MeasuredSide) => number | undefined,
     digits?: number,
     key?: string,
   ): Row => ({
@@ -722,6 +768,7 @@ function objectsReport(
             ),
           ]
         : []),
+      ...markRows(steward, direct, { plural, cluster, both }),
     ],
     ...(each ? { workers: each } : {}),
     notes: [

@@ -96,7 +96,7 @@ export function burst({ pods, nodes }: { pods: number; nodes: number }): Objects
       let made = 0;
       // One Endpoints write at a time, in the order the Pods came.
       let endpoints = Promise.resolve();
-      const times = await ctx.measured(async () => {
+      const times = await ctx.measured(async (mark) => {
         const t0 = Date.now();
         await createWebService(ctx);
         await inParallel(all, 10, async (pod) => {
@@ -109,6 +109,7 @@ export function burst({ pods, nodes }: { pods: number; nodes: number }): Objects
         const created = Date.now();
         await ctx.converged('every Pod, the Service and its Endpoints pushed');
         const ready = Date.now();
+        mark('create → converged');
         await ctx.atPeak();
         const deleting = Date.now();
         await deleteAllPods(ctx.core, ctx.namespace);
