@@ -163,6 +163,19 @@ async function untilEndpointsTranslations(namespace: string, wanted: ReturnType<
   expect(await endpointsTranslationsIn(namespace)).toEqual(sorted);
 }
 
+/**
+ * Until no Translation of `namespace` is left, those being deleted included: each goes once its finalizer is released,
+ * after MidoNet no longer holds what it pushed. A test that stopped at their deletion left those MidoNet deletes to land
+ * in the next test's count of writes (2 Endpoints-Port Translations: DELETE Chain 2, DELETE Rule 2).
+ */
+async function untilTranslationsGone(namespace: string) {
+  await waitFor(
+    `every Translation of ${namespace} gone`,
+    async () => !(await listTranslations(h)).some((t) => t.metadata.namespace === namespace),
+    120_000,
+  );
+}
+
 /** What a kubelet would report of a running Pod. */
 const reportPod = (namespace: string, name: string, ip: string, ready: boolean) =>
   h.core.patchNamespacedPodStatus(
@@ -251,6 +264,7 @@ describe("a Service's endpoints from the EndpointSlices Kubernetes' own controll
     await h.core.deleteNamespacedEndpoints({ namespace, name: 'web' });
     await untilEndpointsTranslations(namespace, []);
     await h.core.deleteNamespace({ name: namespace });
+    await untilTranslationsGone(namespace);
   });
 
   it("written by the endpointslice controller from a Service's ready Pods: the Translations of the Endpoints the endpoints controller would write, owned by the Service", async () => {
@@ -283,6 +297,7 @@ describe("a Service's endpoints from the EndpointSlices Kubernetes' own controll
     await untilEndpointsTranslations(namespace, []);
     for (const i of ips.keys()) await deletePod(h, namespace, `web-${i}`);
     await h.core.deleteNamespace({ name: namespace });
+    await untilTranslationsGone(namespace);
   });
 
   it("takes over the Translations midonet-kubernetes wrote of the same Service's v1 Endpoints without a MidoNet write; they move to the Service", async () => {
@@ -354,5 +369,6 @@ describe("a Service's endpoints from the EndpointSlices Kubernetes' own controll
     await untilEndpointsTranslations(namespace, []);
     for (const i of ips.keys()) await deletePod(h, namespace, `web-${i}`);
     await h.core.deleteNamespace({ name: namespace });
+    await untilTranslationsGone(namespace);
   });
 });
