@@ -16,6 +16,7 @@ import { Command } from 'commander';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
 import { bundleWorkflows, WORKFLOWS_PATH } from '../worker/bundle';
+import { median } from './stats';
 
 const HISTORIES = join(__dirname, '..', 'test', 'replay', 'histories');
 
@@ -112,11 +113,10 @@ async function main(): Promise<void> {
       const ms = runs.map((c) => c.cpuMsPerLife);
       const sorted = [...ms].sort((a, b) => a - b);
       const at = (i: number) => sorted[i] ?? Number.NaN;
-      const mid = Math.floor(sorted.length / 2);
-      const median = sorted.length % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2;
+      const middle = median(ms) ?? Number.NaN;
       const first = runs[0];
       console.log(
-        `| ${life} | ${limit ?? "Node's (10)"} | ${first?.events} | ${replays} × ${rounds} | ${median.toFixed(1)} | ` +
+        `| ${life} | ${limit ?? "Node's (10)"} | ${first?.events} | ${replays} × ${rounds} | ${middle.toFixed(1)} | ` +
           `${at(0).toFixed(1)}–${at(sorted.length - 1).toFixed(1)} | ${ms.map((m) => m.toFixed(1)).join(', ')} | ` +
           `${first?.promisesPerLife.toFixed(0)} |`,
       );

@@ -12,6 +12,7 @@ import { sleep } from '../../deploy/local/process';
 import { emulatorState, projected, type ObjectsScenario, type PhaseResult } from '../objects';
 import { indexJournal, landedAt, type LandingChange } from '../journal-latency';
 import { inParallel } from '../support';
+import { percentile } from '../stats';
 import { createWebService, podAt, writeEndpoints, writePod } from './burst';
 
 const POLL_MS = 100;
@@ -24,8 +25,6 @@ const POLL_BACKOFF = 4;
 /** How long after the last write a backlog is waited for before it is reported as such, unless told. */
 const BACKLOG_WAIT_MS = 600_000;
 
-const percentile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
 const macOf = (ip: string) =>
   `0a:58:${ip
     .split('.')
