@@ -33,6 +33,14 @@ describe('on the dev server', () => {
       // The first row is the scenario's time to converge: a value on both sides.
       expect(rows[0]?.[1]).not.toBe('—');
       expect(rows[0]?.[2]).not.toBe('—');
+      if (name === 'peerpods') {
+        // Each peer pod's create read from its workflow's history: every stage measured, virsh's one VM too.
+        const stages = rows.filter((r) => r[0]?.startsWith('create stage: '));
+        expect(stages).toHaveLength(3);
+        for (const stage of stages) expect(Number(stage[1])).toBeGreaterThan(0);
+        expect(Number(stages[2]?.[2])).toBeGreaterThan(0);
+        expect(report.notes.join('\n')).toMatch(/\((\d+) of \1 with a completed VM activity\)/);
+      }
       if (name !== 'burst') return;
       // The create window's CPU by process: measured on both sides, the worker's on Steward's only.
       const create = new Map(rows.filter((r) => r[0]?.startsWith('create → converged: ')).map((r) => [r[0], r]));

@@ -4,21 +4,17 @@
 // read in the emulator and in the Translations' Ready conditions, never inferred. Costs are measured around the
 // scenario's window and given per Pod (or per change).
 import { DEFAULT_WAVE } from '../model/deletion-guard';
-import { rmSync, symlinkSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import type { StackInfo } from '../deploy/local';
-import { compileSteward } from '../deploy/local/compiled';
-import { repoRoot } from '../deploy/local/paths';
 import { loadKubeConfig } from '../platform/kubernetes/kubeconfig';
 import { DEFAULT_LEASE } from '../starter/controller';
 import { starterSettings } from '../starter/config';
 import { duration } from '../platform/settings';
 import { workerSettings } from '../cli/worker';
-import { writeWorkflowBundle } from '../worker/bundle';
 import type { EmulatorAdmin } from '../deploy/local/midonet';
 import type { MidonetClient } from '../activities/midonet';
 import {
@@ -47,6 +43,7 @@ import {
 } from './measure';
 import { heapSection, snapshotWorkers, type WorkerHeapAtPeak } from './heap-peak';
 import type { Report, Row } from './report';
+import { compiledWorkerApp } from './support';
 
 export type Side = 'steward' | 'direct';
 
@@ -534,16 +531,8 @@ async function startStewardHarness(
   const heapGrowth = heapGrowthPercent ?? Number(workerSettings.heapGrowthPercent.default);
   // The starter as deployed: its default coalescing window and Lease timings.
   const { leaseDurationSeconds, renewSeconds } = DEFAULT_LEASE;
-  // The workers in processes of their own, as deployed: their CPU and memory are their own, and they load the
-  // workflow code bundled once, as the image's workers do (no webpack in each).
-  const workflowBundle = join(info.stateDir, 'bench', 'workflow-bundle.js');
-  await writeWorkflowBundle(workflowBundle);
-  // And run compiled, as the image runs them: through tsx a worker holds every module's rewritten source and its
-  // source map besides (some 50 MB).
-  const appRoot = join(info.stateDir, 'bench', 'app');
-  rmSync(appRoot, { recursive: true, force: true });
-  await compileSteward(appRoot, join(info.stateDir, 'logs', 'bench-compile.log'));
-  symlinkSync(join(repoRoot, 'node_modules'), join(appRoot, 'node_modules'));
+  // The workers in processes of their own, as deployed: their CPU and memory are their own.
+  const { appRoot, workflowBundle } = await compiledWorkerApp(info);
   const workerProcesses = {
     count: workers,
     logFile: (i: number) => join(info.stateDir, 'logs', `bench-${scenario.name}-worker-${i + 1}.log`),

@@ -1,11 +1,14 @@
 // What the benchmarks share: their stack (their own, or a running one's stack.json), the cost of a workflow in history
 // events and state transitions, and the tables they print.
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { startStack, type StackInfo, type TemporalProfile } from '../deploy/local';
+import { compileSteward } from '../deploy/local/compiled';
+import { repoRoot } from '../deploy/local/paths';
+import { writeWorkflowBundle } from '../worker/bundle';
 
 /**
  * The stack of `stackJson` (a running stack's stack.json) when given, else one of the benchmark's own (free ports,
@@ -89,4 +92,19 @@ export function runBench(main: () => Promise<void>): void {
     console.error(error);
     process.exitCode = 1;
   });
+}
+
+/**
+ * Steward as the image holds it, for the workers a bench starts in processes of their own: compiled (through tsx a
+ * worker holds every module's rewritten source and its source map besides, some 50 MB), with the workflow code
+ * bundled once (no webpack in each worker).
+ */
+export async function compiledWorkerApp(info: StackInfo): Promise<{ appRoot: string; workflowBundle: string }> {
+  const workflowBundle = join(info.stateDir, 'bench', 'workflow-bundle.js');
+  await writeWorkflowBundle(workflowBundle);
+  const appRoot = join(info.stateDir, 'bench', 'app');
+  rmSync(appRoot, { recursive: true, force: true });
+  await compileSteward(appRoot, join(info.stateDir, 'logs', 'bench-compile.log'));
+  symlinkSync(join(repoRoot, 'node_modules'), join(appRoot, 'node_modules'));
+  return { appRoot, workflowBundle };
 }

@@ -27,7 +27,10 @@ import type { StackInfo } from '../../deploy/local';
 import { EmulatorAdmin } from '../../deploy/local/midonet';
 import { counted, sharedProcesses, startMeter, temporalProcesses, workerActivities, type Usage } from '../measure';
 import type { Report, Row } from '../report';
-import { deleteAllPods, inParallel } from '../support';
+import { compiledWorkerApp, deleteAllPods, inParallel } from '../support';
+import { startWorkerProcess, type WorkerProcess } from '../../deploy/local/worker-process';
+import { peerPodStages, type PeerPodStages } from '../peerpod-timeline';
+import { median } from '../stats';
 
 /**
  * The baseline's VMs: each as the worker makes it (its settings' defaults: 64 MiB, a 10 GiB root disk, no NIC where
@@ -44,6 +47,7 @@ async function virshVms(uri: string, marker: string, names: string[]) {
     const volumes = podVmVolumes(settings, input, image);
     return {
       create: async () => {
+        const started = Date.now();
         const files = await mkdtemp(join(dir, 'vm-'));
         const rootFile = join(files, 'root.xml');
         await writeFile(rootFile, volumes.root.xml);
@@ -61,6 +65,7 @@ async function virshVms(uri: string, marker: string, names: string[]) {
         await writeFile(domainFile, domainXml(settings, input, randomUUID(), devices));
         await virsh(uri, 'define', domainFile);
         await virsh(uri, 'start', input.name);
+        return (Date.now() - started) / 1000;
       },
       delete: async () => {
         await virsh(uri, 'destroy', input.name);
@@ -71,6 +76,10 @@ async function virshVms(uri: string, marker: string, names: string[]) {
     };
   });
 }
+
+/** An environment's set variables (a ProcessEnv may hold undefined ones). */
+const definedOnly = (env: NodeJS.ProcessEnv): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 
 const timed = async (call: () => Promise<unknown>): Promise<number> => {
   const start = Date.now();
@@ -93,18 +102,44 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
   const custom = counted(h.custom, driver);
   // The MidoNet counters are not used here; the meter reads them all the same.
   const admin = new EmulatorAdmin(info.midonet.adminUrl!);
-  const meter = () =>
-    startMeter({ kubeConfig, admin, temporal: temporalProcesses(info), shared: sharedProcesses(info), driver });
+  const meter = (workerPids: number[] = []) =>
+    startMeter({
+      kubeConfig,
+      admin,
+      temporal: temporalProcesses(info),
+      shared: sharedProcesses(info),
+      driver,
+      workerPids,
+    });
   const run = `${Date.now().toString(36)}`;
   const names = Array.from({ length: pods }, (_, i) => `bench-${run}-${String(i).padStart(3, '0')}`);
-  let steward: { create: number; delete: number; usage: Usage; events: number; activities: number };
+  let steward: {
+    create: number;
+    delete: number;
+    usage: Usage;
+    events: number;
+    activities: number;
+    stages: PeerPodStages[];
+  };
+  // The worker in a process of its own, compiled, as the image runs it (as the burst's): its CPU and memory are its
+  // own, and its event loop is not the starter's and the driver's. Straight to the daemon, as a deployment reaches it
+  // (the tests' relay is for cutting it off).
+  const { appRoot, workflowBundle } = await compiledWorkerApp(info);
+  let worker: WorkerProcess | undefined;
   try {
-    // Straight to the daemon, as a deployment reaches it (the tests' relay is for cutting it off).
-    const worker = await h.startWorker('libvirt', { direct: true });
+    worker = await startWorkerProcess({
+      env: { ...definedOnly(h.env('libvirt', { direct: true })), STEWARD_WORKFLOW_BUNDLE: workflowBundle },
+      logFile: join(info.stateDir, 'logs', 'bench-peerpods-worker.log'),
+      appRoot,
+    });
     const activitiesBefore = await totalActivities(worker.httpPort);
-    const m = await meter();
+    const m = await meter([worker.process.pid]);
+    const createdAt = new Map<string, number>();
     const create = await timed(async () => {
-      await inParallel(names, 10, (name) => createPeerPodPod({ core }, name));
+      await inParallel(names, 10, async (name) => {
+        await createPeerPodPod({ core }, name);
+        createdAt.set(name, Date.now());
+      });
       await waitFor(
         'every PeerPod naming its VM',
         async () =>
@@ -132,17 +167,26 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
     // Visibility is eventually consistent: let closed runs' final history lengths land.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     let events = 0;
-    for await (const wf of h.client.workflow.list())
-      if (names.some((name) => wf.workflowId.endsWith(`/${namespace}/${name}`))) events += wf.historyLength;
-    steward = { create, delete: deleted, usage, events, activities };
+    const stages: PeerPodStages[] = [];
+    for await (const wf of h.client.workflow.list()) {
+      const name = names.find((n) => wf.workflowId.endsWith(`/${namespace}/${n}`));
+      if (name === undefined) continue;
+      events += wf.historyLength;
+      const history = await h.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      const stage = peerPodStages(createdAt.get(name)!, (history.events ?? []));
+      if (stage) stages.push(stage);
+    }
+    steward = { create, delete: deleted, usage, events, activities, stages };
   } finally {
     await h.stop();
+    await worker?.stop();
   }
 
   const { uri } = info.libvirt;
   const m = await meter();
   const baseline = await virshVms(uri, h.marker, names);
-  const virshCreate = await timed(() => inParallel(baseline, pods, (vm) => vm.create()));
+  const virshEach: number[] = [];
+  const virshCreate = await timed(() => inParallel(baseline, pods, async (vm) => virshEach.push(await vm.create())));
   const virshDelete = await timed(() => inParallel(baseline, pods, (vm) => vm.delete()));
   const virshUsage = await m.stop();
 
@@ -164,6 +208,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
         virshCreate,
         2,
       ),
+      ...stageRows(steward.stages, virshEach),
       row('delete → every VM gone (s) (virsh: destroy, undefine, volumes)', steward.delete, virshDelete, 2),
       row('history events per peer pod (all workflows)', steward.events / pods, undefined),
       row(
@@ -172,17 +217,55 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
         undefined,
       ),
       row('API server requests per peer pod', steward.usage.apiRequests / pods, virshUsage.apiRequests / pods),
-      row('worker process CPU s', steward.usage.processCpuSeconds, virshUsage.processCpuSeconds),
-      row('worker process peak RSS MB', steward.usage.peakRssMb, virshUsage.peakRssMb, 0),
-      row('worker process RSS growth in the window MB', steward.usage.rssGrowthMb, virshUsage.rssGrowthMb, 0),
+      row(
+        'CPU of the side s (Steward: the worker, the starter and the driver; virsh: the process running it)',
+        steward.usage.processCpuSeconds + (steward.usage.worker?.cpuSeconds ?? 0),
+        virshUsage.processCpuSeconds,
+      ),
+      row('worker process CPU s', steward.usage.worker?.cpuSeconds, undefined),
+      row('worker process peak RSS MB', steward.usage.worker?.peakRssMb, undefined, 0),
+      row('worker process RSS growth in the window MB', steward.usage.worker?.rssGrowthMb, undefined, 0),
       row('Temporal server CPU s', steward.usage.temporalCpuSeconds, virshUsage.temporalCpuSeconds),
       ...(steward.usage.databaseCpuSeconds === undefined
         ? []
         : [row("Temporal's PostgreSQL CPU s", steward.usage.databaseCpuSeconds, virshUsage.databaseCpuSeconds)]),
     ],
     notes: [
+      "Steward's worker runs as `steward worker` in a process of its own, compiled, as the image runs it; its starter and the bench's driver run in the bench process.",
       "virsh runs as child processes (Steward's from the worker's program helper, whose own CPU is the worker's): its CPU is counted on neither side, nor libvirtd's and QEMU's, which both sides share.",
       "converged = every PeerPod names its VM (create), no VM of this run's marker is left (delete), as libvirt lists them.",
+      `create's stages: each peer pod's from its workflow's history (${steward.stages.length} of ${pods} with a completed VM activity), the median of the peer pods; the slowest peer pod's ${slowest(steward.stages)}.`,
     ],
   };
+}
+
+const stageOf = (stages: PeerPodStages[], pick: (s: PeerPodStages) => number) => median(stages.map(pick));
+
+/** A create's stages, the median peer pod's; virsh's VM is its create of one VM (volumes, define, start). */
+function stageRows(stages: PeerPodStages[], virshEach: number[]): Row[] {
+  return [
+    {
+      metric: 'create stage: the Pod created → its workflow started (s, median)',
+      steward: stageOf(stages, (s) => s.toWorkflow),
+      digits: 2,
+    },
+    {
+      metric: 'create stage: its workflow started → its VM activity started (s, median)',
+      steward: stageOf(stages, (s) => s.toActivity),
+      digits: 2,
+    },
+    {
+      metric: 'create stage: the VM activity, VM made and started and PeerPod written (s, median; virsh: one VM)',
+      steward: stageOf(stages, (s) => s.activity),
+      baseline: median(virshEach),
+      digits: 2,
+    },
+  ];
+}
+
+function slowest(stages: PeerPodStages[]): string {
+  const total = (s: PeerPodStages) => s.toWorkflow + s.toActivity + s.activity;
+  const last = [...stages].sort((a, b) => total(b) - total(a))[0];
+  if (!last) return 'none';
+  return `${last.toWorkflow.toFixed(2)} + ${last.toActivity.toFixed(2)} + ${last.activity.toFixed(2)} s`;
 }
