@@ -173,7 +173,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
       if (name === undefined) continue;
       events += wf.historyLength;
       const history = await h.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-      const stage = peerPodStages(createdAt.get(name)!, (history.events ?? []));
+      const stage = peerPodStages(createdAt.get(name)!, history.events ?? []);
       if (stage) stages.push(stage);
     }
     steward = { create, delete: deleted, usage, events, activities, stages };
