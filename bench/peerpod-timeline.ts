@@ -23,7 +23,7 @@ export interface PeerPodStages {
   activity: number;
 }
 
-export const VM_ACTIVITY = 'cloudCreateAndRecordPodVm';
+const VM_ACTIVITY = 'cloudCreateAndRecordPodVm';
 
 function msOf(time: TimedEvent['eventTime']): number | undefined {
   if (!time) return undefined;

@@ -97,14 +97,28 @@ export function runBench(main: () => Promise<void>): void {
 /**
  * Steward as the image holds it, for the workers a bench starts in processes of their own: compiled (through tsx a
  * worker holds every module's rewritten source and its source map besides, some 50 MB), with the workflow code
- * bundled once (no webpack in each worker).
+ * bundled once (no webpack in each worker). Compiled once a state directory for the bench process's life (`npm run
+ * bench` runs a burst, then peer pods).
  */
-export async function compiledWorkerApp(info: StackInfo): Promise<{ appRoot: string; workflowBundle: string }> {
-  const workflowBundle = join(info.stateDir, 'bench', 'workflow-bundle.js');
+const compiled = new Map<string, Promise<{ appRoot: string; workflowBundle: string }>>();
+
+export function compiledWorkerApp(info: StackInfo): Promise<{ appRoot: string; workflowBundle: string }> {
+  let app = compiled.get(info.stateDir);
+  if (!app) {
+    app = compileWorkerApp(info.stateDir);
+    compiled.set(info.stateDir, app);
+    // A failed compile is tried again by the next scenario, not handed to it.
+    app.catch(() => compiled.delete(info.stateDir));
+  }
+  return app;
+}
+
+async function compileWorkerApp(stateDir: string): Promise<{ appRoot: string; workflowBundle: string }> {
+  const workflowBundle = join(stateDir, 'bench', 'workflow-bundle.js');
   await writeWorkflowBundle(workflowBundle);
-  const appRoot = join(info.stateDir, 'bench', 'app');
+  const appRoot = join(stateDir, 'bench', 'app');
   rmSync(appRoot, { recursive: true, force: true });
-  await compileSteward(appRoot, join(info.stateDir, 'logs', 'bench-compile.log'));
+  await compileSteward(appRoot, join(stateDir, 'logs', 'bench-compile.log'));
   symlinkSync(join(repoRoot, 'node_modules'), join(appRoot, 'node_modules'));
   return { appRoot, workflowBundle };
 }
