@@ -91,4 +91,18 @@ describe('the REST calls of the hot verbs', () => {
     await rest({ method: 'GET', path: '/api/v1/nodes/n' });
     expect(connections).toBe(before);
   }, 10_000);
+
+  it('keeps its connection after a DELETE with DeleteOptions (undici closes it after a body on a method that expects none)', async () => {
+    const rest = createRest(kubeConfig);
+    await rest({ method: 'GET', path: '/api/v1/nodes/n' });
+    const before = connections;
+    await rest({ method: 'DELETE', path: '/api/v1/nodes/n', body: { preconditions: { uid: 'u-1' } } });
+    await rest({ method: 'GET', path: '/api/v1/nodes/n' });
+    expect(seen.map((call) => [call.method, call.body])).toEqual([
+      ['GET', ''],
+      ['DELETE', '{"preconditions":{"uid":"u-1"}}'],
+      ['GET', ''],
+    ]);
+    expect(connections).toBe(before);
+  });
 });
