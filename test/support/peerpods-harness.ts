@@ -7,6 +7,7 @@ import { createServer as createHttpServer, request, type IncomingMessage, type S
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { loadKubeConfig } from '../../platform/kubernetes/kubeconfig';
+import type { Backend as InstalledBackend } from '../../platform/backends';
 import { awsBackend, libvirtBackend, TEST_AMI, type Backend } from './cloud-backends';
 import { libvirtSocket } from '../../deploy/local/libvirt';
 import type { StackInfo } from '../../deploy/local/stack';
@@ -149,7 +150,14 @@ export async function startPeerPodHarness(
     identity,
     log,
     peerPodRuntimeClasses = [KATA_REMOTE],
-  }: { identity: string; log: Logger; peerPodRuntimeClasses?: string[] },
+    backends,
+  }: {
+    identity: string;
+    log: Logger;
+    peerPodRuntimeClasses?: string[];
+    /** What the installation drives (STEWARD_BACKENDS), for the starter and the workers' environment; default both. */
+    backends?: readonly InstalledBackend[];
+  },
 ): Promise<PeerPodHarness> {
   const marker = `steward-${identity}-${Date.now().toString(36)}`;
   const libvirtRelay = new LibvirtRelay(marker, libvirtSocket(info.libvirt.uri));
@@ -174,6 +182,7 @@ export async function startPeerPodHarness(
       temporalClient: client,
       identity,
       debounceMs: 50,
+      ...(backends ? { backends } : {}),
       kinds: ['Pod', 'PeerPod'],
       peerPodRuntimeClasses: runtimeClasses,
       // As an installation whose workers serve both clouds the tests use: a PeerPod of any other is left alone.
@@ -184,7 +193,11 @@ export async function startPeerPodHarness(
   let worker: RunningWorker | undefined;
 
   const env = (provider: ProviderName, { direct = false } = {}): NodeJS.ProcessEnv => {
-    const base = { ...baseWorkerEnv(info), STEWARD_CLOUD_MARKER: marker };
+    const base = {
+      ...baseWorkerEnv(info),
+      STEWARD_CLOUD_MARKER: marker,
+      ...(backends ? { STEWARD_BACKENDS: backends.join(',') } : {}),
+    };
     if (provider === 'libvirt')
       return { ...base, STEWARD_CLOUD_PROVIDER: 'libvirt', LIBVIRT_URI: direct ? info.libvirt.uri : libvirtRelay.uri };
     return {
