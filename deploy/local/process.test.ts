@@ -80,6 +80,11 @@ describe('a supervised ManagedProcess', () => {
       }
       expect(seen.events).toEqual(['server killed by SIGKILL, 100', 'server killed by SIGKILL, 200']);
       expect(new Set([first, ...seen.restarted]).size).toBe(3);
+      // Right after its restart the process may be mid-exec, its command line empty for that instant.
+      await waitUntil('the restarted process shows its command', () => Promise.resolve(cmdline(p.pid) !== ''), {
+        timeoutMs: 2_000,
+        intervalMs: 10,
+      });
       expect(cmdline(p.pid)).toBe(command);
       expect(readFileSync(p.logFile, 'utf8')).toMatch(/# server killed by SIGKILL after [\d.]+ s; restarting in 0.1 s/);
     } finally {
