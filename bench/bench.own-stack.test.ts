@@ -34,7 +34,7 @@ describe('on the dev server', () => {
       expect(rows[0]?.[1]).not.toBe('—');
       expect(rows[0]?.[2]).not.toBe('—');
       if (name === 'peerpods') {
-        // As a cluster beside cloud-api-adaptor runs Steward, unless --backends says otherwise.
+        // As a cluster beside cloud-api-adaptor runs Steward.
         expect(report.title).toContain('STEWARD_BACKENDS=peerpods)');
         // Each peer pod's create read from its workflow's history: every stage measured, virsh's one VM too.
         const stages = rows.filter((r) => r[0]?.startsWith('create stage: '));

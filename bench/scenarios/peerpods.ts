@@ -100,13 +100,13 @@ const totalActivities = async (httpPort: number) =>
  * MidoNet settings, no Node is watched): each recorded a warning Event and waited on a retry timer, work virsh does
  * not do, on the same cores.
  */
-const BACKENDS: readonly Backend[] = ['peerpods'];
+const INSTALLED: readonly Backend[] = ['peerpods'];
 
 export async function peerPods(info: StackInfo, { pods }: { pods: number }): Promise<Report> {
   const h = await startPeerPodHarness(info, {
     identity: 'bench-peerpods',
     log: pino({ level: 'error' }),
-    backends: BACKENDS,
+    backends: INSTALLED,
   });
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(info.kubernetes.kubeconfig);
@@ -211,7 +211,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
   });
   return {
     scenario: 'peerpods',
-    title: `peerpods: ${pods} peer pods at once on libvirt (qemu, 64 MiB, a root disk and a cloud-init ISO each), Steward (STEWARD_BACKENDS=${BACKENDS.join(',')}) vs virsh`,
+    title: `peerpods: ${pods} peer pods at once on libvirt (qemu, 64 MiB, a root disk and a cloud-init ISO each), Steward (STEWARD_BACKENDS=${INSTALLED.join(',')}) vs virsh`,
     baseline: 'virsh',
     converged: { steward: true, baseline: true },
     rows: [
@@ -245,7 +245,7 @@ export async function peerPods(info: StackInfo, { pods }: { pods: number }): Pro
     ],
     notes: [
       "Steward's worker runs as `steward worker` in a process of its own, compiled, as the image runs it; its starter and the bench's driver run in the bench process.",
-      "As a cluster beside cloud-api-adaptor runs Steward (STEWARD_BACKENDS=peerpods): a Pod has no workflow of its own, only its peer pod's.",
+      `As a cluster beside cloud-api-adaptor runs Steward (STEWARD_BACKENDS=${INSTALLED.join(',')}): a Pod has no workflow of its own, only its peer pod's.`,
       "virsh runs as child processes (Steward's from the worker's program helper, whose own CPU is the worker's): its CPU is counted on neither side, nor libvirtd's and QEMU's, which both sides share.",
       "converged = every PeerPod names its VM (create), no VM of this run's marker is left (delete), as libvirt lists them.",
       `create's stages: each peer pod's from its workflow's history (${steward.stages.length} of ${pods} with a completed VM activity), the median of the peer pods; the slowest peer pod's ${slowest(steward.stages)}.`,
