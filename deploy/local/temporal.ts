@@ -133,6 +133,12 @@ async function startDevServer(cli: string, logFile: string, options: TemporalOpt
     // No internet here: the server must not try to reach the version-check service.
     '--dynamic-config-value',
     'frontend.enableServerVersionCheck=false',
+    // The CLI rereads search attributes from the database on every use, so that one added at run time works at once.
+    // Ours are registered above, before the server starts; one added later (`steward setup`) is a namespace alias,
+    // seen when the server's namespace cache refreshes (2 s), as on any Temporal server. Reread, they cost some 7% of
+    // the server's CPU in the burst of 1,000, each under a lock of its own (docs/benchmarks.md).
+    '--dynamic-config-value',
+    'system.forceSearchAttributesCacheRefreshOnRead=false',
     '--log-level',
     'warn',
   ];
