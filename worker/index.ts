@@ -211,10 +211,6 @@ function heapSnapshotsWhenAsked(config: WorkerProcessConfig, log: Logger): (() =
 }
 
 /**
- * Serves the probes at once, waits for Temporal (see `clientWhenReachable`), then runs the Workers. Rejects with
- * StoppedWaitingError when stopped before Temporal answered.
- */
-/**
  * With memory to spare V8 lets a heap grow to four times what it last held alive before collecting it again, so a
  * worker's RSS follows its garbage rather than its objects (docs/benchmarks.md). The factor is process-wide and read
  * at each collection: set before the Workers start, their workflow threads take it too.
@@ -223,6 +219,10 @@ function boundHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
 
+/**
+ * Serves the probes at once, waits for Temporal (see `clientWhenReachable`), then runs the Workers. Rejects with
+ * StoppedWaitingError when stopped before Temporal answered.
+ */
 export async function startWorker(config: WorkerProcessConfig, options: StartWorkerOptions): Promise<RunningWorker> {
   boundHeapGrowth(config.heapGrowthPercent);
   const log = options.log ?? createLogger(config.logLevel);
