@@ -11,7 +11,7 @@ import { capture, commandExists, runLogged } from '../local/process';
 import { NODE_FLAGS } from '../local/worker-process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from '../local/progress';
 
-/** The image's Node (the Dockerfile's major), on which `npm test` also runs the unit tests (deploy/local/jest/lanes.ts). */
+/** The image's Node (the Dockerfile's major); `npm test` runs the unit tests on it too (deploy/local/jest/lanes.ts). */
 export const IMAGE_NODE_VERSION = '24.21.0';
 /** What the image runs, the Dockerfile's ENTRYPOINT: Steward's command under Node with the flags of its processes. */
 export const IMAGE_ENTRYPOINT = ['node', ...NODE_FLAGS, 'bin/steward.cjs'];

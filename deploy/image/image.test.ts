@@ -20,6 +20,7 @@ import { promisify } from 'node:util';
 import { IMAGE_ENTRYPOINT } from './build';
 
 const repoRoot = join(__dirname, '..', '..');
+const dockerfile = readFileSync(join(repoRoot, 'deploy', 'image', 'Dockerfile'), 'utf8');
 const work = mkdtempSync(join(tmpdir(), 'steward-image-test-'));
 
 /** The `.dockerignore` patterns as regular expressions; only the syntax it uses (no `!` exceptions) is supported. */
@@ -49,7 +50,6 @@ function imageFiles(): string[] {
   const ignored = ignorePatterns();
   const excluded = (path: string) =>
     path.split('/').some((_, i, parts) => ignored.some((re) => re.test(parts.slice(0, i + 1).join('/'))));
-  const dockerfile = readFileSync(join(repoRoot, 'deploy', 'image', 'Dockerfile'), 'utf8');
   const sources = [...dockerfile.matchAll(/^COPY\s+(?!--from)(.+)$/gm)].flatMap(([, args]) =>
     args!.trim().split(/\s+/).slice(0, -1),
   );
@@ -121,7 +121,6 @@ describe('the image', () => {
 
   it('puts every command of package.json’s bin on the PATH, as npm install -g does: steward and kubectl-steward', () => {
     const { bin } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-    const dockerfile = readFileSync(join(repoRoot, 'deploy', 'image', 'Dockerfile'), 'utf8');
     const links = [...dockerfile.matchAll(/ln -s (\S+) \/usr\/local\/bin\/(\S+)/g)].map(([, file, command]) => [
       command,
       file,
@@ -133,7 +132,6 @@ describe('the image', () => {
   });
 
   it("runs Steward's command under Node with its processes' flags, in the Dockerfile as in the image build.ts packs", () => {
-    const dockerfile = readFileSync(join(repoRoot, 'deploy', 'image', 'Dockerfile'), 'utf8');
     const entrypoints = [...dockerfile.matchAll(/^ENTRYPOINT\s+(.+)$/gm)].map(
       ([, json]) => JSON.parse(json!) as unknown,
     );

@@ -49,8 +49,8 @@ export interface WorkerProcessOptions extends StewardProcessOptions {
 export const NODE_FLAGS = ['--max-semi-space-size=4'];
 
 /**
- * Node's own flags for every such process beside NODE_FLAGS, from `STEWARD_PROCESS_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
- * to profile a bench's worker): NODE_OPTIONS refuses the profiler's flags.
+ * Node's own flags for every such process beside NODE_FLAGS, from `STEWARD_PROCESS_NODE_ARGS` (e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a bench's worker): NODE_OPTIONS refuses the profiler's flags.
  */
 const nodeArgs = () => (process.env.STEWARD_PROCESS_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
