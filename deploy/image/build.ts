@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { compileSteward } from '../local/compiled';
 import { cacheRoot, repoRoot } from '../local/paths';
 import { capture, commandExists, runLogged } from '../local/process';
-import { NODE_FLAGS } from '../local/worker-process';
+import { NODE_FLAGS, PROCESS_ENV } from '../local/worker-process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from '../local/progress';
 
 /** The image's Node (the Dockerfile's major); `npm test` runs the unit tests on it too (deploy/local/jest/lanes.ts). */
@@ -234,6 +234,7 @@ export async function buildImage(report: Reporter = stderrReporter, tag?: string
         'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
         '--env',
         'STEWARD_WORKFLOW_BUNDLE=/opt/steward/workflow-bundle.js',
+        ...Object.entries(PROCESS_ENV).flatMap(([name, value]) => ['--env', `${name}=${value}`]),
         '--user',
         '1000:1000',
         '--entrypoint',

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { IMAGE_ENTRYPOINT } from './build';
+import { PROCESS_ENV } from '../local/worker-process';
 
 const repoRoot = join(__dirname, '..', '..');
 const dockerfile = readFileSync(join(repoRoot, 'deploy', 'image', 'Dockerfile'), 'utf8');
@@ -136,6 +137,11 @@ describe('the image', () => {
       ([, json]) => JSON.parse(json!) as unknown,
     );
     expect(entrypoints).toEqual([IMAGE_ENTRYPOINT]);
+  });
+
+  it("gives Steward's processes their environment, in the Dockerfile as in the image build.ts packs", () => {
+    const env = [...dockerfile.matchAll(/^ENV\s+(\w+)=(\S+)$/gm)].map(([, name, value]) => `${name}=${value}`);
+    expect(env).toEqual(expect.arrayContaining(Object.entries(PROCESS_ENV).map(([name, value]) => `${name}=${value}`)));
   });
 
   it.each(productionCommands)(

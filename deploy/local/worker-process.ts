@@ -49,6 +49,14 @@ export interface WorkerProcessOptions extends StewardProcessOptions {
 export const NODE_FLAGS = ['--max-semi-space-size=4'];
 
 /**
+ * The environment every Steward process starts with, as the image gives it (its Dockerfile's ENV; build.ts takes it
+ * from here), unless the environment sets it otherwise. glibc's malloc held to two arenas where it makes up to eight
+ * a core as threads meet in it (the Temporal core's, libuv's, V8's): 24 MB less at the 1,000-Pod peak for no CPU the
+ * bench tells apart (docs/benchmarks.md, issue 44's levers).
+ */
+export const PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/**
  * Node's own flags for every such process beside NODE_FLAGS, from `STEWARD_PROCESS_NODE_ARGS` (e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a bench's worker): NODE_OPTIONS refuses the profiler's flags.
  */
@@ -76,7 +84,11 @@ export async function startStewardProcess(
     [...NODE_FLAGS, ...nodeArgs(), join(appRoot, 'bin', 'steward.cjs'), role],
     {
       logFile,
-      env: { ...env, ...secrets },
+      env: {
+        ...Object.fromEntries(Object.entries(PROCESS_ENV).map(([name, value]) => [name, process.env[name] ?? value])),
+        ...env,
+        ...secrets,
+      },
     },
   );
   try {
