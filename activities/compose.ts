@@ -107,7 +107,8 @@ function watchNeighbours(
 ): Neighbours & { stop(): Promise<void> } {
   const source = createSource({
     kinds: ['Translation'],
-    listWatch: kubernetesListWatch(kubeConfig),
+    // Kept as digests: the index is all that reads them.
+    listWatch: (kind) => ({ ...kubernetesListWatch(kubeConfig)(kind), keep: (object) => index.digest(object) }),
     makeInformer: informerFactory(kubeConfig),
     resyncMs: 10 * 60_000,
     backoff: { initialMs: 500, maxMs: 30_000 },

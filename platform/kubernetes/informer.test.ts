@@ -1,6 +1,6 @@
-import type * as k8s from '@kubernetes/client-node';
+import * as k8s from '@kubernetes/client-node';
 import type { ListWatchSpec } from './kinds';
-import { createSource, type SourceEvent } from './informer';
+import { createSource, informerFactory, type SourceEvent } from './informer';
 import { silentLogger } from '../../starter/controller/testing/fakes';
 
 type Callback = (arg: unknown) => void;
@@ -143,5 +143,59 @@ describe('source', () => {
     source.replay();
     expect(events).toEqual(['upsert a/a-1', 'upsert b/b-1', 'upsert a/a-1', 'upsert b/b-1']);
     await source.stop();
+  });
+});
+
+describe('informerFactory', () => {
+  /** A Pod as the API server sends it, with a field no one reads. */
+  const whole = (name: string, resourceVersion: string) => ({
+    metadata: { name, namespace: 'default', uid: `${name}-1`, resourceVersion, labels: { app: 'web' } },
+    spec: { containers: [{ name: 'c', image: 'nginx' }] },
+  });
+  const keep = ({ metadata = {} }: k8s.KubernetesObject) => ({
+    metadata: {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      uid: metadata.uid,
+      resourceVersion: metadata.resourceVersion,
+    },
+    kept: true,
+  });
+
+  it("with keep, the client's informer caches and reports only what keep keeps of each listed and watched object", async () => {
+    let send: (phase: string, object: unknown) => void = () => undefined;
+    let watchedFrom: unknown;
+    const watch: Pick<k8s.Watch, 'watch'> = {
+      watch: (_path, params, callback) => {
+        watchedFrom = params.resourceVersion;
+        send = (phase, object) => callback(phase, object, { type: phase, object });
+        return Promise.resolve(new AbortController());
+      },
+    };
+    const informer = informerFactory(
+      new k8s.KubeConfig(),
+      watch,
+    )({
+      path: '/api/v1/pods',
+      list: () => Promise.resolve({ items: [whole('a', '1')], metadata: { resourceVersion: '1' } }),
+      keep,
+    });
+    const events: string[] = [];
+    for (const verb of ['add', 'update', 'delete'] as const)
+      informer.on(verb, (object) => events.push(`${verb} ${JSON.stringify(object)}`));
+    await informer.start();
+    send('ADDED', whole('b', '2'));
+    send('MODIFIED', whole('a', '3'));
+    send('BOOKMARK', { metadata: { resourceVersion: '4' } });
+    send('DELETED', whole('b', '5'));
+    expect(watchedFrom).toBe('1');
+    expect(informer.list()).toEqual([keep(whole('a', '3'))]);
+    expect(events).toEqual([
+      `add ${JSON.stringify(keep(whole('a', '1')))}`,
+      `add ${JSON.stringify(keep(whole('b', '2')))}`,
+      `update ${JSON.stringify(keep(whole('a', '3')))}`,
+      `delete ${JSON.stringify(keep(whole('b', '5')))}`,
+    ]);
+    await informer.stop();
   });
 });

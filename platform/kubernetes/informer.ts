@@ -43,12 +43,34 @@ export interface Source<K extends string = WatchedKind> {
   synced(): boolean;
 }
 
+/** The phases of a watch event that carry an object of the kind watched (not a BOOKMARK's or an ERROR's Status). */
+const OBJECT_PHASES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
+
+/**
+ * The informer of a spec: client-node's ListWatch (`k8s.makeInformer` is one with no field selector). With `keep`, the
+ * list's items and the watch's objects pass through it before the informer caches them, so the whole object is
+ * garbage as soon as it is read. `watch` is the client's Watch over `kubeConfig`; tests give their own.
+ */
 export const informerFactory =
-  (kubeConfig: k8s.KubeConfig) =>
-  (spec: ListWatchSpec): k8s.Informer<k8s.KubernetesObject> =>
-    spec.fieldSelector
-      ? new k8s.ListWatch(spec.path, new k8s.Watch(kubeConfig), spec.list, false, undefined, spec.fieldSelector)
-      : k8s.makeInformer(kubeConfig, spec.path, spec.list);
+  (kubeConfig: k8s.KubeConfig, watch: Pick<k8s.Watch, 'watch'> = new k8s.Watch(kubeConfig)) =>
+  ({ path, list, fieldSelector, keep }: ListWatchSpec): k8s.ListWatch<k8s.KubernetesObject> => {
+    if (!keep) return new k8s.ListWatch(path, watch as k8s.Watch, list, false, undefined, fieldSelector);
+    const keptWatch: Pick<k8s.Watch, 'watch'> = {
+      watch: (watchPath, params, callback, done) =>
+        watch.watch(
+          watchPath,
+          params,
+          (phase, object, raw) =>
+            callback(phase, OBJECT_PHASES.has(phase) ? keep(object as k8s.KubernetesObject) : object, raw),
+          done,
+        ),
+    };
+    const keptList = async () => {
+      const result = await list();
+      return { ...result, items: result.items.map(keep) };
+    };
+    return new k8s.ListWatch(path, keptWatch as k8s.Watch, keptList, false, undefined, fieldSelector);
+  };
 
 export const kubernetesListWatch =
   (kubeConfig: k8s.KubeConfig, namespace?: string, endpointsFrom?: EndpointsSource) => (kind: WatchedKind) =>

@@ -56,6 +56,11 @@ export interface ListWatchSpec {
   list: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>;
   /** The watch's field selector (the list applies its own): one object by name. */
   fieldSelector?: string;
+  /**
+   * What the informer keeps of each object it lists or watches, and reports, in place of the whole object: it must
+   * keep the metadata's name, namespace, uid and resourceVersion, by which the informer and the source follow it.
+   */
+  keep?: (object: k8s.KubernetesObject) => k8s.KubernetesObject;
 }
 
 /**
