@@ -78,28 +78,39 @@ export function provenanceOf(
   };
 }
 
+/**
+ * V8's one copy of a string: the one its string table keeps for property names, and holds weakly. A match of the UUID
+ * pattern is a slice that keeps the whole body it was found in, and a template makes a chain of its parts; thousands of
+ * Translations repeat the same namespaces, hosts, bridges and routers. Shared, 15,660 of the bench's digests and their
+ * index hold 4 MB of live heap where they held 16 (docs/benchmarks.md, issue 44's levers).
+ */
+const shared = <T extends string | undefined>(text: T): T =>
+  text === undefined ? text : (Object.keys({ [text]: 0 })[0] as T);
+
 function entryOf(object: WatchedTranslation, fieldManager: string): Entry {
   const mentions = new Set<string>();
   for (const r of object.resources ?? []) {
     for (const text of [r.parent, r.body])
-      if (typeof text === 'string') for (const id of text.match(UUID) ?? []) mentions.add(id.toLowerCase());
+      if (typeof text === 'string') for (const id of text.match(UUID) ?? []) mentions.add(shared(id.toLowerCase()));
   }
   const provenance = provenanceOf(object, fieldManager);
   const inStates = (...states: string[]) =>
     (object.status?.childResources ?? [])
       .filter((c) => states.includes(c.state as string) && typeof c.kind === 'string' && typeof c.id === 'string')
-      .map((c) => `${c.kind as string}:${c.id as string}`);
+      .map((c) => shared(`${c.kind as string}:${c.id as string}`));
   const records = inStates('synced', 'unverified');
   const ready = object.status?.conditions?.find((c) => c.type === 'Ready');
   return {
-    seniority: `${object.metadata?.creationTimestamp ? new Date(object.metadata.creationTimestamp).toISOString() : ''} ${workflowIdOf(object)}`,
+    seniority: shared(
+      `${object.metadata?.creationTimestamp ? new Date(object.metadata.creationTimestamp).toISOString() : ''} ${workflowIdOf(object)}`,
+    ),
     records,
     claims: provenance.takeover ? [...records, ...inStates('pending', TRIED_RECORD_STATE)] : records,
     mentions: [...mentions],
     waitingForDependency: ready?.status === 'False' && ready.reason === DEPENDENCY_MISSING,
     deleting: object.metadata?.deletionTimestamp !== undefined,
     ready: ready?.status === 'True' && object.metadata?.deletionTimestamp === undefined,
-    pushedBy: pushingWorkflowOf(object),
+    pushedBy: shared(pushingWorkflowOf(object)),
     ...provenance,
   };
 }
@@ -130,13 +141,16 @@ class Multimap {
   }
 }
 
+/** The metadata a digest keeps. */
+const DIGEST_FIELDS = ['name', 'namespace', 'uid', 'resourceVersion'] as const;
+
 /**
  * What the worker's watch keeps of a Translation in place of the whole object (TranslationIndex.digest): what its
  * informer needs to follow it, and the index's entry. At 5,000 Pods the watch holds some 15,000 Translations: 76 MB
  * of live heap whole, 32 MB as digests.
  */
 export interface TranslationDigest extends k8s.KubernetesObject {
-  metadata: Pick<k8s.V1ObjectMeta, 'name' | 'namespace' | 'uid' | 'resourceVersion'>;
+  metadata: Pick<k8s.V1ObjectMeta, (typeof DIGEST_FIELDS)[number]>;
   entry: Entry;
 }
 
@@ -254,7 +268,9 @@ export function createTranslationIndex(fieldManager = 'steward'): TranslationInd
     },
     digest(object) {
       const { name, namespace, uid, resourceVersion } = object.metadata ?? {};
-      return { metadata: { name, namespace, uid, resourceVersion }, entry: entryOf(object, fieldManager) };
+      const metadata = { name, namespace, uid, resourceVersion };
+      for (const field of DIGEST_FIELDS) metadata[field] = shared(metadata[field]);
+      return { metadata, entry: entryOf(object, fieldManager) };
     },
     recordOf: (self) => entries.get(self)?.records ?? [],
     recordedByOthers(key, self) {
