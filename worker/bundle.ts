@@ -49,7 +49,7 @@ export const PRELOADED_WORKFLOW_MODULES = [
  * `showStackTraceSources`, unset here, reads them). Frames still name the TypeScript file and line. The map and the
  * bundle's text then take some 9 MB of a workflow thread where the SDK's default (`inline-source-map`) took 27.
  */
-export const WORKFLOW_SOURCE_MAP = 'inline-nosources-cheap-module-source-map';
+const WORKFLOW_SOURCE_MAP = 'inline-nosources-cheap-module-source-map';
 
 /**
  * Bundles the workflow code with the shared modules preloaded: how every bundle of Steward's workflows is made, by the

@@ -147,7 +147,7 @@ const DIGEST_FIELDS = ['name', 'namespace', 'uid', 'resourceVersion'] as const;
 /**
  * What the worker's watch keeps of a Translation in place of the whole object (TranslationIndex.digest): what its
  * informer needs to follow it, and the index's entry. At 5,000 Pods the watch holds some 15,000 Translations: 76 MB
- * of live heap whole, 32 MB as digests.
+ * of live heap whole, some 4 MB as digests with their strings shared (docs/benchmarks.md, issue 44's levers).
  */
 export interface TranslationDigest extends k8s.KubernetesObject {
   metadata: Pick<k8s.V1ObjectMeta, (typeof DIGEST_FIELDS)[number]>;
