@@ -18,6 +18,7 @@ import { printReport, writeReport } from './report';
 import { DEFAULT_SIZES, runScenario, SCENARIOS, SMOKE_SIZES, type ScenarioName, type Sizes } from './scenarios';
 import { benchStack, runBench } from './support';
 import { countArgument } from '../platform/settings';
+import { workerSettings } from '../cli/worker';
 import { MAX_HEAP_GROWTH_PERCENT } from '../worker/config';
 
 /** The worker's STEWARD_HEAP_GROWTH_PERCENT, as its configuration takes it. */
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
     )
     .option(
       '--cache <n>',
-      "burst, churn: each worker's sticky cache in workflows (STEWARD_MAX_CACHED_WORKFLOWS; default 200)",
+      `burst, churn: each worker's sticky cache in workflows (STEWARD_MAX_CACHED_WORKFLOWS; default ${workerSettings.maxCachedWorkflows.default})`,
       countArgument,
     )
     .option('--workers <n>', 'burst, churn: Steward worker processes (default 1)', countArgument)

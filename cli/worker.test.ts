@@ -45,7 +45,7 @@ function issues(flags: Flags, env: NodeJS.ProcessEnv = {}): string[] {
 }
 
 describe('worker configuration', () => {
-  it('defaults to the local server, the steward task queue, 200 cached workflows and port 9464, with no TLS and no MidoNet', () => {
+  it('defaults to the local server, the steward task queue, 100 cached workflows and port 9464, with no TLS and no MidoNet', () => {
     const config = loadWorkerConfig({}, {});
     expect(config.temporal).toEqual({
       address: '127.0.0.1:7233',
@@ -58,7 +58,7 @@ describe('worker configuration', () => {
       maxConcurrentWorkflowTaskExecutions: 20,
       maxConcurrentActivityTaskExecutions: 50,
       maxConcurrentLocalActivityExecutions: 50,
-      maxCachedWorkflows: 200,
+      maxCachedWorkflows: 100,
     });
     expect(config.http).toEqual({ host: '0.0.0.0', port: 9464 });
     expect(config.midonet).toBeUndefined();

