@@ -11,3 +11,19 @@ export function median(values: number[]): number | undefined {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
+
+/**
+ * Nearest-rank quantiles `qs` of each group's values, the groups in the order first seen: where a distribution's tail
+ * comes from (a kind of change, a window of time).
+ */
+export function quantilesBy(
+  values: { group: string; value: number }[],
+  qs: number[],
+): { group: string; count: number; quantiles: number[] }[] {
+  const groups = new Map<string, number[]>();
+  for (const { group, value } of values) (groups.get(group) ?? groups.set(group, []).get(group)!).push(value);
+  return [...groups].map(([group, members]) => {
+    const sorted = members.sort((a, b) => a - b);
+    return { group, count: sorted.length, quantiles: qs.map((q) => percentile(sorted, q)) };
+  });
+}

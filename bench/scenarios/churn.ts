@@ -12,7 +12,7 @@ import { sleep } from '../../deploy/local/process';
 import { emulatorState, projected, type ObjectsScenario, type PhaseResult } from '../objects';
 import { indexJournal, landedAt, type LandingChange } from '../journal-latency';
 import { inParallel } from '../support';
-import { percentile } from '../stats';
+import { percentile, quantilesBy } from '../stats';
 import { createWebService, podAt, writeEndpoints, writePod } from './burst';
 
 const POLL_MS = 100;
@@ -31,10 +31,17 @@ const macOf = (ip: string) =>
     .map((o) => Number(o).toString(16).padStart(2, '0'))
     .join(':')}`;
 
+/** The kinds of change, as the report names them. */
+type ChangeKind = 'a Pod created' | 'a Pod deleted' | 'its MAC annotation set or removed' | 'the Endpoints rewritten';
+
 interface Pending extends LandingChange {
+  kind: ChangeKind;
   present: Set<string>;
   absent: Set<string>;
 }
+
+/** The report's windows of write time, each with its latency p99: when in the run the tail comes from. */
+const WINDOW_S = 30;
 
 /** What a churn measured, for a verdict on it (the rate search's). Times in seconds. */
 export interface ChurnOutcome {
@@ -100,31 +107,30 @@ export function churn({
       };
       /** One change: the write, then its expectation queued for the checker. */
       const change = async (
-        what: number,
-        target: string | undefined,
+        kind: ChangeKind,
+        target: string,
         write: () => Promise<{ added: Set<string>; removed: Set<string> }>,
       ) => {
-        const key = target ?? `new-${what}`;
-        busy.add(key);
+        busy.add(target);
         const { added, removed } = await write();
         // Each change is waited for on its own: a state of its own in the ledger.
         ctx.model.checkpoint();
-        if (added.size || removed.size) pending.set(key, { at: Date.now(), present: added, absent: removed });
-        else busy.delete(key);
+        if (added.size || removed.size) pending.set(target, { kind, at: Date.now(), present: added, absent: removed });
+        else busy.delete(target);
       };
-      const changeOf = (i: number): Promise<void> => {
+      const changeOf = (): Promise<void> => {
         const r = random();
         const target = r < 0.4 ? undefined : r < 0.85 ? pick() : busy.has('web') ? undefined : 'web';
         if (target === undefined) {
           const pod = newPod();
-          return change(i, pod.metadata.name, async () => {
+          return change('a Pod created', pod.metadata.name, async () => {
             const diff = await writePod(ctx, pod);
             live.push(pod.metadata.name);
             return diff;
           });
         }
         if (target === 'web')
-          return change(i, target, () =>
+          return change('the Endpoints rewritten', target, () =>
             writeEndpoints(
               ctx,
               Array.from({ length: 4 }, () => pick()).flatMap((name) => (name ? [ipOf(name)] : [])),
@@ -132,12 +138,12 @@ export function churn({
           );
         if (r < 0.7) {
           live.splice(live.indexOf(target), 1);
-          return change(i, target, async () => {
+          return change('a Pod deleted', target, async () => {
             await deletePod(ctx, ctx.namespace, target);
             return ctx.model.write(ctx.model.get('Pod', ctx.namespace, target), undefined);
           });
         }
-        return change(i, target, async () => {
+        return change('its MAC annotation set or removed', target, async () => {
           const before = ctx.model.get('Pod', ctx.namespace, target);
           const mac =
             before?.kind === 'Pod' && before.metadata.annotations['midonet.org/mac-address']
@@ -182,7 +188,7 @@ export function churn({
         const writes: Promise<void>[] = [];
         for (let i = 0; i < total; i++) {
           await sleep(Math.max(0, start + (i * 1000) / rate - Date.now()));
-          writes.push(changeOf(i));
+          writes.push(changeOf());
         }
         await Promise.all(writes);
         const written = (writtenAt = Date.now());
@@ -190,14 +196,26 @@ export function churn({
         // Each landed change when its last write arrived; the poll that saw it when the journal cannot say.
         const index = indexJournal(await ctx.admin.journal());
         const fromJournal = landed.map((p) => landedAt(index, p));
-        const latencies = landed.map((p, i) => (fromJournal[i] ?? p.polledAt) - p.at);
+        const changes = landed.map((p, i) => ({ ...p, ms: (fromJournal[i] ?? p.polledAt) - p.at }));
         // What never landed counts with the time it had waited: the percentiles are then lower bounds.
-        for (const p of pending.values()) latencies.push(checked - p.at);
+        for (const p of pending.values()) changes.push({ ...p, polledAt: checked, ms: checked - p.at });
         if (pending.size === 0) await ctx.converged('after the churn');
         const polled = fromJournal.filter((t) => t === undefined).length;
-        return { start, written, end: Date.now(), backlog: pending.size, slowestPollMs, polled, latencies };
+        return { start, written, end: Date.now(), backlog: pending.size, slowestPollMs, polled, changes };
       });
-      const sorted = [...result.latencies].sort((a, b) => a - b).map((ms) => ms / 1000);
+      const seconds = result.changes.map((c) => ({ kind: c.kind, at: c.at, value: c.ms / 1000 }));
+      const sorted = seconds.map((c) => c.value).sort((a, b) => a - b);
+      const byKind = quantilesBy(
+        seconds.map((c) => ({ group: c.kind, value: c.value })),
+        [0.5, 0.99],
+      );
+      const window = (at: number) => Math.floor((at - result.start) / 1000 / WINDOW_S) * WINDOW_S;
+      const byWindow = quantilesBy(
+        [...seconds]
+          .sort((a, b) => a.at - b.at)
+          .map((c) => ({ group: `${window(c.at)}–${window(c.at) + WINDOW_S} s`, value: c.value })),
+        [0.99],
+      );
       const outcome: ChurnOutcome = {
         rate,
         achieved: total / ((result.written - result.start) / 1000),
@@ -224,6 +242,8 @@ export function churn({
         per: { count: total, unit: 'change' },
         converged: result.backlog === 0,
         notes: [
+          `latency p50 / p99 by kind of change: ${byKind.map((k) => `${k.group} ${k.quantiles.map((q) => q.toFixed(2)).join(' / ')} s (${k.count})`).join(', ')}.`,
+          `latency p99 by when the change was written, in windows of ${WINDOW_S} s from the first write: ${byWindow.map((w) => `${w.group} ${w.quantiles[0]!.toFixed(2)}`).join(', ')}.`,
           `latency: from the Kubernetes write's return to the arrival of the last MidoNet write the change needed, from the emulator's write journal (${result.polled} of ${sorted.length - result.backlog} landed changes the journal could not place: the poll that saw them landed, every ${POLL_MS} ms or ${POLL_BACKOFF} times as long as the last read took, the slowest ${result.slowestPollMs} ms); ${total - sorted.length} changes made nothing to wait for.`,
           ...(result.backlog
             ? [
