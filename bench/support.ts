@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
+import { statusOf } from '../activities/kubernetes/errors';
 import { startStack, type StackInfo, type TemporalProfile } from '../deploy/local';
 import { compileSteward } from '../deploy/local/compiled';
 import { repoRoot } from '../deploy/local/paths';
@@ -73,7 +74,8 @@ export async function inParallel<T>(items: T[], width: number, work: (item: T) =
 
 /**
  * Deletes every Pod of `namespace` at once. A delete of thousands on a busy API server may outlast its 60 s request
- * timeout (504: it stopped partway, the burst of 5,000 on 2026-12-04); the same delete again takes the rest.
+ * timeout (504: it stopped partway, the burst of 5,000 on 2026-12-04), or the connection may close under it with no
+ * reply (`fetch failed`, the burst of 5,000 on 2026-12-06); the same delete again takes the rest.
  */
 export async function deleteAllPods(core: k8s.CoreV1Api, namespace: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
@@ -81,7 +83,8 @@ export async function deleteAllPods(core: k8s.CoreV1Api, namespace: string): Pro
       await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
       return;
     } catch (error) {
-      if (!(error instanceof k8s.ApiException && error.code === 504) || attempt === 5) throw error;
+      const status = statusOf(error);
+      if ((status !== undefined && status !== 504) || attempt === 5) throw error;
     }
   }
 }
