@@ -3,6 +3,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { inGoScratch } from './go';
 import { cacheRoot, repoRoot } from './paths';
 import { freePort, freePorts } from '../../worker/ports';
 import { retryWhenPortTaken } from './ports';
@@ -47,26 +48,28 @@ export async function ensureKubernetesBinaries(report: Reporter): Promise<string
   for (const file of ['go.mod', 'go.sum', 'tools.go'])
     copyFileSync(join(__dirname, 'toolchain', 'kubernetes', file), join(srcDir, file));
   const logFile = join(cacheRoot, 'logs', `kubernetes-${KUBERNETES_VERSION}-build.log`);
-  const env = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
   report(
     `Building Kubernetes ${KUBERNETES_VERSION} control-plane binaries once (10-25 min on 2 cores); full log: ${logFile}`,
   );
-  await step(report, 'download Go modules for Kubernetes', () =>
-    runLogged('go', ['mod', 'download'], { step: 'go mod download', logFile, cwd: srcDir, env }),
-  );
-  mkdirSync(binDir, { recursive: true });
-  for (const name of missing) {
-    await step(report, `build ${name}`, async () => {
-      const partial = join(binDir, `${name}.partial`);
-      await runLogged('go', ['build', '-trimpath', ...buildFlags(name), '-o', partial, PACKAGES[name]], {
-        step: `build ${name}`,
-        logFile,
-        cwd: srcDir,
-        env,
+  const settings = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
+  await inGoScratch(`kubernetes-${KUBERNETES_VERSION}`, settings, async (env) => {
+    await step(report, 'download Go modules for Kubernetes', () =>
+      runLogged('go', ['mod', 'download'], { step: 'go mod download', logFile, cwd: srcDir, env }),
+    );
+    mkdirSync(binDir, { recursive: true });
+    for (const name of missing) {
+      await step(report, `build ${name}`, async () => {
+        const partial = join(binDir, `${name}.partial`);
+        await runLogged('go', ['build', '-trimpath', ...buildFlags(name), '-o', partial, PACKAGES[name]], {
+          step: `build ${name}`,
+          logFile,
+          cwd: srcDir,
+          env,
+        });
+        renameSync(partial, join(binDir, name));
       });
-      renameSync(partial, join(binDir, name));
-    });
-  }
+    }
+  });
   return binDir;
 }
 

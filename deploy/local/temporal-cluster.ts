@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import { registerSearchAttributes } from '../../platform/search-attributes';
 import { freePort } from '../../worker/ports';
+import { inGoScratch } from './go';
 import { cacheRoot } from './paths';
 import { retryWhenPortTaken } from './ports';
 import { startPostgres, type Postgres, type PostgresRestart } from './postgres';
@@ -58,41 +59,45 @@ export async function ensureTemporalServerBinaries(report: Reporter): Promise<Te
     copyFileSync(join(__dirname, 'toolchain', 'temporal-server', file), join(srcDir, file));
   const built = layout(staging);
   const logFile = join(cacheRoot, 'logs', `temporal-server-${TEMPORAL_SERVER_VERSION}-build.log`);
-  const env = { GOTOOLCHAIN: GO_TOOLCHAIN, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
-  const go = (what: string, args: string[]) => runLogged('go', args, { step: what, logFile, cwd: srcDir, env });
   report(
     `Building Temporal server ${TEMPORAL_SERVER_VERSION}, its SQL tool and UI server ${TEMPORAL_UI_SERVER_VERSION} once (about 10 min on 2 cores); full log: ${logFile}`,
   );
-  await step(report, 'download Go modules for Temporal server', () => go('go mod download', ['mod', 'download']));
-  // The tag of the server's own Makefile: it leaves out the gRPC transport of Google Cloud Storage, which the
-  // server's archiver does not use (it talks HTTP).
-  const serverFlags = ['build', '-trimpath', '-tags', 'disable_grpc_modules', '-ldflags', '-s -w', '-o'];
-  await step(report, 'build temporal-server', () =>
-    go('build temporal-server', [...serverFlags, built.server, 'go.temporal.io/server/cmd/server']),
-  );
-  await step(report, 'build temporal-sql-tool', () =>
-    go('build temporal-sql-tool', [...serverFlags, built.sqlTool, 'go.temporal.io/server/cmd/tools/sql']),
-  );
-  await step(report, 'build temporal-ui-server', () =>
-    go('build temporal-ui-server', [
-      'build',
-      '-trimpath',
-      '-ldflags',
-      '-s -w',
-      '-o',
-      built.uiServer,
-      'github.com/temporalio/ui-server/v2/cmd/server',
-    ]),
-  );
-  // `go list` must run inside the wrapper module, and capture takes no working directory.
-  const moduleDir = (
-    await capture('sh', ['-c', 'cd "$1" && go list -m -f "{{.Dir}}" go.temporal.io/server', 'sh', srcDir], env)
-  ).trim();
-  mkdirSync(join(built.schemaDir, '..'), { recursive: true });
-  // The module cache is read-only; the copy must not be, or a later cache cleanup could not remove it.
-  await runLogged('cp', ['-R', '--no-preserve=mode', join(moduleDir, 'schema', 'postgresql', 'v12'), built.schemaDir], {
-    step: 'copy SQL schemas',
-    logFile,
+  const settings = { GOTOOLCHAIN: GO_TOOLCHAIN, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
+  // The schemas are copied out of the module cache before the scratch folder goes.
+  await inGoScratch(`temporal-server-${TEMPORAL_SERVER_VERSION}`, settings, async (env) => {
+    const go = (what: string, args: string[]) => runLogged('go', args, { step: what, logFile, cwd: srcDir, env });
+    await step(report, 'download Go modules for Temporal server', () => go('go mod download', ['mod', 'download']));
+    // The tag of the server's own Makefile: it leaves out the gRPC transport of Google Cloud Storage, which the
+    // server's archiver does not use (it talks HTTP).
+    const serverFlags = ['build', '-trimpath', '-tags', 'disable_grpc_modules', '-ldflags', '-s -w', '-o'];
+    await step(report, 'build temporal-server', () =>
+      go('build temporal-server', [...serverFlags, built.server, 'go.temporal.io/server/cmd/server']),
+    );
+    await step(report, 'build temporal-sql-tool', () =>
+      go('build temporal-sql-tool', [...serverFlags, built.sqlTool, 'go.temporal.io/server/cmd/tools/sql']),
+    );
+    await step(report, 'build temporal-ui-server', () =>
+      go('build temporal-ui-server', [
+        'build',
+        '-trimpath',
+        '-ldflags',
+        '-s -w',
+        '-o',
+        built.uiServer,
+        'github.com/temporalio/ui-server/v2/cmd/server',
+      ]),
+    );
+    // `go list` must run inside the wrapper module, and capture takes no working directory.
+    const moduleDir = (
+      await capture('sh', ['-c', 'cd "$1" && go list -m -f "{{.Dir}}" go.temporal.io/server', 'sh', srcDir], env)
+    ).trim();
+    mkdirSync(join(built.schemaDir, '..'), { recursive: true });
+    // A writable copy, whatever the module cache's mode: a later cleanup of Steward's cache can remove it.
+    const schemas = join(moduleDir, 'schema', 'postgresql', 'v12');
+    await runLogged('cp', ['-R', '--no-preserve=mode', schemas, built.schemaDir], {
+      step: 'copy SQL schemas',
+      logFile,
+    });
   });
   renameSync(staging, dir);
   return layout(dir);

@@ -2,6 +2,7 @@ import { Connection } from '@temporalio/client';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { searchAttributeKeys } from '../../model/search-attributes';
+import { inGoScratch } from './go';
 import { cacheRoot } from './paths';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { freePort, freePorts } from '../../worker/ports';
@@ -57,20 +58,19 @@ export async function ensureTemporalCli(report: Reporter): Promise<string> {
   }
   if (await commandExists('go')) {
     return step(report, `build temporal CLI ${TEMPORAL_CLI_GO_VERSION} with go install (several minutes)`, async () => {
-      await runLogged(
-        'go',
-        [
-          'install',
-          '-trimpath',
-          '-ldflags',
-          `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_GO_VERSION.slice(1)}`,
-          `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_GO_VERSION}`,
-        ],
-        {
-          step: 'go install temporal CLI',
-          logFile,
-          env: { GOBIN: join(goDir, 'bin'), CGO_ENABLED: '0', GOTOOLCHAIN: 'local' },
-        },
+      const settings = { GOBIN: join(goDir, 'bin'), CGO_ENABLED: '0', GOTOOLCHAIN: 'local' };
+      await inGoScratch(`temporal-cli-${TEMPORAL_CLI_GO_VERSION}`, settings, (env) =>
+        runLogged(
+          'go',
+          [
+            'install',
+            '-trimpath',
+            '-ldflags',
+            `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_GO_VERSION.slice(1)}`,
+            `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_GO_VERSION}`,
+          ],
+          { step: 'go install temporal CLI', logFile, env },
+        ),
       );
       return join(goDir, 'bin', 'temporal');
     });

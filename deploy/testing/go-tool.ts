@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { inGoScratch } from '../local/go';
 import { cacheRoot } from '../local/paths';
 import { commandExists, runLogged } from '../local/process';
 import { MissingPrerequisite, stderrReporter, step } from '../local/progress';
@@ -40,24 +41,27 @@ export async function ensureGoTool(tool: GoTool): Promise<string> {
   mkdirSync(staging, { recursive: true });
   const { wrapper } = tool;
   const ldflags = ['-s -w', ...(wrapper?.ldflags ?? [])].join(' ');
+  // GOTOOLCHAIN=local: a module asking for a newer Go fails here rather than downloading a toolchain.
+  const settings = {
+    GOBIN: staging,
+    CGO_ENABLED: '0',
+    GOTOOLCHAIN: 'local',
+    ...(wrapper ? { GOFLAGS: '-mod=readonly' } : {}),
+  };
   await step(stderrReporter, `build ${label} with go ${wrapper ? 'build' : 'install'}`, () =>
-    runLogged(
-      'go',
-      wrapper
-        ? ['build', '-trimpath', '-ldflags', ldflags, '-o', join(staging, tool.name), '.']
-        : ['install', '-trimpath', '-ldflags', ldflags, `${tool.module}@${tool.version}`],
-      {
-        step: `go ${wrapper ? 'build' : 'install'} ${tool.name}`,
-        logFile: join(cacheRoot, 'logs', `${tool.name}-${tool.version}-build.log`),
-        ...(wrapper ? { cwd: wrapper.dir } : {}),
-        // GOTOOLCHAIN=local: a module asking for a newer Go fails here rather than downloading a toolchain.
-        env: {
-          GOBIN: staging,
-          CGO_ENABLED: '0',
-          GOTOOLCHAIN: 'local',
-          ...(wrapper ? { GOFLAGS: '-mod=readonly' } : {}),
+    inGoScratch(`${tool.name}-${tool.version}`, settings, (env) =>
+      runLogged(
+        'go',
+        wrapper
+          ? ['build', '-trimpath', '-ldflags', ldflags, '-o', join(staging, tool.name), '.']
+          : ['install', '-trimpath', '-ldflags', ldflags, `${tool.module}@${tool.version}`],
+        {
+          step: `go ${wrapper ? 'build' : 'install'} ${tool.name}`,
+          logFile: join(cacheRoot, 'logs', `${tool.name}-${tool.version}-build.log`),
+          ...(wrapper ? { cwd: wrapper.dir } : {}),
+          env,
         },
-      },
+      ),
     ),
   );
   rmSync(binDir, { recursive: true, force: true });
