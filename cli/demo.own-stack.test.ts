@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -94,6 +94,7 @@ afterAll(async () => {
     up.child.kill('SIGKILL');
     await up.exited;
   }
+  rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe('npm start + steward demo', () => {
@@ -189,6 +190,7 @@ describe('npm start -- --backends peerpods + steward demo', () => {
       peerUp.child.kill('SIGKILL');
       await peerUp.exited;
     }
+    rmSync(peerStateDir, { recursive: true, force: true });
   });
 
   it('runs no MidoNet emulator', () => {
