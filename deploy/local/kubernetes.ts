@@ -1,9 +1,10 @@
 import * as k8s from '@kubernetes/client-node';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { inGoScratch } from './go';
+import { cachedTool } from './tool-cache';
 import { cacheRoot, repoRoot } from './paths';
 import { freePort, freePorts } from '../../worker/ports';
 import { retryWhenPortTaken } from './ports';
@@ -30,7 +31,8 @@ export const CRD_DIR = join(repoRoot, 'deploy', 'helm', 'steward', 'crds');
 export async function ensureKubernetesBinaries(report: Reporter): Promise<string> {
   const configured = process.env.KUBE_BIN_DIR;
   const binDir = configured ?? join(cacheRoot, `kubernetes-${KUBERNETES_VERSION}`, 'bin');
-  const missing = BINARIES.filter((name) => !existsSync(join(binDir, name)));
+  const missingIn = (dir: string) => BINARIES.filter((name) => !existsSync(join(dir, name)));
+  const missing = missingIn(binDir);
   if (missing.length === 0) return binDir;
   if (configured)
     throw new MissingPrerequisite(
@@ -43,6 +45,13 @@ export async function ensureKubernetesBinaries(report: Reporter): Promise<string
       'install Go >= 1.24 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH), or set KUBE_BIN_DIR to a folder with etcd, kube-apiserver and kube-controller-manager',
     );
   }
+  // Built together into a staging folder: a folder an older build left with some of them is built again whole.
+  return cachedTool(binDir, (staging) => buildKubernetes(staging, report), {
+    ready: (dir) => missingIn(dir).length === 0,
+  });
+}
+
+async function buildKubernetes(staging: string, report: Reporter) {
   const srcDir = join(cacheRoot, `kubernetes-${KUBERNETES_VERSION}`, 'src');
   mkdirSync(srcDir, { recursive: true });
   for (const file of ['go.mod', 'go.sum', 'tools.go'])
@@ -56,21 +65,17 @@ export async function ensureKubernetesBinaries(report: Reporter): Promise<string
     await step(report, 'download Go modules for Kubernetes', () =>
       runLogged('go', ['mod', 'download'], { step: 'go mod download', logFile, cwd: srcDir, env }),
     );
-    mkdirSync(binDir, { recursive: true });
-    for (const name of missing) {
-      await step(report, `build ${name}`, async () => {
-        const partial = join(binDir, `${name}.partial`);
-        await runLogged('go', ['build', '-trimpath', ...buildFlags(name), '-o', partial, PACKAGES[name]], {
+    for (const name of BINARIES) {
+      await step(report, `build ${name}`, () =>
+        runLogged('go', ['build', '-trimpath', ...buildFlags(name), '-o', join(staging, name), PACKAGES[name]], {
           step: `build ${name}`,
           logFile,
           cwd: srcDir,
           env,
-        });
-        renameSync(partial, join(binDir, name));
-      });
+        }),
+      );
     }
   });
-  return binDir;
 }
 
 function buildFlags(name: Binary): string[] {

