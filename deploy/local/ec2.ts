@@ -1,9 +1,10 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from './paths';
 import { freePort } from '../../worker/ports';
 import { retryWhenPortTaken } from './ports';
-import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
+import { commandExists, ManagedProcess, waitUntil } from './process';
+import { pipInstall } from './pip';
 import { MissingPrerequisite, type Reporter, step } from './progress';
 import { cachedTool } from './tool-cache';
 
@@ -35,32 +36,23 @@ export const EC2_REGION = 'us-east-1';
 /** The directory to put on PYTHONPATH; installed on first use. */
 export async function ensureMoto(report: Reporter): Promise<string> {
   const dir = join(cacheRoot, `moto-${MOTO_VERSION}`);
-  const ready = (d: string) => existsSync(join(d, 'moto', '__init__.py'));
-  if (ready(dir)) return dir;
-  if (!(await commandExists('python3'))) {
-    throw new MissingPrerequisite(
-      'The EC2 test server (moto) needs Python 3 with pip.',
-      'apt-get install -y python3-pip   (or set AWS_ENDPOINT_URL to an EC2-compatible endpoint)',
-    );
-  }
-  return step(report, `install moto[server]==${MOTO_VERSION} (PyPI) into ${dir}`, () =>
-    cachedTool(
-      dir,
-      async (staging) => {
-        const requirements = join(staging, 'requirements.txt');
-        writeFileSync(requirements, MOTO_REQUIREMENTS.join('\n') + '\n');
-        await runLogged(
-          'python3',
-          ['-m', 'pip', 'install', '--quiet', '--no-deps', '--target', staging, '-r', requirements],
-          {
-            step: `pip install moto[server]==${MOTO_VERSION}`,
-            logFile: join(cacheRoot, 'logs', 'moto.log'),
-            env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
-          },
+  return cachedTool(
+    dir,
+    async (staging) => {
+      if (!(await commandExists('python3'))) {
+        throw new MissingPrerequisite(
+          'The EC2 test server (moto) needs Python 3 with pip.',
+          'apt-get install -y python3-pip   (or set AWS_ENDPOINT_URL to an EC2-compatible endpoint)',
         );
-      },
-      { ready },
-    ),
+      }
+      await step(report, `install moto[server]==${MOTO_VERSION} (PyPI) into ${dir}`, () =>
+        pipInstall(staging, MOTO_REQUIREMENTS, {
+          step: `pip install moto[server]==${MOTO_VERSION}`,
+          logFile: join(cacheRoot, 'logs', 'moto.log'),
+        }),
+      );
+    },
+    { ready: (d) => existsSync(join(d, 'moto', '__init__.py')), report },
   );
 }
 

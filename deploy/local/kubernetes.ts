@@ -48,6 +48,7 @@ export async function ensureKubernetesBinaries(report: Reporter): Promise<string
   // Built together into a staging folder: a folder an older build left with some of them is built again whole.
   return cachedTool(binDir, (staging) => buildKubernetes(staging, report), {
     ready: (dir) => missingIn(dir).length === 0,
+    report,
   });
 }
 

