@@ -1,4 +1,4 @@
-import { domainName, parseHostUuid, parseMetadata } from './domain-xml';
+import { domainIdentity, parseHostUuid, parseMetadata } from './domain-xml';
 
 const uuid = '4C4C4544-0042-3510-8052-B4C04F4A4D32';
 
@@ -14,12 +14,18 @@ describe("reading libvirt's XML", () => {
     expect(parseHostUuid('', '')).toBeUndefined();
   });
 
-  it('the domain name, unescaped, and Steward metadata under whatever prefix, only in its namespace', () => {
-    const xml = `<domain type='qemu' id='7'><name>a&amp;b&lt;c&gt;&#39;d&#x27;</name><metadata>
+  it('the domain name, unescaped, its UUID, and Steward metadata under whatever prefix, only in its namespace', () => {
+    const xml = `<domain type='qemu' id='7'><name>a&amp;b&lt;c&gt;&#39;d&#x27;</name><uuid>${uuid}</uuid><metadata>
       <s:vm xmlns:s="https://steward.dev/xmlns/vm/1"><s:managedBy>m</s:managedBy><s:podName>p&quot;</s:podName></s:vm>
       <other:vm xmlns:other="urn:x"><other:podUid>no</other:podUid></other:vm></metadata></domain>`;
-    expect(domainName(xml)).toBe("a&b<c>'d'");
-    expect(parseMetadata(xml)).toEqual({ marker: 'm', podUid: undefined, podNamespace: undefined, podName: 'p"' });
+    const meta = { marker: 'm', podUid: undefined, podNamespace: undefined, podName: 'p"' };
+    expect(domainIdentity(xml)).toEqual({ name: "a&b<c>'d'", uuid, meta });
+    expect(parseMetadata(xml)).toEqual(meta);
+    expect(domainIdentity('<domain><metadata/></domain>')).toEqual({
+      name: undefined,
+      uuid: undefined,
+      meta: undefined,
+    });
     expect(parseMetadata('<domain><metadata/></domain>')).toBeUndefined();
   });
 });

@@ -5,15 +5,15 @@ import { mapLimit } from '../limit';
 import type { InstanceObservation, InstanceState, MarkedInstance, UpstreamInstance, VmPower } from '../provider';
 import { UPSTREAM_VM_NAME } from '../../../model/vm-naming';
 import { planDeletion } from './deletion-plan';
-import { domainName, domainUuid, parseHostUuid, parseMetadata } from './domain-xml';
+import { domainIdentity, parseHostUuid } from './domain-xml';
 import { poolTargetDir } from './pools';
 import { checkUuid, type Libvirt, missing, virshSays } from './virsh';
 
-/** Name and Steward metadata of one domain; undefined when it is gone. */
-export async function readDomain({ virsh }: Libvirt, uuid: string) {
+/** Name, UUID and Steward metadata of one domain, by UUID or name, with its XML; undefined when it is gone. */
+export async function readDomain({ virsh }: Libvirt, domain: string) {
   try {
-    const xml = await virsh('dumpxml', uuid);
-    return { name: domainName(xml), meta: parseMetadata(xml), xml };
+    const xml = await virsh('dumpxml', domain);
+    return { ...domainIdentity(xml), xml };
   } catch (error) {
     if (virshSays(error, missing)) return undefined;
     throw error;
@@ -110,7 +110,7 @@ export function createPowerReader(libvirt: Libvirt): () => Promise<VmPower[]> {
       const unseen = table.filter(({ name }) => !known.has(name));
       await mapLimit(unseen, libvirt.settings.concurrency, async ({ name }) => {
         const domain = await readDomain(libvirt, name);
-        const uuid = domain && domainUuid(domain.xml);
+        const uuid = domain?.uuid;
         known.set(name, (domain && uuid && markedInstance(libvirt, uuid, domain)[0]) || null);
       });
     } catch (error) {
