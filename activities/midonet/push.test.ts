@@ -291,6 +291,37 @@ describe('with the other Translations known (one owner per resource)', () => {
     ]);
   });
 
+  // Chaos seed 136: a push's first attempt made a chain and failed; its retry failed on its first call, the delete of a
+  // chain no longer asked for, and said nothing of the new one. The record dropped it; the deletion left it in MidoNet.
+  it('a retry that fails before it writes keeps what the attempts before it may have written, and the deletion deletes it', async () => {
+    const name = 'translation/ns/retried';
+    const old = backendResource('Chain', '', { id: RULE(8), name: 'OLD', tenantId: 'midonetkube' });
+    await run(() => push.pushTranslation({ owner: name, resources: [old, chain], previous: [] }));
+    const unreachable = createPushActivities({
+      client: createMidonetClient({ baseUrl: 'http://127.0.0.1:1', username: 'admin', password: 'secret' }),
+    });
+    const previous = [recordOf(old), recordOf(chain, 'pending')];
+    // The first attempt's heartbeat as it failed writing the chain, and as a lost one's may lag (not yet writing).
+    for (const heartbeatDetails of [
+      { done: 0, foreign: [], writing: true },
+      { done: 0, foreign: [], writing: false },
+    ]) {
+      const failure = (await run(() => unreachable.pushTranslation({ owner: name, resources: [chain], previous }), {
+        attempt: 2,
+        heartbeatDetails,
+      }).catch((e: unknown) => e)) as { details?: unknown[] };
+      expect(failure).toMatchObject({ type: 'MidonetUnavailable' });
+      const record = afterFailedPush(previous, outcomeOf([chain], progressIn(failure.details), false));
+      expect(record.map((r) => [r.id, r.state, r.tried])).toEqual([
+        [RULE(8), 'synced', undefined],
+        [CHAIN, 'pending', true],
+      ]);
+      await run(() => push.deleteTranslation({ owner: name, resources: record }));
+      expect(await ids('Chain')).toEqual([]);
+      await run(() => push.pushTranslation({ owner: name, resources: [old, chain], previous: [] }));
+    }
+  });
+
   it('a resource recorded as pending (a push cut short) and no longer wanted is removed by the next push', async () => {
     await run(() => push.pushTranslation({ owner: 'translation/ns/t', resources: [chain, rule(1)], previous: [] }));
     const pending = [chain, rule(1)].map((r) => ({ ...r, ...identify(r), state: 'pending' as const }));

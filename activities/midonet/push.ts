@@ -197,15 +197,17 @@ const SYNC_WAIT_MS = 10_000;
  * waited out first (`alive` does not stop it), so that nothing of it lands after it has stopped. A failure carries the
  * progress too (`failed`): the workflow records what the push made, found, or may have written. An earlier attempt's
  * heartbeat is resumed only when it pushed the same resources: those the workflow gave, or the same `generation` of
- * those read by reference (another generation's indices name other ones).
+ * those read by reference (another generation's indices name other ones). A retry's progress says it is one
+ * (`resumed`): what the attempts before it wrote past its `done` may be in MidoNet.
  */
 function heartbeats(generation?: number) {
   const ctx = Context.current();
   const heartbeat = parseProgress(ctx.info.heartbeatDetails);
   const earlier = heartbeat?.generation === generation ? heartbeat : undefined;
+  const retry = ctx.info.attempt > 1 ? { resumed: true } : {};
   const progress: PushProgress = earlier
-    ? { ...earlier, writing: false }
-    : { done: 0, foreign: [], writing: false, ...(generation === undefined ? {} : { generation }) };
+    ? { ...earlier, writing: false, ...retry }
+    : { done: 0, foreign: [], writing: false, ...(generation === undefined ? {} : { generation }), ...retry };
   const resumeAt = progress.done;
   const foundForeign = new Set(progress.foreign);
   // A local activity (an object's own push) has no heartbeat: its retry starts over, which every step allows.

@@ -29,6 +29,15 @@ describe('outcomeOf', () => {
     expect(outcomeOf(four, undefined, true).maybe).toEqual(keys('b1', 'b2', 'b3', 'b4'));
   });
 
+  it('a retry: everything from `done` on may be in MidoNet, whatever this attempt was doing when it failed', () => {
+    // Chaos seed 136: the retry failed on a delete before it wrote anything; its first attempt had made b2.
+    expect(outcomeOf(four, { done: 1, foreign: [], writing: false, resumed: true }, false)).toEqual({
+      made: keys('b1'),
+      foreign: [],
+      maybe: keys('b2', 'b3', 'b4'),
+    });
+  });
+
   it('skips a resource whose body is not JSON (refused, never pushed) without shifting the others', () => {
     const bad = { kind: 'Bridge', parent: '', body: '{' } as BackendResource;
     expect(outcomeOf([bad, ...four], { done: 3, foreign: [2], writing: false }, false)).toEqual({

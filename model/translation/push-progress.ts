@@ -19,6 +19,11 @@ const pushProgressSchema = z.object({
   /** The push was writing the resource at `done` when it stopped: that one may be in MidoNet. */
   writing: z.boolean(),
   /**
+   * A retry: the attempts before it may have written any resource from `done` on (their last heartbeat can lag behind
+   * their writes, and this attempt may fail before it reaches them). Absent for a first attempt.
+   */
+  resumed: z.boolean().optional(),
+  /**
    * The generation of the resources the push read (a Translation sent by reference): the indices name that
    * generation's resources only. Absent for resources the workflow gave, which do not change between attempts.
    */
@@ -50,14 +55,16 @@ export interface PushOutcome {
   made: string[];
   /** Found as asked and made by someone else: never deleted by this Translation. */
   foreign: string[];
-  /** Maybe written: the one being written, or, for a push lost with its worker, all from its last heartbeat on. */
+  /** Maybe written: the one being written, or, for a push lost with its worker or retried, all from `done` on. */
   maybe: string[];
 }
 
 /**
  * The outcome of a failed push of `resources`. `lost`: the push stopped without saying where (its heartbeat timed out,
  * its worker went): the heartbeat the server kept may lag behind what it wrote, so everything from there on may be in
- * MidoNet.
+ * MidoNet. So for a retry (`resumed`): what the attempts before it wrote past `done` is unknown to it (chaos seed 136:
+ * a retry failing on its first delete said nothing of the chain its first attempt had made, which was then dropped
+ * from the record and left in MidoNet when the Translation went).
  */
 export function outcomeOf(
   resources: BackendResource[],
@@ -67,7 +74,7 @@ export function outcomeOf(
   const keys = resources.map((r) => identifyIfJson(r)?.key);
   const done = Math.min(progress?.done ?? 0, keys.length);
   const foreign = new Set(progress?.foreign ?? []);
-  const until = lost ? keys.length : progress?.writing ? done + 1 : done;
+  const until = lost || progress?.resumed ? keys.length : progress?.writing ? done + 1 : done;
   const outcome: PushOutcome = { made: [], foreign: [], maybe: [] };
   keys.slice(0, until).forEach((key, i) => {
     if (key === undefined) return;
