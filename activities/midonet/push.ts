@@ -204,10 +204,12 @@ function heartbeats(generation?: number) {
   const ctx = Context.current();
   const heartbeat = parseProgress(ctx.info.heartbeatDetails);
   const earlier = heartbeat?.generation === generation ? heartbeat : undefined;
-  const retry = ctx.info.attempt > 1 ? { resumed: true } : {};
-  const progress: PushProgress = earlier
-    ? { ...earlier, writing: false, ...retry }
-    : { done: 0, foreign: [], writing: false, ...(generation === undefined ? {} : { generation }), ...retry };
+  const resumed = ctx.info.attempt > 1;
+  const progress: PushProgress = {
+    ...(earlier ?? { done: 0, foreign: [], ...(generation === undefined ? {} : { generation }) }),
+    writing: false,
+    ...(resumed ? { resumed } : {}),
+  };
   const resumeAt = progress.done;
   const foundForeign = new Set(progress.foreign);
   // A local activity (an object's own push) has no heartbeat: its retry starts over, which every step allows.
@@ -216,6 +218,8 @@ function heartbeats(generation?: number) {
   };
   return {
     resumeAt,
+    /** This attempt is a retry: what the attempts before it wrote may be past `resumeAt`. */
+    resumed,
     /** How far this push got, as its heartbeat says. */
     now: (): PushProgress => ({ ...progress, foreign: [...progress.foreign] }),
     /** An earlier attempt found the resource at this index made by someone else. */
@@ -516,8 +520,8 @@ async function whoseFound(attempt: Attempt, maybeOurs: boolean): Promise<FoundAs
  * was writing (`tried`), or, on a retry, any still pending (the heartbeat an attempt resumes from may lag behind what
  * the attempt before it wrote).
  */
-const maybeOurs = (entry: PushedResource | undefined) =>
-  entry?.state === 'pending' && (entry.tried === true || Context.current().info.attempt > 1);
+const maybeOurs = (entry: PushedResource | undefined, resumed: boolean) =>
+  entry?.state === 'pending' && (entry.tried === true || resumed);
 
 /** What pushing the resources did and found, for the report. */
 interface Pushed {
@@ -589,7 +593,8 @@ async function pushAll(attempt: Attempt, resources: BackendResource[], previous:
       const entry = entries.get(identify(resource).key);
       let found: 'adopted' | 'foreign' | undefined;
       if (index >= progress.resumeAt) {
-        found = await pushOne(attempt, resource, { mine: mineOf(resource), maybeOurs: maybeOurs(entry) }, done);
+        const known = { mine: mineOf(resource), maybeOurs: maybeOurs(entry, progress.resumed) };
+        found = await pushOne(attempt, resource, known, done);
         progress.done(index + 1, found === 'foreign');
       } else found = progress.foundForeign(index) ? 'foreign' : stillFound(entry, resource);
       done.pushed.push(pushedEntry(resource, found));
@@ -671,7 +676,7 @@ async function report(
   await announce(neighbours, owner, done);
   const notified =
     (await tell(neighbours, owner, idsOf(created), true)) +
-    (await tell(neighbours, owner, removedIds(removed, stale, Context.current().info.attempt > 1), false));
+    (await tell(neighbours, owner, removedIds(removed, stale, attempt.progress.resumed), false));
   // Given up, it says nothing: the attempt after it reports, and this report, landing later, could name an older push.
   Context.current().cancellationSignal.throwIfAborted();
   await reporter?.pushed(recordOf(pushed), pushed.length);
@@ -789,12 +794,7 @@ async function deleteTranslation(
     force,
   );
   // What MidoNet removed with them (a bridge's ports, a port's routes) may be another Translation's: it is told.
-  const notified = await tell(
-    neighbours,
-    owner,
-    removedIds(removed, deletable, Context.current().info.attempt > 1),
-    false,
-  );
+  const notified = await tell(neighbours, owner, removedIds(removed, deletable, progress.resumed), false);
   return { removed: reference ? [] : removed, notified, count: removed.length };
 }
 
