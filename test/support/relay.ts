@@ -1,14 +1,14 @@
 // A backend as the worker reaches it: a socket relay the test can cut and restore, so "the backend is down" is seen by
 // Steward alone (the backend stays up for everything else: the test, the starter, the other processes).
 import * as k8s from '@kubernetes/client-node';
-import { rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type NetConnectOpts, type Server, type Socket } from 'node:net';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type NetConnectOpts, type Server, type Socket } from 'node:net';
 
 export class SocketRelay {
   private server?: Server;
   private readonly open = new Set<Socket>();
   constructor(
-    /** A Unix socket path, or a TCP port on 127.0.0.1 (0: any free one, kept across a cut). */
+    /** A Unix socket path, or a TCP port on 127.0.0.1 (0: a free one outside the ephemeral range, kept across a cut). */
     private listenOn: string | number,
     private readonly upstream: NetConnectOpts,
   ) {}
@@ -31,12 +31,25 @@ export class SocketRelay {
       }
       socket.pipe(upstream).pipe(socket);
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      if (typeof this.listenOn === 'string') server.listen(this.listenOn, resolve);
-      else server.listen(this.listenOn, '127.0.0.1', resolve);
-    });
-    if (typeof this.listenOn === 'number') this.listenOn = (server.address() as AddressInfo).port;
+    const listen = (on: string | number) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        if (typeof on === 'string') server.listen(on, resolve);
+        else server.listen(on, '127.0.0.1', resolve);
+      });
+    if (this.listenOn !== 0) await listen(this.listenOn);
+    else {
+      for (let tries = 1; ; tries++) {
+        const port = unassignedPort();
+        try {
+          await listen(port);
+          this.listenOn = port;
+          break;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || tries === 20) throw error;
+        }
+      }
+    }
     this.server = server;
   }
 
@@ -46,6 +59,22 @@ export class SocketRelay {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server = undefined;
   }
+}
+
+/**
+ * A port the kernel never hands out by itself: below its ephemeral range (Linux's, 32768 up unless set otherwise). An
+ * ephemeral port freed by a cut can be taken meanwhile by the local end of any connection on the machine (the relay's
+ * own to its upstream included), and the relay then cannot listen again (EADDRINUSE).
+ */
+function unassignedPort(): number {
+  let low = 32_768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // Not Linux: its default.
+  }
+  const from = Math.min(10_000, low - 1_000);
+  return from + Math.floor(Math.random() * (low - from));
 }
 
 /** The API server behind a relay on 127.0.0.1 (its certificate names that address). */
