@@ -2,12 +2,12 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import pino from 'pino';
 import { observationsIn, waitFor } from '../../test/support';
+import { Relay } from '../../test/support/relay';
 import type { Observation } from '../../model/messages';
 import { stackInfo } from '../../deploy/local/jest/stack-info';
 import { sleep } from '../../deploy/local/process';
 import { TRANSLATION_API, workflowId } from '../../model/naming';
 import { createStarter, type Starter } from './starter';
-import { TcpRelay } from './testing/tcp-relay';
 
 // Issue 10, defect 0: under load some Translations never got a workflow. The starter must be level-triggered: every
 // object it sees ends with a running workflow, whatever Temporal does meanwhile (slow, frozen, cut off), and a
@@ -21,7 +21,7 @@ const kubeConfig = new k8s.KubeConfig();
 let custom: k8s.CustomObjectsApi;
 let direct: Client;
 let directConnection: Connection;
-let relay: TcpRelay;
+let relay: Relay;
 let relayed: Connection;
 let starter: Starter;
 const namespace = `faults-${suffix}`;
@@ -34,8 +34,9 @@ beforeAll(async () => {
   directConnection = await Connection.connect({ address: info.temporal.address });
   direct = new Client({ connection: directConnection, namespace: info.temporal.namespace });
   const [host, port] = info.temporal.address.split(':');
-  relay = new TcpRelay({ host: host!, port: Number(port) });
-  relayed = await Connection.connect({ address: await relay.start() });
+  relay = new Relay(0, { host: host!, port: Number(port) });
+  await relay.start();
+  relayed = await Connection.connect({ address: relay.address });
   starter = startStarter('first');
 });
 

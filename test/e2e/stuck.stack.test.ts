@@ -22,7 +22,7 @@ import {
   waitForState,
 } from '../support/pusher-harness';
 import { executeUpdateWhenReady } from '../../platform/temporal-update';
-import { apiServerRelay, relayedKubeconfig, type SocketRelay } from '../support/relay';
+import { apiServerRelay, relayedKubeconfig, type Relay } from '../support/relay';
 
 // Retries of a stuck lifecycle pushed out of the test's reach: only the operator's cleanup may move it on.
 const NO_AUTOMATIC_RETRY = { stuckRetryMs: 60 * 60_000 };
@@ -235,7 +235,7 @@ describe('MidoNet down', () => {
 
 describe('the Kubernetes API out of reach of the worker', () => {
   // The worker reaches the API server through a relay the test cuts; the starter and the test reach it directly.
-  let relay: SocketRelay;
+  let relay: Relay;
   beforeAll(async () => {
     relay = apiServerRelay(h.info.kubernetes.kubeconfig);
     await relay.start();

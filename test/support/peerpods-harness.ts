@@ -18,7 +18,7 @@ import { stateQuery, type LifecycleStateView } from '../../model/messages';
 import { PEERPOD_API, workflowId } from '../../model/naming';
 import { PEERPOD_FINALIZER } from '../../model/vocabulary';
 import { baseWorkerEnv, startTestStarter, terminateRunning, waitFor } from './index';
-import { SocketRelay } from './relay';
+import { Relay } from './relay';
 
 export const namespace = 'default';
 
@@ -37,7 +37,7 @@ export interface PeerPodObject {
  * libvirtd as the worker reaches it: a Unix-socket relay to the daemon that the test can cut and restore, so "libvirt
  * is down" is seen by Steward alone (the daemon and its VMs stay up for everything else).
  */
-export class LibvirtRelay extends SocketRelay {
+export class LibvirtRelay extends Relay {
   readonly path: string;
   constructor(
     marker: string,

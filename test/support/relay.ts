@@ -1,14 +1,22 @@
-// A backend as the worker reaches it: a socket relay the test can cut and restore, so "the backend is down" is seen by
-// Steward alone (the backend stays up for everything else: the test, the starter, the other processes).
+// A backend as the code under test reaches it: a socket relay the test can freeze, cut and take down, so "the backend
+// is down" is seen by that code alone (the backend stays up for everything else: the test, the starter, the other
+// processes).
 import * as k8s from '@kubernetes/client-node';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type NetConnectOpts, type Server, type Socket } from 'node:net';
 
-export class SocketRelay {
+/**
+ * `pass`; `freeze`: every connection stalls (bytes wait in the kernel, calls hang until their deadline, and the stream
+ * resumes intact on `pass`); `cut`: every connection is reset, and new ones are reset as they come.
+ */
+export type RelayMode = 'pass' | 'freeze' | 'cut';
+
+export class Relay {
   private server?: Server;
-  private readonly open = new Set<Socket>();
+  private readonly pairs = new Set<Pair>();
+  private mode: RelayMode = 'pass';
   constructor(
-    /** A Unix socket path, or a TCP port on 127.0.0.1 (0: a free one outside the ephemeral range, kept across a cut). */
+    /** A Unix socket path, or a TCP port on 127.0.0.1 (0: a free one outside the ephemeral range, kept across a stop). */
     private listenOn: string | number,
     private readonly upstream: NetConnectOpts,
   ) {}
@@ -19,18 +27,15 @@ export class SocketRelay {
     return this.listenOn;
   }
 
-  /** Listens (again, after a cut): the backend is reachable. */
+  /** `127.0.0.1:<port>` (once started). */
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  /** Listens (again, after a stop, on the same address): the backend is reachable. */
   async start(): Promise<void> {
     if (typeof this.listenOn === 'string') rmSync(this.listenOn, { force: true });
-    const server = createServer((socket) => {
-      const upstream = connect(this.upstream);
-      for (const s of [socket, upstream]) {
-        this.open.add(s);
-        s.on('close', () => this.open.delete(s));
-        s.on('error', () => undefined);
-      }
-      socket.pipe(upstream).pipe(socket);
-    });
+    const server = createServer((client) => this.accept(client));
     const listen = (on: string | number) =>
       new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -53,17 +58,67 @@ export class SocketRelay {
     this.server = server;
   }
 
-  /** Cuts every connection and refuses new ones: the backend is unreachable. */
+  set(mode: RelayMode): void {
+    this.mode = mode;
+    for (const pair of this.pairs) {
+      if (mode === 'cut') this.reset(pair);
+      else flow(pair, mode === 'pass');
+    }
+  }
+
+  /** Ends every connection and listens no more, so new ones are refused: the backend is unreachable. */
   async stop(): Promise<void> {
-    for (const s of this.open) s.destroy();
+    for (const { client, upstream } of this.pairs) [client, upstream].forEach((socket) => socket.destroy());
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server = undefined;
+  }
+
+  private accept(client: Socket): void {
+    const upstream = connect(this.upstream);
+    const pair: Pair = { client, upstream, flowing: false };
+    this.pairs.add(pair);
+    const close = () => {
+      this.pairs.delete(pair);
+      [client, upstream].forEach((socket) => socket.destroy());
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+    if (this.mode === 'cut') this.reset(pair);
+    else flow(pair, this.mode === 'pass');
+  }
+
+  /** A TCP reset; a Unix socket has none, it is closed. */
+  private reset({ client, upstream }: Pair): void {
+    for (const socket of [client, upstream]) {
+      if (typeof this.listenOn === 'string') socket.destroy();
+      else socket.resetAndDestroy();
+    }
+  }
+}
+
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+  flowing: boolean;
+}
+
+/** Unpiped and paused, a socket reads nothing more (a pipe would resume it on its destination's next drain). */
+function flow(pair: Pair, on: boolean): void {
+  if (pair.flowing === on) return;
+  pair.flowing = on;
+  const { client, upstream } = pair;
+  if (on) {
+    client.pipe(upstream);
+    upstream.pipe(client);
+  } else {
+    client.unpipe(upstream).pause();
+    upstream.unpipe(client).pause();
   }
 }
 
 /**
  * A port the kernel never hands out by itself: below its ephemeral range (Linux's, 32768 up unless set otherwise). An
- * ephemeral port freed by a cut can be taken meanwhile by the local end of any connection on the machine (the relay's
+ * ephemeral port freed by a stop can be taken meanwhile by the local end of any connection on the machine (the relay's
  * own to its upstream included), and the relay then cannot listen again (EADDRINUSE).
  */
 function unassignedPort(): number {
@@ -78,15 +133,15 @@ function unassignedPort(): number {
 }
 
 /** The API server behind a relay on 127.0.0.1 (its certificate names that address). */
-export function apiServerRelay(kubeconfig: string): SocketRelay {
+export function apiServerRelay(kubeconfig: string): Relay {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfig);
   const server = new URL(kc.getCurrentCluster()!.server);
-  return new SocketRelay(0, { host: server.hostname, port: Number(server.port) });
+  return new Relay(0, { host: server.hostname, port: Number(server.port) });
 }
 
 /** A copy of the kubeconfig whose cluster is reached through `relay`; its path. */
-export function relayedKubeconfig(kubeconfig: string, relay: SocketRelay): string {
+export function relayedKubeconfig(kubeconfig: string, relay: Relay): string {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfig);
   const cluster = kc.getCurrentCluster()!;
