@@ -74,6 +74,11 @@ export class Relay {
   }
 
   private accept(client: Socket): void {
+    // Cut: reset at once, with no connection to the backend made only to be reset.
+    if (this.mode === 'cut') {
+      endAbruptly(client, typeof this.listenOn === 'number');
+      return;
+    }
     const upstream = connect(this.upstream);
     const pair: Pair = { client, upstream, flowing: false };
     this.pairs.add(pair);
@@ -83,17 +88,20 @@ export class Relay {
     };
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
-    if (this.mode === 'cut') this.reset(pair);
-    else flow(pair, this.mode === 'pass');
+    flow(pair, this.mode === 'pass');
   }
 
-  /** A TCP reset; a Unix socket has none, it is closed. */
+  /** Each end by its own kind: the listener's and the backend's may differ. */
   private reset({ client, upstream }: Pair): void {
-    for (const socket of [client, upstream]) {
-      if (typeof this.listenOn === 'string') socket.destroy();
-      else socket.resetAndDestroy();
-    }
+    endAbruptly(client, typeof this.listenOn === 'number');
+    endAbruptly(upstream, !('path' in this.upstream));
   }
+}
+
+/** A TCP reset; a Unix socket has none (Node throws on it), it is closed. */
+function endAbruptly(socket: Socket, tcp: boolean): void {
+  if (tcp) socket.resetAndDestroy();
+  else socket.destroy();
 }
 
 interface Pair {
