@@ -1,5 +1,7 @@
+import type { Observation } from '../../model/messages';
 import { INLINE_RESOURCE_BYTES } from '../../model/translation/types';
 import {
+  awaitsPeerPodDeletion,
   heldTranslation,
   observe,
   observePeerPodOfPod,
@@ -274,6 +276,48 @@ describe('PeerPods Steward wrote', () => {
     expect(own(event('upsert', peerPod(steward)), pods('kata-remote', 'pod-u2'))).toBe(false);
     expect(own(event('upsert', peerPod(steward)), pods())).toBe(false);
     expect(own(event('upsert', peerPod(steward, { name: 'web-resource-x' })))).toBe(false);
+  });
+});
+
+describe("a peer pod's deletion waits for its PeerPod's", () => {
+  const pod = {
+    metadata: { name: 'web', namespace: 'default', uid: 'pod-u1' },
+    spec: { runtimeClassName: 'kata-remote' },
+  };
+  const podGone = observePeerPodOfPod(pod, new Set(['kata-remote']), true)!;
+  const peerPod = (extra: Record<string, unknown> = {}) => ({
+    metadata: {
+      name: 'web',
+      namespace: 'default',
+      uid: 'pp-u1',
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'pod-u1', controller: true }],
+      ...extra,
+    },
+  });
+  const cache = (object?: ReturnType<typeof peerPod>) => ({
+    get: (kind: string, namespace: string | undefined, name: string) =>
+      kind === 'PeerPod' && namespace === 'default' && name === 'web' ? object : undefined,
+  });
+  const awaits = (object: ReturnType<typeof peerPod> | undefined, ...pending: Observation[]) =>
+    awaitsPeerPodDeletion(cache(object), new Map(pending.map((obs) => [obs.uid, obs])));
+
+  it('while its Pod is gone and the PeerPod it owns is live', () => {
+    expect(awaits(peerPod(), podGone)).toBe(true);
+  });
+
+  it('not once the PeerPod is deleting or gone, nor for a PeerPod another Pod owns or none does', () => {
+    const deleting = peerPod({ deletionTimestamp: new Date() });
+    expect(awaits(deleting, podGone, observe('PeerPod', deleting))).toBe(false);
+    expect(awaits(undefined, podGone)).toBe(false);
+    expect(
+      awaits(peerPod({ ownerReferences: [{ kind: 'Pod', name: 'web', uid: 'pod-u2', controller: true }] }), podGone),
+    ).toBe(false);
+    expect(awaits(peerPod({ ownerReferences: [] }), podGone)).toBe(false);
+  });
+
+  it('not while the Pod lives, nor for a PeerPod deleted by hand', () => {
+    expect(awaits(peerPod(), observePeerPodOfPod(pod, new Set(['kata-remote']))!)).toBe(false);
+    expect(awaits(peerPod(), observe('PeerPod', peerPod(), true))).toBe(false);
   });
 });
 

@@ -158,6 +158,18 @@ export function ownLivePeerPod(
   return pod?.metadata?.uid === owner.uid && peerPodRuntimeClass(pod, runtimeClasses) !== undefined;
 }
 
+/**
+ * A peer pod's Pod gone while the cache still holds its PeerPod live: the garbage collector deletes that PeerPod next,
+ * seconds later when many go at once. Sent in one signal, the two are one workflow task that deletes the VM once; sent
+ * apart, the second comes while the first's task deletes it, that task is refused and runs again, VM deletion and all.
+ */
+export const awaitsPeerPodDeletion = (cache: Pick<Source, 'get'>, pending: ReadonlyMap<string, Observation>): boolean =>
+  [...pending.values()].some((obs) => {
+    if (obs.ref.kind !== 'PeerPod' || !obs.gone || (obs.projection as PeerPodProjection).source !== 'Pod') return false;
+    const peerPod = cache.get('PeerPod', obs.ref.namespace, obs.ref.name)?.metadata;
+    return !!peerPod && !peerPod.deletionTimestamp && peerPodOwner(peerPod.ownerReferences)?.uid === obs.uid;
+  });
+
 /** A Translation whose owner this starter watches: the owner's workflow pushes it. */
 export const ownerOfTranslation = (kinds: readonly WatchedKind[]) => (event: SourceEvent) => {
   const owner = event.kind === 'Translation' ? translationOwner(event.object.metadata) : undefined;

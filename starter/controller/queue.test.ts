@@ -129,6 +129,51 @@ describe('work queue of object keys (debounce and coalescing, window 200 ms)', (
     expect(queue.size()).toBe(0);
   });
 
+  describe('a group that awaits a change sure to follow (hold 1,000 ms)', () => {
+    // A gone waits for a deletion of another uid under the same name: a peer pod's Pod and its PeerPod.
+    const awaits = (pending: ReadonlyMap<string, Observation>) =>
+      [...pending.values()].some((o) => o.gone) && ![...pending.values()].some((o) => o.deleting);
+    const run = async (events: { at: number; obs: Observation }[]) => {
+      const t0 = Date.now();
+      const deliveries: Delivery[] = [];
+      const cache = cached();
+      const work = recordingWork(t0, 0, deliveries);
+      const queue = createWorkQueue({
+        debounceMs: 200,
+        resolve: cache.resolve,
+        isNews: () => true,
+        work,
+        hold: { awaits, ms: 1_000 },
+      });
+      for (const e of events) {
+        await jest.advanceTimersByTimeAsync(e.at - (Date.now() - t0));
+        cache.offerTo(queue, e.obs);
+      }
+      await jest.advanceTimersByTimeAsync(3_000);
+      expect(queue.size()).toBe(0);
+      return deliveries.map((d) => `${d.at} ${d.uid}`);
+    };
+    const deletion = (at: number) => event(at, 'web', 2, { uid: 'peer-uid', deleting: true });
+
+    it('waits whole windows until it comes, then sends both at once', async () => {
+      expect(await run([event(0, 'web', 1, { gone: true }), deletion(500)])).toEqual(['600 uid-1', '600 peer-uid']);
+    });
+
+    it('sends what it has when the hold is over and nothing came', async () => {
+      expect(await run([event(0, 'web', 1, { gone: true })])).toEqual(['1200 uid-1']);
+    });
+
+    it('holds again from the start after a send', async () => {
+      expect(
+        await run([
+          event(0, 'web', 1, { gone: true }),
+          deletion(500),
+          event(1_000, 'web', 3, { uid: 'uid-3', gone: true }),
+        ]),
+      ).toEqual(['600 uid-1', '600 peer-uid', '2200 uid-3']);
+    });
+  });
+
   it('counts a key offered again while it waited as coalesced', async () => {
     let coalesced = 0;
     const cache = cached();

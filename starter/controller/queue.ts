@@ -14,6 +14,9 @@ import type { Observation } from '../../model/messages';
  * A group's first entry opens a window of `debounceMs`; it is not extended by later offers, so a steady stream of
  * updates still goes out every window. One group runs at a time per workflow id (signals to one workflow stay in
  * order); different ids run in parallel.
+ *
+ * A group that `hold.awaits` more when its window closes waits another window, up to `hold.ms` in all: what is sure to follow
+ * at once (a peer pod's PeerPod, deleted by the garbage collector after its Pod) then goes in the same signal.
  */
 export interface WorkQueue {
   /** The object `key` changed: its workflow `id` is sent what `resolve` reads of it when the window closes. */
@@ -40,6 +43,8 @@ export interface WorkQueueOptions {
   work: Work;
   /** Called when a key was offered again while it waited: one send instead of two. */
   onCoalesced?: () => void;
+  /** A group whose pending `awaits` a change sure to follow waits for it, at most `ms`; then it is sent as it is. */
+  hold?: { awaits: (pending: ReadonlyMap<string, Observation>) => boolean; ms: number };
 }
 
 interface Group {
@@ -47,6 +52,8 @@ interface Group {
   pending: Map<string, Observation>;
   timer?: NodeJS.Timeout;
   running?: Promise<void>;
+  /** When its first window closed awaiting more: the hold's start. */
+  heldSince?: number;
 }
 
 /** One controller aborts every call in flight: each adds a listener, many more than the default warning's 10. */
@@ -56,7 +63,8 @@ function abortController(): AbortController {
   return controller;
 }
 
-export function createWorkQueue({ debounceMs, resolve, isNews, work, onCoalesced }: WorkQueueOptions): WorkQueue {
+export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
+  const { debounceMs, resolve, isNews, work, onCoalesced, hold } = options;
   const groups = new Map<string, Group>();
   let controller = abortController();
   let stopped = false;
@@ -70,9 +78,16 @@ export function createWorkQueue({ debounceMs, resolve, isNews, work, onCoalesced
   const schedule = (id: string, group: Group) => {
     group.timer = setTimeout(() => run(id, group), debounceMs);
   };
+  const holds = (group: Group) => {
+    if (!hold?.awaits(group.pending)) return false;
+    group.heldSince ??= Date.now();
+    return Date.now() - group.heldSince < hold.ms;
+  };
   const run = (id: string, group: Group) => {
     group.timer = undefined;
     read(id, group);
+    if (holds(group)) return schedule(id, group);
+    group.heldSince = undefined;
     const { signal } = controller;
     group.running = work(group.pending, signal).finally(() => {
       group.running = undefined;

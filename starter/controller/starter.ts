@@ -13,6 +13,7 @@ import { createLeaderElector, type LeaderElector, type LeaseOptions, type LeaseR
 import { createStarterMetrics, type StarterMetrics } from './metrics';
 import { afterTakeover, isNews, recordDelivery, type DeliveryTable } from './delivery';
 import {
+  awaitsPeerPodDeletion,
   heldTranslation,
   observe,
   observePeerPodOfPod,
@@ -118,6 +119,8 @@ export const KATA_REMOTE = 'kata-remote';
 
 const SIGNAL_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 const INFORMER_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000 };
+/** How long a peer pod's deletion waits for its PeerPod's (projection.ts awaitsPeerPodDeletion); then it goes alone. */
+const PEERPOD_DELETION_HOLD_MS = 5_000;
 
 /**
  * The Observations of one source event: the object's where its kind has a lifecycle of its own (a Pod has none without
@@ -346,6 +349,7 @@ export function createStarter(options: StarterOptions): Starter {
     isNews: (obs) => isNews(deliveries.table, obs),
     work: handler.drain,
     onCoalesced: () => counters.coalesced++,
+    hold: { awaits: (pending) => awaitsPeerPodDeletion(source, pending), ms: PEERPOD_DELETION_HOLD_MS },
   });
   const source = createObjectSource(options, kinds, log, {
     onEvent,
