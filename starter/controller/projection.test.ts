@@ -8,6 +8,7 @@ import {
   ownerOfTranslation,
   ownerToRepair,
   ownLivePeerPod,
+  releasedPeerPod,
 } from './projection';
 
 const meta = (extra: Record<string, unknown> = {}) => ({
@@ -276,6 +277,16 @@ describe('PeerPods Steward wrote', () => {
     expect(own(event('upsert', peerPod(steward)), pods('kata-remote', 'pod-u2'))).toBe(false);
     expect(own(event('upsert', peerPod(steward)), pods())).toBe(false);
     expect(own(event('upsert', peerPod(steward, { name: 'web-resource-x' })))).toBe(false);
+  });
+
+  it('are no news gone after their Pod (their workflow let them go), but are while it lives or when not ours', () => {
+    const released = (e: ReturnType<typeof event>, source = pods('kata-remote')) => releasedPeerPod(e, source);
+    expect(released(event('delete', peerPod(steward)), { get: () => undefined })).toBe(true);
+    expect(released(event('delete', peerPod(steward)), pods('kata-remote', 'pod-u2'))).toBe(true);
+    expect(released(event('delete', peerPod(steward)))).toBe(false);
+    expect(released(event('delete', peerPod({})), { get: () => undefined })).toBe(false);
+    expect(released(event('delete', peerPod(steward, { ownerReferences: [] })), { get: () => undefined })).toBe(false);
+    expect(released(event('upsert', peerPod(steward)), { get: () => undefined })).toBe(false);
   });
 });
 

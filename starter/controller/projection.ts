@@ -159,6 +159,21 @@ export function ownLivePeerPod(
 }
 
 /**
+ * A PeerPod Steward wrote, gone after the Pod it was written for: that Pod's peer-pod workflow deleted the VM and let
+ * the PeerPod go in its last workflow task. Told, it would come while that task completes, which Temporal then refuses
+ * (a signal unhandled) and runs again, VM deletion and all; and a workflow still running when its PeerPod is gone
+ * (its finalizer removed by hand) is told by the re-list's repair (repair.ts).
+ */
+export function releasedPeerPod(event: SourceEvent, pods: Pick<Source, 'get'>): boolean {
+  const { metadata } = event.object;
+  if (event.kind !== 'PeerPod' || event.type !== 'delete' || !metadata) return false;
+  if (metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_STEWARD) return false;
+  const owner = peerPodOwner(metadata.ownerReferences);
+  if (!owner || owner.name !== metadata.name) return false;
+  return pods.get('Pod', metadata.namespace, owner.name)?.metadata?.uid !== owner.uid;
+}
+
+/**
  * A peer pod's Pod gone while the cache still holds its PeerPod live: the garbage collector deletes that PeerPod next,
  * seconds later when many go at once. Sent in one signal, the two are one workflow task that deletes the VM once; sent
  * apart, the second comes while the first's task deletes it, that task is refused and runs again, VM deletion and all.

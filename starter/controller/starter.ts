@@ -20,6 +20,7 @@ import {
   ownerOfTranslation,
   ownerToRepair,
   ownLivePeerPod,
+  releasedPeerPod,
 } from './projection';
 import { createWorkQueue, type WorkQueue } from './queue';
 import { createMassDeletionGuard, type MassDeletionGuard, type MassDeletionGuardOptions } from './deletion-guard';
@@ -127,7 +128,8 @@ const PEERPOD_DELETION_HOLD_MS = 5_000;
  * MidoNet), and its peer pod's when the object is a peer pod's Pod and peer pods are served. None for what a workflow
  * wrote itself: a Translation that an object's workflow pushes (its owner's: translationOwner)
  * has no workflow of its own and is observed through its owner (see `ownerToRepair`); a live PeerPod Steward wrote is
- * its peer pod workflow's own record (`ownLivePeerPod`). None either for a PeerPod of a cloud not served here
+ * its peer pod workflow's own record (`ownLivePeerPod`), and one gone after its Pod is what that workflow let go
+ * (`releasedPeerPod`). None either for a PeerPod of a cloud not served here
  * (served-clouds.ts).
  */
 function observer(
@@ -139,7 +141,9 @@ function observer(
 ): (event: SourceEvent) => Observation[] {
   const peerPodRuntimeClasses = new Set(runtimeClasses ?? DEFAULT_PEERPOD_RUNTIME_CLASSES);
   const writtenByAWorkflow = (event: SourceEvent) =>
-    translationOwnerOf(event) !== undefined || ownLivePeerPod(event, pods, peerPodRuntimeClasses);
+    translationOwnerOf(event) !== undefined ||
+    ownLivePeerPod(event, pods, peerPodRuntimeClasses) ||
+    releasedPeerPod(event, pods);
   return (event) => {
     if (writtenByAWorkflow(event) || served.leftAlone(event)) return [];
     const gone = event.type === 'delete';
