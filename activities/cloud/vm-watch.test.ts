@@ -1,6 +1,6 @@
 import pino from 'pino';
 import type { VmPower } from './provider';
-import { powerChanges, watchVmPower } from './vm-watch';
+import { powerChanges, remembered, watchVmPower } from './vm-watch';
 
 const vm = (instanceId: string, state: VmPower['state'], pod = instanceId): VmPower => ({
   instanceId,
@@ -26,6 +26,15 @@ describe("the worker's watch of the peer-pod VMs", () => {
       'b b stopped',
       'c c crashed',
     ]);
+  });
+
+  it('judges a VM made while it watches at its next look: one seen paused while libvirt starts it is no news', () => {
+    const first = byId([vm('a', 'running')]);
+    const starting = [vm('a', 'running'), vm('b', 'paused'), vm('c', 'paused')];
+    expect(powerChanges(first, starting)).toEqual([]);
+    const next = [vm('a', 'running'), vm('b', 'running'), vm('c', 'paused')];
+    expect(told(powerChanges(remembered(first, starting), next))).toEqual(['c c paused']);
+    expect(powerChanges(remembered(remembered(first, starting), next), next)).toEqual([]);
   });
 
   it('tells nothing for a VM whose pod it cannot name (no namespace or name recorded)', () => {

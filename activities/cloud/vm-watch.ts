@@ -20,9 +20,9 @@ const podOf = (vm: VmPower): ObjectRef<'PeerPod'> | undefined =>
 
 /**
  * Pure: what changed from `before` (the last look, by instance ID) to `now` that a peer pod acts on: a VM gone, gone
- * down, or up again. A VM new to the watch (just made, or the watch's first look: a worker started after its host
- * restarted) counts only when down; a VM booting (pending to running) is no news, so a peer pod's usual life costs
- * no notice.
+ * down, or up again. On the watch's first look (a worker started after its host restarted) a VM counts when down. A VM
+ * made since is judged at its next look (`remembered`): libvirt starts a domain paused and resumes it, and on busy
+ * cores a look sees it so; a VM booting is no news either, so a peer pod's usual life costs no notice.
  */
 export function powerChanges(before: ReadonlyMap<string, VmPower> | undefined, now: VmPower[]): PowerChange[] {
   const changes: PowerChange[] = [];
@@ -31,7 +31,7 @@ export function powerChanges(before: ReadonlyMap<string, VmPower> | undefined, n
     seen.add(vm.instanceId);
     const was = before?.get(vm.instanceId);
     const down = VM_DOWN_STATES.has(vm.state);
-    const changed = was === undefined ? down : down !== VM_DOWN_STATES.has(was.state);
+    const changed = was === undefined ? before === undefined && down : down !== VM_DOWN_STATES.has(was.state);
     const pod = podOf(vm);
     if (changed && pod) changes.push({ pod, instanceId: vm.instanceId, state: vm.state });
   }
@@ -41,6 +41,12 @@ export function powerChanges(before: ReadonlyMap<string, VmPower> | undefined, n
   }
   return changes;
 }
+
+/** What a look leaves for the next one to compare with: a VM made since the last look as if booting (see above). */
+export const remembered = (before: ReadonlyMap<string, VmPower> | undefined, now: VmPower[]): Map<string, VmPower> =>
+  new Map(
+    now.map((vm) => [vm.instanceId, before && !before.has(vm.instanceId) ? { ...vm, state: 'pending' as const } : vm]),
+  );
 
 export interface VmWatch {
   stop(): void;
@@ -68,7 +74,7 @@ export function watchVmPower({
     try {
       const now = await powerStates();
       const changes = powerChanges(last, now);
-      last = new Map(now.map((vm) => [vm.instanceId, vm]));
+      last = remembered(last, now);
       for (const { pod, instanceId, state } of changes) {
         log.info(
           { pod: `${pod.namespace}/${pod.name}`, instanceId, state },
