@@ -15,8 +15,8 @@ import type { Observation } from '../../model/messages';
  * updates still goes out every window. One group runs at a time per workflow id (signals to one workflow stay in
  * order); different ids run in parallel.
  *
- * A group that `hold.awaits` more when its window closes waits another window, up to `hold.ms` in all: what is sure to follow
- * at once (a peer pod's PeerPod, deleted by the garbage collector after its Pod) then goes in the same signal.
+ * A group that `hold.awaits` more when its window closes waits another window, up to `hold.ms` in all: what is sure
+ * to follow (a peer pod's PeerPod, deleted by the garbage collector after its Pod) then goes in the same signal.
  */
 export interface WorkQueue {
   /** The object `key` changed: its workflow `id` is sent what `resolve` reads of it when the window closes. */
