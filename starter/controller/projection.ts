@@ -149,13 +149,20 @@ export function ownLivePeerPod(
   pods: Pick<Source, 'get'>,
   runtimeClasses: ReadonlySet<string>,
 ): boolean {
+  if (event.type === 'delete' || event.object.metadata?.deletionTimestamp) return false;
+  const written = stewardPeerPod(event, pods);
+  if (!written?.pod || written.pod.metadata?.uid !== written.owner.uid) return false;
+  return peerPodRuntimeClass(written.pod, runtimeClasses) !== undefined;
+}
+
+/** A PeerPod Steward wrote for the Pod of its name: its owner reference, and the Pod of that name in the cache. */
+function stewardPeerPod(event: SourceEvent, pods: Pick<Source, 'get'>) {
   const { metadata } = event.object;
-  if (event.kind !== 'PeerPod' || event.type === 'delete' || !metadata || metadata.deletionTimestamp) return false;
-  if (metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_STEWARD) return false;
+  if (event.kind !== 'PeerPod' || !metadata || metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_STEWARD)
+    return undefined;
   const owner = peerPodOwner(metadata.ownerReferences);
-  if (!owner || owner.name !== metadata.name) return false;
-  const pod = pods.get('Pod', metadata.namespace, owner.name);
-  return pod?.metadata?.uid === owner.uid && peerPodRuntimeClass(pod, runtimeClasses) !== undefined;
+  if (!owner || owner.name !== metadata.name) return undefined;
+  return { owner, pod: pods.get('Pod', metadata.namespace, owner.name) };
 }
 
 /**
@@ -165,12 +172,8 @@ export function ownLivePeerPod(
  * (its finalizer removed by hand) is told by the re-list's repair (repair.ts).
  */
 export function releasedPeerPod(event: SourceEvent, pods: Pick<Source, 'get'>): boolean {
-  const { metadata } = event.object;
-  if (event.kind !== 'PeerPod' || event.type !== 'delete' || !metadata) return false;
-  if (metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_STEWARD) return false;
-  const owner = peerPodOwner(metadata.ownerReferences);
-  if (!owner || owner.name !== metadata.name) return false;
-  return pods.get('Pod', metadata.namespace, owner.name)?.metadata?.uid !== owner.uid;
+  const written = event.type === 'delete' ? stewardPeerPod(event, pods) : undefined;
+  return written !== undefined && written.pod?.metadata?.uid !== written.owner.uid;
 }
 
 /**
