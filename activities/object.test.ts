@@ -176,6 +176,34 @@ describe("an object's sync: apply, push, report", () => {
     expect(calls).toEqual(['applyObject', 'push a', 'delete old', 'releaseFinalizer old', 'removeTranslation old']);
   });
 
+  it('finalizes them all the same when the rest waits for what MidoNet lacks, once all else is pushed; then fails', async () => {
+    // Chaos seed 144: an Endpoints port its Service no longer has; the old endpoints' Translations stayed Terminating.
+    const { activities, calls } = fakes([applied(['a', 'dns'], [], ['old'])], (name) => {
+      if (name === 'dns') throw missing();
+      return 1;
+    });
+    await expect(activities.syncObject(input)).rejects.toThrow('parent missing');
+    expect(calls).toEqual([
+      'applyObject',
+      'push a',
+      'push dns',
+      'push dns',
+      'delete old',
+      'releaseFinalizer old',
+      'removeTranslation old',
+    ]);
+  });
+
+  it('keeps them while a push fails otherwise (MidoNet out of reach): made before broken', async () => {
+    const unavailable = ApplicationFailure.create({ message: 'MidoNet 502', type: 'MidonetUnavailable' });
+    const { activities, calls } = fakes([applied(['a', 'b'], [], ['old'])], (name) => {
+      if (name === 'b') throw unavailable;
+      return 1;
+    });
+    await expect(activities.syncObject(input)).rejects.toThrow('MidoNet 502');
+    expect(calls).toEqual(['applyObject', 'push a', 'push b']);
+  });
+
   it('pushes nothing while a Translation is held by another finalizer', async () => {
     const { activities, calls } = fakes([applied(['a'], ['a']), applied(['a'], ['a'])]);
     await expect(activities.syncObject(input)).resolves.not.toHaveProperty('pushed');

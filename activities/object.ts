@@ -80,7 +80,7 @@ const byReference = (ref: ObjectRef, uid: string) => ({
 });
 
 /** A failure a later push of a sibling can cure: a parent or referenced object that sibling makes. */
-const waitsForSibling = (error: unknown) =>
+const waitsForSibling = (error: unknown): error is ApplicationFailure =>
   error instanceof ApplicationFailure && error.type === 'MidonetDependencyMissing';
 
 /** Pushes one Translation, which reports on it (activities/midonet/push.ts): Ready and Synced, or why not. */
@@ -99,17 +99,19 @@ async function pushOne(
 
 /**
  * Pushes every Translation, in order. One that waits for what a sibling makes (a Node's address routes need the
- * router port of its main Translation) is tried again after the others, as long as a round makes progress.
+ * router port of its main Translation) is tried again after the others, as long as a round makes progress. When a
+ * round makes none, the rest wait for what MidoNet lacks (`unpushed`, the first one's failure): everything else is
+ * pushed then. Any other failure is thrown at once.
  */
 async function pushAll(
   deps: ObjectActivityDeps,
   written: WrittenTranslation[],
-): Promise<{ pushed: number; resources: ResourceRef[] }> {
+): Promise<{ pushed: number; resources: ResourceRef[]; unpushed?: ApplicationFailure }> {
   let pushed = 0;
   const resources: ResourceRef[] = [];
   let waiting = written;
   for (;;) {
-    const failed: { translation: WrittenTranslation; error: unknown }[] = [];
+    const failed: { translation: WrittenTranslation; error: ApplicationFailure }[] = [];
     for (const translation of waiting) {
       try {
         const { count, named } = await pushOne(deps, translation);
@@ -121,7 +123,7 @@ async function pushAll(
       }
     }
     if (failed.length === 0) return { pushed, resources };
-    if (failed.length === waiting.length) throw failed[0]!.error;
+    if (failed.length === waiting.length) return { pushed, resources, unpushed: failed[0]!.error };
     waiting = failed.map((f) => f.translation);
   }
 }
@@ -218,9 +220,13 @@ export function createObjectActivities(deps: ObjectActivityDeps) {
       if (result.reason !== waitingFor) await kubernetes.recordObjectEvent({ ref, uid, ...wait });
     }
     if (result.outcome !== 'applied' || result.terminating.length > 0) return result;
-    const { pushed, resources } = await pushAll(deps, result.written);
-    // Made before broken: what is no longer wanted goes once what replaces it is there.
+    const { pushed, resources, unpushed } = await pushAll(deps, result.written);
+    // Made before broken: what is no longer wanted goes once what replaces it is there, or once all that can be is.
+    // What waits for what MidoNet lacks may wait for good (an Endpoints port that no port of its Service names, as in
+    // midonet-kubernetes), and must not keep the stale ones in MidoNet and their finalizers held meanwhile (chaos
+    // seed 144: the old endpoints' rules stayed, their Translations Terminating).
     for (const t of result.stale) await finalizeOne(deps, t, 'delete');
+    if (unpushed) throw unpushed;
     return { ...result, pushed, resources };
   }
 
