@@ -37,7 +37,7 @@ import {
   type BackendHealth,
 } from './backend-health';
 import { reportingAvailability } from './cloud/availability';
-import { watchVmPower, type VmWatch } from './cloud/vm-watch';
+import { ownDeletions, watchVmPower, type VmWatch } from './cloud/vm-watch';
 import type { CloudProvider } from './cloud/provider';
 import { createPushActivities, type Neighbours, type PushActivities } from './midonet/push';
 import { createObjectActivities, type ObjectActivities } from './object';
@@ -143,19 +143,31 @@ function watchNeighbours(
   };
 }
 
-/** The worker's watch of the peer-pod VMs (vm-watch.ts): a change is told to the peer pod's workflow. */
-const watchPeerPodVms = (
-  provider: Pick<CloudProvider, 'powerStates'>,
+/**
+ * The worker's watch of the peer-pod VMs (vm-watch.ts), none when `intervalMs` is 0: a change is told to the peer
+ * pod's workflow. The activities use the provider it returns: the watch keeps quiet about the VMs their deletes are
+ * deleting (its looks empty that set, so without a watch there is none).
+ */
+function watchPeerPodVms(
+  provider: CloudProvider,
   intervalMs: number,
   tell: (id: string, notice: BackendChanged) => Promise<void>,
   log: Logger,
-) =>
-  watchVmPower({
+): { watch?: VmWatch; provider: CloudProvider } {
+  if (intervalMs <= 0) return { provider };
+  const deletions = ownDeletions();
+  const watch = watchVmPower({
     powerStates: () => provider.powerStates(),
     tell: (pod, notice) => tell(workflowId(pod), notice),
     intervalMs,
+    deletions,
     log: log.child({ component: 'vm-watch' }),
   });
+  return {
+    watch,
+    provider: { ...provider, delete: (input) => deletions.run(input.instanceId, () => provider.delete(input)) },
+  };
+}
 
 export function createActivities(
   config: ActivitiesConfig,
@@ -217,8 +229,9 @@ export function createActivities(
   if (config.cloud) {
     const health = watch('the cloud', CLOUD_LIFECYCLES, () => cloud.probe());
     const cloud = reportingAvailability(createCloudProvider(config.cloud), (answered) => health.observe(answered));
-    groups.cloud = createCloudActivities({ provider: cloud.provider });
-    if (config.cloud.watchMs > 0) watches.push(watchPeerPodVms(cloud.provider, config.cloud.watchMs, tell, log));
+    const watched = watchPeerPodVms(cloud.provider, config.cloud.watchMs, tell, log);
+    if (watched.watch) watches.push(watched.watch);
+    groups.cloud = createCloudActivities({ provider: watched.provider });
     for (const warning of cloudWarnings(config.cloud)) log.warn(warning);
   } else log.warn('no cloud activities (peer-pod VMs): no --cloud-provider / STEWARD_CLOUD_PROVIDER or CLOUD_PROVIDER');
   if (kubernetes) groups.kubernetes = kubernetes.activities;

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import type { VmPower } from './provider';
-import { powerChanges, remembered, watchVmPower } from './vm-watch';
+import { ownDeletions, powerChanges, remembered, watchVmPower } from './vm-watch';
 
 const vm = (instanceId: string, state: VmPower['state'], pod = instanceId): VmPower => ({
   instanceId,
@@ -56,10 +56,51 @@ describe("the worker's watch of the peer-pod VMs", () => {
         return Promise.resolve();
       },
       intervalMs: 10,
+      deletions: ownDeletions(),
       log: pino({ level: 'silent' }),
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
     watch.stop();
     expect(notices).toEqual(['PeerPod ns/a: the cloud: VM a stopped [a]']);
+  });
+
+  it("tells nothing of what this worker's own deletion does to a VM; a VM whose deletion failed is judged anew", async () => {
+    const deletions = ownDeletions();
+    const notices: string[] = [];
+    // Each look waits for the test to give its VMs; the watch asking again means the last look is done.
+    let give: (vms: VmPower[]) => void = () => undefined;
+    let asked: () => void = () => undefined;
+    let askedAgain = new Promise<void>((resolve) => (asked = resolve));
+    const watch = watchVmPower({
+      powerStates: () => {
+        asked();
+        return new Promise((resolve) => (give = resolve));
+      },
+      tell: (pod, notice) => Promise.resolve(void notices.push(`${pod.name}: ${notice.by}`)),
+      intervalMs: 1,
+      deletions,
+      log: pino({ level: 'silent' }),
+    });
+    const look = async (vms: VmPower[]) => {
+      await askedAgain;
+      askedAgain = new Promise<void>((resolve) => (asked = resolve));
+      give(vms);
+    };
+    await look([vm('a', 'running'), vm('b', 'running'), vm('c', 'running')]);
+    let finish: () => void = () => undefined;
+    const deleting = deletions.run('a', () => new Promise<void>((resolve) => (finish = resolve)));
+    await look([vm('a', 'stopped'), vm('b', 'running'), vm('c', 'running')]);
+    await askedAgain;
+    finish();
+    await deleting;
+    await expect(deletions.run('b', () => Promise.reject(new Error('undefine refused')))).rejects.toThrow('refused');
+    await look([vm('a', 'stopped'), vm('b', 'stopped'), vm('c', 'running')]);
+    await look([vm('b', 'stopped'), vm('c', 'stopped')]);
+    await askedAgain;
+    expect(notices).toEqual(['b: the cloud: VM b stopped', 'c: the cloud: VM c stopped']);
+    await look([vm('c', 'stopped')]);
+    await askedAgain;
+    watch.stop();
+    expect(notices).toEqual(['b: the cloud: VM b stopped', 'c: the cloud: VM c stopped', 'b: the cloud: VM b gone']);
   });
 });

@@ -48,6 +48,54 @@ export const remembered = (before: ReadonlyMap<string, VmPower> | undefined, now
     now.map((vm) => [vm.instanceId, before && !before.has(vm.instanceId) ? { ...vm, state: 'pending' as const } : vm]),
   );
 
+/**
+ * The VMs this worker is deleting. Its watch tells no peer pod what such a deletion does to its VM (stopped between
+ * destroy and undefine, then gone): the workflow asked for it, and a notice that comes while the task that deletes
+ * completes its workflow makes Temporal refuse that task and run it again, deletion and all. A VM deleted stays
+ * quiet until a look no longer lists it; one whose deletion failed is judged anew, as a VM just made (`remembered`).
+ * Other workers' watches still tell: they cannot know.
+ */
+export interface OwnDeletions {
+  /** Runs `deletion` of `instanceId`, its VM quiet meanwhile. */
+  run<T>(instanceId: string, deletion: () => Promise<T>): Promise<T>;
+  /** For a look listing `now`: the VMs not to tell of, and those to judge anew; a deleted VM not listed is done. */
+  settle(now: VmPower[]): { quiet: ReadonlySet<string>; anew: string[] };
+}
+
+export function ownDeletions(): OwnDeletions {
+  const running = new Map<string, number>();
+  const deleted = new Set<string>();
+  const failed = new Set<string>();
+  const end = (instanceId: string) => {
+    const left = (running.get(instanceId) ?? 1) - 1;
+    if (left > 0) running.set(instanceId, left);
+    else running.delete(instanceId);
+  };
+  return {
+    async run(instanceId, deletion) {
+      running.set(instanceId, (running.get(instanceId) ?? 0) + 1);
+      try {
+        const result = await deletion();
+        deleted.add(instanceId);
+        return result;
+      } catch (error) {
+        failed.add(instanceId);
+        throw error;
+      } finally {
+        end(instanceId);
+      }
+    },
+    settle(now) {
+      const quiet = new Set([...running.keys(), ...deleted]);
+      const listed = new Set(now.map((vm) => vm.instanceId));
+      for (const instanceId of deleted) if (!listed.has(instanceId)) deleted.delete(instanceId);
+      const anew = [...failed].filter((instanceId) => !quiet.has(instanceId));
+      failed.clear();
+      return { quiet, anew };
+    },
+  };
+}
+
 export interface VmWatch {
   stop(): void;
 }
@@ -60,11 +108,13 @@ export function watchVmPower({
   powerStates,
   tell,
   intervalMs,
+  deletions,
   log,
 }: {
   powerStates: () => Promise<VmPower[]>;
   tell: (pod: ObjectRef<'PeerPod'>, notice: BackendChanged) => Promise<void>;
   intervalMs: number;
+  deletions: OwnDeletions;
   log: Logger;
 }): VmWatch {
   let last: Map<string, VmPower> | undefined;
@@ -73,7 +123,9 @@ export function watchVmPower({
   const look = async () => {
     try {
       const now = await powerStates();
-      const changes = powerChanges(last, now);
+      const { quiet, anew } = deletions.settle(now);
+      for (const instanceId of anew) last?.delete(instanceId);
+      const changes = powerChanges(last, now).filter(({ instanceId }) => !quiet.has(instanceId));
       last = remembered(last, now);
       for (const { pod, instanceId, state } of changes) {
         log.info(
