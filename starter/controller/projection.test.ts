@@ -312,8 +312,10 @@ describe("a peer pod's deletion waits for its PeerPod's", () => {
   const awaits = (object: ReturnType<typeof peerPod> | undefined, ...pending: Observation[]) =>
     awaitsPeerPodDeletion(cache(object), new Map(pending.map((obs) => [obs.uid, obs])));
 
-  it('while its Pod is gone and the PeerPod it owns is live', () => {
+  it('while its Pod is deleting or gone and the PeerPod it owns is live', () => {
     expect(awaits(peerPod(), podGone)).toBe(true);
+    const deleting = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date() } };
+    expect(awaits(peerPod(), observePeerPodOfPod(deleting, new Set(['kata-remote']))!)).toBe(true);
   });
 
   it('not once the PeerPod is deleting or gone, nor for a PeerPod another Pod owns or none does', () => {

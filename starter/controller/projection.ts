@@ -177,13 +177,15 @@ export function releasedPeerPod(event: SourceEvent, pods: Pick<Source, 'get'>): 
 }
 
 /**
- * A peer pod's Pod gone while the cache still holds its PeerPod live: the garbage collector deletes that PeerPod next,
- * seconds later when many go at once. Sent in one signal, the two are one workflow task that deletes the VM once; sent
- * apart, the second comes while the first's task deletes it, that task is refused and runs again, VM deletion and all.
+ * A peer pod's Pod deleting or gone while the cache still holds its PeerPod live: the garbage collector deletes that
+ * PeerPod once the Pod is gone, seconds later when many go at once. Sent in one signal, they are one workflow task that
+ * deletes the VM once (a Pod deleting ends its peer pod as its being gone does); sent apart, the next comes while the
+ * first's task deletes it, that task is refused and runs again, VM deletion and all.
  */
 export const awaitsPeerPodDeletion = (cache: Pick<Source, 'get'>, pending: ReadonlyMap<string, Observation>): boolean =>
   [...pending.values()].some((obs) => {
-    if (obs.ref.kind !== 'PeerPod' || !obs.gone || (obs.projection as PeerPodProjection).source !== 'Pod') return false;
+    const ending = obs.gone || obs.deleting;
+    if (obs.ref.kind !== 'PeerPod' || !ending || (obs.projection as PeerPodProjection).source !== 'Pod') return false;
     const peerPod = cache.get('PeerPod', obs.ref.namespace, obs.ref.name)?.metadata;
     return !!peerPod && !peerPod.deletionTimestamp && peerPodOwner(peerPod.ownerReferences)?.uid === obs.uid;
   });
