@@ -67,6 +67,13 @@ describe('worker configuration', () => {
     expect(config.heapGrowthPercent).toBe(50);
   });
 
+  it('takes as many workflow task slots as cached workflows when the cache is lowered below 20 and no slots are given', () => {
+    const slots = (env: NodeJS.ProcessEnv) => loadWorkerConfig({}, env).concurrency.maxConcurrentWorkflowTaskExecutions;
+    expect(slots({ STEWARD_MAX_CACHED_WORKFLOWS: '10' })).toBe(10);
+    expect(slots({ STEWARD_MAX_CACHED_WORKFLOWS: '0' })).toBe(20);
+    expect(slots({ STEWARD_MAX_CACHED_WORKFLOWS: '10', STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS: '4' })).toBe(4);
+  });
+
   it("bounds the heap's growth between collections at 0 (V8's own) to 300 percent, a whole number", () => {
     expect(loadWorkerConfig({}, { STEWARD_HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
     expect(loadWorkerConfig({ heapGrowthPercent: '25' }, {}).heapGrowthPercent).toBe(25);
@@ -398,6 +405,18 @@ describe('worker configuration', () => {
       { maxConcurrentWorkflowTasks: '1' },
       {},
       /^--max-concurrent-workflow-tasks \/ STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS: must be at least 2$/,
+    ],
+    [
+      'more workflow task slots than cached workflows is rejected (the SDK would lower them without a word)',
+      { maxConcurrentWorkflowTasks: '60' },
+      { STEWARD_MAX_CACHED_WORKFLOWS: '50' },
+      /^--max-concurrent-workflow-tasks \/ STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS: must be at most --max-cached-workflows \/ STEWARD_MAX_CACHED_WORKFLOWS \(50\): each task's workflow is held in that cache$/,
+    ],
+    [
+      'a cache of one workflow is rejected (the SDK needs a sticky and a normal poller)',
+      {},
+      { STEWARD_MAX_CACHED_WORKFLOWS: '1' },
+      /^--max-cached-workflows \/ STEWARD_MAX_CACHED_WORKFLOWS: must be 0 \(no cache\) or at least 2$/,
     ],
     [
       'an unknown log level lists the accepted ones',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { httpSettings, httpShape } from '../platform/http';
 import { logLevels, logLevelSetting, type LogLevel } from '../platform/log';
-import { parseSettings, readableFile, whole, type Flags, type Setting } from '../platform/settings';
+import { parseSettings, readableFile, settingLabel, whole, type Flags, type Setting } from '../platform/settings';
 import {
   loadTemporalProfile,
   redactedTemporal,
@@ -21,13 +21,16 @@ import {
 /** V8's heap growing factor at most 4× the live heap, its own largest. */
 export const MAX_HEAP_GROWTH_PERCENT = 300;
 
+/** Slots the workflow tasks take, held while their local activities run (SDK default 40; a local server needs few). */
+const DEFAULT_WORKFLOW_TASK_SLOTS = 20;
+
 export const workerProcessSettings = {
   ...temporalSettings,
   maxConcurrentWorkflowTasks: {
     env: 'STEWARD_MAX_CONCURRENT_WORKFLOW_TASKS',
     arg: 'n',
-    default: '20',
-    description: 'workflow task slots (SDK default 40; a local server needs few)',
+    whenUnset: `${DEFAULT_WORKFLOW_TASK_SLOTS}, or the cached workflows if fewer`,
+    description: 'workflow task slots, at most the cached workflows (SDK default 40; a local server needs few)',
   },
   maxConcurrentActivities: {
     env: 'STEWARD_MAX_CONCURRENT_ACTIVITIES',
@@ -106,10 +109,11 @@ export interface WorkerProcessConfig {
 
 const workerShape = {
   ...temporalShape,
-  maxConcurrentWorkflowTasks: whole(2), // the SDK needs two: one sticky and one normal poller
+  // The SDK needs two slots, and with a cache two cached workflows: one sticky and one normal poller.
+  maxConcurrentWorkflowTasks: whole(2).optional(),
   maxConcurrentActivities: whole(1),
   maxConcurrentLocalActivities: whole(1),
-  maxCachedWorkflows: whole(0),
+  maxCachedWorkflows: whole(0).refine((n) => n !== 1, 'must be 0 (no cache) or at least 2'),
   workflowBundle: readableFile.optional(),
   // Temporal's limit for a build ID.
   buildId: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
@@ -124,14 +128,25 @@ const workerShape = {
   logLevel: z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }),
 };
 
+/** The SDK lowers slots that outnumber the cache to its size without a word: given so, they are refused here. */
+function slotRules(v: { maxConcurrentWorkflowTasks?: number; maxCachedWorkflows: number }, ctx: z.RefinementCtx) {
+  const slots = v.maxConcurrentWorkflowTasks;
+  if (slots === undefined || v.maxCachedWorkflows === 0 || slots <= v.maxCachedWorkflows) return;
+  const cache = settingLabel('maxCachedWorkflows', workerProcessSettings.maxCachedWorkflows);
+  const message = `must be at most ${cache} (${v.maxCachedWorkflows}): each task's workflow is held in that cache`;
+  ctx.addIssue({ code: 'custom', path: ['maxConcurrentWorkflowTasks'], message });
+}
+
 export function loadWorkerProcessConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): WorkerProcessConfig {
   const profile = loadTemporalProfile(flags, env);
-  const schema = z.object(workerShape).superRefine(tlsRules(profile));
+  const schema = z.object(workerShape).superRefine(tlsRules(profile)).superRefine(slotRules);
   const v = parseSettings(workerProcessSettings, schema, flags, env, profile.layer);
   return {
     temporal: temporalConfig(v, profile),
     concurrency: {
-      maxConcurrentWorkflowTaskExecutions: v.maxConcurrentWorkflowTasks,
+      maxConcurrentWorkflowTaskExecutions:
+        v.maxConcurrentWorkflowTasks ??
+        Math.min(DEFAULT_WORKFLOW_TASK_SLOTS, v.maxCachedWorkflows || DEFAULT_WORKFLOW_TASK_SLOTS),
       maxConcurrentActivityTaskExecutions: v.maxConcurrentActivities,
       maxConcurrentLocalActivityExecutions: v.maxConcurrentLocalActivities,
       maxCachedWorkflows: v.maxCachedWorkflows,
